@@ -1,0 +1,5 @@
+"""`python -m tiletune` runs the CLI."""
+
+from tiletune.cli import main
+
+main()

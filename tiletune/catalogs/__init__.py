@@ -1,0 +1,196 @@
+"""Tactic catalogs: for each FlashInfer release, arch, op and runner, the ordered config list a
+CUTLASS tactic index points into. Extracted from FlashInfer's own C++ source by code
+(`python -m tiletune.catalogs.extract ...`), shipped as package data, looked up here.
+
+Data files: `tiletune/catalogs/data/*.json`, each one family (dense GEMMs, fused MoE, ...) written
+by its extractor, all with this schema (`"schema": "tiletune.catalogs/1"`):
+
+    {"schema": "tiletune.catalogs/1",
+     "family": "dense-gemm",
+     "generated_by": "<command that wrote the file>",
+     "releases": {"0.6.11": {"source": {"kind": "git-tag" | "wheel", "ref": "v0.6.11", "commit": "<sha>"},
+                             "catalogs": [{"op": "fp4_gemm", "runner": "CutlassFp4GemmRunner",
+                                           "arch": "sm120", "variant": {}, "list": "<list id>"}]}},
+     "lists": {"<list id>": {"source_file": "include/flashinfer/gemm/....h", "function": "getConfigs",
+                             "fallback": 5 | null,            # index tactic -1 resolves to
+                             "fallback_config": {config} | null,  # when -1 is not a list entry
+                             "index_offset": 0,               # global index of entry 0 (MoE GEMM2 lists)
+                             "configs": [{config}, ...]}}}
+
+    config = {"tile": [m, n, k] (elements), "name": "CtaShape128x128x128B", "cluster": [1, 1, 1],
+              "swap_ab": false, "stream_k": false, "mainloop_schedule": str | null,
+              "epilogue_schedule": str | null, "epilogue_fusion": str | null, "stages": int | null,
+              "style": "tma_ws" | "sm80", "mma_tile": [m, n, k] | null,
+              "known_failure": str | null}  # e.g. "dispatcher has no case for this tile: throws ..."
+
+`variant` distinguishes lists that share (op, runner, arch) within a release, e.g. fused-MoE
+lists per activation/weight dtype: {"act": "bf16", "weight": "bf16"}. A lookup with a partial
+variant returns every list that matches it, and decode marks the tactic ambiguous when those
+lists disagree.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any, Iterable, Mapping, Optional
+
+from packaging.version import InvalidVersion, Version
+
+from tiletune.errors import CatalogError
+from tiletune.records import CatalogRef, Decoded, Decode, TileConfig, Undecoded, freeze
+
+SCHEMA = "tiletune.catalogs/1"
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """One ordered config list as it applies to one release/arch/op/runner/variant."""
+
+    ref: CatalogRef
+    configs: tuple[TileConfig, ...]
+    known_failures: tuple[Optional[str], ...]  # parallel to configs
+    fallback: Optional[int]
+    fallback_config: Optional[TileConfig]
+    index_offset: int
+    variant: Mapping[str, Any]
+
+
+def config_from_json(d: Mapping[str, Any]) -> TileConfig:
+    """Build a TileConfig from one catalog config object."""
+    return TileConfig(
+        tile=tuple(d["tile"]),  # type: ignore[arg-type]
+        cluster=tuple(d.get("cluster") or (1, 1, 1)),  # type: ignore[arg-type]
+        swap_ab=bool(d.get("swap_ab", False)),
+        stream_k=bool(d.get("stream_k", False)),
+        name=d.get("name", ""),
+        mainloop_schedule=d.get("mainloop_schedule"),
+        epilogue_schedule=d.get("epilogue_schedule"),
+        epilogue_fusion=d.get("epilogue_fusion"),
+        stages=d.get("stages"),
+        style=d.get("style", "tma_ws"),
+        mma_tile=tuple(d["mma_tile"]) if d.get("mma_tile") else None,  # type: ignore[arg-type]
+    )
+
+
+def _data_files() -> Iterable[tuple[str, str]]:
+    base = resources.files("tiletune.catalogs").joinpath("data")
+    for item in sorted(base.iterdir(), key=lambda p: p.name):
+        if item.name.endswith(".json"):
+            yield item.name, item.read_text(encoding="utf-8")
+
+
+def _version_key(v: str) -> Version:
+    return Version(v)
+
+
+@functools.lru_cache(maxsize=1)
+def _load_all() -> tuple[dict[tuple[str, str, str, str], list[Catalog]], tuple[str, ...]]:
+    """Read every data file once. Index: (version, arch, op, runner) -> catalogs."""
+    index: dict[tuple[str, str, str, str], list[Catalog]] = {}
+    versions: set[str] = set()
+    for name, text in _data_files():
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise CatalogError(f"tiletune/catalogs/data/{name}: invalid JSON ({e.msg} at line {e.lineno})") from e
+        if doc.get("schema") != SCHEMA:
+            raise CatalogError(f"tiletune/catalogs/data/{name}: schema {doc.get('schema')!r}, expected {SCHEMA!r}")
+        lists = doc["lists"]
+        for version, rel in doc["releases"].items():
+            versions.add(version)
+            for c in rel["catalogs"]:
+                lst = lists[c["list"]]
+                configs = tuple(config_from_json(x) for x in lst["configs"])
+                ref = CatalogRef(
+                    flashinfer_version=version,
+                    arch=c["arch"],
+                    op=c["op"],
+                    runner=c["runner"],
+                    source_file=lst.get("source_file", ""),
+                    variant=freeze(c.get("variant") or {}),
+                    size=len(configs),
+                )
+                fb_cfg = lst.get("fallback_config")
+                cat = Catalog(
+                    ref=ref,
+                    configs=configs,
+                    known_failures=tuple(x.get("known_failure") for x in lst["configs"]),
+                    fallback=lst.get("fallback"),
+                    fallback_config=config_from_json(fb_cfg) if fb_cfg else None,
+                    index_offset=int(lst.get("index_offset", 0)),
+                    variant=dict(c.get("variant") or {}),
+                )
+                index.setdefault((version, c["arch"], c["op"], c["runner"]), []).append(cat)
+    return index, tuple(sorted(versions, key=_version_key))
+
+
+def releases() -> tuple[str, ...]:
+    """Every FlashInfer release some catalog covers, oldest first."""
+    return _load_all()[1]
+
+
+def canonical_version(version: str) -> Optional[str]:
+    """The catalog release string equal to `version` (PEP 440 equality, local part dropped), or None."""
+    try:
+        want = Version(version)
+    except InvalidVersion:
+        return None
+    want_public = Version(want.public)
+    for v in releases():
+        if Version(v) == want_public:
+            return v
+    return None
+
+
+def lookup(
+    version: str, arch: str, op: str, runner: str, variant: Optional[Mapping[str, Any]] = None
+) -> list[Catalog]:
+    """Catalogs for exactly this release/arch/op/runner whose variant contains `variant`'s items."""
+    canon = canonical_version(version)
+    if canon is None:
+        return []
+    cats = _load_all()[0].get((canon, arch, op, runner), [])
+    if variant:
+        cats = [c for c in cats if all(c.variant.get(k) == v for k, v in variant.items())]
+    return list(cats)
+
+
+def has_catalogs_for(op: str, runner: str) -> bool:
+    """True if any release has a catalog for this (op, runner): a CUTLASS tactic worth decoding."""
+    return any(k[2] == op and k[3] == runner for k in _load_all()[0])
+
+
+def resolve(cat: Catalog, tactic: Any) -> Decode:
+    """Map a tactic integer to the config it indexes in `cat` (after index_offset; -1 = fallback)."""
+    if isinstance(tactic, bool) or not isinstance(tactic, int):
+        return Undecoded(reason=f"tactic {tactic!r} is not an integer index")
+    if tactic == -1:
+        if cat.fallback is not None:
+            return Decoded(config=cat.configs[cat.fallback], catalog=cat.ref, index=cat.fallback)
+        if cat.fallback_config is not None:
+            return Decoded(config=cat.fallback_config, catalog=cat.ref, index=-1)
+        return Undecoded(reason=f"{_where(cat)}: tactic -1 has no recorded fallback")
+    local = tactic - cat.index_offset
+    if not 0 <= local < len(cat.configs):
+        lo, hi = cat.index_offset, cat.index_offset + len(cat.configs) - 1
+        return Undecoded(
+            reason=f"{_where(cat)} has {len(cat.configs)} configs (indices {lo}..{hi}); index {tactic} out of range"
+        )
+    return Decoded(config=cat.configs[local], catalog=cat.ref, index=local)
+
+
+def known_failure(decoded: Decoded) -> Optional[str]:
+    """A failure the catalog source itself guarantees for this config (e.g. no dispatch case)."""
+    for cat in lookup(decoded.catalog.flashinfer_version, decoded.catalog.arch, decoded.catalog.op, decoded.catalog.runner):
+        if cat.ref == decoded.catalog and 0 <= decoded.index < len(cat.known_failures):
+            return cat.known_failures[decoded.index]
+    return None
+
+
+def _where(cat: Catalog) -> str:
+    r = cat.ref
+    v = "".join(f" {k}={val}" for k, val in r.variant)
+    return f"flashinfer {r.flashinfer_version} {r.arch} {r.op}/{r.runner}{v} catalog"

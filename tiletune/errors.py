@@ -1,0 +1,33 @@
+"""The one error tree. Only cli.py turns these into exit codes and one-line messages.
+
+Every message starts with the thing it is about (a file, a file and key, a GPU name) and says
+what is wrong, so the CLI can print it as is.
+"""
+
+from __future__ import annotations
+
+
+class TiletuneError(Exception):
+    """Base of every error tiletune raises on purpose. Exit status 2 unless a subclass says else."""
+
+    exit_code = 2
+
+
+class ReaderError(TiletuneError):
+    """An input (cache, log, blocklist, directory) could not be read or parsed."""
+
+
+class CatalogError(TiletuneError):
+    """A tactic catalog is missing, malformed, or does not cover the asked version/arch."""
+
+
+class ModelError(TiletuneError):
+    """A model question that cannot be answered: unknown GPU, impossible tile, bad sizes, dtype the arch lacks."""
+
+
+class TunerError(TiletuneError):
+    """The retry machinery could not run (not an attempt's failure: those are data)."""
+
+
+class UsageError(TiletuneError):
+    """Bad command-line use that typer itself cannot catch."""
