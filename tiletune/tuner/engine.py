@@ -1,0 +1,139 @@
+"""The seam between the retry orchestrator and the things that actually run a kernel.
+
+An `Engine` turns one `RetryTarget` into a child-process command (`ChildSpec`) and the finished
+child (`ChildResult`) into an `Attempt`. The orchestrator owns scratch dirs, time limits, the
+ledger and progress; engines own what runs and how its output is read. Tests inject a fake
+engine whose children really crash, hang or print garbage.
+
+Engines:
+- flashinfer_engine.py: runs FlashInfer's own runner for the op with the tactic forced
+  (python child: `python -m tiletune.tuner.worker ...`).
+- cutlass_engine.py: builds a kernels/ reproducer for the config with nvcc and runs the binary,
+  which prints one JSON line.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Optional, Protocol, Sequence, Tuple
+
+from tiletune.records import Problem, Tactic, TileConfig
+
+
+class Diagnosis(str, enum.Enum):
+    """Why an attempt ended the way it did. One value per distinguishable failure class."""
+
+    PASSED = "passed"
+    COMPILE_ERROR = "compile_error"  # nvcc / JIT build failed (first error line in message)
+    NOT_INSTANTIATED = "not_instantiated"  # no kernel for this tile/tactic in the build (unsupported tile)
+    SMEM_OVER_LIMIT = "smem_over_limit"  # kernel needs more shared memory than the device allows per block
+    CAN_IMPLEMENT = "can_implement"  # CUTLASS can_implement() rejected the problem (alignment, sizes)
+    INITIALIZE_FAILED = "initialize_failed"  # initialize() failed (Error Internal) for another reason
+    NO_KERNEL_IMAGE = "no_kernel_image"  # built for another arch (e.g. sm_120a binary on sm90)
+    LAUNCH_FAILURE = "launch_failure"  # launch failed for another reason
+    ILLEGAL_INSTRUCTION = "illegal_instruction"
+    ILLEGAL_ADDRESS = "illegal_address"
+    TIMEOUT = "timeout"  # the child ran past its time limit and was killed
+    OUT_OF_MEMORY = "out_of_memory"
+    WRONG_RESULTS = "wrong_results"  # NaN/Inf, or relative error above the dtype's bound
+    CRASHED = "crashed"  # child died (signal / non-zero exit) with nothing more specific to say
+    ENGINE_ERROR = "engine_error"  # the engine could not even set up (missing package, bad spec)
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class RetryTarget:
+    """One config to re-attempt: an (op, runner, tactic) at one problem, on the current GPU.
+
+    `key` is a stable identity for the ledger (resume skips keys already finished in the same
+    environment). `config` is the decoded tile when known (the CUTLASS engine needs it).
+    """
+
+    key: str
+    op: str
+    runner: str
+    tactic: Tactic
+    arch: Optional[str]
+    flashinfer_version: Optional[str]
+    problem: Optional[Problem]
+    config: Optional[TileConfig]
+    dtype: Optional[str]
+    source: str = ""
+    previous_error: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class ChildSpec:
+    """How to start the child for one attempt. The child writes its JSON result to `result_file`
+    (or prints one JSON line on stdout when `result_file` is None)."""
+
+    argv: Tuple[str, ...]
+    env: Tuple[Tuple[str, str], ...] = ()  # added to the parent's environment
+    cwd: Optional[Path] = None
+    result_file: Optional[Path] = None
+
+
+@dataclass(frozen=True)
+class ChildResult:
+    """What happened to the child process. Never an exception: timeouts and OSErrors are data."""
+
+    argv: Tuple[str, ...]
+    exit_code: Optional[int]  # None if killed by timeout before it exited
+    signal: Optional[int]  # terminating signal number, if any
+    timed_out: bool
+    duration_s: float
+    stdout_tail: str
+    stderr_tail: str
+    result: Optional[Mapping[str, Any]] = None  # parsed JSON result, None if absent or unparsable
+    result_error: Optional[str] = None  # why `result` is None when a result was expected
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One finished attempt: the outcome, its diagnosis, the measurement and the environment."""
+
+    target: RetryTarget
+    engine: str
+    diagnosis: Diagnosis
+    message: str  # one line: the first error line, or a pass summary
+    started_at: str  # UTC ISO-8601
+    duration_s: float
+    time_s: Optional[float] = None  # median kernel time (measured)
+    times_s: Tuple[float, ...] = ()  # every timed sample
+    tflops: Optional[float] = None
+    rel_error: Optional[float] = None
+    error_bound: Optional[float] = None  # the relative-error bound the dtype is held to
+    smem_bytes: Optional[int] = None
+    smem_limit: Optional[int] = None
+    stderr_tail: str = ""
+    env: Tuple[Tuple[str, Any], ...] = field(default_factory=tuple)  # environment fingerprint, sorted pairs
+
+    @property
+    def passed(self) -> bool:
+        return self.diagnosis is Diagnosis.PASSED
+
+
+class Engine(Protocol):
+    """What the orchestrator needs from an engine."""
+
+    name: str
+
+    def unavailable_reason(self) -> Optional[str]:
+        """None if this engine can run here; else one line saying what is missing (e.g. 'install tiletune[gpu]')."""
+        ...
+
+    def prepare(self, targets: Sequence[RetryTarget], *, jobs: int) -> None:
+        """Work done once before attempts (e.g. compile reproducers in parallel). Must not raise for one bad target."""
+        ...
+
+    def child_spec(self, target: RetryTarget, scratch: Path) -> ChildSpec:
+        """The command that makes one attempt in a fresh process."""
+        ...
+
+    def interpret(self, target: RetryTarget, child: ChildResult) -> Attempt:
+        """Turn the finished child into an Attempt (classification lives in classify.py)."""
+        ...
