@@ -33,6 +33,7 @@ class Status(str, enum.Enum):
     NOT_TRIED = "not_tried"  # in the catalog for this op/arch/version but no evidence of any attempt
     COMPILED = "compiled"  # JIT workspace: this tile's object file exists (it built)
     NOT_BUILT = "not_built"  # JIT workspace: a module that never finished building
+    FALLBACK = "fallback"  # log: at inference no tuned entry covered the shape, so runner 0 ran tactic -1
 
     def __str__(self) -> str:  # so f-strings print "chosen", not "Status.CHOSEN"
         return self.value
