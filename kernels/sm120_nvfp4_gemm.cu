@@ -1,0 +1,301 @@
+// SM120 / SM121 (GeForce and RTX PRO Blackwell) block-scaled NVFP4 GEMM reproducer.
+//
+//   D[M,N] (bf16) = sum_k (A[M,K] * SFA) * (B[N,K] * SFB)     A, B: e2m1 (fp4), scale factors: ue4m3
+//   per 16 elements of K, TN layout (both operands K-major), C = void, fp32 accumulation.
+//
+// The kernel is assembled the way FlashInfer's SM120 FP4 runners assemble theirs: CUTLASS
+// collective builders, an epilogue whose shared storage is carved out of the mainloop's budget
+// (StageCountAutoCarveout<sizeof(epilogue SharedStorage)>), 1x1x1 cluster (SM120 has no multicast).
+// Configuration (each has a working default, so this file compiles as written):
+//   -DTT_TILE_M=128 -DTT_TILE_N=128 -DTT_TILE_K=256   CTA tile in elements (K=256 fp4 = 128 bytes)
+//   -DTT_STAGES=0          0: StageCountAutoCarveout (CUTLASS picks); N>0: StageCount<N>
+//   -DTT_SCHEDULE=0        0: cooperative, 1: ping-pong
+//   -DTT_GROUPED=0         1: grouped (ptr-array, MoE-style) kernel with GroupProblemShape
+//   -DTILETUNE_QUERY_ONLY  build only the kernel TYPE (no device code, no CUDA runtime calls):
+//                          the binary prints SharedStorageSize and the stage count; needs no GPU.
+// Build (query, ~20 s on 2 cores):
+//   nvcc -std=c++17 -O1 -DTILETUNE_QUERY_ONLY -gencode=arch=compute_120a,code=sm_120a \
+//        --expt-relaxed-constexpr -I$CUTLASS/include -Ikernels kernels/sm120_nvfp4_gemm.cu -o q && ./q --query
+// Build (run; minutes): same without -DTILETUNE_QUERY_ONLY and with -O3, then ./a.out --m=4096 --n=4096 --k=4096
+#include <cstdio>
+#include <vector>
+
+#include "cute/tensor.hpp"
+#include "cutlass/cutlass.h"
+#include "cutlass/detail/sm100_blockscaled_layout.hpp"
+#include "cutlass/epilogue/collective/collective_builder.hpp"
+#include "cutlass/gemm/collective/collective_builder.hpp"
+#include "cutlass/gemm/device/gemm_universal_adapter.h"
+#include "cutlass/gemm/group_array_problem_shape.hpp"
+#include "cutlass/gemm/kernel/gemm_universal.hpp"
+#include "cutlass/util/packed_stride.hpp"
+
+#include "tt_common.hpp"
+
+#ifndef TT_TILE_M
+#define TT_TILE_M 128
+#endif
+#ifndef TT_TILE_N
+#define TT_TILE_N 128
+#endif
+#ifndef TT_TILE_K
+#define TT_TILE_K 256
+#endif
+#ifndef TT_STAGES
+#define TT_STAGES 0
+#endif
+#ifndef TT_SCHEDULE
+#define TT_SCHEDULE 0
+#endif
+#ifndef TT_GROUPED
+#define TT_GROUPED 0
+#endif
+
+using namespace cute;
+
+namespace cfg {
+using ElementA = cutlass::nv_float4_t<cutlass::float_e2m1_t>;  // fp4 data + ue4m3 scale per 16
+using ElementB = cutlass::nv_float4_t<cutlass::float_e2m1_t>;
+using ElementD = cutlass::bfloat16_t;
+using ElementC = void;
+using ElementSF = cutlass::float_ue4m3_t;
+constexpr int kAlignAB = 32;  // 32 fp4 elements = 16 bytes, what TMA needs
+constexpr int kAlignD = 128 / cutlass::sizeof_bits<ElementD>::value;
+
+// Grouped kernels take a pointer to one stride per group: the builders see a pointer layout tag.
+using LayoutA = cutlass::layout::RowMajor;
+using LayoutB = cutlass::layout::ColumnMajor;
+using LayoutD = cutlass::layout::RowMajor;
+using TagA = cute::conditional_t<TT_GROUPED, LayoutA*, LayoutA>;
+using TagB = cute::conditional_t<TT_GROUPED, LayoutB*, LayoutB>;
+using TagD = cute::conditional_t<TT_GROUPED, LayoutD*, LayoutD>;
+
+using Tile = Shape<Int<TT_TILE_M>, Int<TT_TILE_N>, Int<TT_TILE_K>>;
+using Cluster = Shape<_1, _1, _1>;
+
+#if TT_GROUPED
+using MainloopSchedule = cute::conditional_t<TT_SCHEDULE == 1, cutlass::gemm::KernelPtrArrayTmaWarpSpecializedPingpong,
+                                             cutlass::gemm::KernelPtrArrayTmaWarpSpecializedCooperative>;
+using EpilogueSchedule = cute::conditional_t<TT_SCHEDULE == 1, cutlass::epilogue::PtrArrayTmaWarpSpecializedPingpong,
+                                             cutlass::epilogue::PtrArrayTmaWarpSpecializedCooperative>;
+using ProblemShape = cutlass::gemm::GroupProblemShape<Shape<int, int, int>>;
+#else
+using MainloopSchedule = cute::conditional_t<TT_SCHEDULE == 1, cutlass::gemm::KernelTmaWarpSpecializedPingpong,
+                                             cutlass::gemm::KernelTmaWarpSpecializedCooperative>;
+using EpilogueSchedule = cutlass::epilogue::TmaWarpSpecialized;
+using ProblemShape = Shape<int, int, int, int>;
+#endif
+
+using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
+    cutlass::arch::Sm120, cutlass::arch::OpClassTensorOp, Tile, Cluster,
+    cutlass::epilogue::collective::EpilogueTileAuto, float, float, ElementC, TagD, kAlignD, ElementD, TagD, kAlignD,
+    EpilogueSchedule>::CollectiveOp;
+
+// The stage policy under test: auto (carve the epilogue out of the budget) or a fixed count.
+using StagePolicy = cute::conditional_t<
+    (TT_STAGES > 0), cutlass::gemm::collective::StageCount<(TT_STAGES > 0 ? TT_STAGES : 2)>,
+    cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(sizeof(typename Epilogue::SharedStorage))>>;
+
+using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
+    cutlass::arch::Sm120, cutlass::arch::OpClassBlockScaledTensorOp, ElementA, TagA, kAlignAB, ElementB, TagB,
+    kAlignAB, float, Tile, Cluster, StagePolicy, MainloopSchedule>::CollectiveOp;
+
+using Kernel = cutlass::gemm::kernel::GemmUniversal<ProblemShape, Mainloop, Epilogue>;
+using Gemm = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
+}  // namespace cfg
+
+static tt::Result describe(bool query) {
+  tt::Result r;
+  r.kernel = "sm120_nvfp4_gemm";
+  r.arch = "sm120a";
+  r.dtype = "nvfp4";
+  r.schedule = TT_SCHEDULE == 1 ? "pingpong" : "cooperative";
+  r.mode = query ? "query" : "run";
+  r.tile[0] = TT_TILE_M; r.tile[1] = TT_TILE_N; r.tile[2] = TT_TILE_K;
+  r.stages = cfg::Mainloop::DispatchPolicy::Stages;
+  r.stage_policy = TT_STAGES > 0 ? "explicit" : "auto_carveout";
+  r.smem_bytes = cfg::Kernel::SharedStorageSize;
+  r.smem_limit = cutlass::arch::sm120_smem_capacity_bytes;
+  r.smem_limit_source = "cutlass constant";
+  r.grouped = TT_GROUPED != 0;
+  r.groups = 1;
+  r.error_bound = 1e-2;  // bf16 output rounding of an exact fp4 x fp4 product sum
+  return r;
+}
+
+#ifdef TILETUNE_QUERY_ONLY
+int main(int argc, char** argv) {
+  tt::Options o = tt::parse(argc, argv);
+  (void)o;
+  tt::Result r = describe(true);
+  r.print();
+  return 0;
+}
+#else
+
+namespace {
+
+// e2m1 code -> value (bit 3 is the sign).
+float e2m1_value(uint8_t code) {
+  static const float mag[8] = {0.f, 0.5f, 1.f, 1.5f, 2.f, 3.f, 4.f, 6.f};
+  return (code & 8 ? -1.f : 1.f) * mag[code & 7];
+}
+
+struct Fp4Matrix {  // rows x K, K contiguous, two codes per byte (element 0 in the low nibble)
+  long long rows, K;
+  std::vector<uint8_t> bytes;
+  Fp4Matrix(long long r, long long k, tt::Rng& rng) : rows(r), K(k), bytes((r * k + 1) / 2) {
+    for (auto& b : bytes) b = static_cast<uint8_t>(rng.next() & 0xFF);
+  }
+  float at(long long row, long long kk) const {
+    long long idx = row * K + kk;
+    uint8_t b = bytes[idx / 2];
+    return e2m1_value(idx % 2 ? (b >> 4) : (b & 0xF));
+  }
+};
+
+template <class T>
+T* to_device(tt::Result& r, const void* host, size_t bytes) {
+  void* p = nullptr;
+  if (tt::cuda_failed(r, cudaMalloc(&p, bytes ? bytes : 1), "cudaMalloc")) return nullptr;
+  if (host && tt::cuda_failed(r, cudaMemcpy(p, host, bytes, cudaMemcpyHostToDevice), "cudaMemcpy")) return nullptr;
+  return static_cast<T*>(p);
+}
+
+// The device can't run this kernel if the binary holds no code for it, or if it asks for more
+// shared memory than the device allows: probe both the way initialize() would, but keep the error.
+void probe_kernel(tt::Result& r) {
+  cudaFuncAttributes attr;
+  cudaError_t e = cudaFuncGetAttributes(&attr, cutlass::device_kernel<cfg::Kernel>);
+  if (e != cudaSuccess) {
+    tt::cuda_failed(r, e, "cudaFuncGetAttributes(kernel)");
+    return;
+  }
+  e = cudaFuncSetAttribute(cutlass::device_kernel<cfg::Kernel>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           static_cast<int>(r.smem_bytes));
+  if (e != cudaSuccess) tt::cuda_failed(r, e, "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  tt::Options o = tt::parse(argc, argv);
+  tt::Result r = describe(o.query);
+  if (o.query) {
+    r.print();
+    return 0;
+  }
+#if TT_GROUPED
+  r.error = "run mode is not implemented for the grouped SM120 kernel in this reproducer; use --query";
+  r.print();
+  return 3;
+#else
+  tt::fill_device(r);
+  const int M = static_cast<int>(o.m), N = static_cast<int>(o.n), K = static_cast<int>(o.k);
+  r.m = M; r.n = N; r.k = K;
+
+  using Config = typename cfg::Mainloop::Sm1xxBlkScaledConfig;
+  auto problem = cute::make_shape(M, N, K, 1);
+  auto stride_A = cutlass::make_cute_packed_stride(typename cfg::Kernel::StrideA{}, {M, K, 1});
+  auto stride_B = cutlass::make_cute_packed_stride(typename cfg::Kernel::StrideB{}, {N, K, 1});
+  auto stride_D = cutlass::make_cute_packed_stride(typename cfg::Kernel::StrideD{}, {M, N, 1});
+  auto layout_SFA = Config::tile_atom_to_shape_SFA(problem);
+  auto layout_SFB = Config::tile_atom_to_shape_SFB(problem);
+  size_t n_sfa = cute::size(cute::filter_zeros(layout_SFA));
+  size_t n_sfb = cute::size(cute::filter_zeros(layout_SFB));
+
+  // Inputs: random fp4 codes, scale factors drawn from {0.5, 1, 2, 4} (exact in ue4m3).
+  tt::Rng rng(o.seed);
+  Fp4Matrix A(M, K, rng), B(N, K, rng);
+  const float sf_choices[4] = {0.5f, 1.f, 2.f, 4.f};
+  std::vector<cfg::ElementSF> sfa(n_sfa), sfb(n_sfb);
+  for (auto& s : sfa) s = cfg::ElementSF(sf_choices[rng.next() % 4]);
+  for (auto& s : sfb) s = cfg::ElementSF(sf_choices[rng.next() % 4]);
+
+  auto* dA = to_device<cutlass::float_e2m1_t>(r, A.bytes.data(), A.bytes.size());
+  auto* dB = to_device<cutlass::float_e2m1_t>(r, B.bytes.data(), B.bytes.size());
+  auto* dSFA = to_device<cfg::ElementSF>(r, sfa.data(), sfa.size() * sizeof(cfg::ElementSF));
+  auto* dSFB = to_device<cfg::ElementSF>(r, sfb.data(), sfb.size() * sizeof(cfg::ElementSF));
+  auto* dD = to_device<cfg::ElementD>(r, nullptr, size_t(M) * N * sizeof(cfg::ElementD));
+  if (!dA || !dB || !dSFA || !dSFB || !dD) { r.print(); return 1; }
+  cudaMemset(dD, 0xFF, size_t(M) * N * sizeof(cfg::ElementD));  // 0xFFFF is a bf16 NaN: poison
+
+  typename cfg::Gemm::Arguments args;
+  args.mode = cutlass::gemm::GemmUniversalMode::kGemm;
+  args.problem_shape = problem;
+  args.mainloop.ptr_A = dA;
+  args.mainloop.dA = stride_A;
+  args.mainloop.ptr_B = dB;
+  args.mainloop.dB = stride_B;
+  args.mainloop.ptr_SFA = dSFA;
+  args.mainloop.layout_SFA = layout_SFA;
+  args.mainloop.ptr_SFB = dSFB;
+  args.mainloop.layout_SFB = layout_SFB;
+  args.epilogue.thread.alpha = 1.0f;
+  args.epilogue.thread.beta = 0.0f;
+  args.epilogue.ptr_C = nullptr;
+  args.epilogue.dC = stride_D;
+  args.epilogue.ptr_D = dD;
+  args.epilogue.dD = stride_D;
+  args.hw_info.device_id = 0;
+  args.hw_info.sm_count = r.sm_count;
+
+  cfg::Gemm gemm;
+  cutlass::Status st = gemm.can_implement(args);
+  r.can_implement = {true, st == cutlass::Status::kSuccess, cutlassGetStatusString(st)};
+  if (st != cutlass::Status::kSuccess) {
+    r.error = std::string("can_implement: ") + cutlassGetStatusString(st);
+    r.print();
+    return 1;
+  }
+  size_t ws_bytes = cfg::Gemm::get_workspace_size(args);
+  void* ws = to_device<uint8_t>(r, nullptr, ws_bytes);
+  st = gemm.initialize(args, ws);
+  r.initialize = {true, st == cutlass::Status::kSuccess, cutlassGetStatusString(st)};
+  if (st != cutlass::Status::kSuccess) {
+    probe_kernel(r);  // initialize() swallowed the CUDA error; find out which one it was
+    r.error = std::string("initialize: ") + cutlassGetStatusString(st) + (r.error.empty() ? "" : "; " + r.error);
+    r.print();
+    return 1;
+  }
+  auto launch = [&]() {
+    cutlass::Status s = gemm.run();
+    if (s != cutlass::Status::kSuccess) {
+      r.run = {true, false, cutlassGetStatusString(s)};
+      cudaError_t e = cudaGetLastError();
+      tt::cuda_failed(r, e, "run");
+      if (r.error.empty()) r.error = std::string("run: ") + cutlassGetStatusString(s);
+      return false;
+    }
+    return true;
+  };
+  // First run alone, checked: a faulting kernel must be reported before any timing.
+  if (!launch() || tt::cuda_failed(r, cudaDeviceSynchronize(), "first run")) {
+    if (!r.run.reached) r.run = {true, false, "Error"};
+    r.print();
+    return 1;
+  }
+  r.run = {true, true, "Success"};
+  std::vector<cfg::ElementD> hD(size_t(M) * N);
+  cudaMemcpy(hD.data(), dD, hD.size() * sizeof(cfg::ElementD), cudaMemcpyDeviceToHost);
+  std::vector<float> d(hD.size());
+  for (size_t i = 0; i < d.size(); ++i) d[i] = float(hD[i]);
+  auto tSFA = cute::make_tensor(sfa.data(), layout_SFA);
+  auto tSFB = cute::make_tensor(sfb.data(), layout_SFB);
+  auto ref = [&](long long i, long long j) {
+    double acc = 0;
+    for (long long kk = 0; kk < K; ++kk)
+      acc += double(A.at(i, kk)) * float(tSFA(int(i), int(kk), 0)) * double(B.at(j, kk)) * float(tSFB(int(j), int(kk), 0));
+    return acc;
+  };
+  tt::check_output(r, d, M, N, ref, 1024, o.seed);
+
+  if (tt::time_launches(r, launch, o.warmup, o.iters))
+    r.tflops = 2.0 * M * N * double(K) / (r.time_ms * 1e-3) / 1e12;
+  if (r.error.empty() && !(r.rel_error <= r.error_bound))
+    r.error = "wrong results: rel_error " + tt::json_num(r.rel_error) + " above bound " + tt::json_num(r.error_bound);
+  r.print();
+  return r.error.empty() ? 0 : 1;
+#endif
+}
+#endif

@@ -1,0 +1,284 @@
+// tiletune reproducer support: command line, device facts, timing and the one JSON result line.
+//
+// Every kernels/*.cu file includes this header and prints exactly one JSON line on stdout:
+//   {"kernel","arch","tile","cluster","stages","smem_bytes","smem_limit","can_implement",
+//    "initialize","run","time_ms","tflops","rel_error","error","cutlass_version", ...}
+// Values that were not measured are null; "error" is null on success and one line otherwise.
+// Nothing here depends on a particular GEMM: the .cu file fills a Result and calls print().
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+#include <algorithm>
+
+#include "cutlass/version.h"
+
+#ifndef TILETUNE_QUERY_ONLY
+#include <cuda_runtime.h>
+#endif
+
+namespace tt {
+
+// ---------------------------------------------------------------- JSON writing (no dependency)
+
+inline std::string json_str(const std::string& s) {
+  std::string o = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"': o += "\\\""; break;
+      case '\\': o += "\\\\"; break;
+      case '\n': o += "\\n"; break;
+      case '\t': o += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          o += buf;
+        } else {
+          o += c;
+        }
+    }
+  }
+  return o + "\"";
+}
+
+inline std::string json_num(double v, bool known = true) {
+  if (!known || !std::isfinite(v)) return "null";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+// Tri-state outcome of a CUTLASS step: not reached (null), ok, or the CUTLASS status string.
+struct Step {
+  bool reached = false;
+  bool ok = false;
+  std::string status;  // "Success" or cutlassGetStatusString(...)
+  std::string json() const { return reached ? json_str(status) : "null"; }
+};
+
+struct Result {
+  std::string kernel;        // file stem, e.g. "sm90_gemm"
+  std::string arch;          // the arch the kernel was compiled for, e.g. "sm90a"
+  std::string dtype;         // "bf16", "fp8_e4m3", "nvfp4"
+  std::string schedule;      // "cooperative" / "pingpong"
+  std::string mode;          // "query" or "run"
+  int tile[3] = {0, 0, 0};
+  int cluster[3] = {1, 1, 1};
+  int stages = 0;            // the mainloop's pipeline stage count (what the builder chose)
+  std::string stage_policy;  // "auto_carveout" or "explicit"
+  long long smem_bytes = -1; // GemmKernel::SharedStorageSize
+  long long smem_limit = -1; // device opt-in per-block limit (cudaDevAttrMaxSharedMemoryPerBlockOptin)
+  std::string smem_limit_source;  // "device", or "cutlass constant" (query mode: the arch capacity CUTLASS assumes)
+  bool grouped = false;
+  int groups = 1;
+  long long m = 0, n = 0, k = 0;
+  Step can_implement, initialize, run;
+  double time_ms = NAN;      // median of timed runs
+  std::vector<double> times_ms;
+  double tflops = NAN;
+  double rel_error = NAN;    // ||D - ref|| / ||ref|| over the checked elements
+  double error_bound = NAN;  // what rel_error is held to for this dtype
+  long long nonfinite = -1;  // NaN/Inf (or never written) elements of D
+  std::string cuda_error;    // cudaError_t name when the CUDA runtime reported one
+  std::string error;         // one line; empty on success
+  std::string device;        // GPU name
+  int device_cc = 0;         // e.g. 90
+  int sm_count = 0;
+  int driver_version = 0;
+  int runtime_version = 0;
+
+  void print() const {
+    std::string o = "{";
+    auto add = [&](const char* k, const std::string& v) {
+      if (o.size() > 1) o += ", ";
+      o += json_str(k) + ": " + v;
+    };
+    auto opt_str = [](const std::string& s) { return s.empty() ? std::string("null") : json_str(s); };
+    auto triple = [](const int* v) {
+      return "[" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + ", " + std::to_string(v[2]) + "]";
+    };
+    add("kernel", json_str(kernel));
+    add("arch", json_str(arch));
+    add("dtype", json_str(dtype));
+    add("schedule", json_str(schedule));
+    add("mode", json_str(mode));
+    add("tile", triple(tile));
+    add("cluster", triple(cluster));
+    add("stages", stages > 0 ? std::to_string(stages) : "null");
+    add("stage_policy", json_str(stage_policy));
+    add("smem_bytes", smem_bytes >= 0 ? std::to_string(smem_bytes) : "null");
+    add("smem_limit", smem_limit >= 0 ? std::to_string(smem_limit) : "null");
+    add("smem_limit_source", opt_str(smem_limit_source));
+    add("grouped", grouped ? "true" : "false");
+    add("groups", std::to_string(groups));
+    add("problem", m > 0 ? "{\"m\": " + std::to_string(m) + ", \"n\": " + std::to_string(n) +
+                               ", \"k\": " + std::to_string(k) + "}"
+                         : "null");
+    add("can_implement", can_implement.json());
+    add("initialize", initialize.json());
+    add("run", run.json());
+    add("time_ms", json_num(time_ms));
+    std::string ts = "[";
+    for (size_t i = 0; i < times_ms.size(); ++i) ts += (i ? ", " : "") + json_num(times_ms[i]);
+    add("times_ms", ts + "]");
+    add("tflops", json_num(tflops));
+    add("rel_error", json_num(rel_error));
+    add("error_bound", json_num(error_bound));
+    add("nonfinite", nonfinite >= 0 ? std::to_string(nonfinite) : "null");
+    add("cuda_error", opt_str(cuda_error));
+    add("error", opt_str(error));
+    add("device", opt_str(device));
+    add("device_cc", device_cc ? std::to_string(device_cc) : "null");
+    add("sm_count", sm_count ? std::to_string(sm_count) : "null");
+    add("driver_version", driver_version ? std::to_string(driver_version) : "null");
+    add("runtime_version", runtime_version ? std::to_string(runtime_version) : "null");
+    add("cutlass_version", json_str(std::to_string(CUTLASS_MAJOR) + "." + std::to_string(CUTLASS_MINOR) +
+                                    "." + std::to_string(CUTLASS_PATCH)));
+    std::printf("%s}\n", o.c_str());
+    std::fflush(stdout);
+  }
+};
+
+// ---------------------------------------------------------------- command line
+
+struct Options {
+  bool query = false;  // print the compile-time facts only; touch no GPU
+  long long m = 4096, n = 4096, k = 4096;
+  int groups = 4;      // grouped kernels: number of equal-sized groups
+  int warmup = 10, iters = 50;
+  unsigned seed = 2024;
+};
+
+inline Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto val = [&](const char* name) -> const char* {
+      size_t len = std::strlen(name);
+      if (a.compare(0, len, name) == 0 && a.size() > len && a[len] == '=') return argv[i] + len + 1;
+      return nullptr;
+    };
+    const char* v;
+    if (a == "--query") o.query = true;
+    else if ((v = val("--m"))) o.m = std::atoll(v);
+    else if ((v = val("--n"))) o.n = std::atoll(v);
+    else if ((v = val("--k"))) o.k = std::atoll(v);
+    else if ((v = val("--groups"))) o.groups = std::atoi(v);
+    else if ((v = val("--warmup"))) o.warmup = std::atoi(v);
+    else if ((v = val("--iters"))) o.iters = std::atoi(v);
+    else if ((v = val("--seed"))) o.seed = static_cast<unsigned>(std::atoll(v));
+    else {
+      std::fprintf(stderr, "unknown argument %s (use --query, --m=, --n=, --k=, --groups=, --warmup=, --iters=, --seed=)\n",
+                   argv[i]);
+      std::exit(2);
+    }
+  }
+  return o;
+}
+
+// Small deterministic generator (so a reproducer's inputs are the same on every machine).
+struct Rng {
+  uint64_t s;
+  explicit Rng(uint64_t seed) : s(seed * 0x9E3779B97F4A7C15ull + 1) {}
+  uint32_t next() {
+    s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+    return static_cast<uint32_t>(s >> 11);
+  }
+  float uniform(float lo, float hi) { return lo + (hi - lo) * (next() & 0xFFFFFF) / float(0x1000000); }
+};
+
+inline double median(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+#ifndef TILETUNE_QUERY_ONLY
+// ---------------------------------------------------------------- device facts and errors
+
+inline void fill_device(Result& r) {
+  int dev = 0;
+  cudaDeviceProp p;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaGetDeviceProperties(&p, dev) != cudaSuccess) {
+    r.cuda_error = cudaGetErrorName(cudaGetLastError());
+    return;
+  }
+  r.device = p.name;
+  r.device_cc = p.major * 10 + p.minor;
+  r.sm_count = p.multiProcessorCount;
+  int optin = 0;
+  cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
+  r.smem_limit = optin;
+  r.smem_limit_source = "device";
+  cudaDriverGetVersion(&r.driver_version);
+  cudaRuntimeGetVersion(&r.runtime_version);
+}
+
+// Records the first CUDA error (name + text) and returns true if there was one.
+inline bool cuda_failed(Result& r, cudaError_t e, const char* what) {
+  if (e == cudaSuccess) return false;
+  if (r.cuda_error.empty()) r.cuda_error = cudaGetErrorName(e);
+  if (r.error.empty()) r.error = std::string(what) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
+  return true;
+}
+
+// Times `launch` with CUDA events: `warmup` untimed runs, then `iters` runs timed one by one.
+// Returns false (and fills r.error) if a launch or the device reported an error.
+template <class F>
+inline bool time_launches(Result& r, const F& launch, int warmup, int iters) {
+  for (int i = 0; i < warmup; ++i)
+    if (!launch()) return false;
+  if (cuda_failed(r, cudaDeviceSynchronize(), "warm-up")) return false;
+  cudaEvent_t a, b;
+  cudaEventCreate(&a);
+  cudaEventCreate(&b);
+  for (int i = 0; i < iters; ++i) {
+    cudaEventRecord(a);
+    if (!launch()) return false;
+    cudaEventRecord(b);
+    if (cuda_failed(r, cudaEventSynchronize(b), "timed run")) return false;
+    float ms = 0;
+    cudaEventElapsedTime(&ms, a, b);
+    r.times_ms.push_back(ms);
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  r.time_ms = median(r.times_ms);
+  return true;
+}
+#endif
+
+}  // namespace tt
+
+namespace tt {
+
+// Compares D (read back as floats, row-major M x N) with a float64 reference at `samples`
+// pseudo-random positions, and scans all of D for NaN/Inf (D is poisoned with NaN before the
+// run, so an element the kernel never wrote shows up here too). Fills rel_error and nonfinite.
+template <class RefFn>
+inline void check_output(Result& r, const std::vector<float>& d, long long M, long long N, const RefFn& ref,
+                         int samples, unsigned seed) {
+  long long bad = 0;
+  for (float v : d) bad += std::isfinite(v) ? 0 : 1;
+  r.nonfinite = bad;
+  Rng rng(seed ^ 0xC0FFEEu);
+  double num = 0, den = 0;
+  for (int s = 0; s < samples; ++s) {
+    long long i = rng.next() % M, j = rng.next() % N;
+    double want = ref(i, j);
+    double got = d[i * N + j];
+    num += (got - want) * (got - want);
+    den += want * want;
+  }
+  r.rel_error = den > 0 ? std::sqrt(num / den) : (num > 0 ? INFINITY : 0.0);
+  if (bad > 0) r.rel_error = INFINITY;
+}
+
+}  // namespace tt
