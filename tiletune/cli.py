@@ -78,6 +78,129 @@ def _root(
 # Each command below is owned by the module it calls; keep the bodies thin.
 
 
+def _inspect_context(arch: Optional[str], flashinfer_version: Optional[str]):  # -> ReadContext
+    """--arch / --flashinfer-version checked and normalised (bad values: one line, exit 2)."""
+    from tiletune.archs import KNOWN_ARCHS, normalize_arch
+    from tiletune.errors import UsageError
+    from tiletune.readers.interface import ReadContext
+
+    norm = None
+    if arch is not None:
+        norm = normalize_arch(arch)
+        if norm is None:
+            raise UsageError(f"--arch {arch!r} is not an architecture; use one of {', '.join(KNOWN_ARCHS)}")
+    if flashinfer_version is not None:
+        from packaging.version import InvalidVersion, Version
+
+        try:
+            Version(flashinfer_version)
+        except InvalidVersion:
+            raise UsageError(f"--flashinfer-version {flashinfer_version!r} is not a version (e.g. 0.6.14)") from None
+    return ReadContext(arch=norm, flashinfer_version=flashinfer_version)
+
+
+def _report_problems(result, to_stderr: bool) -> None:  # noqa: ANN001 - InspectResult
+    if to_stderr:
+        for p in result.problems:
+            typer.echo(f"tiletune: {p.message}", err=True)
+
+
+_PATHS_HELP = "Caches, logs, blocklists, JIT workspaces, retry ledgers, or directories holding them. None: search the default places."
+
+
+@app.command("inspect")
+def inspect_command(
+    paths: Annotated[Optional[List[Path]], typer.Argument(help=_PATHS_HELP, show_default=False)] = None,
+    *,
+    format: Annotated[OutputFormat, typer.Option("--format", "-f", help="table, json (schema tiletune.inspect/1) or markdown.")] = OutputFormat.table,
+    arch: Annotated[Optional[str], typer.Option("--arch", help="Override the arch the inputs imply (sm90, sm100, sm120, ...).")] = None,
+    flashinfer_version: Annotated[Optional[str], typer.Option("--flashinfer-version", help="Override the FlashInfer version the inputs imply.")] = None,
+    gpu: Annotated[Optional[str], typer.Option("--gpu", help="GPU to model on (a `tiletune gpus` name). Default: the GPU the inputs name, else the arch's default SKU.")] = None,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write here (atomically) instead of stdout.")] = None,
+) -> None:
+    """Which tiles won, which failed and why, which were never tried: per arch and op.
+
+    Exit status 0 when every input was read (findings are not errors), 2 when any input was
+    unusable (after printing everything that could be inspected). With no PATH and nothing
+    found, says what was searched and exits 0.
+    """
+
+    def run() -> int:
+        from tiletune.pipeline import inspect
+
+        ctx = _inspect_context(arch, flashinfer_version)
+        result = inspect(list(paths or []), ctx, gpu=gpu)
+        if format is OutputFormat.json:
+            from tiletune.formats.json_out import format_inspect
+        elif format is OutputFormat.markdown:
+            from tiletune.formats.markdown import format_inspect
+        else:
+            from tiletune.formats.table import format_inspect
+        _emit(format_inspect(result), output)
+        _report_problems(result, to_stderr=format is not OutputFormat.table or output is not None)
+        return result.exit_code
+
+    code = _guard(run)
+    if code:
+        raise typer.Exit(code=code)
+
+
+class ReportFormat(str, enum.Enum):
+    """Report formats."""
+
+    markdown = "markdown"
+    json = "json"
+
+
+@app.command("report")
+def report_command(
+    paths: Annotated[Optional[List[Path]], typer.Argument(help=_PATHS_HELP, show_default=False)] = None,
+    *,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Report file (e.g. report.md); roofline PNGs are written beside it. Default: stdout, no pictures.")] = None,
+    format: Annotated[ReportFormat, typer.Option("--format", "-f", help="markdown (for a GitHub issue) or json.")] = ReportFormat.markdown,
+    redact: Annotated[bool, typer.Option("--redact", help="Replace directories, host and user names.")] = False,
+    gpu: Annotated[Optional[str], typer.Option("--gpu", help="GPU to model on (a `tiletune gpus` name).")] = None,
+    no_plot: Annotated[bool, typer.Option("--no-plot", help="Do not draw roofline PNGs.")] = False,
+    arch: Annotated[Optional[str], typer.Option("--arch", help="Override the arch the inputs imply.")] = None,
+    flashinfer_version: Annotated[Optional[str], typer.Option("--flashinfer-version", help="Override the FlashInfer version the inputs imply.")] = None,
+) -> None:
+    """A self-contained bug-ticket report: verdicts, environment, chosen tiles, failures and why, commands.
+
+    Exit status as for inspect: 2 when any input was unusable (the report is still written).
+    """
+
+    def run() -> int:
+        from tiletune.fileio import write_atomic
+        from tiletune.formats.report import render_files
+        from tiletune.pipeline import inspect
+
+        ctx = _inspect_context(arch, flashinfer_version)
+        result = inspect(list(paths or []), ctx, gpu=gpu)
+        files = render_files(
+            result,
+            output=output,
+            as_json=format is ReportFormat.json,
+            plot=not no_plot,
+            redact_names=redact,
+            paths=[str(p) for p in (paths or [])],
+            gpu=gpu,
+        )
+        for path, data in files.items():
+            if path is None:
+                sys.stdout.write(data if isinstance(data, str) else data.decode())
+            else:
+                write_atomic(path, data)
+        if output is not None:
+            extra = len(files) - 1
+            typer.echo(f"tiletune: wrote {output}" + (f" and {extra} picture(s) beside it" if extra else ""), err=True)
+        _report_problems(result, to_stderr=True)
+        return result.exit_code
+
+    code = _guard(run)
+    if code:
+        raise typer.Exit(code=code)
+
+
 def main() -> None:
     """Console-script entry point."""
     app()

@@ -1,0 +1,110 @@
+"""`--format markdown` for inspect: the same sections as the terminal table, as GitHub-flavoured
+Markdown (pipe tables, long tables folded in <details>). Also the small helpers the bug-ticket
+report reuses. Pure: result in, string out; no tabulate.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from tiletune.formats import view
+from tiletune.pipeline import InspectResult
+
+FOLD_ROWS = 12  # tables longer than this fold into <details> so the page stays scannable
+
+
+def cell(text: str) -> str:
+    """Escape a value for a GFM table cell (pipes, newlines, stray HTML)."""
+    return (
+        str(text)
+        .replace("\\", "\\\\")
+        .replace("|", "\\|")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace("\n", " ")
+    )
+
+
+def code(text: str) -> str:
+    """Inline code that survives backticks inside the text."""
+    t = str(text)
+    fence = "``" if "`" in t else "`"
+    pad = " " if fence == "``" else ""
+    return f"{fence}{pad}{t}{pad}{fence}"
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, align_right: Sequence[int] = ()) -> str:
+    """A GFM pipe table; columns in `align_right` (indices) right-aligned (numbers)."""
+    head = "| " + " | ".join(cell(h) for h in headers) + " |"
+    sep = "|" + "|".join("---:" if i in align_right else "---" for i in range(len(headers))) + "|"
+    body = ["| " + " | ".join(cell(c) for c in r) + " |" for r in rows]
+    return "\n".join([head, sep, *body])
+
+
+def details(summary: str, body: str, *, open_: bool = False) -> str:
+    """A <details> fold; blank lines around the body so GitHub renders the Markdown inside."""
+    return f"<details{' open' if open_ else ''}>\n<summary>{summary}</summary>\n\n{body}\n\n</details>"
+
+
+def maybe_fold(summary: str, body: str, rows: int) -> str:
+    return details(summary, body) if rows > FOLD_ROWS else body
+
+
+def numeric_columns(headers: Sequence[str]) -> list[int]:
+    numeric = {"N", "K", "count", "smem KiB*", "FLOP/B*", "t us*", "eff %*", "meas us", "roofline %*"}
+    return [i for i, h in enumerate(headers) if h in numeric]
+
+
+def format_inspect(result: InspectResult) -> str:
+    """Inspect output as Markdown."""
+    from tiletune.formats.table import nothing_found
+
+    if result.discovered and not result.sources and not result.entries and not result.problems:
+        return "```\n" + nothing_found(result) + "```\n"
+    out: list[str] = ["# tiletune inspect", ""]
+    if result.verdicts:
+        out.append("## Verdicts")
+        out.append("")
+        out += [f"- {cell(v.text)}" for v in result.verdicts]
+        out.append("")
+    for sec in view.entry_sections(result):
+        out.append(f"## {cell(sec.title)}")
+        out.append("")
+        out.append(f"_{cell(sec.gpu_line)}_")
+        out.append("")
+        out.append(maybe_fold(f"{len(sec.rows)} rows", table(sec.headers, sec.rows, align_right=numeric_columns(sec.headers)), len(sec.rows)))
+        if sec.footnotes:
+            out.append("")
+            out += [f"- {cell(n)}" for n in sec.footnotes]
+        out.append("")
+    if result.failures:
+        out.append("## Failures")
+        out.append("")
+        out.append(table(view.FAILURE_HEADERS, view.failure_rows(result.failures, error_width=60), align_right=[3]))
+        out.append("")
+    if result.not_tried:
+        out.append("## Never tried")
+        out.append("")
+        out += [f"- {cell(view.not_tried_line(nt, limit=12))}" for nt in result.not_tried]
+        out.append("")
+        out.append(f"_{cell(view.NOT_TRIED_NOTE)}_")
+        out.append("")
+    if result.problems:
+        out.append("## Inputs that could not be used")
+        out.append("")
+        out += [f"- {cell(p.message)}" for p in result.problems]
+        out.append("")
+    if result.sources:
+        out.append("## Sources")
+        out.append("")
+        out += [f"- {cell(line)}" for line in view.source_legend(result)]
+        out.append("")
+    if result.notes:
+        out.append("## Notes")
+        out.append("")
+        out += [f"- {cell(n)}" for n in result.notes]
+        out.append("")
+    out.append("## Legend")
+    out.append("")
+    out += [f"- {cell(line)}" for line in view.legend(result)]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,495 @@
+"""The bug-ticket report: Markdown a user pastes into a GitHub issue, or the same content as JSON.
+
+Sections: verdict per arch and op, environment (versions, GPU, driver when known, the GPU the
+model used and its dense vs sparse peak), chosen tiles with intensity and expected efficiency,
+failures with the reason behind each, never-tried tiles, unusable inputs, the commands that
+reproduce it, and roofline pictures (files written beside the report, linked relatively).
+Long sections fold in <details>. `redact()` replaces directories, the host name and the user
+name so a report can leave the machine. Pure: `format_report(result, ctx) -> str`; writing
+files is the CLI's job.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Optional, Sequence
+
+from tiletune import __version__
+from tiletune.formats import markdown as md
+from tiletune.formats import view
+from tiletune.formats.json_out import analysis_dict, inspect_dict
+from tiletune.pipeline import Failure, InspectResult
+from tiletune.records import Status
+
+SCHEMA = "tiletune.report/1"
+
+CHOSEN_HEADERS = ("M bucket", "N", "K", "tactic", "tile", "smem KiB*", "FLOP/B*", "bound*", "t us* (range)", "eff %*", "roofline %*")
+
+
+@dataclass(frozen=True)
+class ReportContext:
+    """What the report needs besides the result: how it was asked for, when, and its pictures."""
+
+    paths: tuple[str, ...] = ()  # the PATH arguments as given (for the reproduce commands)
+    generated_at: str = ""  # ISO timestamp (volatile; masked in golden tests)
+    plots: tuple[tuple[str, str, str], ...] = ()  # (arch, op, relative PNG file name)
+    plot_note: Optional[str] = None  # why there are no pictures (matplotlib missing, --no-plot, no model)
+    gpu: Optional[str] = None  # --gpu as given
+    output_name: str = "report.md"
+
+
+# --- environment -------------------------------------------------------------------------------
+
+
+@dataclass
+class _EnvRow:
+    label: str
+    values: dict[str, list[str]] = field(default_factory=dict)  # value -> provenance notes
+
+    def add(self, value: Optional[str], how: Optional[str] = None) -> None:
+        if value in (None, ""):
+            return
+        notes = self.values.setdefault(str(value), [])
+        if how and how not in notes:
+            notes.append(how)
+
+    def text(self, unknown: str) -> str:
+        if not self.values:
+            return unknown
+        return "; ".join(v + (f" ({', '.join(h)})" if h else "") for v, h in self.values.items())
+
+
+def environment(result: InspectResult) -> list[tuple[str, str]]:
+    """(label, value) rows: what the inputs say about where they were written, with provenance."""
+    fi, arch, gpu, cuda, driver = (_EnvRow(x) for x in ("FlashInfer", "arch", "GPU", "CUDA", "driver"))
+    meta: dict[str, _EnvRow] = {}
+    seen: set[Any] = set()
+    for ae in result.entries:
+        env = ae.record.env
+        if env in seen:
+            continue
+        seen.add(env)
+        fi.add(env.flashinfer_version, f"from {env.version_source}" if env.version_source else None)
+        arch.add(env.arch, f"from {env.arch_source}" if env.arch_source else None)
+        gpu.add(env.gpu)
+        cuda.add(env.cuda_version)
+        driver.add(env.driver)
+        for k, v in env.metadata:
+            if k in ("flashinfer_version", "gpu", "cuda_version") or v in ("", "unknown"):
+                continue
+            meta.setdefault(k, _EnvRow(k)).add(v)
+    rows = [
+        ("FlashInfer", fi.text("unknown")),
+        ("GPU", gpu.text("not named in the inputs")),
+        ("arch", arch.text("unknown (pass --arch)")),
+        ("CUDA", cuda.text("unknown")),
+        ("driver", driver.text("unknown (FlashInfer caches do not record it; a tiletune retry ledger does)")),
+    ]
+    rows += [(k, r.text("unknown")) for k, r in sorted(meta.items())]
+    for g in result.gpus:
+        peak = _peak_line(result, g.arch)
+        rows.append((f"modelled on ({g.arch or '?'})", f"{g.gpu} - {g.how}" + (f"; {peak}" if peak else "")))
+    rows.append(("tiletune", __version__))
+    return rows
+
+
+def _peak_line(result: InspectResult, arch: Optional[str]) -> str:
+    for ae in result.entries:
+        a = ae.analysis
+        if a is not None and ae.arch == arch and a.peak_dense_flops:
+            s = f"{a.dtype} dense peak {view.fmt_tflops(a.peak_dense_flops)} (efficiency is against this)"
+            if a.peak_sparse_flops:
+                s += f"; vendor's 2:4-sparse figure {view.fmt_tflops(a.peak_sparse_flops)}, not used"
+            return s
+    return ""
+
+
+# --- chosen tiles ------------------------------------------------------------------------------
+
+
+def _band(a) -> str:  # noqa: ANN001 - Analysis
+    if a is None or a.time_expected_s is None:
+        return "-"
+    s = view.fmt_us(a.time_expected_s)
+    if a.time_low_s is not None and a.time_high_s is not None:
+        s += f" ({view.fmt_us(a.time_low_s)}-{view.fmt_us(a.time_high_s)})"
+    return s
+
+
+def chosen_sections(result: InspectResult) -> list[tuple[str, str, list[list[str]], list[str]]]:
+    """(title, gpu line, rows, footnotes) per section, chosen entries only."""
+    out = []
+    for sec in view.entry_sections(result, statuses=(Status.CHOSEN,)):
+        items = [ae for ae in result.entries if ae.record.status is Status.CHOSEN and ae.record.op == sec.op
+                 and ae.record.runner == sec.runner and ae.arch == sec.arch
+                 and ae.record.env.flashinfer_version == sec.flashinfer_version]
+        rows: list[list[str]] = []
+        notes: dict[str, int] = {}
+
+        def ref(t: str) -> str:
+            return f"[{notes.setdefault(t, len(notes) + 1)}]"
+
+        for ae in sorted(items, key=view._row_key):
+            p, a, r = ae.entry.problem, ae.analysis, ae.record
+            if ae.config is not None:
+                tile = ae.config.label()
+            else:
+                d = ae.entry.decode
+                tile = ("n/a " if getattr(d, "not_a_cutlass_tactic", False) else "undecoded ") + ref(getattr(d, "reason", "not decoded"))
+            if a is None and ae.config is not None and ae.analysis_note:
+                model = [f"- {ref(ae.analysis_note)}", "-", "-", "-", "-", "-"]
+            else:
+                model = [
+                    view.smem_cell(a),
+                    view.fmt_float(a.intensity_problem) if a else "-",
+                    view.bound_cell(a),
+                    _band(a),
+                    view.fmt_pct(a.eff_compute) if a else "-",
+                    view.fmt_pct(a.eff_roofline) if a else "-",
+                ]
+            rank = f" ({r.rank})" if r.rank else ""
+            rows.append([view.m_bucket(p) + rank, view.fmt_int(p.n) if p else "-", view.fmt_int(p.k) if p else "-",
+                         view.tactic_cell(r.tactic), tile, *model])
+        out.append((sec.title, sec.gpu_line, rows, [f"[{n}] {t}" for t, n in notes.items()]))
+    return out
+
+
+# --- reproduce ---------------------------------------------------------------------------------
+
+
+def _q(s: str) -> str:
+    return shlex.quote(s)
+
+
+def model_command(f: Failure, gpu: Optional[str]) -> Optional[str]:
+    """`tiletune model ...` for a failed tile, at the top of the first bucket it failed for."""
+    if f.config is None or not f.problems:
+        return None
+    p = f.problems[0]
+    dtype = p.dtype_a or p.dtype_b
+    if dtype is None:
+        return None
+    gpu_name = gpu or (f.analysis.gpu if f.analysis is not None else None)
+    if not gpu_name:
+        return None
+    m = f.analysis.m_evaluated if f.analysis is not None else p.m
+    c = f.config
+    parts = ["tiletune model", "--gpu", _q(gpu_name), "--dtype", dtype, "--m", str(m), "--n", str(p.n), "--k", str(p.k),
+             "--tile", "x".join(map(str, c.tile))]
+    if c.cluster != (1, 1, 1):
+        parts += ["--cluster", "x".join(map(str, c.cluster))]
+    if c.swap_ab:
+        parts.append("--swap-ab")
+    if c.stream_k:
+        parts.append("--stream-k")
+    if p.experts:
+        parts += ["--grouped", "--experts", str(p.experts)]
+        if p.top_k:
+            parts += ["--top-k", str(p.top_k)]
+    return " ".join(parts)
+
+
+def commands(result: InspectResult, ctx: ReportContext) -> list[str]:
+    """The commands that reproduce this report and re-test its failures."""
+    paths = " ".join(_q(p) for p in ctx.paths) if ctx.paths else ""
+    gpu = f" --gpu {_q(ctx.gpu)}" if ctx.gpu else ""
+    lines = [
+        "pip install tiletune  # or: pip install -e . in a clone",
+        f"tiletune inspect {paths}{gpu}".rstrip(),
+        f"tiletune report {paths}{gpu} -o {ctx.output_name}".replace("  ", " "),
+    ]
+    seen: set[str] = set()
+    for f in sorted(result.failures, key=lambda f: -f.count)[:8]:
+        cmd = model_command(f, ctx.gpu)
+        if cmd and cmd not in seen:
+            seen.add(cmd)
+            lines.append(cmd)
+    retry = [f for f in result.failures if f.tactic is not None][:8]
+    for f in retry:
+        t = json.dumps(f.tactic, separators=(",", ":")) if not isinstance(f.tactic, int) else str(f.tactic)
+        lines.append(f"tiletune retry {paths} --op {_q(f.op)} --tactic {_q(t)}  # on a {f.arch or 'matching'} GPU".replace("  --", " --"))
+    return lines
+
+
+# --- redaction ---------------------------------------------------------------------------------
+
+# An absolute directory inside a text: "/home/alice/.cache/flashinfer/" (its file name is kept).
+_ABS_DIR = re.compile(r"(?<![\w./:<>~-])(?:~)?/(?:[\w.@+%=,-]+/)+")
+
+
+def redact(text: str, *, host_names: Sequence[str] = (), user_names: Sequence[str] = (), home: Optional[str] = None) -> str:
+    """Replace absolute directories with <dir1>, <dir2>... (numbered by first appearance; file names
+    are kept), and host / user names with <host> / <user>. Deterministic for a given text."""
+    if home:
+        text = text.replace(home.rstrip("/") + "/", "~/")
+    numbers: dict[str, str] = {}
+
+    def sub(m: "re.Match[str]") -> str:
+        d = m.group(0)
+        if d not in numbers:
+            numbers[d] = f"<dir{len(numbers) + 1}>/"
+        return numbers[d]
+
+    text = _ABS_DIR.sub(sub, text)
+    for names, token in ((host_names, "<host>"), (user_names, "<user>")):
+        for name in sorted({n for n in names if n and len(n) >= 3}, key=len, reverse=True):
+            text = re.sub(rf"(?<![\w-]){re.escape(name)}(?![\w-])", token, text)
+    return text
+
+
+def local_identity() -> tuple[list[str], list[str], Optional[str]]:
+    """(host names, user names, home) of this machine, for `redact`."""
+    import getpass
+    import os
+    import socket
+
+    hosts = {socket.gethostname()}
+    try:
+        hosts.add(socket.getfqdn())
+    except OSError:
+        pass
+    hosts |= {h.split(".")[0] for h in list(hosts)}
+    users = set()
+    try:
+        users.add(getpass.getuser())
+    except Exception:  # noqa: BLE001 - no user name is fine
+        pass
+    return sorted(hosts), sorted(users), os.path.expanduser("~")
+
+
+# --- Markdown ----------------------------------------------------------------------------------
+
+
+def _title(result: InspectResult) -> str:
+    ops = [f"{v.arch or '?'} {v.op}" for v in result.verdicts]
+    failing = [f"{v.arch or '?'} {v.op}" for v in result.verdicts if v.failed]
+    subject = failing or ops
+    head = ", ".join(subject[:3]) + (f" (+{len(subject) - 3} more)" if len(subject) > 3 else "")
+    what = "failing CUTLASS tiles" if failing else "autotuned tiles"
+    return f"tiletune report: {what} - {head}" if head else "tiletune report"
+
+
+def _summary_line(result: InspectResult) -> str:
+    chosen = sum(1 for ae in result.entries if ae.record.status is Status.CHOSEN)
+    failed = sum(f.count for f in result.failures)
+    n_fail = len(result.failures)
+    s = f"{len(result.sources)} input(s) read, {chosen:,} chosen tactic(s)"
+    if n_fail:
+        s += f", {n_fail} failing tactic(s) ({failed:,} failed attempts)"
+    dis = sum(1 for f in result.failures if f.reason.model_disagrees)
+    if dis:
+        s += f", {dis} not explained by shared memory"
+    if result.problems:
+        s += f", {len(result.problems)} input problem(s)"
+    return s + "."
+
+
+def format_report(result: InspectResult, ctx: ReportContext) -> str:
+    """The Markdown report."""
+    out: list[str] = [f"# {md.cell(_title(result))}", "", _summary_line(result), ""]
+
+    out += ["## Verdict", ""]
+    if result.verdicts:
+        for v in result.verdicts:
+            head, _, rest = v.text.partition(": ")
+            out.append(f"- **{md.cell(head)}**: {md.cell(rest)}")
+    else:
+        out.append("- nothing to judge: no tuning records were found")
+    out.append("")
+
+    out += ["## Environment", "", md.table(("", ""), environment(result)), ""]
+
+    out += ["## Chosen tiles", ""]
+    out.append(
+        "Model estimates (\\*) at the top of each M bucket: shared memory against the per-block limit, whole-problem "
+        "arithmetic intensity, roofline bound, expected time with its uncertainty range, and efficiency against the "
+        "GPU's **dense** peak and against the roofline."
+    )
+    out.append("")
+    sections = chosen_sections(result)
+    if not sections:
+        out += ["_No chosen tactics in the inputs._", ""]
+    for title, gpu_line, rows, notes in sections:
+        body = md.table(CHOSEN_HEADERS, rows, align_right=[1, 2, 5, 6, 8, 9, 10])
+        if notes:
+            body += "\n\n" + "\n".join(f"- {md.cell(n)}" for n in notes)
+        out.append(f"### {md.cell(title)}")
+        out.append("")
+        out.append(f"_{md.cell(gpu_line)}_")
+        out.append("")
+        out.append(md.maybe_fold(f"{len(rows)} buckets (click to expand)", body, len(rows)))
+        out.append("")
+
+    out += ["## Failures", ""]
+    if result.failures:
+        out.append(md.table(("tile", "tactic", "count", "reason"), [_failure_summary_row(f) for f in sorted(result.failures, key=lambda f: (f.arch or "~", f.op, -f.count))], align_right=[2]))
+        out.append("")
+        out.append(md.details("Error texts and model numbers per failure", _failure_details(result.failures)))
+    else:
+        out.append("_No failed tactics in the inputs. A cache stores only winners; add the warm-up log "
+                   "(FLASHINFER_LOGGING_LEVEL=debug) to see which tactics failed._")
+    out.append("")
+
+    if result.not_tried:
+        body = "\n".join(f"- {md.cell(view.not_tried_line(nt, limit=40))}" for nt in result.not_tried)
+        body += f"\n\n_{md.cell(view.NOT_TRIED_NOTE)}_"
+        total = sum(len(nt.tactics) for nt in result.not_tried)
+        out += ["## Never tried", "", md.details(f"{total} catalog tile(s) with no record in the inputs", body), ""]
+
+    if result.problems:
+        out += ["## Inputs that could not be used", ""]
+        out += [f"- {md.cell(p.message)}" for p in result.problems]
+        out.append("")
+
+    out += ["## Reproduce", "", "```bash", *commands(result, ctx), "```", ""]
+
+    if ctx.plots:
+        out += ["## Roofline", ""]
+        for arch, op, rel in ctx.plots:
+            out.append(f"![{md.cell(arch)} {md.cell(op)} roofline (model)]({rel})")
+            out.append("")
+    elif ctx.plot_note:
+        out += ["## Roofline", "", f"_{md.cell(ctx.plot_note)}_", ""]
+
+    srcs = "\n".join(f"- {md.cell(line)}" for line in view.source_legend(result)) or "- none"
+    out += [md.details(f"Inputs ({len(result.sources)})", srcs), ""]
+    if result.notes:
+        out += [md.details("Notes", "\n".join(f"- {md.cell(n)}" for n in result.notes)), ""]
+    out.append(
+        f"<sub>Generated by tiletune {__version__}{' on ' + ctx.generated_at if ctx.generated_at else ''}. "
+        "Values marked * are model estimates, not measurements; efficiency is against the dense tensor peak.</sub>"
+    )
+    return "\n".join(out) + "\n"
+
+
+def _failure_summary_row(f: Failure) -> list[str]:
+    tile = f.config.label() if f.config is not None else ("undecoded" if f.tactic is not None else "unidentified")
+    reason = f.reason.summary + (" - **passed on a later retry**" if f.passed_later else "")
+    return [f"{f.arch or '?'} {f.op}: {tile}", view.tactic_cell(f.tactic), str(f.count), reason]
+
+
+def _failure_details(failures: Iterable[Failure]) -> str:
+    parts = []
+    for f in failures:
+        tile = f.config.label() if f.config is not None else "(tile unknown)"
+        head = f"{f.arch or '?'} {f.op} {f.runner} tactic {view.tactic_cell(f.tactic)}"
+        parts.append(f"**{md.cell(head)}** - {md.cell(tile)}, failed {f.count} time(s)")
+        parts.append("")
+        if f.decode_note:
+            parts.append(f"- not decoded: {md.cell(f.decode_note)}")
+        a = f.analysis
+        if a is not None and a.smem_bytes is not None:
+            parts.append(
+                f"- model ({md.cell(a.gpu)}): shared storage {view.fmt_bytes(a.smem_bytes)} in {a.smem_stages or '?'} stage(s) "
+                f"against a limit of {view.fmt_bytes(a.smem_limit)}: {a.smem_verdict}"
+            )
+        parts.append(f"- reason ({f.reason.basis}): {md.cell(f.reason.summary)}")
+        for text, n in f.errors[:5]:
+            parts.append(f"- error x{n}: {md.code(text[:400])}")
+        parts.append(f"- seen in: {md.cell(', '.join(f.sources[:5]))}{' ...' if len(f.sources) > 5 else ''}")
+        parts.append("")
+    return "\n".join(parts).rstrip()
+
+
+# --- JSON --------------------------------------------------------------------------------------
+
+
+def report_dict(result: InspectResult, ctx: ReportContext) -> dict[str, Any]:
+    """The report as one JSON object; `inspect` holds the full tiletune.inspect/1 object."""
+    return {
+        "schema": SCHEMA,
+        "tiletune_version": __version__,
+        "generated_at": ctx.generated_at,
+        "title": _title(result),
+        "summary": _summary_line(result),
+        "verdicts": [v.text for v in result.verdicts],
+        "environment": [{"name": k, "value": v} for k, v in environment(result)],
+        "failures": [
+            {
+                "arch": f.arch,
+                "op": f.op,
+                "runner": f.runner,
+                "tactic": f.tactic if isinstance(f.tactic, (int, str)) or f.tactic is None else json.loads(json.dumps(list(f.tactic), default=str)),
+                "tile": f.config.label() if f.config is not None else None,
+                "count": f.count,
+                "reason": f.reason.summary,
+                "reason_kind": f.reason.kind,
+                "model_disagrees": f.reason.model_disagrees,
+                "model": analysis_dict(f.analysis),
+            }
+            for f in result.failures
+        ],
+        "commands": commands(result, ctx),
+        "plots": [{"arch": a, "op": o, "file": rel} for a, o, rel in ctx.plots],
+        "plot_note": ctx.plot_note,
+        "inspect": inspect_dict(result),
+    }
+
+
+def format_report_json(result: InspectResult, ctx: ReportContext) -> str:
+    return json.dumps(report_dict(result, ctx), indent=1, ensure_ascii=False) + "\n"
+
+
+# --- files -------------------------------------------------------------------------------------
+
+
+def render_files(
+    result: InspectResult,
+    *,
+    output: Optional[Path],
+    as_json: bool,
+    plot: bool,
+    redact_names: bool,
+    paths: Sequence[str],
+    gpu: Optional[str],
+    generated_at: Optional[str] = None,
+) -> dict[Optional[Path], Any]:
+    """Everything `tiletune report` writes: {report path (None = stdout): text, PNG path: bytes}.
+
+    Pictures go beside the report as `<stem>-roofline-<arch>-<op>.png` and are linked by that
+    relative name; without `output` there is nowhere to put them, and the report says so.
+    """
+    import datetime
+
+    from tiletune.formats import roofline
+
+    stamp = generated_at if generated_at is not None else datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    files: dict[Optional[Path], Any] = {}
+    plots: list[tuple[str, str, str]] = []
+    note: Optional[str] = None
+    data = roofline.roofline_data(result)
+    if not plot:
+        note = "Roofline pictures skipped (--no-plot)."
+    elif output is None:
+        note = "Roofline pictures are written only with -o FILE (they go beside the report)."
+    elif not data:
+        note = "No roofline picture: no chosen tile has model numbers (nothing decoded, or the model could not run)."
+    elif not roofline.matplotlib_available():
+        note = "Roofline pictures need matplotlib: pip install 'tiletune[plot]'."
+    else:
+        for p in data:
+            png = roofline.render_png(p)
+            if png is None:
+                continue
+            name = f"{output.stem}-{p.filename_stem}.png"
+            files[output.parent / name] = png
+            plots.append((p.arch, p.op, name))
+    ctx = ReportContext(
+        paths=tuple(paths),
+        generated_at=stamp,
+        plots=tuple(plots),
+        plot_note=note,
+        gpu=gpu,
+        output_name=output.name if output is not None else "report.md",
+    )
+    text = format_report_json(result, ctx) if as_json else format_report(result, ctx)
+    if redact_names:
+        hosts, users, home = local_identity()
+        text = redact(text, host_names=hosts, user_names=users, home=home)
+    report: dict[Optional[Path], Any] = {output: text}
+    report.update(files)
+    return report

@@ -1,0 +1,119 @@
+"""Roofline pictures (PNG) for the report: one per arch and op, from model values already computed.
+
+`roofline_data(result)` collects, per (arch, op), the roof (dense peak, DRAM bandwidth) and one
+point per chosen tile and bucket (whole-problem intensity, expected FLOP/s from the model) plus
+the failed tiles; `render_png(plot)` draws it with matplotlib (optional; imported lazily) and
+returns the bytes. Writing the file is the caller's job. Everything plotted is a model estimate,
+and the picture says so.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+from tiletune.pipeline import InspectResult
+from tiletune.records import Status
+
+
+@dataclass(frozen=True)
+class RooflinePlot:
+    """What one picture shows; numbers in base units (FLOP/B, FLOP/s, bytes/s)."""
+
+    arch: str
+    op: str
+    gpu: str
+    peak_flops: float  # dense
+    bandwidth: float
+    chosen: tuple[tuple[float, float, str], ...]  # (intensity, FLOP/s, tile label)
+    failed: tuple[tuple[float, float, str], ...]
+
+    @property
+    def filename_stem(self) -> str:
+        return re.sub(r"[^A-Za-z0-9_.-]+", "_", f"roofline-{self.arch}-{self.op}").strip("_")
+
+
+def roofline_data(result: InspectResult) -> list[RooflinePlot]:
+    """One RooflinePlot per (arch, op) with at least one modelled chosen entry."""
+    groups: dict[tuple[str, str], dict] = {}
+    for ae in result.entries:
+        a = ae.analysis
+        if a is None or ae.config is None or ae.arch is None:
+            continue
+        if None in (a.intensity_problem, a.flops, a.time_expected_s, a.peak_dense_flops, a.bandwidth):
+            continue
+        if not a.time_expected_s:
+            continue
+        g = groups.setdefault(
+            (ae.arch, ae.record.op),
+            {"gpu": a.gpu, "peak": a.peak_dense_flops, "bw": a.bandwidth, "chosen": {}, "failed": {}},
+        )
+        point = (float(a.intensity_problem), float(a.flops) / float(a.time_expected_s), ae.config.label())
+        if ae.record.status is Status.CHOSEN:
+            g["chosen"][point] = None
+        elif ae.record.status is Status.FAILED:
+            g["failed"][point] = None
+    plots = []
+    for (arch, op), g in sorted(groups.items()):
+        if not g["chosen"]:
+            continue
+        plots.append(
+            RooflinePlot(
+                arch=arch,
+                op=op,
+                gpu=g["gpu"],
+                peak_flops=float(g["peak"]),
+                bandwidth=float(g["bw"]),
+                chosen=tuple(g["chosen"]),
+                failed=tuple(g["failed"]),
+            )
+        )
+    return plots
+
+
+def matplotlib_available() -> bool:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def render_png(plot: RooflinePlot, *, dpi: int = 110) -> Optional[bytes]:
+    """The PNG bytes, or None when matplotlib is not installed."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    xs = [p[0] for p in plot.chosen + plot.failed]
+    ridge = plot.peak_flops / plot.bandwidth
+    lo = min(min(xs), ridge) / 4
+    hi = max(max(xs), ridge) * 4
+    fig, ax = plt.subplots(figsize=(7.2, 4.4))
+    try:
+        grid = [lo * (hi / lo) ** (i / 200) for i in range(201)]
+        ax.plot(grid, [min(plot.peak_flops, plot.bandwidth * x) / 1e12 for x in grid], color="#333333", lw=1.6, label="roofline (dense peak, DRAM)")
+        ax.axvline(ridge, color="#999999", lw=0.8, ls=":")
+        ax.annotate(f"ridge {ridge:,.0f} FLOP/B", (ridge, plot.peak_flops / 1e12), textcoords="offset points", xytext=(4, -14), fontsize=8, color="#555555")
+        if plot.chosen:
+            ax.scatter([p[0] for p in plot.chosen], [p[1] / 1e12 for p in plot.chosen], s=28, color="#1f77b4", zorder=3, label="chosen tile (model, top of bucket)")
+        if plot.failed:
+            ax.scatter([p[0] for p in plot.failed], [p[1] / 1e12 for p in plot.failed], s=40, marker="x", color="#d62728", zorder=3, label="failed tile (model, had it run)")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("arithmetic intensity (FLOP/B, whole problem)")
+        ax.set_ylabel("throughput (TFLOP/s)")
+        ax.set_title(f"{plot.arch} {plot.op} on {plot.gpu} - model estimates", fontsize=10)
+        ax.grid(True, which="both", ls=":", lw=0.5, color="#cccccc")
+        ax.legend(fontsize=8, loc="lower right")
+        fig.tight_layout()
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
+        return buf.getvalue()
+    finally:
+        plt.close(fig)

@@ -1,0 +1,97 @@
+"""Terminal rendering of an InspectResult: verdicts, one table per arch/op section, failures,
+never-tried tiles, unreadable inputs and a unit legend. Readable at 120 columns.
+
+The only module that imports tabulate (lazily, so `tiletune --help` stays fast). Pure:
+`format_inspect(result) -> str`.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from tiletune.formats import view
+from tiletune.pipeline import InspectResult
+
+WIDTH = 120  # terminal width the report is laid out for
+
+
+def _wrap(text: str, indent: str = "  ") -> list[str]:
+    """Prose lines wrapped to WIDTH with a hanging indent (tables are sized separately)."""
+    return textwrap.wrap(text, WIDTH, initial_indent=indent, subsequent_indent=indent + "    ", break_on_hyphens=False) or [indent]
+
+
+# Failure table column caps (characters); tabulate wraps longer cells so rows fit 120 columns.
+_FAILURE_WIDTHS = [26, 8, 20, 6, 22, 34]
+
+
+def _tab(rows, headers, maxcolwidths=None) -> str:
+    from tabulate import tabulate
+
+    return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True, maxcolwidths=maxcolwidths)
+
+
+def _summary(result: InspectResult) -> str:
+    counts: dict[str, int] = {}
+    for ae in result.entries:
+        s = str(ae.record.status)
+        counts[s] = counts.get(s, 0) + 1
+    parts = ", ".join(f"{n:,} {s}" for s, n in sorted(counts.items(), key=lambda x: -x[1]))
+    n_in = len(result.sources)
+    return f"tiletune inspect: {n_in} input{'s' if n_in != 1 else ''}, {len(result.entries):,} entries" + (
+        f" ({parts})" if parts else ""
+    )
+
+
+def nothing_found(result: InspectResult) -> str:
+    """The message when discovery found no inputs (not an error: exit 0)."""
+    lines = ["tiletune inspect: no autotune caches, logs, blocklists or JIT workspaces found.", "Searched:"]
+    lines += [f"  {s}" for s in result.searched] or ["  (nothing)"]
+    lines.append("Pass files or directories as arguments: tiletune inspect PATH...")
+    return "\n".join(lines) + "\n"
+
+
+def format_inspect(result: InspectResult) -> str:
+    """The whole terminal report."""
+    if result.discovered and not result.sources and not result.entries and not result.problems:
+        return nothing_found(result)
+    out: list[str] = [_summary(result), ""]
+    if result.verdicts:
+        out.append("Verdicts")
+        for v in result.verdicts:
+            out += _wrap(v.text)
+        out.append("")
+    for sec in view.entry_sections(result):
+        out.append(f"== {sec.title} ==")
+        out.append(sec.gpu_line)
+        out.append(_tab(sec.rows, sec.headers))
+        for note in sec.footnotes:
+            out += _wrap(note, indent="")
+        out.append("")
+    if result.failures:
+        out.append("Failures (per op/runner/tactic, counted across inputs)")
+        out.append(_tab(view.failure_rows(result.failures), view.FAILURE_HEADERS, _FAILURE_WIDTHS))
+        out.append("")
+    if result.not_tried:
+        out.append("Never tried")
+        for nt in result.not_tried:
+            out += _wrap(view.not_tried_line(nt))
+        out += _wrap(f"({view.NOT_TRIED_NOTE})")
+        out.append("")
+    if result.problems:
+        out.append("Inputs that could not be used (exit status 2)")
+        for p in result.problems:
+            out += _wrap(p.message)
+        out.append("")
+    if len(result.sources) > 1 or any(ae.record.source not in dict(result.sources) for ae in result.entries[:1]):
+        out.append("Sources")
+        out += [f"  {line}" for line in view.source_legend(result)]
+        out.append("")
+    if result.notes:
+        out.append("Notes")
+        for n in result.notes:
+            out += _wrap(n)
+        out.append("")
+    out.append("Legend")
+    for line in view.legend(result):
+        out += _wrap(line)
+    return "\n".join(out) + "\n"

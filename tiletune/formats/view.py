@@ -1,0 +1,351 @@
+"""The view model shared by the table, Markdown and report formats: sections, rows and cells.
+
+An `InspectResult` holds numbers in base units (bytes, seconds, fractions); this module turns
+them into display strings with units (KiB, us, %, FLOP/B), groups entries into one section per
+arch, op, runner and FlashInfer version, and moves long explanations (why a tactic could not be
+decoded) into numbered footnotes so rows stay narrow. Pure: result in, strings out; nothing is
+computed that the pipeline did not already decide.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Optional, Sequence
+
+from tiletune.pipeline import Analysis, AnalyzedEntry, Failure, InspectResult, NotTried
+from tiletune.records import Problem, Status, Undecoded
+
+SMEM_UNIT = 1024  # KiB on screen; bytes in the model (101,376 B shows as 99.0 KiB)
+
+# Column headers (units in the header so cells stay short). "*" marks model values.
+ENTRY_HEADERS = (
+    "M bucket",
+    "N",
+    "K",
+    "tactic",
+    "tile",
+    "status",
+    "smem KiB*",
+    "FLOP/B*",
+    "bound*",
+    "t us*",
+    "eff %*",
+)
+FAILURE_HEADERS = ("op", "tactic", "tile", "count", "error", "reason")
+
+_STATUS_ORDER = {s: i for i, s in enumerate(Status)}
+
+
+@dataclass
+class Section:
+    """One arch + op + runner + release: its rows, footnotes and verdict."""
+
+    arch: Optional[str]
+    op: str
+    runner: str
+    flashinfer_version: Optional[str]
+    gpu_line: str
+    headers: tuple[str, ...]
+    rows: list[list[str]] = field(default_factory=list)
+    footnotes: list[str] = field(default_factory=list)
+    verdict: Optional[str] = None
+    chosen: int = 0
+
+    @property
+    def title(self) -> str:
+        ver = f"flashinfer {self.flashinfer_version}" if self.flashinfer_version else "flashinfer version unknown"
+        return f"{self.arch or 'unknown arch'} {self.op} - {self.runner} ({ver})"
+
+
+# --- cells -------------------------------------------------------------------------------------
+
+
+def fmt_int(n: Optional[int]) -> str:
+    return "-" if n is None else f"{n:,}" if abs(n) >= 100_000 else str(n)
+
+
+def fmt_bytes(n: Optional[int]) -> str:
+    return "-" if n is None else f"{n:,} B"
+
+
+def fmt_kib(n: Optional[int]) -> str:
+    return "-" if n is None else f"{n / SMEM_UNIT:.1f}"
+
+
+def fmt_us(seconds: Optional[float]) -> str:
+    if seconds is None:
+        return "-"
+    us = seconds * 1e6
+    return f"{us:.1f}" if us < 1000 else f"{us:,.0f}"
+
+
+def fmt_pct(frac: Optional[float]) -> str:
+    if frac is None:
+        return "-"
+    pct = frac * 100
+    return f"{pct:.1f}" if pct < 10 else f"{pct:.0f}"
+
+
+def fmt_float(x: Optional[float]) -> str:
+    if x is None:
+        return "-"
+    return f"{x:.1f}" if x < 1000 else f"{x:,.0f}"
+
+
+def fmt_tflops(flops_per_s: Optional[float]) -> str:
+    return "-" if flops_per_s is None else f"{flops_per_s / 1e12:,.0f} TFLOP/s"
+
+
+def m_bucket(p: Optional[Problem]) -> str:
+    """'129-256' when the bucket's runtime-M range is known, else '256 (range ?)'."""
+    if p is None:
+        return "?"
+    if p.m_range is not None:
+        lo, hi = p.m_range
+        if lo == hi:
+            return str(lo)
+        return f"{lo}-{hi}"
+    return f"{p.m} (range ?)"
+
+
+def smem_cell(a: Optional[Analysis]) -> str:
+    if a is None or a.smem_bytes is None and a.smem_verdict is None:
+        return "-"
+    size = fmt_kib(a.smem_bytes)
+    mark = {"fits": "fits", "does_not_build": "no-build", "overflows_at_initialize": "OVER"}.get(a.smem_verdict or "", "?")
+    return f"{size} {mark}"
+
+
+def bound_cell(a: Optional[Analysis]) -> str:
+    if a is None or a.bound is None:
+        return "-"
+    return {"memory": "mem", "compute": "comp"}.get(a.bound, a.bound)
+
+
+def tactic_cell(t: object) -> str:
+    if t is None:
+        return "?"
+    if isinstance(t, tuple):
+        s = repr(list(t)) if len(repr(t)) < 24 else repr(list(t))[:21] + "…"
+        return s.replace("'", "")
+    return str(t)
+
+
+def status_cell(ae: AnalyzedEntry) -> str:
+    r = ae.record
+    s = str(r.status)
+    if r.count > 1:
+        s += f" x{r.count}"
+    return s
+
+
+# --- sections ----------------------------------------------------------------------------------
+
+
+def _gpu_line(result: InspectResult, arch: Optional[str]) -> str:
+    for g in result.gpus:
+        if g.arch == arch:
+            return f"modelled on {g.gpu} ({g.how})"
+    return "not modelled"
+
+
+class _Notes:
+    """Numbered footnotes, each text once per section."""
+
+    def __init__(self) -> None:
+        self.items: "OrderedDict[str, int]" = OrderedDict()
+
+    def ref(self, text: str) -> str:
+        n = self.items.setdefault(text, len(self.items) + 1)
+        return f"[{n}]"
+
+    def lines(self) -> list[str]:
+        return [f"[{n}] {t}" for t, n in self.items.items()]
+
+
+def entry_sections(result: InspectResult, *, statuses: Optional[Sequence[Status]] = None) -> list[Section]:
+    """Group entries into sections and render each row; `statuses` filters (e.g. chosen only)."""
+    multi_source = len({ae.record.source for ae in result.entries}) > 1
+    groups: "OrderedDict[tuple, list[AnalyzedEntry]]" = OrderedDict()
+    for ae in result.entries:
+        r = ae.record
+        if statuses is not None and r.status not in statuses:
+            continue
+        key = (r.env.arch or "~", r.op, r.runner, r.env.flashinfer_version or "")
+        groups.setdefault(key, []).append(ae)
+    verdict_by = {(v.arch, v.op): v.text for v in result.verdicts}
+    sources = _source_index(result)
+    sections = []
+    for key in sorted(groups):
+        items = groups[key]
+        arch = items[0].arch
+        has_rank = any(ae.record.rank for ae in items)
+        has_meas = any(ae.record.time_ms is not None for ae in items)
+        headers = list(ENTRY_HEADERS)
+        if has_meas:
+            headers.insert(headers.index("t us*") + 1, "meas us")
+        if has_rank:
+            headers.insert(0, "rank")
+        if multi_source:
+            headers.insert(0, "src")
+        notes = _Notes()
+        sec = Section(
+            arch=arch,
+            op=items[0].record.op,
+            runner=items[0].record.runner,
+            flashinfer_version=items[0].record.env.flashinfer_version,
+            gpu_line=_gpu_line(result, arch),
+            headers=tuple(headers),
+            verdict=verdict_by.get((arch, items[0].record.op)),
+        )
+        items = sorted(items, key=_row_key)
+        for ae in items:
+            sec.rows.append(_entry_row(ae, notes, has_rank=has_rank, has_meas=has_meas, src=sources if multi_source else None))
+            if ae.record.status is Status.CHOSEN:
+                sec.chosen += 1
+        sec.footnotes = notes.lines()
+        sections.append(sec)
+    return sections
+
+
+def _row_key(ae: AnalyzedEntry) -> tuple:
+    p = ae.entry.problem
+    r = ae.record
+    return (
+        p is None,
+        p.m if p else 0,
+        p.n if p else 0,
+        p.k if p else 0,
+        r.rank or "",
+        _STATUS_ORDER.get(r.status, 99),
+        tactic_cell(r.tactic),
+    )
+
+
+def _source_index(result: InspectResult) -> dict[str, int]:
+    idx: dict[str, int] = {}
+    for path, _kind in result.sources:
+        idx.setdefault(path, len(idx) + 1)
+    for ae in result.entries:
+        idx.setdefault(ae.record.source, len(idx) + 1)
+    return idx
+
+
+def source_legend(result: InspectResult) -> list[str]:
+    """'[1] path (kind)' for each input, numbered as the src column refers to them."""
+    kinds = dict(result.sources)
+    return [f"[{i}] {p}" + (f" ({kinds[p]})" if p in kinds else "") for p, i in _source_index(result).items()]
+
+
+def _entry_row(
+    ae: AnalyzedEntry, notes: _Notes, *, has_rank: bool, has_meas: bool, src: Optional[dict[str, int]]
+) -> list[str]:
+    r = ae.record
+    p = ae.entry.problem
+    a = ae.analysis
+    if ae.config is not None:
+        tile = ae.config.label()
+    elif r.status in (Status.COMPILED, Status.NOT_BUILT) and r.detail_dict().get("tile"):
+        tile = "x".join(str(v) for v in r.detail_dict()["tile"]) + " (JIT)"
+    elif isinstance(ae.entry.decode, Undecoded):
+        d = ae.entry.decode
+        word = "n/a" if d.not_a_cutlass_tactic else "undecoded"
+        tile = f"{word} {notes.ref(d.reason)}"
+    else:
+        tile = "?"
+    if p is None and ae.entry.problem_note:
+        m = f"? {notes.ref(ae.entry.problem_note)}"
+    else:
+        m = m_bucket(p)
+    if a is None and ae.config is not None and ae.analysis_note:
+        model_cells = [f"- {notes.ref(ae.analysis_note)}", "-", "-", "-", "-"]
+    else:
+        model_cells = [
+            smem_cell(a),
+            fmt_float(a.intensity_problem) if a else "-",
+            bound_cell(a),
+            fmt_us(a.time_expected_s) if a else "-",
+            fmt_pct(a.eff_compute) if a else "-",
+        ]
+    status = status_cell(ae)
+    if r.status is Status.FAILED and r.error:
+        status += f" {notes.ref(r.error.strip())}"
+    row = [m, fmt_int(p.n) if p else "-", fmt_int(p.k) if p else "-", tactic_cell(r.tactic), tile, status, *model_cells]
+    if has_meas:
+        row.insert(ENTRY_HEADERS.index("t us*") + 1, "-" if r.time_ms is None else f"{r.time_ms * 1000:.1f}")
+    if has_rank:
+        row.insert(0, r.rank or "-")
+    if src is not None:
+        row.insert(0, f"[{src.get(r.source, 0)}]")
+    return row
+
+
+def failure_rows(failures: Sequence[Failure], *, error_width: int = 40) -> list[list[str]]:
+    """One row per aggregated failure: op, tactic, tile, count, short error, reason."""
+    from tiletune.verdicts import short_error
+
+    rows = []
+    for f in sorted(failures, key=lambda f: (f.arch or "~", f.op, -f.count)):
+        tile = f.config.label() if f.config is not None else ("undecoded" if f.tactic is not None else "unidentified")
+        reason = f.reason.summary + (" - passed on a later retry" if f.passed_later else "")
+        rows.append(
+            [
+                f"{f.arch or '?'} {f.op}",
+                tactic_cell(f.tactic),
+                tile,
+                str(f.count),
+                short_error(f.error, error_width) if f.error else "-",
+                reason,
+            ]
+        )
+    return rows
+
+
+def not_tried_line(nt: NotTried, limit: int = 8) -> str:
+    """'sm120 fp4_gemm CutlassFp4GemmRunner 0.6.14: 20 of 32 never tried: 128x64x256 (t3), ...'"""
+    labels = [f"{cfg.label()} (t{i})" for i, cfg in nt.tactics]
+    shown = ", ".join(labels[:limit]) + (f", +{len(labels) - limit} more" if len(labels) > limit else "")
+    total = nt.tried + len(nt.tactics)
+    return f"{nt.arch} {nt.op} {nt.runner} (flashinfer {nt.flashinfer_version}): {len(nt.tactics)} of {total} never tried: {shown}"
+
+
+NOT_TRIED_NOTE = (
+    "'never tried' means no record in these inputs mentions the tactic. A cache stores only the winner per "
+    "bucket, so without the warm-up log these tiles may have been profiled and lost."
+)
+
+
+def legend(result: InspectResult) -> list[str]:
+    """Units and which numbers are model estimates vs measurements."""
+    lines = [
+        "* model values (analytic estimate, not a measurement), evaluated at the top of each M bucket on the GPU named in the section.",
+        "smem KiB*: kernel shared storage (1 KiB = 1024 B) and its fit against the per-block opt-in limit "
+        "(fits / OVER = overflows at initialize / no-build = fewer than 2 pipeline stages).",
+        "FLOP/B*: whole-problem arithmetic intensity; bound*: memory or compute bound on the roofline; "
+        "t us*: expected kernel time in microseconds; eff %*: expected throughput over the GPU's DENSE tensor peak.",
+    ]
+    if any(ae.record.time_ms is not None for ae in result.entries):
+        lines.append("meas us: time measured by the source (autotuner avg_time / TRT-LLM min_time / retry ledger).")
+    lines.append("M bucket: the runtime M range FlashInfer's default bucket mapping sends to the key's M (range ? = unknown).")
+    return lines
+
+
+__all__ = [
+    "ENTRY_HEADERS",
+    "FAILURE_HEADERS",
+    "NOT_TRIED_NOTE",
+    "Section",
+    "entry_sections",
+    "failure_rows",
+    "fmt_bytes",
+    "fmt_float",
+    "fmt_kib",
+    "fmt_pct",
+    "fmt_tflops",
+    "fmt_us",
+    "legend",
+    "m_bucket",
+    "not_tried_line",
+    "source_legend",
+]

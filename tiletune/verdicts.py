@@ -1,0 +1,284 @@
+"""Judgements: why each failure happened, and the one-line verdict per arch and op.
+
+`explain_failure` weighs the evidence (error text, catalog known failures, JIT modules that
+never built) against the shared-memory model. The evidence always wins: when a tactic failed
+but the model says its tile fits, the reason says the cause is not explained by shared memory
+instead of blaming it. `verdicts` condenses entries, failures and never-tried tiles into lines
+like "sm120 fp4_gemm: winners 128x128x256 only; 256x128x128 and 128x256x128 failed 16 times
+(Error Internal)". Pure functions over pipeline records; no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, OrderedDict
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Sequence
+
+from tiletune.archs import arch_family
+from tiletune.records import Status, Undecoded
+
+if TYPE_CHECKING:  # pipeline imports this module lazily; keep the import one-way at run time
+    from tiletune.pipeline import Analysis, AnalyzedEntry, Failure, FailureReason, NotTried, Verdict
+
+# "(kernel needs 111616 bytes of shared memory, device per-block limit is 101376 bytes)" (the
+# 0.7.2.post1 wheel's MXFP8 runner), "requested 102400 bytes ... limit 101376" and similar.
+_SMEM_NEED_LIMIT = re.compile(
+    r"needs?\s+(?P<need>\d[\d,]*)\s*(?:bytes|B)\b[^()\n]*?limit(?:\s+is)?\s+(?P<limit>\d[\d,]*)\s*(?:bytes|B)\b",
+    re.IGNORECASE,
+)
+_SMEM_ALT = re.compile(
+    r"(?:shared memory|smem)[^\d\n]{0,40}(?P<need>\d[\d,]{3,})\s*(?:bytes|B)\b[^\d\n]{0,60}?(?:limit|max(?:imum)?|available)[^\d\n]{0,20}(?P<limit>\d[\d,]{3,})",
+    re.IGNORECASE,
+)
+# Texts that mean "there is no kernel for this tile", from FlashInfer / TRT-LLM dispatchers.
+_NOT_INSTANTIATED = (
+    "unsupported tile",
+    "config is invalid",
+    "not compiled with support",
+    "disabled by fast_build",
+    "unsupported sm90 configuration",
+    "no kernel image",
+    "not instantiated",
+)
+_SMEM_WORDS = ("shared memory", "smem")
+
+
+def _int(text: str) -> int:
+    return int(text.replace(",", ""))
+
+
+def smem_from_text(text: str) -> Optional[tuple[int, int]]:
+    """(need, limit) in bytes when an error text states both, else None."""
+    m = _SMEM_NEED_LIMIT.search(text) or _SMEM_ALT.search(text)
+    if not m:
+        return None
+    return _int(m.group("need")), _int(m.group("limit"))
+
+
+def short_error(text: str, width: int = 60) -> str:
+    """The informative core of an error text: 'Error Internal' out of the runner's long line."""
+    t = " ".join(text.split())
+    if not t:
+        return "no error text"
+    m = re.search(r"Error:\s*([^(.;]+)", t)
+    if m and m.group(1).strip():
+        core = m.group(1).strip()
+    else:
+        core = t
+    return core if len(core) <= width else core[: width - 1].rstrip() + "…"
+
+
+def _fmt_bytes(n: int) -> str:
+    return f"{n:,} B"
+
+
+def explain_failure(
+    *,
+    errors: Sequence[str],
+    analysis: Optional["Analysis"],
+    known_failure: Optional[str] = None,
+    jit_not_built: Optional[str] = None,
+    detail: Optional[Mapping[str, Any]] = None,
+) -> "FailureReason":
+    """The reason behind a failure: error text first, then catalog / JIT facts, then the model.
+
+    `errors` are the distinct error texts, most frequent first; `detail` is the record's detail
+    (a log reader may have parsed `smem_need`/`smem_limit` out of the text already).
+    """
+    from tiletune.pipeline import FailureReason
+
+    text = errors[0] if errors else ""
+    detail = detail or {}
+    model_fits = analysis.fits if analysis is not None else None
+
+    need_limit = None
+    dn, dl = detail.get("smem_need") or detail.get("smem_need_bytes"), detail.get("smem_limit") or detail.get("smem_limit_bytes")
+    if isinstance(dn, int) and isinstance(dl, int):
+        need_limit = (dn, dl)
+    for t in errors:
+        if need_limit is None:
+            need_limit = smem_from_text(t)
+    if need_limit is not None:
+        need, limit = need_limit
+        summary = f"shared memory: needs {_fmt_bytes(need)}, per-block limit {_fmt_bytes(limit)} (from the error text)"
+        if analysis is not None and analysis.smem_bytes is not None:
+            summary += f"; model estimated {_fmt_bytes(analysis.smem_bytes)}"
+        return FailureReason(kind="smem", summary=summary, basis="error text", need_bytes=need, limit_bytes=limit)
+
+    if known_failure:
+        return FailureReason(kind="not_instantiated", summary=f"never instantiated: {known_failure}", basis="catalog")
+    low = text.lower()
+    if any(k in low for k in _NOT_INSTANTIATED):
+        return FailureReason(kind="not_instantiated", summary=f"no kernel for this tile: {short_error(text, 90)}", basis="error text")
+    if jit_not_built:
+        return FailureReason(
+            kind="not_instantiated",
+            summary=f"JIT module {jit_not_built} never finished building; {short_error(text)}",
+            basis="jit workspace",
+        )
+
+    if analysis is not None and analysis.smem_verdict in ("does_not_build", "overflows_at_initialize"):
+        need, limit = analysis.smem_bytes, analysis.smem_limit
+        what = "does not build (fewer than 2 stages)" if analysis.smem_verdict == "does_not_build" else "overflows at initialize"
+        nums = f": needs {_fmt_bytes(need)} > limit {_fmt_bytes(limit)}" if need is not None and limit is not None else ""
+        err = f" ({short_error(text)})" if text else ""
+        return FailureReason(
+            kind="smem",
+            summary=f"shared memory (model): tile {what}{nums}{err}",
+            basis="model",
+            need_bytes=need,
+            limit_bytes=limit,
+        )
+    if model_fits is True:
+        assert analysis is not None
+        fits = ""
+        if analysis.smem_bytes is not None and analysis.smem_limit is not None:
+            fits = f": {_fmt_bytes(analysis.smem_bytes)} fits in {_fmt_bytes(analysis.smem_limit)}"
+        said = f"{short_error(text)}; " if text else ""
+        mentions_smem = any(w in low for w in _SMEM_WORDS)
+        return FailureReason(
+            kind="runtime",
+            summary=f"{said}not explained by shared memory (model says the tile fits{fits})"
+            + ("; the error text mentions shared memory" if mentions_smem else ""),
+            basis="error text" if text else "model",
+            need_bytes=analysis.smem_bytes,
+            limit_bytes=analysis.smem_limit,
+            model_disagrees=True,
+        )
+    if text:
+        return FailureReason(kind="runtime", summary=short_error(text, 90), basis="error text")
+    return FailureReason(kind="unknown", summary="no error text recorded and no model verdict", basis="none")
+
+
+# --- verdicts ----------------------------------------------------------------------------------
+
+
+def _tile_label(cfg: Any) -> str:
+    return cfg.label() if cfg is not None else "?"
+
+
+def _join(labels: Sequence[str], limit: int = 3) -> str:
+    shown = list(labels[:limit])
+    if len(labels) > limit:
+        shown.append(f"{len(labels) - limit} more")
+    if len(shown) == 1:
+        return shown[0]
+    return ", ".join(shown[:-1]) + " and " + shown[-1]
+
+
+def _times(n: int) -> str:
+    return "once" if n == 1 else f"{n} times"
+
+
+def verdicts(
+    analyzed: Sequence["AnalyzedEntry"], failures: Sequence["Failure"], not_tried: Sequence["NotTried"]
+) -> Iterable["Verdict"]:
+    """One verdict per (arch, op) seen in the inputs, sorted by arch then op."""
+    from tiletune.pipeline import Verdict
+
+    keys: "OrderedDict[tuple[Optional[str], str], None]" = OrderedDict()
+    winners: dict[tuple[Optional[str], str], Counter[str]] = {}
+    undecoded: Counter[tuple[Optional[str], str]] = Counter()
+    not_cutlass: Counter[tuple[Optional[str], str]] = Counter()
+    blocked: dict[tuple[Optional[str], str], list[str]] = {}
+    passed: dict[tuple[Optional[str], str], list[str]] = {}
+    for a in analyzed:
+        r = a.record
+        key = (r.env.arch, r.op)
+        keys.setdefault(key, None)
+        d = a.entry.decode
+        if r.status is Status.CHOSEN:
+            if a.config is not None:
+                winners.setdefault(key, Counter())[a.config.label()] += 1
+            elif isinstance(d, Undecoded) and d.not_a_cutlass_tactic:
+                not_cutlass[key] += 1
+            else:
+                undecoded[key] += 1
+        elif r.status is Status.BLOCKED:
+            lbl = a.config.label() if a.config is not None else f"tactic {r.tactic}"
+            if lbl not in blocked.setdefault(key, []):
+                blocked[key].append(lbl)
+        elif r.status is Status.PASSED:
+            lbl = a.config.label() if a.config is not None else f"tactic {r.tactic}"
+            if lbl not in passed.setdefault(key, []):
+                passed[key].append(lbl)
+    fails: dict[tuple[Optional[str], str], list["Failure"]] = {}
+    for f in failures:
+        key = (f.arch, f.op)
+        keys.setdefault(key, None)
+        fails.setdefault(key, []).append(f)
+    nts: dict[tuple[Optional[str], str], list["NotTried"]] = {}
+    for nt in not_tried:
+        for key in keys:
+            if key[1] == nt.op and key[0] is not None and arch_family(key[0]) == arch_family(nt.arch):
+                nts.setdefault(key, []).append(nt)
+
+    for key in sorted(keys, key=lambda k: (k[0] or "~", k[1])):
+        arch, op = key
+        parts: list[str] = []
+        won = winners.get(key, Counter())
+        ranked = sorted(won.items(), key=lambda x: (-x[1], x[0]))
+        if ranked:
+            if len(ranked) == 1:
+                parts.append(f"winners {ranked[0][0]} only")
+            else:
+                parts.append("winners " + _join([f"{lbl} ({n})" for lbl, n in ranked], 4))
+        if not_cutlass[key]:
+            parts.append(f"{not_cutlass[key]} chosen non-CUTLASS tactic(s) (no tile to decode)")
+        if undecoded[key]:
+            parts.append(f"{undecoded[key]} chosen tactic(s) undecoded")
+        flist = fails.get(key, [])
+        failed_total = sum(f.count for f in flist)
+        disagreements = sum(1 for f in flist if f.reason.model_disagrees)
+        # group failures that share a reason so the line stays short
+        by_reason: "OrderedDict[str, list[Failure]]" = OrderedDict()
+        for f in sorted(flist, key=lambda f: -f.count):
+            by_reason.setdefault(_reason_phrase(f), []).append(f)
+        for phrase, group in by_reason.items():
+            labels = [_failure_label(f) for f in group]
+            n = sum(f.count for f in group)
+            parts.append(f"{_join(labels)} failed {_times(n)} ({phrase})")
+        if passed.get(key):
+            parts.append(f"{_join(passed[key])} passed on retry")
+        if blocked.get(key):
+            parts.append(f"{_join(blocked[key])} blocklisted")
+        nt_total = sum(len(nt.tactics) for nt in nts.get(key, []))
+        if nt_total:
+            ev = "no log of the attempts" if all(nt.evidence == "winners only" for nt in nts[key]) else "per the log"
+            parts.append(f"{nt_total} catalog tile(s) never tried ({ev})")
+        if not parts:
+            parts.append("no chosen, failed or blocked tactics recorded")
+        text = f"{arch or 'unknown arch'} {op}: " + "; ".join(parts)
+        yield Verdict(
+            arch=arch,
+            op=op,
+            text=text,
+            winners=tuple(ranked),
+            failed=failed_total,
+            not_tried=nt_total,
+            undecoded=undecoded[key],
+            disagreements=disagreements,
+        )
+
+
+def _failure_label(f: "Failure") -> str:
+    if f.config is not None:
+        return f.config.label()
+    if f.tactic is None:
+        return "unidentified tactics"
+    return f"tactic {f.tactic}"
+
+
+def _reason_phrase(f: "Failure") -> str:
+    r = f.reason
+    if r.kind == "smem" and r.need_bytes is not None and r.limit_bytes is not None:
+        src = "" if r.basis == "error text" else " by the model"
+        err = short_error(f.error) + ": " if f.error else ""
+        return f"{err}shared memory {r.need_bytes:,} B > {r.limit_bytes:,} B{src}"
+    if r.kind == "runtime" and r.model_disagrees:
+        return f"{short_error(f.error)}; not explained by shared memory"
+    if r.kind == "not_instantiated":
+        return "never instantiated"
+    if f.tactic is None and f.error == "":
+        return "INFO summary only; enable debug logs to see which"
+    return short_error(f.error) if f.error else r.summary
