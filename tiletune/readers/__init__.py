@@ -1,0 +1,196 @@
+"""The reader registry: route every input path to the reader module that recognises it.
+
+`read_inputs(paths, ctx)` takes files and directories. A directory is walked (symlinks followed,
+loops cut by device+inode, unrelated files skipped by name before any byte is read); a directory
+a reader claims as a whole (a FlashInfer v2 store, a JIT workspace) is handed to it and not
+walked further. Each file's first 4 KiB go to every module's `sniff()` in registry order, most
+specific first; the first that says yes reads it. Nothing is ever opened for writing.
+
+Bad inputs become `InputProblem`s (one line naming the file, and the key or line), never
+exceptions, so every other input is still read; the CLI exits 2 when any is fatal.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Optional, Sequence, Union
+
+from tiletune.readers.interface import ReadContext
+from tiletune.records import InputProblem, TuningRecord
+
+__all__ = ["ReadOutcome", "read_inputs", "reader_modules"]
+
+# Most specific first: layouts before the generic format, formats with unique markers before
+# the v1 cache (whose sniff is the loosest JSON test), logs last (they accept free text).
+_READER_NAMES = (
+    "flashinfer_v2",
+    "jit_workspace",
+    "trtllm",
+    "blocklist",
+    "ledger",
+    "sglang",
+    "vllm",
+    "flashinfer_v1",
+    "logs",
+)
+_HEAD_BYTES = 4096
+_MAX_DEPTH = 40
+# While walking a directory only these names are opened at all (a JIT workspace holds thousands
+# of object files); a file named on the command line is always looked at.
+_WALK_SUFFIXES = frozenset((".json", ".jsonl", ".log", ".txt", ".out", ".err"))
+_TEMP_PREFIXES = (".autotuner_", ".autotune_", ".tmp")
+
+Item = Union[TuningRecord, InputProblem]
+
+
+@dataclass(frozen=True)
+class ReadOutcome:
+    """Everything read from the inputs: records, problems, and (path, reader kind) of each input used."""
+
+    records: tuple[TuningRecord, ...]
+    problems: tuple[InputProblem, ...]
+    sources: tuple[tuple[str, str], ...]
+
+
+_modules: Optional[tuple[ModuleType, ...]] = None
+
+
+def reader_modules() -> tuple[ModuleType, ...]:
+    """The reader modules that exist, in routing order."""
+    global _modules
+    if _modules is None:
+        found = []
+        for name in _READER_NAMES:
+            try:
+                found.append(importlib.import_module(f"tiletune.readers.{name}"))
+            except ModuleNotFoundError as e:
+                # TODO(lead): require all readers once landed
+                if e.name != f"tiletune.readers.{name}":
+                    raise
+        _modules = tuple(found)
+    return _modules
+
+
+def _head(path: Path) -> Union[bytes, InputProblem]:
+    try:
+        with open(path, "rb") as f:
+            return f.read(_HEAD_BYTES)
+    except PermissionError:
+        return InputProblem(str(path), f"{path}: cannot read it (permission denied)")
+    except IsADirectoryError:
+        return b""
+    except OSError as e:
+        return InputProblem(str(path), f"{path}: cannot read it ({e.strerror or e})")
+
+
+def _route(path: Path, head: bytes) -> Optional[ModuleType]:
+    for mod in reader_modules():
+        if mod.sniff(path, head):
+            return mod
+    return None
+
+
+def _describe_unknown(path: Path, head: bytes) -> str:
+    if not head:
+        return f"{path}: empty file, nothing to read"
+    if b"\x00" in head:
+        return f"{path}: binary file, not a cache, log or blocklist tiletune reads"
+    return f"{path}: not a format tiletune reads (FlashInfer v1/v2 cache, SGLang/vLLM/TensorRT-LLM cache, log, blocklist, ledger)"
+
+
+class _Collector:
+    def __init__(self, ctx: ReadContext) -> None:
+        self.ctx = ctx
+        self.records: list[TuningRecord] = []
+        self.problems: list[InputProblem] = []
+        self.sources: list[tuple[str, str]] = []
+
+    def run(self, mod: ModuleType, path: Path) -> None:
+        self.sources.append((str(path), mod.KIND))
+        records, problems = self.records, self.problems
+        try:
+            for item in mod.read(path, self.ctx):
+                (records if isinstance(item, TuningRecord) else problems).append(item)
+        except OSError as e:  # a file vanished or lost permission mid-read
+            problems.append(InputProblem(str(path), f"{path}: read failed ({e.strerror or e})"))
+
+    def file(self, path: Path, explicit: bool) -> None:
+        head = _head(path)
+        if isinstance(head, InputProblem):
+            if explicit:
+                self.problems.append(head)
+            else:  # an unreadable file in a walked directory matters only if it was a cache
+                self.problems.append(InputProblem(head.source, head.message, fatal=False))
+            return
+        mod = _route(path, head)
+        if mod is None and explicit and path.suffix == ".json" and head.lstrip()[:1] in (b"{", b"["):
+            # JSON the sniffers do not recognise: the v1 reader says precisely what is wrong with it
+            mod = next((m for m in reader_modules() if m.__name__.endswith(".flashinfer_v1")), None)
+        if mod is None:
+            if explicit:
+                self.problems.append(InputProblem(str(path), _describe_unknown(path, head)))
+            return
+        self.run(mod, path)
+
+    def directory(self, root: Path) -> None:
+        seen: set[tuple[int, int]] = set()
+        before = len(self.sources)
+        self._walk(root, seen, 0)
+        if len(self.sources) == before:
+            self.problems.append(InputProblem(str(root), f"{root}: no cache, log or blocklist found in this directory", fatal=False))
+
+    def _walk(self, d: Path, seen: set[tuple[int, int]], depth: int) -> None:
+        try:
+            st = d.stat()
+        except OSError:
+            return
+        if (st.st_dev, st.st_ino) in seen or depth > _MAX_DEPTH:
+            return  # a symlink loop, or a second way into a directory already read
+        seen.add((st.st_dev, st.st_ino))
+        mod = _route(d, b"")
+        if mod is not None:
+            self.run(mod, d)
+            return
+        try:
+            entries = sorted(os.scandir(d), key=lambda e: e.name)
+        except PermissionError:
+            self.problems.append(InputProblem(str(d), f"{d}: cannot list it (permission denied); skipped", fatal=False))
+            return
+        except OSError:
+            return
+        subdirs = []
+        for e in entries:
+            if e.name.startswith(_TEMP_PREFIXES) or e.name.endswith((".tmp", ".lock")):
+                continue
+            try:
+                mode = e.stat().st_mode  # follows symlinks; a dangling one raises
+            except OSError:
+                continue
+            if stat.S_ISDIR(mode):
+                subdirs.append(Path(e.path))
+            elif stat.S_ISREG(mode) and os.path.splitext(e.name)[1] in _WALK_SUFFIXES:
+                self.file(Path(e.path), explicit=False)
+        for s in subdirs:
+            self._walk(s, seen, depth + 1)
+
+
+def read_inputs(paths: Sequence[Union[str, Path]], ctx: ReadContext) -> ReadOutcome:
+    """Read every input; files are routed by sniffing, directories walked. Never raises for bad input."""
+    c = _Collector(ctx)
+    for p in paths:
+        path = Path(p)
+        if path.is_dir():
+            c.directory(path)
+        elif path.exists():
+            c.file(path, explicit=True)
+        elif path.is_symlink():
+            c.problems.append(InputProblem(str(path), f"{path}: broken symbolic link"))
+        else:
+            c.problems.append(InputProblem(str(path), f"{path}: no such file or directory"))
+    return ReadOutcome(records=tuple(c.records), problems=tuple(c.problems), sources=tuple(c.sources))
+

@@ -1,0 +1,93 @@
+"""Where servers leave autotune caches, logs and blocklists: the default places `inspect` looks.
+
+Each place comes from the writer's own code (see the reader modules for the layouts):
+- FlashInfer: FLASHINFER_WORKSPACE_BASE (default ~) / .cache/flashinfer, holding the JIT
+  workspaces <version>/<arch>/ (flashinfer/jit/env.py) and the managed store root
+  autotune/ (FLASHINFER_AUTOTUNE_CACHE_DIR overrides it); FLASHINFER_TACTICS_BLOCKLIST names a file.
+- vLLM: VLLM_FLASHINFER_AUTOTUNE_CACHE_DIR, else VLLM_CACHE_ROOT (default
+  $XDG_CACHE_HOME/vllm or ~/.cache/vllm) / flashinfer_autotune_cache.
+- SGLang: SGLANG_CACHE_DIR (default ~/.cache/sglang) / flashinfer/autotune.
+- TensorRT-LLM: TLLM_AUTOTUNER_CACHE_PATH (a file; older releases wrote <stem>.rank<N>.json beside it).
+Nothing here reads a file; `searched` lists every place with what was found, so an empty
+result can say where it looked.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+_VERSION_DIR = re.compile(r"^\d+\.\d+")
+
+
+@dataclass(frozen=True)
+class Discovery:
+    """Existing places to read, and a line per place looked at ("LABEL: PATH (found|absent)")."""
+
+    paths: tuple[Path, ...]
+    searched: tuple[str, ...]
+
+
+def _expand(value: str, home: Path) -> Path:
+    return Path(home / value[2:]) if value.startswith("~/") else Path(value)
+
+
+def discover(env: Mapping[str, str] = os.environ, home: Path = Path.home()) -> Discovery:
+    """The default cache/log/blocklist locations that exist under `env` and `home`."""
+    found: list[Path] = []
+    searched: list[str] = []
+
+    def look(label: str, path: Path) -> None:
+        exists = path.exists()
+        searched.append(f"{label}: {path} ({'found' if exists else 'absent'})")
+        if exists and path not in found:
+            found.append(path)
+
+    fi_base = _expand(env["FLASHINFER_WORKSPACE_BASE"], home) if env.get("FLASHINFER_WORKSPACE_BASE") else home
+    fi_cache = fi_base / ".cache" / "flashinfer"
+    if env.get("FLASHINFER_AUTOTUNE_CACHE_DIR"):
+        look("FLASHINFER_AUTOTUNE_CACHE_DIR", _expand(env["FLASHINFER_AUTOTUNE_CACHE_DIR"], home))
+    else:
+        look("FlashInfer managed store (default)", fi_cache / "autotune")
+    # JIT workspaces (<version>/<arch>/: flashinfer_jit.log, cached_ops/) for the jit/log readers
+    workspaces = []
+    if fi_cache.is_dir():
+        for vdir in sorted(fi_cache.iterdir()):
+            if vdir.is_dir() and _VERSION_DIR.match(vdir.name):
+                workspaces += [a for a in sorted(vdir.iterdir()) if a.is_dir()]
+    label = "FLASHINFER_WORKSPACE_BASE JIT workspaces" if env.get("FLASHINFER_WORKSPACE_BASE") else "FlashInfer JIT workspaces"
+    if workspaces:
+        for w in workspaces:
+            look(label, w)
+    else:
+        searched.append(f"{label}: {fi_cache}/<version>/<arch> (absent)")
+    if env.get("FLASHINFER_TACTICS_BLOCKLIST"):
+        look("FLASHINFER_TACTICS_BLOCKLIST", _expand(env["FLASHINFER_TACTICS_BLOCKLIST"], home))
+
+    if env.get("VLLM_FLASHINFER_AUTOTUNE_CACHE_DIR"):
+        look("VLLM_FLASHINFER_AUTOTUNE_CACHE_DIR", _expand(env["VLLM_FLASHINFER_AUTOTUNE_CACHE_DIR"], home))
+    if env.get("VLLM_CACHE_ROOT"):
+        vllm_root, vlabel = _expand(env["VLLM_CACHE_ROOT"], home), "VLLM_CACHE_ROOT"
+    elif env.get("XDG_CACHE_HOME"):
+        vllm_root, vlabel = _expand(env["XDG_CACHE_HOME"], home) / "vllm", "vLLM cache (XDG_CACHE_HOME)"
+    else:
+        vllm_root, vlabel = home / ".cache" / "vllm", "vLLM cache (default)"
+    look(vlabel, vllm_root / "flashinfer_autotune_cache")
+
+    if env.get("SGLANG_CACHE_DIR"):
+        look("SGLANG_CACHE_DIR", _expand(env["SGLANG_CACHE_DIR"], home) / "flashinfer" / "autotune")
+    else:
+        look("SGLang cache (default)", home / ".cache" / "sglang" / "flashinfer" / "autotune")
+
+    if env.get("TLLM_AUTOTUNER_CACHE_PATH"):
+        p = _expand(env["TLLM_AUTOTUNER_CACHE_PATH"], home)
+        look("TLLM_AUTOTUNER_CACHE_PATH", p)
+        if p.parent.is_dir():  # per-rank files of TensorRT-LLM releases before #10336
+            for r in sorted(p.parent.glob(f"{p.stem}.rank*.json")):
+                look("TLLM_AUTOTUNER_CACHE_PATH per-rank", r)
+    else:
+        searched.append("TLLM_AUTOTUNER_CACHE_PATH: (unset; TensorRT-LLM has no default cache file)")
+    return Discovery(paths=tuple(found), searched=tuple(searched))

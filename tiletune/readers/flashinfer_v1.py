@@ -1,0 +1,306 @@
+"""FlashInfer's v1 JSON autotuner cache: one file, `{"_metadata": …, "<key>": [runner, tactic(, policy)], …}`.
+
+Format, as `AutoTuner.save_configs` writes it (flashinfer/autotuner.py v0.6.7-v0.6.14,
+flashinfer/autotuner/autotuner.py since v0.6.15, and the 0.7.x wheels):
+- `_metadata`: the writer's environment (flashinfer_version, cuda_version, cublas_version,
+  cudnn_version, gpu; cudnn_frontend_version since v0.6.11; cutlass_dsl_version in 0.7.2).
+- every other key is `str((op, runner, profile))` (v0.6.7-0.6.12) or `str((op, runner, profile,
+  extras))` (v0.6.13+), sorted; the value is `[runner, tactic]`, and in 0.7.2 wheels
+  `[runner, tactic, ["cuda_graph_profile_replays", n|null, "l2_cache_policy", "cold"|"hot"]]`.
+- `_records` (v0.6.18rc2+): namespaced records; `trtllm_moe_da` holds distribution-aware MoE plans
+  whose `bodies`/`eager_body` carry `{"tile_n", "tactic"}` pairs.
+- `_generation` (v0.6.18rc2+): a sha256 of the rest, used for write conflicts only.
+
+This module also owns what every JSON reader needs: the size guard (`load_json`) and the path
+hints (`PathHints`) the SGLang/vLLM layout modules pass in. Every cache entry is a CHOSEN record.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Optional, Union
+
+from tiletune.readers.interface import ReadContext
+from tiletune.readers.keyparse import KeyParseError, KeyParser
+from tiletune.records import Environment, InputProblem, Status, TuningRecord, freeze
+
+KIND = "flashinfer-v1"
+
+_METADATA, _RECORDS, _GENERATION = "_metadata", "_records", "_generation"
+_RESERVED = frozenset((_METADATA, _RECORDS, _GENERATION))
+_UNKNOWN = (None, "", "unknown", "None", "*")
+
+# A JSON cache is parsed whole; Python needs roughly 8-10x the file size to hold the parsed
+# tree. Real caches are far below this (50,000 entries with policies are about 25 MB).
+DEFAULT_MAX_JSON_MB = 256
+LEGACY_CUDNN_NOTE = (
+    "integer cuDNN tactic (a plan index from before FlashInfer 0.6.16); FlashInfer >= 0.6.16 "
+    "drops such entries on load and re-tunes them"
+)
+
+Item = Union[TuningRecord, InputProblem]
+
+
+@dataclass(frozen=True)
+class PathHints:
+    """What a cache's location says about it (SGLang / vLLM layouts); used when `_metadata` is silent."""
+
+    layout: str  # "sglang", "vllm", "trtllm", ...
+    flashinfer_version: Optional[str] = None
+    arch: Optional[str] = None
+    rank: Optional[str] = None
+
+
+def max_json_bytes() -> int:
+    """The size limit for JSON inputs (env TILETUNE_MAX_JSON_MB overrides the default)."""
+    try:
+        mb = float(os.environ.get("TILETUNE_MAX_JSON_MB", DEFAULT_MAX_JSON_MB))
+    except ValueError:
+        mb = DEFAULT_MAX_JSON_MB
+    return int(mb * 1024 * 1024)
+
+
+def load_json(path: Path) -> Union[Any, InputProblem]:
+    """Parse a JSON file read-only, or return the one-line reason it cannot be used."""
+    try:
+        size = path.stat().st_size
+        limit = max_json_bytes()
+        if size > limit:
+            return InputProblem(
+                str(path),
+                f"{path}: {size / 2**20:.0f} MiB JSON file is over tiletune's {limit / 2**20:.0f} MiB "
+                "limit for caches (parsing it would need about 10x that in memory); set "
+                "TILETUNE_MAX_JSON_MB to raise the limit",
+            )
+        with open(path, "rb") as f:
+            data = f.read()
+    except PermissionError:
+        return InputProblem(str(path), f"{path}: cannot read it (permission denied)")
+    except OSError as e:
+        return InputProblem(str(path), f"{path}: cannot read it ({e.strerror or e})")
+    if b"\x00" in data[:4096]:
+        return InputProblem(str(path), f"{path}: binary file, not a JSON cache")
+    try:
+        return json.loads(data)
+    except UnicodeDecodeError:
+        return InputProblem(str(path), f"{path}: not UTF-8 text, not a JSON cache")
+    except json.JSONDecodeError as e:
+        hint = " (the file ends early: truncated?)" if e.pos >= len(data.rstrip()) else ""
+        return InputProblem(str(path), f"{path}: invalid JSON at line {e.lineno} column {e.colno}: {e.msg}{hint}")
+
+
+def sniff(path: Path, head: bytes) -> bool:
+    """A JSON object with `_metadata` or a tuple-shaped key, that is not a blocklist or TRT-LLM cache."""
+    h = head.lstrip()
+    if not h.startswith(b"{"):
+        return False
+    if b'"invalid_tactics"' in head or b'"cache_data"' in head:
+        return False
+    return b'"_metadata"' in head or b"\"('" in head
+
+
+def read(path: Path, ctx: ReadContext) -> Iterator[Item]:
+    """Read a v1 cache anywhere on disk (no layout hints)."""
+    return read_with_hints(path, ctx, None)
+
+
+def read_with_hints(path: Path, ctx: ReadContext, hints: Optional[PathHints], kind: str = KIND) -> Iterator[Item]:
+    """Read a v1 cache; `hints` fill in version/arch/rank that `_metadata` lacks."""
+    obj = load_json(path)
+    if isinstance(obj, InputProblem):
+        yield obj
+        return
+    yield from read_object(path, obj, ctx, hints, kind)
+
+
+def _metadata_env(
+    path: Path, meta: Any, ctx: ReadContext, hints: Optional[PathHints], problems: list[InputProblem]
+) -> Environment:
+    """Environment from `_metadata`, falling back on the path; notes what is missing."""
+    src = str(path)
+    if meta is None:
+        meta = {}
+        if not (hints and hints.flashinfer_version):
+            problems.append(InputProblem(src, f"{path}: no _metadata: FlashInfer version and GPU are unknown "
+                                              "(pass --flashinfer-version and --arch to decode tactics)", fatal=False))
+    elif not isinstance(meta, dict):
+        problems.append(InputProblem(src, f"{path}: _metadata is a {type(meta).__name__}, not an object; ignored", fatal=False))
+        meta = {}
+    version = meta.get("flashinfer_version")
+    version_source = "metadata.flashinfer_version"
+    if version in _UNKNOWN or not isinstance(version, str):
+        if meta and not (hints and hints.flashinfer_version):
+            problems.append(InputProblem(src, f"{path}: _metadata.flashinfer_version is {version!r}; version unknown", fatal=False))
+        version, version_source = (hints.flashinfer_version, "path") if hints and hints.flashinfer_version else (None, None)
+    gpu = meta.get("gpu")
+    gpu = gpu if isinstance(gpu, str) and gpu not in _UNKNOWN else None
+    cuda = meta.get("cuda_version")
+    arch, arch_source = (hints.arch, "path") if hints and hints.arch else (None, None)
+    return ctx.environment(
+        flashinfer_version=version,
+        gpu=gpu,
+        arch=arch,
+        arch_source=arch_source,
+        version_source=version_source,
+        cuda_version=cuda if isinstance(cuda, str) and cuda not in _UNKNOWN else None,
+        metadata=tuple(sorted((str(k), str(v)) for k, v in meta.items())),
+    )
+
+
+def policy_detail(policy: Any) -> Any:
+    """`["cuda_graph_profile_replays", 1, "l2_cache_policy", "cold"]` -> sorted name/value pairs."""
+    if isinstance(policy, list) and len(policy) % 2 == 0 and all(isinstance(k, str) for k in policy[::2]):
+        return tuple(sorted(zip(policy[::2], (freeze(v) for v in policy[1::2]))))
+    return freeze(policy)
+
+
+def read_object(path: Path, obj: Any, ctx: ReadContext, hints: Optional[PathHints], kind: str = KIND) -> Iterator[Item]:
+    """Turn a parsed v1 cache object into records and problems."""
+    src = str(path)
+    if not isinstance(obj, dict):
+        yield InputProblem(src, f"{path}: top level is a JSON {_json_type(obj)}, expected an object of cache entries")
+        return
+    problems: list[InputProblem] = []
+    env = _metadata_env(path, obj.get(_METADATA), ctx, hints, problems)
+    yield from problems
+    rank = hints.rank if hints else None
+    parser = KeyParser()
+    policies: dict[str, Any] = {}
+    n_entries = 0
+    for key, value in obj.items():
+        if key in _RESERVED:
+            continue
+        n_entries += 1
+        try:
+            pk = parser.parse(key)
+        except KeyParseError as e:
+            yield InputProblem(src, f"{path}: key {_short(key)}: cannot parse it ({e}); entry skipped", fatal=False)
+            continue
+        if not (isinstance(value, list) and len(value) in (2, 3) and isinstance(value[0], str)):
+            yield InputProblem(src, f"{path}: key {_short(key)}: value {_short(json.dumps(value))} is not "
+                                    "[runner, tactic] or [runner, tactic, policy]; entry skipped", fatal=False)
+            continue
+        tactic = value[1]
+        if tactic.__class__ is list:
+            tactic = freeze(tactic)
+        detail: list[tuple[str, Any]] = []
+        if len(value) == 3:
+            pkey = json.dumps(value[2])
+            if pkey not in policies:
+                policies[pkey] = policy_detail(value[2])
+            detail.append(("profiling_policy", policies[pkey]))
+        if value[0] != pk.runner:
+            detail.append(("value_runner", value[0]))
+        if pk.runner.startswith("Cudnn") and type(tactic) is int and tactic >= 0:
+            detail.append(("legacy_cudnn_tactic", LEGACY_CUDNN_NOTE))
+        if hints is not None and hints.layout != kind:
+            detail.append(("layout", hints.layout))
+        detail.sort()
+        yield TuningRecord(
+            source=src,
+            source_kind=KIND,
+            op=pk.op,
+            runner=pk.runner,
+            tactic=tactic,
+            status=Status.CHOSEN,
+            env=env,
+            shapes=pk.shapes,
+            extras=pk.extras,
+            raw_key=key,
+            rank=rank,
+            detail=tuple(detail),
+        )
+    if _RECORDS in obj:
+        yield from _namespaced_records(path, obj[_RECORDS], env, rank)
+    elif n_entries == 0:
+        yield InputProblem(src, f"{path}: no cache entries (only {', '.join(sorted(k for k in obj if k in _RESERVED)) or 'an empty object'})", fatal=False)
+
+
+def _namespaced_records(path: Path, records: Any, env: Environment, rank: Optional[str]) -> Iterator[Item]:
+    """`_records.trtllm_moe_da`: one CHOSEN record per (tile_n, tactic) body a plan carries."""
+    src = str(path)
+    if not isinstance(records, dict):
+        yield InputProblem(src, f"{path}: _records is a JSON {_json_type(records)}, expected an object; ignored", fatal=False)
+        return
+    for namespace, table in records.items():
+        if not isinstance(table, dict):
+            yield InputProblem(src, f"{path}: _records.{namespace} is not an object; ignored", fatal=False)
+            continue
+        without_tactic = 0
+        for record_key, record in table.items():
+            try:
+                op_key = json.loads(record_key)
+            except ValueError:
+                op_key = {}
+            op_key = op_key if isinstance(op_key, dict) else {}
+            op = op_key.get("custom_op") if isinstance(op_key.get("custom_op"), str) else namespace
+            runner = _runner_class(op_key.get("runner_identity"))
+            bodies = []
+            if isinstance(record, dict):
+                for role, body in [("eager_body", record.get("eager_body"))] + [
+                    ("body", b) for b in (record.get("bodies") or [] if isinstance(record.get("bodies"), list) else [])
+                ]:
+                    if isinstance(body, dict) and "tactic" in body:
+                        bodies.append((role, body))
+            if not bodies:
+                without_tactic += 1
+                continue
+            shapes = freeze([s for s, _dtype in op_key.get("input_identity", [])]) if _is_identity(op_key.get("input_identity")) else None
+            base = [("namespace", namespace), ("record_key", record_key)]
+            for name in ("num_tokens", "num_experts", "num_local_experts", "local_expert_offset", "top_k"):
+                if name in op_key:
+                    base.append((name, op_key[name]))
+            if isinstance(record, dict) and "policy" in record:
+                base.append(("da_policy", freeze(record["policy"])))
+            seen = set()
+            for role, body in bodies:
+                tactic = (freeze(body.get("tile_n")), freeze(body["tactic"]))
+                if tactic in seen:
+                    continue
+                seen.add(tactic)
+                yield TuningRecord(
+                    source=src, source_kind=KIND, op=op, runner=runner, tactic=tactic, status=Status.CHOSEN,
+                    env=env, shapes=shapes, rank=rank, detail=tuple(sorted(base + [("da_body", role)])),
+                )
+        if without_tactic:
+            yield InputProblem(src, f"{path}: _records.{namespace}: {without_tactic} record(s) carry no tactic "
+                                    "(fallback plans); counted, not listed", fatal=False)
+
+
+def _is_identity(v: Any) -> bool:
+    return isinstance(v, list) and all(isinstance(x, list) and len(x) == 2 for x in v)
+
+
+def _runner_class(identity: Any) -> str:
+    """`runner_identity` is compact JSON `{"class": ..., "fields": ...}`; the class name is the runner."""
+    if isinstance(identity, str):
+        try:
+            cls = json.loads(identity).get("class")
+            if isinstance(cls, str):
+                return cls.rsplit(".", 1)[-1]
+        except (ValueError, AttributeError):
+            pass
+    return "unknown"
+
+
+def _json_type(v: Any) -> str:
+    return {list: "array", dict: "object", str: "string", bool: "boolean", type(None): "null"}.get(
+        type(v), "number" if isinstance(v, (int, float)) else type(v).__name__
+    )
+
+
+def _short(text: str, limit: int = 160) -> str:
+    """A key as it appears in a message: quoted, shortened in the middle when very long."""
+    r = repr(text)
+    return r if len(r) <= limit else r[: limit // 2] + " ... " + r[-limit // 2 :]
+
+
+def finite_or_none(x: Any) -> Optional[float]:
+    """A JSON number as float, None for non-numbers and inf/nan (TRT-LLM stores inf for 'never timed')."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return None
+    return float(x) if math.isfinite(x) else None

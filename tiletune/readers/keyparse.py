@@ -1,0 +1,284 @@
+"""Parse an autotuner cache key string back into its parts, without eval.
+
+FlashInfer writes each cache key as Python's `str()` of a tuple:
+`(custom_op, runner_class, nearest_profile)` in v0.6.7-0.6.12 and
+`(custom_op, runner_class, nearest_profile, extras)` since v0.6.13
+(flashinfer/autotuner.py `save_configs`; later `ProfilingCacheKey.file_key`). TensorRT-LLM's own
+autotuner writes `(custom_op, runner_class, runner_hash, nearest_profile)`. The text is not a
+Python literal once `extras` holds a dtype (`torch.float8_e4m3fn`) or an enum
+(`ActivationType.Swiglu`), and it must never be evaluated.
+
+Two paths, same result:
+- fast: the key is checked against a token grammar with one C-level regex, rewritten into JSON
+  text (tuples -> arrays, bare dotted names -> strings) and handed to `json.loads`;
+- exact: a small hand-written tokenizer + recursive-descent parser, used when the fast path's
+  preconditions fail (strings holding quotes, commas or brackets) so nothing is mis-read.
+Bare names come back as `Name` (a str subclass) so callers can tell `torch.bfloat16` from the
+string `'torch.bfloat16'`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, NamedTuple, Optional, Tuple
+
+
+class KeyParseError(ValueError):
+    """The key text is not a tuple literal of the expected shape."""
+
+
+class Name(str):
+    """A bare identifier found in a key (`torch.bfloat16`, `ActivationType.Swiglu`, `inf`)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:  # shows as written in the key, not quoted
+        return str.__str__(self)
+
+
+class ParsedKey(NamedTuple):
+    """A FlashInfer cache key: `shapes` is the bucketed profile, `extras` None for 3-part keys.
+
+    A NamedTuple rather than a dataclass: tens of thousands are built per cache, and this is
+    the cheapest immutable record Python has.
+    """
+
+    op: str
+    runner: str
+    shapes: Tuple[Any, ...]
+    extras: Optional[Tuple[Any, ...]]
+
+
+# --- fast path -----------------------------------------------------------------------------------
+# Every token a FlashInfer key may hold, with strings restricted to characters that cannot be
+# confused with structure. A key that does not match goes to the exact parser instead.
+_FAST_GRAMMAR = re.compile(
+    r"(?:[\s(),\[\]]+|-?\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|'[^'\"\\(),\[\]]*'|[A-Za-z_][\w.]*)*"
+)
+# Bare names in a value position (after "(", "[" or ", "), other than the three constants.
+_BARE_NAME = re.compile(r"(?<=[(\[ ])(?!(?:True|False|None)(?=[,)\]]))([A-Za-z_][\w.]*)(?=[,)\]])")
+_CONSTS = (
+    (re.compile(r"(?<=[(\[ ])True(?=[,)\]])"), "true"),
+    (re.compile(r"(?<=[(\[ ])False(?=[,)\]])"), "false"),
+    (re.compile(r"(?<=[(\[ ])None(?=[,)\]])"), "null"),
+)
+_NAME_MARK = "\ue000"  # (private-use char) prefixed to bare names inside the JSON text so they come back as Name
+
+
+def _fast(text: str) -> Any:
+    """JSON rewrite of a simple key; returns nested lists, or raises ValueError."""
+    if _FAST_GRAMMAR.fullmatch(text) is None:
+        raise ValueError("needs the exact parser")
+    s = text.replace("'", '"')
+    # The grammar keeps ",()[]" out of strings, so these lookarounds can only match outside them.
+    s, n = _BARE_NAME.subn('"' + _NAME_MARK + r'\1"', s)
+    has_names = n > 0
+    for pattern, repl in _CONSTS:
+        s = pattern.sub(repl, s)
+    s = s.replace("(", "[").replace(")", "]").replace(",]", "]")
+    value = json.loads(s)
+    return _tuplify_marked(value) if has_names else _tuplify(value)
+
+
+def _tuplify(value: Any) -> Any:
+    """Nested lists -> nested tuples (the key only ever holds tuples)."""
+    if value.__class__ is list:
+        return tuple([_tuplify(v) if v.__class__ is list else v for v in value])
+    return value
+
+
+def _tuplify_marked(value: Any) -> Any:
+    """As `_tuplify`, and turn marked strings back into `Name`s."""
+    if value.__class__ is list:
+        return tuple(_tuplify_marked(v) for v in value)
+    if value.__class__ is str and value.startswith(_NAME_MARK):
+        return Name(value[1:])
+    return value
+
+
+# --- exact path ----------------------------------------------------------------------------------
+_TOKEN = re.compile(
+    r"""\s*(?:
+        (?P<num>-?\d+(?:\.\d*)?(?:[eE][+-]?\d+)?)
+      | (?P<str>'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")
+      | (?P<name>[A-Za-z_][\w.]*)
+      | (?P<punct>[()\[\],])
+    )""",
+    re.VERBOSE,
+)
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "0": "\0"}
+
+
+def _unquote(tok: str) -> str:
+    body = tok[1:-1]
+    if "\\" not in body:
+        return body
+    out, i = [], 0
+    while i < len(body):
+        c = body[i]
+        if c == "\\" and i + 1 < len(body):
+            out.append(_ESCAPES.get(body[i + 1], "\\" + body[i + 1]))
+            i += 2
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def _tokens(text: str) -> list[tuple[str, str]]:
+    pos, out = 0, []
+    end = len(text.rstrip())
+    while pos < end:
+        m = _TOKEN.match(text, pos)
+        if m is None:
+            raise KeyParseError(f"unexpected character {text[pos:pos + 1]!r} at offset {pos}")
+        kind = m.lastgroup
+        assert kind is not None
+        out.append((kind, m.group(kind)))
+        pos = m.end()
+    return out
+
+
+def _exact(text: str) -> Any:
+    toks = _tokens(text)
+    value, i = _parse_value(toks, 0)
+    if i != len(toks):
+        raise KeyParseError(f"trailing text after the tuple (token {toks[i][1]!r})")
+    return value
+
+
+def _parse_value(toks: list[tuple[str, str]], i: int) -> tuple[Any, int]:
+    if i >= len(toks):
+        raise KeyParseError("key ends early")
+    kind, tok = toks[i]
+    if kind == "num":
+        return (float(tok) if any(c in tok for c in ".eE") else int(tok)), i + 1
+    if kind == "str":
+        return _unquote(tok), i + 1
+    if kind == "name":
+        const = {"True": True, "False": False, "None": None}
+        return (const[tok] if tok in const else Name(tok)), i + 1
+    if tok in "([":
+        close = ")" if tok == "(" else "]"
+        items: list[Any] = []
+        i += 1
+        while True:
+            if i >= len(toks):
+                raise KeyParseError(f"unclosed {tok!r}")
+            if toks[i][1] == close:
+                return (tuple(items) if close == ")" else list(items)), i + 1
+            item, i = _parse_value(toks, i)
+            items.append(item)
+            if i < len(toks) and toks[i][1] == ",":
+                i += 1
+            elif i < len(toks) and toks[i][1] != close:
+                raise KeyParseError(f"expected ',' or {close!r}, got {toks[i][1]!r}")
+    raise KeyParseError(f"unexpected {tok!r}")
+
+
+# --- structural fast path -----------------------------------------------------------------------
+# FlashInfer keys are `('op', 'Runner', ((d, d), (d,), (), ...)[, extras])`: the profile is a tuple
+# of flat int tuples, one per input. Consecutive buckets of one GEMM differ only in M, and every
+# bucket of an op repeats the same extras, so pieces are parsed once per file and looked up after.
+_SHAPE_CHARS = str.maketrans("", "", "0123456789-, ()")
+_MEMO_LIMIT = 200_000
+
+
+class KeyParser:
+    """Parses keys with memoised pieces; one instance per file keeps memory bounded."""
+
+    def __init__(self) -> None:
+        self._dims: dict[str, Tuple[int, ...]] = {}
+        self._extras: dict[str, Any] = {}
+
+    def parse(self, text: str) -> ParsedKey:
+        """Split a cache key into op, runner, shapes and extras (None for 3-part keys).
+
+        Raises KeyParseError (a ValueError) naming what is wrong.
+        """
+        fast = self._structural(text)
+        return fast if fast is not None else _from_value(parse_literal(text))
+
+    def _structural(self, text: str) -> Optional[ParsedKey]:
+        """The common layout, by string slicing; None means "use the general parser"."""
+        if not (text.startswith("('") and text.endswith(")")) or '"' in text or "\\" in text:
+            return None  # (a quote or escape inside a string: only the general parser is exact)
+        a = text.find("', '", 2)
+        if a < 0:
+            return None
+        b = text.find("', (", a + 4)
+        if b < 0:
+            return None
+        op, runner = text[2:a], text[a + 4 : b]
+        if "'" in op or "'" in runner:
+            return None
+        rest = text[b + 3 :]  # "((...), ...)[, extras])"
+        end = rest.find("))")
+        if not rest.startswith("((") or end < 0:
+            return None
+        seg = rest[: end + 2]
+        if seg.translate(_SHAPE_CHARS) or seg.count("(") != seg.count(")"):
+            return None  # something other than flat int tuples: let the general parser decide
+        pieces = seg[2:-2].split("), (")
+        dims = self._dims
+        try:
+            shapes = tuple([dims[p] for p in pieces])
+        except KeyError:
+            for p in pieces:
+                if p not in dims:
+                    if "(" in p or ")" in p:
+                        return None
+                    try:
+                        dims[p] = tuple([int(x) for x in p.split(",") if x.strip()])
+                    except ValueError:
+                        return None
+            shapes = tuple([dims[p] for p in pieces])
+            if len(dims) > _MEMO_LIMIT:
+                self._dims = {}
+        tail = rest[end + 2 :]
+        if tail == ")":
+            return ParsedKey(op, runner, shapes, None)
+        if not (tail.startswith(", ") and tail.endswith(")")):
+            return None
+        etext = tail[2:-1]
+        extras = self._extras.get(etext)
+        if extras is None:
+            value = parse_literal(etext)
+            extras = value if isinstance(value, tuple) else (value,)
+            if len(self._extras) > _MEMO_LIMIT:
+                self._extras = {}
+            self._extras[etext] = extras
+        return ParsedKey(op, runner, shapes, extras)
+
+
+# --- public API ----------------------------------------------------------------------------------
+def parse_literal(text: str) -> Any:
+    """Parse a key-like Python literal (tuples, ints, floats, strings, True/False/None, bare names)."""
+    try:
+        return _fast(text)
+    except ValueError:
+        return _exact(text)  # raises KeyParseError with the reason
+
+
+def _from_value(value: Any) -> ParsedKey:
+    if not isinstance(value, tuple) or len(value) not in (3, 4):
+        what = f"a {len(value)}-element tuple" if isinstance(value, tuple) else type(value).__name__
+        raise KeyParseError(f"expected a 3- or 4-element tuple (op, runner, shapes[, extras]), got {what}")
+    op, runner, shapes = value[0], value[1], value[2]
+    if not isinstance(op, str) or isinstance(op, Name) or not isinstance(runner, str) or isinstance(runner, Name):
+        raise KeyParseError("the first two elements (op, runner class) must be quoted strings")
+    if not isinstance(shapes, tuple):
+        raise KeyParseError("the third element (shape profile) must be a tuple")
+    extras = value[3] if len(value) == 4 else None
+    if extras is not None and not isinstance(extras, tuple):
+        extras = (extras,)
+    return ParsedKey(op=op, runner=runner, shapes=shapes, extras=extras)
+
+
+def parse_key(text: str) -> ParsedKey:
+    """Split a FlashInfer cache key into op, runner, shapes and extras (None for 3-part keys).
+
+    Raises KeyParseError (a ValueError) naming what is wrong. For many keys, use one KeyParser.
+    """
+    return KeyParser().parse(text)
