@@ -1,0 +1,147 @@
+"""Decoding: TuningRecord -> Entry (the problem its key stands for + the config its tactic means).
+
+The tactic of a CUTLASS runner is an index into a config list that differs per FlashInfer
+release and arch, so decoding needs both; without them the answer is an `Undecoded` that says
+which option to pass. Non-CUTLASS runners (cuBLASLt, cuDNN, trtllm-gen, CuTe DSL, ...) are
+`Undecoded(not_a_cutlass_tactic=True)`: nothing to decode, not an error. When several catalogs
+match (MoE lists per dtype when the key carries none) and disagree, the entry is ambiguous and
+lists the candidates. Decoding is memoised per (release, arch, op, runner, variant, tactic),
+so a 50,000-entry cache costs a few thousand lookups.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+from typing import Any, Mapping, Optional, Sequence
+
+from packaging.version import InvalidVersion, Version
+
+from tiletune import catalogs, ops
+from tiletune.archs import arch_family
+from tiletune.catalogs import Catalog
+from tiletune.records import Decode, Decoded, Entry, Problem, TuningRecord, Undecoded, freeze
+
+# Runner-name prefixes of tactics that are not CUTLASS config indices, and what they are instead.
+_NOT_CUTLASS: tuple[tuple[str, str], ...] = (
+    ("Cublaslt", "cuBLASLt algorithm (heuristic index for this shape): no CUTLASS tile"),
+    ("Cublas", "cuBLASLt algorithm index: no CUTLASS tile"),
+    ("Cudnn", "cuDNN execution plan / engine knobs: no CUTLASS tile"),
+    ("TrtllmLowLatency", "trtllm-gen low-latency GEMM kernel config: no CUTLASS tile"),
+    ("Trtllm", "trtllm-gen kernel config index (cubin package), not a CUTLASS list"),
+    ("CuteDSL", "CuTe DSL tactic: the tuple itself names its tiler/cluster, no catalog needed"),
+    ("CuteDsl", "CuTe DSL tactic: the tuple itself names its tiler/cluster, no catalog needed"),
+    ("B12x", "b12x CuTe DSL tactic tuple: no CUTLASS config list"),
+    ("TGV", "TGV GEMM kernel config: no CUTLASS tile list in tiletune's catalogs"),
+    ("TinyGemm", "TinyGemm kernel: no CUTLASS tile"),
+    ("Sm120MoeTunable", "CuTe SM120 grouped-MoE tactic tuple: no CUTLASS config list"),
+)
+
+
+def decode(record: TuningRecord) -> Entry:
+    """Decode one record. Never raises for data problems: those become Undecoded reasons."""
+    problem, note = ops.problem_for(record)
+    return Entry(record=record, problem=problem, decode=decode_tactic(record, problem), problem_note=note)
+
+
+def decode_tactic(record: TuningRecord, problem: Optional[Problem] = None) -> Decode:
+    """What `record.tactic` means for its op/runner on its release and arch."""
+    op, runner = record.op, record.runner
+    why_not = not_cutlass_reason(op, runner)
+    if why_not:
+        return Undecoded(reason=why_not, not_a_cutlass_tactic=True)
+    is_moe = op in ops.CUTLASS_MOE_OPS
+    if not is_moe and not catalogs.has_catalogs_for(op, runner):
+        return Undecoded(reason=f"{op}/{runner}: no tactic catalog in tiletune for this runner "
+                                "(not a CUTLASS dense GEMM or fused-MoE runner it knows)",
+                         not_a_cutlass_tactic=True)
+    version, arch = record.env.flashinfer_version, record.env.arch
+    if not version:
+        return Undecoded(reason="FlashInfer version unknown (no _metadata.flashinfer_version): "
+                                "pass --flashinfer-version to decode CUTLASS tactics")
+    if not arch:
+        return Undecoded(reason="GPU arch unknown (no _metadata.gpu, JIT path or GPU name): pass --arch "
+                                "(the same runner has different lists on sm100, sm103 and sm120)")
+    canon = catalogs.canonical_version(version)
+    if canon is None:
+        return Undecoded(reason=f"no catalogs for FlashInfer {version}; nearest releases covered: "
+                                f"{', '.join(nearest_releases(version))} (pass --flashinfer-version)")
+    variants: Sequence[Mapping[str, Any]] = ({},)
+    if is_moe:
+        try:
+            from tiletune.catalogs import moe  # type: ignore[attr-defined]  # written by the MoE helper
+        except ImportError:
+            return Undecoded(reason="MoE catalogs not available (tiletune.catalogs.moe is not installed)")
+        variants = moe.variants_for(record, problem) or ({},)
+    key = tuple(freeze(dict(v)) for v in variants)
+    try:
+        return _decode_cached(canon, arch_family(arch), op, runner, key, record.tactic)
+    except TypeError:  # unhashable tactic: decode uncached
+        return _decode_cached.__wrapped__(canon, arch_family(arch), op, runner, key, record.tactic)
+
+
+def not_cutlass_reason(op: str, runner: str) -> Optional[str]:
+    """Why this (op, runner)'s tactic is not a CUTLASS index, or None if it may be one."""
+    if ops.is_trtllm_gen_moe(op):
+        return "trtllm-gen MoE tactic [tile_N, config index into the cubin package]: no CUTLASS tile"
+    if runner.startswith("Cutlass") or runner == "MoERunner":
+        return None
+    for prefix, reason in _NOT_CUTLASS:
+        if runner.startswith(prefix):
+            return reason
+    return None
+
+
+@functools.lru_cache(maxsize=16384)
+def _decode_cached(version: str, arch: str, op: str, runner: str, variants: tuple, tactic: Any) -> Decode:
+    cats: list[Catalog] = []
+    for v in variants:
+        for c in catalogs.lookup(version, arch, op, runner, dict(v)):
+            if c not in cats:
+                cats.append(c)
+    if not cats:
+        have = sorted({a for (ver, a, o, r) in _index_keys() if ver == version and o == op and r == runner})
+        extra = f" (it has {', '.join(have)})" if have else ""
+        return Undecoded(reason=f"FlashInfer {version} has no {op}/{runner} catalog for {arch}{extra}")
+    results = [catalogs.resolve(c, tactic) for c in cats]
+    decoded = [r for r in results if isinstance(r, Decoded)]
+    if len(results) == 1:
+        return results[0]
+    configs = {d.config for d in decoded}
+    if len(decoded) == len(results) and len(configs) == 1:
+        return decoded[0]  # several lists, one meaning
+    desc = "; ".join(
+        f"{_variant_text(c)} -> {r.config.label() if isinstance(r, Decoded) else 'out of range'}"
+        for c, r in zip(cats, results)
+    )
+    return Undecoded(reason=f"ambiguous: {len(cats)} {op} catalogs match and disagree ({desc})",
+                     candidates=tuple(dict.fromkeys(d.config for d in decoded)))
+
+
+def _variant_text(c: Catalog) -> str:
+    return ",".join(f"{k}={v}" for k, v in sorted(c.variant.items())) or "default"
+
+
+def _index_keys() -> Sequence[tuple[str, str, str, str]]:
+    return list(catalogs._load_all()[0].keys())
+
+
+def catalog_for(arch: str, version: str, op: str, runner: str,
+                variant: Optional[Mapping[str, Any]] = None) -> list[Catalog]:
+    """Every catalog list a tactic of (op, runner) can index on this arch and release (for "never tried")."""
+    canon = catalogs.canonical_version(version)
+    if canon is None:
+        return []
+    return catalogs.lookup(canon, arch_family(arch), op, runner, variant)
+
+
+def nearest_releases(version: str, count: int = 2) -> list[str]:
+    """Up to `count` covered releases on each side of `version` (or the newest ones if unparsable)."""
+    rels = list(catalogs.releases())
+    try:
+        want = Version(version)
+    except InvalidVersion:
+        return rels[-2 * count:]
+    keys = [Version(r) for r in rels]
+    i = bisect.bisect_left(keys, want)
+    return rels[max(0, i - count):i + count]

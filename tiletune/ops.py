@@ -1,0 +1,231 @@
+"""Op semantics: what GEMM a cache key stands for, from its profile shapes and extras.
+
+`problem_for(record)` reads the key shapes of each autotuned op the way FlashInfer built them
+(input order of the `choose_one` call; checked against `flashinfer/gemm/gemm_base.py` and
+`flashinfer/fused_moe/core.py` at the release tags) and returns a `Problem` in ELEMENTS, or None
+plus the reason. M is the tuning bucket; `buckets.py` gives the runtime-M range it stands for.
+
+Shapes as keyed (FP4 packs two values per byte, so the K a key holds is K/2):
+- fp4_gemm     [a (M, K/2), b (K/2, N), a_descale, b_descale, alpha, out_dtype, out (-1, N), ...]
+- mxfp8_gemm   [a (M, K), b (K, N), a_descale, b_descale, out_dtype, out (-1, N), workspace]
+- fp8_gemm     [A (b, M, K), B (b, K, N), A_scale, B_scale, out (b, -1, N), workspace]
+- bf16_gemm    [a (M, K), b (K, N), bias, pdl, out (-1, N), workspace] (3-D for bmm_bf16)
+- trtllm::fused_moe::gemm1/gemm2  [input (T, H/pack_a), fc1_w (E, 2I|I, H/pack), fc1_b, fc2_w (E, H, I/pack), fc2_b]
+  with 20 extras since 0.6.18rc2 (x/weight/output dtype, top_k, tp, ep, ... flags).
+- flashinfer::trtllm_*_moe (trtllm-gen)  [output (T, H), routing_logits (T, E), topk_ids (T, top_k),
+  expert_weights (T, top_k), hidden_states, hidden_states_scale, ...]; the intermediate size is a
+  kwarg, not in the key.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Optional, Sequence, Union
+
+from tiletune.buckets import CUSTOM_BUCKETS_NOTE, bucket_range
+from tiletune.records import Problem, TuningRecord
+
+# torch dtype names (as keys print them, with or without "torch.") -> canonical dtype names
+_TORCH_DTYPES = {
+    "bfloat16": "bf16", "float16": "fp16", "half": "fp16", "float32": "fp32", "float": "fp32",
+    "float8_e4m3fn": "fp8", "float8_e5m2": "fp8", "int8": "int8", "float4_e2m1fn_x2": "nvfp4",
+}
+_PACKED = {"uint8", "int64", "int32"}  # container dtypes of packed 4-bit weights: FP4 or INT4
+
+ProblemOrReason = tuple[Optional[Problem], Optional[str]]
+
+DENSE_OPS = ("fp4_gemm", "mxfp8_gemm", "fp8_gemm", "bf16_gemm")
+CUTLASS_MOE_OPS = ("trtllm::fused_moe::gemm1", "trtllm::fused_moe::gemm2")
+
+
+def is_trtllm_gen_moe(op: str) -> bool:
+    return op.startswith("flashinfer::trtllm_") and op.endswith("_moe")
+
+
+def torch_dtype(value: Any) -> Optional[str]:
+    """'torch.bfloat16' / 'bfloat16' -> 'bfloat16'; None for anything that is not a dtype name."""
+    if not isinstance(value, str):
+        return None
+    name = value[6:] if value.startswith("torch.") else value
+    return name if name in _TORCH_DTYPES or name in _PACKED else None
+
+
+def canonical_dtype(value: Any) -> Optional[str]:
+    t = torch_dtype(value)
+    return _TORCH_DTYPES.get(t) if t else None
+
+
+def problem_for(record: TuningRecord) -> ProblemOrReason:
+    """The problem a record's key stands for, or (None, reason). Never raises on odd shapes."""
+    if record.shapes is None:
+        return None, "the source holds no key shapes for this entry"
+    args = (record.op, record.runner, record.shapes, record.extras, record.env.flashinfer_version)
+    try:
+        return _problem_cached(*args)
+    except TypeError:  # an unhashable part (a list a reader left unfrozen): compute without the cache
+        return _problem_cached.__wrapped__(*args)
+
+
+@functools.lru_cache(maxsize=65536)
+def _problem_cached(op: str, runner: str, shapes: Any, extras: Any, version: Optional[str]) -> ProblemOrReason:
+    try:
+        if op in _DENSE:
+            return _DENSE[op](op, runner, shapes, extras, version)
+        if op in CUTLASS_MOE_OPS:
+            return _cutlass_moe(op, shapes, extras, version)
+        if is_trtllm_gen_moe(op):
+            return _trtllm_gen_moe(op, shapes, version)
+    except (TypeError, IndexError, ValueError, ZeroDivisionError) as e:
+        return None, f"{op}: key shapes {_short(shapes)} do not have the layout tiletune expects ({e})"
+    return None, f"unknown op {op!r}: tiletune does not know how its key shapes map to a GEMM (raw shapes {_short(shapes)})"
+
+
+# --- dense GEMMs -----------------------------------------------------------------------------
+
+
+def _dims(shape: Any, n: Union[int, Sequence[int]], what: str) -> tuple[int, ...]:
+    ns = (n,) if isinstance(n, int) else tuple(n)
+    if not isinstance(shape, tuple) or len(shape) not in ns or not all(isinstance(v, int) for v in shape):
+        raise ValueError(f"{what} shape {shape!r} is not a {' or '.join(map(str, ns))}-D tensor shape")
+    return shape
+
+
+def _positive(**dims: int) -> None:
+    for name, v in dims.items():
+        if v <= 0:
+            raise ValueError(f"{name}={v} is not a size (constrained or missing dimension)")
+
+
+def _m(bucket: int, version: Optional[str], moe: bool) -> tuple[Optional[tuple[int, int]], list[str]]:
+    r = bucket_range(bucket, moe=moe, version=version)
+    notes = [f"m is the tuning bucket {bucket} ({r.mapping} mapping"
+             + (f": runtime M {r.lo}..{r.hi})" if r.range else ")")]
+    if r.note:
+        notes.append(r.note)
+    notes.append(CUSTOM_BUCKETS_NOTE)
+    return r.range, notes
+
+
+def _fp4(op, runner, shapes, extras, version) -> ProblemOrReason:
+    a = _dims(shapes[0], 2, "a")
+    b = _dims(shapes[1], 2, "b")
+    m, k_half, n = a[0], a[1], b[1]
+    if b[0] != k_half:
+        raise ValueError(f"a is (M, {k_half}) but b is ({b[0]}, N): K/2 differs")
+    _positive(M=m, K=k_half, N=n)
+    rng, notes = _m(m, version, moe=False)
+    notes.insert(0, "k = 2 x the key's packed byte count (two FP4 values per byte)")
+    dtype, out = None, None
+    if runner.startswith("Cutlass"):
+        dtype = "nvfp4"  # the CUTLASS FP4 runner is instantiated for W4A4_NVFP4_NVFP4 only
+    elif extras and len(extras) >= 3 and isinstance(extras[2], bool):
+        dtype = "nvfp4" if extras[2] else "mxfp4"  # cuDNN extras: (out_dtype, block_size, use_nvfp4, has_alpha)
+    else:
+        notes.append("nvfp4 or mxfp4: this runner's key does not record which")
+    if extras:
+        out = canonical_dtype(extras[0])
+    return Problem(m=m, n=n, k=2 * k_half, m_range=rng, dtype_a=dtype, dtype_b=dtype, dtype_out=out,
+                   notes=tuple(notes)), None
+
+
+def _two_d_or_batched(op, shapes) -> tuple[int, int, int, int]:
+    a = _dims(shapes[0], (2, 3), "a")
+    b = _dims(shapes[1], (2, 3), "b")
+    if len(a) == 3:
+        if len(b) != 3:
+            raise ValueError("a is batched but b is not")
+        return a[0], a[1], a[2], b[2]
+    return 1, a[0], a[1], b[1]
+
+
+def _plain(dtype: str) -> Any:
+    def build(op, runner, shapes, extras, version) -> ProblemOrReason:
+        batch, m, k, n = _two_d_or_batched(op, shapes)
+        _positive(M=m, K=k, N=n, batch=batch)
+        rng, notes = _m(m, version, moe=False)
+        da, db, out = dtype, dtype, None
+        if extras and len(extras) >= 3 and all(torch_dtype(x) for x in extras[:3]):
+            # e.g. cuBLAS fp8 extras (a dtype, b dtype, out dtype)
+            da, db, out = canonical_dtype(extras[0]) or da, canonical_dtype(extras[1]) or db, canonical_dtype(extras[2])
+        elif extras:
+            out = next((canonical_dtype(x) for x in extras if canonical_dtype(x)), None)
+        return Problem(m=m, n=n, k=k, batch=batch, m_range=rng, dtype_a=da, dtype_b=db, dtype_out=out,
+                       notes=tuple(notes)), None
+
+    return build
+
+
+_DENSE = {
+    "fp4_gemm": _fp4,
+    "mxfp8_gemm": _plain("mxfp8"),
+    "fp8_gemm": _plain("fp8"),
+    "bf16_gemm": _plain("bf16"),
+}
+
+
+# --- fused MoE -------------------------------------------------------------------------------
+
+# get_cache_key_extras order (flashinfer/fused_moe/core.py MoERunner, since 0.6.18rc2)
+MOE_EXTRAS = ("x_dtype", "weight_dtype", "output_dtype", "top_k", "tp_size", "tp_rank", "ep_size",
+              "ep_rank", "cluster_size", "cluster_rank", "enable_alltoall", "use_deepseek_fp8_block_scale",
+              "use_w4_group_scaling", "use_mxfp8_act_scaling", "use_wfp4afp8_humming", "min_latency_mode",
+              "enable_pdl", "activation_type", "use_packed_weights", "use_fused_finalize")
+
+
+def moe_extras(extras: Any) -> Optional[dict[str, Any]]:
+    """The 20 MoERunner extras by name, or None when the key has none (before 0.6.18rc2)."""
+    if not extras or len(extras) != len(MOE_EXTRAS):
+        return None
+    return dict(zip(MOE_EXTRAS, extras))
+
+
+def _cutlass_moe(op, shapes, extras, version) -> ProblemOrReason:
+    x = _dims(shapes[0], 2, "input")
+    w1 = _dims(shapes[1], 3, "fc1_expert_weights")
+    w2 = _dims(shapes[3], 3, "fc2_expert_weights")
+    t, experts = x[0], w1[0]
+    hidden = w2[1]
+    _positive(tokens=t, hidden=hidden, experts=experts)
+    if w1[2] <= 0 or hidden % w1[2]:
+        raise ValueError(f"hidden {hidden} is not a multiple of fc1's last dim {w1[2]}")
+    pack = hidden // w1[2]  # 1 for bf16/fp8 weights, 2 for uint8-packed 4-bit, 16 for int64-packed
+    inter = w2[2] * pack
+    gemm1 = op.endswith("gemm1")
+    n, k = (w1[1], hidden) if gemm1 else (hidden, inter)
+    rng, notes = _m(t, version, moe=True)
+    notes = [f"m is the token bucket; each expert's GEMM{1 if gemm1 else 2} sees about m x top_k / experts rows",
+             f"weights packed {pack} per element" if pack > 1 else "weights unpacked"] + notes
+    ex = moe_extras(extras)
+    top_k = da = db = out = None
+    if ex:
+        top_k = ex["top_k"] if isinstance(ex["top_k"], int) else None
+        da, db, out = canonical_dtype(ex["x_dtype"]), canonical_dtype(ex["weight_dtype"]), canonical_dtype(ex["output_dtype"])
+        if torch_dtype(ex["weight_dtype"]) in _PACKED:
+            db = "mxfp4" if ex["use_mxfp8_act_scaling"] or ex["use_wfp4afp8_humming"] else None
+            if db is None:
+                notes.append("weights are packed 4-bit (nvfp4, mxfp4 or int4): the key does not say which")
+        if ex["use_mxfp8_act_scaling"] is True:
+            da = "mxfp8"
+        if isinstance(ex["ep_size"], int) and ex["ep_size"] > 1:
+            notes.append(f"experts = {experts} local experts per rank (ep_size {ex['ep_size']}: {experts * ex['ep_size']} in all)")
+    else:
+        notes.append("this key has no extras (written before 0.6.18rc2): dtypes and top_k are not recorded")
+    return Problem(m=t, n=n, k=k, m_range=rng, experts=experts, top_k=top_k, dtype_a=da, dtype_b=db,
+                   dtype_out=out, notes=tuple(notes)), None
+
+
+def _trtllm_gen_moe(op, shapes, version) -> ProblemOrReason:
+    out = _dims(shapes[0], 2, "output")
+    t, hidden = out
+    experts = shapes[1][1] if isinstance(shapes[1], tuple) and len(shapes[1]) == 2 else None
+    topk_src = next((s for s in (shapes[2], shapes[3]) if isinstance(s, tuple) and len(s) == 2), None)
+    top_k = topk_src[1] if topk_src else None
+    facts = f"token bucket {t}, hidden {hidden}" + (f", {experts} experts" if experts else "") + (
+        f", top_k {top_k}" if top_k else "")
+    return None, (f"{op} (trtllm-gen): {facts}; the intermediate size is a kwarg, not part of the key, "
+                  "so the per-expert GEMM N/K cannot be recovered")
+
+
+def _short(shapes: Any) -> str:
+    s = repr(shapes)
+    return s if len(s) <= 120 else s[:117] + "..."
