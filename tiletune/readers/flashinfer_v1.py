@@ -89,7 +89,8 @@ def load_json(path: Path) -> Union[Any, InputProblem]:
     except UnicodeDecodeError:
         return InputProblem(str(path), f"{path}: not UTF-8 text, not a JSON cache")
     except json.JSONDecodeError as e:
-        hint = " (the file ends early: truncated?)" if e.pos >= len(data.rstrip()) else ""
+        tail = data.rstrip()[-1:]
+        hint = " (the file ends early: truncated?)" if tail not in (b"}", b"]") else ""
         return InputProblem(str(path), f"{path}: invalid JSON at line {e.lineno} column {e.colno}: {e.msg}{hint}")
 
 

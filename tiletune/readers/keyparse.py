@@ -263,7 +263,8 @@ def parse_literal(text: str) -> Any:
 
 def _from_value(value: Any) -> ParsedKey:
     if not isinstance(value, tuple) or len(value) not in (3, 4):
-        what = f"a {len(value)}-element tuple" if isinstance(value, tuple) else type(value).__name__
+        what = (f"a {len(value)}-element tuple" if isinstance(value, tuple)
+                else "a bare name" if isinstance(value, Name) else type(value).__name__)
         raise KeyParseError(f"expected a 3- or 4-element tuple (op, runner, shapes[, extras]), got {what}")
     op, runner, shapes = value[0], value[1], value[2]
     if not isinstance(op, str) or isinstance(op, Name) or not isinstance(runner, str) or isinstance(runner, Name):
