@@ -1,0 +1,1144 @@
+"""Generator for `data/fused-moe.json`: the CUTLASS fused-MoE tactic lists of every FlashInfer release.
+
+FlashInfer's `cutlass_fused_moe` autotunes `trtllm::fused_moe::gemm1/gemm2` (runner `MoERunner`)
+with a tactic that indexes `getTactics(GEMM_1) ++ getTactics(GEMM_2)`, a C++ list no binding
+exposes. This module rebuilds that list from the release's own C++ source:
+
+- data (tile lists, cluster choices, pruned tiles, stage ranges, dispatcher cases) is read out of
+  the function bodies with a small C++-subset scanner and expression evaluator written here;
+- the control flow that combines them (getTmaWarpSpecializedConfigs: candidates, SM103 FP4 append,
+  FINALIZE duplication minus NO_SMEM, swap_ab duplication, SM80/SM89 configs appended) is modelled
+  in Python, and each function body it models is checked against the structures this file was
+  written from (a hash of the body with its data lists masked). A release whose code changed shape
+  raises `CatalogError` naming the function and file instead of producing a wrong list.
+
+Run: `python -m tiletune.catalogs.extract_moe [--repo GITDIR] [--wheel WHEEL ...] [--out FILE]`.
+Nothing here runs at tiletune run time; the output JSON is package data read by `catalogs.lookup`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import subprocess
+import sys
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
+
+from packaging.version import Version
+
+from tiletune.errors import CatalogError
+
+OPS = ("trtllm::fused_moe::gemm1", "trtllm::fused_moe::gemm2")
+RUNNER = "MoERunner"
+DEFAULT_REPO = "/work/.mirror/flashinfer-ai+flashinfer/repo"
+
+HEUR = "csrc/nv_internal/tensorrt_llm/kernels/cutlass_kernels/cutlass_heuristic.cpp"
+DISPATCH = "csrc/nv_internal/tensorrt_llm/kernels/cutlass_kernels/moe_gemm/moe_gemm_template_dispatch.h"
+DISPATCH_TMA = "csrc/nv_internal/tensorrt_llm/kernels/cutlass_kernels/moe_gemm/moe_gemm_template_dispatch_tma_ws.h"
+TRAITS = "csrc/nv_internal/tensorrt_llm/kernels/cutlass_kernels/moe_gemm/moe_tma_warp_specialized_traits.h"
+MOE_KERNELS = "csrc/nv_internal/tensorrt_llm/kernels/cutlass_kernels/include/moe_kernels.h"
+BINDING = "csrc/fused_moe/cutlass_backend/flashinfer_cutlass_fused_moe_binding.cu"
+SOURCE_FILES = (HEUR, DISPATCH, DISPATCH_TMA, TRAITS, MOE_KERNELS, BINDING)
+
+# Element widths (bits) of the canonical dtype names used in variant keys.
+BITS = {"bf16": 16, "fp16": 16, "fp8": 8, "nvfp4": 4, "mxfp4": 4, "int4": 4}
+
+# (act, weight) variants extracted per arch. Hopper has no FP4 activations; SM120 TMA-WS exists
+# only for FP4 x FP4 and FP8 x FP4, everything else there gets SM80/SM89-style configs only.
+VARIANTS = {
+    "sm90": [("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8")],
+    "sm100": [("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8"), ("nvfp4", "nvfp4")],
+    "sm103": [("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8"), ("nvfp4", "nvfp4")],
+    "sm120": [("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8"), ("nvfp4", "nvfp4"), ("fp8", "mxfp4")],
+    "sm121": [("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8"), ("nvfp4", "nvfp4"), ("fp8", "mxfp4")],
+}
+SM_OF = {"sm90": 90, "sm100": 100, "sm103": 103, "sm120": 120, "sm121": 121}
+
+# CandidateConfigTypeParam flags: only their distinctness matters to the evaluator.
+FLAGS = {
+    "NONE": 0, "WEIGHT_ONLY": 1, "SIMT_ONLY": 2, "INT8_ONLY": 4, "HOPPER": 8, "BLACKWELL": 16,
+    "GROUPED_GEMM": 32, "FP8_ONLY": 64, "FP4_ONLY": 128, "FP8FP4_MIXED": 256,
+}
+
+
+# --------------------------------------------------------------------------------------------
+# Reading a release
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Release:
+    """One FlashInfer release and how to read its C++ files."""
+
+    version: str  # PEP 440 string used as the catalog key
+    kind: str  # "git-tag" | "wheel"
+    ref: str  # tag name or wheel file name
+    commit: str
+    read: Callable[[str], str] = field(compare=False, repr=False)
+
+
+def git_releases(repo: str) -> list[Release]:
+    """Tags with a JSON autotune cache: v0.6.7 .. v0.6.17 finals/.postN and every v0.6.18rc."""
+    tags = subprocess.run(["git", "-C", repo, "tag"], check=True, capture_output=True, text=True).stdout.split()
+    keep = []
+    for t in tags:
+        m = re.fullmatch(r"v0\.6\.(\d+)(\.post\d+)?", t)
+        if (m and 7 <= int(m.group(1)) <= 17) or re.fullmatch(r"v0\.6\.18rc\d+", t):
+            keep.append(t)
+    out = []
+    for t in sorted(keep, key=lambda s: Version(s[1:])):
+        commit = subprocess.run(
+            ["git", "-C", repo, "rev-parse", f"{t}^{{commit}}"], check=True, capture_output=True, text=True
+        ).stdout.strip()
+
+        def read(path: str, _t: str = t) -> str:
+            r = subprocess.run(["git", "-C", repo, "show", f"{_t}:{path}"], capture_output=True, text=True)
+            if r.returncode != 0:
+                raise CatalogError(f"{_t}:{path}: not in the release ({r.stderr.strip()})")
+            return r.stdout
+
+        out.append(Release(str(Version(t[1:])), "git-tag", t, commit, read))
+    return out
+
+
+def wheel_release(path: str) -> Release:
+    """A flashinfer-python wheel: sources under flashinfer/data/csrc, commit in _build_meta.py."""
+    zf = zipfile.ZipFile(path)
+    meta = zf.read("flashinfer/_build_meta.py").decode()
+    ver = re.search(r'__version__\s*=\s*"([^"]+)"', meta)
+    com = re.search(r'__git_commit__\s*=\s*"([0-9a-f]+)"', meta)
+    if not ver or not com:
+        raise CatalogError(f"{path}: flashinfer/_build_meta.py has no __version__/__git_commit__")
+
+    def read(p: str) -> str:
+        try:
+            return zf.read("flashinfer/data/" + p).decode()
+        except KeyError:
+            raise CatalogError(f"{Path(path).name}:flashinfer/data/{p}: not in the wheel") from None
+
+    return Release(str(Version(ver.group(1))), "wheel", Path(path).name, com.group(1), read)
+
+
+# --------------------------------------------------------------------------------------------
+# C++ text helpers
+# --------------------------------------------------------------------------------------------
+
+
+def strip_comments(text: str) -> str:
+    """Drop // and /* */ comments (string literals are left alone: none of ours contain //)."""
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    return re.sub(r"//[^\n]*", "", text)
+
+
+def drop_fast_build(text: str) -> str:
+    """Resolve `#ifdef FAST_BUILD ... #else ... #endif` as not defined (release builds)."""
+    out: list[str] = []
+    stack: list[tuple[bool, bool]] = []  # (is_fast_build_block, in_else)
+    for line in text.split("\n"):
+        s = line.strip()
+        if s.startswith("#if"):
+            stack.append((bool(re.match(r"#ifdef\s+FAST_BUILD\b", s)), False))
+            if not stack[-1][0]:
+                out.append(line)
+            continue
+        if s.startswith("#else") and stack:
+            fb, _ = stack[-1]
+            stack[-1] = (fb, True)
+            if not fb:
+                out.append(line)
+            continue
+        if s.startswith("#endif") and stack:
+            fb, _ = stack.pop()
+            if not fb:
+                out.append(line)
+            continue
+        if any(fb and not in_else for fb, in_else in stack):
+            continue
+        out.append(line)
+    return "\n".join(out)
+
+
+def clean(text: str) -> str:
+    return drop_fast_build(strip_comments(text))
+
+
+def matching(text: str, i: int, open_ch: str = "{", close_ch: str = "}") -> int:
+    """Index just past the bracket that closes the one at text[i]."""
+    depth = 0
+    for j in range(i, len(text)):
+        if text[j] == open_ch:
+            depth += 1
+        elif text[j] == close_ch:
+            depth -= 1
+            if depth == 0:
+                return j + 1
+    raise ValueError("unbalanced brackets")
+
+
+def function_body(text: str, name: str, where: str) -> str:
+    """Body (inside the braces) of the first definition of function `name` (not a declaration)."""
+    for m in re.finditer(r"(?<!\w)" + re.escape(name) + r"\s*\(", text):
+        close = matching(text, m.end() - 1, "(", ")")
+        rest = text[close:]
+        head = re.match(r"\s*(?:const\s*)?(?:override\s*)?\{", rest)
+        if head:
+            start = close + head.end() - 1
+            return text[start + 1 : matching(text, start) - 1]
+    raise CatalogError(f"{where}: no definition of {name}() found")
+
+
+def shape_hash(body: str) -> str:
+    """Hash of a function body with its data masked: tile/cluster enum lists collapse to one token."""
+    s = re.sub(r"\s+", "", body)
+    s = re.sub(r"(?:Tile::|CutlassTileConfig\w*::)CtaShape\w+", "TILE", s)
+    s = re.sub(r"ClusterShape::ClusterShape_\w+", "CLUSTER", s)
+    s = re.sub(r"TILE(?:,TILE)*,?", "TILES", s)
+    s = re.sub(r"\{TILES,cluster[12]sm\}(?:,\{TILES,cluster[12]sm\})*,?", "PAIRS", s)
+    return hashlib.sha256(s.encode()).hexdigest()[:12]
+
+
+# --------------------------------------------------------------------------------------------
+# A tiny C++ expression evaluator (conditions and initialisers in the functions we read)
+# --------------------------------------------------------------------------------------------
+
+_TOKEN = re.compile(
+    r"\s*(?:(?P<num>\d+)|(?P<name>[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)|(?P<op>==|!=|>=|<=|&&|\|\||[-+*/%<>!&|?:(),]))"
+)
+
+
+def _tokens(expr: str) -> list[str]:
+    pos, out = 0, []
+    expr = expr.strip()
+    while pos < len(expr):
+        m = _TOKEN.match(expr, pos)
+        if not m or m.end() == pos:
+            raise CatalogError(f"cannot tokenise C++ expression {expr!r} at {expr[pos:pos + 20]!r}")
+        out.append(m.group(m.lastgroup))  # type: ignore[arg-type]
+        pos = m.end()
+        while pos < len(expr) and expr[pos].isspace():
+            pos += 1
+    return out
+
+
+def enum_shape(name: str) -> Optional[tuple[int, int, int]]:
+    """(m, n, k) from a shape-named enum value: CtaShape128x16x128B, ClusterShape_2x1x1."""
+    m = re.search(r"(\d+)x(\d+)x(\d+)", name)
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else None
+
+
+def cexpr(expr: str, env: dict[str, Any]) -> Any:
+    """Evaluate a side-effect-free C++ expression (&&, || and ?: short-circuit, as in C++).
+    Unknown unqualified names raise CatalogError; qualified enum constants evaluate to their
+    own name, `CutlassGemmConfig::<flag>` to its flag bit."""
+    toks = _tokens(expr)
+    pos = 0
+    Thunk = Callable[[], Any]
+
+    def peek() -> Optional[str]:
+        return toks[pos] if pos < len(toks) else None
+
+    def take(t: Optional[str] = None) -> str:
+        nonlocal pos
+        if pos >= len(toks) or (t is not None and toks[pos] != t):
+            raise CatalogError(f"C++ expression {expr!r}: expected {t!r} at token {pos}")
+        pos += 1
+        return toks[pos - 1]
+
+    def name_value(t: str) -> Any:
+        if "::" in t:
+            last = t.split("::")[-1]
+            if t.startswith("CutlassGemmConfig::") and last in FLAGS:
+                return FLAGS[last]
+            return last
+        if t in env:
+            return env[t]
+        raise CatalogError(f"C++ expression {expr!r}: unknown name {t!r}")
+
+    def shape_of(v: Any) -> tuple[int, int, int]:
+        shp = enum_shape(v) if isinstance(v, str) else None
+        if shp is None:
+            raise CatalogError(f"C++ expression {expr!r}: enum_to_shape_tuple of {v!r}")
+        return shp
+
+    def primary() -> Thunk:
+        t = take()
+        if t == "(":
+            v = ternary()
+            take(")")
+            return v
+        if t.isdigit():
+            return lambda: int(t)
+        if t in ("true", "false"):
+            return lambda: t == "true"
+        if t == "std::get" and peek() == "<":
+            take("<")
+            idx = int(take())
+            take(">")
+            take("(")
+            v = ternary()
+            take(")")
+            return lambda: v()[idx]
+        if t == "enum_to_shape_tuple":
+            take("(")
+            v = ternary()
+            take(")")
+            return lambda: shape_of(v())
+        return lambda: name_value(t)
+
+    def unary() -> Thunk:
+        if peek() == "!":
+            take()
+            v = unary()
+            return lambda: not v()
+        if peek() == "-":
+            take()
+            v = unary()
+            return lambda: -v()
+        return primary()
+
+    ops = [["||"], ["&&"], ["|"], ["&"], ["==", "!="], ["<", ">", "<=", ">="], ["+", "-"], ["*", "/", "%"]]
+    fns: dict[str, Callable[[Thunk, Thunk], Any]] = {
+        "||": lambda a, b: bool(a()) or bool(b()),
+        "&&": lambda a, b: bool(a()) and bool(b()),
+        "|": lambda a, b: a() | b(),
+        "&": lambda a, b: a() & b(),
+        "==": lambda a, b: a() == b(),
+        "!=": lambda a, b: a() != b(),
+        "<": lambda a, b: a() < b(),
+        ">": lambda a, b: a() > b(),
+        "<=": lambda a, b: a() <= b(),
+        ">=": lambda a, b: a() >= b(),
+        "+": lambda a, b: a() + b(),
+        "-": lambda a, b: a() - b(),
+        "*": lambda a, b: a() * b(),
+        "/": lambda a, b: a() // b(),
+        "%": lambda a, b: a() % b(),
+    }
+
+    def binary(level: int) -> Thunk:
+        if level == len(ops):
+            return unary()
+        v = binary(level + 1)
+        while peek() in ops[level]:
+            f = fns[take()]
+            w = binary(level + 1)
+            v = (lambda f, a, b: lambda: f(a, b))(f, v, w)
+        return v
+
+    def ternary() -> Thunk:
+        c = binary(0)
+        if peek() == "?":
+            take()
+            a = ternary()
+            take(":")
+            b = ternary()
+            return lambda: a() if c() else b()
+        return c
+
+    tree = ternary()
+    if pos != len(toks):
+        raise CatalogError(f"C++ expression {expr!r}: trailing tokens {toks[pos:]}")
+    return tree()
+
+
+# --------------------------------------------------------------------------------------------
+# Conditional scan: the ordered data items of a body with the if-conditions that guard each
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Item:
+    conds: tuple[tuple[str, bool], ...]  # (condition text, required truth) from outermost in
+    kind: str  # "data" | "return" | "throw"
+    text: str
+
+
+def scan(body: str, item: re.Pattern[str]) -> list[Item]:
+    """Walk `body` keeping the stack of enclosing `if (...)` / `else` conditions; report every
+    match of `item` plus every `return` and `TLLM_THROW` with the conditions it sits under.
+    Loops and switches are entered without a condition (their bodies are data in order);
+    `else if` chains are refused rather than guessed."""
+    items: list[Item] = []
+    frames: list[int] = []  # how many conds each open brace added
+    conds: list[tuple[str, bool]] = []
+    pending: Optional[tuple[str, bool]] = None  # condition of an if/else whose body is next
+    last_if: Optional[str] = None  # condition of the if statement that just ended
+    i, n = 0, len(body)
+
+    def word_at(k: int, w: str) -> bool:
+        return body.startswith(w, k) and (k == 0 or not (body[k - 1].isalnum() or body[k - 1] == "_")) and not (
+            body[k + len(w) : k + len(w) + 1].isalnum() or body[k + len(w) : k + len(w) + 1] == "_"
+        )
+
+    while i < n:
+        if body[i].isspace():
+            i += 1
+            continue
+        if word_at(i, "else"):
+            if last_if is None:
+                raise CatalogError("else without a preceding if")
+            j = i + 4
+            while j < n and body[j].isspace():
+                j += 1
+            if word_at(j, "if"):
+                raise CatalogError("`else if` chains are not supported by this scanner")
+            pending, last_if = (last_if, False), None
+            i += 4
+            continue
+        m = re.match(r"if\s*(?:constexpr\s*)?\(", body[i:]) if word_at(i, "if") else None
+        if m:
+            open_paren = i + m.end() - 1
+            close = matching(body, open_paren, "(", ")")
+            pending, last_if = (body[open_paren + 1 : close - 1].strip(), True), None
+            i = close
+            continue
+        m = re.match(r"(?:for|while|switch)\s*\(", body[i:]) if any(word_at(i, w) for w in ("for", "while", "switch")) else None
+        if m:
+            close = matching(body, i + m.end() - 1, "(", ")")
+            k = close
+            while k < n and body[k].isspace():
+                k += 1
+            if k >= n or body[k] != "{":
+                raise CatalogError("loop without braces is not supported by this scanner")
+            if pending is not None:
+                conds.append(pending)
+                frames.append(1)
+                pending = None
+            frames.append(0)
+            last_if = None
+            i = k + 1
+            # loop frames close with their brace; an if-frame around a braceless loop is not used
+            continue
+        if body[i] == "{":
+            if pending is not None:
+                conds.append(pending)
+                frames.append(1)
+                pending = None
+            else:
+                frames.append(0)
+            last_if = None
+            i += 1
+            continue
+        if body[i] == "}":
+            if not frames:
+                raise CatalogError("unbalanced braces while scanning")
+            added = frames.pop()
+            last_if = None
+            for _ in range(added):
+                c, truth = conds.pop()
+                last_if = c if truth else None
+            i += 1
+            continue
+        # a statement: up to the next ';' at bracket depth 0, skipping brace-init lists
+        j, depth = i, 0
+        while j < n:
+            ch = body[j]
+            if ch in "([":
+                depth += 1
+            elif ch in ")]":
+                depth -= 1
+            elif ch == "{":
+                j = matching(body, j)
+                continue
+            elif ch == ";" and depth == 0:
+                break
+            j += 1
+        stmt = body[i : j + 1].strip()
+        here = tuple(conds) + ((pending,) if pending else ())
+        items.extend(Item(here, "data", mm.group(0)) for mm in item.finditer(stmt))
+        if re.match(r"return\b", stmt):
+            items.append(Item(here, "return", stmt))
+        elif "TLLM_THROW" in stmt:
+            items.append(Item(here, "throw", stmt))
+        last_if = pending[0] if pending and pending[1] else None
+        pending = None
+        i = j + 1
+    return items
+
+
+def run_items(items: list[Item], env: dict[str, Any], where: str) -> list[str]:
+    """The data items reached, in order, stopping at the first `return` reached; a reached throw
+    raises CatalogError (the C++ would throw for this configuration)."""
+    out = []
+    for it in items:
+        ok = all(bool(cexpr(c, env)) == want for c, want in it.conds if c != "__elseif__")
+        if not ok:
+            continue
+        if it.kind == "data":
+            out.append(it.text)
+        elif it.kind == "throw":
+            raise CatalogError(f"{where}: the C++ throws for this configuration: {it.text[:120]}")
+        else:
+            m = re.match(r"return\s*\{(.*)\}\s*;", it.text, flags=re.S)
+            if m and m.group(1).strip():
+                pass  # a returned literal list: its items were already collected as data
+            return out
+    return out
+
+
+def run_function(items: list[Item], env: dict[str, Any], where: str) -> Any:
+    """Execute a predicate body: `auto const [a, b, c] = expr;` / `bool const x = expr;`
+    declarations (data items) in order, `return expr;` under if-conditions."""
+    env = dict(env)
+    for it in items:
+        if not all(bool(cexpr(c, env)) == want for c, want in it.conds):
+            continue
+        if it.kind == "data":
+            m = re.match(r"auto\s+const\s*\[\s*(\w+)\s*,\s*(\w+)\s*,\s*(\w+)\s*\]\s*=\s*([\s\S]*);", it.text)
+            if m:
+                env.update(zip(m.group(1, 2, 3), cexpr(m.group(4), env)))
+                continue
+            m = re.match(r"bool\s+const\s+(\w+)\s*=\s*([\s\S]*);", it.text)
+            if not m:
+                raise CatalogError(f"{where}: cannot read declaration {it.text[:80]!r}")
+            env[m.group(1)] = bool(cexpr(m.group(2), env))
+        elif it.kind == "return":
+            return cexpr(re.match(r"return\s+([\s\S]*);", it.text).group(1), env)  # type: ignore[union-attr]
+        else:
+            raise CatalogError(f"{where}: throws: {it.text[:80]}")
+    raise CatalogError(f"{where}: predicate body ends without a return")
+
+
+_DECL = re.compile(r"\A(?:auto|bool)\s+const\s[\s\S]*;\Z")
+
+
+# --------------------------------------------------------------------------------------------
+# Which function shapes this extractor was checked against (hash of the body, data masked)
+# --------------------------------------------------------------------------------------------
+
+# Every entry was read by hand in the release named in the comment; an unknown hash means the
+# C++ changed in a way nobody checked, and extraction stops for that release.
+KNOWN_SHAPES: dict[str, dict[str, str]] = {
+    "getAmpereConfigs": {"3fb1618bb07a": "v0.6.7"},
+    "getConfigs": {"434e5874ce07": "v0.6.7"},
+    # v0.6.16: SM90 humming WFP4AFP8 block and use_sm90_mixed_input_gemm rename (not our variants)
+    "getTmaWarpSpecializedConfigs": {"52c6e1a82a0a": "v0.6.7", "62dcd5ad4441": "v0.6.16"},
+    "get_candidate_configs": {"bd4e58f7ef8a": "v0.6.7"},
+    "get_candidate_configs_sm100": {"39af3183397b": "v0.6.7"},
+    "get_candidate_configs_sm100_dynamic_cluster_shape": {"f5c2dfb271aa": "v0.6.7"},
+    # v0.6.7: grouped FP4 push_backs; v0.6.8: all_tiles[] array; 0.7.1: never_dispatches prune
+    "get_candidate_configs_sm120": {"b954e24d7572": "v0.6.7", "7681f68d6c65": "v0.6.8", "f4df22dbbc4a": "0.7.1"},
+    # v0.6.10 / v0.6.16: only the weight-only (w4afp8) branch changed
+    "get_candidate_configs_sm90": {"0b69beebf1f7": "v0.6.7", "d95146e4e284": "v0.6.10", "8add32cd38e7": "v0.6.16"},
+    "get_candidate_tiles": {"77759af5563c": "v0.6.7"},
+    "get_candidate_tiles_sm90": {"a2bacc5f82b0": "v0.6.7"},
+    "isValidAmpereMOESpecialisation": {"023fc8670b8e": "v0.6.7"},
+    # 0.7.2.post1: early returns for EpilogueFusion::ACTIVATION only (default Fusion is NONE)
+    "isValidBlackwellMOESpecialisation": {"1a9a0caf53bd": "v0.6.7", "e5c809bd79e6": "0.7.2.post1"},
+    "isValidHopperMOESpecialisation": {"76e192ca0a5c": "v0.6.7", "832e5c3e72ae": "v0.6.16", "e278ef228c66": "0.7.2.post1"},
+    "isValidSM120MOESpecialisation": {"1b81e6c9eae4": "v0.6.7", "4b288ad7dfec": "0.7.2.post1"},
+    "mayHaveFinalizeFused": {"dd12e76e50b1": "v0.6.7", "c60434bc3219": "v0.6.16"},
+    # set membership (v0.6.7) vs shape predicate (v0.6.16); both are evaluated from the source
+    "sm90_supports_mcast_along_m": {"b81411fb17b2": "v0.6.7", "eacf2506532b": "v0.6.16"},
+    "sm90_supports_mcast_along_n": {"b81411fb17b2": "v0.6.7", "ab58fee157b0": "v0.6.16"},
+}
+
+
+class Checker:
+    """Collects structure hashes; raises for a function whose shape is not in KNOWN_SHAPES."""
+
+    def __init__(self, release: Release, record_only: bool = False) -> None:
+        self.release = release
+        self.record_only = record_only
+        self.seen: dict[str, str] = {}
+
+    def check(self, path: str, func: str, body: str) -> None:
+        h = shape_hash(body)
+        self.seen[func] = h
+        if self.record_only:
+            return
+        known = KNOWN_SHAPES.get(func, {})
+        if h not in known:
+            raise CatalogError(
+                f"{self.release.ref}:{path}: {func}() has a structure this extractor was not checked "
+                f"against (shape {h}; known: {', '.join(sorted(known)) or 'none'}); read the C++ and "
+                "extend tiletune/catalogs/extract_moe.py"
+            )
+
+
+# --------------------------------------------------------------------------------------------
+# The C++ functions, each read from one release
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Cfg:
+    """One CutlassGemmConfig as the C++ builds it (enum names; converted to JSON at the end)."""
+
+    style: str  # "tma_ws" | "sm80"
+    tile: str  # enum value name, e.g. CtaShape128x16x128B or CtaShape32x128x64_WarpShape32x32x64
+    sm: int
+    cluster: str = "ClusterShape_1x1x1"
+    dynamic_cluster: Optional[str] = None
+    fallback_cluster: Optional[str] = None
+    mainloop: str = "AUTO"
+    epilogue: str = "AUTO"
+    fusion: str = "NONE"
+    swap_ab: bool = False
+    stages: Optional[int] = None
+
+
+class Heuristic:
+    """cutlass_heuristic.cpp of one release: get_candidate_configs and its helpers."""
+
+    def __init__(self, release: Release, checker: Checker) -> None:
+        self.where = f"{release.ref}:{HEUR}"
+        self.text = clean(release.read(HEUR))
+        self.ck = checker
+        self.bodies: dict[str, str] = {}
+
+    def body(self, name: str) -> str:
+        if name not in self.bodies:
+            b = function_body(self.text, name, self.where)
+            self.ck.check(HEUR, name, b)
+            self.bodies[name] = b
+        return self.bodies[name]
+
+    # -- SM90 --------------------------------------------------------------------------------
+    def sm90_tiles(self, flags: int) -> list[str]:
+        items = scan(self.body("get_candidate_tiles_sm90"), re.compile(r"CutlassTileConfigSM90::(CtaShape\w+)"))
+        return [t.split("::")[-1] for t in run_items(items, {"config": flags}, self.where + ": get_candidate_tiles_sm90")]
+
+    def sm90_predicate(self, name: str, tile: str) -> bool:
+        body = self.body(name)
+        m = re.search(r"std::set<\w+>\s*valid_tiles\s*\{([^}]*)\}\s*;\s*return\s+valid_tiles\.count\(tile\)\s*==\s*1\s*;", body)
+        if m:
+            return tile in re.findall(r"CutlassTileConfigSM90::(CtaShape\w+)", m.group(1))
+        return bool(run_function(scan(body, _DECL), {"tile": tile}, f"{self.where}: {name}"))
+
+    def sm90_configs(self, flags: int) -> list[Cfg]:
+        body = self.body("get_candidate_configs_sm90")
+        if flags & FLAGS["WEIGHT_ONLY"]:
+            raise CatalogError(f"{self.where}: weight-only SM90 grouped configs are not extracted yet")
+        items = scan(body, re.compile(r"ClusterShape::(ClusterShape_\w+)"))
+        out = []
+        for tile in self.sm90_tiles(flags):
+            env = {
+                "config": flags,
+                "has_w4afp8": False,
+                "has_m_mcast": self.sm90_predicate("sm90_supports_mcast_along_m", tile),
+                "has_n_mcast": self.sm90_predicate("sm90_supports_mcast_along_n", tile),
+            }
+            clusters = run_items(items, env, self.where + ": get_candidate_configs_sm90")
+            out.extend(Cfg("tma_ws", tile, 90, cluster=c.split("::")[-1]) for c in clusters)
+        return out
+
+    # -- SM100 / SM103 -----------------------------------------------------------------------
+    def sm100_configs(self, flags: int, sm: int) -> list[Cfg]:
+        outer = self.body("get_candidate_configs_sm100")
+        if not flags & FLAGS["GROUPED_GEMM"]:
+            raise CatalogError(f"{self.where}: only grouped SM100 configs are modelled")
+        sched = re.search(r"for\s*\(auto\s+schedule\s*:\s*\{([^}]*)\}\s*\)", outer)
+        clus = re.search(r"auto\s+cluster_shapes\s*=\s*\{([^}]*)\}\s*;", outer)
+        fb = re.search(r"auto\s+fallback_cluster_shape\s*=\s*([^;]*);", outer)
+        tail = re.search(
+            r"get_candidate_configs_sm100_dynamic_cluster_shape\(\s*sm\s*,\s*config\s*,\s*schedule\s*,\s*ClusterShape::Undefined\s*,\s*ClusterShape::Undefined\s*\)",
+            outer,
+        )
+        if not (sched and clus and fb and tail):
+            raise CatalogError(f"{self.where}: get_candidate_configs_sm100() loop not recognised")
+        schedules = [s.split("::")[-1] for s in re.findall(r"EpilogueScheduleType::\w+", sched.group(1))]
+        clusters = [s.split("::")[-1] for s in re.findall(r"ClusterShape::\w+", clus.group(1))]
+        out: list[Cfg] = []
+        for schedule in schedules:
+            for dyn in clusters + ["Undefined"]:
+                fallback = cexpr(fb.group(1), {"cluster_shape": dyn}) if dyn != "Undefined" else "Undefined"
+                out.extend(self._sm100_dynamic(flags, sm, schedule, dyn, fallback))
+        return out
+
+    def _sm100_dynamic(self, flags: int, sm: int, schedule: str, dyn: str, fallback: str) -> list[Cfg]:
+        name = "get_candidate_configs_sm100_dynamic_cluster_shape"
+        body = self.body(name)
+        env: dict[str, Any] = {"sm": sm, "config": flags, "schedule": schedule, "dynamic_cluster_shape": dyn}
+        m = re.search(r"bool\s+supports_2sm\s*=\s*([^;]*);", body)
+        if not m:
+            raise CatalogError(f"{self.where}: {name}(): no supports_2sm")
+        env["supports_2sm"] = bool(cexpr(m.group(1), env))
+        items = scan(body, re.compile(r"CutlassTileConfigSM100::(CtaShape\w+)\s*,\s*(?:MainloopScheduleType::AUTO\s*,\s*schedule\s*,\s*)?(cluster[12]sm)"))
+        cl = {"cluster1sm": "ClusterShape_1x1x1", "cluster2sm": "ClusterShape_2x1x1"}
+        for decl, want in (("cluster1sm", "ClusterShape_1x1x1"), ("cluster2sm", "ClusterShape_2x1x1")):
+            if not re.search(rf"auto\s+{decl}\s*=\s*ClusterShape::{want}\s*;", body):
+                raise CatalogError(f"{self.where}: {name}(): {decl} is not {want}")
+        out = []
+        for text in run_items(items, env, f"{self.where}: {name}"):
+            mm = re.match(r"CutlassTileConfigSM100::(CtaShape\w+)[\s\S]*(cluster[12]sm)", text)
+            assert mm
+            out.append(
+                Cfg("tma_ws", mm.group(1), sm, cluster=cl[mm.group(2)], dynamic_cluster=dyn,
+                    fallback_cluster=fallback, epilogue=schedule)
+            )
+        return out
+
+    # -- SM120 -------------------------------------------------------------------------------
+    def sm120_configs(self, flags: int) -> list[Cfg]:
+        name = "get_candidate_configs_sm120"
+        body = self.body(name)
+        prune: Optional[Callable[[str], bool]] = None
+        k = body.find("never_dispatches")
+        if k >= 0:
+            start = body.rfind("if", 0, k)
+            m = re.match(r"if\s*\(([^)]*)\)\s*\{", body[start:])
+            if not m:
+                raise CatalogError(f"{self.where}: {name}(): prune block not recognised")
+            block_end = matching(body, start + m.end() - 1)
+            block = body[start:block_end]
+            cond = m.group(1)
+            env: dict[str, Any] = {"config": flags}
+            fm = re.search(r"bool\s+const\s+(\w+)\s*=\s*([^;]*);", block)
+            if fm:
+                env[fm.group(1)] = bool(cexpr(fm.group(2), env))
+            sw = re.search(r"switch\s*\([^)]*tile_config_sm120\)\s*\{", block)
+            if not sw:
+                raise CatalogError(f"{self.where}: {name}(): prune switch not recognised")
+            cases = block[sw.end() : matching(block, sw.end() - 1) - 1]
+            verdict: dict[str, bool] = {}
+            default: Optional[bool] = None
+            labels: list[str] = []
+            for tok in re.finditer(r"case\s+CutlassTileConfigSM120::(\w+)\s*:|default\s*:|return\s+([^;]*);", cases):
+                if tok.group(1):
+                    labels.append(tok.group(1))
+                elif tok.group(0).startswith("default"):
+                    labels.append("*")
+                else:
+                    v = bool(cexpr(tok.group(2), env))
+                    for lab in labels:
+                        if lab == "*":
+                            default = v
+                        else:
+                            verdict[lab] = v
+                    labels = []
+            if default is None:
+                raise CatalogError(f"{self.where}: {name}(): prune switch has no default")
+            if cexpr(cond, env):
+                prune = lambda t: verdict.get(t, default)  # noqa: E731
+            body = body[:start] + body[block_end:]
+        items = scan(body, re.compile(r"CutlassTileConfigSM120::(CtaShape\w+)"))
+        tiles = [t.split("::")[-1] for t in run_items(items, {"config": flags}, f"{self.where}: {name}")]
+        return [Cfg("tma_ws", t, 120) for t in tiles if not (prune and prune(t))]
+
+    # -- SM80-style ("Ampere") ---------------------------------------------------------------
+    def ampere_tiles(self, sm: int, flags: int) -> list[str]:
+        name = "get_candidate_tiles"
+        body = self.body(name)
+        if flags & (FLAGS["SIMT_ONLY"] | FLAGS["WEIGHT_ONLY"] | FLAGS["INT8_ONLY"]):
+            raise CatalogError(f"{self.where}: {name}(): only default and FP8 gemm types are modelled")
+        sw = body.find("switch (gemm_type)")
+        if sw < 0:
+            raise CatalogError(f"{self.where}: {name}(): no switch (gemm_type)")
+        tile_re = re.compile(r"CutlassTileConfig::(CtaShape\w+)")
+        env = {"sm": sm, "config_type_param": flags}
+        base = [t.split("::")[-1] for t in run_items(scan(body[body.index("base_configs"):sw], tile_re), env, name)]
+        if not flags & FLAGS["FP8_ONLY"]:
+            if not re.search(r"default\s*:\s*return\s+base_configs\s*;", body[sw:]):
+                raise CatalogError(f"{self.where}: {name}(): default case does not return base_configs")
+            base_start = body.rfind("std::vector<CutlassTileConfig> base_configs", 0, sw)
+            if base_start < 0:
+                raise CatalogError(f"{self.where}: {name}(): base_configs not found")
+            return base
+        m = re.search(r"case\s+CutlassGemmType::Fp8\s*:", body[sw:])
+        if not m:
+            raise CatalogError(f"{self.where}: {name}(): no Fp8 case")
+        seg_start = sw + m.end()
+        nxt = re.search(r"case\s+CutlassGemmType::\w+\s*:|default\s*:", body[seg_start:])
+        seg = body[seg_start : seg_start + (nxt.start() if nxt else len(body) - seg_start)]
+        return [t.split("::")[-1] for t in run_items(scan(seg, tile_re), env, f"{self.where}: {name} Fp8")]
+
+    def dispatch(self, sm: int, flags: int) -> tuple[str, list[Cfg]]:
+        """get_candidate_configs(sm, 1, flags): which branch, and its configs."""
+        name = "get_candidate_configs"
+        body = self.body(name)
+        items = [it for it in scan(body, re.compile(r"(?!)")) if it.kind == "return"]
+        env = {"sm": sm, "config_type_param": flags}
+        for it in items:
+            if not all(bool(cexpr(c, env)) == want for c, want in it.conds):
+                continue
+            t = it.text
+            if re.fullmatch(r"return\s*\{\s*\}\s*;", t):
+                return "none", []
+            if "get_candidate_configs_sm90" in t:
+                return "sm90", self.sm90_configs(flags)
+            if "get_candidate_configs_sm110" in t:
+                raise CatalogError(f"{self.where}: SM110 is not extracted")
+            if "get_candidate_configs_sm100" in t:
+                return "sm100", self.sm100_configs(flags, sm)
+            if "get_candidate_configs_sm120" in t:
+                return "sm120", self.sm120_configs(flags)
+            if re.fullmatch(r"return\s+candidate_configs\s*;", t):
+                return "sm80", self._ampere(sm, flags, body)
+            raise CatalogError(f"{self.where}: {name}(): unrecognised return {t[:80]!r}")
+        raise CatalogError(f"{self.where}: {name}(): no return reached")
+
+    def _ampere(self, sm: int, flags: int, body: str) -> list[Cfg]:
+        lo = re.search(r"int\s+const\s+min_stages\s*=\s*([^;]*);", body)
+        hi = re.search(r"int\s+const\s+max_stages\s*=\s*([^;]*);", body)
+        if not (lo and hi) or not re.search(r"for\s*\(\s*int\s+stages\s*=\s*min_stages\s*;\s*stages\s*<=\s*max_stages\s*;", body):
+            raise CatalogError(f"{self.where}: get_candidate_configs(): stage loop not recognised")
+        env = {"sm": sm, "int8_configs_only": bool(flags & FLAGS["INT8_ONLY"])}
+        smin, smax = cexpr(lo.group(1), env), cexpr(hi.group(1), env)
+        out = []
+        for tile in self.ampere_tiles(sm, flags):
+            for st in range(smin, smax + 1):
+                out.append(Cfg("sm80", tile, sm, stages=st))
+        return out
+
+
+# --------------------------------------------------------------------------------------------
+# The MoE runner: getTmaWarpSpecializedConfigs ++ getAmpereConfigs, per GEMM
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TypeFlags:
+    """MoeGemmRunner's constexpr type flags (moe_gemm_kernels.h) for one (act, weight) pair."""
+
+    act: str
+    weight: str
+
+    @property
+    def fp4_act(self) -> bool:
+        return self.act in ("nvfp4", "mxfp4")
+
+    @property
+    def fp4_weight(self) -> bool:
+        return self.weight in ("nvfp4", "mxfp4")
+
+    @property
+    def same(self) -> bool:  # std::is_same<T, WeightType>
+        return self.act == self.weight or (self.fp4_act and self.fp4_weight)
+
+    @property
+    def use_fp8(self) -> bool:
+        return self.act == "fp8" and self.weight not in ("int4", "nvfp4", "mxfp4")
+
+    @property
+    def use_fp4(self) -> bool:
+        return self.fp4_act
+
+    @property
+    def use_wfp4afp8(self) -> bool:
+        return self.act == "fp8" and self.fp4_weight
+
+    def valid_hopper(self) -> bool:
+        return (self.same or (self.weight == "int4" and self.act == "fp8") or self.fp4_weight) and not self.fp4_act
+
+    def valid_blackwell(self) -> bool:
+        return self.same or self.use_wfp4afp8
+
+    def valid_sm120(self) -> bool:
+        return (self.fp4_act and self.same) or self.use_wfp4afp8
+
+    def valid_ampere(self) -> bool:
+        return not self.fp4_act and not self.fp4_weight
+
+    def supports_tma_ws(self, sm: int) -> bool:
+        return (
+            (sm == 90 and self.valid_hopper())
+            or (100 <= sm < 120 and self.valid_blackwell())
+            or (sm in (120, 121) and self.valid_sm120())
+        )
+
+
+class MoeRunnerSource:
+    """The MoE-level C++ of one release: the list-building steps, the finalize gate and the
+    TMA-WS dispatcher's tile cases."""
+
+    def __init__(self, release: Release, heur: Heuristic, ck: Checker) -> None:
+        self.release = release
+        self.heur = heur
+        self.ck = ck
+        self.where = f"{release.ref}:{DISPATCH}"
+        text = clean(release.read(DISPATCH))
+        self.tma_body = function_body(text, "getTmaWarpSpecializedConfigs", self.where)
+        ck.check(DISPATCH, "getTmaWarpSpecializedConfigs", self.tma_body)
+        self.amp_body = function_body(text, "getAmpereConfigs", self.where)
+        ck.check(DISPATCH, "getAmpereConfigs", self.amp_body)
+        if not re.search(r"int\s+const\s+max_split_k\s*=\s*1\s*;", self.amp_body):
+            raise CatalogError(f"{self.where}: getAmpereConfigs() max_split_k is not 1")
+        # getConfigs = TMA-WS list then the Ampere list, in that order
+        cfg = function_body(text, "getConfigs", self.where)  # first definition forwards to sm_
+        defs = [m.start() for m in re.finditer(r"::getConfigs\(\s*int\s+sm", text)]
+        if not defs:
+            raise CatalogError(f"{self.where}: getConfigs(int sm, ...) not found")
+        full = text[defs[0] :]
+        body = full[full.index("{") + 1 : matching(full, full.index("{")) - 1]
+        ck.check(DISPATCH, "getConfigs", body)
+        if not re.search(r"getTmaWarpSpecializedConfigs[\s\S]*getAmpereConfigs[\s\S]*back_inserter\(candidate_configs\)", body):
+            raise CatalogError(f"{self.where}: getConfigs() no longer appends Ampere configs after TMA-WS")
+        del cfg
+        traits = clean(release.read(TRAITS)).replace("__nv_fp4_e2m1", "Fp4Type")
+        for fn in ("isValidSM120MOESpecialisation", "isValidBlackwellMOESpecialisation",
+                   "isValidHopperMOESpecialisation", "isValidAmpereMOESpecialisation"):
+            ck.check(TRAITS, fn, function_body(traits, fn, f"{release.ref}:{TRAITS}"))
+        kern = clean(release.read(MOE_KERNELS))
+        may = re.search(r"bool\s+mayHaveFinalizeFused\(\)\s*const\s*\{([^}]*)\}", kern)
+        if not may:
+            raise CatalogError(f"{release.ref}:{MOE_KERNELS}: mayHaveFinalizeFused() not found")
+        ck.check(MOE_KERNELS, "mayHaveFinalizeFused", may.group(1))
+        if not re.search(r"getConfigs\(\s*gemm_id\s*==\s*MoeGemmId::GEMM_2\s*&&\s*mayHaveFinalizeFused\(\)\s*\)", kern):
+            raise CatalogError(f"{release.ref}:{MOE_KERNELS}: getTactics() is not getConfigs(GEMM_2 && mayHaveFinalizeFused())")
+        default = re.search(r"bool\s+use_fused_finalize_\s*=\s*(true|false)\s*;", kern)
+        if not default:
+            raise CatalogError(f"{release.ref}:{MOE_KERNELS}: no default for use_fused_finalize_")
+        self.finalize_default = default.group(1) == "true"
+        binding = clean(release.read(BINDING))
+        g1 = binding.find("getTactics(kernels::MoeGemmId::GEMM_1)")
+        if g1 < 0 or not re.search(
+            r"mAllProfiles\s*=\s*gemm1_tactics\s*;\s*mAllProfiles\.insert\(\s*mAllProfiles\.end\(\)\s*,\s*gemm2_tactics\.begin\(\)", binding
+        ):
+            raise CatalogError(f"{release.ref}:{BINDING}: mAllProfiles is not GEMM1 ++ GEMM2")
+        setter = binding.rfind("use_fused_finalize_ = ", 0, g1)
+        # Before the fix that set it first, tactics were enumerated with the member's default.
+        self.finalize_gated = setter >= 0
+        self.cases = self._dispatch_cases(release)
+
+    def _dispatch_cases(self, release: Release) -> dict[int, set[tuple[int, int, int]]]:
+        where = f"{release.ref}:{DISPATCH_TMA}"
+        text = clean(release.read(DISPATCH_TMA))
+        body = function_body(text, "dispatchMoeGemmSelectTileShapeTmaWarpSpecialized", where)
+        cases: dict[int, set[tuple[int, int, int]]] = {}
+        for sw in re.finditer(r"switch\s*\(\s*gemm_config\.tile_config_sm(\d+)\s*\)\s*\{", body):
+            block = body[sw.end() : matching(body, sw.end() - 1) - 1]
+            for m in re.finditer(r"SHAPE_CASE\(\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\)", block):
+                cases.setdefault(int(m.group(1)), set()).add((int(m.group(2)), int(m.group(3)), int(m.group(4))))
+        if not cases.get(90) or not cases.get(100) or not cases.get(120):
+            raise CatalogError(f"{where}: tile-shape switch cases for SM90/SM100/SM120 not found")
+        if not re.search(r"Unsupported tile shape config %d for MoE gemm", text):
+            raise CatalogError(f"{where}: default-case message changed")
+        return cases
+
+    def tma_ws(self, sm: int, tf: TypeFlags, finalize: bool) -> list[Cfg]:
+        """getTmaWarpSpecializedConfigs(sm, finalize) for this type pair."""
+        if tf.use_wfp4afp8 and sm == 90:
+            raise CatalogError("SM90 FP8xFP4 (mixed-input) lists are not extracted")
+        flags = FLAGS["GROUPED_GEMM"]
+        if not tf.same:
+            flags |= FLAGS["WEIGHT_ONLY"]
+        if sm >= 100:
+            flags |= FLAGS["BLACKWELL"]
+        if sm == 90:
+            flags |= FLAGS["HOPPER"]
+        if tf.use_fp8:
+            flags |= FLAGS["FP8_ONLY"]
+        if tf.use_fp4 or tf.use_wfp4afp8:
+            flags |= FLAGS["FP4_ONLY"]
+        if tf.use_wfp4afp8:
+            flags |= FLAGS["FP8FP4_MIXED"]
+        b = self.tma_body
+        if re.search(r"sm\s*=\s*use_wfp4afp8\s*&&\s*sm\s*==\s*103\s*\?\s*100\s*:\s*sm\s*;", b) and tf.use_wfp4afp8 and sm == 103:
+            sm = 100
+        if 100 <= sm < 120 and not tf.valid_blackwell():
+            return []
+        if sm in (120, 121) and not tf.valid_sm120():
+            return []
+        if sm == 90 and not tf.valid_hopper():
+            return []
+        if sm < 90 or (90 < sm < 100):
+            return []
+        _, configs = self.heur.dispatch(sm, flags)
+        if re.search(r"if\s*\(\s*sm\s*==\s*103\s*&&\s*use_fp4\s*\)", b) and sm == 103 and tf.use_fp4:
+            configs = configs + self.heur.dispatch(100, flags)[1]
+        if finalize:
+            if not re.search(r"if\s*\(\s*supports_finalize_fusion\s*\)[\s\S]*EpilogueFusionType::FINALIZE[\s\S]*EpilogueScheduleType::NO_SMEM", b):
+                raise CatalogError(f"{self.where}: finalize duplication step not recognised")
+            configs = configs + [_replace(c, fusion="FINALIZE") for c in configs]
+            configs = [c for c in configs if not (c.fusion == "FINALIZE" and c.epilogue == "NO_SMEM")]
+        if not re.search(r"auto\s+swap_ab_configs\s*=\s*tma_ws_configs\s*;[\s\S]*config\.swap_ab\s*=\s*true", b):
+            raise CatalogError(f"{self.where}: swap_ab duplication step not recognised")
+        configs = configs + [_replace(c, swap_ab=True) for c in configs]
+        return configs
+
+    def ampere(self, sm: int, tf: TypeFlags) -> list[Cfg]:
+        """getAmpereConfigs(sm) for this type pair (SM80/SM89-style multistage kernels)."""
+        if not tf.valid_ampere() or (tf.act == "fp8" and tf.weight == "int4" and sm != 89):
+            return []
+        flags = FLAGS["GROUPED_GEMM"]
+        if not tf.same:
+            flags |= FLAGS["WEIGHT_ONLY"]
+        if tf.use_fp8:
+            flags |= FLAGS["FP8_ONLY"]
+        return self.heur.dispatch(sm, flags)[1]
+
+    def lists(self, sm: int, tf: TypeFlags, use_fused_finalize: bool) -> tuple[list[Cfg], list[Cfg]]:
+        """(GEMM1 list, GEMM2 list) exactly as getTactics(GEMM_1/GEMM_2) returns them."""
+        effective = use_fused_finalize if self.finalize_gated else self.finalize_default
+        may_finalize = tf.supports_tma_ws(sm) and sm >= 90 and effective
+        amp = self.ampere(sm, tf)
+        g1 = self.tma_ws(sm, tf, False) + amp
+        g2 = self.tma_ws(sm, tf, may_finalize) + amp
+        return g1, g2
+
+
+def _replace(c: Cfg, **kw: Any) -> Cfg:
+    from dataclasses import replace
+
+    return replace(c, **kw)
+
+
+# --------------------------------------------------------------------------------------------
+# Config -> catalog JSON
+# --------------------------------------------------------------------------------------------
+
+
+def to_json(c: Cfg, act: str, cases: dict[int, set[tuple[int, int, int]]]) -> dict[str, Any]:
+    """Catalog config object; K of a TMA-WS tile converted from bytes to elements of the activation."""
+    shp = enum_shape(c.tile)
+    assert shp is not None
+    cluster = enum_shape(c.cluster) or (1, 1, 1)
+    d: dict[str, Any] = {"name": c.tile, "swap_ab": c.swap_ab, "stream_k": False}
+    if c.style == "sm80":
+        d.update(tile=list(shp), cluster=[1, 1, 1], stages=c.stages, style="sm80", mainloop_schedule=None,
+                 epilogue_schedule=None, epilogue_fusion=None, mma_tile=None, known_failure=None)
+        return d
+    m, n, kbytes = shp
+    k = kbytes * 8 // BITS[act]
+    dyn = enum_shape(c.dynamic_cluster) if c.dynamic_cluster else None
+    d.update(
+        tile=[m, n, k],
+        # the runtime cluster is the dynamic one when set; the static one then only picks 1SM/2SM
+        cluster=list(dyn or cluster),
+        stages=None,
+        style="tma_ws",
+        mainloop_schedule=c.mainloop,
+        epilogue_schedule=c.epilogue,
+        epilogue_fusion=c.fusion,
+        mma_tile=[m * 2, n, k] if c.sm >= 100 and c.sm < 120 and cluster[0] == 2 else None,
+        sm_version=c.sm,
+        known_failure=None,
+    )
+    if c.dynamic_cluster is not None:
+        d["static_cluster"] = list(cluster)
+        d["dynamic_cluster"] = c.dynamic_cluster.replace("ClusterShape_", "")
+        d["fallback_cluster"] = (c.fallback_cluster or "").replace("ClusterShape_", "")
+    handled = cases.get(c.sm, set())
+    if c.sm == 103:
+        handled = handled | cases.get(100, set())
+    if 100 < c.sm < 120 and c.sm != 103:
+        handled = cases.get(100, set())
+    if c.sm == 121:
+        handled = cases.get(120, set())
+    if (m, n, kbytes) not in handled:
+        d["known_failure"] = (
+            f"dispatcher has no case for this tile: moe_gemm_template_dispatch_tma_ws.h throws "
+            f"'Unsupported tile shape config {m * 1000000 + n * 1000 + kbytes} for MoE gemm.'"
+        )
+    return d
+
+
+# --------------------------------------------------------------------------------------------
+# Whole document
+# --------------------------------------------------------------------------------------------
+
+
+def release_catalogs(release: Release, record_only: bool = False) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]], Checker]:
+    """Catalog entries and the lists they point to for one release (list ids are content hashes)."""
+    ck = Checker(release, record_only)
+    heur = Heuristic(release, ck)
+    moe = MoeRunnerSource(release, heur, ck)
+    entries: list[dict[str, Any]] = []
+    lists: dict[str, dict[str, Any]] = {}
+    for arch, pairs in VARIANTS.items():
+        sm = SM_OF[arch]
+        for act, weight in pairs:
+            tf = TypeFlags(act, weight)
+            for finalize in (True, False):
+                g1, g2 = moe.lists(sm, tf, finalize)
+                if not g1 and not g2:
+                    continue  # the binding refuses this combination ("No valid tactics")
+                for op, cfgs, offset, gemm in ((OPS[0], g1, 0, "GEMM_1"), (OPS[1], g2, len(g1), "GEMM_2")):
+                    body = {
+                        "source_file": DISPATCH,
+                        "function": f"MoeGemmRunner::getConfigs via CutlassMoeFCRunner::getTactics({gemm})",
+                        "source_files": list(SOURCE_FILES),
+                        "fallback": 0 if cfgs else None,
+                        "fallback_config": None,
+                        "index_offset": offset,
+                        "configs": [to_json(c, act, moe.cases) for c in cfgs],
+                    }
+                    digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:10]
+                    lid = f"{arch}-{act}x{weight}-{gemm.lower().replace('_', '')}-{digest}"
+                    lists.setdefault(digest, {"id": lid, **body})
+                    entries.append({
+                        "op": op, "runner": RUNNER, "arch": arch,
+                        "variant": {"act": act, "weight": weight, "finalize": finalize},
+                        "list": digest,
+                    })
+    return entries, lists, ck
+
+
+def build(releases: Sequence[Release], command: str) -> dict[str, Any]:
+    """The fused-moe.json document for these releases; identical lists are stored once."""
+    doc: dict[str, Any] = {"schema": "tiletune.catalogs/1", "family": "fused-moe", "generated_by": command,
+                           "releases": {}, "lists": {}}
+    by_digest: dict[str, str] = {}
+    for rel in releases:
+        entries, lists, ck = release_catalogs(rel)
+        for digest, body in lists.items():
+            if digest not in by_digest:
+                lid = body.pop("id")
+                by_digest[digest] = lid
+                doc["lists"][lid] = body
+        for e in entries:
+            e["list"] = by_digest[e["list"]]
+        doc["releases"][rel.version] = {
+            "source": {"kind": rel.kind, "ref": rel.ref, "commit": rel.commit},
+            "structure": dict(sorted(ck.seen.items())),
+            "catalogs": entries,
+        }
+    return doc
+
+
+def render(doc: dict[str, Any]) -> str:
+    """JSON with one config per line: small enough to ship, still diffable between runs."""
+    parts = ["{"]
+    top = [(k, v) for k, v in doc.items() if k != "lists"]
+    for k, v in top:
+        parts.append(f"{json.dumps(k)}: {json.dumps(v, separators=(',', ':'))},")
+    parts.append('"lists": {')
+    items = list(doc["lists"].items())
+    for i, (lid, lst) in enumerate(items):
+        head = {k: v for k, v in lst.items() if k != "configs"}
+        head_s = json.dumps(head, separators=(",", ":"))[:-1]
+        cfgs = ",\n  ".join(json.dumps(c, separators=(",", ":")) for c in lst["configs"])
+        sep = "," if i < len(items) - 1 else ""
+        parts.append(f"{json.dumps(lid)}: {head_s},\"configs\":[\n  {cfgs}]}}{sep}")
+    parts.append("}}")
+    return "\n".join(parts) + "\n"
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m tiletune.catalogs.extract_moe", description=__doc__.split("\n")[0])
+    ap.add_argument("--repo", default=DEFAULT_REPO, help="bare git dir of flashinfer-ai/flashinfer")
+    ap.add_argument("--wheel", action="append", default=[], help="flashinfer_python-*.whl to read (repeatable)")
+    ap.add_argument("--only", action="append", default=[], help="restrict to these versions (repeatable)")
+    ap.add_argument("--out", default=str(Path(__file__).parent / "data" / "fused-moe.json"))
+    ap.add_argument("--shapes", action="store_true", help="print each function's structure hash per release and exit")
+    a = ap.parse_args(argv)
+    rels = git_releases(a.repo) + [wheel_release(w) for w in a.wheel]
+    if a.only:
+        rels = [r for r in rels if r.version in a.only]
+    try:
+        if a.shapes:
+            for r in rels:
+                _, _, ck = release_catalogs(r, record_only=True)
+                print(r.version, " ".join(f"{k}={v}" for k, v in sorted(ck.seen.items())))
+            return 0
+        wheels = " ".join(f"--wheel {Path(w).name}" for w in a.wheel)
+        doc = build(rels, f"python -m tiletune.catalogs.extract_moe {wheels}".strip())
+    except CatalogError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    from tiletune.fileio import write_atomic
+
+    text = render(doc)
+    write_atomic(a.out, text)
+    print(f"wrote {a.out}: {len(doc['releases'])} releases, {len(doc['lists'])} distinct lists", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
