@@ -201,6 +201,33 @@ def report_command(
         raise typer.Exit(code=code)
 
 
+class CatalogFormat(str, enum.Enum):
+    """Output formats of `tiletune catalog`."""
+
+    table = "table"
+    json = "json"
+
+
+@app.command("catalog")
+def catalog_cmd(
+    flashinfer_version: Annotated[
+        Optional[str], typer.Option("--flashinfer-version", help="Release whose tactic tables to show (e.g. 0.6.14).")
+    ] = None,
+    arch: Annotated[Optional[str], typer.Option("--arch", help="sm100, sm103, sm110, sm120 (sm121 uses sm120's).")] = None,
+    op: Annotated[Optional[str], typer.Option("--op", help="fp4_gemm, mxfp8_gemm, fp8_gemm, bf16_gemm, ...")] = None,
+    fmt: Annotated[CatalogFormat, typer.Option("--format", help="table or json.")] = CatalogFormat.table,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write here (atomically) instead of stdout.")] = None,
+) -> None:
+    """List the FlashInfer releases the tactic catalogs cover, or one release's tactic tables."""
+    from tiletune.catalogs import listing
+
+    def run() -> None:
+        view = listing.catalog_view(flashinfer_version, arch, op)
+        _emit(listing.render_json(view) if fmt == CatalogFormat.json else listing.render_table(view), output)
+
+    _guard(run)
+
+
 def main() -> None:
     """Console-script entry point."""
     app()

@@ -1,0 +1,135 @@
+"""What `tiletune catalog` shows: the releases the catalogs cover, and a release's tactic tables.
+
+`catalog_view(...)` builds a plain JSON-able dict (schema "tiletune.catalog/1"); `render_table`
+turns it into text. Unknown versions, archs or ops raise CatalogError listing what exists.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Optional
+
+from tiletune import catalogs
+from tiletune.archs import arch_family, normalize_arch
+from tiletune.errors import CatalogError
+from tiletune.records import TileConfig
+
+SCHEMA = "tiletune.catalog/1"
+
+
+def _config_row(index: int, cfg: TileConfig, known: Optional[str]) -> dict[str, Any]:
+    return {
+        "index": index,
+        "name": cfg.name,
+        "tile": list(cfg.tile),
+        "cluster": list(cfg.cluster),
+        "swap_ab": cfg.swap_ab,
+        "stream_k": cfg.stream_k,
+        "mainloop_schedule": cfg.mainloop_schedule,
+        "stages": cfg.stages,
+        "mma_tile": list(cfg.mma_tile) if cfg.mma_tile else None,
+        "known_failure": known,
+    }
+
+
+def _all_keys() -> list[tuple[str, str, str, str]]:
+    return list(catalogs._load_all()[0].keys())
+
+
+def catalog_view(version: Optional[str] = None, arch: Optional[str] = None, op: Optional[str] = None) -> dict[str, Any]:
+    """Releases covered (no version), or the tactic tables of one release (filtered by arch/op)."""
+    keys = _all_keys()
+    fam = None
+    if arch is not None:
+        norm = normalize_arch(arch)
+        known_archs = sorted({k[1] for k in keys})
+        if norm is None:
+            raise CatalogError(f"unknown arch {arch!r}; catalogs exist for: {', '.join(known_archs)} (sm121 uses sm120's)")
+        fam = arch_family(norm)
+        if fam not in known_archs:
+            raise CatalogError(f"no catalogs for {norm}; catalogs exist for: {', '.join(known_archs)} (sm121 uses sm120's)")
+    if op is not None:
+        known_ops = sorted({k[2] for k in keys})
+        if op not in known_ops:
+            raise CatalogError(f"no catalogs for op {op!r}; ops with catalogs: {', '.join(known_ops)}")
+    if version is None:
+        rows = []
+        for rel in catalogs.releases():
+            lists = sorted(
+                {(k[2], k[1], k[3]) for k in keys if k[0] == rel and (fam is None or k[1] == fam) and (op is None or k[2] == op)}
+            )
+            if not lists:
+                continue
+            sizes = []
+            for o, a, r in lists:
+                for cat in catalogs.lookup(rel, a, o, r):
+                    var = ",".join(f"{k}={v}" for k, v in sorted(cat.variant.items()))
+                    sizes.append({"op": o, "arch": a, "runner": r, "variant": var or None, "tactics": len(cat.configs)})
+            rows.append({"flashinfer_version": rel, "catalogs": sizes})
+        return {"schema": SCHEMA, "releases": rows}
+    canon = catalogs.canonical_version(version)
+    if canon is None:
+        from tiletune.decode import nearest_releases
+
+        rels = catalogs.releases()
+        raise CatalogError(
+            f"no catalogs for FlashInfer {version}; nearest: {', '.join(nearest_releases(version))} "
+            f"(covered: {rels[0]} .. {rels[-1]}, {len(rels)} releases; `tiletune catalog` lists them)"
+        )
+    sel = sorted({k for k in keys if k[0] == canon and (fam is None or k[1] == fam) and (op is None or k[2] == op)},
+                 key=lambda k: (k[2], k[1], k[3]))
+    if not sel:
+        have = sorted({f"{k[2]}/{k[1]}" for k in keys if k[0] == canon})
+        raise CatalogError(f"FlashInfer {canon} has no catalog for {op or 'any op'} on {fam or 'any arch'}; it has: {', '.join(have)}")
+    tables = []
+    for _, a, o, r in sel:
+        for cat in catalogs.lookup(canon, a, o, r):
+            rows = [_config_row(i + cat.index_offset, c, cat.known_failures[i]) for i, c in enumerate(cat.configs)]
+            if cat.fallback is not None:
+                fb = f"index {cat.fallback + cat.index_offset}"
+            elif cat.fallback_config is not None:
+                fb = "explicit config"
+                rows.append(_config_row(-1, cat.fallback_config, None))
+            else:
+                fb = None
+            tables.append({
+                "op": o, "runner": r, "arch": a, "variant": dict(cat.variant), "source_file": cat.ref.source_file,
+                "tactics": len(cat.configs), "fallback": fb, "configs": rows,
+            })
+    return {"schema": SCHEMA, "flashinfer_version": canon, "tables": tables}
+
+
+def render_json(view: dict[str, Any]) -> str:
+    return json.dumps(view, indent=1)
+
+
+def render_table(view: dict[str, Any]) -> str:
+    """Plain-text rendering of catalog_view's result."""
+    from tabulate import tabulate
+
+    if "releases" in view:
+        rows = []
+        for r in view["releases"]:
+            per_op: dict[str, dict[str, set]] = {}
+            for c in r["catalogs"]:
+                per_op.setdefault(c["op"], {}).setdefault(c["arch"], set()).add(c["tactics"])
+            for i, (o, archs) in enumerate(sorted(per_op.items())):
+                sizes = "  ".join(f"{a}:{'/'.join(map(str, sorted(n)))}" for a, n in sorted(archs.items()))
+                rows.append([r["flashinfer_version"] if i == 0 else "", o, sizes])
+        return ("Tactic catalogs per FlashInfer release: arch:number of tactics (a/b = lists that differ by "
+                "variant, e.g. MoE dtype). sm121 uses sm120's lists.\n"
+                + tabulate(rows, headers=["release", "op", "archs"], tablefmt="simple") + "\n")
+    out = []
+    for t in view["tables"]:
+        var = "".join(f" {k}={v}" for k, v in sorted(t["variant"].items()))
+        out.append(f"FlashInfer {view['flashinfer_version']} {t['arch']} {t['op']} / {t['runner']}{var}: "
+                   f"{t['tactics']} tactics, -1 = {t['fallback']} (from {t['source_file']})")
+        rows = [[c["index"], c["name"], "x".join(map(str, c["tile"])), "x".join(map(str, c["cluster"])),
+                 "yes" if c["swap_ab"] else "", "yes" if c["stream_k"] else "", c["mainloop_schedule"] or "",
+                 c["stages"] if c["stages"] is not None else "auto",
+                 "x".join(map(str, c["mma_tile"])) if c["mma_tile"] else "", c["known_failure"] or ""] for c in t["configs"]]
+        out.append(tabulate(rows, headers=["tactic", "enum", "CTA tile (elem)", "cluster", "swap_ab", "stream_k",
+                                           "mainloop schedule", "stages", "2-SM MMA tile", "known failure"],
+                            tablefmt="simple"))
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
