@@ -41,6 +41,14 @@ _NOT_INSTANTIATED = (
     "not instantiated",
 )
 _SMEM_WORDS = ("shared memory", "smem")
+# Log reader failure kinds worth naming in a runtime reason.
+_KIND_PREFIX = {
+    "can_implement": "can_implement rejected the problem: ",
+    "illegal_access": "illegal instruction/address (sticky CUDA error): ",
+    "out_of_memory": "out of memory: ",
+    "cuda_error": "CUDA error: ",
+    "initialize": "initialize failed: ",
+}
 
 
 def _int(text: str) -> int:
@@ -92,7 +100,8 @@ def explain_failure(
     model_fits = analysis.fits if analysis is not None else None
 
     need_limit = None
-    dn, dl = detail.get("smem_need") or detail.get("smem_need_bytes"), detail.get("smem_limit") or detail.get("smem_limit_bytes")
+    # the log reader parses "(kernel needs N bytes ..., limit is M bytes)" into these keys
+    dn, dl = detail.get("smem_needed_bytes"), detail.get("smem_limit_bytes")
     if isinstance(dn, int) and isinstance(dl, int):
         need_limit = (dn, dl)
     for t in errors:
@@ -108,7 +117,8 @@ def explain_failure(
     if known_failure:
         return FailureReason(kind="not_instantiated", summary=f"never instantiated: {known_failure}", basis="catalog")
     low = text.lower()
-    if any(k in low for k in _NOT_INSTANTIATED):
+    kind_from_log = detail.get("failure_kind")  # the log reader's coarse class of the same text
+    if kind_from_log == "not_instantiated" or any(k in low for k in _NOT_INSTANTIATED):
         return FailureReason(kind="not_instantiated", summary=f"no kernel for this tile: {short_error(text, 90)}", basis="error text")
     if jit_not_built:
         return FailureReason(
@@ -146,7 +156,8 @@ def explain_failure(
             model_disagrees=True,
         )
     if text:
-        return FailureReason(kind="runtime", summary=short_error(text, 90), basis="error text")
+        prefix = _KIND_PREFIX.get(str(kind_from_log), "")
+        return FailureReason(kind="runtime", summary=prefix + short_error(text, 90), basis="error text")
     return FailureReason(kind="unknown", summary="no error text recorded and no model verdict", basis="none")
 
 
@@ -279,6 +290,6 @@ def _reason_phrase(f: "Failure") -> str:
         return f"{short_error(f.error)}; not explained by shared memory"
     if r.kind == "not_instantiated":
         return "never instantiated"
-    if f.tactic is None and f.error == "":
-        return "INFO summary only; enable debug logs to see which"
+    if f.tactic is None and "INFO" in f.error:
+        return "INFO summary only: which tactics and why is logged at DEBUG"
     return short_error(f.error) if f.error else r.summary

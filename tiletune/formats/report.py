@@ -198,7 +198,7 @@ def commands(result: InspectResult, ctx: ReportContext) -> list[str]:
     paths = " ".join(_q(p) for p in ctx.paths) if ctx.paths else ""
     gpu = f" --gpu {_q(ctx.gpu)}" if ctx.gpu else ""
     lines = [
-        "pip install tiletune  # or: pip install -e . in a clone",
+        "python3 -m pip install -e .  # in a clone of tiletune",
         f"tiletune inspect {paths}{gpu}".rstrip(),
         f"tiletune report {paths}{gpu} -o {ctx.output_name}".replace("  ", " "),
     ]

@@ -24,10 +24,22 @@ def _wrap(text: str, indent: str = "  ") -> list[str]:
 _FAILURE_WIDTHS = [26, 8, 20, 6, 22, 34]
 
 
-def _tab(rows, headers, maxcolwidths=None) -> str:
-    from tabulate import tabulate
+_NUMERIC = {"N", "K", "count", "smem KiB*", "FLOP/B*", "t us*", "eff %*", "meas us"}
 
-    return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True, maxcolwidths=maxcolwidths)
+
+def _tab(rows, headers, maxcolwidths=None) -> str:
+    import tabulate as tabulate_mod
+
+    # tabulate widens every column by 2 beyond its header by default; the two-space column gap is enough
+    tabulate_mod.MIN_PADDING = 0
+    return tabulate_mod.tabulate(
+        rows,
+        headers=headers,
+        tablefmt="simple",
+        disable_numparse=True,
+        maxcolwidths=maxcolwidths,
+        colalign=["right" if h in _NUMERIC else "left" for h in headers],
+    )
 
 
 def _summary(result: InspectResult) -> str:
