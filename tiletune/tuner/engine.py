@@ -64,6 +64,8 @@ class RetryTarget:
     dtype: Optional[str]
     source: str = ""
     previous_error: Optional[str] = None
+    raw_key: Optional[str] = None  # the cache key string the target came from (pinned-cache export matches on it)
+    shapes: Optional[Tuple[Any, ...]] = None  # the key's profile shapes, kept so ledger records decode like cache records
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,161 @@
+"""What a retry ledger turns into for FlashInfer: a tactics blocklist and a cache with tactics pinned.
+
+Both are NEW files written atomically; a server's cache is only ever read.
+
+Blocklist (FlashInfer's `FLASHINFER_TACTICS_BLOCKLIST` format, flashinfer/tactics_blocklist.py):
+    {"_metadata": {<FlashInfer's _collect_metadata() fields>, "generated_at", "generator_version"},
+     "invalid_tactics": {"<custom_op>::<RunnerClass>": [tactic, ...]}}
+A blocklist applies to a tactic at every shape, so a tactic is listed only when its latest
+attempt failed at every problem it was attempted at; tactics that fail at some shapes and pass
+at others are left out and reported. ENGINE_ERROR attempts (tiletune could not run the tactic)
+are not evidence against it. FlashInfer ignores the whole file unless every `_metadata` field
+equals its own or is "*": fields the child read from FlashInfer itself are written as read,
+the others as "*".
+
+Pinned cache: a copy of a FlashInfer JSON cache where each entry whose key was retried gets the
+fastest tactic that passed at that key's problem (same op, runner, batch/M/N/K); the runner
+name and any third value element (profiling policy) are kept. `_generation` is recomputed the
+way FlashInfer computes it when the source had one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import defaultdict
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
+
+from tiletune import __version__
+from tiletune.errors import TunerError
+from tiletune.fileio import write_atomic
+
+METADATA_FIELDS = (
+    "flashinfer_version",
+    "cuda_version",
+    "cublas_version",
+    "cudnn_version",
+    "cudnn_frontend_version",
+    "cutlass_dsl_version",
+    "gpu",
+)
+NOT_EVIDENCE = {"engine_error"}
+
+
+def _latest(attempts: Iterable[Mapping[str, Any]]) -> Dict[str, Mapping[str, Any]]:
+    """Latest attempt per key (ledger order is time order)."""
+    out: Dict[str, Mapping[str, Any]] = {}
+    for a in attempts:
+        out[a["key"]] = a
+    return out
+
+
+def _tactic_id(t: Any) -> str:
+    return json.dumps(t, separators=(",", ":"))
+
+
+def still_failing(attempts: Iterable[Mapping[str, Any]]) -> Tuple[Dict[str, List[Any]], Dict[str, List[Any]]]:
+    """({"op::Runner": [tactics failing at every problem tried]}, {"op::Runner": [tactics that fail only somewhere]})."""
+    outcome: Dict[Tuple[str, str], Dict[str, set]] = defaultdict(lambda: {"fail": set(), "pass": set()})
+    tactic_values: Dict[str, Any] = {}
+    for a in _latest(attempts).values():
+        if a.get("diagnosis") in NOT_EVIDENCE:
+            continue
+        op_runner = f"{a['op']}::{a.get('runner')}"
+        tid = _tactic_id(a.get("tactic"))
+        tactic_values[tid] = a.get("tactic")
+        outcome[(op_runner, tid)]["pass" if a.get("passed") else "fail"].add(a["key"])
+    block: Dict[str, List[Any]] = defaultdict(list)
+    mixed: Dict[str, List[Any]] = defaultdict(list)
+    for (op_runner, tid), o in sorted(outcome.items()):
+        if o["fail"] and not o["pass"]:
+            block[op_runner].append(tactic_values[tid])
+        elif o["fail"]:
+            mixed[op_runner].append(tactic_values[tid])
+    return dict(block), dict(mixed)
+
+
+def blocklist_metadata(attempts: Iterable[Mapping[str, Any]]) -> Dict[str, str]:
+    """FlashInfer's own metadata as the child read it (latest attempt that has it), '*' where unknown."""
+    meta: Dict[str, str] = {f: "*" for f in METADATA_FIELDS}
+    for a in attempts:
+        env = a.get("env") or {}
+        fm = env.get("flashinfer_metadata")
+        if isinstance(fm, dict):
+            meta = {f: str(fm.get(f, "*")) for f in set(METADATA_FIELDS) | set(fm)}
+        else:
+            if env.get("flashinfer"):
+                meta["flashinfer_version"] = str(env["flashinfer"])
+            if env.get("gpu"):
+                meta["gpu"] = str(env["gpu"])
+            if env.get("cuda_runtime"):
+                meta["cuda_version"] = str(env["cuda_runtime"])
+    return meta
+
+
+def write_blocklist(attempts: List[Mapping[str, Any]], path: Path) -> Tuple[Dict[str, List[Any]], Dict[str, List[Any]]]:
+    """Write the blocklist of still-failing tactics to `path` (new file, atomic). Returns (blocked, mixed)."""
+    block, mixed = still_failing(attempts)
+    meta = blocklist_metadata(attempts)
+    meta["generated_at"] = datetime.now(timezone.utc).isoformat()
+    meta["generator_version"] = "1.0"
+    meta["generator"] = f"tiletune {__version__}"
+    write_atomic(path, json.dumps({"_metadata": meta, "invalid_tactics": block}, indent=2) + "\n")
+    return block, mixed
+
+
+def _generation(data: Mapping[str, Any]) -> str:
+    """FlashInfer's cache `_generation`: sha256 of {_metadata, _records?, sorted entries} as compact sorted JSON."""
+    ordered: Dict[str, Any] = {"_metadata": data.get("_metadata", {})}
+    if data.get("_records"):
+        ordered["_records"] = data["_records"]
+    for k in sorted(k for k in data if not k.startswith("_")):
+        ordered[k] = data[k]
+    return hashlib.sha256(json.dumps(ordered, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def write_pinned_cache(
+    source_cache: Path,
+    attempts: List[Mapping[str, Any]],
+    out_path: Path,
+    *,
+    key_problems: Mapping[str, Tuple[str, str, Tuple[int, int, int, int]]],
+) -> List[Tuple[str, Any, Any]]:
+    """Copy `source_cache` to `out_path` with retried keys pinned to their fastest passing tactic.
+
+    `key_problems` maps each cache key string to (op, runner, (batch, m, n, k)) as decoded.
+    Returns [(key, old tactic, new tactic)] for the entries changed. Refuses to overwrite the source.
+    """
+    if out_path.resolve() == source_cache.resolve():
+        raise TunerError(f"{out_path}: refusing to overwrite the source cache; give a new path")
+    try:
+        data = json.loads(source_cache.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise TunerError(f"{source_cache}: cannot read cache to pin: {e}") from e
+    if not isinstance(data, dict):
+        raise TunerError(f"{source_cache}: not a FlashInfer JSON cache (top level is not an object)")
+    best: Dict[Tuple[str, str, Tuple[int, int, int, int]], Tuple[float, Any]] = {}
+    for a in _latest(attempts).values():
+        p = a.get("problem") or {}
+        if not a.get("passed") or a.get("time_s") is None or not p:
+            continue
+        ident = (a["op"], a.get("runner"), (p.get("batch", 1), p["m"], p["n"], p["k"]))
+        if ident not in best or a["time_s"] < best[ident][0]:
+            best[ident] = (a["time_s"], a.get("tactic"))
+    changed = []
+    for key, value in list(data.items()):
+        if key.startswith("_") or not isinstance(value, list) or len(value) < 2:
+            continue
+        ident = key_problems.get(key)
+        if ident is None or ident not in best:
+            continue
+        new_tactic = best[ident][1]
+        if value[1] != new_tactic:
+            changed.append((key, value[1], new_tactic))
+            data[key] = [value[0], new_tactic, *value[2:]]
+    if "_generation" in data:
+        data.pop("_generation")
+        data["_generation"] = _generation(data)
+    write_atomic(out_path, json.dumps(data, indent=2) + "\n")
+    return changed

@@ -1,0 +1,149 @@
+"""The environment fingerprint recorded with every attempt, and the id resume compares.
+
+Collected in the parent without importing torch (CPU-only installs have none, and importing it
+costs seconds): GPU name, compute capability, clocks and driver from `nvidia-smi`; nvcc from
+`nvcc --version`; torch / flashinfer / CUTLASS versions from installed package metadata; the
+CUDA runtime from torch's local version tag (`2.11.0+cu130` -> 13.0). The child adds what only
+a CUDA context can say (SM count, torch.version.cuda) to its own result, and the engine merges
+it into the attempt.
+
+`env_id` hashes the fields that change what a kernel does (GPU, compute capability, driver,
+CUDA, nvcc, library versions; not clocks), so a rerun resumes in the same environment and
+`--changed-env` finds failures recorded under a different one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import subprocess
+from importlib import metadata
+from typing import Any, Dict, Mapping, Optional
+
+# Fields that identify an environment for resume / --changed-env (clocks and SM count are
+# recorded but do not make a different environment).
+IDENTITY_FIELDS = (
+    "gpu",
+    "compute_capability",
+    "driver",
+    "cuda_runtime",
+    "nvcc",
+    "torch",
+    "flashinfer",
+    "cutlass",
+)
+
+_PACKAGES = {
+    "torch": ("torch",),
+    "flashinfer": ("flashinfer-python", "flashinfer"),
+    "cutlass": ("nvidia-cutlass", "nvidia-cutlass-dsl"),
+    "tvm_ffi": ("apache-tvm-ffi",),
+}
+
+
+def collect(*, gpu_index: int = 0) -> Dict[str, Any]:
+    """Fingerprint of this machine for GPU `gpu_index`; unknown values are None."""
+    fp: Dict[str, Any] = {k: None for k in IDENTITY_FIELDS}
+    fp.update(_nvidia_smi(gpu_index))
+    fp["nvcc"] = _nvcc_version()
+    for name, dists in _PACKAGES.items():
+        fp[name] = _package_version(dists)
+    fp["cuda_runtime"] = _cuda_from_torch_version(fp.get("torch"))
+    return fp
+
+
+def env_id(fp: Mapping[str, Any]) -> str:
+    """Short stable hash of the identity fields of a fingerprint."""
+    ident = {k: fp.get(k) for k in IDENTITY_FIELDS}
+    blob = json.dumps(ident, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def changed_fields(old: Mapping[str, Any], new: Mapping[str, Any]) -> Dict[str, tuple]:
+    """Identity fields known in both fingerprints that differ: {field: (old, new)}."""
+    out = {}
+    for k in IDENTITY_FIELDS:
+        a, b = old.get(k), new.get(k)
+        if a is not None and b is not None and str(a) != str(b):
+            out[k] = (a, b)
+    return out
+
+
+def _nvidia_smi(index: int) -> Dict[str, Any]:
+    exe = shutil.which("nvidia-smi")
+    if exe is None:
+        return {}
+    fields = "name,compute_cap,driver_version,clocks.max.sm,clocks.max.mem,clocks.sm,memory.total"
+    try:
+        out = subprocess.run(
+            [exe, f"--query-gpu={fields}", "--format=csv,noheader,nounits", f"--id={index}"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    if out.returncode != 0 or not out.stdout.strip():
+        return {}
+    parts = [p.strip() for p in out.stdout.strip().splitlines()[0].split(",")]
+    if len(parts) < 7:
+        return {}
+    return {
+        "gpu": parts[0],
+        "compute_capability": parts[1],
+        "driver": parts[2],
+        "clock_max_sm_mhz": _int(parts[3]),
+        "clock_max_mem_mhz": _int(parts[4]),
+        "clock_sm_mhz": _int(parts[5]),
+        "memory_total_mib": _int(parts[6]),
+    }
+
+
+def gpu_count() -> int:
+    """How many GPUs nvidia-smi lists (0 when there is no nvidia-smi or it fails)."""
+    exe = shutil.which("nvidia-smi")
+    if exe is None:
+        return 0
+    try:
+        out = subprocess.run([exe, "-L"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return 0
+    return sum(1 for line in out.stdout.splitlines() if line.startswith("GPU "))
+
+
+def _nvcc_version() -> Optional[str]:
+    exe = shutil.which("nvcc")
+    if exe is None:
+        return None
+    try:
+        out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    m = re.search(r"release [\d.]+, V([\d.]+)", out.stdout)
+    return m.group(1) if m else None
+
+
+def _package_version(dists: tuple) -> Optional[str]:
+    for d in dists:
+        try:
+            return metadata.version(d)
+        except metadata.PackageNotFoundError:
+            continue
+    return None
+
+
+def _cuda_from_torch_version(v: Optional[str]) -> Optional[str]:
+    """'2.11.0+cu130' -> '13.0'; '2.4.0+cu121' -> '12.1'; CPU builds and unknown -> None."""
+    if not v:
+        return None
+    m = re.search(r"\+cu(\d+)(\d)$", v)
+    return f"{m.group(1)}.{m.group(2)}" if m else None
+
+
+def _int(s: str) -> Optional[int]:
+    try:
+        return int(float(s))
+    except ValueError:
+        return None

@@ -1,0 +1,222 @@
+"""The FlashInfer engine: re-run a tactic through FlashInfer's own runner in a child process.
+
+The child is `python -m tiletune.tuner.worker SPEC.json` (worker.py), the only place torch and
+flashinfer are imported. This module, in the parent, only writes specs and reads results.
+
+JIT modules: before any attempt, `prepare` asks a child whether the modules the targets need are
+already built in the JIT workspace (FlashInfer's own `JitSpec.is_compiled`). If one is missing it
+stops with a message naming the module, where FlashInfer would put it and how long a build
+takes, unless the engine was created with `allow_jit_build=True` (`--allow-jit-build`); then it
+builds once, in its own child with a long time limit, before the first attempt.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from typing import Any, Dict, Optional, Sequence
+
+from tiletune.errors import TunerError
+from tiletune.tuner import classify
+from tiletune.tuner.engine import Attempt, ChildResult, ChildSpec, Diagnosis, RetryTarget
+from tiletune.tuner.isolation import run_child
+from tiletune.tuner.worker import JIT_MODULES
+
+# Measured on the H200 machine (16 cores, wheel 0.7.2.post1): research/flashinfer-autotuner.md 8.1.
+BUILD_ESTIMATES = {"gemm": "about 45 s on a 16-core H200 machine (measured); several minutes on 2-4 cores"}
+JIT_BUILD_TIMEOUT_S = 1800.0
+JIT_STATUS_TIMEOUT_S = 180.0
+
+
+class FlashInferEngine:
+    """Engine 'flashinfer': FlashInfer's runner `forward(inputs, tactic=t)` in a fresh process.
+
+    `workspace_bytes` and `input_amplitude` change what the attempt runs (a smaller cuBLASLt
+    workspace than the algorithms were enumerated with; inputs scaled so the output overflows):
+    they exist to provoke real failures on purpose and are recorded in the target key.
+    """
+
+    name = "flashinfer"
+
+    def __init__(
+        self,
+        *,
+        allow_jit_build: bool = False,
+        python: Optional[str] = None,
+        warmup: int = 3,
+        iters: int = 20,
+        workspace_bytes: Optional[int] = None,
+        input_amplitude: Optional[float] = None,
+        progress=None,
+    ):
+        self.allow_jit_build = allow_jit_build
+        self.python = python or sys.executable
+        self.warmup = warmup
+        self.iters = iters
+        self.workspace_bytes = workspace_bytes
+        self.input_amplitude = input_amplitude
+        self.progress = progress
+        self.jit_report: Dict[str, Any] = {}
+
+    # -- Engine protocol -------------------------------------------------------------------
+
+    def unavailable_reason(self) -> Optional[str]:
+        missing = [m for m in ("torch", "flashinfer") if importlib.util.find_spec(m) is None]
+        if missing:
+            return f"the flashinfer engine needs {' and '.join(missing)}: install tiletune[gpu]"
+        return None
+
+    def key_suffix(self) -> str:
+        """Appended to target keys when the attempt is run under non-default conditions."""
+        parts = []
+        if self.workspace_bytes is not None:
+            parts.append(f"ws={self.workspace_bytes}")
+        if self.input_amplitude is not None:
+            parts.append(f"amp={self.input_amplitude:g}")
+        return ("|" + ",".join(parts)) if parts else ""
+
+    def prepare(self, targets: Sequence[RetryTarget], *, jobs: int) -> None:
+        reason = self.unavailable_reason()
+        if reason:
+            raise TunerError(reason)
+        modules = sorted({m for t in targets for m in JIT_MODULES.get((t.op, t.runner), ())})
+        if not modules:
+            return
+        scratch = Path(_tmpdir()) / "jit-status"
+        status = self._run_mode("jit-status", modules, scratch, JIT_STATUS_TIMEOUT_S)
+        missing = {n: s["path"] for n, s in status.items() if not s.get("compiled")}
+        self.jit_report = {"status": status}
+        if not missing:
+            return
+        if not self.allow_jit_build:
+            detail = "; ".join(f"'{n}' (would be {p}; build takes {BUILD_ESTIMATES.get(n, 'an unknown time')})" for n, p in missing.items())
+            raise TunerError(
+                f"FlashInfer JIT module(s) not built here: {detail}. "
+                "tiletune does not build them silently: pass --allow-jit-build to build them once before the attempts"
+            )
+        if self.progress is not None:
+            self.progress.write(f"tiletune retry: building FlashInfer JIT module(s) {', '.join(missing)} ({'; '.join(BUILD_ESTIMATES.get(n, '?') for n in missing)})\n")
+            self.progress.flush()
+        built = self._run_mode("jit-build", sorted(missing), Path(_tmpdir()) / "jit-build", JIT_BUILD_TIMEOUT_S)
+        self.jit_report["built"] = built
+
+    def child_spec(self, target: RetryTarget, scratch: Path) -> ChildSpec:
+        scratch.mkdir(parents=True, exist_ok=True)
+        result_file = scratch / "result.json"
+        p = target.problem
+        spec: Dict[str, Any] = {
+            "mode": "attempt",
+            "result_file": str(result_file),
+            "op": target.op,
+            "runner": target.runner,
+            "tactic": target.tactic,
+            "problem": None if p is None else {"batch": p.batch, "m": p.m, "n": p.n, "k": p.k},
+            "dtype_out": target.dtype,
+            "warmup": self.warmup,
+            "iters": self.iters,
+            "workspace_bytes": self.workspace_bytes,
+            "input_amplitude": self.input_amplitude,
+        }
+        (scratch / "spec.json").write_text(json.dumps(spec, default=str))
+        return ChildSpec(
+            argv=(self.python, "-m", "tiletune.tuner.worker", str(scratch / "spec.json")),
+            env=(("PYTHONPATH", _pythonpath()),),
+            cwd=None,
+            result_file=result_file,
+        )
+
+    def interpret(self, target: RetryTarget, child: ChildResult) -> Attempt:
+        return interpret_worker_result(self.name, target, child)
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _run_mode(self, mode: str, modules: Sequence[str], scratch: Path, timeout_s: float) -> Dict[str, Any]:
+        scratch.mkdir(parents=True, exist_ok=True)
+        spec = {"mode": mode, "modules": list(modules), "result_file": str(scratch / "result.json")}
+        (scratch / "spec.json").write_text(json.dumps(spec))
+        child = run_child(
+            ChildSpec(
+                argv=(self.python, "-m", "tiletune.tuner.worker", str(scratch / "spec.json")),
+                env=(("PYTHONPATH", _pythonpath()),),
+                result_file=scratch / "result.json",
+            ),
+            timeout_s=timeout_s,
+            scratch=scratch,
+        )
+        r = child.result or {}
+        if not r.get("ok"):
+            v = classify.classify_exit(
+                text=f"{r.get('error') or ''}\n{child.stderr_tail}",
+                exit_code=child.exit_code,
+                signal=child.signal,
+                timed_out=child.timed_out,
+                timeout_s=timeout_s,
+            )
+            raise TunerError(f"FlashInfer JIT {mode} for {', '.join(modules)} failed ({v.diagnosis}): {v.message}")
+        return dict(r.get("modules") or {})
+
+
+def interpret_worker_result(engine: str, target: RetryTarget, child: ChildResult, *, timeout_s: Optional[float] = None) -> Attempt:
+    """Turn a worker child's outcome into an Attempt (shared with tests' fake engines)."""
+    r: Dict[str, Any] = dict(child.result or {})
+    env = tuple(sorted((str(k), v) for k, v in (r.get("env") or {}).items()))
+    base = dict(
+        target=target,
+        engine=engine,
+        started_at="",
+        duration_s=child.duration_s,
+        stderr_tail=child.stderr_tail[-2000:],
+        env=env,
+        error_bound=classify.error_bound(target.dtype),
+    )
+    if r.get("ok") and not child.timed_out:
+        times = tuple(float(t) for t in r.get("times_s") or ())
+        numeric = classify.judge_numerics(rel_error=r.get("rel_error"), nonfinite=int(r.get("nonfinite") or 0), dtype_out=target.dtype)
+        diag, msg = (numeric.diagnosis, numeric.message) if numeric else (Diagnosis.PASSED, _pass_message(r, target))
+        return Attempt(
+            diagnosis=diag,
+            message=msg,
+            time_s=r.get("time_s"),
+            times_s=times,
+            tflops=r.get("tflops"),
+            rel_error=r.get("rel_error"),
+            **base,
+        )
+    if r.get("engine_error"):
+        return Attempt(diagnosis=Diagnosis.ENGINE_ERROR, message=str(r.get("error")), **base)
+    text = "\n".join(x for x in (str(r.get("error") or ""), child.stderr_tail, child.stdout_tail) if x)
+    v = classify.classify_exit(text=text, exit_code=child.exit_code, signal=child.signal, timed_out=child.timed_out, timeout_s=timeout_s)
+    message = v.message
+    if v.diagnosis is Diagnosis.CRASHED and child.result_error:
+        message = f"{message} ({child.result_error})"
+    return Attempt(diagnosis=v.diagnosis, message=message, smem_bytes=v.smem_bytes, smem_limit=v.smem_limit, **base)
+
+
+def _pass_message(r: Dict[str, Any], target: RetryTarget) -> str:
+    t = r.get("time_s")
+    parts = [f"{t * 1e6:.1f} us median" if t else "ran"]
+    if r.get("tflops"):
+        parts.append(f"{r['tflops']:.1f} TFLOP/s")
+    if r.get("rel_error") is not None:
+        bound = classify.error_bound(target.dtype)
+        parts.append(f"rel. error {r['rel_error']:.2e}" + (f" (bound {bound:.2e})" if bound else ""))
+    if r.get("algo_count") is not None:
+        parts.append(f"tactic {target.tactic} of {r['algo_count']} cuBLASLt algos")
+    return ", ".join(parts)
+
+
+def _pythonpath() -> str:
+    """Make the child import this same tiletune (also when run from a source tree)."""
+    import os
+
+    here = str(Path(__file__).resolve().parents[2])
+    old = os.environ.get("PYTHONPATH", "")
+    return here + (os.pathsep + old if old else "")
+
+
+def _tmpdir() -> str:
+    import tempfile
+
+    return tempfile.mkdtemp(prefix="tiletune-jit-")

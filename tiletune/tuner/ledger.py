@@ -1,0 +1,204 @@
+"""The retry ledger: one JSON line per finished attempt, appended the moment it ends.
+
+Format (`schema: "tiletune.ledger/1"`, one object per line, never rewritten):
+    key, engine, op, runner, tactic, arch, flashinfer_version, dtype, source, previous_error,
+    problem {m, n, k, batch, dtype_*}, config {tile, cluster, ...} | null,
+    diagnosis, passed, message, started_at, duration_s,
+    time_s, times_s [...], tflops, rel_error, error_bound, smem_bytes, smem_limit,
+    stderr_tail, env {fingerprint}, env_id
+
+Each line is written with one O_APPEND write + fsync (tiletune.fileio.append_line_durable), so
+a killed run loses at most the attempt in flight. Reading tolerates a torn last line (a crash
+mid-write, a power loss): it is reported, not fatal. Resume skips keys already finished in the
+same environment (`env_id`), whatever the outcome: a failure is a finished attempt too.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
+
+from tiletune.errors import TunerError
+from tiletune.fileio import append_line_durable
+from tiletune.records import Problem, TileConfig, to_jsonable
+from tiletune.tuner.engine import Attempt
+
+SCHEMA = "tiletune.ledger/1"
+
+
+def attempt_to_json(attempt: Attempt, *, env_id: str) -> Dict[str, Any]:
+    """The explicit JSON form of one attempt (built by hand so internal renames cannot change it)."""
+    t = attempt.target
+    return {
+        "schema": SCHEMA,
+        "key": t.key,
+        "engine": attempt.engine,
+        "op": t.op,
+        "runner": t.runner,
+        "tactic": to_jsonable(t.tactic),
+        "arch": t.arch,
+        "flashinfer_version": t.flashinfer_version,
+        "dtype": t.dtype,
+        "source": t.source,
+        "previous_error": t.previous_error,
+        "raw_key": t.raw_key,
+        "shapes": to_jsonable(t.shapes),
+        "problem": _problem_json(t.problem),
+        "config": _config_json(t.config),
+        "diagnosis": attempt.diagnosis.value,
+        "passed": attempt.passed,
+        "message": attempt.message,
+        "started_at": attempt.started_at,
+        "duration_s": round(attempt.duration_s, 4),
+        "time_s": _finite(attempt.time_s),
+        "times_s": [_finite(v) for v in attempt.times_s],
+        "tflops": _finite(attempt.tflops),
+        "rel_error": _finite(attempt.rel_error),
+        "error_bound": _finite(attempt.error_bound),
+        "smem_bytes": attempt.smem_bytes,
+        "smem_limit": attempt.smem_limit,
+        "stderr_tail": attempt.stderr_tail,
+        "env": {k: to_jsonable(v) for k, v in attempt.env},
+        "env_id": env_id,
+    }
+
+
+def _finite(v: Optional[float]) -> Optional[float]:
+    """JSON has no NaN/Inf: store them as null (the message says what happened)."""
+    if v is None or not math.isfinite(v):
+        return None
+    return float(v)
+
+
+def _problem_json(p: Optional[Problem]) -> Optional[Dict[str, Any]]:
+    if p is None:
+        return None
+    return {
+        "m": p.m,
+        "n": p.n,
+        "k": p.k,
+        "batch": p.batch,
+        "dtype_a": p.dtype_a,
+        "dtype_b": p.dtype_b,
+        "dtype_out": p.dtype_out,
+    }
+
+
+def _config_json(c: Optional[TileConfig]) -> Optional[Dict[str, Any]]:
+    if c is None:
+        return None
+    return {
+        "tile": list(c.tile),
+        "cluster": list(c.cluster),
+        "swap_ab": c.swap_ab,
+        "stream_k": c.stream_k,
+        "name": c.name,
+        "stages": c.stages,
+        "mainloop_schedule": c.mainloop_schedule,
+        "epilogue_schedule": c.epilogue_schedule,
+    }
+
+
+@dataclass(frozen=True)
+class LedgerLine:
+    """One parsed ledger line (or why it could not be used)."""
+
+    line: int  # 1-based
+    data: Optional[Dict[str, Any]]
+    problem: Optional[str] = None  # one-line message when `data` is None
+
+
+@dataclass
+class LedgerContents:
+    """Everything a ledger holds: the usable lines and the unusable ones, with line numbers."""
+
+    path: Path
+    lines: List[LedgerLine] = field(default_factory=list)
+
+    @property
+    def attempts(self) -> List[Dict[str, Any]]:
+        return [ln.data for ln in self.lines if ln.data is not None]
+
+    @property
+    def problems(self) -> List[str]:
+        return [ln.problem for ln in self.lines if ln.problem is not None]
+
+    def finished_keys(self, env_id: str) -> Set[str]:
+        """Keys with a finished attempt in environment `env_id`."""
+        return {a["key"] for a in self.attempts if a.get("env_id") == env_id and "key" in a}
+
+
+def iter_lines(path: Path) -> Iterator[LedgerLine]:
+    """Stream a ledger line by line. A torn or foreign line is a LedgerLine with `problem` set."""
+    try:
+        f = open(path, "rb")
+    except OSError as e:
+        raise TunerError(f"{path}: cannot read ledger: {e.strerror or e}") from e
+    with f:
+        for n, raw in enumerate(f, start=1):
+            text = raw.decode("utf-8", errors="replace").strip()
+            if not text:
+                continue
+            torn = not raw.endswith(b"\n")
+            try:
+                data = json.loads(text)
+            except ValueError as e:
+                what = "torn last line (a run was killed mid-write?)" if torn else f"not JSON ({e.msg})"
+                yield LedgerLine(n, None, f"{path}:{n}: {what}; line skipped")
+                continue
+            if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+                yield LedgerLine(n, None, f"{path}:{n}: not a {SCHEMA} record; line skipped")
+                continue
+            missing = [k for k in ("key", "op", "diagnosis") if k not in data]
+            if missing:
+                yield LedgerLine(n, None, f"{path}:{n}: record lacks {', '.join(missing)}; line skipped")
+                continue
+            yield LedgerLine(n, data)
+
+
+class Ledger:
+    """An append-only JSONL ledger at `path` (created on first append)."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+
+    def load(self) -> LedgerContents:
+        """All lines so far; an absent file is an empty ledger."""
+        contents = LedgerContents(self.path)
+        if not self.path.exists():
+            return contents
+        contents.lines.extend(iter_lines(self.path))
+        return contents
+
+    def append(self, attempt: Attempt, *, env_id: str) -> Dict[str, Any]:
+        """Write one attempt durably; returns the JSON object written."""
+        obj = attempt_to_json(attempt, env_id=env_id)
+        self._heal_torn_tail()
+        append_line_durable(self.path, json.dumps(obj, separators=(",", ":"), allow_nan=False, default=str))
+        return obj
+
+    def _heal_torn_tail(self) -> None:
+        """If the file ends without a newline (a torn write), start the next record on a new line.
+
+        The torn bytes stay (the ledger is never rewritten); readers skip them as one bad line.
+        """
+        try:
+            size = self.path.stat().st_size
+        except FileNotFoundError:
+            return
+        if size == 0:
+            return
+        with open(self.path, "rb") as f:
+            f.seek(size - 1)
+            last = f.read(1)
+        if last != b"\n":
+            append_line_durable(self.path, "")
+
+
+def summarize(contents: LedgerContents) -> Tuple[int, int]:
+    """(passed, failed) counts over the usable lines."""
+    passed = sum(1 for a in contents.attempts if a.get("passed"))
+    return passed, len(contents.attempts) - passed

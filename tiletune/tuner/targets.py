@@ -1,0 +1,203 @@
+"""Choosing what to re-attempt: decoded entries (or an explicit shape) -> RetryTargets.
+
+Default: every (op, runner, tactic, problem) whose evidence says it failed or was blocklisted.
+`all_statuses` takes every entry with a concrete tactic. `ops` / `tactics` narrow the set.
+`changed_env` keeps only failures recorded under a different environment than `current` (any
+identity field known on both sides differs); `since_driver` only those recorded under another
+driver. Entries the same target appears in are merged (their errors are kept as
+`previous_error`, the first one wins).
+
+Keys are human-readable and stable across runs: `op|runner|tactic|shape|dtype`, so a resumed
+run recognises what it already did.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set
+
+from tiletune.errors import UsageError
+from tiletune.records import Entry, Problem, Status, TuningRecord, to_jsonable
+from tiletune.tuner.engine import RetryTarget
+
+FAILED_STATUSES = (Status.FAILED, Status.BLOCKED)
+
+
+def target_key(op: str, runner: str, tactic: Any, problem: Optional[Problem], dtype: Optional[str]) -> str:
+    """`fp8_gemm|CublasFp8GemmRunner|3|1x128x4096x4096|bfloat16` (shape is batch x M x N x K)."""
+    shape = f"{problem.batch}x{problem.m}x{problem.n}x{problem.k}" if problem else "?"
+    tac = _tactic_text(tactic)
+    return f"{op}|{runner}|{tac}|{shape}|{dtype or '?'}"
+
+
+def _tactic_text(tactic: Any) -> str:
+    v = to_jsonable(tactic)
+    return str(v).replace(" ", "") if isinstance(v, list) else str(v)
+
+
+def parse_tactics(text: Optional[str]) -> Optional[List[Any]]:
+    """'3' / '0-7' / '1,4,9-11' -> [ints]; None -> None. Non-integer tactics are matched as text."""
+    if text is None:
+        return None
+    out: List[Any] = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        m = re.fullmatch(r"(-?\d+)-(\d+)", part)
+        if m:
+            lo, hi = int(m.group(1)), int(m.group(2))
+            if hi < lo:
+                raise UsageError(f"--tactic: empty range {part!r}")
+            out.extend(range(lo, hi + 1))
+        elif re.fullmatch(r"-?\d+", part):
+            out.append(int(part))
+        else:
+            out.append(part)
+    if not out:
+        raise UsageError("--tactic: no tactic given")
+    return out
+
+
+def _dtype_of(entry: Entry) -> Optional[str]:
+    """Output dtype for the error bound: the problem's, else the last dtype in the key's extras."""
+    p = entry.problem
+    if p is not None and p.dtype_out:
+        return p.dtype_out.replace("torch.", "")
+    extras = entry.record.extras or ()
+    dtypes = [str(x).replace("torch.", "") for x in extras if "float" in str(x) or "int" in str(x)]
+    return dtypes[-1] if dtypes else None
+
+
+def _problem_with_dtypes(entry: Entry) -> Optional[Problem]:
+    """Fill dtype_a/b/out from the key's extras when the decoder left them empty (fp8_gemm keys hold them)."""
+    p = entry.problem
+    if p is None:
+        return None
+    extras = [str(x).replace("torch.", "") for x in (entry.record.extras or ()) if isinstance(x, str)]
+    if len(extras) == 3 and all("float" in x or "int" in x for x in extras):
+        return dataclasses.replace(
+            p,
+            dtype_a=p.dtype_a or extras[0],
+            dtype_b=p.dtype_b or extras[1],
+            dtype_out=p.dtype_out or extras[2],
+        )
+    return p
+
+
+def _env_changed(record: TuningRecord, current: Mapping[str, Any], *, driver_only: bool) -> bool:
+    """Does the record's environment differ (on a field known on both sides) from `current`?"""
+    env = record.env
+    detail = record.detail_dict()
+    recorded: Dict[str, Any] = dict(detail.get("env") or {}) if isinstance(detail.get("env"), dict) else {}
+    recorded.setdefault("driver", env.driver)
+    recorded.setdefault("gpu", env.gpu)
+    recorded.setdefault("flashinfer", env.flashinfer_version)
+    recorded.setdefault("cuda_runtime", env.cuda_version)
+    fields = ("driver",) if driver_only else tuple(recorded)
+    for k in fields:
+        a, b = recorded.get(k), current.get(k)
+        if a is not None and b is not None and str(a) != str(b):
+            return True
+    return False
+
+
+def targets_from_entries(
+    entries: Iterable[Entry],
+    *,
+    all_statuses: bool = False,
+    ops: Optional[Sequence[str]] = None,
+    tactics: Optional[Sequence[Any]] = None,
+    changed_env: bool = False,
+    since_driver: bool = False,
+    current_env: Optional[Mapping[str, Any]] = None,
+) -> List[RetryTarget]:
+    """Pick and deduplicate what to re-attempt from decoded entries (order of first appearance)."""
+    if (changed_env or since_driver) and current_env is None:
+        raise UsageError("--changed-env / --since-driver need this machine's fingerprint")
+    wanted_tactics: Optional[Set[str]] = {_tactic_text(t) for t in tactics} if tactics is not None else None
+    by_key: Dict[str, RetryTarget] = {}
+    for entry in entries:
+        rec = entry.record
+        if rec.tactic is None:
+            continue
+        if not all_statuses and rec.status not in FAILED_STATUSES:
+            continue
+        if ops and rec.op not in ops:
+            continue
+        if wanted_tactics is not None and _tactic_text(rec.tactic) not in wanted_tactics:
+            continue
+        if (changed_env or since_driver) and not _env_changed(rec, current_env or {}, driver_only=since_driver):
+            continue
+        problem = _problem_with_dtypes(entry)
+        dtype = _dtype_of(entry)
+        key = target_key(rec.op, rec.runner, rec.tactic, problem, dtype)
+        if key in by_key:
+            if by_key[key].previous_error is None and rec.error:
+                by_key[key] = dataclasses.replace(by_key[key], previous_error=rec.error)
+            continue
+        by_key[key] = RetryTarget(
+            key=key,
+            op=rec.op,
+            runner=rec.runner,
+            tactic=rec.tactic,
+            arch=rec.env.arch,
+            flashinfer_version=rec.env.flashinfer_version,
+            problem=problem,
+            config=entry.config,
+            dtype=dtype,
+            source=rec.source,
+            previous_error=rec.error,
+            raw_key=rec.raw_key,
+            shapes=rec.shapes,
+        )
+    return list(by_key.values())
+
+
+def parse_shape(text: str) -> Problem:
+    """'128x4096x4096' (M x N x K) or '2x128x4096x4096' (batch x M x N x K) -> Problem."""
+    parts = text.lower().split("x")
+    try:
+        nums = [int(p) for p in parts]
+    except ValueError:
+        raise UsageError(f"--shape {text!r}: expected MxNxK or BATCHxMxNxK with integers") from None
+    if len(nums) == 3:
+        nums = [1] + nums
+    if len(nums) != 4 or any(v <= 0 for v in nums):
+        raise UsageError(f"--shape {text!r}: expected MxNxK or BATCHxMxNxK, all positive")
+    b, m, n, k = nums
+    return Problem(m=m, n=n, k=k, batch=b)
+
+
+def explicit_targets(
+    *,
+    op: str,
+    runner: str,
+    tactics: Sequence[Any],
+    shapes: Sequence[Problem],
+    dtype_in: str,
+    dtype_out: str,
+    arch: Optional[str] = None,
+    flashinfer_version: Optional[str] = None,
+) -> List[RetryTarget]:
+    """Targets for configs named on the command line (no cache needed): every tactic x every shape."""
+    out = []
+    for shape in shapes:
+        p = dataclasses.replace(shape, dtype_a=dtype_in, dtype_b=dtype_in, dtype_out=dtype_out)
+        for t in tactics:
+            out.append(
+                RetryTarget(
+                    key=target_key(op, runner, t, p, dtype_out),
+                    op=op,
+                    runner=runner,
+                    tactic=t,
+                    arch=arch,
+                    flashinfer_version=flashinfer_version,
+                    problem=p,
+                    config=None,
+                    dtype=dtype_out,
+                    source="command line",
+                )
+            )
+    return out
