@@ -109,13 +109,13 @@ def read(path: Path, ctx: ReadContext) -> Iterator[Item]:
     return read_with_hints(path, ctx, None)
 
 
-def read_with_hints(path: Path, ctx: ReadContext, hints: Optional[PathHints], kind: str = KIND) -> Iterator[Item]:
+def read_with_hints(path: Path, ctx: ReadContext, hints: Optional[PathHints]) -> Iterator[Item]:
     """Read a v1 cache; `hints` fill in version/arch/rank that `_metadata` lacks."""
     obj = load_json(path)
     if isinstance(obj, InputProblem):
         yield obj
         return
-    yield from read_object(path, obj, ctx, hints, kind)
+    yield from read_object(path, obj, ctx, hints)
 
 
 def _metadata_env(
@@ -159,7 +159,7 @@ def policy_detail(policy: Any) -> Any:
     return freeze(policy)
 
 
-def read_object(path: Path, obj: Any, ctx: ReadContext, hints: Optional[PathHints], kind: str = KIND) -> Iterator[Item]:
+def read_object(path: Path, obj: Any, ctx: ReadContext, hints: Optional[PathHints]) -> Iterator[Item]:
     """Turn a parsed v1 cache object into records and problems."""
     src = str(path)
     if not isinstance(obj, dict):
@@ -198,7 +198,7 @@ def read_object(path: Path, obj: Any, ctx: ReadContext, hints: Optional[PathHint
             detail.append(("value_runner", value[0]))
         if pk.runner.startswith("Cudnn") and type(tactic) is int and tactic >= 0:
             detail.append(("legacy_cudnn_tactic", LEGACY_CUDNN_NOTE))
-        if hints is not None and hints.layout != kind:
+        if hints is not None:
             detail.append(("layout", hints.layout))
         detail.sort()
         yield TuningRecord(

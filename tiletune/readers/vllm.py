@@ -64,4 +64,4 @@ def sniff(path: Path, head: bytes) -> bool:
 
 def read(path: Path, ctx: ReadContext) -> Iterator[flashinfer_v1.Item]:
     """Read the v1 cache with the version, arch and rank its vLLM path names."""
-    return flashinfer_v1.read_with_hints(path, ctx, hints(path), kind=KIND)
+    return flashinfer_v1.read_with_hints(path, ctx, hints(path))

@@ -1,0 +1,136 @@
+"""Bad input: one clear line naming the file (and key), the rest still read, nothing written.
+
+One sample per failure mode lives in cache_samples/bad/ (see cache_samples/README.md); the
+cases that cannot be committed (unreadable file, 1 GiB cache, broken link, huge directory,
+symlink loop) are built in tmp_path.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from tiletune.readers import read_inputs
+from tiletune.readers.interface import ReadContext
+
+CTX = ReadContext()
+
+
+@pytest.mark.parametrize(
+    "name, fatal, expected",
+    [
+        ("truncated.json", True, "invalid JSON at line 26 column 3: Unterminated string starting at (the file ends early: truncated?)"),
+        ("wrong-type.json", True, "top level is a JSON array, expected an object of cache entries"),
+        ("empty.json", True, "empty file, nothing to read"),
+        ("binary.json", True, "binary file"),
+        ("notes.txt", True, "not a format tiletune reads"),
+        ("bad-key.json", False, "cannot parse it (unclosed '('); entry skipped"),
+        ("bad-value.json", False, "is not [runner, tactic] or [runner, tactic, policy]; entry skipped"),
+        ("no-metadata.json", False, "no _metadata: FlashInfer version and GPU are unknown"),
+        ("odd-metadata.json", False, "_metadata.flashinfer_version is 'unknown'; version unknown"),
+        ("metadata-not-object.json", False, "_metadata is a str, not an object; ignored"),
+    ],
+)
+def test_one_line_per_bad_file(sample, name, fatal, expected):
+    path = sample(f"bad/{name}")
+    out = read_inputs([path], CTX)
+    assert out.problems, "expected a problem"
+    p = out.problems[0]
+    assert p.fatal is fatal
+    assert p.message.startswith(str(path) + ": ") and "\n" not in p.message
+    assert expected in p.message
+
+
+def test_bad_key_names_the_key_and_keeps_the_rest(sample):
+    out = read_inputs([sample("bad/bad-key.json")], CTX)
+    msgs = [p.message for p in out.problems]
+    assert len(msgs) == 2 and any("'not a key at all'" in m for m in msgs)
+    assert len(out.records) == 7  # the good entries (buckets 1..64)
+
+
+def test_unknown_op_is_kept(sample):
+    out = read_inputs([sample("bad/unknown-op.json")], CTX)
+    assert out.problems == ()
+    assert any(r.op == "fp16_frobnicate" and r.runner == "FrobnicatorRunner" for r in out.records)
+
+
+def test_one_bad_input_does_not_stop_the_others(sample, tmp_path):
+    out = read_inputs([sample("bad/truncated.json"), tmp_path / "missing.json", sample("v1/sm120-rtx5090-0.6.8-fp4-3part.json")], CTX)
+    assert [p.fatal for p in out.problems] == [True, True]
+    assert out.problems[1].message == f"{tmp_path / 'missing.json'}: no such file or directory"
+    assert len(out.records) == 40
+
+
+def test_broken_symlink(tmp_path):
+    link = tmp_path / "cache.json"
+    link.symlink_to(tmp_path / "gone.json")
+    out = read_inputs([link], CTX)
+    assert out.problems[0].message == f"{link}: broken symbolic link"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their permissions")
+def test_unreadable_file(tmp_path, sample):
+    p = tmp_path / "cache.json"
+    p.write_bytes(sample("v1/sm120-rtx5090-0.6.8-fp4-3part.json").read_bytes())
+    p.chmod(0)
+    try:
+        out = read_inputs([p], CTX)
+    finally:
+        p.chmod(0o644)
+    assert out.problems[0].message == f"{p}: cannot read it (permission denied)" and out.problems[0].fatal
+
+
+def test_unreadable_file_as_root_via_directory(tmp_path):
+    # even when permissions cannot be tested (root), an unlistable path must not raise
+    out = read_inputs([tmp_path], CTX)
+    assert out.records == () and "no cache, log or blocklist found" in out.problems[0].message
+
+
+def test_1_gib_cache_is_refused_without_reading_it(tmp_path):
+    p = tmp_path / "huge.json"
+    with open(p, "wb") as f:  # sparse: 1 GiB on paper, a few bytes on disk
+        f.write(b'{\n  "_metadata": {"flashinfer_version": "0.6.14", "gpu": "NVIDIA B200"},\n  "(\'fp4_gemm\', ')
+        f.truncate(1 << 30)
+    t0 = time.perf_counter()
+    out = read_inputs([p], CTX)
+    assert time.perf_counter() - t0 < 1.0
+    (problem,) = out.problems
+    assert problem.fatal and problem.message.startswith(f"{p}: 1024 MiB JSON file is over tiletune's 256 MiB limit")
+    assert "TILETUNE_MAX_JSON_MB" in problem.message
+
+
+def test_limit_is_configurable(tmp_path, sample, monkeypatch):
+    p = sample("v1/sm120-rtxpro6000-0.6.14-fp4-moe.json")
+    monkeypatch.setenv("TILETUNE_MAX_JSON_MB", "0.001")
+    out = read_inputs([p], CTX)
+    assert out.records == () and "over tiletune's 0 MiB limit" in out.problems[0].message
+
+
+def test_thousands_of_unrelated_files_and_a_symlink_loop(tmp_path, sample):
+    junk = tmp_path / "junk"
+    for i in range(40):
+        d = junk / f"d{i}"
+        d.mkdir(parents=True)
+        for j in range(100):  # 4,000 files: object files, unrelated JSON, text
+            ext = (".o", ".json", ".txt", ".so")[j % 4]
+            (d / f"f{j}{ext}").write_text('{"model_type": "llama"}' if ext == ".json" else "x" * 64)
+    deep = junk / "d7" / "sglang" / "flashinfer" / "autotune" / "0.6.14" / "sm120" / "abcd"
+    deep.mkdir(parents=True)
+    (deep / "rank_tp0_pp0_dp0.json").write_bytes(sample("v1/sm120-rtxpro6000-0.6.12-fp4-3part.json").read_bytes())
+    (junk / "d3" / "loop").symlink_to(junk, target_is_directory=True)  # a loop back to the top
+    t0 = time.perf_counter()
+    out = read_inputs([junk], CTX)
+    elapsed = time.perf_counter() - t0
+    assert elapsed < 5.0, f"walking 4,000 unrelated files took {elapsed:.1f} s"
+    assert [k for _, k in out.sources] == ["sglang"]
+    assert len(out.records) == 16 and {r.rank for r in out.records} == {"tp0_pp0_dp0"}
+
+
+def test_inputs_are_not_modified(sample):
+    paths = sorted(p for p in (sample("bad")).rglob("*") if p.is_file())
+    before = {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in paths}
+    read_inputs([sample("bad")] + paths, CTX)
+    assert {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in paths} == before
+    assert sorted(p for p in sample("bad").rglob("*") if p.is_file()) == paths  # nothing new written
