@@ -157,7 +157,7 @@ def _moe_instantiations(stem: str, generated: Optional[Path]) -> List[Instantiat
             except ValueError:
                 continue
             d = dict(base, tile_from="generated .cu", dtypes=[args[1], args[2], args[3]], epilogue_schedule=args[4],
-                     epilogue_fusion=args[6], cluster=list(cluster), swap_ab=args[16] == "true", style="tma_ws")
+                     epilogue_fusion=args[6], cluster=list(cluster), mx_fpx=args[13] == "true", swap_ab=args[16] == "true", style="tma_ws")
             out.append(Instantiation(tile, freeze(d)))
         for inst in _SM80_INST.finditer(text):
             d = dict(base, tile_from="generated .cu", dtypes=[inst["act"], inst["w"]], stages=int(inst["stages"]), style="sm80")
