@@ -217,8 +217,9 @@ def commands(result: InspectResult, ctx: ReportContext) -> list[str]:
 
 # --- redaction ---------------------------------------------------------------------------------
 
-# An absolute directory inside a text: "/home/alice/.cache/flashinfer/" (its file name is kept).
-_ABS_DIR = re.compile(r"(?<![\w./:<>~-])(?:~)?/(?:[\w.@+%=,-]+/)+")
+# An absolute directory inside a text: "/data/alice/logs/" (its file name is kept); "~/..." is left
+# alone once the home directory has been folded into "~".
+_ABS_DIR = re.compile(r"(?<![\w./:<>~-])/(?:[\w.@+%=,-]+/)+")
 
 
 def redact(text: str, *, host_names: Sequence[str] = (), user_names: Sequence[str] = (), home: Optional[str] = None) -> str:

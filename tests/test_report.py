@@ -1,0 +1,97 @@
+"""The bug-ticket report: golden Markdown and JSON (volatile fields masked), redaction, pictures.
+
+The result comes from tests/formats/conftest.py's synthetic records with recorded model numbers.
+Regenerate the goldens after an intended change with TILETUNE_UPDATE_GOLDEN=1.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent / "formats"))
+from synthetic import port, synthetic_entries  # noqa: E402  (the shared synthetic data)
+
+from tiletune import __version__  # noqa: E402
+from tiletune.formats import report  # noqa: E402
+from tiletune.pipeline import build  # noqa: E402
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+def _result():
+    ents, sources = synthetic_entries()
+    return build(ents, sources=sources, model=port())
+
+
+def _mask(text: str) -> str:
+    """Mask what changes between runs and releases: timestamps and the tiletune version."""
+    text = re.sub(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", "<TIME>", text)
+    return text.replace(f"tiletune {__version__}", "tiletune <VERSION>").replace(f'"{__version__}"', '"<VERSION>"')
+
+
+def _golden(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if os.environ.get("TILETUNE_UPDATE_GOLDEN"):
+        path.write_text(text, encoding="utf-8")
+    assert text == path.read_text(encoding="utf-8"), f"differs from {path}; TILETUNE_UPDATE_GOLDEN=1 to accept"
+
+
+CTX = report.ReportContext(paths=("/data/alice/cache", "/data/alice/logs"), generated_at="2026-11-30 12:00 UTC",
+                           plots=(("sm120", "fp4_gemm", "report-roofline-sm120-fp4_gemm.png"),))
+
+
+def test_markdown_golden():
+    _golden("report.md", _mask(report.format_report(_result(), CTX)))
+
+
+def test_json_golden():
+    text = report.format_report_json(_result(), CTX)
+    doc = json.loads(text)
+    assert doc["schema"] == "tiletune.report/1" and doc["inspect"]["schema"] == "tiletune.inspect/1"
+    _golden("report.json", _mask(text))
+
+
+def test_report_sections_read_as_a_ticket():
+    text = report.format_report(_result(), CTX)
+    for heading in ("## Verdict", "## Environment", "## Chosen tiles", "## Failures", "## Reproduce", "## Roofline"):
+        assert heading in text
+    assert "**sm120 fp4_gemm**: winners 128x128x256 only" in text
+    assert "not explained by shared memory" in text
+    assert "![sm120 fp4_gemm roofline (model)](report-roofline-sm120-fp4_gemm.png)" in text
+    # dense peak is what efficiency uses; the sparse figure is only an aside
+    assert "dense peak 1,870 TFLOP/s (efficiency is against this)" in text and "2:4-sparse figure 3,740 TFLOP/s, not used" in text
+    assert "tiletune model --gpu 'RTX PRO 6000 Blackwell Server Edition' --dtype nvfp4 --m 16 --n 7168 --k 4608 --tile 256x128x128" in text
+    assert "<details>" in text  # error texts fold
+
+
+def test_redact_paths_hosts_users():
+    text = "read /data/alice/cache/fp4.json and /data/alice/logs/a.log on gpu-node-7 as alice; see https://github.com/x/y/ and sm120/sm121."
+    out = report.redact(text, host_names=["gpu-node-7"], user_names=["alice"], home="/home/alice")
+    assert out == "read <dir1>/fp4.json and <dir2>/a.log on <host> as <user>; see https://github.com/x/y/ and sm120/sm121."
+    assert report.redact("/home/alice/.cache/flashinfer/x.json", home="/home/alice") == "~/.cache/flashinfer/x.json"
+
+
+def test_render_files_writes_pictures_beside_the_report(tmp_path):
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "sub" / "ticket.md"
+    files = report.render_files(_result(), output=out, as_json=False, plot=True, redact_names=True,
+                                paths=["/data/alice/cache"], gpu=None, generated_at="T")
+    pngs = [p for p in files if p is not None and p.suffix == ".png"]
+    assert [p.name for p in pngs] == ["ticket-roofline-sm120-fp4_gemm.png"]
+    assert files[pngs[0]][:8] == b"\x89PNG\r\n\x1a\n"
+    text = files[out]
+    assert "](ticket-roofline-sm120-fp4_gemm.png)" in text
+    assert "/data/alice" not in text and "<dir1>/" in text
+
+
+def test_no_plot_and_stdout_say_why(tmp_path):
+    files = report.render_files(_result(), output=None, as_json=False, plot=True, redact_names=False, paths=[], gpu=None)
+    assert list(files) == [None] and "written only with -o FILE" in files[None]
+    files = report.render_files(_result(), output=tmp_path / "r.md", as_json=False, plot=False, redact_names=False, paths=[], gpu=None)
+    assert len(files) == 1 and "skipped (--no-plot)" in files[tmp_path / "r.md"]
