@@ -1,0 +1,213 @@
+"""The GPU spec table: per-SKU SM count, clock, bandwidth, L2, shared memory and tensor peaks.
+
+Owns `data/gpus.json` (every number with its source, peaks marked dense/sparse), name matching
+(FlashInfer's `_metadata.gpu` and nvidia-smi names such as "NVIDIA GeForce RTX 5090"), the named
+default SKU per arch, and user files that add or override GPUs (`--gpu-file`, env
+`TILETUNE_GPU_FILE`, same JSON schema). Units in `GpuSpec`: bytes, bytes/s, FLOP/s, Hz.
+Efficiency elsewhere is always computed against `Peak.dense`; `sparse` is only shown, labelled.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, Dict, Optional, Tuple
+
+from tiletune.archs import KNOWN_ARCHS, normalize_arch
+from tiletune.errors import ModelError
+
+PEAK_KINDS = ("fp4", "fp6", "fp8", "fp16", "bf16", "tf32", "int8")
+
+# Problem dtype -> which tensor-core peak it runs at. fp32 GEMMs on tensor cores run as tf32;
+# int4 has no tensor-core path on the archs in the table (None: refused with a message).
+DTYPE_PEAK: Dict[str, Optional[str]] = {
+    "nvfp4": "fp4", "mxfp4": "fp4", "mxfp8": "fp8", "fp8": "fp8", "bf16": "bf16", "fp16": "fp16",
+    "fp32": "tf32", "int8": "int8", "int4": None,
+}
+GPU_FILE_ENV = "TILETUNE_GPU_FILE"
+
+
+@dataclass(frozen=True)
+class Peak:
+    """One tensor-core peak. FLOP/s (OP/s for int8). `quoted` is the figure the vendor prints."""
+
+    kind: str
+    dense: float
+    sparse: Optional[float]
+    quoted: str  # "dense" | "sparse"
+    basis: str  # "datasheet" (printed, or printed/2) | "derived" (SMs x clock x per-SM rate)
+    source: str
+    note: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class GpuSpec:
+    """One SKU. `None` where the sources publish nothing (e.g. B300 clock); `sources` maps field -> source."""
+
+    key: str
+    name: str
+    arch: str
+    sms: int
+    boost_clock_hz: Optional[float]
+    mem_bw_bytes_per_s: float
+    mem_bytes: Optional[int]
+    l2_bytes: Optional[int]
+    smem_per_block_optin: int
+    smem_per_sm: int
+    peaks: Tuple[Tuple[str, Optional[Peak]], ...]
+    names: Tuple[str, ...] = ()
+    sources: Tuple[Tuple[str, str], ...] = ()
+    notes: Tuple[str, ...] = ()
+    origin: str = "builtin"  # "builtin" or the user file it came from
+
+    def peak(self, kind: str) -> Optional[Peak]:
+        return dict(self.peaks).get(kind)
+
+    def peak_for_dtype(self, dtype: str) -> Peak:
+        """The peak a GEMM of `dtype` runs at; ModelError when the GPU has no such path."""
+        if dtype not in DTYPE_PEAK:
+            raise ModelError(f"unknown dtype {dtype!r}; known: {', '.join(DTYPE_PEAK)}")
+        kind = DTYPE_PEAK[dtype]
+        p = self.peak(kind) if kind else None
+        if p is None:
+            what = f"{kind} tensor-core peak" if kind else "tensor-core path"
+            raise ModelError(f"{self.name} ({self.arch}) has no {what} for dtype {dtype!r} in the GPU table"
+                             f" (supported here: {', '.join(k for k, v in self.peaks if v)})")
+        return p
+
+
+def _norm(name: str) -> str:
+    """'NVIDIA GeForce RTX 5090' / 'rtx-5090' -> 'rtx5090': case, vendor words and punctuation dropped."""
+    s = name.lower().replace("nvidia", "").replace("geforce", "")
+    return re.sub(r"[^a-z0-9]", "", s)
+
+
+def _spec_from_json(g: Dict[str, Any], origin: str) -> GpuSpec:
+    where = f"{origin}: gpu {g.get('key', '?')!r}"
+    try:
+        arch = normalize_arch(str(g["arch"]))
+        if arch is None:
+            raise ModelError(f"{where}: arch {g['arch']!r} is not one of {', '.join(KNOWN_ARCHS)}")
+        peaks = []
+        for kind in PEAK_KINDS:
+            p = (g.get("peaks_tflops") or {}).get(kind)
+            if p is None:
+                peaks.append((kind, None))
+                continue
+            dense = float(p["dense"])
+            if dense <= 0:
+                raise ModelError(f"{where}: peak {kind} dense must be > 0, got {dense}")
+            sparse = p.get("sparse")
+            peaks.append((kind, Peak(kind, dense * 1e12, None if sparse is None else float(sparse) * 1e12,
+                                     str(p.get("quoted", "dense")), str(p.get("basis", "datasheet")),
+                                     str(p.get("source", origin)), p.get("note"))))
+        sms, bw = int(g["sms"]), float(g["mem_bw_gbps"])
+        if sms <= 0 or bw <= 0:
+            raise ModelError(f"{where}: sms and mem_bw_gbps must be > 0")
+        clock = g.get("boost_clock_mhz")
+        mem = g.get("mem_gb")
+        return GpuSpec(
+            key=str(g["key"]), name=str(g["name"]), arch=arch, sms=sms,
+            boost_clock_hz=None if clock is None else float(clock) * 1e6,
+            mem_bw_bytes_per_s=bw * 1e9, mem_bytes=None if mem is None else int(float(mem) * 1e9),
+            l2_bytes=g.get("l2_bytes"), smem_per_block_optin=int(g["smem_per_block_optin"]),
+            smem_per_sm=int(g["smem_per_sm"]), peaks=tuple(peaks),
+            names=tuple([str(g["name"])] + [str(n) for n in g.get("names", [])]),
+            sources=tuple(sorted((str(k), str(v)) for k, v in (g.get("sources") or {}).items())),
+            notes=tuple(str(n) for n in g.get("notes", [])), origin=origin)
+    except ModelError:
+        raise
+    except (KeyError, TypeError, ValueError) as e:
+        raise ModelError(f"{where}: bad or missing field ({type(e).__name__}: {e})") from None
+
+
+@dataclass(frozen=True)
+class GpuTable:
+    """All known GPUs (built-in plus an optional user file), and the per-arch defaults."""
+
+    gpus: Tuple[GpuSpec, ...]
+    defaults: Tuple[Tuple[str, str], ...]
+    index: Dict[str, GpuSpec] = field(default_factory=dict, compare=False, hash=False)
+
+    def find(self, name: str) -> GpuSpec:
+        key = _norm(name)
+        if not key:
+            raise ModelError(f"GPU name {name!r} is empty")
+        if key in self.index:
+            return self.index[key]
+        raise ModelError(f"unknown GPU {name!r}; {self._close(name)}; add it with --gpu-file or ${GPU_FILE_ENV}")
+
+    def _close(self, name: str) -> str:
+        key = _norm(name)
+        hits = [g for g in self.gpus if any(key in _norm(n) or _norm(n) in key for n in g.names)]
+        if not hits:
+            by_alias = {_norm(n): g for g in self.gpus for n in g.names}
+            near = difflib.get_close_matches(key, list(by_alias), n=4, cutoff=0.5)
+            hits = list(dict.fromkeys(by_alias[n] for n in near))
+        if not hits:
+            return "known: " + ", ".join(g.key for g in self.gpus)
+        return "close entries: " + ", ".join(f"{g.name} ({g.key})" for g in hits[:5])
+
+    def default_for_arch(self, arch: str) -> GpuSpec:
+        a = normalize_arch(arch) or arch
+        key = dict(self.defaults).get(a)
+        if key is None:
+            raise ModelError(f"no default GPU for arch {arch!r}; pass --gpu (archs with a default: "
+                             f"{', '.join(k for k, _ in self.defaults)})")
+        return self.find(key)
+
+
+def _build(docs: Tuple[Tuple[Dict[str, Any], str], ...]) -> GpuTable:
+    by_key: Dict[str, GpuSpec] = {}
+    defaults: Dict[str, str] = {}
+    for doc, origin in docs:
+        if not isinstance(doc, dict) or not isinstance(doc.get("gpus"), list):
+            raise ModelError(f"{origin}: expected a JSON object with a 'gpus' list (schema tiletune.gpus/1)")
+        for g in doc["gpus"]:
+            if not isinstance(g, dict):
+                raise ModelError(f"{origin}: every entry of 'gpus' must be an object")
+            spec = _spec_from_json(g, origin)
+            by_key[spec.key] = spec  # a user entry with a built-in key overrides it
+        for arch, key in (doc.get("defaults") or {}).items():
+            defaults[normalize_arch(arch) or arch] = str(key)
+    index: Dict[str, GpuSpec] = {}
+    for spec in by_key.values():
+        for n in spec.names + (spec.key,):
+            index[_norm(n)] = spec
+    return GpuTable(tuple(by_key.values()), tuple(sorted(defaults.items())), index)
+
+
+@lru_cache(maxsize=8)
+def _load(user_file: Optional[str]) -> GpuTable:
+    builtin = json.loads(resources.files("tiletune.model").joinpath("data/gpus.json").read_text())
+    docs = [(builtin, "built-in gpus.json")]
+    if user_file:
+        p = Path(user_file)
+        try:
+            docs.append((json.loads(p.read_text()), str(p)))
+        except OSError as e:
+            raise ModelError(f"{p}: cannot read GPU file ({e.strerror or e})") from None
+        except json.JSONDecodeError as e:
+            raise ModelError(f"{p}: not valid JSON (line {e.lineno}: {e.msg})") from None
+    return _build(tuple(docs))
+
+
+def table(gpu_file: Optional[str] = None) -> GpuTable:
+    """The table: built-in, plus `gpu_file` (or $TILETUNE_GPU_FILE) adding or overriding entries."""
+    return _load(gpu_file or os.environ.get(GPU_FILE_ENV) or None)
+
+
+def find(name: str, gpu_file: Optional[str] = None) -> GpuSpec:
+    """GPU by name: FlashInfer `_metadata.gpu`, nvidia-smi names, table keys ("h200-sxm"); ModelError lists close entries."""
+    return table(gpu_file).find(name)
+
+
+def default_for_arch(arch: str, gpu_file: Optional[str] = None) -> GpuSpec:
+    """The named default SKU for an arch (sm120 -> RTX PRO 6000 Blackwell Server Edition); callers must say it was assumed."""
+    return table(gpu_file).default_for_arch(arch)

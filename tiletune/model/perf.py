@@ -1,0 +1,324 @@
+"""Performance model of one GEMM (dense or grouped/MoE) run with one tile on one GPU.
+
+Owns: FLOPs; bytes of A, B, scale factors and D; whole-problem and per-tile arithmetic
+intensity; ridge point and roofline; CTAs against SMs (waves, last-wave use); tile and K
+quantisation; what swap-AB, split-K and stream-K change; the fixed launch/prologue latency; the
+expected time with an uncertainty band; efficiency against the DENSE compute peak and against
+the roofline. Formulas: ../shared/research/hardware-perf-model.md 2.1-2.5. Constants (eta_mma,
+eta_bw, T_fixed, the band) come from `calibration.py`.
+
+Time model:
+    T_comp = waves * per-CTA MMA time   (issued work incl. padding; stream-K: total work / slots)
+    T_mem  = (bytes_min + split-K/stream-K partials) / (BW * eta_bw)
+    T      = T_fixed + (T_comp^p + T_mem^p)^(1/p)          (p-norm: a soft max of the two)
+Everything is pure arithmetic (no I/O, no numpy) so inspect can call it for thousands of entries.
+Units: FLOP, bytes, seconds, FLOP/s. Every number is a model ("kind": "model").
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Optional, Tuple
+
+from tiletune.archs import normalize_arch
+from tiletune.errors import ModelError
+from tiletune.model.calibration import Constants, constants_for
+from tiletune.model.gpus import DTYPE_PEAK, GpuSpec
+from tiletune.model.smem import SF_VEC, SmemFit, smem_fit
+from tiletune.records import Problem, TileConfig
+
+DTYPE_BITS = {"nvfp4": 4, "mxfp4": 4, "int4": 4, "mxfp8": 8, "fp8": 8, "int8": 8, "bf16": 16, "fp16": 16, "fp32": 32}
+OUT_BITS = {"bf16": 16, "fp16": 16, "fp32": 32, "fp8": 8, "nvfp4": 4, "mxfp8": 8, "int8": 8, "int32": 32}
+
+
+def _ceil(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+@dataclass(frozen=True)
+class Bytes:
+    """Fewest DRAM bytes: each operand read once, D written once (no C). Scale factors padded as stored."""
+
+    a: int
+    b: int
+    sfa: int
+    sfb: int
+    d: int
+    partials: int = 0  # split-K / stream-K fp32 partials written and read back (not part of the minimum)
+
+    @property
+    def minimum(self) -> int:
+        return self.a + self.b + self.sfa + self.sfb + self.d
+
+
+@dataclass(frozen=True)
+class Alternative:
+    """What one lever would change for this problem (same GPU, same dtype)."""
+
+    option: str
+    ctas: int
+    wave_efficiency: float
+    tile_efficiency: float
+    k_iters_per_cta: int
+    time_expected_s: float
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class ModelResult:
+    """The model's answer for one (problem, tile, GPU, dtype). All values are modelled, not measured."""
+
+    gpu_key: str
+    gpu_name: str
+    arch: str
+    dtype: str
+    dtype_out: str
+    tile: Tuple[int, int, int]
+    cluster: Tuple[int, int, int]
+    swap_ab: bool
+    stream_k: bool
+    split_k: int
+    # the GEMM as the kernel sees it (swap-AB exchanges M and N); grouped: rows per active expert
+    kernel_m: int
+    kernel_n: int
+    k: int
+    groups: int  # batch, or active experts for grouped/MoE
+    flops: float
+    bytes: Bytes
+    intensity_problem: float  # FLOP/B over bytes_min
+    intensity_tile: Optional[float]  # FLOP per byte staged L2 -> SMEM per k-step
+    ridge: float  # FLOP/B where the dense peak meets DRAM bandwidth
+    bound: str  # "memory" | "compute"
+    peak_kind: str
+    peak_dense: float  # FLOP/s
+    peak_sparse: Optional[float]
+    peak_quoted: str
+    bandwidth: float  # bytes/s
+    sms: int
+    ctas: int
+    slots: int
+    waves: int
+    wave_efficiency: float
+    tile_efficiency: float
+    k_efficiency: float
+    k_iters: int  # per output tile
+    time_floor_s: float  # roofline: max(FLOPs/peak, bytes_min/BW)
+    time_compute_s: float
+    time_memory_s: float
+    time_fixed_s: float
+    time_expected_s: float
+    time_low_s: float
+    time_high_s: float
+    efficiency_compute: float  # FLOPs / (dense peak * expected time)
+    efficiency_roofline: float  # floor / expected time
+    efficiency_compute_ceiling: float  # best possible vs dense peak: min(1, AI * BW / peak)
+    smem: SmemFit
+    calibration: str
+    kind: str = "model"
+    notes: Tuple[str, ...] = ()
+    alternatives: Tuple[Alternative, ...] = field(default=())
+
+
+def _bytes(dtype: str, dtype_out: str, rows: int, n: int, k: int, groups_b: int, groups_sf_rows: int) -> Bytes:
+    bits = DTYPE_BITS[dtype]
+    a = rows * k * bits // 8
+    b = groups_b * n * k * bits // 8
+    sfa = sfb = 0
+    if dtype in SF_VEC:
+        kb = _ceil(_ceil(k, SF_VEC[dtype]), 4) * 4  # scale bytes per row, padded to the 4-wide atom
+        sfa = _ceil(groups_sf_rows, 128) * 128 * kb if groups_sf_rows else 0
+        sfb = groups_b * _ceil(n, 128) * 128 * kb
+    d = rows * n * OUT_BITS.get(dtype_out, 16) // 8
+    return Bytes(a, b, sfa, sfb, d)
+
+
+def _expected_distinct(experts: int, draws: int) -> float:
+    """Expected distinct experts hit by `draws` uniform routings (the MoE model's routing assumption)."""
+    if draws <= 0:
+        return 0.0
+    return experts * (1.0 - (1.0 - 1.0 / experts) ** draws)
+
+
+def _combine(t_comp: float, t_mem: float, p: float) -> float:
+    if math.isinf(p):
+        return max(t_comp, t_mem)
+    hi = max(t_comp, t_mem)
+    if hi <= 0:
+        return 0.0
+    return hi * ((t_comp / hi) ** p + (t_mem / hi) ** p) ** (1.0 / p)
+
+
+def _schedule(mk: int, nk: int, k: int, groups: int, bm: int, bn: int, bk: int, slots: int,
+              split_k: int, stream_k: bool) -> Tuple[int, int, float, int, int, int]:
+    """-> (tiles, ctas, wave_eff, waves, k_iters per tile, k_iters per CTA)."""
+    tiles = _ceil(mk, bm) * _ceil(nk, bn) * groups
+    k_iters = _ceil(k, bk)
+    if stream_k:
+        ctas = min(slots, tiles * k_iters)
+        waves = 1
+        per_cta = _ceil(tiles * k_iters, ctas)
+        wave_eff = (tiles * k_iters) / (ctas * per_cta) * ctas / slots
+        return tiles, ctas, wave_eff, waves, k_iters, per_cta
+    ctas = tiles * split_k
+    waves = _ceil(ctas, slots)
+    return tiles, ctas, ctas / (waves * slots), waves, k_iters, _ceil(k_iters, split_k)
+
+
+def analyze(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, arch: Optional[str] = None,
+            stage_policy: Optional[str] = None, split_k: int = 1, grouped: Optional[bool] = None,
+            alternatives: bool = False, constants: Optional[Constants] = None) -> ModelResult:
+    """Model `problem` run with `config` on `gpu` in `dtype` (see the module docstring).
+
+    Swap-AB: the kernel's M runs over the problem's N. Grouped/MoE (`problem.experts` set, or
+    `grouped=True`): `problem.m` tokens, each routed to `top_k` experts uniformly at random; each
+    active expert streams its own N x K weights once. Raises ModelError on bad sizes, a dtype the
+    GPU lacks, or an impossible tile.
+    """
+    if dtype not in DTYPE_BITS:
+        raise ModelError(f"unknown dtype {dtype!r}; known: {', '.join(DTYPE_BITS)}")
+    for name, v in (("m", problem.m), ("n", problem.n), ("k", problem.k), ("batch", problem.batch)):
+        if not isinstance(v, int) or v <= 0:
+            raise ModelError(f"problem size {name}={v!r}: must be a positive integer")
+    if split_k < 1:
+        raise ModelError(f"split-K {split_k}: must be >= 1")
+    if split_k > 1 and config.stream_k:
+        raise ModelError("split-K and stream-K are alternatives; choose one")
+    a = normalize_arch(arch) if arch else gpu.arch
+    if a is None:
+        raise ModelError(f"arch {arch!r} is not a known arch")
+    fam = {"sm121": "sm120", "sm103": "sm100"}
+    if fam.get(a, a) != fam.get(gpu.arch, gpu.arch):
+        raise ModelError(f"arch {a} does not match {gpu.name} ({gpu.arch}); pick a GPU of that arch with --gpu")
+    peak = gpu.peak_for_dtype(dtype)
+    bm, bn, bk = (int(v) for v in config.tile)
+    if min(bm, bn, bk) <= 0:
+        raise ModelError(f"tile {bm}x{bn}x{bk}: every dimension must be > 0")
+    is_grouped = bool(problem.experts) if grouped is None else grouped
+    dtype_out = problem.dtype_out or "bf16"
+    notes = []
+
+    # --- the problem as the kernel sees it ------------------------------------------------------
+    if problem.experts:
+        top_k = problem.top_k or 1
+        draws = problem.m * top_k
+        active = _expected_distinct(problem.experts, draws)
+        groups = max(1, round(active))
+        rows_total = draws
+        rows_per_group = _ceil(draws, groups)
+        weight_groups = active
+        notes.append(f"MoE: {problem.m} tokens x top-{top_k} over {problem.experts} experts, uniform routing -> "
+                     f"{active:.1f} active experts with about {rows_total / active:.1f} rows each (model assumption)")
+    else:
+        groups = problem.batch
+        rows_total = problem.m * problem.batch
+        rows_per_group = problem.m
+        weight_groups = problem.batch
+    n, k = problem.n, problem.k
+    mk, nk = (n, rows_per_group) if config.swap_ab else (rows_per_group, n)
+    flops = 2.0 * rows_total * n * k
+    byt = _bytes(dtype, dtype_out, rows_total, n, k, 1, rows_total)
+    if weight_groups != 1:  # B and SFB scale with the experts / batch that are actually streamed
+        byt = Bytes(byt.a, int(byt.b * weight_groups), byt.sfa, int(byt.sfb * weight_groups), byt.d)
+
+    # --- shared memory and the tile's own intensity ----------------------------------------------
+    fit = smem_fit(config, a, dtype, grouped=is_grouped, stage_policy=stage_policy)
+    bits = DTYPE_BITS[dtype]
+    staged = bm * bk * bits / 8 + bn * bk * bits / 8
+    if dtype in SF_VEC:
+        staged += (max(bm, 128) + max(bn, 128)) * bk / SF_VEC[dtype]
+    intensity_tile = 2.0 * bm * bn * bk / staged
+
+    # --- schedule ----------------------------------------------------------------------------------
+    slots = gpu.sms  # 1 CTA per SM: TMA warp-specialised GEMMs fill shared memory (research 2.4)
+    tiles, ctas, wave_eff, waves, k_iters, k_per_cta = _schedule(mk, nk, k, groups, bm, bn, bk, slots, split_k,
+                                                                   config.stream_k)
+    tile_eff = (mk * nk) / (_ceil(mk, bm) * bm * _ceil(nk, bn) * bn)
+    k_eff = k / (k_iters * bk)
+    partial_bytes = 0
+    if split_k > 1:
+        partial_bytes = 2 * (split_k - 1) * rows_total * n * 4
+    elif config.stream_k and tiles % slots and tiles * k_iters > slots:
+        partial_bytes = 2 * min(slots, tiles) * bm * bn * 4  # fixup of tiles split between CTAs (upper bound)
+    byt = Bytes(byt.a, byt.b, byt.sfa, byt.sfb, byt.d, partial_bytes)
+
+    c = constants or constants_for(a, dtype)
+    per_sm = peak.dense / gpu.sms
+    if config.stream_k:
+        t_comp = tiles * k_iters * 2.0 * bm * bn * bk / (peak.dense * c.eta_mma * min(1.0, ctas / slots))
+    else:
+        t_comp = waves * k_per_cta * 2.0 * bm * bn * bk / (per_sm * c.eta_mma)
+    t_mem = (byt.minimum + byt.partials) / (gpu.mem_bw_bytes_per_s * c.eta_bw)
+    t_fixed = c.t_fixed_s
+    t_exp = t_fixed + _combine(t_comp, t_mem, c.p)
+    t_low, t_high = c.band(t_exp, t_comp, t_mem)
+
+    t_floor = max(flops / peak.dense, byt.minimum / gpu.mem_bw_bytes_per_s)
+    ai = flops / byt.minimum
+    ridge = peak.dense / gpu.mem_bw_bytes_per_s
+    bound = "memory" if ai < ridge else "compute"
+    if ctas < 0.5 * slots and not config.stream_k:
+        notes.append(f"{ctas} CTAs on {slots} SMs: most SMs idle; swap-AB, a narrower N tile, split-K or stream-K raise it")
+    if tile_eff < 0.5:
+        real = mk if _ceil(mk, bm) * bm != mk else nk
+        notes.append(f"tile quantisation: only {tile_eff:.1%} of the MMA work is real ({real} useful rows/cols of "
+                     f"{_ceil(real, bm if real == mk else bn) * (bm if real == mk else bn)} per tile)")
+    if bound == "memory":
+        notes.append(f"memory bound: intensity {ai:.0f} FLOP/B < ridge {ridge:.0f} FLOP/B; judge it against the DRAM "
+                     f"roofline, the best possible compute efficiency is {min(1.0, ai / ridge):.1%}")
+    if peak.quoted == "sparse" and peak.sparse:
+        notes.append(f"vendor quotes {peak.kind} as {peak.sparse / 1e12:,.0f} TFLOP/s 2:4-sparse; efficiency uses the "
+                     f"dense {peak.dense / 1e12:,.0f}")
+    if peak.note:
+        notes.append(f"{peak.kind} peak: {peak.note}")
+
+    alts: Tuple[Alternative, ...] = ()
+    if alternatives:
+        alts = _alternatives(problem, config, gpu, dtype, a, stage_policy, c)
+
+    return ModelResult(
+        gpu_key=gpu.key, gpu_name=gpu.name, arch=a, dtype=dtype, dtype_out=dtype_out, tile=(bm, bn, bk),
+        cluster=tuple(config.cluster), swap_ab=config.swap_ab, stream_k=config.stream_k, split_k=split_k,
+        kernel_m=mk, kernel_n=nk, k=k, groups=groups, flops=flops, bytes=byt, intensity_problem=ai,
+        intensity_tile=intensity_tile, ridge=ridge, bound=bound, peak_kind=peak.kind, peak_dense=peak.dense,
+        peak_sparse=peak.sparse, peak_quoted=peak.quoted, bandwidth=gpu.mem_bw_bytes_per_s, sms=gpu.sms, ctas=ctas,
+        slots=slots, waves=waves, wave_efficiency=wave_eff, tile_efficiency=tile_eff, k_efficiency=k_eff,
+        k_iters=k_iters, time_floor_s=t_floor, time_compute_s=t_comp, time_memory_s=t_mem, time_fixed_s=t_fixed,
+        time_expected_s=t_exp, time_low_s=t_low, time_high_s=t_high,
+        efficiency_compute=flops / (peak.dense * t_exp), efficiency_roofline=t_floor / t_exp,
+        efficiency_compute_ceiling=min(1.0, ai / ridge), smem=fit, calibration=c.name, notes=tuple(notes),
+        alternatives=alts)
+
+
+def _alternatives(problem: Problem, config: TileConfig, gpu: GpuSpec, dtype: str, arch: str,
+                  stage_policy: Optional[str], c: Constants) -> Tuple[Alternative, ...]:
+    """The levers of research 2.7: swap-AB, a narrower N tile, split-K, stream-K (same dtype and GPU)."""
+    from dataclasses import replace
+
+    bm, bn, bk = config.tile
+    out = []
+    cands = []
+    if not config.swap_ab:
+        cands.append(("swap-AB", replace(config, swap_ab=True, tile=(bm, min(bn, max(16, 1 << (max(problem.m, 1) - 1).bit_length())), bk)), 1))
+    for nn in (64, 32):
+        if nn < bn:
+            cands.append((f"tile {bm}x{nn}x{bk}", replace(config, tile=(bm, nn, bk)), 1))
+    k_iters = _ceil(problem.k, bk)
+    for s in (2, 3, 4):
+        if s <= k_iters and not config.stream_k:
+            cands.append((f"split-K {s}", config, s))
+    if not config.stream_k:
+        cands.append(("stream-K", replace(config, stream_k=True), 1))
+    for label, cfg, s in cands:
+        try:
+            r = analyze(problem, cfg, gpu, dtype=dtype, arch=arch, stage_policy=stage_policy, split_k=s, constants=c)
+        except ModelError as e:
+            out.append(Alternative(label, 0, 0.0, 0.0, 0, float("nan"), note=str(e)))
+            continue
+        note = "" if r.smem.fits in (True, None) else f"smem: {r.smem.verdict}"
+        out.append(Alternative(label, r.ctas, r.wave_efficiency, r.tile_efficiency,
+                               _ceil(_ceil(problem.k, cfg.tile[2]), s), r.time_expected_s, note))
+    return tuple(out)
+
+
+__all__ = ["analyze", "ModelResult", "Bytes", "Alternative", "DTYPE_BITS", "DTYPE_PEAK"]
