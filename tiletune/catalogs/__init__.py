@@ -99,11 +99,14 @@ def _load_all() -> tuple[dict[tuple[str, str, str, str], list[Catalog]], tuple[s
         if doc.get("schema") != SCHEMA:
             raise CatalogError(f"tiletune/catalogs/data/{name}: schema {doc.get('schema')!r}, expected {SCHEMA!r}")
         lists = doc["lists"]
+        built: dict[str, tuple[TileConfig, ...]] = {}  # each list is shared by many releases: build it once
         for version, rel in doc["releases"].items():
             versions.add(version)
             for c in rel["catalogs"]:
                 lst = lists[c["list"]]
-                configs = tuple(config_from_json(x) for x in lst["configs"])
+                configs = built.get(c["list"])
+                if configs is None:
+                    configs = built[c["list"]] = tuple(config_from_json(x) for x in lst["configs"])
                 ref = CatalogRef(
                     flashinfer_version=version,
                     arch=c["arch"],
@@ -132,6 +135,7 @@ def releases() -> tuple[str, ...]:
     return _load_all()[1]
 
 
+@functools.lru_cache(maxsize=1024)
 def canonical_version(version: str) -> Optional[str]:
     """The catalog release string equal to `version` (PEP 440 equality, local part dropped), or None."""
     try:
@@ -158,6 +162,7 @@ def lookup(
     return list(cats)
 
 
+@functools.lru_cache(maxsize=1024)
 def has_catalogs_for(op: str, runner: str) -> bool:
     """True if any release has a catalog for this (op, runner): a CUTLASS tactic worth decoding."""
     return any(k[2] == op and k[3] == runner for k in _load_all()[0])

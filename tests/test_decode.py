@@ -1,0 +1,103 @@
+"""decode(): tactics -> configs through the catalogs, and every reason a tactic stays undecoded.
+Expected tiles are the hand-read lists of tests/catalogs/test_dense_catalogs.py."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from tiletune.decode import catalog_for, decode, nearest_releases
+from tiletune.records import Decoded, Environment, Status, TuningRecord, Undecoded
+
+FP4_SHAPES = ((128, 3584), (3584, 4608), (-1, 224), (224, 4608), (), (0,), (-1, 4608), (0,), (0,), (-1,))
+
+
+def rec(tactic, version="0.6.14", arch="sm120", op="fp4_gemm", runner="CutlassFp4GemmRunner", shapes=FP4_SHAPES,
+        extras=()):
+    return TuningRecord(source="t", source_kind="test", op=op, runner=runner, tactic=tactic, status=Status.CHOSEN,
+                        env=Environment(flashinfer_version=version, arch=arch), shapes=shapes, extras=extras)
+
+
+@pytest.mark.parametrize("version, tactic, tile, swap, sk", [
+    ("0.6.14", 21, (128, 128, 256), False, False),   # 128x128x128B = K 256 since v0.6.11
+    ("0.6.14", -1, (128, 128, 256), False, False),   # fallback = index 21
+    ("0.6.14", 0, (128, 32, 128), True, False),
+    ("0.6.14", 31, (128, 256, 128), False, True),
+    ("0.6.7", 1, (128, 128, 128), False, True),      # 6-tactic era, K in elements
+    ("0.6.7", 2, (128, 128, 256), False, False),
+    ("0.6.3", -1, (128, 128, 128), False, False),
+])
+def test_sm120_fp4(version, tactic, tile, swap, sk):
+    e = decode(rec(tactic, version))
+    assert isinstance(e.decode, Decoded), e.decode
+    c = e.config
+    assert (c.tile, c.swap_ab, c.stream_k) == (tile, swap, sk)
+    assert e.problem.k == 7168
+
+
+def test_sm121_and_local_versions_use_sm120_lists():
+    e = decode(rec(21, version="0.6.14+cu130", arch="sm121"))
+    assert isinstance(e.decode, Decoded) and e.config.tile == (128, 128, 256)
+    assert e.decode.catalog.arch == "sm120"
+
+
+def test_same_tactic_means_different_tiles_on_sm100():
+    e = decode(rec(0, arch="sm100"))
+    assert (e.config.tile, e.config.cluster, e.config.mma_tile) == ((128, 128, 256), (2, 4, 1), (256, 128, 256))
+
+
+@pytest.mark.parametrize("kw, needle", [
+    (dict(version=None), "--flashinfer-version"),
+    (dict(arch=None), "--arch"),
+    (dict(version="0.5.2"), "nearest releases covered: 0.6.3, 0.6.4"),
+    (dict(tactic=40), "32 configs (indices 0..31); index 40 out of range"),
+    (dict(arch="sm90"), "no fp4_gemm/CutlassFp4GemmRunner catalog for sm90"),
+    (dict(tactic=(1, 2)), "not an integer index"),
+])
+def test_undecoded_reasons(kw, needle):
+    args = dict(tactic=3)
+    args.update(kw)
+    tactic = args.pop("tactic")
+    d = decode(rec(tactic, **args)).decode
+    assert isinstance(d, Undecoded) and needle in d.reason and not d.not_a_cutlass_tactic
+
+
+@pytest.mark.parametrize("op, runner, tactic, needle", [
+    ("fp8_gemm", "CublasFp8GemmRunner", 4, "cuBLASLt algorithm index"),
+    ("fp4_gemm", "CudnnFp4GemmRunner", (3, ((1, 2),)), "cuDNN"),
+    ("fp4_gemm", "TrtllmGemmRunner", 7, "trtllm-gen"),
+    ("fp4_gemm", "CuteDSLFp4GemmRunner", ((128, 128), (1, 1), False, True, "sm100", None), "CuTe DSL"),
+    ("flashinfer::trtllm_fp4_block_scale_moe", "MoERunner", (8, 12), "trtllm-gen MoE"),
+    ("some_op", "SomeRunner", 1, "no tactic catalog"),
+])
+def test_not_cutlass(op, runner, tactic, needle):
+    d = decode(rec(tactic, op=op, runner=runner, shapes=((1, 2),))).decode
+    assert isinstance(d, Undecoded) and d.not_a_cutlass_tactic and needle in d.reason
+
+
+def test_moe_goes_through_the_moe_helper_or_says_it_is_missing():
+    shapes = ((128, 2048), (128, 1536, 2048), (0,), (128, 2048, 768), (0,))
+    e = decode(rec(0, arch="sm90", op="trtllm::fused_moe::gemm1", runner="MoERunner", shapes=shapes, extras=None))
+    assert e.problem is not None and e.problem.experts == 128
+    if isinstance(e.decode, Undecoded):
+        assert e.decode.reason  # "MoE catalogs not available" until tiletune.catalogs.moe lands, or ambiguity
+        assert not e.decode.not_a_cutlass_tactic
+
+
+def test_catalog_for_and_nearest():
+    (cat,) = catalog_for("sm121", "0.7.2.post1", "mxfp8_gemm", "CutlassMxfp8GemmRunner")
+    assert len(cat.configs) == 6
+    assert catalog_for("sm120", "0.1.0", "fp4_gemm", "CutlassFp4GemmRunner") == []
+    assert nearest_releases("0.6.18") == ["0.6.18rc6", "0.6.18rc7", "0.7.0", "0.7.1"]
+
+
+def test_fifty_thousand_records_decode_fast():
+    # 50k records over 40 shape buckets x 32 tactics x 2 releases: memoised, well under a second
+    recs = [rec(i % 32, version=("0.6.14", "0.6.7")[i % 2] if i % 32 < 6 else "0.6.14",
+                shapes=((1 + i % 40, 3584),) + FP4_SHAPES[1:]) for i in range(50_000)]
+    t0 = time.perf_counter()
+    entries = [decode(r) for r in recs]
+    dt = time.perf_counter() - t0
+    assert all(isinstance(e.decode, Decoded) for e in entries)
+    assert dt < 1.0, f"decoding 50k records took {dt:.2f} s"
