@@ -1,0 +1,664 @@
+"""The CUTLASS reproducer engine: find CUTLASS headers, build kernels/ with nvcc, run, read the JSON.
+
+What this module owns:
+- `find_cutlass()`: which CUTLASS headers to compile against, and their version. FlashInfer's
+  bundled copy comes first when installed (it is the CUTLASS the kernels under test were built
+  with), then the nvidia-cutlass wheel's (older, 4.2). Every result names the version.
+- `kernel_build(...)` / `build()` / `build_many()`: the exact nvcc command for one config of a
+  kernels/ reproducer, and a build cache keyed by a hash of (sources, command, CUTLASS, nvcc), so
+  a config is compiled once. `--jobs` builds run in parallel threads (nvcc does the work).
+- `query_smem(...)`: the exact `GemmKernel::SharedStorageSize` and mainloop stage count for a
+  tile, from a type-only build (`-DTILETUNE_QUERY_ONLY`; no device code, no GPU needed).
+- `CutlassEngine`: the `Engine` for `tiletune retry`: the child is the built binary itself (or,
+  when the build failed, a child that reports the compile error), and `interpret` turns its one
+  JSON line into an `Attempt` using classify.py.
+- `write_reproducer(...)`: a folder with the .cu, the header it needs, and the exact build and
+  run lines, for a bug ticket.
+
+Nothing here imports torch or touches a GPU; only the binaries it builds do.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import datetime as _dt
+import hashlib
+import importlib.util
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from tiletune.errors import TunerError
+from tiletune.records import TileConfig
+from tiletune.tuner.engine import Attempt, ChildResult, ChildSpec, Diagnosis, RetryTarget
+
+# ----------------------------------------------------------------------------- kernels and dtypes
+
+KERNELS_DIR_ENV = "TILETUNE_KERNELS_DIR"
+CUTLASS_DIR_ENV = "TILETUNE_CUTLASS_DIR"
+CACHE_DIR_ENV = "TILETUNE_CACHE_DIR"
+
+# dtype spellings users and caches write -> (canonical name, TT_DTYPE value for sm90_gemm)
+_SM90_DTYPES = {
+    "bf16": ("bf16", 0),
+    "bfloat16": ("bf16", 0),
+    "torch.bfloat16": ("bf16", 0),
+    "fp8": ("fp8_e4m3", 1),
+    "fp8_e4m3": ("fp8_e4m3", 1),
+    "e4m3": ("fp8_e4m3", 1),
+    "float8_e4m3fn": ("fp8_e4m3", 1),
+    "torch.float8_e4m3fn": ("fp8_e4m3", 1),
+}
+_NVFP4_DTYPES = {"nvfp4", "fp4", "e2m1", "float4_e2m1fn_x2"}
+
+# The output of every reproducer is bf16 (the dtype the relative-error bound is chosen for).
+OUTPUT_DTYPE = "bfloat16"
+
+
+def kernels_dir() -> Path:
+    """Where the kernels/ sources are: $TILETUNE_KERNELS_DIR, else the checkout's kernels/."""
+    env = os.environ.get(KERNELS_DIR_ENV)
+    d = Path(env) if env else Path(__file__).resolve().parents[2] / "kernels"
+    if not (d / "tt_common.hpp").is_file():
+        raise TunerError(
+            f"{d}: kernels/ reproducer sources not found (set {KERNELS_DIR_ENV} to the folder holding tt_common.hpp)"
+        )
+    return d
+
+
+@dataclass(frozen=True)
+class KernelBuild:
+    """One reproducer configuration: which .cu, for which arch, with which -D macros."""
+
+    source: str  # file name in kernels/, e.g. "sm90_gemm.cu"
+    arch: str  # nvcc arch, e.g. "sm_90a"
+    defines: Tuple[Tuple[str, int], ...]
+    query: bool  # type-only build (-DTILETUNE_QUERY_ONLY)
+
+    @property
+    def kernel(self) -> str:
+        return self.source[:-3]
+
+    def label(self) -> str:
+        d = ",".join(f"{k[3:].lower()}={v}" for k, v in self.defines)
+        return f"{self.kernel}[{self.arch}{',query' if self.query else ''},{d}]"
+
+
+def kernel_build(
+    config: TileConfig,
+    arch: str,
+    dtype: str,
+    *,
+    grouped: bool = False,
+    stages: Optional[int] = None,
+    query: bool = False,
+    schedule: Optional[str] = None,
+) -> KernelBuild:
+    """The reproducer build for a tile on an arch and dtype; TunerError if kernels/ has none."""
+    a = arch.lower().replace("_", "").rstrip("af")
+    tile = tuple(int(v) for v in config.tile)
+    if len(tile) != 3 or min(tile) <= 0:
+        raise TunerError(f"tile {config.tile}: need three positive sizes (M, N, K in elements)")
+    stage_count = stages if stages is not None else config.stages
+    sched = (schedule or config.mainloop_schedule or "cooperative").lower()
+    pingpong = 1 if "pingpong" in sched else 0
+    base = (("TT_TILE_M", tile[0]), ("TT_TILE_N", tile[1]), ("TT_TILE_K", tile[2]))
+    d = (dtype or "").lower()
+    if a == "sm90":
+        if d not in _SM90_DTYPES:
+            raise TunerError(f"dtype {dtype!r}: the SM90 reproducer takes bf16 or fp8 (e4m3); no kernel for it")
+        if grouped:
+            raise TunerError("sm90: kernels/ has no grouped SM90 reproducer (dense bf16/fp8 only)")
+        cl = tuple(int(v) for v in config.cluster)
+        defines = base + (
+            ("TT_DTYPE", _SM90_DTYPES[d][1]),
+            ("TT_CLUSTER_M", cl[0]),
+            ("TT_CLUSTER_N", cl[1]),
+            ("TT_STAGES", int(stage_count or 0)),
+            ("TT_SCHEDULE", pingpong),
+        )
+        return KernelBuild("sm90_gemm.cu", "sm_90a", defines, query)
+    if a in ("sm120", "sm121"):
+        if d not in _NVFP4_DTYPES:
+            raise TunerError(f"dtype {dtype!r}: the {a} reproducer is block-scaled NVFP4 only; no kernel for it")
+        if tuple(config.cluster) != (1, 1, 1):
+            raise TunerError(f"cluster {config.cluster}: SM12x has no thread-block clusters (must be 1x1x1)")
+        defines = base + (
+            ("TT_STAGES", int(stage_count or 0)),
+            ("TT_SCHEDULE", pingpong),
+            ("TT_GROUPED", 1 if grouped else 0),
+        )
+        # sm_120a code also runs on SM121 (GB10) per CUTLASS; FlashInfer builds SM121 the same way.
+        return KernelBuild("sm120_nvfp4_gemm.cu", "sm_120a", defines, query)
+    raise TunerError(f"arch {arch!r}: kernels/ has reproducers for sm90 (bf16, fp8) and sm120/sm121 (nvfp4) only")
+
+
+# ----------------------------------------------------------------------------- CUTLASS headers
+
+
+@dataclass(frozen=True)
+class CutlassHeaders:
+    """A CUTLASS include tree and where it came from."""
+
+    include: Path  # holds cutlass/ and cute/
+    util_include: Optional[Path]  # tools/util/include (cutlass/util/packed_stride.hpp)
+    version: str  # from cutlass/version.h, e.g. "4.5.0"
+    origin: str  # "TILETUNE_CUTLASS_DIR", "checkout .cutlass/", "flashinfer <ver>", "nvidia-cutlass"
+
+
+def _read_version(include: Path) -> Optional[str]:
+    try:
+        text = (include / "cutlass" / "version.h").read_text(errors="replace")
+    except OSError:
+        return None
+    parts = [re.search(rf"#define\s+CUTLASS_{k}\s+(\d+)", text) for k in ("MAJOR", "MINOR", "PATCH")]
+    if not all(parts):
+        return None
+    return ".".join(p.group(1) for p in parts if p)
+
+
+def _headers_at(root: Path, origin: str) -> Optional[CutlassHeaders]:
+    """CUTLASS tree rooted at `root` (holding include/ and maybe tools/util/include)."""
+    include = root / "include"
+    version = _read_version(include)
+    if version is None:
+        return None
+    util = root / "tools" / "util" / "include"
+    return CutlassHeaders(include, util if util.is_dir() else None, version, origin)
+
+
+def _package_dir(name: str) -> Optional[Path]:
+    """Folder of an installed package, found without importing it (flashinfer imports torch)."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def cutlass_candidates() -> List[CutlassHeaders]:
+    """Every CUTLASS tree found, in the order they are preferred."""
+    found: List[CutlassHeaders] = []
+    env = os.environ.get(CUTLASS_DIR_ENV)
+    if env:
+        h = _headers_at(Path(env), CUTLASS_DIR_ENV)
+        if h is None:
+            raise TunerError(f"{env}: ${CUTLASS_DIR_ENV} has no include/cutlass/version.h")
+        found.append(h)
+    checkout = Path(__file__).resolve().parents[2] / ".cutlass"
+    h = _headers_at(checkout, "checkout .cutlass/")
+    if h:
+        found.append(h)
+    fi = _package_dir("flashinfer")
+    if fi:
+        h = _headers_at(fi / "data" / "cutlass", "flashinfer package (flashinfer/data/cutlass)")
+        if h:
+            found.append(h)
+    cl = _package_dir("cutlass_library")
+    if cl:
+        h = _headers_at(cl / "source", "nvidia-cutlass wheel (cutlass_library/source)")
+        if h:
+            found.append(h)
+    return found
+
+
+def find_cutlass() -> CutlassHeaders:
+    """The CUTLASS headers to build with; TunerError naming what was looked for if none."""
+    found = cutlass_candidates()
+    if not found:
+        raise TunerError(
+            "no CUTLASS headers found: install flashinfer-python (its flashinfer/data/cutlass) or nvidia-cutlass, "
+            f"or set {CUTLASS_DIR_ENV} to a CUTLASS tree (see kernels/README.md: kernels/get_cutlass.sh)"
+        )
+    return found[0]
+
+
+# ----------------------------------------------------------------------------- building
+
+
+def nvcc_path() -> Optional[str]:
+    return shutil.which("nvcc")
+
+
+def nvcc_version() -> Optional[str]:
+    exe = nvcc_path()
+    if not exe:
+        return None
+    try:
+        out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    m = re.search(r"release\s+([\d.]+),\s*V([\d.]+)", out)
+    return m.group(2) if m else None
+
+
+def nvcc_command(kb: KernelBuild, headers: CutlassHeaders, output: Path, *, kdir: Optional[Path] = None) -> List[str]:
+    """The exact nvcc command line for one build (the same one a reproducer's build.sh holds)."""
+    kdir = kdir or kernels_dir()
+    arch_num = kb.arch[3:]  # "90a"
+    cmd = [
+        "nvcc",
+        "-std=c++17",
+        "-O1" if kb.query else "-O3",
+        f"-gencode=arch=compute_{arch_num},code=sm_{arch_num}",
+        "--expt-relaxed-constexpr",
+        "-diag-suppress=20012",  # CUTLASS's defaulted __host__ __device__ constructors; noise
+    ]
+    if kb.query:
+        cmd.append("-DTILETUNE_QUERY_ONLY")
+    cmd += [f"-D{k}={v}" for k, v in kb.defines]
+    cmd += [f"-I{headers.include}"]
+    if headers.util_include:
+        cmd += [f"-I{headers.util_include}"]
+    cmd += [f"-I{kdir}", str(kdir / kb.source), "-o", str(output)]
+    return cmd
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    """What one build produced. `binary` is None when it failed; `error` is then the first error line."""
+
+    build: KernelBuild
+    command: Tuple[str, ...]
+    binary: Optional[Path]
+    cached: bool
+    seconds: float
+    cutlass_version: str
+    cutlass_origin: str
+    error: Optional[str] = None
+    log: str = ""  # compiler output (tail) when it failed
+
+    @property
+    def ok(self) -> bool:
+        return self.binary is not None
+
+
+def cache_dir() -> Path:
+    env = os.environ.get(CACHE_DIR_ENV)
+    base = Path(env) if env else Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "tiletune"
+    return base / "cutlass-builds"
+
+
+def _build_key(kb: KernelBuild, headers: CutlassHeaders, kdir: Path, nvcc_ver: Optional[str]) -> str:
+    """Hash of everything that changes the binary: sources, flags, CUTLASS tree and nvcc."""
+    h = hashlib.sha256()
+    for name in (kb.source, "tt_common.hpp"):
+        h.update((kdir / name).read_bytes())
+    h.update(json.dumps([kb.source, kb.arch, kb.defines, kb.query]).encode())
+    # The CUTLASS version and a digest of its version.h, not its path, so a build cache carried to
+    # another machine (or checkout) is still found there.
+    version_h = (headers.include / "cutlass" / "version.h").read_bytes()
+    h.update(f"{headers.version}|{hashlib.sha256(version_h).hexdigest()}|{nvcc_ver}".encode())
+    return h.hexdigest()[:20]
+
+
+_ERROR_LINE = re.compile(r"(error[^:]*:.*|static assertion failed.*|nvcc fatal.*)", re.IGNORECASE)
+
+
+def first_error_line(log: str) -> str:
+    """The first compiler error, with the file and line it points at when nvcc printed them."""
+    for line in log.splitlines():
+        if _ERROR_LINE.search(line):
+            return " ".join(line.split())[:400]
+    lines = [ln for ln in log.splitlines() if ln.strip()]
+    return lines[-1][:400] if lines else "build failed with no compiler output"
+
+
+def build(
+    kb: KernelBuild,
+    *,
+    headers: Optional[CutlassHeaders] = None,
+    cache: Optional[Path] = None,
+    timeout_s: float = 1800,
+) -> BuildResult:
+    """Build one config (or find it in the cache). A compile failure is data, not an exception;
+    a missing nvcc or missing headers raise TunerError (nothing can be built at all)."""
+    if not nvcc_path():
+        raise TunerError("nvcc not found on PATH: the CUTLASS engine compiles kernels/ with nvcc (CUDA toolkit)")
+    headers = headers or find_cutlass()
+    kdir = kernels_dir()
+    key = _build_key(kb, headers, kdir, nvcc_version())
+    root = (cache or cache_dir()) / f"{kb.kernel}-{key}"
+    binary = root / ("query" if kb.query else "run")
+    failed = root / "failed.json"
+    cmd = nvcc_command(kb, headers, binary, kdir=kdir)
+    common = dict(build=kb, command=tuple(cmd), cutlass_version=headers.version, cutlass_origin=headers.origin)
+    if binary.is_file():
+        return BuildResult(binary=binary, cached=True, seconds=0.0, **common)  # type: ignore[arg-type]
+    if failed.is_file():  # a compile error is deterministic for the same key: don't pay for it twice
+        f = json.loads(failed.read_text())
+        return BuildResult(binary=None, cached=True, seconds=0.0, error=f["error"], log=f["log"], **common)  # type: ignore[arg-type]
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = root / f".{binary.name}.{os.getpid()}.tmp"
+    tmp_cmd = nvcc_command(kb, headers, tmp, kdir=kdir)
+    start = time.monotonic()
+    try:
+        proc = subprocess.run(tmp_cmd, capture_output=True, text=True, timeout=timeout_s)
+        rc, log = proc.returncode, proc.stdout + proc.stderr
+    except subprocess.TimeoutExpired:
+        rc, log = -1, f"nvcc timed out after {timeout_s:g} s"
+    seconds = time.monotonic() - start
+    if rc == 0 and tmp.is_file():
+        os.replace(tmp, binary)  # atomic: a concurrent build of the same key finds a whole file
+        return BuildResult(binary=binary, cached=False, seconds=seconds, **common)  # type: ignore[arg-type]
+    tmp.unlink(missing_ok=True)
+    err = first_error_line(log)
+    tail = log[-6000:]
+    if rc != -1:  # timeouts are not cached: a faster machine may finish
+        ftmp = root / f".failed.{os.getpid()}.tmp"
+        ftmp.write_text(json.dumps({"error": err, "log": tail, "command": cmd}))
+        os.replace(ftmp, failed)
+    return BuildResult(binary=None, cached=False, seconds=seconds, error=err, log=tail, **common)  # type: ignore[arg-type]
+
+
+def build_many(
+    builds: Sequence[KernelBuild], *, jobs: int = 1, headers: Optional[CutlassHeaders] = None, cache: Optional[Path] = None
+) -> List[BuildResult]:
+    """Build several configs, `jobs` nvcc processes at a time; results in the order given."""
+    headers = headers or find_cutlass()
+    unique = list(dict.fromkeys(builds))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        done = dict(zip(unique, pool.map(lambda kb: build(kb, headers=headers, cache=cache), unique)))
+    return [done[kb] for kb in builds]
+
+
+# ----------------------------------------------------------------------------- exact shared memory
+
+
+def _parse_json_line(text: str) -> Optional[Dict[str, Any]]:
+    for line in reversed(text.splitlines()):
+        line = line.strip()
+        if line.startswith("{") and line.endswith("}"):
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(value, dict):
+                return value
+    return None
+
+
+def query_smem(
+    config: TileConfig,
+    arch: str,
+    dtype: str,
+    *,
+    grouped: bool = False,
+    stages: Optional[int] = None,
+    schedule: Optional[str] = None,
+    headers: Optional[CutlassHeaders] = None,
+    cache: Optional[Path] = None,
+) -> Dict[str, Any]:
+    """Exact shared storage and stage count of a tile, compiled, not modelled (no GPU needed).
+
+    Returns {"tile", "arch", "dtype", "grouped", "stage_policy", "builds": bool, "stages",
+    "smem_bytes", "smem_limit", "fits", "error", "cutlass_version", "cutlass_origin",
+    "source": "compiled"}. A tile the builders reject (e.g. fewer than 2 stages) has builds=False
+    and the compiler's first error line; `fits` is then False. Raises TunerError when nothing
+    can be compiled here (no nvcc, no CUTLASS headers, no reproducer for this arch/dtype).
+    """
+    kb = kernel_build(config, arch, dtype, grouped=grouped, stages=stages, query=True, schedule=schedule)
+    res = build(kb, headers=headers, cache=cache)
+    out: Dict[str, Any] = {
+        "tile": list(config.tile),
+        "arch": arch,
+        "dtype": dtype,
+        "grouped": grouped,
+        "stage_policy": "explicit" if (stages or config.stages) else "auto_carveout",
+        "builds": res.ok,
+        "stages": None,
+        "smem_bytes": None,
+        "smem_limit": None,
+        "fits": False if not res.ok else None,
+        "error": res.error,
+        "cutlass_version": res.cutlass_version,
+        "cutlass_origin": res.cutlass_origin,
+        "source": "compiled",
+        "build_seconds": round(res.seconds, 1),
+    }
+    if not res.ok:
+        return out
+    assert res.binary is not None
+    try:
+        proc = subprocess.run([str(res.binary), "--query"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise TunerError(f"{res.binary}: query binary did not run: {e}") from e
+    data = _parse_json_line(proc.stdout)
+    if data is None:
+        raise TunerError(f"{res.binary}: query printed no JSON line (exit {proc.returncode}): {proc.stderr.strip()[:200]}")
+    out.update(stages=data.get("stages"), smem_bytes=data.get("smem_bytes"), smem_limit=data.get("smem_limit"))
+    if out["smem_bytes"] is not None and out["smem_limit"] is not None:
+        out["fits"] = out["smem_bytes"] <= out["smem_limit"]
+    return out
+
+
+# ----------------------------------------------------------------------------- reproducers
+
+
+def _run_args(problem_mnk: Tuple[int, int, int], *, warmup: int = 10, iters: int = 50) -> List[str]:
+    m, n, k = problem_mnk
+    return [f"--m={m}", f"--n={n}", f"--k={k}", f"--warmup={warmup}", f"--iters={iters}"]
+
+
+def write_reproducer(
+    config: TileConfig,
+    arch: str,
+    dtype: str,
+    out_dir: Path,
+    *,
+    problem: Tuple[int, int, int] = (4096, 4096, 4096),
+    grouped: bool = False,
+    stages: Optional[int] = None,
+    headers: Optional[CutlassHeaders] = None,
+) -> Dict[str, Path]:
+    """Write a stand-alone reproducer folder: the .cu, tt_common.hpp, build.sh, run.sh, README.txt.
+
+    The build line is the exact nvcc command the engine uses, with the CUTLASS path as a variable
+    (`CUTLASS_DIR`, defaulting to the tree found here) so the folder works on another machine.
+    """
+    kb = kernel_build(config, arch, dtype, grouped=grouped, stages=stages)
+    headers = headers or find_cutlass()
+    kdir = kernels_dir()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name in (kb.source, "tt_common.hpp"):
+        shutil.copyfile(kdir / name, out_dir / name)
+    binary = kb.kernel
+    cmd = nvcc_command(kb, headers, Path(binary), kdir=Path("."))
+    root = headers.include.parent
+    line = " ".join(
+        '-I"$CUTLASS_DIR/include"' if a == f"-I{headers.include}"
+        else '-I"$CUTLASS_DIR/tools/util/include"' if headers.util_include and a == f"-I{headers.util_include}"
+        else "-I." if a == "-I." else shlex.quote(a)
+        for a in cmd
+    )
+    build_sh = (
+        "#!/usr/bin/env bash\n"
+        f"# Builds the tiletune reproducer {kb.label()} against CUTLASS {headers.version}\n"
+        f"# (found here: {headers.origin}). Point CUTLASS_DIR at a CUTLASS tree with include/.\n"
+        "set -euo pipefail\ncd \"$(dirname \"$0\")\"\n"
+        f"CUTLASS_DIR=${{CUTLASS_DIR:-{shlex.quote(str(root))}}}\n"
+        f"{line}\n"
+    )
+    run_line = " ".join([f"./{binary}"] + _run_args(problem))
+    run_sh = "#!/usr/bin/env bash\n# Prints one JSON line (see README.txt).\nset -uo pipefail\ncd \"$(dirname \"$0\")\"\n" + run_line + "\n"
+    readme = (
+        f"tiletune CUTLASS reproducer: {kb.label()}\n"
+        f"tile {config.label()} on {arch}, dtype {dtype}{', grouped' if grouped else ''}, "
+        f"problem M={problem[0]} N={problem[1]} K={problem[2]}, CUTLASS {headers.version}\n\n"
+        "Build:  ./build.sh      (nvcc; set CUTLASS_DIR to the CUTLASS tree to build against)\n"
+        "Run:    ./run.sh        (or ./" + binary + " --query for shared memory and stages only)\n\n"
+        "Exact build line:\n  " + line + "\nExact run line:\n  " + run_line + "\n\n"
+        "The binary prints one JSON line: smem_bytes (GemmKernel::SharedStorageSize), smem_limit (the device's\n"
+        "opt-in per-block limit), can_implement / initialize / run (CUTLASS status strings), time_ms (median of\n"
+        "CUDA-event timed runs), tflops, rel_error (vs a float64 host reference at sampled outputs), cuda_error,\n"
+        "error (one line) and cutlass_version.\n"
+    )
+    paths = {"build": out_dir / "build.sh", "run": out_dir / "run.sh", "readme": out_dir / "README.txt",
+             "source": out_dir / kb.source}
+    for key, text in (("build", build_sh), ("run", run_sh), ("readme", readme)):
+        tmp = paths[key].with_suffix(".tmp")
+        tmp.write_text(text)
+        os.replace(tmp, paths[key])
+    for key in ("build", "run"):
+        paths[key].chmod(0o755)
+    return paths
+
+
+# ----------------------------------------------------------------------------- the engine
+
+
+def _status_ok(v: Any) -> Optional[bool]:
+    return None if v is None else v == "Success"
+
+
+class CutlassEngine:
+    """Retry engine that builds a kernels/ reproducer for the target's decoded tile and runs it."""
+
+    name = "cutlass"
+
+    def __init__(self, *, cache: Optional[Path] = None, default_problem: Tuple[int, int, int] = (4096, 4096, 4096),
+                 warmup: int = 10, iters: int = 50):
+        self.cache = cache
+        self.default_problem = default_problem
+        self.warmup, self.iters = warmup, iters
+        self._builds: Dict[str, BuildResult] = {}
+
+    # -- Engine protocol
+
+    def unavailable_reason(self) -> Optional[str]:
+        if not nvcc_path():
+            return "nvcc not found on PATH (the CUTLASS engine compiles kernels/ reproducers)"
+        try:
+            find_cutlass()
+            kernels_dir()
+        except TunerError as e:
+            return str(e)
+        return None
+
+    def build_for(self, target: RetryTarget) -> KernelBuild:
+        if target.config is None:
+            raise TunerError(f"{target.key}: tactic {target.tactic!r} has no decoded tile; the CUTLASS engine needs one")
+        if not target.arch:
+            raise TunerError(f"{target.key}: arch unknown")
+        dtype = target.dtype or (target.problem.dtype_a if target.problem else None) or ""
+        grouped = bool(target.problem and target.problem.experts)
+        return kernel_build(target.config, target.arch, dtype, grouped=grouped)
+
+    def prepare(self, targets: Sequence[RetryTarget], *, jobs: int) -> None:
+        builds: Dict[str, KernelBuild] = {}
+        for t in targets:
+            try:
+                builds[t.key] = self.build_for(t)
+            except TunerError:
+                continue  # reported per target by child_spec/interpret
+        try:
+            results = build_many(list(builds.values()), jobs=jobs, cache=self.cache)
+        except TunerError:
+            return
+        for key, res in zip(builds, results):
+            self._builds[key] = res
+
+    def _problem(self, target: RetryTarget) -> Tuple[int, int, int]:
+        p = target.problem
+        if p is None:
+            return self.default_problem
+        return (max(1, int(p.m)), int(p.n), int(p.k))
+
+    def child_spec(self, target: RetryTarget, scratch: Path) -> ChildSpec:
+        """The built binary itself; when there is no binary, a child that says why (the build)."""
+        try:
+            res = self._builds.get(target.key) or build(self.build_for(target), cache=self.cache)
+            self._builds[target.key] = res
+        except TunerError as e:
+            return _reporting_child({"stage": "setup", "error": str(e)}, scratch)
+        if res.binary is None:
+            return _reporting_child({"stage": "compile", "error": f"compile error: {res.error}",
+                                     "cutlass_version": res.cutlass_version}, scratch)
+        return ChildSpec(argv=(str(res.binary), *_run_args(self._problem(target), warmup=self.warmup, iters=self.iters)),
+                         cwd=scratch)
+
+    def interpret(self, target: RetryTarget, child: ChildResult) -> Attempt:
+        from tiletune.tuner import classify
+
+        started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+        r: Mapping[str, Any] = child.result or {}
+        res = self._builds.get(target.key)
+        env: Dict[str, Any] = {}
+        if res is not None:
+            env.update(cutlass=res.cutlass_version, cutlass_origin=res.cutlass_origin)
+        for k in ("device", "device_cc", "sm_count", "driver_version", "runtime_version", "cutlass_version"):
+            if r.get(k) is not None:
+                env[k] = r[k]
+        base = dict(target=target, engine=self.name, started_at=started, duration_s=child.duration_s,
+                    stderr_tail=child.stderr_tail[-2000:], env=tuple(sorted(env.items())),
+                    smem_bytes=r.get("smem_bytes"), smem_limit=r.get("smem_limit"),
+                    error_bound=r.get("error_bound"))
+        times = tuple(float(t) * 1e-3 for t in (r.get("times_ms") or []) if t is not None)
+        measured = dict(time_s=(r["time_ms"] * 1e-3 if r.get("time_ms") is not None else None), times_s=times,
+                        tflops=r.get("tflops"), rel_error=r.get("rel_error"))
+
+        def done(diagnosis: Diagnosis, message: str, **kw: Any) -> Attempt:
+            fields = {**base, **kw}
+            return Attempt(diagnosis=diagnosis, message=message, **fields)
+
+        if r.get("stage") == "compile":
+            return done(Diagnosis.COMPILE_ERROR, str(r.get("error")))
+        if r.get("stage") == "setup":
+            return done(Diagnosis.ENGINE_ERROR, str(r.get("error")))
+        if not r or child.timed_out or child.signal is not None:
+            text = "\n".join([child.stderr_tail, child.stdout_tail, str(r.get("error") or "")])
+            v = classify.classify_exit(text=text, exit_code=child.exit_code, signal=child.signal,
+                                       timed_out=child.timed_out)
+            return done(v.diagnosis, v.message, **({} if not r else measured))
+        error = r.get("error") or ""
+        cuda_error = r.get("cuda_error") or ""
+        smem, limit = r.get("smem_bytes"), r.get("smem_limit")
+        if r.get("device") is None and r.get("mode") == "run" and cuda_error:
+            return done(Diagnosis.ENGINE_ERROR, f"no usable CUDA device: {error}")
+        if _status_ok(r.get("can_implement")) is False:
+            return done(Diagnosis.CAN_IMPLEMENT, f"can_implement rejected the problem: {r.get('can_implement')}")
+        if _status_ok(r.get("initialize")) is False:
+            if re.search(r"NoKernelImage|InvalidDeviceFunction", cuda_error):
+                return done(Diagnosis.NO_KERNEL_IMAGE,
+                            f"no kernel image for this GPU (binary built for {r.get('arch')}, device cc "
+                            f"{r.get('device_cc')}): {error}")
+            if smem is not None and limit is not None and smem > limit:
+                return done(Diagnosis.SMEM_OVER_LIMIT,
+                            f"kernel needs {smem:,} B of shared memory, device limit is {limit:,} B per block "
+                            f"(initialize: {r.get('initialize')}; {cuda_error or 'no CUDA error name'})")
+            return done(Diagnosis.INITIALIZE_FAILED, error or f"initialize: {r.get('initialize')}")
+        if _status_ok(r.get("run")) is False or (error and r.get("run") is None):
+            v = classify.classify_text(f"{cuda_error}\n{error}")
+            if v is not None:
+                return done(v.diagnosis, v.message)
+            return done(Diagnosis.LAUNCH_FAILURE, error or f"run: {r.get('run')}")
+        nonfinite = int(r.get("nonfinite") or 0)
+        verdict = classify.judge_numerics(rel_error=r.get("rel_error"), nonfinite=nonfinite, dtype_out=OUTPUT_DTYPE)
+        if verdict is not None:
+            return done(verdict.diagnosis, verdict.message, **measured)
+        if _status_ok(r.get("run")) and r.get("time_ms") is not None:
+            msg = (f"passed: {r['time_ms']:.4g} ms median of {len(times)}, {r.get('tflops') or 0:.1f} TFLOP/s, "
+                   f"rel_error {r.get('rel_error'):.2e} (bound {classify.error_bound(OUTPUT_DTYPE):.3g}, vs float64 host reference)")
+            return done(Diagnosis.PASSED, msg, **{**measured, "error_bound": classify.error_bound(OUTPUT_DTYPE)})
+        v = classify.classify_exit(text=f"{error}\n{child.stderr_tail}", exit_code=child.exit_code, signal=None,
+                                   timed_out=False)
+        return done(v.diagnosis, v.message, **measured)
+
+
+def _reporting_child(payload: Mapping[str, Any], scratch: Path) -> ChildSpec:
+    """A child that only prints `payload` as its JSON line and exits 1 (a failed build is the attempt)."""
+    scratch.mkdir(parents=True, exist_ok=True)
+    path = scratch / "engine-report.json"
+    path.write_text(json.dumps(dict(payload)))
+    code = "import sys; print(open(sys.argv[1]).read()); sys.exit(1)"
+    return ChildSpec(argv=(sys.executable, "-c", code, str(path)), cwd=scratch)
