@@ -36,11 +36,23 @@ ERROR_BOUNDS = {
 }
 
 
+# tiletune's short dtype names (ops.py: "bf16", "fp8", ...) -> torch names used above
+DTYPE_ALIASES = {"bf16": "bfloat16", "fp16": "float16", "half": "float16", "fp32": "float32",
+                 "float": "float32", "fp8": "float8_e4m3fn"}
+
+
+def torch_dtype_name(dtype: Optional[str]) -> Optional[str]:
+    """'bf16' / 'torch.bfloat16' / 'bfloat16' -> 'bfloat16'; None stays None."""
+    if dtype is None:
+        return None
+    name = dtype.replace("torch.", "")
+    return DTYPE_ALIASES.get(name, name)
+
+
 def error_bound(dtype_out: Optional[str]) -> Optional[float]:
     """The relative-error bound an output dtype is held to, or None if tiletune has none for it."""
-    if dtype_out is None:
-        return None
-    return ERROR_BOUNDS.get(dtype_out.replace("torch.", ""))
+    name = torch_dtype_name(dtype_out)
+    return ERROR_BOUNDS.get(name) if name else None
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set
 
 from tiletune.errors import UsageError
 from tiletune.records import Entry, Problem, Status, TuningRecord, to_jsonable
+from tiletune.tuner.classify import torch_dtype_name
 from tiletune.tuner.engine import RetryTarget
 
 FAILED_STATUSES = (Status.FAILED, Status.BLOCKED)
@@ -63,11 +64,13 @@ def parse_tactics(text: Optional[str]) -> Optional[List[Any]]:
 def _dtype_of(entry: Entry) -> Optional[str]:
     """Output dtype for the error bound: the problem's, else the last dtype in the key's extras."""
     p = entry.problem
-    if p is not None and p.dtype_out:
-        return p.dtype_out.replace("torch.", "")
     extras = entry.record.extras or ()
     dtypes = [str(x).replace("torch.", "") for x in extras if "float" in str(x) or "int" in str(x)]
-    return dtypes[-1] if dtypes else None
+    if dtypes:  # the key's own torch dtype is the most exact ("float8_e5m2" vs the short "fp8")
+        return dtypes[-1]
+    if p is not None and p.dtype_out:
+        return torch_dtype_name(p.dtype_out)
+    return None
 
 
 def _problem_with_dtypes(entry: Entry) -> Optional[Problem]:

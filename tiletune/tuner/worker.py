@@ -108,7 +108,9 @@ def attempt_fp8_gemm(spec: Dict[str, Any]) -> Dict[str, Any]:
 
     p = spec["problem"]
     b, m, n, k = p["batch"], p["m"], p["n"], p["k"]
-    out_dtype = getattr(torch, spec.get("dtype_out") or "bfloat16")
+    aliases = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
+    name = (spec.get("dtype_out") or "bfloat16").replace("torch.", "")
+    out_dtype = getattr(torch, aliases.get(name, name))
     amplitude = float(spec.get("input_amplitude") or 0.0)
     dev = torch.device("cuda")
     torch.backends.cuda.matmul.allow_tf32 = False  # the reference must be true fp32

@@ -1,0 +1,128 @@
+"""`tiletune retry` end to end on CPU: inputs -> targets -> fake engine (real child processes) ->
+ledger -> blocklist / pinned cache / summary, plus target selection and CLI errors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tiletune.cli import app
+from tiletune.errors import UsageError
+from tiletune.records import Entry, Environment, Problem, Status, TuningRecord, Undecoded
+from tiletune.tuner import exports
+from tiletune.tuner.command import RetryOptions, retry
+from tiletune.tuner.ledger import Ledger
+from tiletune.tuner.targets import parse_shape, parse_tactics, targets_from_entries
+
+from tuner_fakes import FAKE_ENV, FakeEngine
+
+ROOT = Path(__file__).resolve().parents[2]
+H200_CACHE = ROOT / "cache_samples" / "real" / "flashinfer-0.7.2.post1-h200-fp8_gemm-cublas.json"
+
+
+def _entry(tactic, status, *, m=128, error=None, driver=None, op="fp8_gemm"):
+    rec = TuningRecord(source="x.json", source_kind="flashinfer-v1", op=op, runner="CublasFp8GemmRunner",
+                       tactic=tactic, status=status, env=Environment(flashinfer_version="0.7.2.post1", driver=driver),
+                       error=error)
+    return Entry(record=rec, problem=Problem(m=m, n=4096, k=4096, dtype_out="bf16"),
+                 decode=Undecoded(reason="cuBLAS", not_a_cutlass_tactic=True))
+
+
+def test_target_selection():
+    entries = [_entry(1, Status.FAILED, error="boom"), _entry(1, Status.FAILED, error="again"),
+               _entry(2, Status.CHOSEN), _entry(3, Status.BLOCKED), _entry(4, Status.FAILED, op="bf16_gemm")]
+    t = targets_from_entries(entries)
+    assert [x.tactic for x in t] == [1, 3, 4]  # failed + blocklisted, deduplicated
+    assert t[0].previous_error == "boom" and t[0].dtype == "bfloat16"
+    assert [x.tactic for x in targets_from_entries(entries, all_statuses=True)] == [1, 2, 3, 4]
+    assert [x.tactic for x in targets_from_entries(entries, ops=["bf16_gemm"])] == [4]
+    assert [x.tactic for x in targets_from_entries(entries, tactics=[3])] == [3]
+    drv = [_entry(1, Status.FAILED, driver="570.1"), _entry(5, Status.FAILED, driver="580.1"), _entry(6, Status.FAILED)]
+    got = targets_from_entries(drv, since_driver=True, current_env={"driver": "580.1"})
+    assert [x.tactic for x in got] == [1]  # only the failure under another (known) driver
+    assert parse_tactics("1,4,9-11") == [1, 4, 9, 10, 11]
+    assert parse_shape("128x4096x7168") == Problem(m=128, n=4096, k=7168, batch=1)
+    with pytest.raises(UsageError):
+        parse_shape("128x0x7")
+
+
+def test_retry_from_a_real_cache_writes_ledger_blocklist_and_a_new_pinned_cache(tmp_path):
+    cache = tmp_path / "server_cache.json"
+    shutil.copy(H200_CACHE, cache)
+    before = cache.read_bytes()
+    ledger = tmp_path / "ledger.jsonl"
+    # --all: every cache entry becomes a target; the fake engine runs the tactic as a mode, so
+    # the real integer tactics are mapped onto real child behaviours by a wrapper engine.
+    modes = {0: "pass", 1: "exit3", 2: "pass", 3: "segv", 4: "pass", 5: "pass", 6: "pass", 7: "pass"}
+
+    class ByTactic(FakeEngine):
+        def child_spec(self, target, scratch):
+            import dataclasses
+            return super().child_spec(dataclasses.replace(target, tactic=modes[target.tactic]), scratch)
+
+    opts = RetryOptions(paths=[cache], ledger=ledger, all_statuses=True, blocklist=tmp_path / "block.json",
+                        pin_cache=tmp_path / "pinned.json")
+    out = retry(opts, progress=None, env=dict(FAKE_ENV), engine=ByTactic())
+    assert out.exit_code == 0 and cache.read_bytes() == before  # the server's cache is untouched
+    attempts = Ledger(ledger).load().attempts
+    src = json.loads(before)
+    n_entries = len([k for k in src if not k.startswith("_")])
+    assert len(attempts) == n_entries
+    block = json.loads((tmp_path / "block.json").read_text())
+    failing = sorted({a["tactic"] for a in attempts if not a["passed"]})
+    assert block["invalid_tactics"].get("fp8_gemm::CublasFp8GemmRunner", []) == failing
+    assert block["_metadata"]["flashinfer_version"] == "0.7.2.post1" and block["_metadata"]["cublas_version"] == "*"
+    pinned = json.loads((tmp_path / "pinned.json").read_text())
+    for k, v in pinned.items():  # each key was tried only with its own tactic: nothing faster to pin
+        if not k.startswith("_"):
+            assert v == src[k]
+    assert pinned["_generation"] == exports._generation({k: v for k, v in pinned.items() if k != "_generation"})
+    assert "passed" in out.text and "bfloat16 0.016" in out.text
+
+    # rerun: everything finished in this environment -> nothing attempted
+    again = retry(RetryOptions(paths=[cache], ledger=ledger, all_statuses=True), progress=None,
+                  env=dict(FAKE_ENV), engine=ByTactic())
+    assert again.run.attempts == [] and len(again.run.skipped) == n_entries
+
+    # the ledger itself is an input: its failures are the default targets
+    from_ledger = retry(RetryOptions(paths=[ledger], ledger=tmp_path / "l2.jsonl"), progress=None,
+                        env=dict(FAKE_ENV), engine=ByTactic())
+    assert sorted(a.target.tactic for a in from_ledger.run.attempts) == sorted(
+        a["tactic"] for a in attempts if not a["passed"])
+
+
+def test_pinned_cache_takes_the_fastest_passing_tactic_per_key(tmp_path):
+    src = json.loads(H200_CACHE.read_text())
+    key = next(k for k in src if not k.startswith("_") and "(1, 128, 4096)" in k)
+    ident = ("fp8_gemm", "CublasFp8GemmRunner", (1, 128, 4096, 4096))
+    prob = {"batch": 1, "m": 128, "n": 4096, "k": 4096}
+    att = [
+        {"key": "a", "op": "fp8_gemm", "runner": "CublasFp8GemmRunner", "tactic": 6, "passed": True, "time_s": 9e-6, "problem": prob},
+        {"key": "b", "op": "fp8_gemm", "runner": "CublasFp8GemmRunner", "tactic": 2, "passed": True, "time_s": 7e-6, "problem": prob},
+        {"key": "c", "op": "fp8_gemm", "runner": "CublasFp8GemmRunner", "tactic": 3, "passed": False, "time_s": None, "problem": prob},
+    ]
+    out = tmp_path / "pinned.json"
+    changed = exports.write_pinned_cache(H200_CACHE, att, out, key_problems={key: ident})
+    pinned = json.loads(out.read_text())
+    assert pinned[key][1] == 2 and pinned[key][0] == src[key][0] and pinned[key][2:] == src[key][2:]
+    assert [c[0] for c in changed] == ([key] if src[key][1] != 2 else [])
+    assert all(pinned[k] == v for k, v in src.items() if k not in (key, "_generation"))
+
+
+def test_pin_cache_refuses_to_overwrite_its_source(tmp_path):
+    cache = tmp_path / "c.json"
+    shutil.copy(H200_CACHE, cache)
+    from tiletune.errors import TunerError
+    with pytest.raises(TunerError, match="refusing to overwrite"):
+        exports.write_pinned_cache(cache, [], cache, key_problems={})
+
+
+def test_cli_errors_are_one_line_exit_2(tmp_path):
+    r = CliRunner().invoke(app, ["retry", "--shape", "128x4096x4096", "--ledger", str(tmp_path / "l")])
+    assert r.exit_code == 2 and "needs exactly one --op" in r.output
+    r = CliRunner().invoke(app, ["retry", "--op", "fp8_gemm", "--tactic", "0", "--shape", "12xx4"])
+    assert r.exit_code == 2 and "--shape" in r.output and "Traceback" not in r.output

@@ -1,0 +1,273 @@
+"""`tiletune retry` as a library call: inputs -> targets -> engine -> ledger -> exports -> summary.
+
+The CLI parses options into `RetryOptions` and calls `retry()`; tests call it directly. Targets
+come from the inputs (caches, logs, blocklists, ledgers: `tiletune.readers.read_inputs` then
+`tiletune.decode.decode`) or, with `--shape`, from the command line. The summary is a table or
+JSON on stdout; progress goes to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, TextIO, Tuple
+
+from tiletune.errors import TunerError, UsageError
+from tiletune.records import InputProblem
+from tiletune.tuner import classify, fingerprint
+from tiletune.tuner.engine import Attempt, RetryTarget
+from tiletune.tuner.orchestrator import RetryRun, run_retry
+from tiletune.tuner.targets import explicit_targets, parse_shape, parse_tactics, targets_from_entries
+
+DEFAULT_LEDGER = Path("tiletune-ledger.jsonl")
+
+
+@dataclass
+class RetryOptions:
+    """Everything `tiletune retry` was told (see the CLI's help for each)."""
+
+    paths: List[Path] = field(default_factory=list)
+    ledger: Path = DEFAULT_LEDGER
+    engine: str = "flashinfer"
+    all_statuses: bool = False
+    ops: List[str] = field(default_factory=list)
+    tactic: Optional[str] = None
+    shapes: List[str] = field(default_factory=list)
+    runner: Optional[str] = None
+    dtype_in: str = "float8_e4m3fn"
+    dtype_out: str = "bfloat16"
+    changed_env: bool = False
+    since_driver: bool = False
+    timeout_s: float = 120.0
+    jobs: int = 1
+    allow_jit_build: bool = False
+    resume: bool = True
+    blocklist: Optional[Path] = None
+    pin_cache: Optional[Path] = None
+    reproducer: Optional[Path] = None
+    workspace_bytes: Optional[int] = None
+    input_amplitude: Optional[float] = None
+    warmup: int = 3
+    iters: int = 20
+    arch: Optional[str] = None
+    flashinfer_version: Optional[str] = None
+    as_json: bool = False
+
+
+@dataclass
+class RetryOutcome:
+    """What the command produced: the run, input problems, export notes, and the text for stdout."""
+
+    run: Optional[RetryRun]
+    problems: List[InputProblem]
+    notes: List[str]
+    text: str
+    exit_code: int
+
+
+def _default_runner(op: str) -> str:
+    runners = {"fp8_gemm": "CublasFp8GemmRunner"}
+    if op not in runners:
+        raise UsageError(f"--shape needs --runner for op {op!r} (known default: fp8_gemm -> CublasFp8GemmRunner)")
+    return runners[op]
+
+
+def _make_engine(opts: RetryOptions, progress: Optional[TextIO]):
+    if opts.engine == "flashinfer":
+        from tiletune.tuner.flashinfer_engine import FlashInferEngine
+
+        return FlashInferEngine(
+            allow_jit_build=opts.allow_jit_build,
+            warmup=opts.warmup,
+            iters=opts.iters,
+            workspace_bytes=opts.workspace_bytes,
+            input_amplitude=opts.input_amplitude,
+            progress=progress,
+        )
+    if opts.engine == "cutlass":
+        try:
+            from tiletune.tuner.cutlass_engine import CutlassEngine
+        except ImportError as e:
+            raise TunerError(f"the CUTLASS engine is not available in this install ({e})") from e
+        return CutlassEngine()
+    raise UsageError(f"--engine {opts.engine!r}: use flashinfer or cutlass")
+
+
+def collect_targets(opts: RetryOptions, current_env: Dict[str, Any]) -> Tuple[List[RetryTarget], List[InputProblem], Dict[str, Any]]:
+    """Targets from --shape or from the inputs; also {cache key: (op, runner, (b, m, n, k))} for pinning."""
+    tactics = parse_tactics(opts.tactic)
+    if opts.shapes:
+        if len(opts.ops) != 1 or tactics is None:
+            raise UsageError("--shape needs exactly one --op and --tactic (e.g. --op fp8_gemm --tactic 0-7 --shape 128x4096x4096)")
+        op = opts.ops[0]
+        return (
+            explicit_targets(
+                op=op,
+                runner=opts.runner or _default_runner(op),
+                tactics=tactics,
+                shapes=[parse_shape(s) for s in opts.shapes],
+                dtype_in=opts.dtype_in,
+                dtype_out=opts.dtype_out,
+                arch=opts.arch,
+                flashinfer_version=opts.flashinfer_version,
+            ),
+            [],
+            {},
+        )
+    if not opts.paths:
+        raise UsageError("give caches/logs/blocklists/ledgers to take configs from, or --op/--tactic/--shape")
+    from tiletune.decode import decode
+    from tiletune.readers import read_inputs
+    from tiletune.readers.interface import ReadContext
+
+    outcome = read_inputs(opts.paths, ReadContext(arch=opts.arch, flashinfer_version=opts.flashinfer_version))
+    entries = [decode(r) for r in outcome.records]
+    key_problems: Dict[str, Any] = {}
+    for e in entries:
+        if e.record.raw_key and e.problem is not None:
+            p = e.problem
+            key_problems[e.record.raw_key] = (e.record.op, e.record.runner, (p.batch, p.m, p.n, p.k))
+    targets = targets_from_entries(
+        entries,
+        all_statuses=opts.all_statuses,
+        ops=opts.ops or None,
+        tactics=tactics,
+        changed_env=opts.changed_env,
+        since_driver=opts.since_driver,
+        current_env=current_env,
+    )
+    return targets, list(outcome.problems), key_problems
+
+
+def retry(opts: RetryOptions, *, progress: Optional[TextIO] = sys.stderr, env: Optional[Dict[str, Any]] = None, engine=None) -> RetryOutcome:
+    """Run `tiletune retry`; raise TiletuneError only for what stops the whole command."""
+    env = dict(env) if env is not None else fingerprint.collect()
+    targets, problems, key_problems = collect_targets(opts, env)
+    notes: List[str] = []
+    if opts.reproducer is not None:
+        notes += write_reproducers(targets, opts.reproducer)
+    run: Optional[RetryRun] = None
+    if targets:
+        engine = engine or _make_engine(opts, progress)
+        reason = engine.unavailable_reason()
+        if reason:
+            raise TunerError(reason)
+        if progress is not None:
+            progress.write(f"tiletune retry: {len(targets)} target(s), engine {engine.name}, ledger {opts.ledger}\n")
+        run = run_retry(targets, engine, opts.ledger, timeout_s=opts.timeout_s, jobs=opts.jobs, resume=opts.resume, progress=progress, env=env)
+    else:
+        notes.append("nothing to retry: no failed or blocklisted configs in the inputs (use --all for every config)")
+    notes += export(opts, key_problems)
+    fatal = any(p.fatal for p in problems)
+    text = render(run, notes, as_json=opts.as_json)
+    return RetryOutcome(run=run, problems=problems, notes=notes, text=text, exit_code=2 if fatal else 0)
+
+
+def export(opts: RetryOptions, key_problems: Dict[str, Any]) -> List[str]:
+    """Write --blocklist / --pin-cache from the whole ledger (this run and earlier ones)."""
+    if opts.blocklist is None and opts.pin_cache is None:
+        return []
+    from tiletune.tuner import exports
+    from tiletune.tuner.ledger import Ledger
+
+    attempts = Ledger(opts.ledger).load().attempts
+    notes = []
+    if opts.blocklist is not None:
+        block, mixed = exports.write_blocklist(attempts, opts.blocklist)
+        n = sum(len(v) for v in block.values())
+        notes.append(f"wrote {opts.blocklist}: {n} tactic(s) that failed at every shape tried (FLASHINFER_TACTICS_BLOCKLIST format)")
+        for op_runner, tacs in mixed.items():
+            notes.append(f"not blocklisted ({op_runner}): tactic(s) {tacs} fail at some shapes and pass at others")
+    if opts.pin_cache is not None:
+        caches = [p for p in opts.paths if p.is_file() and p.suffix == ".json" and _is_v1_cache(p)]
+        if len(caches) != 1:
+            raise UsageError(f"--pin-cache needs exactly one FlashInfer JSON cache among the inputs (found {len(caches)})")
+        changed = exports.write_pinned_cache(caches[0], attempts, opts.pin_cache, key_problems=key_problems)
+        notes.append(f"wrote {opts.pin_cache}: copy of {caches[0]} with {len(changed)} entr{'y' if len(changed) == 1 else 'ies'} pinned to the fastest passing tactic")
+    return notes
+
+
+def _is_v1_cache(path: Path) -> bool:
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return False
+    return b'"_metadata"' in head or b"('" in head
+
+
+def write_reproducers(targets: Sequence[RetryTarget], out_dir: Path) -> List[str]:
+    """One CUTLASS reproducer folder per target with a decoded tile (the CUTLASS helper's writer)."""
+    try:
+        from tiletune.tuner.cutlass_engine import write_reproducer
+    except ImportError:
+        return [f"--reproducer: the CUTLASS reproducer writer is not available in this install; nothing written to {out_dir}"]
+    notes = []
+    for t in targets:
+        if t.config is None or not t.arch:
+            notes.append(f"--reproducer: {t.key}: no decoded CUTLASS tile (or arch unknown); no reproducer")
+            continue
+        p = t.problem
+        sub = out_dir / "".join(c if c.isalnum() or c in "._-" else "_" for c in t.key)[:120]
+        try:
+            write_reproducer(t.config, t.arch, t.dtype or (p.dtype_a if p else "") or "", sub,
+                             problem=(p.m, p.n, p.k) if p else (4096, 4096, 4096), grouped=bool(p and p.experts))
+        except Exception as e:  # one config the writer cannot handle must not stop the others
+            notes.append(f"--reproducer: {t.key}: {e}")
+            continue
+        notes.append(f"--reproducer: wrote {sub} (build.sh, run.sh, README.txt)")
+    return notes
+
+
+def _fmt_time(t: Optional[float]) -> str:
+    return "" if t is None else f"{t * 1e6:.1f} us"
+
+
+def render(run: Optional[RetryRun], notes: List[str], *, as_json: bool) -> str:
+    """The summary printed on stdout: one row per attempt made now (measurements are labelled measured)."""
+    attempts: List[Attempt] = run.attempts if run else []
+    if as_json:
+        from tiletune.tuner.ledger import attempt_to_json
+
+        return json.dumps(
+            {
+                "schema": "tiletune.retry/1",
+                "ledger": str(run.ledger) if run else None,
+                "env_id": run.env_id if run else None,
+                "error_bounds": classify.ERROR_BOUNDS,
+                "attempts": [attempt_to_json(a, env_id=run.env_id) for a in attempts] if run else [],
+                "skipped": [t.key for t in run.skipped] if run else [],
+                "notes": notes,
+            },
+            indent=2,
+        )
+    from tabulate import tabulate
+
+    rows = []
+    for a in attempts:
+        bound = f" (<= {a.error_bound:.1e})" if a.error_bound is not None and a.rel_error is not None else ""
+        rows.append([
+            a.target.op, a.target.runner, a.target.tactic,
+            _shape(a.target), a.diagnosis.value, _fmt_time(a.time_s),
+            "" if a.tflops is None else f"{a.tflops:.1f}",
+            "" if a.rel_error is None else f"{a.rel_error:.2e}{bound}",
+            a.message if not a.passed else "",
+        ])
+    out = []
+    if rows:
+        out.append(tabulate(rows, headers=["op", "runner", "tactic", "b x M x N x K", "result", "time (measured, median)", "TFLOP/s", "rel. error (bound)", "why"]))
+        passed = sum(1 for a in attempts if a.passed)
+        out.append(f"\n{passed} passed, {len(attempts) - passed} failed; ledger: {run.ledger}")
+    if run and run.skipped:
+        out.append(f"{len(run.skipped)} already finished in this environment (see the ledger; --no-resume to redo)")
+    out.append("Relative error = ||out - ref|| / ||ref|| against a float32 reference from the dequantized inputs; "
+               "bounds: " + ", ".join(f"{k} {v:.2g}" for k, v in classify.ERROR_BOUNDS.items()))
+    out.extend(notes)
+    return "\n".join(out)
+
+
+def _shape(t: RetryTarget) -> str:
+    p = t.problem
+    return "?" if p is None else f"{p.batch}x{p.m}x{p.n}x{p.k}"
