@@ -228,6 +228,72 @@ def catalog_cmd(
     _guard(run)
 
 
+class RetryEngine(str, enum.Enum):
+    """Retry engines."""
+
+    flashinfer = "flashinfer"
+    cutlass = "cutlass"
+
+
+@app.command("retry")
+def retry_command(
+    paths: Annotated[Optional[List[Path]], typer.Argument(help="Caches, logs, blocklists or ledgers to take the configs from.", show_default=False)] = None,
+    *,
+    ledger: Annotated[Path, typer.Option("--ledger", help="JSONL ledger: one line appended per attempt; a rerun resumes from it.")] = Path("tiletune-ledger.jsonl"),
+    engine: Annotated[RetryEngine, typer.Option("--engine", help="flashinfer: FlashInfer's own runner with the tactic forced; cutlass: a kernels/ reproducer of the decoded tile.")] = RetryEngine.flashinfer,
+    all_: Annotated[bool, typer.Option("--all", help="Every config in the inputs, not only the failed / blocklisted ones.")] = False,
+    op: Annotated[Optional[List[str]], typer.Option("--op", help="Only this op (repeatable), e.g. fp8_gemm.")] = None,
+    tactic: Annotated[Optional[str], typer.Option("--tactic", help="Only these tactics: 3, 0-7 or 1,4,9-11.")] = None,
+    shape: Annotated[Optional[List[str]], typer.Option("--shape", help="Try --op/--tactic at MxNxK or BxMxNxK (repeatable) instead of configs from inputs.")] = None,
+    runner: Annotated[Optional[str], typer.Option("--runner", help="Runner class for --shape (default for fp8_gemm: CublasFp8GemmRunner).")] = None,
+    dtype_out: Annotated[str, typer.Option("--dtype-out", help="Output dtype for --shape (bfloat16 or float16).")] = "bfloat16",
+    changed_env: Annotated[bool, typer.Option("--changed-env", help="Only failures recorded under a different environment (GPU, driver, CUDA, library versions).")] = False,
+    since_driver: Annotated[bool, typer.Option("--since-driver", help="Only failures recorded under a different driver.")] = False,
+    timeout: Annotated[float, typer.Option("--timeout", help="Time limit per attempt in seconds (the child is killed with its process group).")] = 120.0,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Parallel builds when preparing (CUTLASS engine compiles).")] = 1,
+    allow_jit_build: Annotated[bool, typer.Option("--allow-jit-build", help="Build missing FlashInfer JIT modules once before the attempts (never done silently).")] = False,
+    no_resume: Annotated[bool, typer.Option("--no-resume", help="Redo attempts the ledger already has for this environment.")] = False,
+    blocklist: Annotated[Optional[Path], typer.Option("--blocklist", help="Write a FlashInfer tactics blocklist (new file) of what still fails.")] = None,
+    pin_cache: Annotated[Optional[Path], typer.Option("--pin-cache", help="Write a NEW cache: the input cache with each retried key pinned to its fastest passing tactic.")] = None,
+    reproducer: Annotated[Optional[Path], typer.Option("--reproducer", help="Write a CUTLASS reproducer folder (.cu, build.sh, run.sh) per target with a decoded tile.")] = None,
+    workspace_bytes: Annotated[Optional[int], typer.Option("--workspace-bytes", help="Run with this cuBLASLt workspace instead of FlashInfer's 32 MiB (provokes workspace failures).")] = None,
+    input_amplitude: Annotated[Optional[float], typer.Option("--input-amplitude", help="Scale inputs so dequantized values reach +-this (provokes output overflow).")] = None,
+    iters: Annotated[int, typer.Option("--iters", help="Timed runs per passing attempt.")] = 20,
+    arch: Annotated[Optional[str], typer.Option("--arch", help="Override the arch the inputs imply.")] = None,
+    flashinfer_version: Annotated[Optional[str], typer.Option("--flashinfer-version", help="Override the FlashInfer version the inputs imply.")] = None,
+    format: Annotated[OutputFormat, typer.Option("--format", "-f", help="table or json (schema tiletune.retry/1).")] = OutputFormat.table,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the summary here (atomically) instead of stdout.")] = None,
+) -> None:
+    """Re-attempt failed (or any) configs on this GPU, each in a fresh process with a time limit.
+
+    Every attempt is diagnosed (passed with time and error, or why it failed) and appended to
+    the ledger as soon as it ends. Exit status 0 when the attempts ran (failures are findings),
+    2 for unusable inputs or when retry itself cannot run.
+    """
+
+    def run() -> int:
+        from tiletune.tuner.command import RetryOptions, retry
+
+        ctx = _inspect_context(arch, flashinfer_version)
+        opts = RetryOptions(
+            paths=list(paths or []), ledger=ledger, engine=engine.value, all_statuses=all_, ops=list(op or []),
+            tactic=tactic, shapes=list(shape or []), runner=runner, dtype_out=dtype_out, changed_env=changed_env,
+            since_driver=since_driver, timeout_s=timeout, jobs=jobs, allow_jit_build=allow_jit_build,
+            resume=not no_resume, blocklist=blocklist, pin_cache=pin_cache, reproducer=reproducer,
+            workspace_bytes=workspace_bytes, input_amplitude=input_amplitude, iters=iters, arch=ctx.arch,
+            flashinfer_version=ctx.flashinfer_version, as_json=format is OutputFormat.json,
+        )
+        outcome = retry(opts)
+        _emit(outcome.text, output)
+        for p in outcome.problems:
+            typer.echo(f"tiletune: {p.message}", err=True)
+        return outcome.exit_code
+
+    code = _guard(run)
+    if code:
+        raise typer.Exit(code=code)
+
+
 def main() -> None:
     """Console-script entry point."""
     app()
