@@ -1,0 +1,105 @@
+"""Variant selection for trtllm::fused_moe records (tiletune.catalogs.moe) on real key strings."""
+
+from __future__ import annotations
+
+import pytest
+
+from tiletune import decode
+from tiletune.catalogs import moe
+from tiletune.readers.keyparse import parse_key
+from tiletune.records import Decoded, Environment, Status, TuningRecord, Undecoded
+
+
+def record(key: str, tactic, version: str, arch: str) -> TuningRecord:
+    pk = parse_key(key)
+    return TuningRecord(source="t.json", source_kind="flashinfer-v1", op=pk.op, runner=pk.runner, tactic=tactic,
+                        status=Status.CHOSEN, env=Environment(flashinfer_version=version, arch=arch),
+                        shapes=pk.shapes, extras=pk.extras, raw_key=key)
+
+
+# sgl-project/sglang#34629 (SM120, FlashInfer 0.6.x): int64-packed FP4 weights (2560 / 160 = 16)
+SGLANG_SM120 = "('trtllm::fused_moe::gemm1', 'MoERunner', ((1, 2560), (512, 1280, 160), (0,), (512, 2560, 40), (0,)), ())"
+# bf16 / fp8 weights (fc1 last dim == hidden), pre-0.6.18rc2 key: no dtype recorded
+PLAIN_OLD = "('trtllm::fused_moe::gemm2', 'MoERunner', ((64, 4096), (8, 2048, 4096), (0,), (8, 4096, 1024), (0,)), ())"
+EXTRAS_BF16 = ("(torch.bfloat16, torch.bfloat16, torch.bfloat16, 2, 1, 0, 1, 0, 1, 0, False, False, False, "
+               "False, False, False, True, 3, False, {fin})")
+EXTRAS_FP4 = ("(torch.bfloat16, torch.int64, torch.bfloat16, 8, 1, 0, 1, 0, 1, 0, False, False, False, "
+              "False, False, False, True, 3, False, True)")
+
+
+def test_pre_rc2_plain_weights_are_ambiguous_between_bf16_and_fp8():
+    r = record(PLAIN_OLD, 45 + 2, "0.6.14", "sm90")
+    pairs = {(v["act"], v["weight"]) for v in moe.variants_for(r)}
+    assert pairs == {("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8")}
+    d = decode.decode_tactic(r)
+    assert isinstance(d, Undecoded) and "ambiguous" in d.reason
+    # bf16: GEMM1 has 45 tactics, so 47 is GEMM2 entry 2 = 128x32x128B 1x1x1 -> K 64 elements;
+    # fp8: GEMM1 has 36, so 47 is GEMM2 entry 11 = 128x256x128B 2x1x1 -> K 128 elements
+    assert {c.tile for c in d.candidates} == {(128, 32, 64), (128, 256, 128)}
+
+
+def test_sglang_sm120_key_packing_leaves_nvfp4_or_w4a8():
+    r = record(SGLANG_SM120, 0, "0.6.14", "sm120")
+    pairs = {(v["act"], v["weight"]) for v in moe.variants_for(r)}
+    assert pairs == {("nvfp4", "nvfp4"), ("fp8", "mxfp4")}
+
+
+def test_prequantized_fp4_activations_are_nvfp4():
+    key = "('trtllm::fused_moe::gemm1', 'MoERunner', ((1, 1280), (512, 1280, 160), (0,), (512, 2560, 40), (0,)), ())"
+    assert {(v["act"], v["weight"]) for v in moe.variants_for(record(key, 0, "0.6.14", "sm120"))} == {("nvfp4", "nvfp4")}
+
+
+@pytest.mark.parametrize("fin", [True, False])
+def test_extras_give_the_exact_variant(fin):
+    key = ("('trtllm::fused_moe::gemm2', 'MoERunner', ((64, 4096), (8, 2048, 4096), (0,), (8, 4096, 1024), (0,)), "
+           + EXTRAS_BF16.format(fin=fin) + ")")
+    r = record(key, 45, "0.6.18rc2", "sm90")
+    assert moe.variants_for(r) == [{"act": "bf16", "weight": "bf16", "finalize": fin}]
+    d = decode.decode_tactic(r)
+    assert isinstance(d, Decoded) and d.config.tile == (128, 16, 64) and d.index == 0
+    last = decode.decode_tactic(record(key, 125, "0.6.18rc2", "sm90"))
+    if fin:  # 81 GEMM2 tactics: 125 is the last Ampere config
+        assert isinstance(last, Decoded) and last.config.style == "sm80"
+    else:  # without finalize GEMM2 has 45 tactics (45..89): 125 is out of range
+        assert isinstance(last, Undecoded) and "out of range" in last.reason
+
+
+def test_extras_int64_weights_with_bf16_input_mean_nvfp4():
+    key = SGLANG_SM120.replace(", ())", ", " + EXTRAS_FP4 + ")")
+    r = record(key, 4, "0.6.18rc7", "sm120")
+    assert moe.variants_for(r) == [{"act": "nvfp4", "weight": "nvfp4", "finalize": True}]
+    d = decode.decode_tactic(r)
+    assert isinstance(d, Decoded) and d.config.tile == (128, 128, 512)  # 128x128x256B, FP4
+    from tiletune import catalogs
+
+    assert "Unsupported tile shape config" in (catalogs.known_failure(d) or "")
+
+
+def test_runner_types_follow_the_binding_dispatch():
+    base = dict(zip(moe.EXTRAS, [None] * len(moe.EXTRAS)))
+    f = lambda **kw: moe.runner_types({**base, **kw})  # noqa: E731
+    assert f(x_dtype="torch.float8_e4m3fn", weight_dtype="torch.float8_e4m3fn") == {"act": "fp8", "weight": "fp8"}
+    assert f(x_dtype="torch.float8_e4m3fn", weight_dtype="torch.float8_e4m3fn", use_mxfp8_act_scaling=True) == {
+        "act": "mxfp8", "weight": "mxfp8"}
+    assert f(x_dtype="torch.float8_e4m3fn", weight_dtype="torch.int64") == {"act": "fp8", "weight": "mxfp4"}
+    assert f(x_dtype="torch.bfloat16", weight_dtype="torch.uint8", use_packed_weights=True) == {
+        "act": "bf16", "weight": "int4"}
+    assert f(x_dtype="torch.float32", weight_dtype="torch.float32") == {"act": "fp32", "weight": "fp32"}
+    assert f(x_dtype="torch.complex64", weight_dtype="torch.bfloat16") is None
+
+
+def test_uncatalogued_variant_is_reported_not_guessed():
+    key = ("('trtllm::fused_moe::gemm1', 'MoERunner', ((8, 4096), (8, 2048, 2048), (0,), (8, 4096, 512), (0,)), "
+           "(torch.bfloat16, torch.uint8, torch.bfloat16, 2, 1, 0, 1, 0, 1, 0, False, False, False, False, False, "
+           "False, True, 3, True, True))")
+    d = decode.decode_tactic(record(key, 0, "0.6.18rc7", "sm90"))
+    assert isinstance(d, Undecoded) and not d.candidates
+
+
+def test_tactic_counts_errors():
+    from tiletune.errors import CatalogError
+
+    with pytest.raises(CatalogError, match="no fused-MoE catalog"):
+        moe.tactic_counts("0.6.18rc7", "sm90", {"act": "nvfp4", "weight": "nvfp4", "finalize": True})
+    with pytest.raises(CatalogError, match="sizes"):
+        moe.tactic_counts("0.6.18rc7", "sm90", {"finalize": True})  # bf16 45 vs fp8 36
