@@ -34,12 +34,13 @@ from __future__ import annotations
 
 import ast
 import re
+from functools import lru_cache
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 from tiletune.readers.interface import ReadContext
-from tiletune.records import Environment, InputProblem, Status, Tactic, TuningRecord, freeze
+from tiletune.records import Environment, InputProblem, Status, Tactic, TuningRecord
 
 try:  # the shared, eval-free key parser (tiletune/readers/keyparse.py)
     from tiletune.readers.keyparse import parse_literal as _parse_literal_shared
@@ -166,6 +167,22 @@ _TORCH_SIZE = re.compile(r"torch\.Size\(\[([^\]]*)\]\)")
 _ENUM_REPR = re.compile(r"<([A-Za-z_][\w.]*): [^<>]*>")
 
 
+def _fz(value: Any) -> Any:
+    """`records.freeze` for the plain lists/tuples/dicts parsed here, without its Mapping checks (hot path)."""
+    c = value.__class__
+    if c is tuple or c is list:
+        return tuple([_fz(v) for v in value])
+    if c is dict:
+        return tuple(sorted((str(k), _fz(v)) for k, v in value.items()))
+    return value
+
+
+def _detail(d: Dict[str, Any]) -> Tuple[Tuple[str, Any], ...]:
+    """Detail dict -> sorted pairs. Tuples in it are already frozen (they come from `_parse_literal`)."""
+    return tuple(sorted((k, v if v.__class__ is not list and v.__class__ is not dict else _fz(v)) for k, v in d.items()))
+
+
+@lru_cache(maxsize=4096)  # a block repeats the same shapes / tactic texts for every tactic
 def _parse_literal(text: str) -> Any:
     """A Python literal as FlashInfer prints it (tuples, torch.Size, dtypes, enums) -> frozen value."""
     t = text.strip()
@@ -174,9 +191,9 @@ def _parse_literal(text: str) -> Any:
     if "<" in t:
         t = _ENUM_REPR.sub(r"\1", t)
     if _parse_literal_shared is not None:
-        return freeze(_parse_literal_shared(t))
+        return _fz(_parse_literal_shared(t))
     quoted = re.sub(r"(?<![\w'\"])([A-Za-z_]\w*(?:\.\w+)+)", r"'\1'", t)  # pragma: no cover
-    return freeze(ast.literal_eval(quoted))  # pragma: no cover
+    return _fz(ast.literal_eval(quoted))  # pragma: no cover
 
 
 def _parse_tactic(text: str) -> Tactic:
@@ -733,7 +750,7 @@ class LogParser:
                 detail: Optional[Dict[str, Any]] = None, **kw: Any) -> TuningRecord:
         clean = {k: v for k, v in (detail or {}).items() if v is not None}
         return TuningRecord(source=self.source, source_kind=KIND, op=op, runner=runner, tactic=tactic,
-                            status=status, env=self.env, line=line, detail=freeze(clean), **kw)
+                            status=status, env=self.env, line=line, detail=_detail(clean), **kw)
 
     def _shapes_or_none(self, text: str) -> Optional[Tuple[Any, ...]]:
         try:
