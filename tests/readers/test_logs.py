@@ -324,7 +324,7 @@ def test_big_log_streams_in_flat_memory(tmp_path):
         base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         c = Counter()
         for r in logs.read(Path({str(big)!r}), ReadContext()):
-            c[f"{r.status.value}x{r.count}" if isinstance(r, TuningRecord) else "problem"] += 1
+            c[f"{{r.status.value}}x{{r.count}}" if isinstance(r, TuningRecord) else "problem"] += 1
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         print((peak - base) // 1024, json.dumps(c))
     """)
