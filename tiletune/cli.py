@@ -294,6 +294,67 @@ def retry_command(
         raise typer.Exit(code=code)
 
 
+class GpusFormat(str, enum.Enum):
+    """`tiletune gpus` output formats."""
+
+    table = "table"
+    json = "json"
+
+
+@app.command("model")
+def model_command(
+    *,
+    dtype: Annotated[str, typer.Option("--dtype", help="nvfp4, mxfp4, mxfp8, fp8, bf16, fp16, fp32, int8, int4.")],
+    m: Annotated[int, typer.Option("--m", help="Rows of A (tokens); for MoE the token count before top-k routing.")],
+    n: Annotated[int, typer.Option("--n", help="Output features (rows of the weight).")],
+    k: Annotated[int, typer.Option("--k", help="Reduction size, in elements.")],
+    tile: Annotated[str, typer.Option("--tile", help="CTA tile MxNxK in elements, e.g. 128x128x256.")],
+    gpu: Annotated[Optional[str], typer.Option("--gpu", help="GPU name (see `tiletune gpus`); nvidia-smi names work.")] = None,
+    arch: Annotated[Optional[str], typer.Option("--arch", help="Arch (sm90, sm100, sm120...); without --gpu its default SKU is used.")] = None,
+    cluster: Annotated[str, typer.Option("--cluster", help="Cluster shape XxYxZ.")] = "1x1x1",
+    swap_ab: Annotated[bool, typer.Option("--swap-ab", help="The kernel computes the transposed product (its M runs over N).")] = False,
+    stream_k: Annotated[bool, typer.Option("--stream-k", help="Stream-K scheduler.")] = False,
+    split_k: Annotated[int, typer.Option("--split-k", help="Split-K factor.")] = 1,
+    grouped: Annotated[bool, typer.Option("--grouped", help="Grouped (ptr-array / MoE) kernel.")] = False,
+    experts: Annotated[Optional[int], typer.Option("--experts", help="MoE experts (implies --grouped).")] = None,
+    top_k: Annotated[Optional[int], typer.Option("--top-k", help="MoE experts per token.")] = None,
+    stage_policy: Annotated[Optional[str], typer.Option("--stage-policy", help="'auto' (StageCountAutoCarveout) or 'fixed:N' (StageCount<N>).")] = None,
+    exact: Annotated[bool, typer.Option("--exact", help="Shared memory from a compiled CUTLASS kernel type (nvcc, no GPU) instead of the model.")] = False,
+    gpu_file: Annotated[Optional[Path], typer.Option("--gpu-file", help="JSON file adding/overriding GPUs (env TILETUNE_GPU_FILE).")] = None,
+    format: Annotated[OutputFormat, typer.Option("--format", "-f", help="table, json or markdown.")] = OutputFormat.table,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write here (atomically) instead of stdout.")] = None,
+) -> None:
+    """What-if for one problem and tile on one GPU: shared-memory fit, intensity, roofline, waves, expected time."""
+
+    def run() -> None:
+        from tiletune.model.cli_support import run_model
+
+        text = run_model(dtype=dtype, m=m, n=n, k=k, tile=tile, gpu=gpu, arch=arch, cluster=cluster, swap_ab=swap_ab,
+                         stream_k=stream_k, split_k=split_k, grouped=grouped, experts=experts, top_k=top_k,
+                         stage_policy=stage_policy, exact=exact, gpu_file=str(gpu_file) if gpu_file else None,
+                         fmt=format.value)
+        _emit(text, output)
+
+    _guard(run)
+
+
+@app.command("gpus")
+def gpus_command(
+    *,
+    format: Annotated[GpusFormat, typer.Option("--format", "-f", help="table or json (json carries every source).")] = GpusFormat.table,
+    gpu_file: Annotated[Optional[Path], typer.Option("--gpu-file", help="JSON file adding/overriding GPUs (env TILETUNE_GPU_FILE).")] = None,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write here (atomically) instead of stdout.")] = None,
+) -> None:
+    """The GPU spec table: SMs, clock, bandwidth, L2, shared memory, dense (and quoted sparse) tensor peaks."""
+
+    def run() -> None:
+        from tiletune.model.cli_support import run_gpus
+
+        _emit(run_gpus(fmt=format.value, gpu_file=str(gpu_file) if gpu_file else None), output)
+
+    _guard(run)
+
+
 def main() -> None:
     """Console-script entry point."""
     app()

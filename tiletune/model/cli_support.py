@@ -1,0 +1,90 @@
+"""Glue between the `model` / `gpus` CLI commands and the model: parse and check the arguments,
+pick the GPU, run `analyze`, optionally ask the compiled CUTLASS query (`--exact`), render.
+
+Every bad input becomes a one-line ModelError / UsageError (exit 2 in cli.py); nothing here prints.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Dict, Optional, Tuple
+
+from tiletune.errors import ModelError, UsageError
+from tiletune.model import gpus as gpu_table
+from tiletune.model.perf import DTYPE_BITS, analyze
+from tiletune.model.smem import parse_stage_policy
+from tiletune.records import Problem, TileConfig
+
+
+def parse_triple(text: str, what: str) -> Tuple[int, int, int]:
+    """'128x128x256' -> (128, 128, 256); every part a positive integer."""
+    parts = re.split(r"[x,*]", text.strip().lower())
+    if len(parts) != 3 or not all(p.isdigit() for p in parts):
+        raise UsageError(f"--{what} {text!r}: expected three positive integers like 128x128x256")
+    vals = tuple(int(p) for p in parts)
+    if min(vals) <= 0:
+        raise ModelError(f"--{what} {text!r}: every dimension must be > 0")
+    return vals  # type: ignore[return-value]
+
+
+def run_model(*, dtype: str, m: int, n: int, k: int, tile: str, gpu: Optional[str], arch: Optional[str],
+              cluster: str, swap_ab: bool, stream_k: bool, split_k: int, grouped: bool, experts: Optional[int],
+              top_k: Optional[int], stage_policy: Optional[str], exact: bool, gpu_file: Optional[str], fmt: str) -> str:
+    from tiletune.formats import model_view
+
+    d = dtype.strip().lower()
+    if d not in DTYPE_BITS:
+        raise UsageError(f"--dtype {dtype!r}: choose one of {', '.join(DTYPE_BITS)}")
+    for name, v in (("m", m), ("n", n), ("k", k)):
+        if v <= 0:
+            raise ModelError(f"--{name} {v}: problem sizes must be > 0")
+    if experts is not None and experts <= 0:
+        raise ModelError(f"--experts {experts}: must be > 0")
+    if top_k is not None and (top_k <= 0 or (experts is not None and top_k > experts)):
+        raise ModelError(f"--top-k {top_k}: must be between 1 and the number of experts")
+    if top_k is not None and experts is None:
+        raise UsageError("--top-k needs --experts")
+    cfg = TileConfig(tile=parse_triple(tile, "tile"), cluster=parse_triple(cluster, "cluster"), swap_ab=swap_ab,
+                     stream_k=stream_k)
+    if gpu:
+        spec = gpu_table.find(gpu, gpu_file)
+        note = None
+    elif arch:
+        spec = gpu_table.default_for_arch(arch, gpu_file)
+        note = f"no --gpu: assumed {spec.name}, the default SKU for {arch}"
+    else:
+        raise UsageError("say which GPU: --gpu NAME (see `tiletune gpus`) or --arch ARCH for its default SKU")
+    problem = Problem(m=m, n=n, k=k, experts=experts, top_k=top_k, dtype_a=d, dtype_b=d)
+    res = analyze(problem, cfg, spec, dtype=d, arch=arch, stage_policy=stage_policy, split_k=split_k,
+                  grouped=grouped or bool(experts), alternatives=True)
+    if note:
+        from dataclasses import replace
+
+        res = replace(res, notes=(note,) + res.notes)
+    compiled = _exact(cfg, res.arch, d, grouped or bool(experts), stage_policy) if exact else None
+    if fmt == "json":
+        return json.dumps(model_view.to_dict(res, compiled), indent=2)
+    if fmt == "markdown":
+        return model_view.to_markdown(res, compiled)
+    return model_view.to_table(res, compiled)
+
+
+def _exact(cfg: TileConfig, arch: str, dtype: str, grouped: bool, stage_policy: Optional[str]) -> Dict[str, Any]:
+    """Shared storage of the compiled kernel type, from the retry engine's CUTLASS query (if present)."""
+    try:
+        from tiletune.tuner.cutlass_engine import query_smem
+    except ImportError as e:
+        raise ModelError(f"--exact is not available: the CUTLASS query engine cannot be imported ({e})") from None
+    stages = parse_stage_policy(stage_policy, cfg)
+    return query_smem(cfg, arch, dtype, grouped=grouped, stages=stages)
+
+
+def run_gpus(*, fmt: str, gpu_file: Optional[str]) -> str:
+    from tiletune.formats import model_view
+
+    t = gpu_table.table(gpu_file)
+    defaults = dict(t.defaults)
+    if fmt == "json":
+        return json.dumps(model_view.gpus_json(t.gpus, defaults), indent=2)
+    return model_view.gpus_table(t.gpus, defaults)
