@@ -170,7 +170,7 @@ def read_object(path: Path, obj: Any, ctx: ReadContext, hints: Optional[PathHint
     yield from problems
     rank = hints.rank if hints else None
     parser = KeyParser()
-    policies: dict[str, Any] = {}
+    policies: dict[Any, Any] = {}
     n_entries = 0
     for key, value in obj.items():
         if key in _RESERVED:
@@ -190,10 +190,17 @@ def read_object(path: Path, obj: Any, ctx: ReadContext, hints: Optional[PathHint
             tactic = freeze(tactic)
         detail: list[tuple[str, Any]] = []
         if len(value) == 3:
-            pkey = json.dumps(value[2])
-            if pkey not in policies:
-                policies[pkey] = policy_detail(value[2])
-            detail.append(("profiling_policy", policies[pkey]))
+            policy = value[2]
+            try:  # the same few policies repeat for every entry: convert each once
+                pkey: Any = tuple(policy) if isinstance(policy, list) else policy
+                pdetail = policies.get(pkey)
+            except TypeError:  # an unhashable element: no memo
+                pkey, pdetail = None, None
+            if pdetail is None:
+                pdetail = policy_detail(policy)
+                if pkey is not None:
+                    policies[pkey] = pdetail
+            detail.append(("profiling_policy", pdetail))
         if value[0] != pk.runner:
             detail.append(("value_runner", value[0]))
         if pk.runner.startswith("Cudnn") and type(tactic) is int and tactic >= 0:

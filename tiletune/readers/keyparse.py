@@ -191,6 +191,21 @@ class KeyParser:
     def __init__(self) -> None:
         self._dims: dict[str, Tuple[int, ...]] = {}
         self._extras: dict[str, Any] = {}
+        self._rests: dict[str, Tuple[Tuple[int, ...], ...]] = {}
+
+    def _dims_of(self, piece: str) -> Optional[Tuple[int, ...]]:
+        """'4096, 2048' / '0,' / '' -> int tuple (memoised); None if not a flat int tuple."""
+        t = self._dims.get(piece)
+        if t is None:
+            body = piece.rstrip(",")
+            try:
+                t = tuple(map(int, body.split(","))) if body else ()
+            except ValueError:
+                return None  # e.g. "(1, (2,))" nested: the general parser decides
+            if len(self._dims) > _MEMO_LIMIT:
+                self._dims.clear()
+            self._dims[piece] = t
+        return t
 
     def parse(self, text: str) -> ParsedKey:
         """Split a cache key into op, runner, shapes and extras (None for 3-part keys).
@@ -220,22 +235,26 @@ class KeyParser:
         seg = rest[: end + 2]
         if seg.translate(_SHAPE_CHARS) or seg.count("(") != seg.count(")"):
             return None  # something other than flat int tuples: let the general parser decide
-        pieces = seg[2:-2].split("), (")
-        dims = self._dims
-        try:
-            shapes = tuple([dims[p] for p in pieces])
-        except KeyError:
-            for p in pieces:
-                if p not in dims:
-                    if "(" in p or ")" in p:
-                        return None
-                    try:
-                        dims[p] = tuple([int(x) for x in p.split(",") if x.strip()])
-                    except ValueError:
-                        return None
-            shapes = tuple([dims[p] for p in pieces])
-            if len(dims) > _MEMO_LIMIT:
-                self._dims = {}
+        # Only the first input's shape carries the M bucket; the rest repeat across buckets.
+        inner = seg[2:-2]
+        cut = inner.find("), (")
+        first_text, rest_text = (inner, None) if cut < 0 else (inner[:cut], inner[cut + 4 :])
+        first = self._dims_of(first_text)
+        if first is None:
+            return None
+        if rest_text is None:
+            shapes: Tuple[Any, ...] = (first,)
+        else:
+            others = self._rests.get(rest_text)
+            if others is None:
+                parts = [self._dims_of(p) for p in rest_text.split("), (")]
+                if any(p is None for p in parts):
+                    return None
+                others = tuple(parts)
+                if len(self._rests) > _MEMO_LIMIT:
+                    self._rests.clear()
+                self._rests[rest_text] = others
+            shapes = (first,) + others
         tail = rest[end + 2 :]
         if tail == ")":
             return ParsedKey(op, runner, shapes, None)
