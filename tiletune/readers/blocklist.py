@@ -79,14 +79,16 @@ def read(path: Path, ctx: ReadContext) -> Iterator[Union[TuningRecord, InputProb
     meta: dict[str, Any] = meta_raw if isinstance(meta_raw, dict) else {}
     if meta_raw is not None and not isinstance(meta_raw, dict):
         yield _problem(source, "\"_metadata\" is not an object; environment unknown", fatal=False)
-    version = meta.get("flashinfer_version")
-    gpu = meta.get("gpu")
+    def known(k: str) -> Any:
+        v = meta.get(k)
+        return v if isinstance(v, str) and v not in ("*", "", "unknown") else None  # "*" matches any value
+
     env = ctx.environment(
-        flashinfer_version=version if isinstance(version, str) and version != "*" else None,
+        flashinfer_version=known("flashinfer_version"),
         version_source="metadata.flashinfer_version",
-        gpu=gpu if isinstance(gpu, str) and gpu != "*" else None,
+        gpu=known("gpu"),
         arch_source="metadata.gpu",
-        cuda_version=meta.get("cuda_version") if isinstance(meta.get("cuda_version"), str) else None,
+        cuda_version=known("cuda_version"),
         metadata=tuple(sorted((str(k), str(v)) for k, v in meta.items())),
     )
     wildcard = sorted(k for k, v in meta.items() if v == "*")

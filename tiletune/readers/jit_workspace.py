@@ -67,8 +67,8 @@ def is_workspace(path: Path) -> bool:
     return path.is_dir() and ((path / "cached_ops").is_dir() or (path / "generated").is_dir())
 
 
-def find_workspaces(root: Path, max_depth: int = 2) -> List[Path]:
-    """Workspaces at `root` or up to two levels below it (`<cache>/<version>/<arch>`), sorted."""
+def find_workspaces(root: Path, max_depth: int = 3) -> List[Path]:
+    """Workspaces at `root` or up to three levels below it (`[../]flashinfer/<version>/<arch>`), sorted."""
     found: List[Path] = []
 
     def walk(p: Path, depth: int) -> None:
