@@ -355,6 +355,28 @@ def gpus_command(
     _guard(run)
 
 
+class DoctorFormat(str, enum.Enum):
+    table = "table"
+    json = "json"
+
+
+@app.command("doctor")
+def doctor_command(
+    *,
+    format: Annotated[DoctorFormat, typer.Option("--format", "-f", help="table or json.")] = DoctorFormat.table,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write here (atomically) instead of stdout.")] = None,
+) -> None:
+    """What tiletune can see here: GPUs, driver, CUDA, nvcc, FlashInfer/CUTLASS/torch versions, JIT workspaces, caches."""
+
+    def run() -> None:
+        from tiletune import doctor
+
+        report = doctor.collect()
+        _emit(doctor.to_json(report) if format is DoctorFormat.json else doctor.render_text(report), output)
+
+    _guard(run)
+
+
 def main() -> None:
     """Console-script entry point."""
     app()
