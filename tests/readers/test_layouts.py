@@ -56,7 +56,9 @@ def test_vllm_path_hints():
     assert h.arch is None and h.rank == "dp1_rank3"  # two archs compiled: ambiguous
     h = vllm.hints(Path("/override/dir/" + "b" * 64 + "/autotune_configs.json"))  # VLLM_FLASHINFER_AUTOTUNE_CACHE_DIR
     assert h.layout == "vllm" and h.flashinfer_version is None
-    assert vllm.hints(Path("/x/autotune_config.json")) is None  # FlashInfer's docs name: plain v1, no layout
+    assert vllm.hints(Path("/x/autotune_config.json")) is None  # FlashInfer's own name elsewhere: plain v1
+    h = vllm.hints(Path("/v/flashinfer_autotune_cache/0.6.18/120a/h/autotune_config.json"))  # mirrored (vllm#57579)
+    assert (h.flashinfer_version, h.arch) == ("0.6.18", "sm120")
 
 
 def test_arbitrary_name_still_read_as_v1(tmp_path, sample):

@@ -9,7 +9,8 @@ where <version>/<arch> are the last two parts of FlashInfer's JIT workspace dire
 FlashInfer's CUDA-arch list, e.g. "120a", "90a", or several joined by "_"). With
 VLLM_FLASHINFER_AUTOTUNE_CACHE_DIR the root is that directory and the version/arch parts are
 absent. Per-rank files (vllm-project/vllm#57635) replace `.json` with `_dp{dp}_rank{r}.json`:
-`autotune_configs_dp0_rank1.json`. Newer vLLM hands the managed v2 store the same override
+`autotune_configs_dp0_rank1.json`; vllm-project/vllm#57579 mirrors FlashInfer's own file name
+`autotune_config.json` beside it. Newer vLLM hands the managed v2 store the same override
 directory as its root (`resolve_flashinfer_autotune_v2_root`); flashinfer_v2 reads that.
 
 The files are FlashInfer v1 caches; this module adds the path's version, arch and rank.
@@ -44,10 +45,13 @@ def hints(path: Path) -> Optional[PathHints]:
     m = _FILE.match(path.name)
     parts = path.parts
     if m is None:
-        # generic per-rank name under the vLLM root (e.g. a renamed cache file)
-        if _ROOT not in parts or _RANK_SUFFIX.search(path.name) is None:
+        # Under the vLLM root, also FlashInfer's own name `autotune_config.json` (vLLM mirrors both
+        # names, vllm-project/vllm#57579) and any other per-rank `_dp{d}_rank{r}.json` name.
+        if _ROOT not in parts or not path.name.endswith(".json"):
             return None
         m = _RANK_SUFFIX.search(path.name)
+        if m is None and path.name != "autotune_config.json":
+            return None
     rank = f"dp{m.group(1)}_rank{m.group(2)}" if m and m.group(1) is not None else None
     if _ROOT in parts:
         i = len(parts) - 1 - parts[::-1].index(_ROOT)
