@@ -256,7 +256,7 @@ def retry_command(
     blocklist: Annotated[Optional[Path], typer.Option("--blocklist", help="Write a FlashInfer tactics blocklist (new file) of what still fails.")] = None,
     pin_cache: Annotated[Optional[Path], typer.Option("--pin-cache", help="Write a NEW cache: the input cache with each retried key pinned to its fastest passing tactic.")] = None,
     reproducer: Annotated[Optional[Path], typer.Option("--reproducer", help="Write a CUTLASS reproducer folder (.cu, build.sh, run.sh) per target with a decoded tile.")] = None,
-    workspace_bytes: Annotated[Optional[int], typer.Option("--workspace-bytes", help="Run with this cuBLASLt workspace instead of FlashInfer's 32 MiB (provokes workspace failures).")] = None,
+    workspace_bytes: Annotated[Optional[int], typer.Option("--workspace-bytes", help="Run with this cuBLASLt workspace instead of FlashInfer's default (40 MiB in 0.7.2.post1; provokes workspace failures).")] = None,
     input_amplitude: Annotated[Optional[float], typer.Option("--input-amplitude", help="Scale inputs so dequantized values reach +-this (provokes output overflow).")] = None,
     iters: Annotated[int, typer.Option("--iters", help="Timed runs per passing attempt.")] = 20,
     arch: Annotated[Optional[str], typer.Option("--arch", help="Override the arch the inputs imply.")] = None,

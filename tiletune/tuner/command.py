@@ -102,6 +102,10 @@ def collect_targets(opts: RetryOptions, current_env: Dict[str, Any]) -> Tuple[Li
         if len(opts.ops) != 1 or tactics is None:
             raise UsageError("--shape needs exactly one --op and --tactic (e.g. --op fp8_gemm --tactic 0-7 --shape 128x4096x4096)")
         op = opts.ops[0]
+        from tiletune.archs import normalize_arch
+
+        cc = current_env.get("compute_capability")
+        arch = opts.arch or (normalize_arch(str(cc)) if cc else None)
         return (
             explicit_targets(
                 op=op,
@@ -110,8 +114,8 @@ def collect_targets(opts: RetryOptions, current_env: Dict[str, Any]) -> Tuple[Li
                 shapes=[parse_shape(s) for s in opts.shapes],
                 dtype_in=opts.dtype_in,
                 dtype_out=opts.dtype_out,
-                arch=opts.arch,
-                flashinfer_version=opts.flashinfer_version,
+                arch=arch,
+                flashinfer_version=opts.flashinfer_version or current_env.get("flashinfer"),
             ),
             [],
             {},

@@ -173,6 +173,16 @@ def parse_shape(text: str) -> Problem:
     return Problem(m=m, n=n, k=k, batch=b)
 
 
+def _key_shapes(op: str, p: Problem) -> Optional[tuple]:
+    """The autotuner key shapes FlashInfer would write for this problem (so ledger records decode).
+
+    fp8_gemm (bmm_fp8): (A (b, M, K), B (b, K, N), 0-d A_scale, 0-d B_scale, out (b, -1, N), workspace (-1,)).
+    """
+    if op == "fp8_gemm":
+        return ((p.batch, p.m, p.k), (p.batch, p.k, p.n), (), (), (p.batch, -1, p.n), (-1,))
+    return None
+
+
 def explicit_targets(
     *,
     op: str,
@@ -201,6 +211,7 @@ def explicit_targets(
                     config=None,
                     dtype=dtype_out,
                     source="command line",
+                    shapes=_key_shapes(op, p),
                 )
             )
     return out
