@@ -131,11 +131,12 @@ def _metadata_env(
     elif not isinstance(meta, dict):
         problems.append(InputProblem(src, f"{path}: _metadata is a {type(meta).__name__}, not an object; ignored", fatal=False))
         meta = {}
-    version = meta.get("flashinfer_version")
-    version_source = "metadata.flashinfer_version"
-    if version in _UNKNOWN or not isinstance(version, str):
+    raw_version = meta.get("flashinfer_version")
+    version: Optional[str] = raw_version if isinstance(raw_version, str) else None
+    version_source: Optional[str] = "metadata.flashinfer_version"
+    if version in _UNKNOWN:
         if meta and not (hints and hints.flashinfer_version):
-            problems.append(InputProblem(src, f"{path}: _metadata.flashinfer_version is {version!r}; version unknown", fatal=False))
+            problems.append(InputProblem(src, f"{path}: _metadata.flashinfer_version is {raw_version!r}; version unknown", fatal=False))
         version, version_source = (hints.flashinfer_version, "path") if hints and hints.flashinfer_version else (None, None)
     gpu = meta.get("gpu")
     gpu = gpu if isinstance(gpu, str) and gpu not in _UNKNOWN else None
@@ -245,7 +246,8 @@ def _namespaced_records(path: Path, records: Any, env: Environment, rank: Option
             except ValueError:
                 op_key = {}
             op_key = op_key if isinstance(op_key, dict) else {}
-            op = op_key.get("custom_op") if isinstance(op_key.get("custom_op"), str) else namespace
+            custom_op = op_key.get("custom_op")
+            op = custom_op if isinstance(custom_op, str) else str(namespace)
             runner = _runner_class(op_key.get("runner_identity"))
             bodies = []
             if isinstance(record, dict):

@@ -247,9 +247,12 @@ class KeyParser:
         else:
             others = self._rests.get(rest_text)
             if others is None:
-                parts = [self._dims_of(p) for p in rest_text.split("), (")]
-                if any(p is None for p in parts):
-                    return None
+                parts = []
+                for p in rest_text.split("), ("):
+                    dims = self._dims_of(p)
+                    if dims is None:
+                        return None
+                    parts.append(dims)
                 others = tuple(parts)
                 if len(self._rests) > _MEMO_LIMIT:
                     self._rests.clear()

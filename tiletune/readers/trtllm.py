@@ -80,8 +80,8 @@ def read(path: Path, ctx: ReadContext) -> Iterator[Item]:
     if "cache_data" in obj:
         sections.append((file_rank, obj["cache_data"]))
     for k, v in obj.items():
-        if _RANK_SECTION.match(k):
-            sections.append((f"rank{_RANK_SECTION.match(k).group(1)}", v))
+        if (rm := _RANK_SECTION.match(k)) is not None:
+            sections.append((f"rank{rm.group(1)}", v))
     if not sections:
         yield InputProblem(src, f"{path}: no cache_data section", fatal=True)
         return
