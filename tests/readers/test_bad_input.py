@@ -134,3 +134,10 @@ def test_inputs_are_not_modified(sample):
     read_inputs([sample("bad")] + paths, CTX)
     assert {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in paths} == before
     assert sorted(p for p in sample("bad").rglob("*") if p.is_file()) == paths  # nothing new written
+
+
+def test_same_input_twice_is_read_once(sample):
+    f = sample("v1/sm120-rtx5090-0.6.8-fp4-3part.json")
+    out = read_inputs([f, f.parent, f], CTX)
+    assert [s for s, _ in out.sources].count(str(f)) == 1
+    assert len([r for r in out.records if r.source == str(f)]) == 40

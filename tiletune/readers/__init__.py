@@ -109,6 +109,19 @@ class _Collector:
         self.records: list[TuningRecord] = []
         self.problems: list[InputProblem] = []
         self.sources: list[tuple[str, str]] = []
+        self.seen: set[tuple[int, int]] = set()  # (device, inode) of every file and directory visited
+
+    def first_visit(self, path: Path) -> bool:
+        """False when this file or directory was already read (named twice, or reached by two routes)."""
+        try:
+            st = path.stat()
+        except OSError:
+            return True  # let the reader report why it cannot be read
+        ident = (st.st_dev, st.st_ino)
+        if ident in self.seen:
+            return False
+        self.seen.add(ident)
+        return True
 
     def run(self, mod: ModuleType, path: Path) -> None:
         self.sources.append((str(path), mod.KIND))
@@ -120,6 +133,8 @@ class _Collector:
             problems.append(InputProblem(str(path), f"{path}: read failed ({e.strerror or e})"))
 
     def file(self, path: Path, explicit: bool) -> None:
+        if not self.first_visit(path):
+            return
         head = _head(path)
         if isinstance(head, InputProblem):
             if explicit:
@@ -138,20 +153,14 @@ class _Collector:
         self.run(mod, path)
 
     def directory(self, root: Path) -> None:
-        seen: set[tuple[int, int]] = set()
         before = len(self.sources)
-        self._walk(root, seen, 0)
+        self._walk(root, 0)
         if len(self.sources) == before:
             self.problems.append(InputProblem(str(root), f"{root}: no cache, log or blocklist found in this directory", fatal=False))
 
-    def _walk(self, d: Path, seen: set[tuple[int, int]], depth: int) -> None:
-        try:
-            st = d.stat()
-        except OSError:
-            return
-        if (st.st_dev, st.st_ino) in seen or depth > _MAX_DEPTH:
+    def _walk(self, d: Path, depth: int) -> None:
+        if depth > _MAX_DEPTH or not self.first_visit(d):
             return  # a symlink loop, or a second way into a directory already read
-        seen.add((st.st_dev, st.st_ino))
         mod = _route(d, b"")
         if mod is not None:
             self.run(mod, d)
@@ -176,7 +185,7 @@ class _Collector:
             elif stat.S_ISREG(mode) and os.path.splitext(e.name)[1] in _WALK_SUFFIXES:
                 self.file(Path(e.path), explicit=False)
         for s in subdirs:
-            self._walk(s, seen, depth + 1)
+            self._walk(s, depth + 1)
 
 
 def read_inputs(paths: Sequence[Union[str, Path]], ctx: ReadContext) -> ReadOutcome:
