@@ -88,7 +88,7 @@ def test_info_level_summaries(sample):
     assert got == {("mxfp8_gemm", 8), ("trtllm::fused_moe::gemm1", 4), ("trtllm::fused_moe::gemm2", 8)}
     for r in recs:
         assert r.status is Status.FAILED and r.tactic is None and r.runner == ""
-        assert r.detail_dict()["tactics_known"] is False and "DEBUG" in r.error
+        assert r.detail_dict()["tactics_known"] is False and "FLASHINFER_LOGGING_LEVEL=debug" in r.error
 
 
 def test_pre_068_warning_with_backtrace(sample):
@@ -265,6 +265,13 @@ def test_sniff(tmp_path, sample):
     txt = tmp_path / "notes.log"
     txt.write_text("2026-08-03 10:00:00,000 - INFO - server.py:1 - some other logger: hello\nflashinfer is great\n")
     assert not logs.sniff(txt, txt.read_bytes())
+    late = tmp_path / "server.log"  # a server log whose tuning starts after pages of other output
+    late.write_text("INFO 08-03 10:00:00 [config.py:1] model config: " + "x" * 100 + "\n" * 2 + ("INFO line\n" * 20000)
+                    + hdr() + f"[Autotuner]: profiling {FP4} 3, shapes=((1, 2),), avg_time 0.5\n")
+    assert logs.sniff(late, late.read_bytes()[:4096])
+    late_txt = tmp_path / "notes.md"  # not a log-like name: only the head counts
+    late_txt.write_bytes(late.read_bytes())
+    assert not logs.sniff(late_txt, late_txt.read_bytes()[:4096])
     empty = tmp_path / "flashinfer_jit.log"
     empty.write_text("")
     assert logs.sniff(empty, b"")  # FlashInfer creates it empty at import: by name

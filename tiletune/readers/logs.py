@@ -68,8 +68,8 @@ _OTHER_HEADER = re.compile(
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _REPR = re.compile(r"<(?P<path>[\w.<>]+?) object at 0x[0-9a-fA-F]+>")
 
-_UNNAMED_FAILURES = ("tactics failed while profiling; which ones and why is logged only at DEBUG level "
-                     "(set FLASHINFER_LOGGING_LEVEL=debug); count = tactic failures")
+_UNNAMED_FAILURES = ("tactics not named at INFO level (set FLASHINFER_LOGGING_LEVEL=debug to log "
+                     "which failed and why); count = failed tactic profiles")
 
 # --- error text ------------------------------------------------------------------------------
 _SMEM = re.compile(r"kernel needs (\d+) bytes of shared memory, device per-block limit is (\d+) bytes")
@@ -831,11 +831,37 @@ _SNIFF_MARKERS = (
 )
 
 
+SNIFF_SCAN_BYTES = 16 << 20  # server logs start with pages of config before tuning begins
+_SCAN_MARKERS = (b"flashinfer.jit: ", b"[Autotuner]: ", b"[AutoTuner]: ", b"[AutoTunner]: ")
+_TEXT_SUFFIXES = ("", ".log", ".out", ".err", ".txt")
+
+
+def _scan_for_marker(path: Path) -> bool:
+    """Look past the first 4 KiB (text-like names only) for an autotuner marker, in 1 MiB chunks."""
+    try:
+        with open(path, "rb") as f:
+            tail, read = b"", 0
+            while read < SNIFF_SCAN_BYTES:
+                chunk = f.read(1 << 20)
+                if not chunk:
+                    return False
+                if b"\x00" in chunk:
+                    return False
+                buf = tail + chunk
+                if any(m in buf for m in _SCAN_MARKERS):
+                    return True
+                tail, read = buf[-32:], read + len(chunk)
+    except OSError:
+        return False
+    return False
+
+
 def sniff(path: Path, head: bytes) -> bool:
-    """A FlashInfer JIT log by name, or a text file whose first 4 KiB carry a flashinfer.jit/autotuner line.
+    """A FlashInfer JIT log by name, or a text file with a flashinfer.jit / autotuner line in its
+    first 4 KiB (or, for .log/.out/.err/.txt names, its first 16 MiB).
 
     JSON (caches, blocklists) never matches: the first non-blank byte of a log is not `{` or `[`
-    followed by a quote/newline.
+    followed by a quote/newline. Binary files (NUL bytes) never match.
     """
     if path.is_dir():
         return False
@@ -846,7 +872,9 @@ def sniff(path: Path, head: bytes) -> bool:
         return False
     if b"\x00" in head:
         return False
-    return any(m.search(head) for m in _SNIFF_MARKERS)
+    if any(m.search(head) for m in _SNIFF_MARKERS):
+        return True
+    return len(head) >= 4096 and path.suffix.lower() in _TEXT_SUFFIXES and _scan_for_marker(path)
 
 
 def read(path: Path, ctx: ReadContext) -> Iterator[Union[TuningRecord, InputProblem]]:
