@@ -19,7 +19,8 @@ What it reads, per release and CUTLASS dense runner:
   missing there is recorded as a known failure).
 
 Run: python -m tiletune.catalogs.extract --git <flashinfer bare git dir> --wheel <dir of wheels>
-     -o tiletune/catalogs/data/dense-gemm.json
+     [--installed [SITE_PACKAGES]] -o tiletune/catalogs/data/dense-gemm.json
+(the exact command that wrote the shipped file is its "generated_by").
 """
 
 from __future__ import annotations
@@ -122,6 +123,33 @@ class Wheel:
             return self._z().read(name).decode("utf-8", "replace")
         except KeyError:
             return None
+
+
+@dataclass
+class Installed(Wheel):
+    """An installed flashinfer-python package: the same layout as the wheel, on disk.
+    `path` is the directory that holds the `flashinfer/` package (site-packages)."""
+
+    kind: str = "installed"
+
+    @property
+    def ref(self) -> str:
+        return str(self.path / "flashinfer")
+
+    def read(self, path: str) -> Optional[str]:
+        name = "flashinfer/data/" + path if path.startswith(("include/", "csrc/")) else path
+        f = self.path / name
+        return f.read_text(encoding="utf-8", errors="replace") if f.is_file() else None
+
+
+def find_installed() -> Optional[Path]:
+    """Where `import flashinfer` would load from, without importing it (find_spec runs no package code)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("flashinfer")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0]).parent
 
 
 # --------------------------------------------------------------------------------------------
@@ -927,14 +955,29 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--git", type=Path, help="bare FlashInfer git dir; reads tags " + _GIT_TAG_RE.pattern)
     ap.add_argument("--wheel", type=Path, action="append", default=[],
                     help="a flashinfer-python wheel, or a directory of them (repeatable)")
+    ap.add_argument("--installed", nargs="?", const="", default=None, metavar="SITE_PACKAGES",
+                    help="also read the installed flashinfer-python (or the one under SITE_PACKAGES)")
     ap.add_argument("-o", "--output", type=Path, required=True)
     a = ap.parse_args(argv)
     sources: list[Any] = git_sources(a.git) if a.git else []
     for w in a.wheel:
         sources += [Wheel(p) for p in (sorted(w.glob("flashinfer_python-*.whl")) if w.is_dir() else [w])]
+    if a.installed is not None:
+        root = Path(a.installed) if a.installed else find_installed()
+        if root is None or not (root / "flashinfer" / "data" / "include").is_dir():
+            ap.error("no installed flashinfer-python with its C++ sources (flashinfer/data/include) found")
+        sources.append(Installed(root))
     if not sources:
-        ap.error("give --git and/or --wheel")
-    cmd = "python -m tiletune.catalogs.extract --git /work/.mirror/flashinfer-ai+flashinfer/repo --wheel <dir with flashinfer_python 0.7.0, 0.7.1, 0.7.2.post1 wheels> -o tiletune/catalogs/data/dense-gemm.json"
+        ap.error("give --git, --wheel and/or --installed")
+    import shlex
+
+    args = list(argv) if argv is not None else sys.argv[1:]
+    cmd = "python3 -m tiletune.catalogs.extract " + shlex.join(args)
+    wheels = [src for src in sources if src.kind == "wheel"]
+    if wheels:
+        versions = " ".join(w.version for w in wheels)
+        d = sorted({str(w.path.parent) for w in wheels})[0]
+        cmd = (f"for v in {versions}; do python3 -m pip download --no-deps flashinfer-python==$v -d {d}; done && {cmd}")
     try:
         doc = build(sources, cmd, log=lambda s: print(s, file=sys.stderr))
     except ExtractError as e:
