@@ -88,3 +88,15 @@ def test_gpus_table_and_json(tmp_path):
     bad.write_text("[1,")
     r = runner.invoke(app, ["gpus", "--gpu-file", str(bad)])
     assert r.exit_code == 2 and str(bad) in r.stderr
+
+
+@pytest.mark.nvcc
+def test_model_exact_agrees_with_the_model_for_one_sm120_tile():
+    """--exact compiles the CUTLASS kernel type (no GPU; ~20-90 s once, then cached) and must agree with the model."""
+    r = runner.invoke(app, BASE[:-1] + ["256x128x128", "--gpu", "RTX 5090", "--exact", "--format", "json"])
+    if r.exit_code == 2 and ("CUTLASS" in r.stderr or "nvcc" in r.stderr or "not available" in r.stderr):
+        pytest.skip(f"no CUTLASS headers / query engine here: {r.stderr.strip()}")
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.stdout)["smem"]
+    assert s["kind"] == "compiled" and s["compiled"]["source"] == "compiled"
+    assert (s["stages"], s["bytes"]) == (s["model"]["stages"], s["model"]["bytes"]) == (3, 93_184)

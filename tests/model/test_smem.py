@@ -127,3 +127,14 @@ def test_impossible_inputs_raise(kw, msg):
     tile, arch, dtype = kw.pop("tile"), kw.pop("arch"), kw.pop("dtype")
     with pytest.raises(ModelError, match=msg):
         fit(tile, arch=arch, dtype=dtype, **kw)
+
+
+def test_public_reports_say_which_are_reproduced():
+    from tiletune.model.smem import public_reports
+
+    reps = public_reports()
+    by = {r.report.split(" (")[0]: r for r in reps}
+    assert all(r.reproduced for r in reps if r.report.startswith("flashinfer PR #3568"))
+    assert all(r.model.shared_storage_bytes == 111_616 for r in reps if r.report.startswith("flashinfer"))
+    assert not by["cutlass #3144"].reproduced and "4,096 B short" in by["cutlass #3144"].explanation
+    assert not by["cutlass #3096"].reproduced and "not modelled" in by["cutlass #3096"].explanation
