@@ -94,9 +94,15 @@ def test_objects_without_build_ninja_and_unknown_modules(tmp_path):
     (m / "fp8_gemm_cutlass.so").write_bytes(b"")
     u = ws / "cached_ops" / "some_new_module"
     u.mkdir()
+    g = ws / "cached_ops" / "gemm"  # bmm_fp8's cuBLAS module: built, no tile TUs
+    g.mkdir()
+    (g / "gemm.so").write_bytes(b"")
+    (g / "csrc_bmm_fp8.cuda.o").write_bytes(b"")
     recs, probs = read_all(ws)
     assert probs == []
-    fp8 = [r for r in recs if r.op == "fp8_gemm"]
+    (cub,) = [r for r in recs if r.detail_dict().get("module") == "gemm"]
+    assert (cub.op, cub.runner, cub.status, cub.detail_dict()["module_only"]) == ("fp8_gemm", "CublasFp8GemmRunner", Status.COMPILED, True)
+    fp8 = [r for r in recs if r.op == "fp8_gemm" and r.detail_dict()["module"] == "fp8_gemm_cutlass"]
     assert len(fp8) == 1 and fp8[0].status is Status.COMPILED and fp8[0].detail_dict()["tile"] == (128, 256, 128)
     assert fp8[0].runner == "CutlassFp8GemmRunner" and fp8[0].env.arch == "sm100"
     (unk,) = [r for r in recs if r.detail_dict().get("module") == "some_new_module"]

@@ -245,6 +245,14 @@ def test_oom_and_blocklist_lines():
     assert by[Status.FALLBACK].op == "bf16_gemm"
 
 
+def test_same_error_with_changing_addresses_is_one_failure():
+    recs, _ = parse(*(hdr() + f"[Autotuner]: Skipping tactic {FP4} 9, due to failure while profiling: "
+                      f"CUDA error: an illegal memory access at 0x7f00{i:08x}" for i in range(3)),
+                    hdr("INFO") + "[Autotuner]: Skipped 3 unsupported tactic(s) for fp4_gemm (enable debug logs to see details)")
+    (f,) = recs
+    assert f.count == 3 and f.error.endswith("0x7f0000000000") and f.detail_dict()["failure_kind"] == "illegal_access"
+
+
 def test_other_loggers_lines_end_a_backtrace():
     recs, _ = parse(
         hdr() + f"[Autotuner]: Skipping tactic {FP4} 1, due to failure while profiling: first line",

@@ -250,6 +250,7 @@ class _ModuleReader:
         if not builds:  # no build.ninja: the objects present are all we know
             builds = [(o, "cuda_compile" if o.endswith(".cuda.o") else "compile", "") for o in sorted(objects)]
         missing: List[str] = []
+        tiles_seen = 0
         base = dict(op_detail, module=module, module_built=built)
         for obj, _rule, src in builds:
             stem = Path(src).stem if src else self._stem_from_object(obj)
@@ -275,7 +276,11 @@ class _ModuleReader:
                 else:
                     d["missing"] = f"object {obj} was never produced"
                     status = Status.NOT_BUILT
+                tiles_seen += 1
                 yield self._rec(op, runner, status, d)
+        if built and not tiles_seen:
+            # a module with no per-tile TUs (cuBLAS wrappers, attention, unknown ones): still listed
+            yield self._rec(op, runner, Status.COMPILED, dict(base, objects=len(objects), module_only=True))
         if not built:
             d = dict(base, missing=[f"{module}.so"] + missing[:50], objects_built=len(objects & {b[0] for b in builds}) if builds else len(objects),
                      objects_expected=len(builds))

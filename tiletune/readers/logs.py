@@ -75,6 +75,7 @@ _UNNAMED_FAILURES = ("tactics not named at INFO level (set FLASHINFER_LOGGING_LE
 _SMEM = re.compile(r"kernel needs (\d+) bytes of shared memory, device per-block limit is (\d+) bytes")
 _CUTLASS_STATUS = re.compile(r"Error: (Error [A-Z][A-Za-z ]+?)(?=\s*(?:\(|$|\.|,))")
 _GENERATED_TU = re.compile(r"cutlass_kernel_file_\w+?_sm(\d+)_M(\d+)(_BS)?(_Mixed)?_group(\d+)\.generated\.cu(?::(\d+))?")
+_HEX = re.compile(r"0x[0-9a-fA-F]{6,}")
 _FRAME = re.compile(r"^\s*(?:\d+\s+0x[0-9a-fA-F]+\s|File \"|at |#\d+ )")
 _GENERIC_FIRST = re.compile(r"^(?:\w+Error: )?Traceback \(most recent call last\):?$")
 _INFORMATIVE = re.compile(r"Error|error|Failed|failed|Assertion|Unsupported|unsupported|illegal|out of memory|not compiled|invalid")
@@ -684,7 +685,8 @@ class LogParser:
                 assert ev.error is not None
                 err = ev.error.summary()
                 detail.update(ev.error.detail())
-                ident = ("failed", ev_op, ev.runner, _hashable(ev.tactic), err)
+                # group "the same error" even when it prints a pointer or address that changes per call
+                ident = ("failed", ev_op, ev.runner, _hashable(ev.tactic), _HEX.sub("0x_", err))
                 agg = self._aggs.get(ident)
                 if agg is None:
                     detail["buckets"] = [rec_shapes] if rec_shapes is not None else []
