@@ -101,7 +101,7 @@ def _gpus(which: Callable[[str], Optional[str]], run: Runner) -> Tuple[Tuple[Gpu
     if not out or not out.strip():
         return (), [Check("GPU", False, note="nvidia-smi is present but listed no GPU (or failed)"),
                     Check("NVIDIA driver", False, note="nvidia-smi failed")]
-    gpus = []
+    gpus: list[Gpu] = []
     for line in out.strip().splitlines():
         parts = [p.strip() for p in line.split(",")]
         if len(parts) < 4:
@@ -180,7 +180,8 @@ def _workspaces(env: Mapping[str, str], home: Path) -> Tuple[Tuple[Workspace, ..
     found = []
     for ws in find_workspaces(cache, max_depth=2) if cache.is_dir() else []:
         ident = workspace_identity(ws)
-        built, not_built = [], []
+        built: list[str] = []
+        not_built: list[str] = []
         ops = ws / "cached_ops"
         try:
             mods = sorted(p for p in ops.iterdir() if p.is_dir() and p.name != "tmp") if ops.is_dir() else []

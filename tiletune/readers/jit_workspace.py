@@ -26,7 +26,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Set, Tuple, Union
+from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
 from tiletune.archs import normalize_arch
 from tiletune.readers.interface import ReadContext

@@ -37,11 +37,12 @@ import re
 from functools import lru_cache
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Dict, Iterable, Iterator, List, Optional, Tuple, Union
+from typing import Any, BinaryIO, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 from tiletune.readers.interface import ReadContext
 from tiletune.records import Environment, InputProblem, Status, Tactic, TuningRecord
 
+_parse_literal_shared: Optional[Callable[[str], Any]]
 try:  # the shared, eval-free key parser (tiletune/readers/keyparse.py)
     from tiletune.readers.keyparse import parse_literal as _parse_literal_shared
 except ImportError:  # pragma: no cover - only while that module is missing
