@@ -15,7 +15,9 @@ typo `[AutoTunner]`):
 - `Skipping tactic <repr> <tactic>, due to failure while profiling: <error>` (WARNING before
   v0.6.8, DEBUG after) and the paired DEBUG `Failed when profiling <repr> <tactic>, shapes=....
   Error occurred: <error>`; HEAD's `Skipping tactic <repr> <tactic> while ranking <op>: <error>` -> FAILED
-- `Skipped N unsupported tactic(s) for <op>` (INFO, v0.6.8+)               -> FAILED summary
+- `Skipped N unsupported tactic(s) for <op>` (INFO, v0.6.8+)               -> FAILED summary: runner "",
+  tactic None, count = the N minus the failures the block named itself (0 at DEBUG level, so no
+  record), detail tactics_known=False: at INFO level which tactics failed is not in the log
 - `Using fallback tactic ...`, `Skipping autotuning for '<op>' (in skip_ops)`, `No tuned config
   covers <op> ...; falling back to runner=R tactic=-1`                      -> FALLBACK
 - `[TacticsBlocklist]: Filtered n invalid tactic(s) for <op>::<Runner>`     -> BLOCKED
@@ -27,7 +29,7 @@ profile), so a block's records wait in a small buffer until it closes. Repeated 
 failure for every bucket, a log appended to by several runs) are counted, not repeated.
 File-level facts (caches loaded/saved, blocklists, JIT modules built, levels seen) go to
 `LogFacts`. Lines are streamed: memory holds one profile block and the distinct facts, never the
-file.
+file. Keys, tactics and shapes are parsed without eval by `tiletune.readers.keyparse`.
 """
 
 from __future__ import annotations
@@ -136,8 +138,8 @@ class _ErrorText:
         if not text or _FRAME.match(text):
             return
         self._scan(text)
-        if len(self.candidates) < 8:
-            self.candidates.append(text[:2000])
+        if len(self.candidates) < 4:  # bounded: a pending block may hold thousands of these
+            self.candidates.append(text[:500])
 
     def summary(self) -> str:
         """The informative line: the first line unless it is only a traceback header."""
@@ -292,7 +294,7 @@ class LogFacts:
         """Per-tactic failures and timings are DEBUG (since v0.6.8): without them only counts are known."""
         return self.levels.get("DEBUG", 0) > 0
 
-    def _add_unique(self, lst: List[str], value: str, cap: int = 64) -> None:
+    def add_unique(self, lst: List[str], value: str, cap: int = 64) -> None:
         if value not in lst and len(lst) < cap:
             lst.append(value)
 
@@ -330,13 +332,12 @@ def _hashable(v: Any) -> Any:
 
 
 class LogParser:
-    """Streams one log's lines into records. `facts` is complete once `records()` is exhausted."""
+    """Streams one log's lines into records: `feed()` each line, then `finish()`; `facts` is complete after that."""
 
     def __init__(self, source: str, env: Environment) -> None:
         self.source = source
         self.env = env
         self.facts = LogFacts()
-        self.problems: List[InputProblem] = []
         self._problem_count = 0
         self._pending: List[_Event] = []
         self._block_op: Optional[str] = None  # set by "Skipped N ... for <op>"; chosen line may follow
@@ -404,7 +405,7 @@ class LogParser:
         self._end_continuation()
         if msg.startswith("Building JIT module "):
             name = msg[len("Building JIT module "):].split(";", 1)[0].strip()
-            self.facts._add_unique(self.facts.modules_built, name)
+            self.facts.add_unique(self.facts.modules_built, name)
             return
         t = _TAG.match(msg)
         if t is None:
@@ -455,14 +456,14 @@ class LogParser:
         elif body.startswith("OOM detected"):
             self._flush_block(oom_line=lineno)
         elif body.startswith("Loaded ") and " configs from " in body:
-            self.facts._add_unique(self.facts.caches_loaded, body.split(" configs from ", 1)[1].strip())
+            self.facts.add_unique(self.facts.caches_loaded, body.split(" configs from ", 1)[1].strip())
         elif body.startswith("Saved ") and " configs to " in body:
             path = body.split(" configs to ", 1)[1]
-            self.facts._add_unique(self.facts.caches_saved, re.sub(r" \(\d+ new, \d+ from previous config\)$", "", path).strip())
+            self.facts.add_unique(self.facts.caches_saved, re.sub(r" \(\d+ new, \d+ from previous config\)$", "", path).strip())
         elif body.startswith("Loaded ") and "invalid tactic" in body and " from " in body:
-            self.facts._add_unique(self.facts.blocklists_loaded, body.rsplit(" from ", 1)[1].strip())
+            self.facts.add_unique(self.facts.blocklists_loaded, body.rsplit(" from ", 1)[1].strip())
         elif body.startswith("Tactics blocklist file not found") or (body.startswith("File ") and "different environment" in body):
-            self.facts._add_unique(self.facts.blocklist_notes, body[:300])
+            self.facts.add_unique(self.facts.blocklist_notes, body[:300])
         elif body.startswith("Filtered ") and "invalid tactic" in body:
             self._filtered(lineno, body)
         elif "metadata" in body.lower() and ("mismatch" in body.lower() or "different" in body.lower()):
