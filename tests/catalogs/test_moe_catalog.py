@@ -171,3 +171,19 @@ def test_every_release_lists_source_and_commit():
     assert len(rels["0.6.18rc7"]["source"]["commit"]) == 40
     assert rels["0.7.2.post1"]["source"]["kind"] == "wheel"
     assert rels["0.7.2.post1"]["source"]["commit"].startswith("beabf5004585")
+
+
+def test_sm120_w4a8_mxfp4_x64B_tiles_have_no_kernel():
+    # moe_gemm_template_dispatch_tma_ws.h are_tile_shapes_supported_sm120 (v0.6.11+) accepts only
+    # (128,128,128|256), (128,64,128|256), (128,32,128|256), (128,256,128), (256,128,128) in
+    # elements. FP8 activations make K = bytes, so every ...x64B tile (K 64) is rejected, plus the
+    # two dispatcher-less tiles: 7 of 10 per half. 0.7.1 prunes exactly these from the list.
+    g1 = one("0.6.18rc7", "sm120", G1, {"act": "fp8", "weight": "mxfp4", "finalize": True})
+    bad = {c.name for c, kf in zip(g1.configs, g1.known_failures) if kf}
+    assert bad == {"CtaShape128x128x64B", "CtaShape256x128x64B", "CtaShape128x256x64B", "CtaShape128x32x64B",
+                   "CtaShape128x64x64B", "CtaShape128x128x256B", "CtaShape256x128x128B"}
+    assert sum(1 for kf in g1.known_failures if kf) == 14
+    kf = g1.known_failures[[c.name for c in g1.configs].index("CtaShape128x128x64B")]
+    assert "Unsupported tile (128, 128, 64) and cluster (1, 1, 1)" in kf
+    kept = {c.name for c in one("0.7.1", "sm120", G1, {"act": "fp8", "weight": "mxfp4", "finalize": True}).configs}
+    assert kept == {"CtaShape128x128x128B", "CtaShape128x32x128B", "CtaShape128x64x128B"}

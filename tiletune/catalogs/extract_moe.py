@@ -908,6 +908,13 @@ class MoeRunnerSource:
             raise CatalogError(f"{where}: tile-shape switch cases for SM90/SM100/SM120 not found")
         if not re.search(r"Unsupported tile shape config %d for MoE gemm", text):
             raise CatalogError(f"{where}: default-case message changed")
+        # SM120 kernels are only instantiated for the (M, N, K-in-elements) combinations this
+        # constexpr check lists; any other combination throws at dispatch time.
+        sm120 = function_body(text, "are_tile_shapes_supported_sm120", where)
+        ret = re.findall(r"return\s+([^;]*TileK[^;]*);", sm120)
+        if len(ret) != 1 or not re.search(r"size<0>\(ClusterShape\{\}\)\s*!=\s*1", sm120):
+            raise CatalogError(f"{where}: are_tile_shapes_supported_sm120() not recognised")
+        self.sm120_supported = ret[0]
         return cases
 
     def tma_ws(self, sm: int, tf: TypeFlags, finalize: bool) -> list[Cfg]:
@@ -983,7 +990,7 @@ def _replace(c: Cfg, **kw: Any) -> Cfg:
 # --------------------------------------------------------------------------------------------
 
 
-def to_json(c: Cfg, act: str, cases: dict[int, set[tuple[int, int, int]]]) -> dict[str, Any]:
+def to_json(c: Cfg, act: str, cases: dict[int, set[tuple[int, int, int]]], sm120_supported: str = "true") -> dict[str, Any]:
     """Catalog config object; K of a TMA-WS tile converted from bytes to elements of the activation."""
     shp = enum_shape(c.tile)
     assert shp is not None
@@ -1025,6 +1032,12 @@ def to_json(c: Cfg, act: str, cases: dict[int, set[tuple[int, int, int]]]) -> di
             f"dispatcher has no case for this tile: moe_gemm_template_dispatch_tma_ws.h throws "
             f"'Unsupported tile shape config {m * 1000000 + n * 1000 + kbytes} for MoE gemm.'"
         )
+    elif c.sm in (120, 121) and not cexpr(sm120_supported, {"TileM": m, "TileN": n, "TileK": k}):
+        d["known_failure"] = (
+            f"no kernel for this tile with {act} activations (are_tile_shapes_supported_sm120): "
+            f"moe_gemm_template_dispatch_tma_ws.h throws 'Unsupported tile ({m}, {n}, {k}) and cluster "
+            f"(1, 1, 1) shape combination for arch 120.'"
+        )
     return d
 
 
@@ -1056,7 +1069,7 @@ def release_catalogs(release: Release, record_only: bool = False) -> tuple[list[
                         "fallback": 0 if cfgs else None,
                         "fallback_config": None,
                         "index_offset": offset,
-                        "configs": [to_json(c, act, moe.cases) for c in cfgs],
+                        "configs": [to_json(c, act, moe.cases, moe.sm120_supported) for c in cfgs],
                     }
                     digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:10]
                     lid = f"{arch}-{act}x{weight}-{gemm.lower().replace('_', '')}-{digest}"
