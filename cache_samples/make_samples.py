@@ -1,4 +1,4 @@
-"""Write the constructed samples in cache_samples/ (run from anywhere: `python3 cache_samples/make_samples.py`).
+"""Write the constructed samples in cache_samples/ (`python3 cache_samples/make_samples.py [--out DIR]`).
 
 Each sample copies the byte layout of the code that writes the real thing (named per file in
 cache_samples/README.md): FlashInfer v1 `save_configs` (`_metadata` first, entries sorted,
@@ -18,6 +18,7 @@ import json
 import os
 import random
 import shutil
+import sys
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
@@ -331,6 +332,9 @@ def gen_bad(rng: random.Random) -> None:
 
 
 def main() -> None:
+    global ROOT
+    if len(sys.argv) == 3 and sys.argv[1] == "--out":  # write elsewhere (tests compare against the committed tree)
+        ROOT = Path(sys.argv[2]).resolve()
     for sub in ("v1", "layouts", "v2store", "trtllm", "bad"):
         if (ROOT / sub).exists():
             shutil.rmtree(ROOT / sub)

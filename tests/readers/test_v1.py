@@ -114,3 +114,31 @@ def test_input_file_is_never_written(sample, tmp_path):
     before = (src.stat().st_mtime_ns, src.read_bytes())
     _read(src)
     assert (src.stat().st_mtime_ns, src.read_bytes()) == before
+
+
+def test_committed_samples_are_what_make_samples_writes(tmp_path):
+    """The constructed samples are reproducible: regenerating them gives the committed bytes."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "cache_samples"
+    subprocess.run([sys.executable, str(root / "make_samples.py"), "--out", str(tmp_path)], check=True)
+    for sub in ("v1", "layouts", "v2store", "trtllm", "bad"):
+        made = sorted(p.relative_to(tmp_path) for p in (tmp_path / sub).rglob("*") if p.is_file())
+        committed = sorted(p.relative_to(root) for p in (root / sub).rglob("*") if p.is_file())
+        assert made == committed, sub
+        for rel in made:
+            assert (tmp_path / rel).read_bytes() == (root / rel).read_bytes(), rel
+
+
+def test_bench_cache_generator_is_read_whole(tmp_path):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    from bench_inspect import make_cache
+
+    make_cache(700, tmp_path / "c.json")
+    recs, probs = _read(tmp_path / "c.json")
+    assert probs == () and len(recs) == 700 and len({r.raw_key for r in recs}) == 700
