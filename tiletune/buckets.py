@@ -17,6 +17,7 @@ FlashInfer; the grid is re-implemented from the source's description (four phase
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Optional
 
@@ -85,6 +86,7 @@ def pow2_floor(x: int) -> int:
     return 1 if x <= 1 else 1 << (x.bit_length() - 1)
 
 
+@functools.lru_cache(maxsize=256)
 def uses_hybrid(version: Optional[str]) -> Optional[bool]:
     """True for releases that write hybrid-grid buckets, False for power-of-two floor, None if unknown."""
     if not version:
@@ -95,6 +97,7 @@ def uses_hybrid(version: Optional[str]) -> Optional[bool]:
         return None
 
 
+@functools.lru_cache(maxsize=8192)
 def bucket_range(bucket: int, *, moe: bool, version: Optional[str]) -> BucketRange:
     """The runtime-M range FlashInfer's default mapping sends to `bucket` for this release."""
     hybrid = uses_hybrid(version)

@@ -20,7 +20,7 @@ from packaging.version import InvalidVersion, Version
 from tiletune import catalogs, ops
 from tiletune.archs import arch_family
 from tiletune.catalogs import Catalog
-from tiletune.records import Decode, Decoded, Entry, Problem, TuningRecord, Undecoded, freeze
+from tiletune.records import Decode, Decoded, Entry, Environment, Problem, Status, TuningRecord, Undecoded, freeze
 
 # Runner-name prefixes of tactics that are not CUTLASS config indices, and what they are instead.
 _NOT_CUTLASS: tuple[tuple[str, str], ...] = (
@@ -46,6 +46,23 @@ def decode(record: TuningRecord) -> Entry:
 
 def decode_tactic(record: TuningRecord, problem: Optional[Problem] = None) -> Decode:
     """What `record.tactic` means for its op/runner on its release and arch."""
+    if record.op not in ops.CUTLASS_MOE_OPS:  # dense: the answer depends on these five values only
+        args = (record.op, record.runner, record.env.flashinfer_version, record.env.arch, record.tactic)
+        try:
+            return _dense_cached(*args)
+        except TypeError:  # unhashable tactic
+            return _decode_uncached(record, problem)
+    return _decode_uncached(record, problem)
+
+
+@functools.lru_cache(maxsize=65536)
+def _dense_cached(op: str, runner: str, version: Optional[str], arch: Optional[str], tactic: Any) -> Decode:
+    probe = TuningRecord(source="", source_kind="", op=op, runner=runner, tactic=tactic, status=Status.CHOSEN,
+                         env=Environment(flashinfer_version=version, arch=arch))
+    return _decode_uncached(probe, None)
+
+
+def _decode_uncached(record: TuningRecord, problem: Optional[Problem]) -> Decode:
     op, runner = record.op, record.runner
     why_not = not_cutlass_reason(op, runner)
     if why_not:
@@ -66,14 +83,13 @@ def decode_tactic(record: TuningRecord, problem: Optional[Problem] = None) -> De
     if canon is None:
         return Undecoded(reason=f"no catalogs for FlashInfer {version}; nearest releases covered: "
                                 f"{', '.join(nearest_releases(version))} (pass --flashinfer-version)")
-    variants: Sequence[Mapping[str, Any]] = ({},)
+    key: tuple = ((),)  # dense runners: one list, no variant
     if is_moe:
         try:
             from tiletune.catalogs import moe  # type: ignore[attr-defined]  # written by the MoE helper
         except ImportError:
             return Undecoded(reason="MoE catalogs not available (tiletune.catalogs.moe is not installed)")
-        variants = moe.variants_for(record, problem) or ({},)
-    key = tuple(freeze(dict(v)) for v in variants)
+        key = tuple(freeze(dict(v)) for v in (moe.variants_for(record, problem) or ({},)))
     try:
         return _decode_cached(canon, arch_family(arch), op, runner, key, record.tactic)
     except TypeError:  # unhashable tactic: decode uncached

@@ -85,9 +85,13 @@ def _problem_cached(op: str, runner: str, shapes: Any, extras: Any, version: Opt
 
 def _dims(shape: Any, n: Union[int, Sequence[int]], what: str) -> tuple[int, ...]:
     ns = (n,) if isinstance(n, int) else tuple(n)
-    if not isinstance(shape, tuple) or len(shape) not in ns or not all(isinstance(v, int) for v in shape):
-        raise ValueError(f"{what} shape {shape!r} is not a {' or '.join(map(str, ns))}-D tensor shape")
-    return shape
+    if type(shape) is tuple and len(shape) in ns:
+        for v in shape:
+            if type(v) is not int:
+                break
+        else:
+            return shape
+    raise ValueError(f"{what} shape {shape!r} is not a {' or '.join(map(str, ns))}-D tensor shape")
 
 
 def _positive(**dims: int) -> None:
@@ -97,13 +101,22 @@ def _positive(**dims: int) -> None:
 
 
 def _m(bucket: int, version: Optional[str], moe: bool) -> tuple[Optional[tuple[int, int]], list[str]]:
+    rng, notes = _m_cached(bucket, version, moe)
+    return rng, list(notes)
+
+
+@functools.lru_cache(maxsize=8192)
+def _m_cached(bucket: int, version: Optional[str], moe: bool) -> tuple[Optional[tuple[int, int]], tuple[str, ...]]:
     r = bucket_range(bucket, moe=moe, version=version)
     notes = [f"m is the tuning bucket {bucket} ({r.mapping} mapping"
              + (f": runtime M {r.lo}..{r.hi})" if r.range else ")")]
     if r.note:
         notes.append(r.note)
     notes.append(CUSTOM_BUCKETS_NOTE)
-    return r.range, notes
+    return r.range, tuple(notes)
+
+
+_FP4_K_NOTE = "k = 2 x the key's packed byte count (two FP4 values per byte)"
 
 
 def _fp4(op, runner, shapes, extras, version) -> ProblemOrReason:
@@ -112,9 +125,10 @@ def _fp4(op, runner, shapes, extras, version) -> ProblemOrReason:
     m, k_half, n = a[0], a[1], b[1]
     if b[0] != k_half:
         raise ValueError(f"a is (M, {k_half}) but b is ({b[0]}, N): K/2 differs")
-    _positive(M=m, K=k_half, N=n)
+    if min(m, k_half, n) <= 0:
+        _positive(M=m, K=k_half, N=n)
     rng, notes = _m(m, version, moe=False)
-    notes.insert(0, "k = 2 x the key's packed byte count (two FP4 values per byte)")
+    notes.insert(0, _FP4_K_NOTE)
     dtype, out = None, None
     if runner.startswith("Cutlass"):
         dtype = "nvfp4"  # the CUTLASS FP4 runner is instantiated for W4A4_NVFP4_NVFP4 only
@@ -141,7 +155,8 @@ def _two_d_or_batched(op, shapes) -> tuple[int, int, int, int]:
 def _plain(dtype: str) -> Any:
     def build(op, runner, shapes, extras, version) -> ProblemOrReason:
         batch, m, k, n = _two_d_or_batched(op, shapes)
-        _positive(M=m, K=k, N=n, batch=batch)
+        if min(m, k, n, batch) <= 0:
+            _positive(M=m, K=k, N=n, batch=batch)
         rng, notes = _m(m, version, moe=False)
         da, db, out = dtype, dtype, None
         if extras and len(extras) >= 3 and all(torch_dtype(x) for x in extras[:3]):
@@ -185,7 +200,8 @@ def _cutlass_moe(op, shapes, extras, version) -> ProblemOrReason:
     w2 = _dims(shapes[3], 3, "fc2_expert_weights")
     t, experts = x[0], w1[0]
     hidden = w2[1]
-    _positive(tokens=t, hidden=hidden, experts=experts)
+    if min(t, hidden, experts) <= 0:
+        _positive(tokens=t, hidden=hidden, experts=experts)
     if w1[2] <= 0 or hidden % w1[2]:
         raise ValueError(f"hidden {hidden} is not a multiple of fc1's last dim {w1[2]}")
     pack = hidden // w1[2]  # 1 for bf16/fp8 weights, 2 for uint8-packed 4-bit, 16 for int64-packed

@@ -100,6 +100,7 @@ def _load_all() -> tuple[dict[tuple[str, str, str, str], list[Catalog]], tuple[s
             raise CatalogError(f"tiletune/catalogs/data/{name}: schema {doc.get('schema')!r}, expected {SCHEMA!r}")
         lists = doc["lists"]
         built: dict[str, tuple[TileConfig, ...]] = {}  # each list is shared by many releases: build it once
+        failures: dict[str, tuple[Optional[str], ...]] = {}
         for version, rel in doc["releases"].items():
             versions.add(version)
             for c in rel["catalogs"]:
@@ -107,6 +108,7 @@ def _load_all() -> tuple[dict[tuple[str, str, str, str], list[Catalog]], tuple[s
                 configs = built.get(c["list"])
                 if configs is None:
                     configs = built[c["list"]] = tuple(config_from_json(x) for x in lst["configs"])
+                    failures[c["list"]] = tuple(x.get("known_failure") for x in lst["configs"])
                 ref = CatalogRef(
                     flashinfer_version=version,
                     arch=c["arch"],
@@ -120,7 +122,7 @@ def _load_all() -> tuple[dict[tuple[str, str, str, str], list[Catalog]], tuple[s
                 cat = Catalog(
                     ref=ref,
                     configs=configs,
-                    known_failures=tuple(x.get("known_failure") for x in lst["configs"]),
+                    known_failures=failures[c["list"]],
                     fallback=lst.get("fallback"),
                     fallback_config=config_from_json(fb_cfg) if fb_cfg else None,
                     index_offset=int(lst.get("index_offset", 0)),

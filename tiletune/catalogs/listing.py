@@ -114,7 +114,8 @@ def render_table(view: dict[str, Any]) -> str:
             for c in r["catalogs"]:
                 per_op.setdefault(c["op"], {}).setdefault(c["arch"], set()).add(c["tactics"])
             for i, (o, archs) in enumerate(sorted(per_op.items())):
-                sizes = "  ".join(f"{a}:{'/'.join(map(str, sorted(n)))}" for a, n in sorted(archs.items()))
+                sizes = "  ".join(f"{a}:{'/'.join(str(x) if x else '-1 only' for x in sorted(n))}"
+                                  for a, n in sorted(archs.items()))
                 rows.append([r["flashinfer_version"] if i == 0 else "", o, sizes])
         return ("Tactic catalogs per FlashInfer release: arch:number of tactics (a/b = lists that differ by "
                 "variant, e.g. MoE dtype). sm121 uses sm120's lists.\n"
