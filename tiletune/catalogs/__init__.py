@@ -181,6 +181,8 @@ def resolve(cat: Catalog, tactic: Any) -> Decode:
             return Decoded(config=cat.fallback_config, catalog=cat.ref, index=-1)
         return Undecoded(reason=f"{_where(cat)}: tactic -1 has no recorded fallback")
     local = tactic - cat.index_offset
+    if not cat.configs:  # e.g. SM120 CutlassFp8GemmRunner: its runner offers tactic -1 only
+        return Undecoded(reason=f"{_where(cat)} has no indexed configs (only tactic -1 exists); index {tactic} cannot occur")
     if not 0 <= local < len(cat.configs):
         lo, hi = cat.index_offset, cat.index_offset + len(cat.configs) - 1
         return Undecoded(
