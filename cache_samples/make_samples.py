@@ -275,24 +275,35 @@ def gen_trtllm(rng: random.Random) -> None:
     d = ROOT / "trtllm"
     md = {"lib_version": "1.1.0rc5", "creation_timestamp": 1761000000.123, "device_name": "NVIDIA B200", "device_capability": [10, 0]}
 
-    def entries(n: int, salt: int) -> dict:
-        out = {}
+    def raw(n: int) -> list[tuple]:
+        """(op, runner, profile, tactic, min_time ms) for M = 1, 2, 4, ... 2**(n-1)."""
+        out = []
         for m in [2 ** i for i in range(n)]:
-            k1 = str(("trtllm::fused_moe::gemm1", "MoERunner", 8_345_112_977 + salt, ((m, 7168), (32, 4096, 3584), (0,), (32, 7168, 1024), (0,))))
-            out[k1] = {"runner_id": 0, "tactic": rng.randrange(120), "min_time": round(rng.uniform(0.01, 0.9), 6)}
-            k2 = str(("trtllm::fp4_gemm::gemm", "FP4GemmRunner", -4_111_020_345 + salt, ((m, 3584), (7168, 3584), (m, 448), (7168, 448), ())))
-            out[k2] = {"runner_id": 0, "tactic": rng.randrange(30), "min_time": round(rng.uniform(0.005, 0.4), 6)}
+            out.append(("trtllm::fused_moe::gemm1", "MoERunner", ((m, 7168), (32, 4096, 3584), (0,), (32, 7168, 1024), (0,)),
+                        rng.randrange(120), round(rng.uniform(0.01, 0.9), 6)))
+            out.append(("trtllm::fp4_gemm::gemm", "FP4GemmRunner", ((m, 3584), (7168, 3584), (m, 448), (7168, 448), ()),
+                        rng.randrange(30), round(rng.uniform(0.005, 0.4), 6)))
         return out
 
-    # NVIDIA/TensorRT-LLM#7738: one file per rank, <stem>.rank{N}.json
+    # NVIDIA/TensorRT-LLM#7738 (_serialize_cache_to_json): one file per rank, <stem>.rank{N}.json,
+    # key third element hash(runner), tactic as a JSON value
     for r in range(2):
+        data = {str((op, runner, 8_345_112_977 + 31 * r + len(runner), prof)): {"runner_id": 0, "tactic": t, "min_time": ms}
+                for op, runner, prof, t, ms in raw(6)}
         with open(d / f"autotuner_cache.rank{r}.json", "w") as f:
-            json.dump({"metadata": md, "cache_data": entries(6, r)}, f, indent=2, default=str)
-    # #10336 onwards: one file, shared cache_data + rank_{N} sections; a fallback entry has min_time inf
-    shared = entries(4, 7)
-    shared[str(("trtllm::fused_moe::gemm2", "MoERunner", 99, ((8192, 7168),)))] = {"runner_id": 0, "tactic": -1, "min_time": float("inf")}
-    merged = {"metadata": dict(md, lib_version="1.3.0rc2", device_name="NVIDIA GB200", device_capability=[10, 0]),
-              "cache_data": shared, "rank_0": entries(3, 10), "rank_1": entries(3, 11)}
+            json.dump({"metadata": md, "cache_data": data}, f, indent=2, default=str)
+
+    # #10336 (save_cache(file_path, rank) / _serialize_cache_data): one file, a rank_{N} section per rank,
+    # key third element str(runner.unique_id()), tactic stored as repr(tactic); a fallback entry with min_time inf
+    def rank_section(n: int, rank: int) -> dict:
+        return {str((op, runner, str((runner, rank)), prof)): {"runner_id": 0, "tactic": repr(t), "min_time": ms}
+                for op, runner, prof, t, ms in raw(n)}
+
+    r0 = rank_section(3, 0)
+    r0[str(("flashinfer::trtllm_fp4_block_scale_moe", "MoERunner", "('MoERunner', 0)", ((8192, 7168),)))] = {
+        "runner_id": 0, "tactic": repr((8, 34)), "min_time": float("inf")}
+    merged = {"metadata": dict(md, lib_version="1.2.0rc6", device_name="NVIDIA GB200", device_capability=[10, 0]),
+              "rank_0": r0, "rank_1": rank_section(3, 1)}
     with open(d / "autotuner_cache.json", "w") as f:
         json.dump(merged, f, indent=2, default=str)
 
@@ -343,8 +354,9 @@ def main() -> None:
     gen_v1(rng)
     gen_layouts(rng)
     gen_v2(rng)
-    gen_trtllm(rng)
-    gen_bad(rng)
+    # own RNGs from here on, so a change to one generator does not reshuffle the others' values
+    gen_trtllm(random.Random("20261130-trtllm"))
+    gen_bad(random.Random("20261130-bad"))
     real = Path(os.environ.get("TILETUNE_SHARED", ROOT.parent.parent / "shared")) / "samples" / "flashinfer-0.7.2.post1-h200-fp8_gemm-cublas.json"
     if real.exists():
         (ROOT / "real").mkdir(exist_ok=True)

@@ -25,12 +25,29 @@ def test_per_rank_files(sample):
 
 
 def test_merged_file_with_rank_sections(sample):
+    """#10336 layout: metadata + rank_N sections, unique_id() strings in keys, repr() tactics."""
     out = read_inputs([sample("trtllm/autotuner_cache.json")], CTX)
     assert out.problems == ()
-    assert Counter(r.rank for r in out.records) == {None: 9, "rank0": 6, "rank1": 6}
-    fallback = next(r for r in out.records if r.tactic == -1)
-    assert fallback.time_ms is None and dict(fallback.detail)["min_time"] == "inf"
+    assert Counter(r.rank for r in out.records) == {"rank0": 7, "rank1": 6}
+    assert all(isinstance(r.tactic, (int, tuple)) for r in out.records)  # repr() strings parsed back
+    fallback = next(r for r in out.records if r.op == "flashinfer::trtllm_fp4_block_scale_moe")
+    assert fallback.tactic == (8, 34) and fallback.time_ms is None and dict(fallback.detail)["min_time"] == "inf"
+    assert dict(fallback.detail)["runner_hash"] == "('MoERunner', 0)"
     assert {r.env.gpu for r in out.records} == {"NVIDIA GB200"}
+
+
+def test_shared_section_and_string_tactics(tmp_path):
+    key = str(("trtllm::op", "Runner", "('Runner', 1)", ((8, 16),)))
+    doc = {"metadata": {"device_capability": [12, 0]},
+           "shared": {key: {"runner_id": 0, "tactic": "{'tile': (128, 64)}", "min_time": 0.1}},
+           "rank_2": {key: {"runner_id": 0, "tactic": "not a literal", "min_time": 0.2}}}
+    p = tmp_path / "c.json"
+    p.write_text(json.dumps(doc))
+    out = read_inputs([p], CTX)
+    by_rank = {r.rank: r for r in out.records}
+    assert dict(by_rank[None].detail)["section"] == "shared"
+    assert by_rank["rank2"].tactic == "not a literal"
+    assert by_rank[None].env.arch == "sm120"
 
 
 def test_rank_section_nested_in_cache_data(tmp_path):

@@ -1,21 +1,22 @@
 """TensorRT-LLM's own autotuner cache (`tensorrt_llm/_torch/autotuner.py`, `AutoTunerProfilingCache`).
 
-Format (`_serialize_cache_to_json`, NVIDIA/TensorRT-LLM#7738 onwards; `json.dump(..., indent=2, default=str)`):
+Two generations, both `json.dump(..., indent=2, default=str)`:
 
-    {"metadata": {"lib_version": "<tensorrt_llm.__version__>", "creation_timestamp": <unix s>,
-                  "device_name": "<torch.cuda.get_device_name()>", "device_capability": [maj, min]},
-     "cache_data": {"<str((custom_op, runner_class, runner hash / unique_id, nearest_profile))>":
-                      {"runner_id": <index into that call's runners list>, "tactic": <any>,
-                       "min_time": <ms, the winner's average; Infinity for the fallback>}}}
-
-Files and ranks: #7738 wrote one file per rank, `<cache path stem>.rank{N}.json`; #10336 merged all
-ranks into the one `TLLM_AUTOTUNER_CACHE_PATH` file (with a sibling `.lock`), keeping the shared
-entries in `cache_data` and per-rank (INDEPENDENT-strategy) entries in `rank_{N}` sections that
-#14441/#15626 merge with `setdefault(f"rank_{rank}", {}).update(...)`. The reader accepts a
-`rank_{N}` section either at the top level or inside `cache_data`, holding entries directly or
-under its own `cache_data`, so both spellings of that nesting are read.
-
-Not FlashInfer: no flashinfer_version; the arch comes from `device_capability`.
+- NVIDIA/TensorRT-LLM#7738 (`_serialize_cache_to_json`): one file per rank, `<stem>.rank{N}.json`:
+      {"metadata": {"lib_version", "creation_timestamp", "device_name", "device_capability": [maj, min]},
+       "cache_data": {"<str((op, runner_class, hash(runner), nearest_profile))>":
+                        {"runner_id": <index into that call's runners>, "tactic": <json value>,
+                         "min_time": <ms; Infinity for the never-timed fallback>}}}
+- #10336 (`save_cache(file_path, rank)` / `_serialize_cache_data`): all ranks in the one
+  TLLM_AUTOTUNER_CACHE_PATH file (flock; a sibling `.lock` from #14441 on):
+      {"metadata": {...}, "rank_0": {"<str((op, runner_class, str(runner.unique_id()), profile))>":
+                                     {"runner_id", "tactic": repr(tactic) (a string), "min_time"}}, "rank_1": ...}
+  #14441/#15626 merge `rank_{N}` sections (and a shared section for non-INDEPENDENT ops) with
+  `setdefault(...).update(...)`; the shared section's name is not in the sources we could read, so
+  any other top-level object whose values are entries is read as shared (rank None, its name in
+  `detail["section"]`), and `rank_{N}` sections are also accepted nested in it.
+A string tactic is parsed back like TRT-LLM's own `ast.literal_eval`, without eval; text that is not
+a literal stays a string. Not FlashInfer: no flashinfer_version; the arch comes from `device_capability`.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Any, Iterator, Optional
 from tiletune.archs import normalize_arch
 from tiletune.readers.flashinfer_v1 import Item, _json_type, _short, finite_or_none, load_json
 from tiletune.readers.interface import ReadContext
-from tiletune.readers.keyparse import KeyParseError, parse_literal
+from tiletune.readers.keyparse import KeyParseError, Name, parse_literal
 from tiletune.records import Environment, InputProblem, Status, TuningRecord, freeze
 
 KIND = "trtllm"
@@ -40,7 +41,9 @@ def sniff(path: Path, head: bytes) -> bool:
     """A JSON object with TRT-LLM's `cache_data` / `metadata.lib_version`."""
     if not head.lstrip().startswith(b"{"):
         return False
-    return b'"cache_data"' in head or (b'"metadata"' in head and b'"lib_version"' in head)
+    if b'"cache_data"' in head:
+        return True
+    return b'"metadata"' in head and any(m in head for m in (b'"lib_version"', b'"device_capability"', b'"runner_id"'))
 
 
 def _environment(path: Path, meta: Any, ctx: ReadContext, problems: list[InputProblem]) -> Environment:
@@ -76,34 +79,40 @@ def read(path: Path, ctx: ReadContext) -> Iterator[Item]:
     yield from problems
     m = _RANK_FILE.search(path.name)
     file_rank = f"rank{m.group(1)}" if m else None
-    sections: list[tuple[Optional[str], Any]] = []
-    if "cache_data" in obj:
-        sections.append((file_rank, obj["cache_data"]))
+    sections: list[tuple[Optional[str], str, Any]] = []  # (rank, section name, entries)
     for k, v in obj.items():
+        if k == "metadata":
+            continue
         if (rm := _RANK_SECTION.match(k)) is not None:
-            sections.append((f"rank{rm.group(1)}", v))
+            sections.append((f"rank{rm.group(1)}", k, v))
+        elif isinstance(v, dict) and (k == "cache_data" or _holds_entries(v)):
+            sections.append((file_rank, k, v))
     if not sections:
-        yield InputProblem(src, f"{path}: no cache_data section", fatal=True)
+        yield InputProblem(src, f"{path}: no cache_data or rank_N section", fatal=True)
         return
     n = 0
     while sections:
-        rank, section = sections.pop(0)
+        rank, name, section = sections.pop(0)
         if not isinstance(section, dict):
-            yield InputProblem(src, f"{path}: section for {rank or 'shared entries'} is a JSON {_json_type(section)}, expected an object", fatal=False)
+            yield InputProblem(src, f"{path}: section {name!r} is a JSON {_json_type(section)}, expected an object", fatal=False)
             continue
         for key, value in section.items():
             sm = _RANK_SECTION.match(key)
             if sm and isinstance(value, dict):
-                inner = value.get("cache_data", value) if isinstance(value.get("cache_data"), dict) else value
-                sections.append((f"rank{sm.group(1)}", inner))
+                inner = value["cache_data"] if isinstance(value.get("cache_data"), dict) else value
+                sections.append((f"rank{sm.group(1)}", key, inner))
                 continue
             n += 1
-            yield from _entry(path, key, value, env, rank)
+            yield from _entry(path, key, value, env, rank, name)
     if n == 0:
         yield InputProblem(src, f"{path}: no cache entries", fatal=False)
 
 
-def _entry(path: Path, key: str, value: Any, env: Environment, rank: Optional[str]) -> Iterator[Item]:
+def _holds_entries(section: dict) -> bool:
+    return any(isinstance(v, dict) and "tactic" in v for v in section.values())
+
+
+def _entry(path: Path, key: str, value: Any, env: Environment, rank: Optional[str], section: str) -> Iterator[Item]:
     src = str(path)
     try:
         parsed = parse_literal(key)
@@ -118,8 +127,17 @@ def _entry(path: Path, key: str, value: Any, env: Environment, rank: Optional[st
         return
     op, runner, runner_hash, shapes = parsed
     tactic = value["tactic"]
-    tactic = freeze(tactic) if isinstance(tactic, (list, dict)) else tactic
     detail: list[tuple[str, Any]] = [("runner_hash", str(runner_hash))]
+    if isinstance(tactic, str):  # #10336 on: repr(tactic)
+        try:
+            literal = parse_literal(tactic)
+            if not isinstance(literal, Name):
+                tactic = literal
+        except KeyParseError:
+            pass
+    tactic = freeze(tactic) if isinstance(tactic, (list, dict)) else tactic
+    if section not in ("cache_data",) and not _RANK_SECTION.match(section):
+        detail.append(("section", section))
     if "runner_id" in value:
         detail.append(("runner_id", value["runner_id"]))
     min_time = value.get("min_time")
