@@ -187,3 +187,18 @@ def test_sm120_w4a8_mxfp4_x64B_tiles_have_no_kernel():
     assert "Unsupported tile (128, 128, 64) and cluster (1, 1, 1)" in kf
     kept = {c.name for c in one("0.7.1", "sm120", G1, {"act": "fp8", "weight": "mxfp4", "finalize": True}).configs}
     assert kept == {"CtaShape128x128x128B", "CtaShape128x32x128B", "CtaShape128x64x128B"}
+
+
+def test_sm100_and_sm103_fp4_counts():
+    # get_candidate_configs_sm100_dynamic_cluster_shape, FP4_ONLY, sm 100: only the TMA epilogue
+    # (NO_SMEM returns {}); dynamic cluster 1x1x1 cannot take 2SM: 128x64, 128x128, 128x256 = 3;
+    # 4x1x1, 4x2x1 and Undefined add the 2SM 128x64/128x128/128x256: 6 each -> 21, x2 swap = 42.
+    # GEMM2 adds a FINALIZE copy of all 21 (TMA epilogue) -> 84.
+    assert moe.tactic_counts("0.6.18rc7", "sm100", NVFP4) == (42, 84)
+    # W4A8-MXFP4 (FP8 act x FP4 weight) runs the SM100 list on SM103 too (sm = 103 -> 100)
+    w4a8 = {"act": "fp8", "weight": "mxfp4", "finalize": True}
+    assert moe.tactic_counts("0.6.18rc7", "sm100", w4a8) == (42, 84)
+    assert moe.tactic_counts("0.6.18rc7", "sm103", w4a8) == (42, 84)
+    # NVFP4 on SM103: its own list (no 128x64, both epilogues: 2+4+4+4 = 14 per schedule = 28)
+    # followed by the SM100 list (21): 49, x2 swap = 98
+    assert moe.tactic_counts("0.6.18rc7", "sm103", NVFP4)[0] == 98

@@ -52,8 +52,8 @@ BITS = {"bf16": 16, "fp16": 16, "fp8": 8, "nvfp4": 4, "mxfp4": 4, "int4": 4}
 # only for FP4 x FP4 and FP8 x FP4, everything else there gets SM80/SM89-style configs only.
 VARIANTS = {
     "sm90": [("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8")],
-    "sm100": [("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8"), ("nvfp4", "nvfp4")],
-    "sm103": [("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8"), ("nvfp4", "nvfp4")],
+    "sm100": [("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8"), ("nvfp4", "nvfp4"), ("fp8", "mxfp4")],
+    "sm103": [("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8"), ("nvfp4", "nvfp4"), ("fp8", "mxfp4")],
     "sm120": [("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8"), ("nvfp4", "nvfp4"), ("fp8", "mxfp4")],
 }  # sm121 decodes with the sm120 lists (tiletune.archs.arch_family); the C++ treats 120/121 alike
 SM_OF = {"sm90": 90, "sm100": 100, "sm103": 103, "sm120": 120}
