@@ -101,3 +101,16 @@ def test_cheap_enough_for_inspect():
     for m in range(1, 1001):
         analyze(Problem(m, 7168, 4608), T128, gpu, dtype="nvfp4")
     assert time.perf_counter() - t < 1.0  # thousands of entries per second
+
+
+@pytest.mark.parametrize("gpu,m,n,k,tile,measured_us", [
+    ("GB200", 16, 7168, 4608, (128, 128, 256), (9.7, 10.6)),      # FlashInfer PR #2540, autotuned backends
+    ("GB200", 1024, 7168, 4608, (128, 256, 256), (16.3, 18.3)),   # same PR
+    ("RTX 5090", 1024, 7168, 4608, (128, 128, 256), (67.5,)),     # FlashInfer PR #3026, CUTLASS autotuned
+    ("GB10", 1024, 9216, 7168, (128, 128, 256), (424.0,)),        # same PR, DGX Spark
+])
+def test_other_published_nvfp4_anchors_inside_the_uncalibrated_band(gpu, m, n, k, tile, measured_us):
+    # research hardware-perf-model.md 3.2; the default constants are the research ranges, not fitted to these rows
+    r = analyze(Problem(m, n, k), TileConfig(tile=tile), find(gpu), dtype="nvfp4")
+    for t in measured_us:
+        assert r.time_low_s * 1e6 <= t <= r.time_high_s * 1e6
