@@ -435,59 +435,48 @@ def _same_gpu(a: str, b: str) -> bool:
     return norm(a) == norm(b) or norm(a) in norm(b) or norm(b) in norm(a)
 
 
-def _get(obj: Any, *names: str) -> Any:
-    """First present attribute (or mapping key) among `names`, following dotted paths."""
-    for name in names:
-        cur = obj
-        ok = True
-        for part in name.split("."):
-            if cur is None:
-                ok = False
-                break
-            if isinstance(cur, Mapping):
-                if part not in cur:
-                    ok = False
-                    break
-                cur = cur[part]
-            elif hasattr(cur, part):
-                cur = getattr(cur, part)
-            else:
-                ok = False
-                break
-        if ok and cur is not None:
-            return cur
-    return None
+_RESULT_FIELDS = (
+    "intensity_problem", "intensity_tile", "bound", "time_floor_s", "time_expected_s", "time_low_s", "time_high_s",
+    "efficiency_compute", "efficiency_roofline", "flops", "peak_dense", "peak_sparse", "bandwidth", "ctas", "sms",
+)
 
 
 def project(res: Any, *, gpu: str, dtype: str, m: int) -> Analysis:
-    """Map a `tiletune.model.ModelResult` onto the fields inspect shows (base units throughout)."""
-    verdict = _get(res, "smem.verdict")
-    notes = _get(res, "notes") or ()
-    smem_notes = _get(res, "smem.notes") or ()
+    """Map a `tiletune.model.ModelResult` onto the fields inspect shows, in base units.
+
+    Plain attribute access (this runs once per distinct case, tens of thousands of times for a
+    big cache); a field the model does not have reads as None.
+    """
+    smem = getattr(res, "smem", None)
+    verdict = getattr(smem, "verdict", None)
+    notes = tuple(getattr(smem, "notes", ()) or ()) + tuple(getattr(res, "notes", ()) or ())
+    if len(notes) > 1:
+        notes = tuple(dict.fromkeys(str(n) for n in notes))
+    g = getattr(res, "__dict__", None) or {n: getattr(res, n, None) for n in _RESULT_FIELDS}
     return Analysis(
         gpu=gpu,
         dtype=dtype,
         m_evaluated=m,
-        smem_bytes=_get(res, "smem.shared_storage_bytes", "smem.bytes"),
-        smem_limit=_get(res, "smem.limit_bytes", "smem.limit"),
-        smem_stages=_get(res, "smem.stages"),
+        smem_bytes=getattr(smem, "shared_storage_bytes", None),
+        smem_limit=getattr(smem, "limit_bytes", None),
+        smem_stages=getattr(smem, "stages", None),
         smem_verdict=str(verdict) if verdict is not None else None,
-        intensity_problem=_get(res, "intensity_problem", "intensity.problem"),
-        intensity_tile=_get(res, "intensity_tile", "intensity.tile"),
-        bound=_get(res, "bound"),
-        time_floor_s=_get(res, "time_floor_s", "time.floor_s"),
-        time_expected_s=_get(res, "time_expected_s", "time.expected_s"),
-        time_low_s=_get(res, "time_low_s", "time.low_s"),
-        time_high_s=_get(res, "time_high_s", "time.high_s"),
-        eff_compute=_get(res, "efficiency_compute", "efficiency.compute"),
-        eff_roofline=_get(res, "efficiency_roofline", "efficiency.roofline"),
-        flops=_get(res, "flops"),
-        peak_dense_flops=_get(res, "peak_dense_flops", "peak.dense_flops"),
-        peak_sparse_flops=_get(res, "peak_sparse_flops", "peak.sparse_flops"),
-        bandwidth=_get(res, "bandwidth", "bandwidth_bytes_per_s", "gpu.bandwidth"),
-        ctas=_get(res, "ctas"),
-        sms=_get(res, "sms"),
-        notes=tuple(str(n) for n in (*smem_notes, *notes)),
+        intensity_problem=g.get("intensity_problem"),
+        intensity_tile=g.get("intensity_tile"),
+        bound=g.get("bound"),
+        time_floor_s=g.get("time_floor_s"),
+        time_expected_s=g.get("time_expected_s"),
+        time_low_s=g.get("time_low_s"),
+        time_high_s=g.get("time_high_s"),
+        eff_compute=g.get("efficiency_compute"),
+        eff_roofline=g.get("efficiency_roofline"),
+        flops=g.get("flops"),
+        peak_dense_flops=g.get("peak_dense"),
+        peak_sparse_flops=g.get("peak_sparse"),
+        bandwidth=g.get("bandwidth"),
+        ctas=g.get("ctas"),
+        sms=g.get("sms"),
+        notes=notes,
     )
 
 

@@ -9,7 +9,9 @@ tests/test_pipeline.py and tests/test_cli_inspect.py.
 
 from __future__ import annotations
 
-from tiletune.pipeline import ModelPort, build
+from types import SimpleNamespace
+
+from tiletune.pipeline import ModelPort
 from tiletune.records import CatalogRef, Decoded, Entry, Environment, Problem, Status, TileConfig, TuningRecord, Undecoded
 
 GPU = "NVIDIA RTX PRO 6000 Blackwell Server Edition"
@@ -29,18 +31,25 @@ SMEM = {(128, 128, 256): (83_968, 2), (256, 128, 128): (93_184, 3)}
 def recorded_model(problem, config, spec, *, dtype, arch):
     smem, stages = SMEM[config.tile]
     flops = 2.0 * problem.m * problem.n * problem.k
-    return {
-        "smem": {"bytes": smem, "limit": 101_376, "stages": stages, "verdict": "fits"},
-        "intensity": {"problem": 56.0 if problem.m == 16 else 3.6, "tile": 85.3},
+    # the same attribute names as tiletune.model.ModelResult / SmemFit
+    return SimpleNamespace(**{
+        "smem": SimpleNamespace(shared_storage_bytes=smem, limit_bytes=101_376, stages=stages, verdict="fits", notes=()),
+        "intensity_problem": 56.0 if problem.m == 16 else 3.6,
+        "intensity_tile": 85.3,
         "bound": "memory",
-        "time": {"floor_s": 10.5e-6, "expected_s": 16.0e-6, "low_s": 12.0e-6, "high_s": 25.0e-6},
-        "efficiency": {"compute": flops / 16.0e-6 / 1.87e15, "roofline": 10.5 / 16.0},
+        "time_floor_s": 10.5e-6,
+        "time_expected_s": 16.0e-6,
+        "time_low_s": 12.0e-6,
+        "time_high_s": 25.0e-6,
+        "efficiency_compute": flops / 16.0e-6 / 1.87e15,
+        "efficiency_roofline": 10.5 / 16.0,
         "flops": flops,
-        "peak": {"dense_flops": 1.87e15, "sparse_flops": 3.74e15},
+        "peak_dense": 1.87e15,
+        "peak_sparse": 3.74e15,
         "bandwidth": 1.792e12,
         "ctas": 56,
         "sms": 188,
-    }
+    })
 
 
 class _Spec:

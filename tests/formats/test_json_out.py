@@ -51,3 +51,12 @@ def test_schema_rejects_a_broken_document(synthetic_result, schema):
     del doc["failures"][0]["count"]
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(doc, schema)
+
+
+def test_fast_output_equals_the_plain_dict(synthetic_result):
+    # format_inspect splices pre-encoded fragments; it must say exactly what inspect_dict says
+    from tiletune.formats.json_out import inspect_dict
+
+    fast = json.loads(format_inspect(synthetic_result))
+    plain = json.loads(json.dumps(inspect_dict(synthetic_result)))
+    assert fast == plain
