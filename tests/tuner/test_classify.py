@@ -66,3 +66,28 @@ def test_numeric_bounds():
     assert judge_numerics(rel_error=None, nonfinite=3, dtype_out="bfloat16").diagnosis is D.WRONG_RESULTS
     assert judge_numerics(rel_error=float("nan"), nonfinite=0, dtype_out="bfloat16").diagnosis is D.WRONG_RESULTS
     assert set(ERROR_BOUNDS) >= {"bfloat16", "float16", "float32"}
+
+
+def test_real_h200_ledger_messages_classify_as_the_failures_they_are():
+    """The ledger from the H200 run (cache_samples/ledgers) holds real FlashInfer/cuBLAS/torch text.
+
+    Its four zero-workspace attempts were recorded as `crashed` by the classifier of that run,
+    which did not know cuBLAS's CUBLAS_STATUS_INVALID_VALUE text; today's classifier must call
+    them can_implement (cuBLASLt rejected the algorithm for this problem), and every other
+    recorded diagnosis must be reproduced from the stored text.
+    """
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "cache_samples" / "ledgers" / "h200-fp8_gemm-cublas-0.7.2.post1.jsonl"
+    rows = [json.loads(x) for x in path.read_text().splitlines()]
+    seen = {}
+    for a in rows:
+        if a["passed"] or a["diagnosis"] in ("timeout", "wrong_results"):
+            continue  # decided by the time limit / the numbers, not by text
+        v = classify_text(a["message"] + "\n" + a["stderr_tail"])
+        expected = "can_implement" if "|ws=0" in a["key"] else a["diagnosis"]
+        assert v is not None and v.diagnosis.value == expected, (a["key"], a["message"])
+        seen[expected] = seen.get(expected, 0) + 1
+    assert seen == {"not_instantiated": 2, "out_of_memory": 1, "can_implement": 4}
+    assert {a["diagnosis"] for a in rows} >= {"passed", "timeout", "wrong_results"}

@@ -126,3 +126,23 @@ def test_cli_errors_are_one_line_exit_2(tmp_path):
     assert r.exit_code == 2 and "needs exactly one --op" in r.output
     r = CliRunner().invoke(app, ["retry", "--op", "fp8_gemm", "--tactic", "0", "--shape", "12xx4"])
     assert r.exit_code == 2 and "--shape" in r.output and "Traceback" not in r.output
+
+
+def test_real_h200_ledger_reads_back_and_exports_flashinfer_blocklist(tmp_path):
+    """The real ledger: records flow back as passed/failed with measured times, and the blocklist
+    carries exactly FlashInfer's own metadata (as the H200 child read it) and the two tactics that
+    failed at every shape (99 and 150: beyond the 8 algorithms cuBLASLt returned)."""
+    from tiletune.readers import ledger as reader
+    from tiletune.readers.interface import ReadContext
+
+    path = ROOT / "cache_samples" / "ledgers" / "h200-fp8_gemm-cublas-0.7.2.post1.jsonl"
+    recs = [r for r in reader.read(path, ReadContext()) if hasattr(r, "status")]
+    assert len(recs) == 23 and all(r.env.arch == "sm90" and r.env.gpu == "NVIDIA H200" for r in recs)
+    passed = [r for r in recs if r.status is Status.PASSED]
+    assert len(passed) == 14 and all(5e-6 < r.time_ms / 1e3 < 1e-3 for r in passed)
+    attempts = Ledger(path).load().attempts
+    block, mixed = exports.write_blocklist(attempts, tmp_path / "b.json")
+    assert block == {"fp8_gemm::CublasFp8GemmRunner": [99, 150]}
+    assert mixed == {"fp8_gemm::CublasFp8GemmRunner": [0, 1, 2, 3]}
+    meta = json.loads((tmp_path / "b.json").read_text())["_metadata"]
+    assert meta["gpu"] == "NVIDIA H200" and meta["cublas_version"] == "13.1.0" and meta["flashinfer_version"] == "0.7.2.post1"

@@ -84,7 +84,7 @@ _PATTERNS: Tuple[Tuple[Diagnosis, re.Pattern[str]], ...] = tuple(
         (Diagnosis.COMPILE_ERROR, r"Ninja build failed|\.(?:cu|cuh|h|hpp|cpp|cc|inl)(?:\(\d+\)|:\d+(?::\d+)?):\s*(?:fatal )?error|static assertion failed|nvcc fatal|compilation terminated|(?-i:^error: )"),
         (Diagnosis.SMEM_OVER_LIMIT, r"bytes of shared memory|lacks the shared memory resources|shared memory .*exceeds|smem_over_limit|too much shared data"),
         (Diagnosis.INITIALIZE_FAILED, r"Failed to initialize|Error Internal|kErrorInternal|initialize\(\) failed"),
-        (Diagnosis.CAN_IMPLEMENT, r"will fail for params|can_implement|Error Misaligned Operand|Error Invalid Problem|kErrorMisalignedOperand|kErrorInvalidProblem|workspace size insufficient|CUBLAS_STATUS_NOT_SUPPORTED|not supported|CUBLAS_STATUS_INVALID_VALUE|invalid value was used as an argument|functionality requested is not supported"),
+        (Diagnosis.CAN_IMPLEMENT, r"will fail for params|can_implement|Error Misaligned Operand|Error Invalid Problem|kErrorMisalignedOperand|kErrorInvalidProblem|workspace size insufficient|CUBLAS_STATUS_NOT_SUPPORTED|not supported|CUBLAS_STATUS_INVALID_VALUE|unsupported value or parameter was passed|functionality requested is not supported"),
         (Diagnosis.NOT_INSTANTIATED, r"Unsupported tile|Config is invalid|Configuration was disabled by FAST_BUILD|Unsupported SM90 configuration|not instantiated|out of range|no kernel for"),
         (Diagnosis.LAUNCH_FAILURE, r"launch failure|cudaErrorLaunch|too many resources requested for launch|CUBLAS_STATUS_EXECUTION_FAILED|GPU program failed to execute|launch failed|invalid configuration argument"),
     )

@@ -73,7 +73,13 @@ def still_failing(attempts: Iterable[Mapping[str, Any]]) -> Tuple[Dict[str, List
             block[op_runner].append(tactic_values[tid])
         elif o["fail"]:
             mixed[op_runner].append(tactic_values[tid])
-    return dict(block), dict(mixed)
+    return ({k: sorted(v, key=_order) for k, v in block.items()},
+            {k: sorted(v, key=_order) for k, v in mixed.items()})
+
+
+def _order(t: Any) -> tuple:
+    """Integers numerically, then anything else by its JSON text."""
+    return (0, t, "") if isinstance(t, int) else (1, 0, _tactic_id(t))
 
 
 def blocklist_metadata(attempts: Iterable[Mapping[str, Any]]) -> Dict[str, str]:

@@ -56,6 +56,7 @@ def _device_env() -> Dict[str, Any]:
             smem_per_block_optin=getattr(p, "shared_memory_per_block_optin", None),
             memory_total_bytes=p.total_memory,
         )
+    env["cutlass_bundled"] = _bundled_cutlass_version()
     try:
         from flashinfer.autotuner.autotuner import _collect_metadata
 
@@ -63,6 +64,20 @@ def _device_env() -> Dict[str, Any]:
     except Exception:
         pass
     return env
+
+
+def _bundled_cutlass_version():
+    """The CUTLASS FlashInfer ships and builds its JIT kernels with (data/cutlass/.../version.h)."""
+    import re
+
+    try:
+        import flashinfer
+
+        text = (Path(flashinfer.__file__).parent / "data" / "cutlass" / "include" / "cutlass" / "version.h").read_text()
+    except Exception:
+        return None
+    parts = [re.search(rf"#define CUTLASS_{k} (\d+)", text) for k in ("MAJOR", "MINOR", "PATCH")]
+    return ".".join(m.group(1) for m in parts) if all(parts) else None
 
 
 def _jit_specs(names: List[str]) -> Dict[str, Any]:
