@@ -30,7 +30,7 @@ EXTRAS_FP4 = ("(torch.bfloat16, torch.int64, torch.bfloat16, 8, 1, 0, 1, 0, 1, 0
 def test_pre_rc2_plain_weights_are_ambiguous_between_bf16_and_fp8():
     r = record(PLAIN_OLD, 45 + 2, "0.6.14", "sm90")
     pairs = {(v["act"], v["weight"]) for v in moe.variants_for(r)}
-    assert pairs == {("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8")}
+    assert pairs == {("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8"), ("bf16", "fp8")}
     d = decode.decode_tactic(r)
     assert isinstance(d, Undecoded) and "ambiguous" in d.reason
     # bf16: GEMM1 has 45 tactics, so 47 is GEMM2 entry 2 = 128x32x128B 1x1x1 -> K 64 elements;

@@ -12,6 +12,20 @@ exposes. This module rebuilds that list from the release's own C++ source:
   written from (a hash of the body with its data lists masked). A release whose code changed shape
   raises `CatalogError` naming the function and file instead of producing a wrong list.
 
+Facts the model rests on (checked in the source of every covered release):
+- tactic = index into mAllProfiles = getTactics(GEMM_1) ++ getTactics(GEMM_2) (the binding), so a
+  GEMM2 list has `index_offset` = len(GEMM1). Python's `get_tactic_occupancy(t) > 0` pre-filter
+  (fused_moe/core.py get_valid_tactics) keeps the surviving global indices `t`; it never renumbers.
+- -1 runs the first GEMM1 entry for GEMM1 and the first GEMM2 entry for GEMM2 (`fallback` 0).
+- GEMM2's list has the FINALIZE copies when mayHaveFinalizeFused(): TMA-WS possible, sm >= 90 and
+  use_fused_finalize_. Releases whose binding enumerates tactics before setting that member
+  (v0.6.7..v0.6.14) always get them; both `finalize` variants are emitted either way.
+- TMA-WS tile K is the enum's bytes converted to activation elements (KtileBytes * 8 / bits(T)).
+- known_failure: the TMA-WS tile switch has no case for the tile, or (SM120) the constexpr
+  are_tile_shapes_supported_sm120 rejects the (M, N, K-elements) combination.
+Not extracted: SM90 weight-only / mixed-input lists (INT4, MXFP4 weights, humming), DeepSeek FP8
+block scaling, MXFP8 activations, SM110.
+
 Run: `python -m tiletune.catalogs.extract_moe [--repo GITDIR] [--wheel WHEEL ...] [--out FILE]`.
 Nothing here runs at tiletune run time; the output JSON is package data read by `catalogs.lookup`.
 """
@@ -19,6 +33,7 @@ Nothing here runs at tiletune run time; the output JSON is package data read by 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import re
@@ -27,7 +42,7 @@ import sys
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from packaging.version import Version
 
@@ -615,7 +630,7 @@ class Heuristic:
         if flags & FLAGS["WEIGHT_ONLY"]:
             raise CatalogError(f"{self.where}: weight-only SM90 grouped configs are not extracted yet")
         items = scan(body, re.compile(r"ClusterShape::(ClusterShape_\w+)"))
-        out = []
+        out: list[Cfg] = []
         for tile in self.sm90_tiles(flags):
             env = {
                 "config": flags,
@@ -859,7 +874,6 @@ class MoeRunnerSource:
         if not re.search(r"int\s+const\s+max_split_k\s*=\s*1\s*;", self.amp_body):
             raise CatalogError(f"{self.where}: getAmpereConfigs() max_split_k is not 1")
         # getConfigs = TMA-WS list then the Ampere list, in that order
-        cfg = function_body(text, "getConfigs", self.where)  # first definition forwards to sm_
         defs = [m.start() for m in re.finditer(r"::getConfigs\(\s*int\s+sm", text)]
         if not defs:
             raise CatalogError(f"{self.where}: getConfigs(int sm, ...) not found")
@@ -868,7 +882,6 @@ class MoeRunnerSource:
         ck.check(DISPATCH, "getConfigs", body)
         if not re.search(r"getTmaWarpSpecializedConfigs[\s\S]*getAmpereConfigs[\s\S]*back_inserter\(candidate_configs\)", body):
             raise CatalogError(f"{self.where}: getConfigs() no longer appends Ampere configs after TMA-WS")
-        del cfg
         traits = clean(release.read(TRAITS)).replace("__nv_fp4_e2m1", "Fp4Type")
         for fn in ("isValidSM120MOESpecialisation", "isValidBlackwellMOESpecialisation",
                    "isValidHopperMOESpecialisation", "isValidAmpereMOESpecialisation"):
@@ -980,9 +993,7 @@ class MoeRunnerSource:
 
 
 def _replace(c: Cfg, **kw: Any) -> Cfg:
-    from dataclasses import replace
-
-    return replace(c, **kw)
+    return dataclasses.replace(c, **kw)
 
 
 # --------------------------------------------------------------------------------------------

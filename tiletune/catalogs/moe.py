@@ -91,8 +91,9 @@ def _shape_candidates(shapes: Any) -> list[dict[str, Any]]:
     if w1_last <= 0 or hidden % w1_last:
         return []
     pack = hidden // w1_last
-    if pack == 1:  # one or two bytes per weight: same-type runners (bf16 x fp8 weight-only is uncatalogued)
-        return [{"act": "bf16", "weight": "bf16"}, {"act": "fp16", "weight": "fp16"}, {"act": "fp8", "weight": "fp8"}]
+    if pack == 1:  # one or two bytes per weight (bf16 x fp8 weight-only has no tiletune list)
+        return [{"act": "bf16", "weight": "bf16"}, {"act": "fp16", "weight": "fp16"}, {"act": "fp8", "weight": "fp8"},
+                {"act": "bf16", "weight": "fp8"}]
     if pack == 16:  # int64-packed FP4 weights
         if x_last * 2 == hidden:  # activations arrive as packed FP4 too: NVFP4 for sure
             return [{"act": "nvfp4", "weight": "nvfp4"}]
