@@ -141,3 +141,10 @@ def test_same_input_twice_is_read_once(sample):
     out = read_inputs([f, f.parent, f], CTX)
     assert [s for s, _ in out.sources].count(str(f)) == 1
     assert len([r for r in out.records if r.source == str(f)]) == 40
+
+
+def test_fifo_is_refused_without_opening_it(tmp_path):
+    fifo = tmp_path / "cache.json"
+    os.mkfifo(fifo)
+    out = read_inputs([fifo, "/dev/null"], CTX)
+    assert [p.message for p in out.problems] == [f"{fifo}: not a regular file or directory", "/dev/null: not a regular file or directory"]

@@ -195,8 +195,10 @@ def read_inputs(paths: Sequence[Union[str, Path]], ctx: ReadContext) -> ReadOutc
         path = Path(p)
         if path.is_dir():
             c.directory(path)
-        elif path.exists():
+        elif path.is_file():
             c.file(path, explicit=True)
+        elif path.exists():  # a FIFO or device would block or never end: never open one
+            c.problems.append(InputProblem(str(path), f"{path}: not a regular file or directory"))
         elif path.is_symlink():
             c.problems.append(InputProblem(str(path), f"{path}: broken symbolic link"))
         else:
