@@ -209,18 +209,28 @@ class InspectResult:
 # --- entry point -------------------------------------------------------------------------------
 
 
-def inspect(paths: Sequence[Path], ctx: ReadContext, *, gpu: Optional[str] = None) -> InspectResult:
+def inspect(
+    paths: Sequence[Path],
+    ctx: ReadContext,
+    *,
+    gpu: Optional[str] = None,
+    env: Optional[Mapping[str, str]] = None,
+    home: Optional[Path] = None,
+) -> InspectResult:
     """Read `paths` (or discover inputs when empty), decode, analyse, aggregate, judge.
 
     `gpu` names the GPU to model on (the spec table's name); without it each entry is modelled
     on the GPU its input names, else on the arch's default SKU (and the result says so).
+    `env` / `home` are where discovery looks (default: this process's environment and home).
     """
     searched: tuple[str, ...] = ()
     discovered = False
     if not paths:
+        import os
+
         from tiletune.readers.discover import discover
 
-        found = discover()
+        found = discover(os.environ if env is None else env, Path.home() if home is None else home)
         paths, searched, discovered = list(found.paths), tuple(found.searched), True
         if not paths:
             return InspectResult((), (), (), (), (), (), searched=searched, discovered=True)

@@ -212,14 +212,15 @@ def entry_sections(result: InspectResult, *, statuses: Optional[Sequence[Status]
 def _row_key(ae: AnalyzedEntry) -> tuple:
     p = ae.entry.problem
     r = ae.record
+    # one GEMM shape after another, its M buckets in order
     return (
         p is None,
-        p.m if p else 0,
         p.n if p else 0,
         p.k if p else 0,
+        p.m if p else 0,
         r.rank or "",
         _STATUS_ORDER.get(r.status, 99),
-        tactic_cell(r.tactic),
+        (0, r.tactic, "") if type(r.tactic) is int else (1, 0, tactic_cell(r.tactic)),
     )
 
 

@@ -1,0 +1,122 @@
+"""The inspect pipeline end to end on real readers, decode, catalogs and the real model.
+
+What it proves: entries are modelled at the top of their M bucket on the right GPU (named in the
+input, else the arch's default SKU, said so), the model runs once per distinct case, failures
+from several inputs aggregate with counts, a later retry pass is noted, never-tried tiles come
+from the shipped catalogs, and discovery with nothing found is not an error.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tiletune import model
+from tiletune.errors import ModelError
+from tiletune.pipeline import ModelPort, build, inspect
+from tiletune.readers.interface import ReadContext
+from tiletune.records import CatalogRef, Decoded, Entry, Environment, Problem, Status, TileConfig, TuningRecord
+
+GPU = "NVIDIA RTX PRO 6000 Blackwell Server Edition"
+ENV = Environment(flashinfer_version="0.6.14", arch="sm120", gpu=GPU)
+REF = CatalogRef("0.6.14", "sm120", "fp4_gemm", "CutlassFp4GemmRunner", "x", size=32)
+T128 = TileConfig((128, 128, 256))
+
+
+def _entry(status, tactic, m_range, *, source="a.json", error=None, count=1, env=ENV, tile=T128):
+    r = TuningRecord(source=source, source_kind="log", op="fp4_gemm", runner="CutlassFp4GemmRunner", tactic=tactic,
+                     status=status, env=env, error=error, count=count)
+    p = Problem(m=m_range[1], n=7168, k=4608, m_range=m_range, dtype_a="nvfp4", dtype_b="nvfp4", dtype_out="bf16")
+    return Entry(r, p, Decoded(tile, REF, tactic))
+
+
+class CountingPort(ModelPort):
+    """The real model, counting how often it is actually asked (not a stand-in: it delegates)."""
+
+    calls = 0
+
+    def __init__(self) -> None:
+        def analyze(*a, **k):
+            CountingPort.calls += 1
+            return model.analyze(*a, **k)
+
+        super().__init__(None, find=model.find, default_for_arch=model.default_for_arch, analyze=analyze)
+
+
+def test_modelled_at_top_of_bucket_once_per_case():
+    CountingPort.calls = 0
+    ents = [_entry(Status.CHOSEN, 3, (9, 16), source=f"rank{i}.json") for i in range(5)]  # same case on 5 ranks
+    ents.append(_entry(Status.CHOSEN, 3, (129, 256)))
+    res = build(ents, model=CountingPort())
+    assert CountingPort.calls == 2
+    a = res.entries[0].analysis
+    assert a is not None and a.m_evaluated == 16 and res.entries[-1].analysis.m_evaluated == 256
+    # DESIGN.md fact (CUTLASS 4.5): NVFP4 SM120 128x128x256 -> 2 stages, 83,968 B, fits 101,376 B
+    assert (a.smem_stages, a.smem_bytes, a.smem_limit, a.smem_verdict) == (2, 83_968, 101_376, "fits")
+    assert a.bound == "memory" and a.time_expected_s and 0 < a.eff_compute < 1
+    (g,) = res.gpus
+    assert g.how == "named in the inputs" and "RTX PRO 6000" in g.gpu and "Server" in g.gpu
+
+
+def test_failures_aggregate_across_inputs_and_evidence_wins():
+    t256 = TileConfig((256, 128, 128))
+    err = "[FP4 gemm Runner] Failed to initialize cutlass FP4 gemm on sm120/sm121. Error: Error Internal"
+    ents = [
+        _entry(Status.CHOSEN, 3, (9, 16)),
+        _entry(Status.FAILED, 24, (9, 16), source="a.log", error=err, count=10, tile=t256),
+        _entry(Status.FAILED, 24, (17, 32), source="b.log", error=err, count=6, tile=t256),
+        _entry(Status.PASSED, 24, (9, 16), source="ledger.jsonl", tile=t256),
+    ]
+    res = build(ents)
+    (f,) = res.failures
+    assert (f.count, f.sources, f.passed_later) == (16, ("a.log", "b.log"), True)
+    # the model says 256x128x128 NVFP4 fits (3 stages, 93,184 B) yet it failed: not blamed on smem
+    assert f.analysis is not None and f.analysis.smem_bytes == 93_184 and f.analysis.smem_verdict == "fits"
+    assert f.reason.model_disagrees and "not explained by shared memory" in f.reason.summary
+    (v,) = res.verdicts
+    assert "256x128x128 failed 16 times (Error Internal; not explained by shared memory)" in v.text
+    assert "passed on retry" in v.text
+
+
+def test_default_gpu_for_arch_is_said_and_gpu_flag_checked():
+    env = Environment(flashinfer_version="0.6.14", arch="sm120")  # no GPU name in the input
+    res = build([_entry(Status.CHOSEN, 3, (1, 1), env=env)])
+    (g,) = res.gpus
+    assert g.how.startswith("default for sm120") and "--gpu" in g.how
+    with pytest.raises(ModelError):
+        build([_entry(Status.CHOSEN, 3, (1, 1))], gpu="no such gpu 9000")
+    res = build([_entry(Status.CHOSEN, 3, (1, 1))], gpu="H200")
+    assert res.gpus[0].how == "--gpu" and any("some entries are sm120" in n for n in res.notes)
+
+
+def test_unknown_arch_is_not_modelled_and_says_why():
+    env = Environment(flashinfer_version="0.6.14")
+    res = build([_entry(Status.CHOSEN, 3, (1, 1), env=env)])
+    ae = res.entries[0]
+    assert ae.analysis is None and "--arch" in ae.analysis_note
+
+
+def test_real_sample_end_to_end(sample):
+    res = inspect([sample("v1/sm120-rtxpro6000-0.6.14-fp4-moe.json")], ReadContext())
+    assert res.exit_code == 0 and not res.problems
+    fp4 = [ae for ae in res.entries if ae.record.runner == "CutlassFp4GemmRunner"]
+    assert fp4 and all(ae.config is not None for ae in fp4)
+    assert all(ae.analysis is not None for ae in fp4)
+    # never-tried tiles come from the shipped 0.6.14 sm120 fp4 catalog: tried + not tried = catalog size
+    nt = [n for n in res.not_tried if n.op == "fp4_gemm"]
+    assert nt and all(n.tried + len(n.tactics) == n.catalog.size for n in nt)
+    assert all(n.evidence == "winners only" for n in nt)
+    assert {v.op for v in res.verdicts} >= {"fp4_gemm"}
+
+
+def test_bad_input_keeps_the_rest_and_exits_2(sample, tmp_path):
+    res = inspect([sample("bad/truncated.json"), sample("real/flashinfer-0.7.2.post1-h200-fp8_gemm-cublas.json")], ReadContext())
+    assert res.exit_code == 2 and res.entries
+    assert any("truncated.json" in p.message for p in res.problems)
+
+
+def test_nothing_discovered_is_not_an_error(tmp_path):
+    res = inspect([], ReadContext(), env={}, home=tmp_path)
+    assert res.discovered and not res.entries and res.exit_code == 0
+    assert any(str(tmp_path) in s for s in res.searched)
