@@ -138,3 +138,10 @@ def test_public_reports_say_which_are_reproduced():
     assert all(r.model.shared_storage_bytes == 111_616 for r in reps if r.report.startswith("flashinfer"))
     assert not by["cutlass #3144"].reproduced and "4,096 B short" in by["cutlass #3144"].explanation
     assert not by["cutlass #3096"].reproduced and "not modelled" in by["cutlass #3096"].explanation
+
+
+def test_matching_public_report_is_noted_beside_the_model():
+    f = fit((256, 128, 128), arch="sm121", dtype="mxfp8", stage_policy="fixed:2")
+    assert any("#3568" in n and "111,616" in n for n in f.notes)
+    g = fit((128, 256, 128), grouped=True)
+    assert any("#3144" in n for n in g.notes) and not any("#3144" in n for n in fit((128, 256, 128)).notes)

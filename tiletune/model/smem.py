@@ -142,6 +142,17 @@ def smem_fit(config: TileConfig, arch: str, dtype: str, *, grouped: bool = False
                    notes=(f"shared memory is not modelled for {a} (SM80-style multistage kernels)",))
 
 
+# Public SM12x failure reports for the same (dtype, tile M x N, grouped, fixed stages): shown beside the model.
+_PUBLIC_NOTES = {
+    ("mxfp8", (256, 128), False, 2): "public report: flashinfer PR #3568 / #4013 report 111,616 B for this StageCount<2> "
+                                     "tactic on SM12x (all four such tactics fail)",
+    ("mxfp8", (128, 256), False, 2): "public report: flashinfer PR #3568 / #4013 report 111,616 B for this StageCount<2> "
+                                     "tactic on SM12x (all four such tactics fail)",
+    ("nvfp4", (128, 256), True, None): "public report: cutlass #3144 saw TRT-LLM's MoE CtaShape128x256x64B need 102,400 B "
+                                       "on GB10; its fused MoE epilogue is larger than the BF16 epilogue modelled here",
+}
+
+
 def _check_block_scaled(dtype: str, arch: str, bk: int) -> None:
     atom = SF_VEC[dtype] * 4  # the 128x4 swizzled SF atom spans 4 scale bytes along K
     if bk % atom:
@@ -178,6 +189,9 @@ def _sm120(config: TileConfig, dtype: str, grouped: bool, fixed: Optional[int], 
         notes.append(f"StageCount<{fixed}> is not checked at compile time on SM120 (SM90 kernel shell): the kernel "
                      f"builds and asks for {kernel:,} B > {SM120_LIMIT:,} B at initialize()")
     verdict = _verdict(stages, kernel, SM120_LIMIT)
+    seen = _PUBLIC_NOTES.get((dtype, (bm, bn), grouped, fixed))
+    if seen:
+        notes.append(seen)
     if verdict == "does_not_build":
         kernel_out: Optional[int] = None
     else:
