@@ -36,7 +36,7 @@ SIZE = 4096
 def target(key: str, arch: str, dtype: str, tile, *, cluster=(1, 1, 1), schedule="cooperative", stages=None,
            m=SIZE, n=SIZE, k=SIZE, expect: str = "passed") -> RetryTarget:
     cfg = TileConfig(tile=tuple(tile), cluster=tuple(cluster), mainloop_schedule=schedule, stages=stages)
-    return RetryTarget(key=key, op="cutlass_gemm", runner="kernels/" + ("sm90_gemm" if arch == "sm90" else "sm120_nvfp4_gemm"),
+    return RetryTarget(key=key, op="cutlass_gemm", runner="kernels/" + ("sm90_gemm" if arch == "sm90" else "nvfp4_gemm"),
                        tactic=None, arch=arch, flashinfer_version=None, problem=Problem(m=m, n=n, k=k),
                        config=cfg, dtype=dtype, source=f"grid (expect {expect})")
 

@@ -126,19 +126,26 @@ def kernel_build(
             ("TT_SCHEDULE", pingpong),
         )
         return KernelBuild("sm90_gemm.cu", "sm_90a", defines, query)
-    if a in ("sm120", "sm121"):
+    if a in ("sm120", "sm121", "sm100"):
         if d not in _NVFP4_DTYPES:
             raise TunerError(f"dtype {dtype!r}: the {a} reproducer is block-scaled NVFP4 only; no kernel for it")
-        if tuple(config.cluster) != (1, 1, 1):
+        cl = tuple(int(v) for v in config.cluster)
+        if a != "sm100" and cl != (1, 1, 1):
             raise TunerError(f"cluster {config.cluster}: SM12x has no thread-block clusters (must be 1x1x1)")
+        # On SM100 `tile` is the per-CTA tile; an MMA tile twice as tall means 2-SM (CTA pair) MMA.
+        two_sm = int(bool(config.mma_tile) and int(config.mma_tile[0]) == 2 * tile[0])  # type: ignore[index]
         defines = base + (
+            ("TT_ARCH", 100 if a == "sm100" else 120),
+            ("TT_CLUSTER_M", cl[0]),
+            ("TT_CLUSTER_N", cl[1]),
+            ("TT_2SM", two_sm),
             ("TT_STAGES", int(stage_count or 0)),
             ("TT_SCHEDULE", pingpong),
             ("TT_GROUPED", 1 if grouped else 0),
         )
-        # sm_120a code also runs on SM121 (GB10) per CUTLASS; FlashInfer builds SM121 the same way.
-        return KernelBuild("sm120_nvfp4_gemm.cu", "sm_120a", defines, query)
-    raise TunerError(f"arch {arch!r}: kernels/ has reproducers for sm90 (bf16, fp8) and sm120/sm121 (nvfp4) only")
+        # sm_120a code also runs on SM121 (GB10); FlashInfer builds SM121 the same way.
+        return KernelBuild("nvfp4_gemm.cu", "sm_100a" if a == "sm100" else "sm_120a", defines, query)
+    raise TunerError(f"arch {arch!r}: kernels/ has reproducers for sm90 (bf16, fp8), sm100 and sm120/sm121 (nvfp4) only")
 
 
 # ----------------------------------------------------------------------------- CUTLASS headers

@@ -1,21 +1,26 @@
-// SM120 / SM121 (GeForce and RTX PRO Blackwell) block-scaled NVFP4 GEMM reproducer.
+// Block-scaled NVFP4 GEMM reproducer for SM120/SM121 (GeForce and RTX PRO Blackwell) and SM100
+// (B200, data-centre Blackwell).
 //
 //   D[M,N] (bf16) = sum_k (A[M,K] * SFA) * (B[N,K] * SFB)     A, B: e2m1 (fp4), scale factors: ue4m3
 //   per 16 elements of K, TN layout (both operands K-major), C = void, fp32 accumulation.
 //
-// The kernel is assembled the way FlashInfer's SM120 FP4 runners assemble theirs: CUTLASS
-// collective builders, an epilogue whose shared storage is carved out of the mainloop's budget
-// (StageCountAutoCarveout<sizeof(epilogue SharedStorage)>), 1x1x1 cluster (SM120 has no multicast).
+// The kernel is assembled the way FlashInfer's FP4 runners assemble theirs: CUTLASS collective
+// builders and an epilogue whose shared storage is carved out of the mainloop's budget
+// (StageCountAutoCarveout<sizeof(epilogue SharedStorage)>).
 // Configuration (each has a working default, so this file compiles as written):
+//   -DTT_ARCH=120          120: SM120/SM121 (build sm_120a); 100: SM100 (build sm_100a)
 //   -DTT_TILE_M=128 -DTT_TILE_N=128 -DTT_TILE_K=256   CTA tile in elements (K=256 fp4 = 128 bytes)
+//   -DTT_CLUSTER_M=1 -DTT_CLUSTER_N=1                  SM100 only (SM120 has no clusters)
+//   -DTT_2SM=0             SM100 only: 1 = 2-SM (CTA pair) MMA; the MMA tile is then 2*TT_TILE_M
 //   -DTT_STAGES=0          0: StageCountAutoCarveout (CUTLASS picks); N>0: StageCount<N>
-//   -DTT_SCHEDULE=0        0: cooperative, 1: ping-pong
+//   -DTT_SCHEDULE=0        SM120 only: 0 cooperative, 1 ping-pong
 //   -DTT_GROUPED=0         1: grouped (ptr-array, MoE-style) kernel with GroupProblemShape
 //   -DTILETUNE_QUERY_ONLY  build only the kernel TYPE (no device code, no CUDA runtime calls):
 //                          the binary prints SharedStorageSize and the stage count; needs no GPU.
 // Build (query, ~20 s on 2 cores):
 //   nvcc -std=c++17 -O1 -DTILETUNE_QUERY_ONLY -gencode=arch=compute_120a,code=sm_120a \
-//        --expt-relaxed-constexpr -I$CUTLASS/include -Ikernels kernels/sm120_nvfp4_gemm.cu -o q && ./q --query
+//        --expt-relaxed-constexpr -I$CUTLASS/include -I$CUTLASS/tools/util/include -Ikernels \
+//        kernels/nvfp4_gemm.cu -o q && ./q --query
 // Build (run; minutes): same without -DTILETUNE_QUERY_ONLY and with -O3, then ./a.out --m=4096 --n=4096 --k=4096
 #include <cstdio>
 #include <vector>
@@ -32,6 +37,18 @@
 
 #include "tt_common.hpp"
 
+#ifndef TT_ARCH
+#define TT_ARCH 120
+#endif
+#ifndef TT_CLUSTER_M
+#define TT_CLUSTER_M 1
+#endif
+#ifndef TT_CLUSTER_N
+#define TT_CLUSTER_N 1
+#endif
+#ifndef TT_2SM
+#define TT_2SM 0
+#endif
 #ifndef TT_TILE_M
 #define TT_TILE_M 128
 #endif
@@ -70,6 +87,27 @@ using TagA = cute::conditional_t<TT_GROUPED, LayoutA*, LayoutA>;
 using TagB = cute::conditional_t<TT_GROUPED, LayoutB*, LayoutB>;
 using TagD = cute::conditional_t<TT_GROUPED, LayoutD*, LayoutD>;
 
+#if TT_ARCH == 100
+using Arch = cutlass::arch::Sm100;
+// The builders take the MMA tile: with 2-SM MMA it spans the CTA pair (twice the CTA tile's M).
+using Tile = Shape<Int<TT_TILE_M*(TT_2SM ? 2 : 1)>, Int<TT_TILE_N>, Int<TT_TILE_K>>;
+using Cluster = Shape<int, int, _1>;  // dynamic, as FlashInfer's SM100 runners; set at run time
+#if TT_GROUPED
+using MainloopSchedule = cute::conditional_t<TT_2SM, cutlass::gemm::KernelPtrArrayTmaWarpSpecialized2SmNvf4Sm100,
+                                             cutlass::gemm::KernelPtrArrayTmaWarpSpecialized1SmNvf4Sm100>;
+using EpilogueSchedule = cute::conditional_t<TT_2SM, cutlass::epilogue::PtrArrayTmaWarpSpecialized2Sm,
+                                             cutlass::epilogue::PtrArrayTmaWarpSpecialized1Sm>;
+using ProblemShape = cutlass::gemm::GroupProblemShape<Shape<int, int, int>>;
+#else
+using MainloopSchedule = cute::conditional_t<TT_2SM, cutlass::gemm::KernelTmaWarpSpecialized2SmNvf4Sm100,
+                                             cutlass::gemm::KernelTmaWarpSpecialized1SmNvf4Sm100>;
+using EpilogueSchedule = cute::conditional_t<TT_2SM, cutlass::epilogue::TmaWarpSpecialized2Sm,
+                                             cutlass::epilogue::TmaWarpSpecialized1Sm>;
+using ProblemShape = Shape<int, int, int, int>;
+#endif
+#else
+static_assert(TT_CLUSTER_M == 1 && TT_CLUSTER_N == 1 && TT_2SM == 0, "SM120 has no thread-block clusters");
+using Arch = cutlass::arch::Sm120;
 using Tile = Shape<Int<TT_TILE_M>, Int<TT_TILE_N>, Int<TT_TILE_K>>;
 using Cluster = Shape<_1, _1, _1>;
 
@@ -85,9 +123,10 @@ using MainloopSchedule = cute::conditional_t<TT_SCHEDULE == 1, cutlass::gemm::Ke
 using EpilogueSchedule = cutlass::epilogue::TmaWarpSpecialized;
 using ProblemShape = Shape<int, int, int, int>;
 #endif
+#endif
 
 using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
-    cutlass::arch::Sm120, cutlass::arch::OpClassTensorOp, Tile, Cluster,
+    Arch, cutlass::arch::OpClassTensorOp, Tile, Cluster,
     cutlass::epilogue::collective::EpilogueTileAuto, float, float, ElementC, TagD, kAlignD, ElementD, TagD, kAlignD,
     EpilogueSchedule>::CollectiveOp;
 
@@ -97,7 +136,7 @@ using StagePolicy = cute::conditional_t<
     cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(sizeof(typename Epilogue::SharedStorage))>>;
 
 using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
-    cutlass::arch::Sm120, cutlass::arch::OpClassBlockScaledTensorOp, ElementA, TagA, kAlignAB, ElementB, TagB,
+    Arch, cutlass::arch::OpClassBlockScaledTensorOp, ElementA, TagA, kAlignAB, ElementB, TagB,
     kAlignAB, float, Tile, Cluster, StagePolicy, MainloopSchedule>::CollectiveOp;
 
 using Kernel = cutlass::gemm::kernel::GemmUniversal<ProblemShape, Mainloop, Epilogue>;
@@ -106,16 +145,17 @@ using Gemm = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
 
 static tt::Result describe(bool query) {
   tt::Result r;
-  r.kernel = "sm120_nvfp4_gemm";
-  r.arch = "sm120a";
+  r.kernel = "nvfp4_gemm";
+  r.arch = TT_ARCH == 100 ? "sm100a" : "sm120a";
   r.dtype = "nvfp4";
-  r.schedule = TT_SCHEDULE == 1 ? "pingpong" : "cooperative";
+  r.schedule = TT_ARCH == 100 ? (TT_2SM ? "2sm" : "1sm") : (TT_SCHEDULE == 1 ? "pingpong" : "cooperative");
+  r.cluster[0] = TT_CLUSTER_M; r.cluster[1] = TT_CLUSTER_N; r.cluster[2] = 1;
   r.mode = query ? "query" : "run";
   r.tile[0] = TT_TILE_M; r.tile[1] = TT_TILE_N; r.tile[2] = TT_TILE_K;
   r.stages = cfg::Mainloop::DispatchPolicy::Stages;
   r.stage_policy = TT_STAGES > 0 ? "explicit" : "auto_carveout";
   r.smem_bytes = cfg::Kernel::SharedStorageSize;
-  r.smem_limit = cutlass::arch::sm120_smem_capacity_bytes;
+  r.smem_limit = TT_ARCH == 100 ? cutlass::arch::sm100_smem_capacity_bytes : cutlass::arch::sm120_smem_capacity_bytes;
   r.smem_limit_source = "cutlass constant";
   r.grouped = TT_GROUPED != 0;
   r.groups = 1;
@@ -186,7 +226,7 @@ int main(int argc, char** argv) {
     return 0;
   }
 #if TT_GROUPED
-  r.error = "run mode is not implemented for the grouped SM120 kernel in this reproducer; use --query";
+  r.error = "run mode is not implemented for the grouped kernels in this reproducer; use --query";
   r.print();
   return 3;
 #else
@@ -239,6 +279,10 @@ int main(int argc, char** argv) {
   args.epilogue.dD = stride_D;
   args.hw_info.device_id = 0;
   args.hw_info.sm_count = r.sm_count;
+#if TT_ARCH == 100
+  args.hw_info.cluster_shape = dim3(TT_CLUSTER_M, TT_CLUSTER_N, 1);
+  args.hw_info.cluster_shape_fallback = dim3(TT_CLUSTER_M, TT_CLUSTER_N, 1);
+#endif
 
   cfg::Gemm gemm;
   cutlass::Status st = gemm.can_implement(args);
