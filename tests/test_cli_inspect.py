@@ -1,0 +1,139 @@
+"""`tiletune inspect` and `tiletune report` from the command line: formats, exit codes, bad input.
+
+Exit 0 when every input was read (findings are not errors), 2 when any input was unusable (after
+printing everything else), 2 with one line for bad options; inputs are never modified.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from importlib import resources
+
+import jsonschema
+import pytest
+from typer.testing import CliRunner
+
+from tiletune.cli import app
+
+SM120 = "v1/sm120-rtxpro6000-0.6.14-fp4-moe.json"
+H200 = "real/flashinfer-0.7.2.post1-h200-fp8_gemm-cublas.json"
+
+
+@pytest.fixture
+def run():
+    runner = CliRunner()
+
+    def _run(*args):
+        return runner.invoke(app, [str(a) for a in args])
+
+    return _run
+
+
+@pytest.fixture(autouse=True)
+def _no_server_env(monkeypatch, tmp_path):
+    for var in ("FLASHINFER_AUTOTUNE_CACHE_DIR", "FLASHINFER_WORKSPACE_BASE", "FLASHINFER_TACTICS_BLOCKLIST", "VLLM_CACHE_ROOT",
+                "VLLM_FLASHINFER_AUTOTUNE_CACHE_DIR", "SGLANG_CACHE_DIR", "TLLM_AUTOTUNER_CACHE_PATH", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+
+
+def test_table_on_the_sm120_sample(run, sample):
+    r = run("inspect", sample(SM120))
+    assert r.exit_code == 0, r.output
+    assert "== sm120 fp4_gemm - CutlassFp4GemmRunner (flashinfer 0.6.14) ==" in r.stdout
+    assert "Verdicts" in r.stdout and "sm120 fp4_gemm: winners" in r.stdout
+    assert "128x128x256" in r.stdout and "fits" in r.stdout
+
+
+def test_json_matches_the_schema(run, sample):
+    schema = json.loads(resources.files("tiletune").joinpath("schemas/inspect.schema.json").read_text())
+    r = run("inspect", sample(SM120), sample(H200), "--format", "json")
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    jsonschema.validate(doc, schema)
+    kinds = {e["runner"] for e in doc["entries"]}
+    assert {"CutlassFp4GemmRunner", "CublasFp8GemmRunner"} <= kinds
+    cub = next(e for e in doc["entries"] if e["runner"] == "CublasFp8GemmRunner")
+    assert cub["config"] is None and cub["decode"]["not_a_cutlass_tactic"] and cub["arch"] == "sm90"
+
+
+def test_bad_input_prints_the_rest_then_exits_2(run, sample):
+    before = hashlib.sha256(sample("bad/truncated.json").read_bytes()).hexdigest()
+    r = run("inspect", sample("bad/truncated.json"), sample(H200), "--format", "json")
+    assert r.exit_code == 2
+    doc = json.loads(r.stdout)
+    assert doc["entries"] and doc["exit_status"] == 2
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "truncated.json" in lines[0]
+    assert hashlib.sha256(sample("bad/truncated.json").read_bytes()).hexdigest() == before
+
+
+def test_missing_path_exits_2(run, tmp_path):
+    r = run("inspect", tmp_path / "nope.json")
+    assert r.exit_code == 2 and "nope.json" in r.output
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (("--arch", "sm999"), ["--arch", "sm999"]),
+        (("--flashinfer-version", "banana"), ["--flashinfer-version"]),
+        (("--gpu", "Voodoo 5"), ["Voodoo 5"]),
+    ],
+)
+def test_bad_options_one_line_exit_2(run, sample, args, words):
+    r = run("inspect", sample(H200), *args)
+    assert r.exit_code == 2
+    err = [line for line in r.stderr.splitlines() if line.strip()]
+    assert len(err) == 1 and all(w in err[0] for w in words) and "Traceback" not in r.output
+
+
+def test_overrides_decode_a_log_without_metadata(run, sample):
+    log = sample("logs/sm120_0.6.17_warmup_debug.log")
+    plain = run("inspect", log, "--format", "json")
+    forced = run("inspect", log, "--format", "json", "--arch", "sm120", "--flashinfer-version", "0.6.17")
+    assert plain.exit_code == forced.exit_code == 0
+    decoded = lambda out: sum(1 for e in json.loads(out)["entries"] if e["config"])  # noqa: E731
+    assert decoded(forced.stdout) > decoded(plain.stdout)
+
+
+def test_nothing_found_exits_0_and_says_where_it_looked(run, tmp_path):
+    r = run("inspect")
+    assert r.exit_code == 0
+    assert "no autotune caches" in r.stdout and str(tmp_path / "home") in r.stdout
+
+
+def test_markdown_to_output_file(run, sample, tmp_path):
+    out = tmp_path / "inspect.md"
+    r = run("inspect", sample(SM120), "--format", "markdown", "--output", out)
+    assert r.exit_code == 0 and r.stdout == ""
+    assert out.read_text().startswith("# tiletune inspect")
+
+
+def test_report_markdown_with_picture(run, sample, tmp_path):
+    out = tmp_path / "ticket" / "report.md"
+    r = run("report", sample(SM120), sample("logs/sm120_0.6.17_warmup_debug.log"), "-o", out)
+    assert r.exit_code == 0, r.output
+    text = out.read_text()
+    assert text.startswith("# tiletune report") and "## Environment" in text and "## Reproduce" in text
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        assert "need matplotlib" in text
+    else:
+        pngs = sorted(p.name for p in out.parent.glob("*.png"))
+        assert pngs and all(f"]({p})" in text for p in pngs)
+
+
+def test_report_json_redacted(run, sample, tmp_path):
+    src = tmp_path / "private-dir"
+    src.mkdir()
+    cache = src / "cache.json"
+    cache.write_bytes(sample(SM120).read_bytes())
+    out = tmp_path / "r.json"
+    r = run("report", cache, "-o", out, "--format", "json", "--redact", "--no-plot")
+    assert r.exit_code == 0, r.output
+    doc = json.loads(out.read_text())
+    assert doc["schema"] == "tiletune.report/1" and doc["inspect"]["entries"]
+    assert "private-dir" not in out.read_text() and doc["inspect"]["entries"][0]["source"].endswith("/cache.json")
