@@ -124,6 +124,10 @@ def test_h200_log_agrees_with_the_real_cache(sample):
 
     expected = {parse_key(k).shapes[0][1]: v[1] for k, v in cache.items() if not k.startswith("_")}
     assert chosen == expected
+    c = next(r for r in recs if r.status is Status.CHOSEN)
+    assert c.detail_dict()["log_saved_to"] == ("/tmp/tiletune-h200/cache_bmm_fp8.json",)
+    fb = next(r for r in recs if r.status is Status.FALLBACK)
+    assert fb.detail_dict()["log_loaded_from"] == ("/tmp/tiletune-h200/cache_bmm_fp8.json",)
     assert sum(r.status is Status.PROFILED for r in recs) == 64
 
 

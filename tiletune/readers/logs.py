@@ -743,6 +743,12 @@ class LogParser:
     def _agg_record(self, agg: _Agg) -> TuningRecord:
         f = dict(agg.record)
         detail = dict(f.pop("detail", {}) or {})
+        # file-level facts the report wants next to the entries: where the winners were saved,
+        # which cache the inference-time lookups (and their fallbacks) were loaded from
+        if f["status"] is Status.CHOSEN and self.facts.caches_saved:
+            detail["log_saved_to"] = list(self.facts.caches_saved)
+        if f["status"] is Status.FALLBACK and self.facts.caches_loaded:
+            detail["log_loaded_from"] = list(self.facts.caches_loaded)
         if len(agg.lines) > 1:
             detail["lines"] = agg.lines
         if detail.get("buckets") == []:
