@@ -148,3 +148,9 @@ def test_fifo_is_refused_without_opening_it(tmp_path):
     os.mkfifo(fifo)
     out = read_inputs([fifo, "/dev/null"], CTX)
     assert [p.message for p in out.problems] == [f"{fifo}: not a regular file or directory", "/dev/null: not a regular file or directory"]
+
+
+def test_sources_list_only_inputs_that_were_used(sample):
+    good, bad = sample("v1/sm120-rtx5090-0.6.8-fp4-3part.json"), sample("bad/truncated.json")
+    out = read_inputs([bad, good], CTX)
+    assert out.sources == ((str(good), "flashinfer-v1"),)

@@ -124,13 +124,16 @@ class _Collector:
         return True
 
     def run(self, mod: ModuleType, path: Path) -> None:
-        self.sources.append((str(path), mod.KIND))
         records, problems = self.records, self.problems
+        n_records, n_problems = len(records), len(problems)
         try:
             for item in mod.read(path, self.ctx):
                 (records if isinstance(item, TuningRecord) else problems).append(item)
         except OSError as e:  # a file vanished or lost permission mid-read
             problems.append(InputProblem(str(path), f"{path}: read failed ({e.strerror or e})"))
+        unusable = len(records) == n_records and any(p.fatal for p in problems[n_problems:])
+        if not unusable:  # `sources` lists the inputs actually used
+            self.sources.append((str(path), mod.KIND))
 
     def file(self, path: Path, explicit: bool) -> None:
         if not self.first_visit(path):
