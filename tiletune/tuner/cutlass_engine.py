@@ -632,6 +632,11 @@ class CutlassEngine:
         smem, limit = r.get("smem_bytes"), r.get("smem_limit")
         if r.get("device") is None and r.get("mode") == "run" and cuda_error:
             return done(Diagnosis.ENGINE_ERROR, f"no usable CUDA device: {error}")
+        if r.get("can_implement") is None and error:  # stopped before CUTLASS was asked anything
+            v = classify.classify_text(f"{cuda_error}\n{error}")
+            if v is not None and v.diagnosis is Diagnosis.OUT_OF_MEMORY:
+                return done(v.diagnosis, v.message)
+            return done(Diagnosis.ENGINE_ERROR, f"the reproducer stopped before can_implement: {error}")
         if _status_ok(r.get("can_implement")) is False:
             return done(Diagnosis.CAN_IMPLEMENT, f"can_implement rejected the problem: {r.get('can_implement')}")
         if _status_ok(r.get("initialize")) is False:

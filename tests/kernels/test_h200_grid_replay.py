@@ -1,0 +1,79 @@
+"""CutlassEngine.interpret on what real kernels printed on the H200 (bench/cutlass_sm90_grid/).
+
+raw.jsonl holds each child's exit status and JSON line exactly as the H200 run recorded them
+(`run_grid.py`, see the account in bench/cutlass_sm90_grid/README.md). Replaying them through
+`interpret` must give the diagnosis each config was put in the grid to produce: passes with
+times, shared memory over the limit, can_implement, no kernel image (sm_120a binary on SM90) and
+a compile error.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tiletune.tuner.cutlass_engine import CutlassEngine
+from tiletune.tuner.engine import ChildResult, Diagnosis
+
+ROOT = Path(__file__).resolve().parents[2]
+GRID = ROOT / "bench" / "cutlass_sm90_grid"
+
+
+def _lines(name):
+    path = GRID / name
+    if not path.is_file():
+        pytest.skip(f"{path} not recorded yet")
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _replay():
+    from bench_targets import grid  # noqa: E402  (the grid definition the run used)
+
+    targets = {t.key: t for t in grid()}
+    eng = CutlassEngine()
+    out = []
+    for raw in _lines("raw.jsonl"):
+        child = ChildResult(argv=tuple(raw["argv"]), exit_code=raw["exit_code"], signal=raw["signal"],
+                            timed_out=raw["timed_out"], duration_s=0.0, stdout_tail="",
+                            stderr_tail=raw.get("stderr_tail") or "", result=raw["result"])
+        out.append((targets[raw["key"]], eng.interpret(targets[raw["key"]], child)))
+    return out
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _grid_on_path():
+    import sys
+
+    sys.path.insert(0, str(GRID))
+    yield
+    sys.path.remove(str(GRID))
+
+
+def test_every_config_gets_the_diagnosis_it_was_chosen_for():
+    replayed = _replay()
+    assert len(replayed) >= 15
+    for target, attempt in replayed:
+        expected = target.source.split("expect ", 1)[1].rstrip(")")
+        assert attempt.diagnosis.value == expected, (target.key, attempt.message)
+
+
+def test_passes_carry_times_throughput_and_error():
+    passed = [a for _, a in _replay() if a.diagnosis is Diagnosis.PASSED]
+    assert len(passed) >= 10
+    for a in passed:
+        assert a.time_s and a.time_s > 0 and len(a.times_s) >= 10
+        assert a.tflops and 50 < a.tflops < 1000  # a real 4096^3 GEMM on an H200, dense peak ~990 bf16
+        assert a.rel_error is not None and a.rel_error < a.error_bound
+        assert dict(a.env)["device"].startswith("NVIDIA H200")
+
+
+def test_failures_say_why_with_numbers():
+    by_key = {t.key: a for t, a in _replay()}
+    smem = by_key["bf16-128x256x64-8stages"]
+    assert smem.smem_bytes > smem.smem_limit == 232_448
+    assert f"{smem.smem_bytes:,} B" in smem.message and "232,448 B" in smem.message
+    assert "no kernel image" in by_key["nvfp4-sm120a-128x128x256-on-sm90"].message
+    assert "Stages set to value 2 or more" in by_key["bf16-256x256x128-auto"].message
+    assert "Misaligned" in by_key["bf16-128x128x64-k4100"].message
