@@ -184,6 +184,7 @@ def report_command(
             redact_names=redact,
             paths=[str(p) for p in (paths or [])],
             gpu=gpu,
+            options=[*(("--arch", arch) if arch else ()), *(("--flashinfer-version", flashinfer_version) if flashinfer_version else ())],
         )
         for path, data in files.items():
             if path is None:

@@ -40,6 +40,7 @@ class ReportContext:
     plot_note: Optional[str] = None  # why there are no pictures (matplotlib missing, --no-plot, no model)
     gpu: Optional[str] = None  # --gpu as given
     output_name: str = "report.md"
+    options: tuple[str, ...] = ()  # other flags that shaped the result (--arch sm120, --flashinfer-version ...)
 
 
 # --- environment -------------------------------------------------------------------------------
@@ -186,6 +187,8 @@ def model_command(f: Failure, gpu: Optional[str]) -> Optional[str]:
         parts.append("--swap-ab")
     if c.stream_k:
         parts.append("--stream-k")
+    if c.stages is not None:  # the runner pins its stage count (e.g. StageCount<2>)
+        parts += ["--stage-policy", f"fixed:{c.stages}"]
     if p.experts:
         parts += ["--grouped", "--experts", str(p.experts)]
         if p.top_k:
@@ -197,6 +200,7 @@ def commands(result: InspectResult, ctx: ReportContext) -> list[str]:
     """The commands that reproduce this report and re-test its failures."""
     paths = " ".join(_q(p) for p in ctx.paths) if ctx.paths else ""
     gpu = f" --gpu {_q(ctx.gpu)}" if ctx.gpu else ""
+    gpu += "".join(f" {_q(o)}" for o in ctx.options)
     lines = [
         "python3 -m pip install -e .  # in a clone of tiletune",
         f"tiletune inspect {paths}{gpu}".rstrip(),
@@ -211,7 +215,8 @@ def commands(result: InspectResult, ctx: ReportContext) -> list[str]:
     retry = [f for f in result.failures if f.tactic is not None][:8]
     for f in retry:
         t = json.dumps(f.tactic, separators=(",", ":")) if not isinstance(f.tactic, int) else str(f.tactic)
-        lines.append(f"tiletune retry {paths} --op {_q(f.op)} --tactic {_q(t)}  # on a {f.arch or 'matching'} GPU".replace("  --", " --"))
+        opts = "".join(f" {_q(o)}" for o in ctx.options)
+        lines.append(f"tiletune retry {paths}{opts} --op {_q(f.op)} --tactic {_q(t)}  # run on an {f.arch or 'matching'} GPU".replace("  --", " --"))
     return lines
 
 
@@ -302,7 +307,7 @@ def format_report(result: InspectResult, ctx: ReportContext) -> str:
         out.append("- nothing to judge: no tuning records were found")
     out.append("")
 
-    out += ["## Environment", "", md.table(("", ""), environment(result)), ""]
+    out += ["## Environment", "", md.table(("component", "version / value (where it came from)"), environment(result)), ""]
 
     out += ["## Chosen tiles", ""]
     out.append(
@@ -448,6 +453,7 @@ def render_files(
     paths: Sequence[str],
     gpu: Optional[str],
     generated_at: Optional[str] = None,
+    options: Sequence[str] = (),
 ) -> dict[Optional[Path], Any]:
     """Everything `tiletune report` writes: {report path (None = stdout): text, PNG path: bytes}.
 
@@ -486,6 +492,7 @@ def render_files(
         plot_note=note,
         gpu=gpu,
         output_name=output.name if output is not None else "report.md",
+        options=tuple(options),
     )
     text = format_report_json(result, ctx) if as_json else format_report(result, ctx)
     if redact_names:

@@ -94,12 +94,12 @@ def render_png(plot: RooflinePlot, *, dpi: int = 110) -> Optional[bytes]:
     ridge = plot.peak_flops / plot.bandwidth
     lo = min(min(xs), ridge) / 4
     hi = max(max(xs), ridge) * 4
-    fig, ax = plt.subplots(figsize=(7.2, 4.4))
+    fig, ax = plt.subplots(figsize=(7.2, 4.6))
     try:
         grid = [lo * (hi / lo) ** (i / 200) for i in range(201)]
         ax.plot(grid, [min(plot.peak_flops, plot.bandwidth * x) / 1e12 for x in grid], color="#333333", lw=1.6, label="roofline (dense peak, DRAM)")
         ax.axvline(ridge, color="#999999", lw=0.8, ls=":")
-        ax.annotate(f"ridge {ridge:,.0f} FLOP/B", (ridge, plot.peak_flops / 1e12), textcoords="offset points", xytext=(4, -14), fontsize=8, color="#555555")
+        ax.text(ridge * 1.08, 0.03, f"ridge {ridge:,.0f} FLOP/B", transform=ax.get_xaxis_transform(), fontsize=8, color="#555555")
         if plot.chosen:
             ax.scatter([p[0] for p in plot.chosen], [p[1] / 1e12 for p in plot.chosen], s=28, color="#1f77b4", zorder=3, label="chosen tile (model, top of bucket)")
         if plot.failed:
@@ -108,9 +108,13 @@ def render_png(plot: RooflinePlot, *, dpi: int = 110) -> Optional[bytes]:
         ax.set_yscale("log")
         ax.set_xlabel("arithmetic intensity (FLOP/B, whole problem)")
         ax.set_ylabel("throughput (TFLOP/s)")
-        ax.set_title(f"{plot.arch} {plot.op} on {plot.gpu} - model estimates", fontsize=10)
+        ax.set_title(
+            f"{plot.arch} {plot.op} on {plot.gpu} - model estimates\n"
+            f"dense peak {plot.peak_flops / 1e12:,.0f} TFLOP/s, DRAM {plot.bandwidth / 1e12:.2f} TB/s",
+            fontsize=10,
+        )
         ax.grid(True, which="both", ls=":", lw=0.5, color="#cccccc")
-        ax.legend(fontsize=8, loc="lower right")
+        ax.legend(fontsize=8, loc="upper left")
         fig.tight_layout()
         buf = io.BytesIO()
         fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
