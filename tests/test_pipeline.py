@@ -120,3 +120,17 @@ def test_nothing_discovered_is_not_an_error(tmp_path):
     res = inspect([], ReadContext(), env={}, home=tmp_path)
     assert res.discovered and not res.entries and res.exit_code == 0
     assert any(str(tmp_path) in s for s in res.searched)
+
+
+def test_jit_module_not_built_explains_a_failure():
+    env = ENV
+    nb = TuningRecord(source="ws", source_kind="jit-workspace", op="trtllm::fused_moe", runner="", tactic=None,
+                      status=Status.NOT_BUILT, env=env, detail=(("module", "fused_moe_120"),))
+    failed = TuningRecord(source="w.log", source_kind="log", op="trtllm::fused_moe::gemm1", runner="MoERunner", tactic=4,
+                          status=Status.FAILED, env=env, error="RuntimeError: something went wrong")
+    from tiletune.records import Undecoded
+
+    res = build([Entry(nb, None, Undecoded("JIT module record")), Entry(failed, None, Undecoded("ambiguous"))])
+    (f,) = res.failures
+    assert f.reason.kind == "not_instantiated" and "fused_moe_120" in f.reason.summary
+    assert any("fused_moe_120 never finished building" in v.text for v in res.verdicts)

@@ -566,7 +566,7 @@ def _aggregate_failures(
             errors=[t for t, _ in ordered],
             analysis=analysis,
             known_failure=known,
-            jit_not_built=jit_not_built.get((arch, op)),
+            jit_not_built=_module_for(jit_not_built, arch, op),
             detail=first.record.detail_dict(),
         )
         yield Failure(
@@ -585,6 +585,18 @@ def _aggregate_failures(
             passed_later=key in passed,
             problems=tuple(problems),
         )
+
+
+def _module_for(not_built: Mapping[tuple[Optional[str], str], str], arch: Optional[str], op: str) -> Optional[str]:
+    """The unbuilt JIT module serving `op` on `arch`; a module's op may be the family
+    ("trtllm::fused_moe") of the tuned op ("trtllm::fused_moe::gemm1")."""
+    hit = not_built.get((arch, op))
+    if hit is not None:
+        return hit
+    for (a, o), module in not_built.items():
+        if a == arch and op.startswith(o + "::"):
+            return module
+    return None
 
 
 def _known_failure(decoded: Decoded) -> Optional[str]:

@@ -193,6 +193,8 @@ def verdicts(
     not_cutlass: Counter[tuple[Optional[str], str]] = Counter()
     blocked: dict[tuple[Optional[str], str], list[str]] = {}
     passed: dict[tuple[Optional[str], str], list[str]] = {}
+    compiled: Counter[tuple[Optional[str], str]] = Counter()
+    not_built: dict[tuple[Optional[str], str], list[str]] = {}
     for a in analyzed:
         r = a.record
         key = (r.env.arch, r.op)
@@ -209,6 +211,12 @@ def verdicts(
             lbl = a.config.label() if a.config is not None else f"tactic {r.tactic}"
             if lbl not in blocked.setdefault(key, []):
                 blocked[key].append(lbl)
+        elif r.status is Status.COMPILED:
+            compiled[key] += 1
+        elif r.status is Status.NOT_BUILT:
+            module = str(r.detail_dict().get("module") or "a module")
+            if module not in not_built.setdefault(key, []):
+                not_built[key].append(module)
         elif r.status is Status.PASSED:
             lbl = a.config.label() if a.config is not None else f"tactic {r.tactic}"
             if lbl not in passed.setdefault(key, []):
@@ -253,12 +261,16 @@ def verdicts(
             parts.append(f"{_join(passed[key])} passed on retry")
         if blocked.get(key):
             parts.append(f"{_join(blocked[key])} blocklisted")
+        if compiled[key]:
+            parts.append(f"JIT workspace: {compiled[key]} tile instantiation(s) compiled")
+        if not_built.get(key):
+            parts.append(f"JIT module(s) {_join(not_built[key])} never finished building")
         nt_total = sum(len(nt.tactics) for nt in nts.get(key, []))
         if nt_total:
             ev = "no log of the attempts" if all(nt.evidence == "winners only" for nt in nts[key]) else "per the log"
             parts.append(f"{nt_total} catalog tile(s) never tried ({ev})")
         if not parts:
-            parts.append("no chosen, failed or blocked tactics recorded")
+            parts.append("no chosen, failed, blocked or compiled tactics recorded")
         text = f"{arch or 'unknown arch'} {op}: " + "; ".join(parts)
         yield Verdict(
             arch=arch,
