@@ -34,7 +34,7 @@ def test_every_failure_mode_gets_its_diagnosis(tmp_path):
     assert got["pass"].diagnosis is Diagnosis.PASSED and got["pass"].time_s == pytest.approx(1.5e-5)
     assert got["abort"].diagnosis is Diagnosis.CRASHED and "SIGABRT" in got["abort"].message
     assert got["segv"].diagnosis is Diagnosis.CRASHED and "SIGSEGV" in got["segv"].message
-    assert got["hang"].diagnosis is Diagnosis.TIMEOUT
+    assert got["hang"].diagnosis is Diagnosis.TIMEOUT and "2 s time limit" in got["hang"].message
     assert got["hang"].duration_s < 10
     assert got["exit3"].diagnosis is Diagnosis.INITIALIZE_FAILED and "Error Internal" in got["exit3"].message
     assert got["smem"].diagnosis is Diagnosis.SMEM_OVER_LIMIT

@@ -198,6 +198,9 @@ def _attempt_one(engine: Engine, target: RetryTarget, scratch: Path, timeout_s: 
             started_at=started,
             duration_s=time.monotonic() - t0,
         )
+    if attempt.diagnosis is Diagnosis.TIMEOUT and child.timed_out:
+        # engines do not know the limit; the message should say which one was hit
+        attempt = dataclasses.replace(attempt, message=f"killed after the {timeout_s:g} s time limit (hang or too slow)")
     return dataclasses.replace(attempt, started_at=attempt.started_at or started)
 
 
