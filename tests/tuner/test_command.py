@@ -146,3 +146,23 @@ def test_real_h200_ledger_reads_back_and_exports_flashinfer_blocklist(tmp_path):
     assert mixed == {"fp8_gemm::CublasFp8GemmRunner": [0, 1, 2, 3]}
     meta = json.loads((tmp_path / "b.json").read_text())["_metadata"]
     assert meta["gpu"] == "NVIDIA H200" and meta["cublas_version"] == "13.1.0" and meta["flashinfer_version"] == "0.7.2.post1"
+
+
+def test_reproducer_delegates_to_the_cutlass_writer(tmp_path):
+    from tiletune.records import TileConfig
+    from tiletune.tuner.command import write_reproducers
+    from tiletune.tuner.engine import RetryTarget
+
+    decoded = RetryTarget(key="bf16_gemm|X|3|1x128x4096x4096|bf16", op="bf16_gemm", runner="X", tactic=3, arch="sm90",
+                          flashinfer_version="0.7.2.post1", problem=Problem(m=128, n=4096, k=4096, dtype_a="bf16"),
+                          config=TileConfig(tile=(128, 128, 64)), dtype="bf16")
+    cublas = RetryTarget(key="fp8_gemm|Cublas|3|?|?", op="fp8_gemm", runner="Cublas", tactic=3, arch="sm90",
+                         flashinfer_version=None, problem=None, config=None, dtype=None)
+    notes = write_reproducers([decoded, cublas], tmp_path)
+    assert "no decoded CUTLASS tile" in notes[1]
+    written = list(tmp_path.glob("*/build.sh"))
+    if written:  # CUTLASS headers found here: the folder is complete
+        assert "nvcc" in written[0].read_text() and (written[0].parent / "run.sh").exists()
+        assert notes[0].startswith("--reproducer: wrote")
+    else:  # no CUTLASS headers on this machine: the writer's reason is reported, nothing half-written
+        assert decoded.key in notes[0]
