@@ -257,6 +257,14 @@ def test_same_error_with_changing_addresses_is_one_failure():
     assert f.count == 3 and f.error.endswith("0x7f0000000000") and f.detail_dict()["failure_kind"] == "illegal_access"
 
 
+def test_revalidation_failure_070():
+    recs, probs = parse(hdr("WARNING") + "[Autotuner]: cached tactic 24 for fp4_gemm (runner=CutlassFp4GemmRunner, "
+                        "source=config file) failed revalidation; treating as a cache miss.")
+    assert probs == []
+    (f,) = recs
+    assert (f.op, f.runner, f.tactic, f.status, f.detail_dict()["phase"]) == ("fp4_gemm", "CutlassFp4GemmRunner", 24, Status.FAILED, "revalidation")
+
+
 def test_other_loggers_lines_end_a_backtrace():
     recs, _ = parse(
         hdr() + f"[Autotuner]: Skipping tactic {FP4} 1, due to failure while profiling: first line",

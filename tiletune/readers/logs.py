@@ -21,7 +21,8 @@ typo `[AutoTunner]`):
 - `Using fallback tactic ...`, `Skipping autotuning for '<op>' (in skip_ops)`, `No tuned config
   covers <op> ...; falling back to runner=R tactic=-1`                      -> FALLBACK
 - `[TacticsBlocklist]: Filtered n invalid tactic(s) for <op>::<Runner>`     -> BLOCKED
-- `OOM detected, falling back to default tactic`                            -> FAILED
+- `OOM detected, falling back to default tactic`, 0.7.x `cached tactic T for <op> (runner=R,
+  source=S) failed revalidation`                                            -> FAILED
 
 Per-tactic lines do not name the op: it is learnt from the end of each profile block (the
 `Skipped N ... for <op>` summary or the `chosen runner` key, which also gives the bucketed
@@ -453,6 +454,8 @@ class LogParser:
                 self._count(("fallback", m.group(1), "", -1, "skip_ops"), lineno, dict(
                     op=m.group(1), runner="", tactic=-1, status=Status.FALLBACK,
                     detail={"reason": "skip_ops: autotuning disabled for this op; runner 0 with tactic -1"}))
+        elif body.startswith("cached tactic ") and "failed revalidation" in body:
+            self._revalidation(lineno, body)
         elif body.startswith("OOM detected"):
             self._flush_block(oom_line=lineno)
         elif body.startswith("Loaded ") and " configs from " in body:
@@ -626,6 +629,17 @@ class LogParser:
         agg.record["detail"]["out_of_bucket"] = True
         agg.record["detail"]["reason"] = ("shape outside the tuned bucket range: the tuned cache has this op "
                                           "but no bucket covers it, so runner 0 ran tactic -1 (perf cliff)")
+
+    def _revalidation(self, lineno: int, body: str) -> None:
+        # 0.7.x: a cached tactic the runner's validate_tactic() rejects at inference (logged once)
+        m = re.match(r"cached tactic (?P<tac>.*) for (?P<op>\S+) \(runner=(?P<runner>[^,]+), source=(?P<src>[^)]*)\) failed revalidation", body)
+        if not m:
+            raise ValueError("unexpected 'cached tactic ... failed revalidation' form")
+        tactic = _parse_tactic(m["tac"])
+        self._count(("revalidation", m["op"], m["runner"], _hashable(tactic)), lineno, dict(
+            op=m["op"], runner=m["runner"], tactic=tactic, status=Status.FAILED,
+            error=f"cached tactic failed revalidation (source={m['src']}); treated as a cache miss",
+            detail={"phase": "revalidation", "failure_kind": "can_implement"}))
 
     def _filtered(self, lineno: int, body: str) -> None:
         m = re.match(r"Filtered (\d+) invalid tactic\(s\) for (\S+) \((\d+) remaining\)", body)
