@@ -257,6 +257,17 @@ def test_same_error_with_changing_addresses_is_one_failure():
     assert f.count == 3 and f.error.endswith("0x7f0000000000") and f.detail_dict()["failure_kind"] == "illegal_access"
 
 
+def test_cache_from_another_environment_is_noted():
+    p = logs.LogParser("x.log", ReadContext().environment())
+    msg = ("[Autotuner]: Cache file /c/autotune.json was created in a different environment (gpu: saved=NVIDIA B200 vs "
+           "current=NVIDIA H200). Ignoring cached configs. Results will not be saved to this file.")
+    recs = list(logs.parse_lines(lines_of(hdr("WARNING") + msg,
+                                          hdr() + "[AutoTuner]: Using fallback tactic for fp8_gemm with input shapes ((1, 8, 4096),)"),
+                                 "x.log", ReadContext().environment(), parser=p))
+    assert p.facts.cache_env_mismatches == [msg[len("[Autotuner]: "):]]
+    assert recs[0].status is Status.FALLBACK and "saved=NVIDIA B200" in recs[0].detail_dict()["log_cache_ignored"][0]
+
+
 def test_revalidation_failure_070():
     recs, probs = parse(hdr("WARNING") + "[Autotuner]: cached tactic 24 for fp4_gemm (runner=CutlassFp4GemmRunner, "
                         "source=config file) failed revalidation; treating as a cache miss.")

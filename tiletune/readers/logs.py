@@ -287,7 +287,7 @@ class LogFacts:
     blocklists_loaded: List[str] = field(default_factory=list)
     blocklist_notes: List[str] = field(default_factory=list)  # not found / different environment
     modules_built: List[str] = field(default_factory=list)  # "Building JIT module <name>"
-    metadata_mismatches: int = 0
+    cache_env_mismatches: List[str] = field(default_factory=list)  # "Cache file X was created in a different environment (...)"
     truncated_lines: int = 0
 
     @property
@@ -469,8 +469,9 @@ class LogParser:
             self.facts.add_unique(self.facts.blocklist_notes, body[:300])
         elif body.startswith("Filtered ") and "invalid tactic" in body:
             self._filtered(lineno, body)
-        elif "metadata" in body.lower() and ("mismatch" in body.lower() or "different" in body.lower()):
-            self.facts.metadata_mismatches += 1
+        elif (body.startswith("Cache file ") or body.startswith("Not saving configs to ")) and "different environment" in body:
+            # the cache's _metadata differs from this process: FlashInfer ignores (or will not overwrite) it
+            self.facts.add_unique(self.facts.cache_env_mismatches, body[:500])
 
     # ----- per-tactic lines ---------------------------------------------------------------------
     def _before_event(self) -> None:
@@ -763,6 +764,8 @@ class LogParser:
             detail["log_saved_to"] = list(self.facts.caches_saved)
         if f["status"] is Status.FALLBACK and self.facts.caches_loaded:
             detail["log_loaded_from"] = list(self.facts.caches_loaded)
+        if f["status"] is Status.FALLBACK and self.facts.cache_env_mismatches:
+            detail["log_cache_ignored"] = list(self.facts.cache_env_mismatches)
         if len(agg.lines) > 1:
             detail["lines"] = agg.lines
         if detail.get("buckets") == []:
