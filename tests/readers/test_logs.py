@@ -131,6 +131,32 @@ def test_h200_log_agrees_with_the_real_cache(sample):
     assert sum(r.status is Status.PROFILED for r in recs) == 64
 
 
+def test_real_h200_debug_log_matches_the_cache_it_wrote(sample):
+    """REAL files from one H200 run (cache_samples/ledgers/README.md): FlashInfer 0.7.2.post1's DEBUG
+    stderr, with tqdm bars glued to log lines, and the cache the same run saved."""
+    log = sample("ledgers/h200-fp8_gemm-autotune-debug-0.7.2.post1.log")
+    cache = json.loads(sample("ledgers/h200-fp8_gemm-autotune-cache-0.7.2.post1.json").read_text())
+    from tiletune.readers.keyparse import parse_key
+
+    p = logs.LogParser(str(log), ReadContext().environment())
+    items = list(logs.read_log(log, ReadContext(), parser=p))
+    assert not [i for i in items if isinstance(i, InputProblem)]
+    recs = [i for i in items if isinstance(i, TuningRecord)]
+    chosen = {(r.op, r.runner, r.shapes, r.extras, r.tactic) for r in recs if r.status is Status.CHOSEN}
+    expected = set()
+    for k, v in cache.items():
+        if k.startswith("_"):
+            continue
+        key = parse_key(k)
+        expected.add((key.op, key.runner, key.shapes, tuple(str(e) for e in key.extras), v[1]))
+    assert {(o, r, s, tuple(str(e) for e in x), t) for o, r, s, x, t in chosen} == expected
+    assert sum(r.status is Status.PROFILED for r in recs) == 64
+    assert all(r.time_ms > 0 for r in recs if r.status is Status.PROFILED)
+    (fb,) = [r for r in recs if r.status is Status.FALLBACK]
+    assert fb.shapes[0] == (1, 5000, 4096) and fb.detail_dict()["out_of_bucket"]
+    assert p.facts.modules_built == ["trtllm_utils"] and p.facts.caches_saved == ["/root/out/fp8_gemm_cache_h200.json"]
+
+
 def test_log_facts(sample):
     p = logs.LogParser("h", ReadContext().environment())
     list(logs.read_log(sample("logs/h200_0.7.2.post1_fp8_gemm_cublas.log"), ReadContext(), parser=p))
