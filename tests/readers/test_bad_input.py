@@ -154,3 +154,42 @@ def test_sources_list_only_inputs_that_were_used(sample):
     good, bad = sample("v1/sm120-rtx5090-0.6.8-fp4-3part.json"), sample("bad/truncated.json")
     out = read_inputs([bad, good], CTX)
     assert out.sources == ((str(good), "flashinfer-v1"),)
+
+
+NOBODY = 65534
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/usr/bin/python3"),
+                    reason="needs root to drop to an unprivileged user, and a system python3")
+def test_permission_denied_for_real(sample):
+    """Run read_inputs as user 'nobody' so permissions really apply (root reads everything)."""
+    import json
+    import shutil
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    base = Path(tempfile.mkdtemp(prefix="tiletune-perm-", dir="/tmp"))
+    try:
+        base.chmod(0o755)
+        (base / "locked.json").write_bytes(sample("v1/sm120-rtx5090-0.6.8-fp4-3part.json").read_bytes())
+        (base / "locked.json").chmod(0)
+        (base / "closed").mkdir()
+        (base / "closed" / "c.json").write_text("{}")
+        (base / "closed").chmod(0)
+        repo = Path(__file__).resolve().parents[2]
+        code = ("import json, sys; from tiletune.readers import read_inputs; from tiletune.readers.interface import ReadContext; "
+                "o = read_inputs(sys.argv[1:], ReadContext()); print(json.dumps([[p.message, p.fatal] for p in o.problems]))")
+        args = [str(base / "locked.json"), str(base / "closed"), str(base / "closed" / "c.json")]
+        # system python: the pyenv interpreter lives under /root, which 'nobody' cannot enter
+        r = subprocess.run(["/usr/bin/python3", "-c", code, *args], capture_output=True, text=True, cwd="/tmp",
+                           env={"PYTHONPATH": str(repo), "PATH": "/usr/bin:/bin"}, user=NOBODY, timeout=60)
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout) == [
+            [f"{args[0]}: cannot read it (permission denied)", True],
+            [f"{args[1]}: cannot list it (permission denied)", True],
+            [f"{args[2]}: cannot reach it (permission denied on a parent directory)", True],
+        ]
+    finally:
+        (base / "closed").chmod(0o755)
+        shutil.rmtree(base)

@@ -90,8 +90,11 @@ def _head(path: Path) -> Union[bytes, InputProblem]:
 
 def _route(path: Path, head: bytes) -> Optional[ModuleType]:
     for mod in reader_modules():
-        if mod.sniff(path, head):
-            return mod
+        try:
+            if mod.sniff(path, head):
+                return mod
+        except OSError:  # e.g. a directory sniff that cannot look inside (permissions): not this reader's
+            continue
     return None
 
 
@@ -156,9 +159,9 @@ class _Collector:
         self.run(mod, path)
 
     def directory(self, root: Path) -> None:
-        before = len(self.sources)
+        before, n_problems = len(self.sources), len(self.problems)
         self._walk(root, 0)
-        if len(self.sources) == before:
+        if len(self.sources) == before and not any(p.fatal for p in self.problems[n_problems:]):
             self.problems.append(InputProblem(str(root), f"{root}: no cache, log or blocklist found in this directory", fatal=False))
 
     def _walk(self, d: Path, depth: int) -> None:
@@ -171,7 +174,9 @@ class _Collector:
         try:
             entries = sorted(os.scandir(d), key=lambda e: e.name)
         except PermissionError:
-            self.problems.append(InputProblem(str(d), f"{d}: cannot list it (permission denied); skipped", fatal=False))
+            # fatal when it is the directory the user named; a note for one found while walking
+            self.problems.append(InputProblem(str(d), f"{d}: cannot list it (permission denied)" + ("" if depth == 0 else "; skipped"),
+                                              fatal=depth == 0))
             return
         except OSError:
             return
@@ -196,15 +201,23 @@ def read_inputs(paths: Sequence[Union[str, Path]], ctx: ReadContext) -> ReadOutc
     c = _Collector(ctx)
     for p in paths:
         path = Path(p)
-        if path.is_dir():
+        try:
+            mode = path.stat().st_mode  # follows symlinks
+        except FileNotFoundError:
+            msg = "broken symbolic link" if path.is_symlink() else "no such file or directory"
+            c.problems.append(InputProblem(str(path), f"{path}: {msg}"))
+            continue
+        except PermissionError:
+            c.problems.append(InputProblem(str(path), f"{path}: cannot reach it (permission denied on a parent directory)"))
+            continue
+        except OSError as e:  # ELOOP, ENAMETOOLONG, ...
+            c.problems.append(InputProblem(str(path), f"{path}: cannot access it ({e.strerror or e})"))
+            continue
+        if stat.S_ISDIR(mode):
             c.directory(path)
-        elif path.is_file():
+        elif stat.S_ISREG(mode):
             c.file(path, explicit=True)
-        elif path.exists():  # a FIFO or device would block or never end: never open one
+        else:  # a FIFO or device would block or never end: never open one
             c.problems.append(InputProblem(str(path), f"{path}: not a regular file or directory"))
-        elif path.is_symlink():
-            c.problems.append(InputProblem(str(path), f"{path}: broken symbolic link"))
-        else:
-            c.problems.append(InputProblem(str(path), f"{path}: no such file or directory"))
     return ReadOutcome(records=tuple(c.records), problems=tuple(c.problems), sources=tuple(c.sources))
 

@@ -35,7 +35,10 @@ _ENTRY_LIMIT = 1 << 20  # one entry is a few hundred bytes; anything over 1 MiB 
 
 def is_store(path: Path) -> bool:
     """An `<env hash>` directory: manifest.json beside an entries/ directory."""
-    return (path / "manifest.json").is_file() and (path / "entries").is_dir()
+    try:
+        return (path / "manifest.json").is_file() and (path / "entries").is_dir()
+    except OSError:  # cannot look inside (permissions)
+        return False
 
 
 def sniff(path: Path, head: bytes) -> bool:
