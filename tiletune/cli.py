@@ -260,6 +260,7 @@ def retry_command(
     workspace_bytes: Annotated[Optional[int], typer.Option("--workspace-bytes", help="Run with this cuBLASLt workspace instead of FlashInfer's default (40 MiB in 0.7.2.post1; provokes workspace failures).")] = None,
     input_amplitude: Annotated[Optional[float], typer.Option("--input-amplitude", help="Scale inputs so dequantized values reach +-this (provokes output overflow).")] = None,
     iters: Annotated[int, typer.Option("--iters", help="Timed runs per passing attempt.")] = 20,
+    no_run: Annotated[bool, typer.Option("--no-run", help="Attempt nothing; only write --blocklist / --pin-cache from the ledger (works without a GPU).")] = False,
     arch: Annotated[Optional[str], typer.Option("--arch", help="Override the arch the inputs imply.")] = None,
     flashinfer_version: Annotated[Optional[str], typer.Option("--flashinfer-version", help="Override the FlashInfer version the inputs imply.")] = None,
     format: Annotated[OutputFormat, typer.Option("--format", "-f", help="table or json (schema tiletune.retry/1).")] = OutputFormat.table,
@@ -282,7 +283,7 @@ def retry_command(
             since_driver=since_driver, timeout_s=timeout, jobs=jobs, allow_jit_build=allow_jit_build,
             resume=not no_resume, blocklist=blocklist, pin_cache=pin_cache, reproducer=reproducer,
             workspace_bytes=workspace_bytes, input_amplitude=input_amplitude, iters=iters, arch=ctx.arch,
-            flashinfer_version=ctx.flashinfer_version, as_json=format is OutputFormat.json,
+            flashinfer_version=ctx.flashinfer_version, as_json=format is OutputFormat.json, no_run=no_run,
         )
         outcome = retry(opts)
         _emit(outcome.text, output)

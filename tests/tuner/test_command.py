@@ -166,3 +166,12 @@ def test_reproducer_delegates_to_the_cutlass_writer(tmp_path):
         assert notes[0].startswith("--reproducer: wrote")
     else:  # no CUTLASS headers on this machine: the writer's reason is reported, nothing half-written
         assert decoded.key in notes[0]
+
+
+def test_cli_no_run_exports_from_the_real_ledger_without_a_gpu(tmp_path):
+    led = ROOT / "cache_samples" / "ledgers" / "h200-fp8_gemm-cublas-0.7.2.post1.jsonl"
+    before = led.read_bytes()
+    r = CliRunner().invoke(app, ["retry", str(led), "--ledger", str(led), "--no-run", "--blocklist", str(tmp_path / "b.json")])
+    assert r.exit_code == 0, r.output
+    assert json.loads((tmp_path / "b.json").read_text())["invalid_tactics"] == {"fp8_gemm::CublasFp8GemmRunner": [99, 150]}
+    assert "none attempted" in r.output and led.read_bytes() == before

@@ -54,6 +54,7 @@ class RetryOptions:
     arch: Optional[str] = None
     flashinfer_version: Optional[str] = None
     as_json: bool = False
+    no_run: bool = False
 
 
 @dataclass
@@ -153,7 +154,9 @@ def retry(opts: RetryOptions, *, progress: Optional[TextIO] = sys.stderr, env: O
     if opts.reproducer is not None:
         notes += write_reproducers(targets, opts.reproducer)
     run: Optional[RetryRun] = None
-    if targets:
+    if opts.no_run:
+        notes.append(f"--no-run: {len(targets)} target(s) selected, none attempted; exports use the ledger as it is")
+    elif targets:
         engine = engine or _make_engine(opts, progress)
         reason = engine.unavailable_reason()
         if reason:
