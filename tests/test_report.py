@@ -65,7 +65,8 @@ def test_report_sections_read_as_a_ticket():
     assert "not explained by shared memory" in text
     assert "![sm120 fp4_gemm roofline (model)](report-roofline-sm120-fp4_gemm.png)" in text
     # dense peak is what efficiency uses; the sparse figure is only an aside
-    assert "dense peak 1,870 TFLOP/s (efficiency is against this)" in text and "2:4-sparse figure 3,740 TFLOP/s, not used" in text
+    assert "dense peak nvfp4 1,870 TFLOP/s (efficiency is against this)" in text
+    assert "2:4-sparse figure nvfp4 3,740 TFLOP/s, not used" in text
     assert "tiletune model --gpu 'RTX PRO 6000 Blackwell Server Edition' --dtype nvfp4 --m 16 --n 7168 --k 4608 --tile 256x128x128" in text
     assert "<details>" in text  # error texts fold
 

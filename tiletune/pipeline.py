@@ -643,7 +643,9 @@ def _not_tried(analyzed: Sequence[AnalyzedEntry]) -> Iterable[NotTried]:
             catalog=ref,
             tactics=missing,
             tried=len(cat.configs) - len(missing),
-            evidence="profiling log" if any(op == ref.op for _, op in logged) else "winners only",
+            evidence="profiling log"
+            if any(op == ref.op and a is not None and arch_family(a) == arch_family(ref.arch) for a, op in logged)
+            else "winners only",
         )
 
 

@@ -131,10 +131,10 @@ def explain_failure(
         need, limit = analysis.smem_bytes, analysis.smem_limit
         what = "does not build (fewer than 2 stages)" if analysis.smem_verdict == "does_not_build" else "overflows at initialize"
         nums = f": needs {_fmt_bytes(need)} > limit {_fmt_bytes(limit)}" if need is not None and limit is not None else ""
-        err = f" ({short_error(text)})" if text else ""
+        err = f"; error text: {short_error(text)}" if text else ""
         return FailureReason(
             kind="smem",
-            summary=f"shared memory (model): tile {what}{nums}{err}",
+            summary=f"shared memory: tile {what}{nums} (model){err}",
             basis="model",
             need_bytes=need,
             limit_bytes=limit,
@@ -190,6 +190,7 @@ def verdicts(
     keys: "OrderedDict[tuple[Optional[str], str], None]" = OrderedDict()
     winners: dict[tuple[Optional[str], str], Counter[str]] = {}
     undecoded: Counter[tuple[Optional[str], str]] = Counter()
+    undecoded_why: dict[tuple[Optional[str], str], Counter[str]] = {}
     not_cutlass: Counter[tuple[Optional[str], str]] = Counter()
     blocked: dict[tuple[Optional[str], str], list[str]] = {}
     passed: dict[tuple[Optional[str], str], list[str]] = {}
@@ -207,6 +208,8 @@ def verdicts(
                 not_cutlass[key] += 1
             else:
                 undecoded[key] += 1
+                why = d.reason if isinstance(d, Undecoded) else "not decoded"
+                undecoded_why.setdefault(key, Counter())[_reason_head(why)] += 1
         elif r.status is Status.BLOCKED:
             lbl = a.config.label() if a.config is not None else f"tactic {r.tactic}"
             if lbl not in blocked.setdefault(key, []):
@@ -245,7 +248,8 @@ def verdicts(
         if not_cutlass[key]:
             parts.append(f"{not_cutlass[key]} chosen non-CUTLASS tactic(s) (no tile to decode)")
         if undecoded[key]:
-            parts.append(f"{undecoded[key]} chosen tactic(s) undecoded")
+            whys = [w for w, _ in undecoded_why[key].most_common(2)]
+            parts.append(f"{undecoded[key]} chosen tactic(s) undecoded ({'; '.join(whys)})")
         flist = fails.get(key, [])
         failed_total = sum(f.count for f in flist)
         disagreements = sum(1 for f in flist if f.reason.model_disagrees)
@@ -282,6 +286,12 @@ def verdicts(
             undecoded=undecoded[key],
             disagreements=disagreements,
         )
+
+
+def _reason_head(reason: str, width: int = 100) -> str:
+    """The gist of an undecoded reason: its first clause ('ambiguous', 'FlashInfer version unknown ...')."""
+    head = reason.split(":", 1)[0].strip() if ":" in reason[:width] else reason.strip()
+    return head if len(head) <= width else head[: width - 1].rstrip() + "…"
 
 
 def _failure_label(f: "Failure") -> str:

@@ -72,6 +72,20 @@ def screenshot(html_path: Path, png: Path, width: int, height: int) -> None:
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
 
 
+def trim(png: Path, crop: str | None) -> None:
+    """Cut the blank space below the page's end (the window is taller than the page), then crop."""
+    from PIL import Image, ImageChops
+
+    img = Image.open(png).convert("RGB")
+    box = ImageChops.difference(img, Image.new("RGB", img.size, (255, 255, 255))).getbbox()
+    if box:
+        img = img.crop((0, 0, img.width, min(img.height, box[3] + 32)))
+    if crop:
+        top, bottom = (int(x) for x in crop.split(":"))
+        img = img.crop((0, top, img.width, min(bottom, img.height)))
+    img.save(png, optimize=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("report", type=Path)
@@ -79,6 +93,7 @@ def main() -> None:
     ap.add_argument("--width", type=int, default=1012)
     ap.add_argument("--height", type=int, default=2400)
     ap.add_argument("--open-details", action="store_true", help="expand every <details> fold")
+    ap.add_argument("--crop", metavar="TOP:BOTTOM", help="keep only these pixel rows (after trimming the blank page end)")
     args = ap.parse_args()
     html = render_html(args.report.read_text(encoding="utf-8"), args.report.name, args.open_details)
     page = args.report.parent / f".{args.report.stem}.render.html"  # beside the report: relative images resolve
@@ -88,6 +103,7 @@ def main() -> None:
         screenshot(page, args.png, args.width, args.height)
     finally:
         page.unlink(missing_ok=True)
+    trim(args.png, args.crop)
     print(args.png)
 
 

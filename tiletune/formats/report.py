@@ -99,14 +99,22 @@ def environment(result: InspectResult) -> list[tuple[str, str]]:
 
 
 def _peak_line(result: InspectResult, arch: Optional[str]) -> str:
+    """Dense peaks per data type the model used for this arch; the vendor's sparse figures as an aside."""
+    dense: dict[str, float] = {}
+    sparse: dict[str, float] = {}
     for ae in result.entries:
         a = ae.analysis
-        if a is not None and ae.arch == arch and a.peak_dense_flops:
-            s = f"{a.dtype} dense peak {view.fmt_tflops(a.peak_dense_flops)} (efficiency is against this)"
+        if a is not None and ae.arch == arch and a.peak_dense_flops and a.dtype not in dense:
+            dense[a.dtype] = a.peak_dense_flops
             if a.peak_sparse_flops:
-                s += f"; vendor's 2:4-sparse figure {view.fmt_tflops(a.peak_sparse_flops)}, not used"
-            return s
-    return ""
+                sparse[a.dtype] = a.peak_sparse_flops
+    if not dense:
+        return ""
+    s = "dense peak " + ", ".join(f"{d} {view.fmt_tflops(v)}" for d, v in dense.items())
+    s += " (efficiency is against " + ("this" if len(dense) == 1 else "these") + ")"
+    if sparse:
+        s += "; vendor's 2:4-sparse figure " + ", ".join(f"{d} {view.fmt_tflops(v)}" for d, v in sparse.items()) + ", not used"
+    return s
 
 
 # --- chosen tiles ------------------------------------------------------------------------------
@@ -391,7 +399,7 @@ def _failure_details(failures: Iterable[Failure]) -> str:
         if a is not None and a.smem_bytes is not None:
             parts.append(
                 f"- model ({md.cell(a.gpu)}): shared storage {view.fmt_bytes(a.smem_bytes)} in {a.smem_stages or '?'} stage(s) "
-                f"against a limit of {view.fmt_bytes(a.smem_limit)}: {a.smem_verdict}"
+                f"against a limit of {view.fmt_bytes(a.smem_limit)}: {(a.smem_verdict or 'no verdict').replace('_', ' ')}"
             )
         parts.append(f"- reason ({f.reason.basis}): {md.cell(f.reason.summary)}")
         for text, n in f.errors[:5]:
