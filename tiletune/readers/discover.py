@@ -41,8 +41,12 @@ def discover(env: Mapping[str, str] = os.environ, home: Path = Path.home()) -> D
     searched: list[str] = []
 
     def look(label: str, path: Path) -> None:
-        exists = path.exists()
-        searched.append(f"{label}: {path} ({'found' if exists else 'absent'})")
+        try:
+            exists = path.exists()
+            state = "found" if exists else "absent"
+        except OSError as e:  # e.g. a parent directory without search permission
+            exists, state = False, f"not accessible: {e.strerror or e}"
+        searched.append(f"{label}: {path} ({state})")
         if exists and path not in found:
             found.append(path)
 
@@ -53,11 +57,14 @@ def discover(env: Mapping[str, str] = os.environ, home: Path = Path.home()) -> D
     else:
         look("FlashInfer managed store (default)", fi_cache / "autotune")
     # JIT workspaces (<version>/<arch>/: flashinfer_jit.log, cached_ops/) for the jit/log readers
-    workspaces = []
-    if fi_cache.is_dir():
-        for vdir in sorted(fi_cache.iterdir()):
-            if vdir.is_dir() and _VERSION_DIR.match(vdir.name):
-                workspaces += [a for a in sorted(vdir.iterdir()) if a.is_dir()]
+    workspaces: list[Path] = []
+    try:
+        if fi_cache.is_dir():
+            for vdir in sorted(fi_cache.iterdir()):
+                if _VERSION_DIR.match(vdir.name) and vdir.is_dir():
+                    workspaces += [a for a in sorted(vdir.iterdir()) if a.is_dir()]
+    except OSError:  # unreadable: read_inputs reports it if the user points at it
+        pass
     label = "FLASHINFER_WORKSPACE_BASE JIT workspaces" if env.get("FLASHINFER_WORKSPACE_BASE") else "FlashInfer JIT workspaces"
     if workspaces:
         for w in workspaces:
@@ -85,9 +92,12 @@ def discover(env: Mapping[str, str] = os.environ, home: Path = Path.home()) -> D
     if env.get("TLLM_AUTOTUNER_CACHE_PATH"):
         p = _expand(env["TLLM_AUTOTUNER_CACHE_PATH"], home)
         look("TLLM_AUTOTUNER_CACHE_PATH", p)
-        if p.parent.is_dir():  # per-rank files of TensorRT-LLM releases before #10336
-            for r in sorted(p.parent.glob(f"{p.stem}.rank*.json")):
-                look("TLLM_AUTOTUNER_CACHE_PATH per-rank", r)
+        try:  # per-rank files of TensorRT-LLM releases before #10336
+            ranks = sorted(p.parent.glob(f"{p.stem}.rank*.json")) if p.parent.is_dir() else []
+        except OSError:
+            ranks = []
+        for r in ranks:
+            look("TLLM_AUTOTUNER_CACHE_PATH per-rank", r)
     else:
         searched.append("TLLM_AUTOTUNER_CACHE_PATH: (unset; TensorRT-LLM has no default cache file)")
     return Discovery(paths=tuple(found), searched=tuple(searched))
