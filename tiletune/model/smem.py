@@ -199,7 +199,7 @@ def _sm120(config: TileConfig, dtype: str, grouped: bool, fixed: Optional[int], 
     return SmemFit(**base, stage_bytes=stage, stages=stages, shared_storage_bytes=kernel_out, limit_bytes=SM120_LIMIT,
                    verdict=verdict, epilogue_carveout_bytes=epi, stage_budget_bytes=budget,
                    error_bytes=0 if not with_c or grouped else 1024,
-                   cutlass_version="CUTLASS 4.5 (FlashInfer 0.7.2.post1 bundled); same numbers as CUTLASS 4.7",
+                   cutlass_version="CUTLASS 4.5 (FlashInfer 0.7.2.post1 bundled; checked by compiling); same numbers as CUTLASS 4.7",
                    notes=tuple(notes))
 
 
@@ -241,7 +241,7 @@ def _sm100(config: TileConfig, dtype: str, grouped: bool, fixed: Optional[int], 
                    shared_storage_bytes=kernel if stages >= 2 else None, limit_bytes=SM90_LIMIT,
                    verdict=_verdict(stages, kernel, SM90_LIMIT), epilogue_carveout_bytes=epi, stage_budget_bytes=budget,
                    error_bytes=0 if dtype in BLOCK_SCALED and not grouped else 2048,
-                   cutlass_version="CUTLASS 4.7 (research note [C]); not re-checked against 4.5",
+                   cutlass_version="CUTLASS 4.7 (research note [C]); NVFP4 128x128x256 1-SM and 2-SM also match compiled CUTLASS 4.5",
                    notes=tuple(notes))
 
 
