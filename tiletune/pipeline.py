@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter, OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
@@ -460,8 +460,6 @@ def project(res: Any, *, gpu: str, dtype: str, m: int) -> Analysis:
     smem = getattr(res, "smem", None)
     verdict = getattr(smem, "verdict", None)
     notes = tuple(getattr(smem, "notes", ()) or ()) + tuple(getattr(res, "notes", ()) or ())
-    if len(notes) > 1:
-        notes = tuple(dict.fromkeys(str(n) for n in notes))
     g = getattr(res, "__dict__", None) or {n: getattr(res, n, None) for n in _RESULT_FIELDS}
     return Analysis(
         gpu=gpu,
