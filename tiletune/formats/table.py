@@ -74,7 +74,7 @@ def format_inspect(result: InspectResult) -> str:
         out.append("")
     for sec in view.entry_sections(result):
         out.append(f"== {sec.title} ==")
-        out.append(sec.gpu_line)
+        out += _wrap(sec.gpu_line, indent="")
         out.append(_tab(sec.rows, sec.headers))
         for note in sec.footnotes:
             out += _wrap(note, indent="")
@@ -96,7 +96,8 @@ def format_inspect(result: InspectResult) -> str:
         out.append("")
     if len(result.sources) > 1 or any(ae.record.source not in dict(result.sources) for ae in result.entries[:1]):
         out.append("Sources")
-        out += [f"  {line}" for line in view.source_legend(result)]
+        for line in view.source_legend(result):
+            out += _wrap(line)
         out.append("")
     if result.notes:
         out.append("Notes")

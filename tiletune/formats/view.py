@@ -98,7 +98,7 @@ def fmt_tflops(flops_per_s: Optional[float]) -> str:
 
 
 def m_bucket(p: Optional[Problem]) -> str:
-    """'129-256' when the bucket's runtime-M range is known, else '256 (range ?)'."""
+    """'129-256' when the bucket's runtime-M range is known, else '256?' (the legend says why)."""
     if p is None:
         return "?"
     if p.m_range is not None:
@@ -106,7 +106,7 @@ def m_bucket(p: Optional[Problem]) -> str:
         if lo == hi:
             return str(lo)
         return f"{lo}-{hi}"
-    return f"{p.m} (range ?)"
+    return f"{p.m}?"
 
 
 def smem_cell(a: Optional[Analysis]) -> str:
@@ -180,7 +180,9 @@ def entry_sections(result: InspectResult, *, statuses: Optional[Sequence[Status]
     for key in sorted(groups):
         items = groups[key]
         arch = items[0].arch
-        has_rank = any(ae.record.rank for ae in items)
+        # per-rank layouts write one file per rank: the src column already tells ranks apart
+        # (the source legend names each file's rank), so a rank column is only needed otherwise
+        has_rank = any(ae.record.rank for ae in items) and not (multi_source and _one_rank_per_source(items))
         has_meas = any(ae.record.time_ms is not None for ae in items)
         headers = list(ENTRY_HEADERS)
         if has_meas:
@@ -207,6 +209,14 @@ def entry_sections(result: InspectResult, *, statuses: Optional[Sequence[Status]
         sec.footnotes = notes.lines()
         sections.append(sec)
     return sections
+
+
+def _one_rank_per_source(items: Sequence[AnalyzedEntry]) -> bool:
+    ranks: dict[str, Optional[str]] = {}
+    for ae in items:
+        if ranks.setdefault(ae.record.source, ae.record.rank) != ae.record.rank:
+            return False
+    return True
 
 
 def _row_key(ae: AnalyzedEntry) -> tuple:
@@ -236,7 +246,17 @@ def _source_index(result: InspectResult) -> dict[str, int]:
 def source_legend(result: InspectResult) -> list[str]:
     """'[1] path (kind)' for each input, numbered as the src column refers to them."""
     kinds = dict(result.sources)
-    return [f"[{i}] {p}" + (f" ({kinds[p]})" if p in kinds else "") for p, i in _source_index(result).items()]
+    ranks: dict[str, set[str]] = {}
+    for ae in result.entries:
+        if ae.record.rank:
+            ranks.setdefault(ae.record.source, set()).add(ae.record.rank)
+    out = []
+    for p, i in _source_index(result).items():
+        what = [kinds[p]] if p in kinds else []
+        if p in ranks:
+            what.append("rank " + ", ".join(sorted(ranks[p])))
+        out.append(f"[{i}] {p}" + (f" ({'; '.join(what)})" if what else ""))
+    return out
 
 
 def _entry_row(
@@ -328,7 +348,7 @@ def legend(result: InspectResult) -> list[str]:
     ]
     if any(ae.record.time_ms is not None for ae in result.entries):
         lines.append("meas us: time measured by the source (autotuner avg_time / TRT-LLM min_time / retry ledger).")
-    lines.append("M bucket: the runtime M range FlashInfer's default bucket mapping sends to the key's M (range ? = unknown).")
+    lines.append("M bucket: the runtime M range FlashInfer's default bucket mapping sends to the key's M ("256?": range unknown).")
     return lines
 
 
