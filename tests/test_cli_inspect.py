@@ -137,3 +137,11 @@ def test_report_json_redacted(run, sample, tmp_path):
     doc = json.loads(out.read_text())
     assert doc["schema"] == "tiletune.report/1" and doc["inspect"]["entries"]
     assert "private-dir" not in out.read_text() and doc["inspect"]["entries"][0]["source"].endswith("/cache.json")
+
+
+@pytest.mark.parametrize("args", [("logs/sm120_0.6.17_warmup_debug.log", "--arch", "sm120", "--flashinfer-version", "0.6.17"),
+                                  ("layouts",), ("v1",)])
+def test_table_fits_120_columns_on_real_samples(run, sample, args):
+    r = run("inspect", sample(args[0]), *args[1:])
+    assert r.exit_code in (0, 2) and r.stdout
+    assert [line for line in r.stdout.splitlines() if len(line) > 120] == []

@@ -23,7 +23,7 @@ ENTRY_HEADERS = (
     "M bucket",
     "N",
     "K",
-    "tactic",
+    "tac",
     "tile",
     "status",
     "smem KiB*",
@@ -348,7 +348,7 @@ def legend(result: InspectResult) -> list[str]:
     ]
     if any(ae.record.time_ms is not None for ae in result.entries):
         lines.append("meas us: time measured by the source (autotuner avg_time / TRT-LLM min_time / retry ledger).")
-    lines.append("M bucket: the runtime M range FlashInfer's default bucket mapping sends to the key's M ("256?": range unknown).")
+    lines.append("M bucket: the runtime M range FlashInfer's default bucket mapping sends to the key's M ('256?': range unknown); tac: the tactic as stored.")
     return lines
 
 
