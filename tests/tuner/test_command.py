@@ -175,3 +175,20 @@ def test_cli_no_run_exports_from_the_real_ledger_without_a_gpu(tmp_path):
     assert r.exit_code == 0, r.output
     assert json.loads((tmp_path / "b.json").read_text())["invalid_tactics"] == {"fp8_gemm::CublasFp8GemmRunner": [99, 150]}
     assert "none attempted" in r.output and led.read_bytes() == before
+
+
+def test_changed_env_on_the_real_ledger():
+    """--changed-env keeps failures recorded under another environment (fingerprint from the ledger)."""
+    from tiletune.decode import decode
+    from tiletune.readers import ledger as reader
+    from tiletune.readers.interface import ReadContext
+
+    led = ROOT / "cache_samples" / "ledgers" / "h200-fp8_gemm-cublas-0.7.2.post1.jsonl"
+    entries = [decode(r) for r in reader.read(led, ReadContext()) if hasattr(r, "status")]
+    recorded = dict(Ledger(led).load().attempts[0]["env"])
+    same = targets_from_entries(entries, changed_env=True, current_env=recorded)
+    assert same == []  # nothing changed: nothing to re-test
+    newer_nvcc = targets_from_entries(entries, changed_env=True, current_env=dict(recorded, nvcc="13.2.10"))
+    assert len(newer_nvcc) == len(targets_from_entries(entries)) > 0
+    assert targets_from_entries(entries, since_driver=True, current_env=dict(recorded, nvcc="13.2.10")) == []
+    assert targets_from_entries(entries, since_driver=True, current_env=dict(recorded, driver="590.1"))

@@ -83,3 +83,31 @@ def test_parallel_workers_record_every_attempt_once(tmp_path):
     assert sorted(x["key"] for x in lines) == sorted(t.key for t in targets)
     assert {x["env"]["cuda_visible_devices"] for x in lines} <= {"0", "1", "2"}
     assert len(run.attempts) == len(targets)
+
+
+def test_a_child_that_cannot_start_is_data_not_an_exception(tmp_path):
+    from tiletune.tuner.engine import ChildSpec
+    from tiletune.tuner.isolation import run_child
+
+    r = run_child(ChildSpec(argv=(str(tmp_path / "no-such-binary"),), result_file=tmp_path / "r.json"),
+                  timeout_s=5, scratch=tmp_path / "s")
+    assert r.exit_code is None and not r.timed_out and "did not start" in r.result_error
+
+
+def test_visible_gpus_follow_cuda_visible_devices():
+    from tiletune.tuner.orchestrator import visible_gpus
+
+    assert visible_gpus({"CUDA_VISIBLE_DEVICES": "2,3"}) == ["2", "3"]
+    assert visible_gpus({"CUDA_VISIBLE_DEVICES": "-1"}) == []
+
+
+def test_fingerprint_identity_ignores_clocks_and_local_version_tags():
+    from tiletune.tuner import fingerprint as fpm
+
+    a = dict(FAKE_ENV, clock_sm_mhz=345, torch="2.11.0")
+    b = dict(FAKE_ENV, clock_sm_mhz=1980, torch="2.11.0")
+    assert fpm.env_id(a) == fpm.env_id(b)
+    assert fpm.changed_fields(a, dict(b, torch="2.11.0+cu130")) == {}
+    assert fpm.changed_fields(a, dict(b, driver="590.1")) == {"driver": ("580.1", "590.1")}
+    fp = fpm.collect()  # on any machine: never imports torch, never raises
+    assert set(fpm.IDENTITY_FIELDS) <= set(fp)

@@ -62,6 +62,7 @@ def read(path: Path, ctx: ReadContext) -> Iterator[Union[TuningRecord, InputProb
         detail = {
             "diagnosis": a.get("diagnosis"),
             "engine": a.get("engine"),
+            "dtype": a.get("dtype"),
             "key": a.get("key"),
             "env_id": a.get("env_id"),
             "env": env,

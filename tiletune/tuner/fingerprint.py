@@ -50,8 +50,38 @@ def collect(*, gpu_index: int = 0) -> Dict[str, Any]:
     fp["nvcc"] = _nvcc_version()
     for name, dists in _PACKAGES.items():
         fp[name] = _package_version(dists)
-    fp["cuda_runtime"] = _cuda_from_torch_version(fp.get("torch"))
+    torch_version, torch_cuda = _torch_version_file()
+    if torch_version:  # torch/version.py has the local tag (+cu130) the dist metadata may lack
+        fp["torch"] = torch_version
+    fp["cuda_runtime"] = torch_cuda or _cuda_from_torch_version(fp.get("torch"))
     return fp
+
+
+def _torch_version_file() -> tuple:
+    """(__version__, cuda) read from torch/version.py as text: no `import torch` in the parent."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("torch")
+    except (ImportError, ValueError):
+        return None, None
+    if spec is None or not spec.submodule_search_locations:
+        return None, None
+    for loc in spec.submodule_search_locations:
+        try:
+            text = open(f"{loc}/version.py", encoding="utf-8").read()
+        except OSError:
+            continue
+        v = re.search(r"^__version__\s*=\s*['\"]([^'\"]+)['\"]", text, re.M)
+        c = re.search(r"^cuda\s*(?::\s*[^=]+)?=\s*['\"]([^'\"]+)['\"]", text, re.M)
+        return (v.group(1) if v else None), (c.group(1) if c else None)
+    return None, None
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Equal, or the same version apart from a local tag ('2.11.0' vs '2.11.0+cu130')."""
+    sa, sb = str(a), str(b)
+    return sa == sb or sa.split("+")[0] == sb.split("+")[0]
 
 
 def env_id(fp: Mapping[str, Any]) -> str:
@@ -66,7 +96,7 @@ def changed_fields(old: Mapping[str, Any], new: Mapping[str, Any]) -> Dict[str, 
     out = {}
     for k in IDENTITY_FIELDS:
         a, b = old.get(k), new.get(k)
-        if a is not None and b is not None and str(a) != str(b):
+        if a is not None and b is not None and not same_value(a, b):
             out[k] = (a, b)
     return out
 

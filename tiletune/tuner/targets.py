@@ -21,6 +21,7 @@ from tiletune.errors import UsageError
 from tiletune.records import Entry, Problem, Status, TuningRecord, to_jsonable
 from tiletune.tuner.classify import torch_dtype_name
 from tiletune.tuner.engine import RetryTarget
+from tiletune.tuner.fingerprint import IDENTITY_FIELDS, same_value
 
 FAILED_STATUSES = (Status.FAILED, Status.BLOCKED)
 
@@ -68,6 +69,9 @@ def _dtype_of(entry: Entry) -> Optional[str]:
     dtypes = [str(x).replace("torch.", "") for x in extras if "float" in str(x) or "int" in str(x)]
     if dtypes:  # the key's own torch dtype is the most exact ("float8_e5m2" vs the short "fp8")
         return dtypes[-1]
+    recorded = entry.record.detail_dict().get("dtype")  # ledger records carry the attempt's dtype
+    if isinstance(recorded, str):
+        return torch_dtype_name(recorded)
     if p is not None and p.dtype_out:
         return torch_dtype_name(p.dtype_out)
     return None
@@ -93,15 +97,20 @@ def _env_changed(record: TuningRecord, current: Mapping[str, Any], *, driver_onl
     """Does the record's environment differ (on a field known on both sides) from `current`?"""
     env = record.env
     detail = record.detail_dict()
-    recorded: Dict[str, Any] = dict(detail.get("env") or {}) if isinstance(detail.get("env"), dict) else {}
+    raw_env = detail.get("env")  # ledger records: the fingerprint, frozen into sorted pairs
+    recorded: Dict[str, Any] = {}
+    if isinstance(raw_env, dict):
+        recorded = dict(raw_env)
+    elif isinstance(raw_env, tuple) and all(isinstance(x, tuple) and len(x) == 2 for x in raw_env):
+        recorded = {str(k): v for k, v in raw_env}
     recorded.setdefault("driver", env.driver)
     recorded.setdefault("gpu", env.gpu)
     recorded.setdefault("flashinfer", env.flashinfer_version)
     recorded.setdefault("cuda_runtime", env.cuda_version)
-    fields = ("driver",) if driver_only else tuple(recorded)
+    fields = ("driver",) if driver_only else IDENTITY_FIELDS  # clocks etc. do not make another environment
     for k in fields:
         a, b = recorded.get(k), current.get(k)
-        if a is not None and b is not None and str(a) != str(b):
+        if a is not None and b is not None and not same_value(a, b):
             return True
     return False
 
