@@ -124,3 +124,11 @@ def test_verdict_counts_winners_and_never_tried():
     (v,) = list(verdicts(entries, [], [nt]))
     assert v.text == ("sm120 trtllm::fused_moe::gemm1: winners 128x128x128 (2) and 128x64x128 (1); "
                       "1 catalog tile(s) never tried (no log of the attempts)")
+
+
+def test_short_error_takes_the_telling_clause_and_ledger_classes():
+    cublas = ("crashed: child exited with status 1: RuntimeError: Check failed: (status == CUBLAS_STATUS_SUCCESS) is "
+              "false: bmm_fp8_run_with_algo failed: an unsupported value or parameter was passed to the function")
+    assert short_error(cublas, 90) == "an unsupported value or parameter was passed to the function"
+    r = explain_failure(errors=["not_instantiated: tactic 99 out of range: cuBLASLt returned 8 algorithm(s)"], analysis=None)
+    assert r.kind == "not_instantiated"

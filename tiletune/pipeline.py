@@ -140,6 +140,7 @@ class Failure:
     reason: FailureReason
     analysis: Optional[Analysis] = None
     passed_later: bool = False  # a retry ledger shows it passing
+    not_cutlass: bool = False  # a cuBLAS / cuDNN / trtllm-gen tactic: there is no tile to name
     problems: tuple[Problem, ...] = ()  # the shape buckets it failed for (distinct)
 
     @property
@@ -582,6 +583,7 @@ def _aggregate_failures(
             analysis=analysis,
             passed_later=key in passed,
             problems=tuple(problems),
+            not_cutlass=isinstance(first.entry.decode, Undecoded) and first.entry.decode.not_a_cutlass_tactic,
         )
 
 

@@ -69,10 +69,12 @@ def short_error(text: str, width: int = 60) -> str:
     if not t:
         return "no error text"
     m = re.search(r"Error:\s*([^(.;]+)", t)
-    if m and m.group(1).strip():
-        core = m.group(1).strip()
-    else:
-        core = t
+    core = m.group(1).strip() if m else ""
+    if len(core.split()) < 2 or core.endswith(":"):
+        # "RuntimeError: Check failed: (...) is false: run failed: an unsupported value ...": the
+        # last clause of three words or more says the most
+        clauses = [c.strip() for c in t.split(": ") if len(c.split()) >= 3]
+        core = clauses[-1] if clauses else t
     return core if len(core) <= width else core[: width - 1].rstrip() + "…"
 
 
@@ -118,7 +120,8 @@ def explain_failure(
         return FailureReason(kind="not_instantiated", summary=f"never instantiated: {known_failure}", basis="catalog")
     low = text.lower()
     kind_from_log = detail.get("failure_kind")  # the log reader's coarse class of the same text
-    if kind_from_log == "not_instantiated" or any(k in low for k in _NOT_INSTANTIATED):
+    # the retry ledger prefixes its diagnosis class ("not_instantiated: tactic 99 out of range ...")
+    if kind_from_log == "not_instantiated" or low.startswith("not_instantiated") or any(k in low for k in _NOT_INSTANTIATED):
         return FailureReason(kind="not_instantiated", summary=f"no kernel for this tile: {short_error(text, 90)}", basis="error text")
     if jit_not_built:
         return FailureReason(

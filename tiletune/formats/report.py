@@ -163,6 +163,10 @@ def chosen_sections(result: InspectResult) -> list[tuple[str, str, list[list[str
             rank = f" ({r.rank})" if r.rank else ""
             rows.append([view.m_bucket(p) + rank, view.fmt_int(p.n) if p else "-", view.fmt_int(p.k) if p else "-",
                          view.tactic_cell(r.tactic), tile, *model])
+        if not any(ae.config is not None for ae in items):
+            # cuBLAS / cuDNN / trtllm-gen winners: no tile to show or model, one line says so
+            whys = sorted({getattr(ae.entry.decode, "reason", "not decoded") for ae in items})
+            rows, notes = [], {f"{len(items)} chosen tactic(s), none a decodable CUTLASS tile: {'; '.join(whys)}": 1}
         out.append((sec.title, sec.gpu_line, rows, [f"[{n}] {t}" for t, n in notes.items()]))
     return out
 
@@ -283,7 +287,7 @@ def _title(result: InspectResult) -> str:
     failing = [f"{v.arch or '?'} {v.op}" for v in result.verdicts if v.failed]
     subject = failing or ops
     head = ", ".join(subject[:3]) + (f" (+{len(subject) - 3} more)" if len(subject) > 3 else "")
-    what = "failing CUTLASS tiles" if failing else "autotuned tiles"
+    what = "failing tactics" if failing else "autotuned tiles"
     return f"tiletune report: {what} - {head}" if head else "tiletune report"
 
 
@@ -328,6 +332,9 @@ def format_report(result: InspectResult, ctx: ReportContext) -> str:
     if not sections:
         out += ["_No chosen tactics in the inputs._", ""]
     for title, gpu_line, rows, notes in sections:
+        if not rows:
+            out += [f"### {md.cell(title)}", "", f"_{md.cell(notes[0].split('] ', 1)[1])}_", ""]
+            continue
         body = md.table(CHOSEN_HEADERS, rows, align_right=[1, 2, 5, 6, 8, 9, 10])
         if notes:
             body += "\n\n" + "\n".join(f"- {md.cell(n)}" for n in notes)
@@ -381,7 +388,7 @@ def format_report(result: InspectResult, ctx: ReportContext) -> str:
 
 
 def _failure_summary_row(f: Failure) -> list[str]:
-    tile = f.config.label() if f.config is not None else ("undecoded" if f.tactic is not None else "unidentified")
+    tile = view.failure_tile(f)
     reason = f.reason.summary + (" - **passed on a later retry**" if f.passed_later else "")
     return [f"{f.arch or '?'} {f.op}: {tile}", view.tactic_cell(f.tactic), str(f.count), reason]
 

@@ -308,7 +308,7 @@ def failure_rows(failures: Sequence[Failure], *, error_width: int = 40) -> list[
 
     rows = []
     for f in sorted(failures, key=lambda f: (f.arch or "~", f.op, -f.count)):
-        tile = f.config.label() if f.config is not None else ("undecoded" if f.tactic is not None else "unidentified")
+        tile = failure_tile(f)
         reason = f.reason.summary + (" - passed on a later retry" if f.passed_later else "")
         rows.append(
             [
@@ -321,6 +321,15 @@ def failure_rows(failures: Sequence[Failure], *, error_width: int = 40) -> list[
             ]
         )
     return rows
+
+
+def failure_tile(f: Failure) -> str:
+    """The failed tile's label, or what stands in for it."""
+    if f.config is not None:
+        return f.config.label()
+    if f.not_cutlass:
+        return "n/a (not CUTLASS)"
+    return "undecoded" if f.tactic is not None else "unidentified"
 
 
 def not_tried_line(nt: NotTried, limit: int = 8) -> str:
