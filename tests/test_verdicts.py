@@ -39,8 +39,10 @@ def test_error_text_bytes_win_over_the_model():
     # the model underestimates (says fits at 93,184 B); the error states 111,616 B: evidence wins
     r = explain_failure(errors=[WHEEL_MXFP8], analysis=_analysis(93_184, "fits", 3))
     assert (r.kind, r.basis, r.need_bytes, r.limit_bytes) == ("smem", "error text", 111_616, 101_376)
-    assert "model estimated 93,184 B" in r.summary
-    assert not r.model_disagrees
+    assert "model estimated 93,184 B and says it fits" in r.summary
+    assert r.model_disagrees  # shown, but the reason stays the error text's
+    r = explain_failure(errors=[WHEEL_MXFP8], analysis=_analysis(111_616, "overflows_at_initialize"))
+    assert r.kind == "smem" and not r.model_disagrees
 
 
 def test_log_reader_detail_numbers_are_used():

@@ -174,7 +174,7 @@ class Verdict:
     failed: int = 0  # failures summed over counts
     not_tried: int = 0
     undecoded: int = 0
-    disagreements: int = 0  # failures the shared-memory model does not explain
+    disagreements: int = 0  # failures where the evidence and the shared-memory model disagree
 
 
 @dataclass(frozen=True)

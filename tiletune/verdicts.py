@@ -112,9 +112,13 @@ def explain_failure(
     if need_limit is not None:
         need, limit = need_limit
         summary = f"shared memory: needs {_fmt_bytes(need)}, per-block limit {_fmt_bytes(limit)} (from the error text)"
+        disagrees = model_fits is True and need > limit
         if analysis is not None and analysis.smem_bytes is not None:
             summary += f"; model estimated {_fmt_bytes(analysis.smem_bytes)}"
-        return FailureReason(kind="smem", summary=summary, basis="error text", need_bytes=need, limit_bytes=limit)
+            if disagrees:
+                summary += " and says it fits: the model underestimates this kernel, the error text wins"
+        return FailureReason(kind="smem", summary=summary, basis="error text", need_bytes=need, limit_bytes=limit,
+                             model_disagrees=disagrees)
 
     if known_failure:
         return FailureReason(kind="not_instantiated", summary=f"never instantiated: {known_failure}", basis="catalog")

@@ -298,9 +298,12 @@ def _summary_line(result: InspectResult) -> str:
     s = f"{len(result.sources)} input(s) read, {chosen:,} chosen tactic(s)"
     if n_fail:
         s += f", {n_fail} failing tactic(s) ({failed:,} failed attempts)"
-    dis = sum(1 for f in result.failures if f.reason.model_disagrees)
+    dis = sum(1 for f in result.failures if f.reason.model_disagrees and f.reason.kind != "smem")
     if dis:
         s += f", {dis} not explained by shared memory"
+    under = sum(1 for f in result.failures if f.reason.model_disagrees and f.reason.kind == "smem")
+    if under:
+        s += f", {under} where the error's shared-memory figure beats the model's"
     if result.problems:
         s += f", {len(result.problems)} input problem(s)"
     return s + "."
