@@ -60,3 +60,19 @@ def test_fast_output_equals_the_plain_dict(synthetic_result):
     fast = json.loads(format_inspect(synthetic_result))
     plain = json.loads(json.dumps(inspect_dict(synthetic_result)))
     assert fast == plain
+
+
+def test_problem_notes_are_listed_once_and_referenced(synthetic_result):
+    from tiletune.formats.json_out import inspect_dict
+    from tiletune.records import Problem
+
+    doc = json.loads(format_inspect(synthetic_result))
+    for e in doc["entries"]:
+        if e["problem"]:
+            assert all(0 <= i < len(doc["problem_notes"]) for i in e["problem"]["note_ids"])
+    # a note shared by two problems appears once
+    p1 = Problem(m=1, n=2, k=3, notes=("a", "b"))
+    p2 = Problem(m=2, n=2, k=3, notes=("b", "c"))
+    table = __import__("tiletune.formats.json_out", fromlist=["NoteTable"]).NoteTable()
+    assert table.ids(p1.notes) == [0, 1] and table.ids(p2.notes) == [1, 2] and table.texts == ["a", "b", "c"]
+    assert inspect_dict(synthetic_result)["problem_notes"] == doc["problem_notes"]

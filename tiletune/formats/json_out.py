@@ -42,10 +42,35 @@ def to_jsonable(value: Any) -> Any:
 _SCALARS = frozenset((int, float, str, bool, type(None)))
 
 
-def problem_dict(p: Optional[Problem]) -> Optional[dict[str, Any]]:
+class NoteTable:
+    """Problem notes ("k = 2 x the key's packed byte count ...") repeat across thousands of
+    entries: the output lists each text once in `problem_notes` and problems refer to it by
+    index (`note_ids`)."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self._index: dict[str, int] = {}
+        self._memo: dict[tuple[str, ...], list[int]] = {}
+
+    def ids(self, notes: tuple[str, ...]) -> list[int]:
+        hit = self._memo.get(notes)
+        if hit is None:
+            hit = []
+            for t in notes:
+                i = self._index.get(t)
+                if i is None:
+                    i = self._index[t] = len(self.texts)
+                    self.texts.append(t)
+                hit.append(i)
+            self._memo[notes] = hit
+        return hit
+
+
+def problem_dict(p: Optional[Problem], notes: Optional[NoteTable] = None) -> Optional[dict[str, Any]]:
+    """The problem; with a NoteTable its notes become `note_ids`, else they are inlined as `notes`."""
     if p is None:
         return None
-    return {
+    d = {
         "m": p.m,
         "n": p.n,
         "k": p.k,
@@ -56,8 +81,12 @@ def problem_dict(p: Optional[Problem]) -> Optional[dict[str, Any]]:
         "dtype_a": p.dtype_a,
         "dtype_b": p.dtype_b,
         "dtype_out": p.dtype_out,
-        "notes": list(p.notes),
     }
+    if notes is None:
+        d["notes"] = list(p.notes)
+    else:
+        d["note_ids"] = notes.ids(p.notes)
+    return d
 
 
 def config_dict(c: Optional[TileConfig], decode: Any = None) -> Optional[dict[str, Any]]:
@@ -82,8 +111,6 @@ def config_dict(c: Optional[TileConfig], decode: Any = None) -> Optional[dict[st
         d["catalog"] = {
             "flashinfer_version": ref.flashinfer_version,
             "arch": ref.arch,
-            "op": ref.op,
-            "runner": ref.runner,
             "source_file": ref.source_file,
             "variant": {k: to_jsonable(v) for k, v in ref.variant},
             "size": ref.size,
@@ -181,7 +208,7 @@ class _Memo:
 _MISS = object()
 
 
-def entry_dict(ae: AnalyzedEntry, memo: Optional[_Memo] = None) -> dict[str, Any]:
+def entry_dict(ae: AnalyzedEntry, memo: Optional[_Memo] = None, notes: Optional[NoteTable] = None) -> dict[str, Any]:
     memo = memo or _Memo()
     r = ae.record
     e = ae.entry
@@ -199,7 +226,7 @@ def entry_dict(ae: AnalyzedEntry, memo: Optional[_Memo] = None) -> dict[str, Any
         "gpu": env.gpu,
         "rank": r.rank,
         "line": r.line,
-        "problem": problem_dict(e.problem),
+        "problem": problem_dict(e.problem, notes),
         "problem_note": e.problem_note,
         "config": memo.config(e),
         "decode": memo.decodes[id(e.decode)],
@@ -228,7 +255,7 @@ def reason_dict(r: FailureReason) -> dict[str, Any]:
     }
 
 
-def failure_dict(f: Failure) -> dict[str, Any]:
+def failure_dict(f: Failure, notes: Optional[NoteTable] = None) -> dict[str, Any]:
     return {
         "source": f.sources[0] if f.sources else "",
         "sources": list(f.sources),
@@ -244,7 +271,7 @@ def failure_dict(f: Failure) -> dict[str, Any]:
         "count": f.count,
         "reason": reason_dict(f.reason),
         "passed_later": f.passed_later,
-        "problems": [problem_dict(p) for p in f.problems],
+        "problems": [problem_dict(p, notes) for p in f.problems],
         "model": analysis_dict(f.analysis),
     }
 
@@ -276,14 +303,16 @@ def verdict_dict(v: Verdict) -> dict[str, Any]:
     }
 
 
-def inspect_dict(result: InspectResult, *, entries: bool = True) -> dict[str, Any]:
-    """The full "tiletune.inspect/1" object (`entries=False`: everything but the entries)."""
+def inspect_dict(result: InspectResult, *, entries: bool = True, notes: Optional[NoteTable] = None) -> dict[str, Any]:
+    """The full "tiletune.inspect/1" object (`entries=False`: everything but the entries; pass the
+    NoteTable the entries were rendered with so `problem_notes` covers them)."""
     memo = _Memo()
-    return {
+    notes = notes if notes is not None else NoteTable()
+    doc = {
         "schema": SCHEMA,
         "tiletune_version": __version__,
-        "entries": [entry_dict(ae, memo) for ae in result.entries] if entries else [],
-        "failures": [failure_dict(f) for f in result.failures],
+        "entries": [entry_dict(ae, memo, notes) for ae in result.entries] if entries else [],
+        "failures": [failure_dict(f, notes) for f in result.failures],
         "not_tried": [not_tried_dict(nt) for nt in result.not_tried],
         "verdicts": [verdict_dict(v) for v in result.verdicts],
         "problems": [{"source": p.source, "message": p.message, "fatal": p.fatal} for p in result.problems],
@@ -294,6 +323,8 @@ def inspect_dict(result: InspectResult, *, entries: bool = True) -> dict[str, An
         "notes": list(result.notes),
         "exit_status": result.exit_code,
     }
+    doc["problem_notes"] = notes.texts
+    return doc
 
 
 _PLACEHOLDER = "\u0000entries\u0000"
@@ -308,10 +339,11 @@ def format_inspect(result: InspectResult) -> str:
     and spliced in as text, so the cost per entry is a few string joins.
     """
     enc = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-    doc = inspect_dict(result, entries=False)
+    notes = NoteTable()
+    body = "[" + ",".join(_entry_fragments(result, enc, notes)) + "]"  # entries first: note ids as inspect_dict
+    doc = inspect_dict(result, entries=False, notes=notes)
     doc["entries"] = _PLACEHOLDER
     head = enc(doc)
-    body = "[" + ",".join(_entry_fragments(result, enc)) + "]"
     return head.replace(enc(_PLACEHOLDER), body, 1) + "\n"
 
 
@@ -329,16 +361,16 @@ def _js(v: Any, enc: Any) -> str:
     return enc(v)
 
 
-def _problem_json(p: Problem, fnotes: str) -> str:
+def _problem_json(p: Problem, note_ids: str) -> str:
     mr = "null" if p.m_range is None else f"[{int(p.m_range[0])},{int(p.m_range[1])}]"
     return (
         f'{{"m":{p.m},"n":{p.n},"k":{p.k},"batch":{p.batch},"m_range":{mr},'
         f'"experts":{_js(p.experts, None)},"top_k":{_js(p.top_k, None)},"dtype_a":{_js(p.dtype_a, None)},'
-        f'"dtype_b":{_js(p.dtype_b, None)},"dtype_out":{_js(p.dtype_out, None)},"notes":{fnotes}}}'
+        f'"dtype_b":{_js(p.dtype_b, None)},"dtype_out":{_js(p.dtype_out, None)},"note_ids":{note_ids}}}'
     )
 
 
-def _entry_fragments(result: InspectResult, enc: Any) -> Iterable[str]:
+def _entry_fragments(result: InspectResult, enc: Any, note_table: NoteTable) -> Iterable[str]:
     memo = _Memo()
     envs: dict[tuple[int, str, str], str] = {}
     problems: dict[int, str] = {}
@@ -399,7 +431,7 @@ def _entry_fragments(result: InspectResult, enc: Any) -> Iterable[str]:
             if fp is None:
                 fnotes = notes.get(p.notes)
                 if fnotes is None:
-                    fnotes = notes[p.notes] = enc(list(p.notes))
+                    fnotes = notes[p.notes] = enc(note_table.ids(p.notes))
                 fp = problems[id(p)] = _problem_json(p, fnotes)
         d_id = id(e.decode)
         fc = configs.get(d_id)
