@@ -145,3 +145,20 @@ def test_table_fits_120_columns_on_real_samples(run, sample, args):
     r = run("inspect", sample(args[0]), *args[1:])
     assert r.exit_code in (0, 2) and r.stdout
     assert [line for line in r.stdout.splitlines() if len(line) > 120] == []
+
+
+def test_json_and_report_paths_do_not_import_tabulate_matplotlib_or_torch(sample):
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from pathlib import Path\n"
+        "from tiletune.pipeline import inspect\n"
+        "from tiletune.readers.interface import ReadContext\n"
+        "from tiletune.formats import json_out, report\n"
+        f"r = inspect([Path({str(sample(SM120))!r})], ReadContext())\n"
+        "json_out.format_inspect(r); report.format_report(r, report.ReportContext())\n"
+        "print(sorted(m for m in ('tabulate', 'matplotlib', 'torch') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
