@@ -133,3 +133,12 @@ def test_jit_module_not_built_explains_a_failure():
     (f,) = res.failures
     assert f.reason.kind == "not_instantiated" and "fused_moe_120" in f.reason.summary
     assert any("fused_moe_120 never finished building" in v.text for v in res.verdicts)
+
+
+def test_exit_status_losses_vs_notes(sample):
+    # a key that does not parse loses an entry: exit 2; a note that loses nothing does not
+    bad = inspect([sample("bad/bad-key.json")], ReadContext())
+    assert bad.exit_code == 2 and bad.problems and not any(p.fatal for p in bad.problems)
+    noted = inspect([sample("bad/no-metadata.json")], ReadContext())
+    assert noted.problems and noted.exit_code == 0
+    assert inspect([sample("v1")], ReadContext()).exit_code == 0

@@ -101,8 +101,10 @@ def _inspect_context(arch: Optional[str], flashinfer_version: Optional[str]):  #
 
 def _report_problems(result, to_stderr: bool) -> None:  # noqa: ANN001 - InspectResult
     if to_stderr:
+        from tiletune.pipeline import loses_data
+
         for p in result.problems:
-            typer.echo(f"tiletune: {p.message}", err=True)
+            typer.echo(f"tiletune: {'' if loses_data(p) else 'note: '}{p.message}", err=True)
 
 
 _PATHS_HELP = "Caches, logs, blocklists, JIT workspaces, retry ledgers, or directories holding them. None: search the default places."

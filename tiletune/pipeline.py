@@ -203,8 +203,22 @@ class InspectResult:
 
     @property
     def exit_code(self) -> int:
-        """0 when every input was read whole; 2 when any input (or part of one) was unusable."""
-        return 2 if self.problems else 0
+        """0 when every input was read; 2 when any input, or any part of one (a key, a line, an
+        entry file), was unusable. Notes that lose nothing (e.g. "no _metadata: version unknown")
+        are printed but keep 0: findings are not errors."""
+        return 2 if any(loses_data(p) for p in self.problems) else 0
+
+
+# Readers report both losses and notes as non-fatal InputProblems; these words mark a loss.
+_LOSS_WORDS = ("skipped", "could not", "cannot", "unusable", "read error", "invalid", "not a ", "is not ", "expected")
+
+
+def loses_data(problem: InputProblem) -> bool:
+    """True when the problem means something in the input could not be used (exit status 2)."""
+    if problem.fatal:
+        return True
+    msg = problem.message.lower()
+    return any(w in msg for w in _LOSS_WORDS)
 
 
 # --- entry point -------------------------------------------------------------------------------
@@ -661,5 +675,6 @@ __all__ = [
     "Verdict",
     "build",
     "inspect",
+    "loses_data",
     "project",
 ]

@@ -15,7 +15,7 @@ import json
 from typing import Any, Iterable, Optional
 
 from tiletune import __version__
-from tiletune.pipeline import Analysis, AnalyzedEntry, Failure, FailureReason, InspectResult, NotTried, Verdict
+from tiletune.pipeline import Analysis, AnalyzedEntry, Failure, FailureReason, InspectResult, NotTried, Verdict, loses_data
 from tiletune.records import Decoded, Problem, TileConfig, Undecoded
 
 SCHEMA = "tiletune.inspect/1"
@@ -315,7 +315,9 @@ def inspect_dict(result: InspectResult, *, entries: bool = True, notes: Optional
         "failures": [failure_dict(f, notes) for f in result.failures],
         "not_tried": [not_tried_dict(nt) for nt in result.not_tried],
         "verdicts": [verdict_dict(v) for v in result.verdicts],
-        "problems": [{"source": p.source, "message": p.message, "fatal": p.fatal} for p in result.problems],
+        "problems": [
+            {"source": p.source, "message": p.message, "fatal": p.fatal, "loses_data": loses_data(p)} for p in result.problems
+        ],
         "sources": [{"path": p, "kind": k} for p, k in result.sources],
         "searched": list(result.searched),
         "discovered": result.discovered,

@@ -89,10 +89,16 @@ def format_inspect(result: InspectResult) -> str:
         out.append("")
         out.append(f"_{cell(view.NOT_TRIED_NOTE)}_")
         out.append("")
-    if result.problems:
+    losses, notes = view.split_problems(result)
+    if losses:
         out.append("## Inputs that could not be used")
         out.append("")
-        out += [f"- {cell(p.message)}" for p in result.problems]
+        out += [f"- {cell(p.message)}" for p in losses]
+        out.append("")
+    if notes:
+        out.append("## Notes on the inputs")
+        out.append("")
+        out += [f"- {cell(p.message)}" for p in notes]
         out.append("")
     if result.sources:
         out.append("## Sources")

@@ -304,8 +304,11 @@ def _summary_line(result: InspectResult) -> str:
     under = sum(1 for f in result.failures if f.reason.model_disagrees and f.reason.kind == "smem")
     if under:
         s += f", {under} where the error's shared-memory figure beats the model's"
-    if result.problems:
-        s += f", {len(result.problems)} input problem(s)"
+    losses, notes = view.split_problems(result)
+    if losses:
+        s += f", {len(losses)} input problem(s)"
+    if notes:
+        s += f", {len(notes)} note(s) on the inputs"
     return s + "."
 
 
@@ -364,10 +367,13 @@ def format_report(result: InspectResult, ctx: ReportContext) -> str:
         total = sum(len(nt.tactics) for nt in result.not_tried)
         out += ["## Never tried", "", md.details(f"{total} catalog tile(s) with no record in the inputs", body), ""]
 
-    if result.problems:
+    losses, notes = view.split_problems(result)
+    if losses:
         out += ["## Inputs that could not be used", ""]
-        out += [f"- {md.cell(p.message)}" for p in result.problems]
+        out += [f"- {md.cell(p.message)}" for p in losses]
         out.append("")
+    if notes:
+        out += [md.details(f"Notes on the inputs ({len(notes)})", "\n".join(f"- {md.cell(p.message)}" for p in notes)), ""]
 
     out += ["## Reproduce", "", "```bash", *commands(result, ctx), "```", ""]
 

@@ -89,9 +89,15 @@ def format_inspect(result: InspectResult) -> str:
             out += _wrap(view.not_tried_line(nt))
         out += _wrap(f"({view.NOT_TRIED_NOTE})")
         out.append("")
-    if result.problems:
+    losses, notes = view.split_problems(result)
+    if losses:
         out.append("Inputs that could not be used (exit status 2)")
-        for p in result.problems:
+        for p in losses:
+            out += _wrap(p.message)
+        out.append("")
+    if notes:
+        out.append("Notes on the inputs (nothing lost)")
+        for p in notes:
             out += _wrap(p.message)
         out.append("")
     if len(result.sources) > 1 or any(ae.record.source not in dict(result.sources) for ae in result.entries[:1]):

@@ -346,6 +346,14 @@ NOT_TRIED_NOTE = (
 )
 
 
+def split_problems(result: InspectResult) -> tuple[list, list]:
+    """(losses, notes): problems that make the exit status 2, and notes that lose nothing."""
+    from tiletune.pipeline import loses_data
+
+    losses = [p for p in result.problems if loses_data(p)]
+    return losses, [p for p in result.problems if not loses_data(p)]
+
+
 def legend(result: InspectResult) -> list[str]:
     """Units and which numbers are model estimates vs measurements."""
     lines = [
