@@ -378,7 +378,7 @@ class ModelPort:
             return "named in the inputs"
         if named:
             return f"default for {arch}: GPU {named!r} from the inputs is not in the spec table"
-        return f"default for {arch} (no GPU named in the inputs; choose one with --gpu)"
+        return f"default for {arch}: no GPU named in the inputs; choose one with --gpu"
 
     def _choose(self, arch: Optional[str], named: Optional[str]) -> tuple[Any, str, Optional[str]]:
         from tiletune.errors import ModelError
