@@ -39,7 +39,23 @@ def grid():
         cases.append(("sm90", "fp8", tile, False, None))
     cases.append(("sm90", "bf16", (128, 256, 64), False, 8))
     cases.append(("sm90", "fp8", (256, 128, 128), False, 6))
-    return cases
+    return [c + (None,) for c in cases] + SM100_CASES
+
+
+# SM100: (arch, dtype, per-CTA tile, grouped, stages, (cluster, MMA tile)); 2-SM MMA spans a CTA pair.
+SM100_CASES = [
+    ("sm100", "nvfp4", (128, 128, 256), False, None, ((1, 1, 1), None)),
+    ("sm100", "nvfp4", (128, 256, 256), False, None, ((1, 1, 1), None)),
+    ("sm100", "nvfp4", (128, 128, 256), False, None, ((2, 1, 1), (256, 128, 256))),
+    ("sm100", "nvfp4", (128, 256, 256), False, None, ((2, 1, 1), (256, 256, 256))),
+]
+
+
+def _config(tile, extra) -> TileConfig:
+    if extra is None:
+        return TileConfig(tile=tile)
+    cluster, mma = extra
+    return TileConfig(tile=tile, cluster=cluster, mma_tile=mma)
 
 
 def main() -> int:
@@ -50,18 +66,20 @@ def main() -> int:
     headers = ce.find_cutlass()
     cases = grid()
     builds = []
-    for arch, dtype, tile, grouped, stages in cases:
+    for arch, dtype, tile, grouped, stages, extra in cases:
         sched = "pingpong" if tile[0] == 64 else "cooperative"  # SM90 cooperative needs tile M >= 128
-        builds.append(ce.kernel_build(TileConfig(tile=tile), arch, dtype, grouped=grouped, stages=stages, query=True,
+        builds.append(ce.kernel_build(_config(tile, extra), arch, dtype, grouped=grouped, stages=stages, query=True,
                                       schedule=sched))
     t0 = time.monotonic()
     ce.build_many(builds, jobs=a.jobs, headers=headers)  # compile in parallel, then query one by one
     rows = []
-    for (arch, dtype, tile, grouped, stages), kb in zip(cases, builds):
+    for (arch, dtype, tile, grouped, stages, extra), kb in zip(cases, builds):
         sched = "pingpong" if tile[0] == 64 else "cooperative"
-        q = ce.query_smem(TileConfig(tile=tile), arch, dtype, grouped=grouped, stages=stages, schedule=sched,
-                          headers=headers)
-        q["schedule"] = sched
+        cfg = _config(tile, extra)
+        q = ce.query_smem(cfg, arch, dtype, grouped=grouped, stages=stages, schedule=sched, headers=headers)
+        q["schedule"] = sched if arch != "sm100" else ("2sm" if extra and extra[1] else "1sm")
+        q["cluster"] = list(cfg.cluster)
+        q["mma_tile"] = list(cfg.mma_tile) if cfg.mma_tile else None
         q.pop("build_seconds", None)
         q.pop("cutlass_origin", None)
         if q.get("error"):  # keep the message, not this machine's include path

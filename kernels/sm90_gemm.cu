@@ -147,6 +147,10 @@ int main(int argc, char** argv) {
     return 0;
   }
   tt::fill_device(r);
+  if (!tt::kernel_image_ok(r, reinterpret_cast<const void*>(cutlass::device_kernel<cfg::Kernel>))) {
+    r.print();
+    return 1;
+  }
   const int M = static_cast<int>(o.m), N = static_cast<int>(o.n), K = static_cast<int>(o.k);
   r.m = M; r.n = N; r.k = K;
 
@@ -187,7 +191,8 @@ int main(int argc, char** argv) {
   cutlass::Status st = gemm.can_implement(args);
   r.can_implement = {true, st == cutlass::Status::kSuccess, cutlassGetStatusString(st)};
   if (st != cutlass::Status::kSuccess) {
-    r.error = std::string("can_implement: ") + cutlassGetStatusString(st);
+    std::string why = tt::tma_alignment_note(M, N, K, cutlass::sizeof_bits<cfg::ElementAB>::value, cutlass::sizeof_bits<cfg::ElementD>::value);
+    r.error = std::string("can_implement: ") + cutlassGetStatusString(st) + (why.empty() ? "" : " (" + why + ")");
     r.print();
     return 1;
   }

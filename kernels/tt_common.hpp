@@ -221,6 +221,39 @@ inline void fill_device(Result& r) {
   cudaRuntimeGetVersion(&r.runtime_version);
 }
 
+// Is there code for this GPU in the binary at all? Asked before anything else, because the first
+// symptom can otherwise be a host-side failure further on that hides the cause (seen on an H200:
+// an sm_120a NVFP4 binary aborts while CUTLASS builds the fp4 TMA descriptor, before initialize()
+// would have reported the missing image).
+inline bool kernel_image_ok(Result& r, const void* kernel) {
+  cudaFuncAttributes attr;
+  cudaError_t e = cudaFuncGetAttributes(&attr, kernel);
+  if (e == cudaSuccess) return true;
+  r.cuda_error = cudaGetErrorName(e);
+  r.error = "no kernel image for this device (binary built for " + r.arch + ", device cc " +
+            std::to_string(r.device_cc) + "): cudaFuncGetAttributes: " + cudaGetErrorName(e) + " (" +
+            cudaGetErrorString(e) + ")";
+  return false;
+}
+
+// CUTLASS's SM90+ can_implement() answers only yes/no (Status::kInvalid, "Invalid status"); the
+// usual reason is TMA's rule that every row stride be a multiple of 16 bytes. Say so when it holds.
+inline std::string tma_alignment_note(long long M, long long N, long long K, int bits_ab, int bits_d) {
+  std::string note;
+  auto row = [&](const char* what, long long elems, int bits) {
+    long long bits_total = elems * bits;
+    if (bits_total % 128) {
+      std::string bytes = std::to_string(bits_total / 8) + (bits_total % 8 ? ".5" : "");
+      note += std::string(note.empty() ? "" : "; ") + what + " rows of " + std::to_string(elems) + " elements = " +
+              bytes + " B are not a multiple of the 16 B TMA needs";
+    }
+  };
+  row("A/B (K-major)", K, bits_ab);
+  row("D", N, bits_d);
+  (void)M;
+  return note;
+}
+
 // Records the first CUDA error (name + text) and returns true if there was one.
 inline bool cuda_failed(Result& r, cudaError_t e, const char* what) {
   if (e == cudaSuccess) return false;

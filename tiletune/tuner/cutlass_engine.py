@@ -634,11 +634,11 @@ class CutlassEngine:
             return done(Diagnosis.ENGINE_ERROR, f"no usable CUDA device: {error}")
         if r.get("can_implement") is None and error:  # stopped before CUTLASS was asked anything
             v = classify.classify_text(f"{cuda_error}\n{error}")
-            if v is not None and v.diagnosis is Diagnosis.OUT_OF_MEMORY:
-                return done(v.diagnosis, v.message)
+            if v is not None and v.diagnosis in (Diagnosis.OUT_OF_MEMORY, Diagnosis.NO_KERNEL_IMAGE):
+                return done(v.diagnosis, error)
             return done(Diagnosis.ENGINE_ERROR, f"the reproducer stopped before can_implement: {error}")
         if _status_ok(r.get("can_implement")) is False:
-            return done(Diagnosis.CAN_IMPLEMENT, f"can_implement rejected the problem: {r.get('can_implement')}")
+            return done(Diagnosis.CAN_IMPLEMENT, f"can_implement rejected the problem: {error or r.get('can_implement')}")
         if _status_ok(r.get("initialize")) is False:
             if re.search(r"NoKernelImage|InvalidDeviceFunction", cuda_error):
                 return done(Diagnosis.NO_KERNEL_IMAGE,
