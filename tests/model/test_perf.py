@@ -95,12 +95,12 @@ def test_bad_input_is_model_error(kw, msg):
                 split_k=args.get("split_k", 1))
 
 
-def test_cheap_enough_for_inspect():
+def test_time_grows_with_m_over_a_sweep():
+    # speed is shown by bench/bench_inspect.py, not asserted here; this checks the sweep is sane:
+    # more rows of A and D can only add bytes and FLOPs, so the floor never drops as M grows
     gpu = find("RTX 5090")
-    t = time.perf_counter()
-    for m in range(1, 1001):
-        analyze(Problem(m, 7168, 4608), T128, gpu, dtype="nvfp4")
-    assert time.perf_counter() - t < 1.0  # thousands of entries per second
+    floors = [analyze(Problem(m, 7168, 4608), T128, gpu, dtype="nvfp4").time_floor_s for m in range(1, 1001, 37)]
+    assert all(b >= a for a, b in zip(floors, floors[1:]))
 
 
 @pytest.mark.parametrize("gpu,m,n,k,tile,measured_us", [
