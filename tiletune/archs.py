@@ -7,6 +7,7 @@ workspace path (`.../flashinfer/<version>/<arch>/`, e.g. `120f`), or the user's 
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Optional
 
@@ -26,6 +27,7 @@ _GPU_ARCH_PATTERNS: tuple[tuple[str, str], ...] = (
 )
 
 
+@functools.lru_cache(maxsize=1024)  # the model asks twice per modelled case (73,000 calls for a 50k cache)
 def normalize_arch(text: str) -> Optional[str]:
     """'sm_120a' / 'SM120' / '120f' / '12.0' / '90a' -> 'sm120' / 'sm90'; None if not an arch."""
     t = text.strip().lower()

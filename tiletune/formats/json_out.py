@@ -15,7 +15,17 @@ import json
 from typing import Any, Iterable, Optional
 
 from tiletune import __version__
-from tiletune.pipeline import Analysis, AnalyzedEntry, Failure, FailureReason, InspectResult, NotTried, Verdict, loses_data
+from tiletune.pipeline import (
+    Analysis,
+    AnalyzedEntry,
+    Failure,
+    FailureReason,
+    InspectResult,
+    NotTried,
+    Verdict,
+    gc_paused,
+    loses_data,
+)
 from tiletune.records import Decoded, Problem, TileConfig, Undecoded
 
 SCHEMA = "tiletune.inspect/1"
@@ -342,7 +352,8 @@ def format_inspect(result: InspectResult) -> str:
     """
     enc = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
     notes = NoteTable()
-    frags = list(_entry_fragments(result, enc, notes))  # entries first: note ids numbered as in inspect_dict
+    with gc_paused():  # tens of thousands of memo dicts and strings, no cycles (see gc_paused)
+        frags = list(_entry_fragments(result, enc, notes))  # entries first: note ids numbered as in inspect_dict
     doc = inspect_dict(result, entries=False, notes=notes)
     doc["entries"] = _PLACEHOLDER
     pre, post = enc(doc).split(enc(_PLACEHOLDER), 1)

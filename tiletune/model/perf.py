@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Optional, Tuple
+from typing import Dict, NamedTuple, Optional, Tuple
 
 from tiletune.archs import normalize_arch
 from tiletune.errors import ModelError
 from tiletune.model.calibration import Constants, constants_for
-from tiletune.model.gpus import DTYPE_PEAK, GpuSpec
+from tiletune.model.gpus import DTYPE_PEAK, GpuSpec, Peak
 from tiletune.model.smem import SF_VEC, SmemFit, smem_fit
 from tiletune.records import Problem, TileConfig
 
@@ -165,16 +165,71 @@ def _schedule(mk: int, nk: int, k: int, groups: int, bm: int, bn: int, bk: int, 
     return tiles, ctas, ctas / (waves * slots), waves, k_iters, _ceil(k_iters, split_k)
 
 
-def analyze(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, arch: Optional[str] = None,
-            stage_policy: Optional[str] = None, split_k: int = 1, grouped: Optional[bool] = None,
-            alternatives: bool = False, constants: Optional[Constants] = None) -> ModelResult:
-    """Model `problem` run with `config` on `gpu` in `dtype` (see the module docstring).
+class Estimate(NamedTuple):
+    """Every number of one modelled case, as `estimate` computes it (the one implementation of the
+    formulas). `analyze` wraps it into a ModelResult; inspect reads it directly because it models
+    tens of thousands of cases and a NamedTuple is far cheaper to build than the 58-field result.
+    Field names are ModelResult's, so code written against either reads both."""
 
-    Swap-AB: the kernel's M runs over the problem's N. Grouped/MoE (`problem.experts` set, or
-    `grouped=True`): `problem.m` tokens, each routed to `top_k` experts uniformly at random; each
-    active expert streams its own N x K weights once. Raises ModelError on bad sizes, a dtype the
-    GPU lacks, or an impossible tile.
-    """
+    arch: str
+    dtype: str
+    dtype_out: str
+    tile: Tuple[int, int, int]
+    kernel_m: int
+    kernel_n: int
+    k: int
+    groups: int
+    flops: float
+    bytes: Bytes
+    intensity_problem: float
+    intensity_tile: Optional[float]
+    ridge: float
+    bound: str
+    peak: Peak
+    peak_dense: float
+    peak_sparse: Optional[float]
+    bandwidth: float
+    sms: int
+    ctas: int
+    slots: int
+    waves: int
+    wave_efficiency: float
+    tile_efficiency: float
+    k_efficiency: float
+    k_iters: int
+    time_floor_s: float
+    time_compute_s: float
+    time_memory_s: float
+    time_fixed_s: float
+    time_expected_s: float
+    time_low_s: float
+    time_high_s: float
+    efficiency_compute: float
+    efficiency_roofline: float
+    efficiency_compute_ceiling: float
+    smem: SmemFit
+    constants: Constants
+    notes: Tuple[str, ...]
+
+
+# (gpu key, dtype) -> (the GpuSpec it was computed for, its Peak): the lookup rebuilds a dict per
+# call; the identity check keeps a different spec that happens to share the key from a stale hit.
+_PEAKS: Dict[Tuple[str, str], Tuple[GpuSpec, Peak]] = {}
+
+
+def _peak_for(gpu: GpuSpec, dtype: str) -> Peak:
+    hit = _PEAKS.get((gpu.key, dtype))
+    if hit is not None and hit[0] is gpu:
+        return hit[1]
+    peak = gpu.peak_for_dtype(dtype)
+    _PEAKS[(gpu.key, dtype)] = (gpu, peak)
+    return peak
+
+
+def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, arch: Optional[str] = None,
+             stage_policy: Optional[str] = None, split_k: int = 1, grouped: Optional[bool] = None,
+             constants: Optional[Constants] = None) -> Estimate:
+    """The model's numbers for `problem` run with `config` on `gpu` in `dtype` (see `analyze`)."""
     if dtype not in DTYPE_BITS:
         raise ModelError(f"unknown dtype {dtype!r}; known: {', '.join(DTYPE_BITS)}")
     for name, v in (("m", problem.m), ("n", problem.n), ("k", problem.k), ("batch", problem.batch)):
@@ -187,10 +242,10 @@ def analyze(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, a
     a = normalize_arch(arch) if arch else gpu.arch
     if a is None:
         raise ModelError(f"arch {arch!r} is not a known arch")
-    fam = {"sm121": "sm120", "sm103": "sm100"}
+    fam = _FAMILY
     if fam.get(a, a) != fam.get(gpu.arch, gpu.arch):
         raise ModelError(f"arch {a} does not match {gpu.name} ({gpu.arch}); pick a GPU of that arch with --gpu")
-    peak = gpu.peak_for_dtype(dtype)
+    peak = _peak_for(gpu, dtype)
     bm, bn, bk = (int(v) for v in config.tile)
     if min(bm, bn, bk) <= 0:
         raise ModelError(f"tile {bm}x{bn}x{bk}: every dimension must be > 0")
@@ -240,7 +295,9 @@ def analyze(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, a
         partial_bytes = 2 * (split_k - 1) * rows_total * n * 4
     elif config.stream_k and tiles % slots and tiles * k_iters > slots:
         partial_bytes = 2 * min(slots, tiles) * bm * bn * 4  # fixup of tiles split between CTAs (upper bound)
-    byt = Bytes(byt.a, byt.b, byt.sfa, byt.sfb, byt.d, partial_bytes)
+    if partial_bytes:
+        byt = Bytes(byt.a, byt.b, byt.sfa, byt.sfb, byt.d, partial_bytes)
+    bytes_min = byt.minimum
 
     c = constants or constants_for(a, dtype)
     per_sm = peak.dense / gpu.sms
@@ -248,13 +305,13 @@ def analyze(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, a
         t_comp = tiles * k_iters * 2.0 * bm * bn * bk / (peak.dense * c.eta_mma * min(1.0, ctas / slots))
     else:
         t_comp = waves * k_per_cta * 2.0 * bm * bn * bk / (per_sm * c.eta_mma)
-    t_mem = (byt.minimum + byt.partials) / (gpu.mem_bw_bytes_per_s * c.eta_bw)
+    t_mem = (bytes_min + partial_bytes) / (gpu.mem_bw_bytes_per_s * c.eta_bw)
     t_fixed = c.t_fixed_s
     t_exp = t_fixed + _combine(t_comp, t_mem, c.p)
     t_low, t_high = c.band(t_exp, t_comp, t_mem)
 
-    t_floor = max(flops / peak.dense, byt.minimum / gpu.mem_bw_bytes_per_s)
-    ai = flops / byt.minimum
+    t_floor = max(flops / peak.dense, bytes_min / gpu.mem_bw_bytes_per_s)
+    ai = flops / bytes_min
     ridge = peak.dense / gpu.mem_bw_bytes_per_s
     bound = "memory" if ai < ridge else "compute"
     if ctas < 0.5 * slots and not config.stream_k:
@@ -272,22 +329,45 @@ def analyze(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, a
     if peak.note:
         notes.append(f"{peak.kind} peak: {peak.note}")
 
+    return Estimate(
+        a, dtype, dtype_out, (bm, bn, bk), mk, nk, k, groups, flops, byt, ai, intensity_tile, ridge, bound, peak,
+        peak.dense, peak.sparse, gpu.mem_bw_bytes_per_s, gpu.sms, ctas, slots, waves, wave_eff, tile_eff, k_eff,
+        k_iters, t_floor, t_comp, t_mem, t_fixed, t_exp, t_low, t_high, flops / (peak.dense * t_exp), t_floor / t_exp,
+        min(1.0, ai / ridge), fit, c, tuple(notes))
+
+
+_FAMILY = {"sm121": "sm120", "sm103": "sm100"}
+
+
+def analyze(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, arch: Optional[str] = None,
+            stage_policy: Optional[str] = None, split_k: int = 1, grouped: Optional[bool] = None,
+            alternatives: bool = False, constants: Optional[Constants] = None) -> ModelResult:
+    """Model `problem` run with `config` on `gpu` in `dtype` (see the module docstring).
+
+    Swap-AB: the kernel's M runs over the problem's N. Grouped/MoE (`problem.experts` set, or
+    `grouped=True`): `problem.m` tokens, each routed to `top_k` experts uniformly at random; each
+    active expert streams its own N x K weights once. Raises ModelError on bad sizes, a dtype the
+    GPU lacks, or an impossible tile.
+    """
+    e = estimate(problem, config, gpu, dtype=dtype, arch=arch, stage_policy=stage_policy, split_k=split_k,
+                 grouped=grouped, constants=constants)
     alts: Tuple[Alternative, ...] = ()
     if alternatives:
-        alts = _alternatives(problem, config, gpu, dtype, a, stage_policy, c)
-
+        alts = _alternatives(problem, config, gpu, dtype, e.arch, stage_policy, e.constants)
+    peak = e.peak
     return ModelResult(
-        gpu_key=gpu.key, gpu_name=gpu.name, arch=a, dtype=dtype, dtype_out=dtype_out, tile=(bm, bn, bk),
+        gpu_key=gpu.key, gpu_name=gpu.name, arch=e.arch, dtype=dtype, dtype_out=e.dtype_out, tile=e.tile,
         cluster=tuple(config.cluster), swap_ab=config.swap_ab, stream_k=config.stream_k, split_k=split_k,
-        kernel_m=mk, kernel_n=nk, k=k, groups=groups, flops=flops, bytes=byt, intensity_problem=ai,
-        intensity_tile=intensity_tile, ridge=ridge, bound=bound, peak_kind=peak.kind, peak_dense=peak.dense,
-        peak_sparse=peak.sparse, peak_quoted=peak.quoted, bandwidth=gpu.mem_bw_bytes_per_s, sms=gpu.sms, ctas=ctas,
-        slots=slots, waves=waves, wave_efficiency=wave_eff, tile_efficiency=tile_eff, k_efficiency=k_eff,
-        k_iters=k_iters, time_floor_s=t_floor, time_compute_s=t_comp, time_memory_s=t_mem, time_fixed_s=t_fixed,
-        time_expected_s=t_exp, time_low_s=t_low, time_high_s=t_high,
-        efficiency_compute=flops / (peak.dense * t_exp), efficiency_roofline=t_floor / t_exp,
-        efficiency_compute_ceiling=min(1.0, ai / ridge), smem=fit, calibration=c.name, notes=tuple(notes),
-        alternatives=alts)
+        kernel_m=e.kernel_m, kernel_n=e.kernel_n, k=e.k, groups=e.groups, flops=e.flops, bytes=e.bytes,
+        intensity_problem=e.intensity_problem, intensity_tile=e.intensity_tile, ridge=e.ridge, bound=e.bound,
+        peak_kind=peak.kind, peak_dense=peak.dense, peak_sparse=peak.sparse, peak_quoted=peak.quoted,
+        bandwidth=e.bandwidth, sms=e.sms, ctas=e.ctas, slots=e.slots, waves=e.waves, wave_efficiency=e.wave_efficiency,
+        tile_efficiency=e.tile_efficiency, k_efficiency=e.k_efficiency, k_iters=e.k_iters, time_floor_s=e.time_floor_s,
+        time_compute_s=e.time_compute_s, time_memory_s=e.time_memory_s, time_fixed_s=e.time_fixed_s,
+        time_expected_s=e.time_expected_s, time_low_s=e.time_low_s, time_high_s=e.time_high_s,
+        efficiency_compute=e.efficiency_compute, efficiency_roofline=e.efficiency_roofline,
+        efficiency_compute_ceiling=e.efficiency_compute_ceiling, smem=e.smem, calibration=e.constants.name,
+        notes=e.notes, alternatives=alts)
 
 
 def _alternatives(problem: Problem, config: TileConfig, gpu: GpuSpec, dtype: str, arch: str,
@@ -321,4 +401,4 @@ def _alternatives(problem: Problem, config: TileConfig, gpu: GpuSpec, dtype: str
     return tuple(out)
 
 
-__all__ = ["analyze", "ModelResult", "Bytes", "Alternative", "DTYPE_BITS", "DTYPE_PEAK"]
+__all__ = ["analyze", "estimate", "Estimate", "ModelResult", "Bytes", "Alternative", "DTYPE_BITS", "DTYPE_PEAK"]

@@ -22,6 +22,7 @@ says how far off the kernel total may be (0 where it was checked against compile
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
@@ -117,6 +118,9 @@ def _verdict(stages: int, kernel: int, limit: int) -> str:
     return "fits" if kernel <= limit else "overflows_at_initialize"
 
 
+# Memoised: the fit depends on the tile alone, not the problem, and a big cache models tens of
+# thousands of problems with a few dozen tiles. SmemFit is frozen, so sharing it is safe.
+@functools.lru_cache(maxsize=4096)
 def smem_fit(config: TileConfig, arch: str, dtype: str, *, grouped: bool = False,
              stage_policy: Optional[str] = None, with_c: bool = False) -> SmemFit:
     """Model the shared memory of `config` on `arch` for `dtype` (see the module docstring).
