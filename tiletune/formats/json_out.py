@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import enum
 import json
+import math
 from typing import Any, Iterable, Optional
 
 from tiletune import __version__
@@ -187,6 +188,48 @@ def analysis_dict(a: Optional[Analysis], *, notes: bool = True) -> Optional[dict
     return d
 
 
+def _num(v: Any) -> str:
+    """A number, bool or None as `json.dumps` writes it (allow_nan: NaN, Infinity)."""
+    t = type(v)
+    if t is float:
+        if _isfinite(v):
+            return float.__repr__(v)
+        return "NaN" if v != v else "Infinity" if v > 0 else "-Infinity"
+    if t is int:
+        return int.__repr__(v)
+    if v is None:
+        return "null"
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    return json.dumps(v)
+
+
+def _str(v: Optional[str]) -> str:
+    return "null" if v is None else _encode_str(v)
+
+
+def _model_json(a: Analysis) -> str:
+    """`analysis_dict(a, notes=False)` as compact JSON text, written directly: a big cache has tens
+    of thousands of distinct cases and the dict + encoder round trip was a third of format time.
+    tests/formats/test_json_out.py checks the two agree byte for byte."""
+    n = _num
+    dense = None if a.peak_dense_flops is None else round(a.peak_dense_flops / 1e12, 2)
+    sparse = None if a.peak_sparse_flops is None else round(a.peak_sparse_flops / 1e12, 2)
+    return (
+        f'{{"kind":"model","gpu":{_str(a.gpu)},"dtype":{_str(a.dtype)},"m_evaluated":{n(a.m_evaluated)},'
+        f'"smem":{{"bytes":{n(a.smem_bytes)},"limit":{n(a.smem_limit)},"stages":{n(a.smem_stages)},'
+        f'"fits":{n(a.fits)},"verdict":{_str(a.smem_verdict)}}},'
+        f'"intensity_flop_per_byte":{{"problem":{n(_r(a.intensity_problem, 3))},"tile":{n(_r(a.intensity_tile, 3))}}},'
+        f'"bound":{_str(a.bound)},'
+        f'"time_us":{{"floor":{n(_us(a.time_floor_s))},"expected":{n(_us(a.time_expected_s))},'
+        f'"low":{n(_us(a.time_low_s))},"high":{n(_us(a.time_high_s))}}},'
+        f'"efficiency":{{"compute":{n(_r(a.eff_compute))},"roofline":{n(_r(a.eff_roofline))}}},'
+        f'"peak_tflops":{{"dense":{n(dense)},"sparse":{n(sparse)}}},"ctas":{n(a.ctas)},"sms":{n(a.sms)}}}'
+    )
+
+
 class _Memo:
     """Per-output caches keyed by object identity: decode results and model analyses are shared
     between entries (decode and the model memoise per distinct case), so each is rendered once.
@@ -341,6 +384,7 @@ def inspect_dict(result: InspectResult, *, entries: bool = True, notes: Optional
 
 _PLACEHOLDER = "\u0000entries\u0000"
 _encode_str = json.encoder.encode_basestring  # C-accelerated, quotes included; non-ASCII kept
+_isfinite = math.isfinite
 
 
 def format_inspect(result: InspectResult) -> str:
@@ -400,6 +444,7 @@ def _entry_fragments(result: InspectResult, enc: Any, note_table: NoteTable) -> 
     models: dict[int, str] = {}
     names: dict[tuple[str, str, str], str] = {}
     values: dict[Any, str] = {}  # extras / detail / tactic tuples, by value (they repeat)
+    extras: dict[int, str] = {}  # valid while `result` keeps every record alive (this call)
 
     def frozen(v: Any) -> str:
         if v is None:
@@ -440,7 +485,7 @@ def _entry_fragments(result: InspectResult, enc: Any, note_table: NoteTable) -> 
                     "gpu": env.gpu,
                 }
             )[1:-1]
-        kn = (r.op, r.runner, r.status.value)
+        kn = (r.op, r.runner, r.status)
         fn = names.get(kn)
         if fn is None:
             fn = names[kn] = enc({"op": r.op, "runner": r.runner, "status": r.status.value})[1:-1]
@@ -464,16 +509,27 @@ def _entry_fragments(result: InspectResult, enc: Any, note_table: NoteTable) -> 
         else:
             fm = models.get(id(a))
             if fm is None:
-                fm = models[id(a)] = enc(memo.analysis(a))
+                fm = models[id(a)] = _model_json(a)
         t = r.tactic
         ft = str(t) if type(t) is int else frozen(t)
         detail = "{}" if not r.detail else detail_json(r.detail)
+        x = r.extras
+        fx = extras.get(id(x))  # by identity: the reader shares one extras tuple per distinct text
+        if fx is None:
+            fx = extras[id(x)] = frozen(x)
+        if r.rank is None and r.line is None and e.problem_note is None and r.count == 1 and type(r.count) is int \
+                and r.error is None and r.time_ms is None:
+            tail = _PLAIN_TAIL  # a cache entry: none of these apply
+        else:
+            tail = (
+                f',"rank":{_js(r.rank, enc)},"line":{_js(r.line, enc)},"problem_note":{_js(e.problem_note, enc)}'
+                f',"count":{_js(r.count, enc)},"error":{_js(r.error, enc)},"time_ms":{_js(r.time_ms, enc)}'
+            )
         yield (
-            "{" + fe + "," + fn + ',"tactic":' + ft + ',"problem":' + fp + "," + fc + ',"model":' + fm
-            + ',"rank":' + _js(r.rank, enc) + ',"line":' + _js(r.line, enc)
-            + ',"problem_note":' + _js(e.problem_note, enc) + ',"count":' + _js(r.count, enc)
-            + ',"error":' + _js(r.error, enc) + ',"time_ms":' + _js(r.time_ms, enc)
-            + ',"shapes":' + (frozen(r.shapes) if p is None else "null")
-            + ',"extras":' + frozen(r.extras) + ',"detail":' + detail
-            + ',"model_note":' + _js(ae.analysis_note, enc) + "}"
+            f'{{{fe},{fn},"tactic":{ft},"problem":{fp},{fc},"model":{fm}{tail},'
+            f'"shapes":{frozen(r.shapes) if p is None else "null"},"extras":{fx},"detail":{detail},'
+            f'"model_note":{_js(ae.analysis_note, enc)}}}'
         )
+
+
+_PLAIN_TAIL = ',"rank":null,"line":null,"problem_note":null,"count":1,"error":null,"time_ms":null'

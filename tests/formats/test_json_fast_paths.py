@@ -1,0 +1,36 @@
+"""The hand-written JSON fast paths of formats/json_out.py say byte for byte what the encoder says."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tiletune.formats.json_out import _model_json, _num, analysis_dict
+from tiletune.pipeline import Analysis
+
+ENC = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
+@pytest.mark.parametrize("v", [0.1, 1e-7, 1e22, 3.0, -0.0, float("nan"), float("inf"), -float("inf"), None, True, False,
+                               0, -5, 2**70])
+def test_num_matches_json_dumps(v):
+    assert _num(v) == json.dumps(v)
+
+
+FULL = Analysis(gpu="NVIDIA RTX PRO 6000 Blackwell Server Edition", dtype="nvfp4", m_evaluated=16, smem_bytes=83_968,
+                smem_limit=101_376, smem_stages=2, smem_verdict="fits", intensity_problem=56.04321,
+                intensity_tile=227.5555, bound="memory", time_floor_s=1.054e-5, time_expected_s=2.2e-5,
+                time_low_s=1.5e-5, time_high_s=3.1e-5, eff_compute=0.0123456, eff_roofline=0.4791,
+                flops=1.05e9, peak_dense_flops=1.87e15, peak_sparse_flops=3.74e15, bandwidth=1.792e12, ctas=56,
+                sms=188, notes=("a note",))
+
+
+@pytest.mark.parametrize("a", [
+    FULL,
+    Analysis(gpu="H200 \u00e9\"quoted\"", dtype="fp8", m_evaluated=1),  # every optional field None, odd characters
+    Analysis(gpu="x", dtype="bf16", m_evaluated=8, smem_verdict="does_not_build", time_expected_s=float("inf"),
+             eff_compute=float("nan"), ctas=0, sms=132),
+])
+def test_model_json_matches_the_dict(a):
+    assert _model_json(a) == ENC(analysis_dict(a, notes=False))
