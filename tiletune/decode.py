@@ -89,11 +89,26 @@ def _decode_uncached(record: TuningRecord, problem: Optional[Problem]) -> Decode
             from tiletune.catalogs import moe  # type: ignore[attr-defined]  # written by the MoE helper
         except ImportError:
             return Undecoded(reason="MoE catalogs not available (tiletune.catalogs.moe is not installed)")
-        key = tuple(freeze(dict(v)) for v in (moe.variants_for(record, problem) or ({},)))
+        if moe.extras_dict(record.extras) is not None:  # the key names the variant: op + extras decide it
+            try:
+                key = _moe_variant_key(record.op, record.extras)
+            except TypeError:  # an unhashable extra
+                key = _moe_variant_key.__wrapped__(record.op, record.extras)
+        else:
+            key = tuple(freeze(dict(v)) for v in (moe.variants_for(record, problem) or ({},)))
     try:
         return _decode_cached(canon, arch_family(arch), op, runner, key, record.tactic)
     except TypeError:  # unhashable tactic: decode uncached
         return _decode_cached.__wrapped__(canon, arch_family(arch), op, runner, key, record.tactic)
+
+
+@functools.lru_cache(maxsize=4096)  # every bucket of an MoE op repeats the same 20 extras
+def _moe_variant_key(op: str, extras: tuple) -> tuple:
+    """The catalog variants of a fused-MoE key whose extras name its dtypes (see moe.variants_for)."""
+    from tiletune.catalogs import moe  # type: ignore[attr-defined]
+
+    probe = TuningRecord(source="", source_kind="", op=op, runner="", tactic=None, status=Status.CHOSEN, extras=extras)
+    return tuple(freeze(dict(v)) for v in (moe.variants_for(probe, None) or ({},)))
 
 
 def not_cutlass_reason(op: str, runner: str) -> Optional[str]:

@@ -211,7 +211,19 @@ def _cutlass_moe(op, shapes, extras, version) -> ProblemOrReason:
     rng, notes = _m(t, version, moe=True)
     notes = [f"m is the token bucket; each expert's GEMM{1 if gemm1 else 2} sees about m x top_k / experts rows",
              f"weights packed {pack} per element" if pack > 1 else "weights unpacked"] + notes
+    try:
+        top_k, da, db, out, more = _moe_key_facts(extras, experts)
+    except TypeError:  # an unhashable extra
+        top_k, da, db, out, more = _moe_key_facts.__wrapped__(extras, experts)
+    return Problem(m=t, n=n, k=k, m_range=rng, experts=experts, top_k=top_k, dtype_a=da, dtype_b=db,
+                   dtype_out=out, notes=tuple(notes) + more), None
+
+
+@functools.lru_cache(maxsize=4096)  # every bucket of an MoE op repeats the same extras
+def _moe_key_facts(extras: Any, experts: int) -> tuple[Optional[int], Optional[str], Optional[str], Optional[str], tuple[str, ...]]:
+    """(top_k, dtype_a, dtype_b, dtype_out, notes) that a fused-MoE key's extras say."""
     ex = moe_extras(extras)
+    notes = []
     top_k = da = db = out = None
     if ex:
         top_k = ex["top_k"] if isinstance(ex["top_k"], int) else None
@@ -226,8 +238,7 @@ def _cutlass_moe(op, shapes, extras, version) -> ProblemOrReason:
             notes.append(f"experts = {experts} local experts per rank (ep_size {ex['ep_size']}: {experts * ex['ep_size']} in all)")
     else:
         notes.append("this key has no extras (written before 0.6.18rc2): dtypes and top_k are not recorded")
-    return Problem(m=t, n=n, k=k, m_range=rng, experts=experts, top_k=top_k, dtype_a=da, dtype_b=db,
-                   dtype_out=out, notes=tuple(notes)), None
+    return top_k, da, db, out, tuple(notes)
 
 
 def _trtllm_gen_moe(op, shapes, version) -> ProblemOrReason:

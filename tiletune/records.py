@@ -217,6 +217,9 @@ def to_jsonable(value: Any) -> Any:
 
 def freeze(value: Any) -> Any:
     """Lists -> tuples, dicts -> sorted pair tuples, recursively, so parsed JSON can sit in a frozen record."""
+    t = type(value)
+    if t is str or t is int or t is bool or value is None:  # most leaves: skip the Mapping ABC check below
+        return value
     if isinstance(value, list) or isinstance(value, tuple):
         return tuple(freeze(v) for v in value)
     if isinstance(value, Mapping):
