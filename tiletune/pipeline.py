@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import operator
 from collections import Counter, OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -456,12 +457,22 @@ class ModelPort:
         from tiletune.errors import TiletuneError
 
         assert self._analyze is not None
-        at_top = dataclasses.replace(problem, m=m) if m != problem.m else problem
+        at_top = _with_m(problem, m) if m != problem.m else problem
         try:
             res = self._analyze(at_top, config, spec, dtype=dtype, arch=arch)
         except TiletuneError as e:  # e.g. a dtype the arch lacks: data, not a crash
             return None, f"model: {e}"
         return project(res, gpu=gpu_name, dtype=dtype, m=m), None
+
+
+# Problem's fields after `m`, read in one C call: `_with_m` is dataclasses.replace(problem, m=m)
+# without replace's per-call field introspection (it runs once per modelled case).
+_PROBLEM_REST = operator.attrgetter(*[f.name for f in dataclasses.fields(Problem)][1:])
+assert dataclasses.fields(Problem)[0].name == "m"
+
+
+def _with_m(problem: Problem, m: int) -> Problem:
+    return Problem(m, *_PROBLEM_REST(problem))
 
 
 def _modelled_m(problem: Problem) -> int:
@@ -494,13 +505,21 @@ def project(res: Any, *, gpu: str, dtype: str, m: int) -> Analysis:
     Plain attribute access (this runs once per distinct case, tens of thousands of times for a
     big cache); a field the model does not have reads as None.
     """
+    if type(res).__name__ == "Estimate":  # model.perf.Estimate (the default port): its fields are known
+        smem = res.smem
+        return Analysis(
+            gpu=gpu, dtype=dtype, m_evaluated=m, smem_bytes=smem.shared_storage_bytes, smem_limit=smem.limit_bytes,
+            smem_stages=smem.stages, smem_verdict=smem.verdict, intensity_problem=res.intensity_problem,
+            intensity_tile=res.intensity_tile, bound=res.bound, time_floor_s=res.time_floor_s,
+            time_expected_s=res.time_expected_s, time_low_s=res.time_low_s, time_high_s=res.time_high_s,
+            eff_compute=res.efficiency_compute, eff_roofline=res.efficiency_roofline, flops=res.flops,
+            peak_dense_flops=res.peak_dense, peak_sparse_flops=res.peak_sparse, bandwidth=res.bandwidth, ctas=res.ctas,
+            sms=res.sms, notes=smem.notes + res.notes,
+        )
     smem = getattr(res, "smem", None)
     verdict = getattr(smem, "verdict", None)
     notes = tuple(getattr(smem, "notes", ()) or ()) + tuple(getattr(res, "notes", ()) or ())
-    g = getattr(res, "__dict__", None)
-    if not g:
-        as_dict = getattr(res, "_asdict", None)  # model.perf.Estimate, a NamedTuple with ModelResult's names
-        g = as_dict() if as_dict is not None else {n: getattr(res, n, None) for n in _RESULT_FIELDS}
+    g = getattr(res, "__dict__", None) or {n: getattr(res, n, None) for n in _RESULT_FIELDS}
     return Analysis(
         gpu=gpu,
         dtype=dtype,

@@ -15,7 +15,7 @@ from collections import Counter, OrderedDict
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Sequence
 
 from tiletune.archs import arch_family
-from tiletune.records import Status, Undecoded
+from tiletune.records import Decoded, Status, Undecoded
 
 if TYPE_CHECKING:  # pipeline imports this module lazily; keep the import one-way at run time
     from tiletune.pipeline import Analysis, AnalyzedEntry, Failure, FailureReason, NotTried, Verdict
@@ -203,14 +203,22 @@ def verdicts(
     passed: dict[tuple[Optional[str], str], list[str]] = {}
     compiled: Counter[tuple[Optional[str], str]] = Counter()
     not_built: dict[tuple[Optional[str], str], list[str]] = {}
+    labels: dict[int, str] = {}  # id(config) -> label: decoded configs are shared, label() builds a string
     for a in analyzed:
         r = a.record
         key = (r.env.arch, r.op)
         keys.setdefault(key, None)
         d = a.entry.decode
         if r.status is Status.CHOSEN:
-            if a.config is not None:
-                winners.setdefault(key, Counter())[a.config.label()] += 1
+            cfg = d.config if isinstance(d, Decoded) else None
+            if cfg is not None:
+                lbl = labels.get(id(cfg))
+                if lbl is None:
+                    lbl = labels[id(cfg)] = cfg.label()
+                won = winners.get(key)
+                if won is None:
+                    won = winners[key] = Counter()
+                won[lbl] += 1
             elif isinstance(d, Undecoded) and d.not_a_cutlass_tactic:
                 not_cutlass[key] += 1
             else:

@@ -214,16 +214,18 @@ class Estimate(NamedTuple):
 
 # (gpu key, dtype) -> (the GpuSpec it was computed for, its Peak): the lookup rebuilds a dict per
 # call; the identity check keeps a different spec that happens to share the key from a stale hit.
-_PEAKS: Dict[Tuple[str, str], Tuple[GpuSpec, Peak]] = {}
+_PEAKS: Dict[Tuple[str, str], Tuple[GpuSpec, Peak, Tuple[str, ...]]] = {}
 
 
-def _peak_for(gpu: GpuSpec, dtype: str) -> Peak:
+def _peak_for(gpu: GpuSpec, dtype: str) -> Tuple[Peak, Tuple[str, ...]]:
+    """The peak for `dtype` on `gpu` and the notes every case on it carries."""
     hit = _PEAKS.get((gpu.key, dtype))
     if hit is not None and hit[0] is gpu:
-        return hit[1]
+        return hit[1], hit[2]
     peak = gpu.peak_for_dtype(dtype)
-    _PEAKS[(gpu.key, dtype)] = (gpu, peak)
-    return peak
+    notes = _peak_notes(peak)
+    _PEAKS[(gpu.key, dtype)] = (gpu, peak, notes)
+    return peak, notes
 
 
 def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, arch: Optional[str] = None,
@@ -232,9 +234,12 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
     """The model's numbers for `problem` run with `config` on `gpu` in `dtype` (see `analyze`)."""
     if dtype not in DTYPE_BITS:
         raise ModelError(f"unknown dtype {dtype!r}; known: {', '.join(DTYPE_BITS)}")
-    for name, v in (("m", problem.m), ("n", problem.n), ("k", problem.k), ("batch", problem.batch)):
-        if not isinstance(v, int) or v <= 0:
-            raise ModelError(f"problem size {name}={v!r}: must be a positive integer")
+    m, n, k, batch = problem.m, problem.n, problem.k, problem.batch
+    if not (type(m) is int and type(n) is int and type(k) is int and type(batch) is int  # the usual case, tested cheaply
+            and m > 0 and n > 0 and k > 0 and batch > 0):
+        for name, v in (("m", m), ("n", n), ("k", k), ("batch", batch)):
+            if not isinstance(v, int) or v <= 0:
+                raise ModelError(f"problem size {name}={v!r}: must be a positive integer")
     if split_k < 1:
         raise ModelError(f"split-K {split_k}: must be >= 1")
     if split_k > 1 and config.stream_k:
@@ -245,8 +250,10 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
     fam = _FAMILY
     if fam.get(a, a) != fam.get(gpu.arch, gpu.arch):
         raise ModelError(f"arch {a} does not match {gpu.name} ({gpu.arch}); pick a GPU of that arch with --gpu")
-    peak = _peak_for(gpu, dtype)
-    bm, bn, bk = (int(v) for v in config.tile)
+    peak, peak_notes = _peak_for(gpu, dtype)
+    bm, bn, bk = config.tile
+    if not (type(bm) is int and type(bn) is int and type(bk) is int):
+        bm, bn, bk = (int(v) for v in config.tile)
     if min(bm, bn, bk) <= 0:
         raise ModelError(f"tile {bm}x{bn}x{bk}: every dimension must be > 0")
     is_grouped = bool(problem.experts) if grouped is None else grouped
@@ -256,7 +263,7 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
     # --- the problem as the kernel sees it ------------------------------------------------------
     if problem.experts:
         top_k = problem.top_k or 1
-        draws = problem.m * top_k
+        draws = m * top_k
         active = _expected_distinct(problem.experts, draws)
         groups = max(1, round(active))
         rows_total = draws
@@ -265,11 +272,10 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
         notes.append(f"MoE: {problem.m} tokens x top-{top_k} over {problem.experts} experts, uniform routing -> "
                      f"{active:.1f} active experts with about {rows_total / active:.1f} rows each (model assumption)")
     else:
-        groups = problem.batch
-        rows_total = problem.m * problem.batch
-        rows_per_group = problem.m
-        weight_groups = problem.batch
-    n, k = problem.n, problem.k
+        groups = batch
+        rows_total = m * batch
+        rows_per_group = m
+        weight_groups = batch
     mk, nk = (n, rows_per_group) if config.swap_ab else (rows_per_group, n)
     flops = 2.0 * rows_total * n * k
     byt = _bytes(dtype, dtype_out, rows_total, n, k, 1, rows_total)
@@ -323,11 +329,7 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
     if bound == "memory":
         notes.append(f"memory bound: intensity {ai:.0f} FLOP/B < ridge {ridge:.0f} FLOP/B; judge it against the DRAM "
                      f"roofline, the best possible compute efficiency is {min(1.0, ai / ridge):.1%}")
-    if peak.quoted == "sparse" and peak.sparse:
-        notes.append(f"vendor quotes {peak.kind} as {peak.sparse / 1e12:,.0f} TFLOP/s 2:4-sparse; efficiency uses the "
-                     f"dense {peak.dense / 1e12:,.0f}")
-    if peak.note:
-        notes.append(f"{peak.kind} peak: {peak.note}")
+    notes += peak_notes
 
     return Estimate(
         a, dtype, dtype_out, (bm, bn, bk), mk, nk, k, groups, flops, byt, ai, intensity_tile, ridge, bound, peak,
@@ -337,6 +339,16 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
 
 
 _FAMILY = {"sm121": "sm120", "sm103": "sm100"}
+
+
+def _peak_notes(peak: Peak) -> Tuple[str, ...]:
+    notes = []
+    if peak.quoted == "sparse" and peak.sparse:
+        notes.append(f"vendor quotes {peak.kind} as {peak.sparse / 1e12:,.0f} TFLOP/s 2:4-sparse; efficiency uses the "
+                     f"dense {peak.dense / 1e12:,.0f}")
+    if peak.note:
+        notes.append(f"{peak.kind} peak: {peak.note}")
+    return tuple(notes)
 
 
 def analyze(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, arch: Optional[str] = None,
