@@ -22,7 +22,15 @@ smem = pytest.importorskip("tiletune.model.smem")
 DATA = Path(__file__).resolve().parent / "data" / "query_grid.json"
 
 # (arch, tile, grouped, stages, cluster, mma_tile) -> what the model gets wrong, found by this grid.
-KNOWN_DISAGREEMENTS: dict = {}
+# SM100 MMA tile N = 256: the model's epilogue carveout (67,584 B, from CUTLASS 4.7 builds in the
+# research note) is larger than what CUTLASS 4.5's builders give this reproducer's epilogue
+# (EpilogueTileAuto, bf16 D, C = void: 17,408 B, as for N = 128), so it counts one stage fewer.
+# FlashInfer's SM100 FP4 runner picks a 128x64 epilogue tile for its 128x256x256 CTA: which
+# carveout its kernel gets was not compiled here. Reported to the lead; not fixed (smem.py is not ours).
+KNOWN_DISAGREEMENTS: dict = {
+    ("sm100", (128, 256, 256), False, False, (1, 1, 1), None): "stages: CUTLASS 4.5 3 (183,296 B), model 2",
+    ("sm100", (128, 256, 256), False, False, (2, 1, 1), (256, 256, 256)): "stages: CUTLASS 4.5 5 (211,968 B), model 4",
+}
 
 
 def _cases():
