@@ -241,6 +241,7 @@ def gc_paused() -> Iterator[None]:
         yield
     finally:
         if was_enabled:
+            gc.freeze()  # what was built is kept (the result): without this, re-enabling rescans all of it at once
             gc.enable()
 
 
