@@ -33,4 +33,15 @@ FULL = Analysis(gpu="NVIDIA RTX PRO 6000 Blackwell Server Edition", dtype="nvfp4
              eff_compute=float("nan"), ctas=0, sms=132),
 ])
 def test_model_json_matches_the_dict(a):
-    assert _model_json(a) == ENC(analysis_dict(a, notes=False))
+    parts: dict = {}
+    assert _model_json(a, parts) == ENC(analysis_dict(a, notes=False))
+    assert _model_json(a, parts) == ENC(analysis_dict(a, notes=False))  # again, from the memoised pieces
+
+
+def test_model_json_pieces_keep_int_and_float_apart():
+    import dataclasses
+
+    parts: dict = {}
+    as_float = dataclasses.replace(FULL, smem_bytes=83_968.0, ctas=56.0)
+    for a in (FULL, as_float, FULL):
+        assert _model_json(a, parts) == ENC(analysis_dict(a, notes=False))

@@ -210,23 +210,36 @@ def _str(v: Optional[str]) -> str:
     return "null" if v is None else _encode_str(v)
 
 
-def _model_json(a: Analysis) -> str:
+def _model_json(a: Analysis, parts: dict[Any, Any]) -> str:
     """`analysis_dict(a, notes=False)` as compact JSON text, written directly: a big cache has tens
     of thousands of distinct cases and the dict + encoder round trip was a third of format time.
-    tests/formats/test_json_out.py checks the two agree byte for byte."""
+    `parts` memoises the pieces many cases share (GPU, shared-memory fit, peaks); its keys carry
+    the value types so 1 and 1.0 never share text. tests/formats/test_json_fast_paths.py checks
+    the result against the encoder byte for byte."""
     n = _num
-    dense = None if a.peak_dense_flops is None else round(a.peak_dense_flops / 1e12, 2)
-    sparse = None if a.peak_sparse_flops is None else round(a.peak_sparse_flops / 1e12, 2)
+    key = ("head", a.gpu, a.dtype, a.smem_bytes, a.smem_limit, a.smem_stages, a.smem_verdict,
+           type(a.smem_bytes), type(a.smem_limit), type(a.smem_stages))
+    head = parts.get(key)
+    if head is None:
+        head = parts[key] = (
+            f'{{"kind":"model","gpu":{_str(a.gpu)},"dtype":{_str(a.dtype)},"m_evaluated":'
+        ), (
+            f',"smem":{{"bytes":{n(a.smem_bytes)},"limit":{n(a.smem_limit)},"stages":{n(a.smem_stages)},'
+            f'"fits":{n(a.fits)},"verdict":{_str(a.smem_verdict)}}},'
+        )
+    key = ("peak", a.peak_dense_flops, a.peak_sparse_flops, a.ctas, a.sms, type(a.ctas), type(a.sms))
+    tail = parts.get(key)
+    if tail is None:
+        dense = None if a.peak_dense_flops is None else round(a.peak_dense_flops / 1e12, 2)
+        sparse = None if a.peak_sparse_flops is None else round(a.peak_sparse_flops / 1e12, 2)
+        tail = parts[key] = f'"peak_tflops":{{"dense":{n(dense)},"sparse":{n(sparse)}}},"ctas":{n(a.ctas)},"sms":{n(a.sms)}}}'
     return (
-        f'{{"kind":"model","gpu":{_str(a.gpu)},"dtype":{_str(a.dtype)},"m_evaluated":{n(a.m_evaluated)},'
-        f'"smem":{{"bytes":{n(a.smem_bytes)},"limit":{n(a.smem_limit)},"stages":{n(a.smem_stages)},'
-        f'"fits":{n(a.fits)},"verdict":{_str(a.smem_verdict)}}},'
+        f'{head[0]}{n(a.m_evaluated)}{head[1]}'
         f'"intensity_flop_per_byte":{{"problem":{n(_r(a.intensity_problem, 3))},"tile":{n(_r(a.intensity_tile, 3))}}},'
         f'"bound":{_str(a.bound)},'
         f'"time_us":{{"floor":{n(_us(a.time_floor_s))},"expected":{n(_us(a.time_expected_s))},'
         f'"low":{n(_us(a.time_low_s))},"high":{n(_us(a.time_high_s))}}},'
-        f'"efficiency":{{"compute":{n(_r(a.eff_compute))},"roofline":{n(_r(a.eff_roofline))}}},'
-        f'"peak_tflops":{{"dense":{n(dense)},"sparse":{n(sparse)}}},"ctas":{n(a.ctas)},"sms":{n(a.sms)}}}'
+        f'"efficiency":{{"compute":{n(_r(a.eff_compute))},"roofline":{n(_r(a.eff_roofline))}}},{tail}'
     )
 
 
@@ -445,6 +458,7 @@ def _entry_fragments(result: InspectResult, enc: Any, note_table: NoteTable) -> 
     names: dict[tuple[str, str, str], str] = {}
     values: dict[Any, str] = {}  # extras / detail / tactic tuples, by value (they repeat)
     extras: dict[int, str] = {}  # valid while `result` keeps every record alive (this call)
+    model_parts: dict[Any, Any] = {}
 
     def frozen(v: Any) -> str:
         if v is None:
@@ -509,7 +523,7 @@ def _entry_fragments(result: InspectResult, enc: Any, note_table: NoteTable) -> 
         else:
             fm = models.get(id(a))
             if fm is None:
-                fm = models[id(a)] = _model_json(a)
+                fm = models[id(a)] = _model_json(a, model_parts)
         t = r.tactic
         ft = str(t) if type(t) is int else frozen(t)
         detail = "{}" if not r.detail else detail_json(r.detail)
