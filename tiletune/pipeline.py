@@ -45,7 +45,7 @@ from tiletune.records import (
 _MAX_MODELLED_M = 1 << 20
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Analysis:
     """What the performance model says for one (problem at the top of its M bucket, tile, GPU).
 
@@ -85,7 +85,7 @@ class Analysis:
         return self.smem_verdict == "fits"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class AnalyzedEntry:
     """One decoded record plus the model's view of it (or why there is none)."""
 
@@ -106,7 +106,7 @@ class AnalyzedEntry:
         return self.entry.config
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FailureReason:
     """Why a tactic failed, as far as the evidence and the model can tell.
 
@@ -126,7 +126,7 @@ class FailureReason:
     model_disagrees: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Failure:
     """Every failed attempt of one (arch, version, op, runner, tactic), across all inputs."""
 
@@ -152,7 +152,7 @@ class Failure:
         return self.errors[0][0] if self.errors else ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class NotTried:
     """Catalog tiles with no record of any attempt in the inputs, for one catalog list."""
 
@@ -166,7 +166,7 @@ class NotTried:
     evidence: str  # "winners only" (only caches read) or "profiling log" (a log lists attempts)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Verdict:
     """The one-line answer for one arch and op."""
 
@@ -180,7 +180,7 @@ class Verdict:
     disagreements: int = 0  # failures where the evidence and the shared-memory model disagree
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GpuChoice:
     """Which GPU an arch's entries were modelled on, and why."""
 
@@ -189,7 +189,7 @@ class GpuChoice:
     how: str  # "--gpu", "named in the inputs", "default for sm120 (no GPU named in the inputs)", ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class InspectResult:
     """Everything `inspect` found. Formatters read this and compute nothing."""
 
