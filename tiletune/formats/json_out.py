@@ -439,13 +439,20 @@ def _js(v: Any, enc: Any) -> str:
     return enc(v)
 
 
-def _problem_json(p: Problem, note_ids: str) -> str:
+def _problem_json(p: Problem, note_ids: str, tails: Optional[dict[Any, str]] = None) -> str:
+    """The problem as compact JSON; `tails` memoises the part after m/n/k/batch/m_range, which
+    thousands of problems share (the key carries the value types so 1 and True never share text)."""
     mr = "null" if p.m_range is None else f"[{int(p.m_range[0])},{int(p.m_range[1])}]"
-    return (
-        f'{{"m":{p.m},"n":{p.n},"k":{p.k},"batch":{p.batch},"m_range":{mr},'
-        f'"experts":{_js(p.experts, None)},"top_k":{_js(p.top_k, None)},"dtype_a":{_js(p.dtype_a, None)},'
-        f'"dtype_b":{_js(p.dtype_b, None)},"dtype_out":{_js(p.dtype_out, None)},"note_ids":{note_ids}}}'
-    )
+    key = (p.experts, p.top_k, p.dtype_a, p.dtype_b, p.dtype_out, note_ids, type(p.experts), type(p.top_k))
+    tail = None if tails is None else tails.get(key)
+    if tail is None:
+        tail = (
+            f'"experts":{_js(p.experts, None)},"top_k":{_js(p.top_k, None)},"dtype_a":{_js(p.dtype_a, None)},'
+            f'"dtype_b":{_js(p.dtype_b, None)},"dtype_out":{_js(p.dtype_out, None)},"note_ids":{note_ids}}}'
+        )
+        if tails is not None:
+            tails[key] = tail
+    return f'{{"m":{p.m},"n":{p.n},"k":{p.k},"batch":{p.batch},"m_range":{mr},{tail}'
 
 
 def _entry_fragments(result: InspectResult, enc: Any, note_table: NoteTable) -> Iterable[str]:
@@ -459,6 +466,7 @@ def _entry_fragments(result: InspectResult, enc: Any, note_table: NoteTable) -> 
     values: dict[Any, str] = {}  # extras / detail / tactic tuples, by value (they repeat)
     extras: dict[int, str] = {}  # valid while `result` keeps every record alive (this call)
     model_parts: dict[Any, Any] = {}
+    problem_tails: dict[Any, str] = {}
 
     def frozen(v: Any) -> str:
         if v is None:
@@ -512,7 +520,7 @@ def _entry_fragments(result: InspectResult, enc: Any, note_table: NoteTable) -> 
                 fnotes = notes.get(p.notes)
                 if fnotes is None:
                     fnotes = notes[p.notes] = enc(note_table.ids(p.notes))
-                fp = problems[id(p)] = _problem_json(p, fnotes)
+                fp = problems[id(p)] = _problem_json(p, fnotes, problem_tails)
         d_id = id(e.decode)
         fc = configs.get(d_id)
         if fc is None:
