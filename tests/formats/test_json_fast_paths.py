@@ -31,6 +31,8 @@ FULL = Analysis(gpu="NVIDIA RTX PRO 6000 Blackwell Server Edition", dtype="nvfp4
     Analysis(gpu="H200 \u00e9\"quoted\"", dtype="fp8", m_evaluated=1),  # every optional field None, odd characters
     Analysis(gpu="x", dtype="bf16", m_evaluated=8, smem_verdict="does_not_build", time_expected_s=float("inf"),
              eff_compute=float("nan"), ctas=0, sms=132),
+    Analysis(gpu="x", dtype="fp8", m_evaluated=8, intensity_problem=3, time_floor_s=1, eff_roofline=1,
+             peak_dense_flops=989_000_000_000_000, time_low_s=-float("inf")),  # ints where floats are usual
 ])
 def test_model_json_matches_the_dict(a):
     parts: dict = {}

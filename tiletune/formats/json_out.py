@@ -206,6 +206,18 @@ def _num(v: Any) -> str:
     return json.dumps(v)
 
 
+def _rounded(x: Optional[float], nd: int, scale: Optional[float] = None) -> str:
+    """`_num(_r(x, nd))` (or `_num(_us(x))` with scale 1e6, nd 3) in one call: the model JSON writes
+    eight of these per case."""
+    if type(x) is float:
+        v = round(x * scale if scale is not None else x, nd)
+        if _isfinite(v):
+            return float.__repr__(v)
+    if x is None:
+        return "null"
+    return _num(round(x * scale, nd) if scale is not None else round(float(x), nd))
+
+
 def _str(v: Optional[str]) -> str:
     return "null" if v is None else _encode_str(v)
 
@@ -216,7 +228,7 @@ def _model_json(a: Analysis, parts: dict[Any, Any]) -> str:
     `parts` memoises the pieces many cases share (GPU, shared-memory fit, peaks); its keys carry
     the value types so 1 and 1.0 never share text. tests/formats/test_json_fast_paths.py checks
     the result against the encoder byte for byte."""
-    n = _num
+    n, r = _num, _rounded
     key = ("head", a.gpu, a.dtype, a.smem_bytes, a.smem_limit, a.smem_stages, a.smem_verdict,
            type(a.smem_bytes), type(a.smem_limit), type(a.smem_stages))
     head = parts.get(key)
@@ -235,11 +247,11 @@ def _model_json(a: Analysis, parts: dict[Any, Any]) -> str:
         tail = parts[key] = f'"peak_tflops":{{"dense":{n(dense)},"sparse":{n(sparse)}}},"ctas":{n(a.ctas)},"sms":{n(a.sms)}}}'
     return (
         f'{head[0]}{n(a.m_evaluated)}{head[1]}'
-        f'"intensity_flop_per_byte":{{"problem":{n(_r(a.intensity_problem, 3))},"tile":{n(_r(a.intensity_tile, 3))}}},'
+        f'"intensity_flop_per_byte":{{"problem":{r(a.intensity_problem, 3)},"tile":{r(a.intensity_tile, 3)}}},'
         f'"bound":{_str(a.bound)},'
-        f'"time_us":{{"floor":{n(_us(a.time_floor_s))},"expected":{n(_us(a.time_expected_s))},'
-        f'"low":{n(_us(a.time_low_s))},"high":{n(_us(a.time_high_s))}}},'
-        f'"efficiency":{{"compute":{n(_r(a.eff_compute))},"roofline":{n(_r(a.eff_roofline))}}},{tail}'
+        f'"time_us":{{"floor":{r(a.time_floor_s, 3, 1e6)},"expected":{r(a.time_expected_s, 3, 1e6)},'
+        f'"low":{r(a.time_low_s, 3, 1e6)},"high":{r(a.time_high_s, 3, 1e6)}}},'
+        f'"efficiency":{{"compute":{r(a.eff_compute, 4)},"roofline":{r(a.eff_roofline, 4)}}},{tail}'
     )
 
 
