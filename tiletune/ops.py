@@ -127,19 +127,24 @@ def _fp4(op, runner, shapes, extras, version) -> ProblemOrReason:
         raise ValueError(f"a is (M, {k_half}) but b is ({b[0]}, N): K/2 differs")
     if min(m, k_half, n) <= 0:
         _positive(M=m, K=k_half, N=n)
-    rng, notes = _m(m, version, moe=False)
-    notes.insert(0, _FP4_K_NOTE)
+    _m_cached(m, version, False)  # (a bucket it cannot map raises here, before the extras are looked at)
     dtype, out = None, None
     if runner.startswith("Cutlass"):
         dtype = "nvfp4"  # the CUTLASS FP4 runner is instantiated for W4A4_NVFP4_NVFP4 only
     elif extras and len(extras) >= 3 and isinstance(extras[2], bool):
         dtype = "nvfp4" if extras[2] else "mxfp4"  # cuDNN extras: (out_dtype, block_size, use_nvfp4, has_alpha)
-    else:
-        notes.append("nvfp4 or mxfp4: this runner's key does not record which")
+    rng, notes = _fp4_notes(m, version, dtype is None)
     if extras:
         out = canonical_dtype(extras[0])
     return Problem(m=m, n=n, k=2 * k_half, m_range=rng, dtype_a=dtype, dtype_b=dtype, dtype_out=out,
-                   notes=tuple(notes)), None
+                   notes=notes), None
+
+
+@functools.lru_cache(maxsize=8192)  # per bucket: one shared notes tuple instead of a new list per key
+def _fp4_notes(bucket: int, version: Optional[str], dtype_unknown: bool) -> tuple[Optional[tuple[int, int]], tuple[str, ...]]:
+    rng, notes = _m_cached(bucket, version, False)
+    more = ("nvfp4 or mxfp4: this runner's key does not record which",) if dtype_unknown else ()
+    return rng, (_FP4_K_NOTE,) + notes + more
 
 
 def _two_d_or_batched(op, shapes) -> tuple[int, int, int, int]:

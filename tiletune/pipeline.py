@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence
 
 from tiletune.archs import arch_family, arch_from_gpu_name
+from tiletune.errors import TiletuneError
 from tiletune.readers.interface import ReadContext
 from tiletune.records import (
     CatalogRef,
@@ -455,8 +456,6 @@ class ModelPort:
     def _run(
         self, problem: Problem, m: int, config: TileConfig, spec: Any, gpu_name: str, dtype: str, arch: Optional[str]
     ) -> tuple[Optional[Analysis], Optional[str]]:
-        from tiletune.errors import TiletuneError
-
         assert self._analyze is not None
         at_top = _with_m(problem, m) if m != problem.m else problem
         try:
