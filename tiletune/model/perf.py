@@ -17,6 +17,7 @@ Units: FLOP, bytes, seconds, FLOP/s. Every number is a model ("kind": "model").
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Dict, NamedTuple, Optional, Tuple
@@ -36,7 +37,7 @@ def _ceil(a: int, b: int) -> int:
     return -(-a // b)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per modelled case: slots make it cheaper to build
 class Bytes:
     """Fewest DRAM bytes: each operand read once, D written once (no C). Scale factors padded as stored."""
 
@@ -283,12 +284,7 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
         byt = Bytes(byt.a, int(byt.b * weight_groups), byt.sfa, int(byt.sfb * weight_groups), byt.d)
 
     # --- shared memory and the tile's own intensity ----------------------------------------------
-    fit = smem_fit(config, a, dtype, grouped=is_grouped, stage_policy=stage_policy)
-    bits = DTYPE_BITS[dtype]
-    staged = bm * bk * bits / 8 + bn * bk * bits / 8
-    if dtype in SF_VEC:
-        staged += (max(bm, 128) + max(bn, 128)) * bk / SF_VEC[dtype]
-    intensity_tile = 2.0 * bm * bn * bk / staged
+    fit, intensity_tile = _tile_facts(config, a, dtype, is_grouped, stage_policy, bm, bn, bk)
 
     # --- schedule ----------------------------------------------------------------------------------
     slots = gpu.sms  # 1 CTA per SM: TMA warp-specialised GEMMs fill shared memory (research 2.4)
@@ -339,6 +335,18 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
 
 
 _FAMILY = {"sm121": "sm120", "sm103": "sm100"}
+
+
+@functools.lru_cache(maxsize=4096)  # per tile, not per problem: a big cache has a few dozen tiles
+def _tile_facts(config: TileConfig, arch: str, dtype: str, grouped: bool, stage_policy: Optional[str],
+                bm: int, bn: int, bk: int) -> Tuple[SmemFit, float]:
+    """(shared-memory fit, the tile's own intensity in FLOP per byte staged per k-step)."""
+    fit = smem_fit(config, arch, dtype, grouped=grouped, stage_policy=stage_policy)
+    bits = DTYPE_BITS[dtype]
+    staged = bm * bk * bits / 8 + bn * bk * bits / 8
+    if dtype in SF_VEC:
+        staged += (max(bm, 128) + max(bn, 128)) * bk / SF_VEC[dtype]
+    return fit, 2.0 * bm * bn * bk / staged
 
 
 def _peak_notes(peak: Peak) -> Tuple[str, ...]:
