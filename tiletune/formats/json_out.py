@@ -245,6 +245,20 @@ def _model_json(a: Analysis, parts: dict[Any, Any]) -> str:
         dense = None if a.peak_dense_flops is None else round(a.peak_dense_flops / 1e12, 2)
         sparse = None if a.peak_sparse_flops is None else round(a.peak_sparse_flops / 1e12, 2)
         tail = parts[key] = f'"peak_tflops":{{"dense":{n(dense)},"sparse":{n(sparse)}}},"ctas":{n(a.ctas)},"sms":{n(a.sms)}}}'
+    ip, it, tf, te, tl, th, ec, er = (a.intensity_problem, a.intensity_tile, a.time_floor_s, a.time_expected_s,
+                                      a.time_low_s, a.time_high_s, a.eff_compute, a.eff_roofline)
+    if (type(ip) is float and type(it) is float and type(tf) is float and type(te) is float and type(tl) is float
+            and type(th) is float and type(ec) is float and type(er) is float):
+        # the usual case, inline: eight plain floats whose rounded values are finite (a NaN or an
+        # infinity makes the sum non-finite and takes the general path below)
+        ip, it, ec, er = round(ip, 3), round(it, 3), round(ec, 4), round(er, 4)
+        tf, te, tl, th = round(tf * 1e6, 3), round(te * 1e6, 3), round(tl * 1e6, 3), round(th * 1e6, 3)
+        if _isfinite(ip + it + tf + te + tl + th + ec + er):
+            return (
+                f'{head[0]}{n(a.m_evaluated)}{head[1]}"intensity_flop_per_byte":{{"problem":{ip!r},"tile":{it!r}}},'
+                f'"bound":{_str(a.bound)},"time_us":{{"floor":{tf!r},"expected":{te!r},"low":{tl!r},"high":{th!r}}},'
+                f'"efficiency":{{"compute":{ec!r},"roofline":{er!r}}},{tail}'
+            )
     return (
         f'{head[0]}{n(a.m_evaluated)}{head[1]}'
         f'"intensity_flop_per_byte":{{"problem":{r(a.intensity_problem, 3)},"tile":{r(a.intensity_tile, 3)}}},'
