@@ -284,7 +284,10 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
         byt = Bytes(byt.a, int(byt.b * weight_groups), byt.sfa, int(byt.sfb * weight_groups), byt.d)
 
     # --- shared memory and the tile's own intensity ----------------------------------------------
-    fit, intensity_tile = _tile_facts(config, a, dtype, is_grouped, stage_policy, bm, bn, bk)
+    try:
+        fit, intensity_tile = _tile_facts(config, a, dtype, is_grouped, stage_policy, bm, bn, bk)
+    except TypeError:  # an unhashable config (e.g. a list tile): compute it without the memo
+        fit, intensity_tile = _tile_facts.__wrapped__(config, a, dtype, is_grouped, stage_policy, bm, bn, bk)
 
     # --- schedule ----------------------------------------------------------------------------------
     slots = gpu.sms  # 1 CTA per SM: TMA warp-specialised GEMMs fill shared memory (research 2.4)

@@ -118,9 +118,6 @@ def _verdict(stages: int, kernel: int, limit: int) -> str:
     return "fits" if kernel <= limit else "overflows_at_initialize"
 
 
-# Memoised: the fit depends on the tile alone, not the problem, and a big cache models tens of
-# thousands of problems with a few dozen tiles. SmemFit is frozen, so sharing it is safe.
-@functools.lru_cache(maxsize=4096)
 def smem_fit(config: TileConfig, arch: str, dtype: str, *, grouped: bool = False,
              stage_policy: Optional[str] = None, with_c: bool = False) -> SmemFit:
     """Model the shared memory of `config` on `arch` for `dtype` (see the module docstring).
@@ -129,6 +126,14 @@ def smem_fit(config: TileConfig, arch: str, dtype: str, *, grouped: bool = False
     Raises ModelError for impossible tiles (non-positive sizes, clusters SM120 cannot run,
     K not a multiple of the scale-factor atom) and dtypes the arch lacks.
     """
+    try:
+        return _smem_fit_cached(config, arch, dtype, grouped, stage_policy, with_c)
+    except TypeError:  # an unhashable config (e.g. a list tile): compute it without the memo
+        return _smem_fit(config, arch, dtype, grouped, stage_policy, with_c)
+
+
+def _smem_fit(config: TileConfig, arch: str, dtype: str, grouped: bool, stage_policy: Optional[str],
+              with_c: bool) -> SmemFit:
     a = normalize_arch(arch) or arch
     bm, bn, bk = (int(v) for v in config.tile)
     if min(bm, bn, bk) <= 0:
@@ -144,6 +149,11 @@ def smem_fit(config: TileConfig, arch: str, dtype: str, *, grouped: bool = False
         return _sm90(config, dtype, grouped, fixed, with_c, base)
     return SmemFit(**base, stage_bytes=None, stages=None, shared_storage_bytes=None, limit_bytes=None, verdict=None,
                    notes=(f"shared memory is not modelled for {a} (SM80-style multistage kernels)",))
+
+
+# Memoised: the fit depends on the tile alone, not the problem, and a big cache models tens of
+# thousands of problems with a few dozen tiles. SmemFit is frozen, so sharing it is safe.
+_smem_fit_cached = functools.lru_cache(maxsize=4096)(_smem_fit)
 
 
 # Public SM12x failure reports for the same (dtype, tile M x N, grouped, fixed stages): shown beside the model.
