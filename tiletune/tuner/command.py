@@ -68,11 +68,17 @@ class RetryOutcome:
     exit_code: int
 
 
+# --shape defaults: the runner FlashInfer's engine drives for each op, and the op's input dtype
+DEFAULT_RUNNERS = {"fp8_gemm": "CublasFp8GemmRunner", "bf16_gemm": "CublasltBf16GemmRunner",
+                   "fp4_gemm": "CutlassFp4GemmRunner", "mxfp8_gemm": "CutlassMxfp8GemmRunner"}
+OP_INPUT_DTYPES = {"bf16_gemm": "bfloat16", "fp4_gemm": "nvfp4", "mxfp8_gemm": "mxfp8"}
+
+
 def _default_runner(op: str) -> str:
-    runners = {"fp8_gemm": "CublasFp8GemmRunner"}
-    if op not in runners:
-        raise UsageError(f"--shape needs --runner for op {op!r} (known default: fp8_gemm -> CublasFp8GemmRunner)")
-    return runners[op]
+    if op not in DEFAULT_RUNNERS:
+        known = ", ".join(f"{o} -> {r}" for o, r in DEFAULT_RUNNERS.items())
+        raise UsageError(f"--shape needs --runner for op {op!r} (known defaults: {known})")
+    return DEFAULT_RUNNERS[op]
 
 
 def _make_engine(opts: RetryOptions, progress: Optional[TextIO]):
@@ -113,7 +119,7 @@ def collect_targets(opts: RetryOptions, current_env: Dict[str, Any]) -> Tuple[Li
                 runner=opts.runner or _default_runner(op),
                 tactics=tactics,
                 shapes=[parse_shape(s) for s in opts.shapes],
-                dtype_in=opts.dtype_in,
+                dtype_in=OP_INPUT_DTYPES.get(op, opts.dtype_in),  # fp8_gemm's is a choice (e4m3 / e5m2); the others are fixed
                 dtype_out=opts.dtype_out,
                 arch=arch,
                 flashinfer_version=opts.flashinfer_version or current_env.get("flashinfer"),

@@ -3,11 +3,16 @@
 The child is `python -m tiletune.tuner.worker SPEC.json` (worker.py), the only place torch and
 flashinfer are imported. This module, in the parent, only writes specs and reads results.
 
-JIT modules: before any attempt, `prepare` asks a child whether the modules the targets need are
-already built in the JIT workspace (FlashInfer's own `JitSpec.is_compiled`). If one is missing it
-stops with a message naming the module, where FlashInfer would put it and how long a build
-takes, unless the engine was created with `allow_jit_build=True` (`--allow-jit-build`); then it
-builds once, in its own child with a long time limit, before the first attempt.
+JIT modules: before any attempt, `prepare` asks a child which modules the targets' runners need
+on this GPU and whether they are already built in the JIT workspace (FlashInfer's own
+`JitSpec.is_compiled`). If one is missing it stops with a message naming the module, where
+FlashInfer would put it and how long a build takes, unless the engine was created with
+`allow_jit_build=True` (`--allow-jit-build`); then it builds once, in its own child with a long
+time limit, before the first attempt. Runners this GPU cannot run at all (the Blackwell-only
+CUTLASS fp4_gemm / mxfp8_gemm on an SM90 H200) are left out of the build: each of their attempts
+ends as an engine_error with a one-line reason (worker.arch_refusal), and nothing is built.
+
+Which runners the engine drives, and which of them have really run on a GPU: worker.RUNNERS.
 """
 
 from __future__ import annotations
@@ -22,10 +27,18 @@ from tiletune.errors import TunerError
 from tiletune.tuner import classify
 from tiletune.tuner.engine import Attempt, ChildResult, ChildSpec, Diagnosis, RetryTarget
 from tiletune.tuner.isolation import run_child
-from tiletune.tuner.worker import JIT_MODULES
+from tiletune.tuner.worker import RUNNERS
 
-# Measured on the H200 machine (16 cores, wheel 0.7.2.post1): research/flashinfer-autotuner.md 8.1.
-BUILD_ESTIMATES = {"gemm": "about 45 s on a 16-core H200 machine (measured); several minutes on 2-4 cores"}
+# `gemm` measured on the H200 machine (16 cores, wheel 0.7.2.post1): research/flashinfer-autotuner.md 8.1;
+# the others from their source lists in flashinfer/jit (not measured unless the text says so).
+BUILD_ESTIMATES = {
+    "gemm": "about 45 s on a 16-core H200 machine (measured); several minutes on 2-4 cores",
+    "mm_bf16_cublaslt": "one .cu file calling cuBLASLt; expected well under a minute (not measured)",
+    "tinygemm2": "one .cu file; expected under a minute (not measured)",
+    "fp4_gemm_cutlass": "9 CUTLASS .cu files (4 tiles x 2 dtypes); several minutes (not measured)",
+    "fp4_gemm_cutlass_sm120": "17 CUTLASS .cu files (8 tiles x 2 dtypes); several minutes (not measured)",
+    "mxfp8_gemm_cutlass": "9 CUTLASS .cu files; several minutes (not measured)",
+}
 JIT_BUILD_TIMEOUT_S = 1800.0
 JIT_STATUS_TIMEOUT_S = 180.0
 
@@ -81,13 +94,18 @@ class FlashInferEngine:
         reason = self.unavailable_reason()
         if reason:
             raise TunerError(reason)
-        modules = sorted({m for t in targets for m in JIT_MODULES.get((t.op, t.runner), ())})
-        if not modules:
-            return
+        pairs = sorted({(t.op, t.runner) for t in targets if (t.op, t.runner) in RUNNERS})
+        if not pairs:
+            return  # every attempt will say the engine cannot run its runner
         scratch = Path(_tmpdir()) / "jit-status"
-        status = self._run_mode("jit-status", modules, scratch, JIT_STATUS_TIMEOUT_S)
-        missing = {n: s["path"] for n, s in status.items() if not s.get("compiled")}
-        self.jit_report = {"status": status}
+        status = self._run_mode("jit-status", {"pairs": [list(p) for p in pairs]}, scratch, JIT_STATUS_TIMEOUT_S)
+        modules = dict(status.get("modules") or {})
+        self.jit_report = {"status": modules, "refused": dict(status.get("refused") or {})}
+        if self.progress is not None:
+            for pair, why in self.jit_report["refused"].items():
+                self.progress.write(f"tiletune retry: {why}\n")
+            self.progress.flush()
+        missing = {n: s["path"] for n, s in modules.items() if not s.get("compiled")}
         if not missing:
             return
         if not self.allow_jit_build:
@@ -99,8 +117,8 @@ class FlashInferEngine:
         if self.progress is not None:
             self.progress.write(f"tiletune retry: building FlashInfer JIT module(s) {', '.join(missing)} ({'; '.join(BUILD_ESTIMATES.get(n, '?') for n in missing)})\n")
             self.progress.flush()
-        built = self._run_mode("jit-build", sorted(missing), Path(_tmpdir()) / "jit-build", JIT_BUILD_TIMEOUT_S)
-        self.jit_report["built"] = built
+        built = self._run_mode("jit-build", {"modules": sorted(missing)}, Path(_tmpdir()) / "jit-build", JIT_BUILD_TIMEOUT_S)
+        self.jit_report["built"] = built.get("modules")
 
     def child_spec(self, target: RetryTarget, scratch: Path) -> ChildSpec:
         scratch.mkdir(parents=True, exist_ok=True)
@@ -132,9 +150,9 @@ class FlashInferEngine:
 
     # -- helpers ---------------------------------------------------------------------------
 
-    def _run_mode(self, mode: str, modules: Sequence[str], scratch: Path, timeout_s: float) -> Dict[str, Any]:
+    def _run_mode(self, mode: str, fields: Dict[str, Any], scratch: Path, timeout_s: float) -> Dict[str, Any]:
         scratch.mkdir(parents=True, exist_ok=True)
-        spec = {"mode": mode, "modules": list(modules), "result_file": str(scratch / "result.json")}
+        spec = {"mode": mode, "result_file": str(scratch / "result.json"), **fields}
         (scratch / "spec.json").write_text(json.dumps(spec))
         child = run_child(
             ChildSpec(
@@ -154,8 +172,9 @@ class FlashInferEngine:
                 timed_out=child.timed_out,
                 timeout_s=timeout_s,
             )
-            raise TunerError(f"FlashInfer JIT {mode} for {', '.join(modules)} failed ({v.diagnosis}): {v.message}")
-        return dict(r.get("modules") or {})
+            what = ", ".join(str(x) for x in fields.get("modules") or fields.get("pairs") or [])
+            raise TunerError(f"FlashInfer JIT {mode} for {what} failed ({v.diagnosis}): {v.message}")
+        return dict(r)
 
 
 def interpret_worker_result(engine: str, target: RetryTarget, child: ChildResult, *, timeout_s: Optional[float] = None) -> Attempt:
@@ -204,6 +223,8 @@ def _pass_message(r: Dict[str, Any], target: RetryTarget) -> str:
         parts.append(f"rel. error {r['rel_error']:.2e}" + (f" (bound {bound:.2e})" if bound else ""))
     if r.get("algo_count") is not None:
         parts.append(f"tactic {target.tactic} of {r['algo_count']} cuBLASLt algos")
+    elif r.get("tactic_count") is not None:
+        parts.append(f"tactic {target.tactic} of {r['tactic_count']}")
     return ", ".join(parts)
 
 

@@ -186,9 +186,17 @@ def _key_shapes(op: str, p: Problem) -> Optional[tuple]:
     """The autotuner key shapes FlashInfer would write for this problem (so ledger records decode).
 
     fp8_gemm (bmm_fp8): (A (b, M, K), B (b, K, N), 0-d A_scale, 0-d B_scale, out (b, -1, N), workspace (-1,)).
+    bf16_gemm (mm_bf16): (a (M, K), b (K, N), bias and pdl (0,) as non-tensors, out (-1, N), workspace (-1,)).
+    fp4_gemm / mxfp8_gemm: laid out like the keys in cache_samples/ (a, b, scales, ..., out (-1, N), workspace).
     """
     if op == "fp8_gemm":
         return ((p.batch, p.m, p.k), (p.batch, p.k, p.n), (), (), (p.batch, -1, p.n), (-1,))
+    if op == "bf16_gemm":
+        return ((p.m, p.k), (p.k, p.n), (0,), (0,), (-1, p.n), (-1,))
+    if op == "fp4_gemm":
+        return ((p.m, p.k // 2), (p.k // 2, p.n), (-1, p.k // 16), (p.k // 16, p.n), (), (0,), (-1, p.n), (0,), (0,), (-1,))
+    if op == "mxfp8_gemm":
+        return ((p.m, p.k), (p.k, p.n), (-1, p.k // 32), (p.k // 32, p.n), (0,), (-1, p.n), (-1,))
     return None
 
 
