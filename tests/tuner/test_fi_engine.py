@@ -6,8 +6,6 @@ H200 (the worker's own refusal and module functions, evaluated for SM90 with no 
 refusal-before-build path and the "not built, not allowed" stop are exercised end to end.
 """
 
-import json
-import os
 import stat
 import sys
 from pathlib import Path
