@@ -142,3 +142,15 @@ def test_exit_status_losses_vs_notes(sample):
     noted = inspect([sample("bad/no-metadata.json")], ReadContext())
     assert noted.problems and noted.exit_code == 0
     assert inspect([sample("v1")], ReadContext()).exit_code == 0
+
+
+def test_log_without_gpu_is_modelled_on_the_gpu_its_cache_names(sample):
+    # the demo's JIT log names no GPU; the cache saved by the same run names the RTX PRO 6000
+    # Server: every sm120 entry, the log's too, is modelled on it (one choice, not two)
+    from tiletune.pipeline import inspect
+    from tiletune.readers.interface import ReadContext
+
+    result = inspect([sample("demo")], ReadContext())
+    assert [(c.arch, c.gpu, c.how) for c in result.gpus] == [
+        ("sm120", "NVIDIA RTX PRO 6000 Blackwell Server Edition", "named in the inputs")
+    ]

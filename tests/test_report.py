@@ -96,3 +96,14 @@ def test_no_plot_and_stdout_say_why(tmp_path):
     assert list(files) == [None] and "written only with -o FILE" in files[None]
     files = report.render_files(_result(), output=tmp_path / "r.md", as_json=False, plot=False, redact_names=False, paths=[], gpu=None)
     assert len(files) == 1 and "skipped (--no-plot)" in files[tmp_path / "r.md"]
+
+
+def test_a_winner_seen_in_cache_and_log_is_one_row(sample):
+    # the demo's cache and its warm-up log both record fp4_gemm tactic 8 for buckets 16 and 32
+    from tiletune.formats.report import chosen_sections
+    from tiletune.pipeline import inspect
+    from tiletune.readers.interface import ReadContext
+
+    sections = {title: rows for title, _, rows, _ in chosen_sections(inspect([sample("demo")], ReadContext()))}
+    (fp4_rows,) = [rows for title, rows in sections.items() if "fp4_gemm" in title]
+    assert [(r[0], r[3], r[4]) for r in fp4_rows] == [("9-16", "8", "128x64x128 swapAB"), ("17-32", "8", "128x64x128 swapAB")]

@@ -307,6 +307,7 @@ def build(
     from tiletune import verdicts as verdicts_mod
 
     port = model if model is not None else ModelPort.default(gpu)
+    port.inputs_name(_gpu_named_per_arch(entries))
     analyzed = tuple(_analyze_entry(e, port) for e in entries)
     jit_not_built = _not_built_ops(entries)
     failures = tuple(_aggregate_failures(analyzed, port, jit_not_built))
@@ -355,6 +356,7 @@ class ModelPort:
         self._result_cache: dict[tuple[Any, ...], tuple[Optional[Analysis], Optional[str]]] = {}
         self._choices: "OrderedDict[tuple[Optional[str], Optional[str]], GpuChoice]" = OrderedDict()
         self._notes: list[str] = []
+        self._arch_named: dict[Optional[str], str] = {}  # set by inputs_name()
         if gpu_override is not None and find is not None:
             find(gpu_override)  # unknown --gpu is a usage error: let ModelError reach the CLI now
 
@@ -375,6 +377,11 @@ class ModelPort:
             return cls(gpu_override, unavailable="performance model not available (tiletune.model incomplete)")
         return cls(gpu_override, find=find, default_for_arch=default, analyze=analyze)
 
+    def inputs_name(self, gpus_by_arch: Mapping[Optional[str], str]) -> None:
+        """GPUs the inputs name per arch: an entry whose own input names none (a log beside the
+        cache of the same run) is modelled on the GPU another input of its arch names."""
+        self._arch_named = dict(gpus_by_arch)
+
     def choices(self) -> tuple[GpuChoice, ...]:
         return tuple(self._choices.values())
 
@@ -386,6 +393,8 @@ class ModelPort:
 
     def gpu_for(self, arch: Optional[str], named: Optional[str]) -> tuple[Any, str, Optional[str]]:
         """(spec or None, display name, why-none) for entries of `arch` whose input names GPU `named`."""
+        if named is None:
+            named = self._arch_named.get(arch)
         key = (arch, named)
         hit = self._spec_cache.get(key)
         if hit is not None:
@@ -550,6 +559,16 @@ def project(res: Any, *, gpu: str, dtype: str, m: int) -> Analysis:
 
 
 # --- per-entry analysis ------------------------------------------------------------------------
+
+
+def _gpu_named_per_arch(entries: Sequence[Entry]) -> dict[Optional[str], str]:
+    """arch -> the one GPU name the inputs give for it (archs whose inputs name several are left out)."""
+    named: dict[Optional[str], set[str]] = {}
+    for e in entries:
+        env = e.record.env
+        if env.gpu:
+            named.setdefault(env.arch, set()).add(env.gpu)
+    return {arch: next(iter(gpus)) for arch, gpus in named.items() if len(gpus) == 1}
 
 
 def _analyze_entry(entry: Entry, port: ModelPort) -> AnalyzedEntry:

@@ -161,8 +161,11 @@ def chosen_sections(result: InspectResult) -> list[tuple[str, str, list[list[str
                     view.fmt_pct(a.eff_roofline) if a else "-",
                 ]
             rank = f" ({r.rank})" if r.rank else ""
-            rows.append([view.m_bucket(p) + rank, view.fmt_int(p.n) if p else "-", view.fmt_int(p.k) if p else "-",
-                         view.tactic_cell(r.tactic), tile, *model])
+            row = [view.m_bucket(p) + rank, view.fmt_int(p.n) if p else "-", view.fmt_int(p.k) if p else "-",
+                   view.tactic_cell(r.tactic), tile, *model]
+            # the same winner read from two inputs of one run (the cache and its warm-up log) is one row
+            if row not in rows:
+                rows.append(row)
         if not any(ae.config is not None for ae in items):
             # cuBLAS / cuDNN / trtllm-gen winners: no tile to show or model, one line says so
             whys = sorted({getattr(ae.entry.decode, "reason", "not decoded") for ae in items})
