@@ -134,3 +134,25 @@ def test_short_error_takes_the_telling_clause_and_ledger_classes():
     assert short_error(cublas, 90) == "an unsupported value or parameter was passed to the function"
     r = explain_failure(errors=["not_instantiated: tactic 99 out of range: cuBLASLt returned 8 algorithm(s)"], analysis=None)
     assert r.kind == "not_instantiated"
+
+
+def test_ambiguous_moe_tactic_shows_what_its_candidates_share():
+    # pre-0.6.18rc2 SM120 MoE key: no dtype, so nvfp4 and fp8 x mxfp4 lists both match; their
+    # tiles agree on M x N and swap-AB and differ in K (elements: 128-byte K is 256 fp4 / 128 fp8)
+    from tiletune.records import TileConfig, Undecoded
+
+    u = Undecoded(reason="ambiguous", candidates=(TileConfig((128, 128, 256), swap_ab=True),
+                                                   TileConfig((128, 128, 128), swap_ab=True)))
+    assert u.candidates_label() == "128x128x{128|256} swapAB"
+    mixed = Undecoded(reason="ambiguous", candidates=(TileConfig((128, 64, 128)), TileConfig((128, 64, 128), swap_ab=True)))
+    assert mixed.candidates_label() == "128x64x128 swapAB?"
+    assert Undecoded(reason="no catalog").candidates_label() is None
+
+
+def test_verdict_lists_ambiguous_candidates(sample):
+    from tiletune.pipeline import inspect
+    from tiletune.readers.interface import ReadContext
+
+    result = inspect([sample("v1/sm120-rtxpro6000-0.6.14-fp4-moe.json")], ReadContext())
+    (line,) = [v.text for v in result.verdicts if "fused_moe::gemm1" in v.text]
+    assert "undecoded (ambiguous), candidates 128x" in line and "x{64|128}" in line

@@ -179,6 +179,26 @@ class Undecoded:
     candidates: Tuple[TileConfig, ...] = ()
     not_a_cutlass_tactic: bool = False  # cuBLAS/cuDNN/trtllm-gen tactics: nothing to decode, not an error
 
+    def candidates_label(self) -> Optional[str]:
+        """What the candidates agree on, the rest as alternatives: '128x128x{128|256} swapAB'.
+
+        None when there are no candidates. Not a decode: it only summarises `candidates`.
+        """
+        if not self.candidates:
+            return None
+        dims = []
+        for i in range(3):
+            vals = sorted({c.tile[i] for c in self.candidates})
+            dims.append(str(vals[0]) if len(vals) == 1 else "{" + "|".join(map(str, vals)) + "}")
+        out = "x".join(dims)
+        for flag, word in (("swap_ab", "swapAB"), ("stream_k", "streamK")):
+            vals = {getattr(c, flag) for c in self.candidates}
+            if vals == {True}:
+                out += f" {word}"
+            elif len(vals) > 1:
+                out += f" {word}?"
+        return out
+
 
 Decode = Union[Decoded, Undecoded]
 

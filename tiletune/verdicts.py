@@ -198,6 +198,7 @@ def verdicts(
     winners: dict[tuple[Optional[str], str], Counter[str]] = {}
     undecoded: Counter[tuple[Optional[str], str]] = Counter()
     undecoded_why: dict[tuple[Optional[str], str], Counter[str]] = {}
+    undecoded_tiles: dict[tuple[Optional[str], str], Counter[str]] = {}  # ambiguous: what candidates share
     not_cutlass: Counter[tuple[Optional[str], str]] = Counter()
     blocked: dict[tuple[Optional[str], str], list[str]] = {}
     passed: dict[tuple[Optional[str], str], list[str]] = {}
@@ -225,6 +226,9 @@ def verdicts(
                 undecoded[key] += 1
                 why = d.reason if isinstance(d, Undecoded) else "not decoded"
                 undecoded_why.setdefault(key, Counter())[_reason_head(why)] += 1
+                partial = d.candidates_label() if isinstance(d, Undecoded) else None
+                if partial:
+                    undecoded_tiles.setdefault(key, Counter())[partial] += 1
         elif r.status is Status.BLOCKED:
             lbl = a.config.label() if a.config is not None else f"tactic {r.tactic}"
             if lbl not in blocked.setdefault(key, []):
@@ -265,6 +269,10 @@ def verdicts(
         if undecoded[key]:
             whys = [w for w, _ in undecoded_why[key].most_common(2)]
             parts.append(f"{undecoded[key]} chosen tactic(s) undecoded ({'; '.join(whys)})")
+            if key in undecoded_tiles:
+                top = undecoded_tiles[key].most_common(3)
+                more = len(undecoded_tiles[key]) - len(top)
+                parts[-1] += ", candidates " + ", ".join(f"{t} ({n})" for t, n in top) + (f" and {more} more" if more > 0 else "")
         flist = fails.get(key, [])
         failed_total = sum(f.count for f in flist)
         disagreements = sum(1 for f in flist if f.reason.model_disagrees)

@@ -272,7 +272,8 @@ def _entry_row(
     elif isinstance(ae.entry.decode, Undecoded):
         d = ae.entry.decode
         word = "n/a" if d.not_a_cutlass_tactic else "undecoded"
-        tile = f"{word} {notes.ref(d.reason)}"
+        partial = d.candidates_label()  # ambiguous: show what every candidate shares, never pick one
+        tile = f"{partial} {notes.ref(d.reason)}" if partial else f"{word} {notes.ref(d.reason)}"
     else:
         tile = "?"
     if p is None and ae.entry.problem_note:
