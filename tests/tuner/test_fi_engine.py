@@ -6,6 +6,7 @@ H200 (the worker's own refusal and module functions, evaluated for SM90 with no 
 refusal-before-build path and the "not built, not allowed" stop are exercised end to end.
 """
 
+import json
 import stat
 import sys
 from pathlib import Path
@@ -144,3 +145,31 @@ def test_prepare_stops_when_a_module_is_missing_and_building_is_not_allowed(fake
     eng.prepare(_targets("bf16_gemm", "CublasltBf16GemmRunner"), jobs=1)
     assert list(eng.jit_report["built"]) == ["mm_bf16_cublaslt"]
     assert log.read_text().splitlines()[-1] == 'jit-build ["mm_bf16_cublaslt"]'
+
+
+# -- the real two-GPU H200 ledger (bench/retry_h200_x2) ----------------------------------------------
+
+H200_X2 = Path(__file__).resolve().parents[2] / "bench" / "retry_h200_x2" / "results" / "ledger.jsonl"
+
+
+def test_h200_x2_ledger_ran_one_worker_per_gpu():
+    rows = [json.loads(line) for line in H200_X2.read_text().splitlines() if line.strip()]
+    fp8 = [r for r in rows if r["op"] == "fp8_gemm"]
+    by_gpu = {}
+    for r in fp8:
+        by_gpu.setdefault(r["env"]["cuda_visible_devices"], set()).add(r["env"]["gpu_uuid"])
+    assert sorted(by_gpu) == ["0", "1"]
+    assert all(len(u) == 1 for u in by_gpu.values()) and by_gpu["0"] != by_gpu["1"]  # two physical GPUs
+    assert all(r["passed"] and r["time_s"] > 0 for r in fp8)
+
+
+def test_h200_x2_ledger_exports_only_real_failures(tmp_path):
+    from tiletune.tuner.command import retry
+
+    out = tmp_path / "block.json"
+    opts = RetryOptions(ledger=H200_X2, no_run=True, ops=["bf16_gemm"], tactic="0", shapes=["1x1x1"], blocklist=out)
+    retry(opts, progress=None, env={"compute_capability": "9.0"})
+    block = json.loads(out.read_text())["invalid_tactics"]
+    # the runner's own out-of-range refusal and tinygemm's single tactic; the fp4/mxfp8 refusals on
+    # SM90 are engine_error (tiletune did not run them), so they are no evidence against a tactic
+    assert block == {"bf16_gemm::CublasltBf16GemmRunner": [150], "bf16_gemm::TinyGemmBf16GemmRunner": [1]}

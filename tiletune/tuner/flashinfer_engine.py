@@ -30,11 +30,11 @@ from tiletune.tuner.isolation import run_child
 from tiletune.tuner.worker import RUNNERS
 
 # `gemm` measured on the H200 machine (16 cores, wheel 0.7.2.post1): research/flashinfer-autotuner.md 8.1;
-# the others from their source lists in flashinfer/jit (not measured unless the text says so).
+# mm_bf16_cublaslt / tinygemm2 measured in bench/retry_h200_x2; the CUTLASS ones only estimated.
 BUILD_ESTIMATES = {
     "gemm": "about 45 s on a 16-core H200 machine (measured); several minutes on 2-4 cores",
-    "mm_bf16_cublaslt": "one .cu file calling cuBLASLt; expected well under a minute (not measured)",
-    "tinygemm2": "one .cu file; expected under a minute (not measured)",
+    "mm_bf16_cublaslt": "about 8 s on a 32-core 2x H200 machine (measured, bench/retry_h200_x2)",
+    "tinygemm2": "about 11 s on a 32-core 2x H200 machine (measured, bench/retry_h200_x2)",
     "fp4_gemm_cutlass": "9 CUTLASS .cu files (4 tiles x 2 dtypes); several minutes (not measured)",
     "fp4_gemm_cutlass_sm120": "17 CUTLASS .cu files (8 tiles x 2 dtypes); several minutes (not measured)",
     "mxfp8_gemm_cutlass": "9 CUTLASS .cu files; several minutes (not measured)",

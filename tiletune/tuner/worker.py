@@ -19,7 +19,8 @@ Runners (FlashInfer 0.7.2.post1, read from the wheel's gemm_base.py):
 - fp8_gemm / CublasFp8GemmRunner: bmm_fp8's cuBLASLt path; tactic = index into the algorithms
   cuBLASLt's heuristic returns for that exact shape. Ran on the H200.
 - bf16_gemm / CublasltBf16GemmRunner: mm_bf16's cuBLASLt path (module mm_bf16_cublaslt, SM80+),
-  same tactic meaning; the runner itself raises for a tactic >= the algorithm count.
+  same tactic meaning; the runner itself raises for a tactic >= the algorithm count. Ran on the
+  H200 (bench/retry_h200_x2), as did the tinygemm2 runner below.
 - bf16_gemm / TinyGemmBf16GemmRunner: mm_bf16's small-M kernel (module tinygemm2, SM90+); one
   tactic (0), and its forward ignores the tactic, so tiletune refuses any other instead of
   timing tactic 0 under another number.
@@ -63,8 +64,8 @@ RUNNERS: Dict[Tuple[str, str], RunnerInfo] = {
     (r.op, r.runner): r
     for r in (
         RunnerInfo("fp8_gemm", "CublasFp8GemmRunner", "SM89 and later (cuBLASLt)", None, (8, 9), True),
-        RunnerInfo("bf16_gemm", "CublasltBf16GemmRunner", "SM80 and later (cuBLASLt)", None, (8, 0)),
-        RunnerInfo("bf16_gemm", "TinyGemmBf16GemmRunner", "SM90 and later (tinygemm2)", None, (9, 0)),
+        RunnerInfo("bf16_gemm", "CublasltBf16GemmRunner", "SM80 and later (cuBLASLt)", None, (8, 0), True),
+        RunnerInfo("bf16_gemm", "TinyGemmBf16GemmRunner", "SM90 and later (tinygemm2)", None, (9, 0), True),
         RunnerInfo("fp4_gemm", "CutlassFp4GemmRunner", "SM100/SM103/SM110/SM120/SM121 (CUTLASS, Blackwell only)", BLACKWELL_MAJORS, (10, 0)),
         RunnerInfo("mxfp8_gemm", "CutlassMxfp8GemmRunner", "SM100/SM103/SM110/SM120/SM121 (CUTLASS, Blackwell only)", BLACKWELL_MAJORS, (10, 0)),
     )
@@ -454,7 +455,7 @@ def attempt_bf16_tinygemm(spec: Dict[str, Any]) -> Dict[str, Any]:
     try:  # FlashInfer's own check for the tinygemm backend (N multiple of 16, bf16 out, contiguity)
         gemm_base._tinygemm_mm_bf16_requirement(a, b, out=out, out_dtype=out.dtype, backend="tinygemm")
     except ValueError as e:
-        return {"ok": False, "error": f"can_implement: FlashInfer's TinyGEMM requirement check rejected the problem: {e}"}
+        return {"ok": False, "error": f"FlashInfer's TinyGEMM requirement check (can_implement) rejected the problem: {e}"}
     runner = gemm_base._tinygemm_bf16_gemm_runner()
     inputs = [a, b, None, False, out, None]
     runner.forward(inputs, tactic=tactic)
