@@ -11,8 +11,8 @@ one ue8m0 scale per 32 elements), as FlashInfer 0.7.2.post1 lays them out:
 - dequantizing those bytes to float32, which is what the float32 reference is computed from.
 
 Pure Python plus numpy (imported inside the functions that need it); the worker hands it the bytes
-FlashInfer's quantizers produced. Tested on CPU with synthetic data; on a GPU it has only run as
-part of attempts that never reached a Blackwell device (see worker.py).
+FlashInfer's quantizers produced. Tested on CPU with synthetic data only: it has never run on
+FlashInfer's real quantizer output, because that needs a Blackwell GPU (see worker.py).
 """
 
 from __future__ import annotations
