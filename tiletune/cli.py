@@ -248,7 +248,7 @@ def retry_command(
     op: Annotated[Optional[List[str]], typer.Option("--op", help="Only this op (repeatable), e.g. fp8_gemm.")] = None,
     tactic: Annotated[Optional[str], typer.Option("--tactic", help="Only these tactics: 3, 0-7 or 1,4,9-11.")] = None,
     shape: Annotated[Optional[List[str]], typer.Option("--shape", help="Try --op/--tactic at MxNxK or BxMxNxK (repeatable) instead of configs from inputs.")] = None,
-    runner: Annotated[Optional[str], typer.Option("--runner", help="Runner class for --shape (default for fp8_gemm: CublasFp8GemmRunner).")] = None,
+    runner: Annotated[Optional[str], typer.Option("--runner", help="Runner class for --shape (defaults: fp8_gemm CublasFp8GemmRunner, bf16_gemm CublasltBf16GemmRunner, fp4_gemm CutlassFp4GemmRunner, mxfp8_gemm CutlassMxfp8GemmRunner).")] = None,
     dtype_out: Annotated[str, typer.Option("--dtype-out", help="Output dtype for --shape (bfloat16 or float16).")] = "bfloat16",
     changed_env: Annotated[bool, typer.Option("--changed-env", help="Only failures recorded under a different environment (GPU, driver, CUDA, library versions).")] = False,
     since_driver: Annotated[bool, typer.Option("--since-driver", help="Only failures recorded under a different driver.")] = False,
