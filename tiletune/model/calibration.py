@@ -25,6 +25,19 @@ from typing import Dict, List, Optional, Sequence, Tuple
 US = 1e-6
 
 
+def combine(t_comp: float, t_mem: float, p: float) -> float:
+    """The time model's soft max of compute and memory time: (t_comp^p + t_mem^p)^(1/p), max for p = inf.
+
+    Defined here, beside the `p` it is parameterised by, so `Constants.band` calls it without an
+    import per call (perf imports this module, not the other way round)."""
+    if math.isinf(p):
+        return max(t_comp, t_mem)
+    hi = max(t_comp, t_mem)
+    if hi <= 0:
+        return 0.0
+    return hi * ((t_comp / hi) ** p + (t_mem / hi) ** p) ** (1.0 / p)
+
+
 @dataclass(frozen=True)
 class Constants:
     """Time-model constants. `ratio_band` (measured/model quantiles from a fit) overrides the parameter-range band."""
@@ -43,12 +56,10 @@ class Constants:
         """(low, high) seconds around `t_expected`, from the fitted ratio band or the parameter ranges."""
         if self.ratio_band is not None:
             return t_expected * self.ratio_band[0], t_expected * self.ratio_band[1]
-        from tiletune.model.perf import _combine
-
-        lo = self.t_fixed_range_s[0] + _combine(t_comp * self.eta_mma / self.eta_mma_range[1],
-                                                t_mem * self.eta_bw / self.eta_bw_range[1], self.p)
-        hi = self.t_fixed_range_s[1] + _combine(t_comp * self.eta_mma / self.eta_mma_range[0],
-                                                t_mem * self.eta_bw / self.eta_bw_range[0], self.p)
+        lo = self.t_fixed_range_s[0] + combine(t_comp * self.eta_mma / self.eta_mma_range[1],
+                                               t_mem * self.eta_bw / self.eta_bw_range[1], self.p)
+        hi = self.t_fixed_range_s[1] + combine(t_comp * self.eta_mma / self.eta_mma_range[0],
+                                               t_mem * self.eta_bw / self.eta_bw_range[0], self.p)
         return min(lo, t_expected), max(hi, t_expected)
 
 

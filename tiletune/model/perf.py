@@ -18,13 +18,12 @@ Units: FLOP, bytes, seconds, FLOP/s. Every number is a model ("kind": "model").
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass, field
 from typing import Dict, NamedTuple, Optional, Tuple
 
 from tiletune.archs import normalize_arch
 from tiletune.errors import ModelError
-from tiletune.model.calibration import Constants, constants_for
+from tiletune.model.calibration import Constants, combine, constants_for
 from tiletune.model.gpus import DTYPE_PEAK, GpuSpec, Peak
 from tiletune.model.smem import SF_VEC, SmemFit, smem_fit
 from tiletune.records import Problem, TileConfig
@@ -139,15 +138,6 @@ def _expected_distinct(experts: int, draws: int) -> float:
     if draws <= 0:
         return 0.0
     return experts * (1.0 - (1.0 - 1.0 / experts) ** draws)
-
-
-def _combine(t_comp: float, t_mem: float, p: float) -> float:
-    if math.isinf(p):
-        return max(t_comp, t_mem)
-    hi = max(t_comp, t_mem)
-    if hi <= 0:
-        return 0.0
-    return hi * ((t_comp / hi) ** p + (t_mem / hi) ** p) ** (1.0 / p)
 
 
 def _schedule(mk: int, nk: int, k: int, groups: int, bm: int, bn: int, bk: int, slots: int,
@@ -312,7 +302,7 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
         t_comp = waves * k_per_cta * 2.0 * bm * bn * bk / (per_sm * c.eta_mma)
     t_mem = (bytes_min + partial_bytes) / (gpu.mem_bw_bytes_per_s * c.eta_bw)
     t_fixed = c.t_fixed_s
-    t_exp = t_fixed + _combine(t_comp, t_mem, c.p)
+    t_exp = t_fixed + combine(t_comp, t_mem, c.p)
     t_low, t_high = c.band(t_exp, t_comp, t_mem)
 
     t_floor = max(flops / peak.dense, bytes_min / gpu.mem_bw_bytes_per_s)
