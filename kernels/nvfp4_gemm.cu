@@ -14,14 +14,16 @@
 //   -DTT_2SM=0             SM100 only: 1 = 2-SM (CTA pair) MMA; the MMA tile is then 2*TT_TILE_M
 //   -DTT_STAGES=0          0: StageCountAutoCarveout (CUTLASS picks); N>0: StageCount<N>
 //   -DTT_SCHEDULE=0        SM120 only: 0 cooperative, 1 ping-pong
-//   -DTT_GROUPED=0         1: grouped (ptr-array, MoE-style) kernel with GroupProblemShape
+//   -DTT_GROUPED=0         1: grouped (ptr-array, MoE-style) kernel with GroupProblemShape; it runs
+//                          --groups=G problems (default 4), each of --m x --n x --k
 //   -DTILETUNE_QUERY_ONLY  build only the kernel TYPE (no device code, no CUDA runtime calls):
 //                          the binary prints SharedStorageSize and the stage count; needs no GPU.
 // Build (query, ~20 s on 2 cores):
 //   nvcc -std=c++17 -O1 -DTILETUNE_QUERY_ONLY -gencode=arch=compute_120a,code=sm_120a \
 //        --expt-relaxed-constexpr -I$CUTLASS/include -I$CUTLASS/tools/util/include -Ikernels \
 //        kernels/nvfp4_gemm.cu -o q && ./q --query
-// Build (run; minutes): same without -DTILETUNE_QUERY_ONLY and with -O3, then ./a.out --m=4096 --n=4096 --k=4096
+// Build (run; about 1 to 2 minutes): same without -DTILETUNE_QUERY_ONLY and with -O3, then
+//   ./a.out --m=4096 --n=4096 --k=4096          (grouped build: add e.g. --groups=8)
 #include <cstdio>
 #include <type_traits>
 #include <vector>
