@@ -39,6 +39,7 @@ from tiletune.records import (
     Tactic,
     TileConfig,
     Undecoded,
+    quick_init,
 )
 
 # An M bucket's upper end can be open (the last GEMM bucket covers "and above"); past this we
@@ -46,6 +47,7 @@ from tiletune.records import (
 _MAX_MODELLED_M = 1 << 20
 
 
+@quick_init  # built once per entry / modelled case
 @dataclass(frozen=True, slots=True)
 class Analysis:
     """What the performance model says for one (problem at the top of its M bucket, tile, GPU).
@@ -86,6 +88,7 @@ class Analysis:
         return self.smem_verdict == "fits"
 
 
+@quick_init  # built once per entry / modelled case
 @dataclass(frozen=True, slots=True)
 class AnalyzedEntry:
     """One decoded record plus the model's view of it (or why there is none)."""

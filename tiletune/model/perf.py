@@ -26,7 +26,7 @@ from tiletune.errors import ModelError
 from tiletune.model.calibration import Constants, combine, constants_for
 from tiletune.model.gpus import DTYPE_PEAK, GpuSpec, Peak
 from tiletune.model.smem import SF_VEC, SmemFit, smem_fit
-from tiletune.records import Problem, TileConfig
+from tiletune.records import Problem, TileConfig, quick_init
 
 DTYPE_BITS = {"nvfp4": 4, "mxfp4": 4, "int4": 4, "mxfp8": 8, "fp8": 8, "int8": 8, "bf16": 16, "fp16": 16, "fp32": 32}
 OUT_BITS = {"bf16": 16, "fp16": 16, "fp32": 32, "fp8": 8, "nvfp4": 4, "mxfp8": 8, "int8": 8, "int32": 32}
@@ -36,7 +36,8 @@ def _ceil(a: int, b: int) -> int:
     return -(-a // b)
 
 
-@dataclass(frozen=True, slots=True)  # one per modelled case: slots make it cheaper to build
+@quick_init
+@dataclass(frozen=True, slots=True)  # one per modelled case: slots (and quick_init) make it cheaper to build
 class Bytes:
     """Fewest DRAM bytes: each operand read once, D written once (no C). Scale factors padded as stored."""
 

@@ -1,0 +1,68 @@
+"""records.quick_init: a faster __init__ that must behave exactly like the dataclass-generated one."""
+
+import dataclasses
+import inspect
+from dataclasses import dataclass, field
+from typing import Optional
+
+import pytest
+
+from tiletune.pipeline import Analysis, AnalyzedEntry
+from tiletune.records import Entry, Environment, Problem, Status, TuningRecord, quick_init
+
+
+def _twin(cls: type) -> type:
+    """The same fields as `cls`, with the dataclass-generated __init__ (no quick_init)."""
+    fields = [(f.name, f.type, f) for f in dataclasses.fields(cls)]
+    return dataclasses.make_dataclass(cls.__name__ + "Twin", fields, frozen=True, slots=True)
+
+
+@pytest.mark.parametrize("cls", [TuningRecord, Problem, Entry, Analysis, AnalyzedEntry])
+def test_same_signature_as_the_generated_init(cls: type) -> None:
+    ours = inspect.signature(cls)
+    generated = inspect.signature(_twin(cls))
+    assert [(p.name, p.kind, repr(p.default)) for p in ours.parameters.values()] == [
+        (p.name, p.kind, repr(p.default)) for p in generated.parameters.values()
+    ]
+
+
+def test_fields_defaults_factory_and_frozen() -> None:
+    a = TuningRecord("f.json", "flashinfer-v1", "fp4_gemm", "CutlassFp4GemmRunner", 3, Status.CHOSEN)
+    b = TuningRecord(source="f.json", source_kind="flashinfer-v1", op="fp4_gemm", runner="CutlassFp4GemmRunner",
+                     tactic=3, status=Status.CHOSEN)
+    twin = _twin(TuningRecord)("f.json", "flashinfer-v1", "fp4_gemm", "CutlassFp4GemmRunner", 3, Status.CHOSEN)
+    assert a == b and hash(a) == hash(b)
+    assert dataclasses.astuple(a) == dataclasses.astuple(twin)
+    assert a.env == Environment() and a.env is not b.env  # the default factory runs per instance
+    env = Environment(arch="sm120")
+    assert TuningRecord("s", "k", "o", "r", 1, Status.FAILED, env, count=4).env is env
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        a.op = "other"  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        Problem(1, 2)  # type: ignore[call-arg]  # k missing
+    with pytest.raises(TypeError):
+        Problem(1, 2, 3, bogus=1)  # type: ignore[call-arg]
+
+
+def test_classes_it_does_not_cover_keep_the_generated_init() -> None:
+    @dataclass(frozen=True)  # no slots
+    class NoSlots:
+        x: int
+
+    @dataclass(frozen=True, slots=True)
+    class PostInit:
+        x: int
+        seen: list = field(default_factory=list)
+
+        def __post_init__(self) -> None:
+            self.seen.append(self.x)
+
+    @dataclass(frozen=True, slots=True)
+    class NotInInit:
+        x: int
+        y: Optional[int] = field(default=None, init=False)
+
+    for cls in (NoSlots, PostInit, NotInInit):
+        before = cls.__init__
+        assert quick_init(cls).__init__ is before
+    assert PostInit(5).seen == [5]
