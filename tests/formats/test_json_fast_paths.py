@@ -48,3 +48,22 @@ def test_model_json_pieces_keep_int_and_float_apart():
     as_float = dataclasses.replace(FULL, smem_bytes=83_968.0, ctas=56.0)
     for a in (FULL, as_float, FULL):
         assert _model_json(a, parts) == ENC(analysis_dict(a, notes=False))
+
+
+def test_fixed_8_writes_what_round_and_repr_write():
+    """_fixed_8 (one %-format for the model's eight numbers) == float.__repr__(round(x, nd)), on exact
+    ties, negative zero, tiny values and sizes up to the bound it is used below."""
+    import random
+
+    from tiletune.formats.json_out import _FIXED_MAX, _fixed_8
+
+    rng = random.Random(7)
+    special = [0.0, -0.0, 0.0005, 0.0015, 2.675, 1.0005, 0.00004, -0.00004, 0.00005, 123.4565, _FIXED_MAX * 0.999999,
+               -_FIXED_MAX * 0.999999, 1e-300, 0.99995, 9.99995]
+    values = special + [rng.uniform(-1, 1) * 10 ** rng.uniform(-8, 11) for _ in range(20000)]
+    values += [rng.randrange(-10**9, 10**9) / 2000 for _ in range(5000)]  # exact ties at the last decimal
+    values = [v for v in values if abs(v) < _FIXED_MAX]
+    for i in range(0, len(values) - 7, 8):
+        eight = values[i:i + 8]
+        want = [repr(round(v, 3)) for v in eight[:6]] + [repr(round(v, 4)) for v in eight[6:]]
+        assert _fixed_8(*eight) == want, eight

@@ -218,6 +218,23 @@ def _rounded(x: Optional[float], nd: int, scale: Optional[float] = None) -> str:
     return _num(round(x * scale, nd) if scale is not None else round(float(x), nd))
 
 
+# `_fixed_8` writes the model's eight rounded numbers as `float.__repr__(round(x, nd))` does: both
+# round the exact binary value to nd decimals (half to even), and below _FIXED_MAX a float's
+# spacing is finer than 0.0001, so the shortest repr of that rounded value is exactly its fixed
+# digits without trailing zeros (one digit kept after the point, as repr does: "0.0", "-0.0").
+_FIXED_MAX = 1e11
+_FIXED_8_FORMAT = "%.3f %.3f %.3f %.3f %.3f %.3f %.4f %.4f"
+
+
+def _fixed_8(*values: float) -> list[str]:
+    """Eight floats, each below _FIXED_MAX in size, as JSON: 3, 3, 3, 3, 3, 3, 4 and 4 decimals."""
+    out = []
+    for f in (_FIXED_8_FORMAT % values).split():
+        f = f.rstrip("0")
+        out.append(f + "0" if f[-1] == "." else f)
+    return out
+
+
 def _str(v: Optional[str]) -> str:
     return "null" if v is None else _encode_str(v)
 
@@ -249,15 +266,17 @@ def _model_json(a: Analysis, parts: dict[Any, Any]) -> str:
                                       a.time_low_s, a.time_high_s, a.eff_compute, a.eff_roofline)
     if (type(ip) is float and type(it) is float and type(tf) is float and type(te) is float and type(tl) is float
             and type(th) is float and type(ec) is float and type(er) is float):
-        # the usual case, inline: eight plain floats whose rounded values are finite (a NaN or an
-        # infinity makes the sum non-finite and takes the general path below)
-        ip, it, ec, er = round(ip, 3), round(it, 3), round(ec, 4), round(er, 4)
-        tf, te, tl, th = round(tf * 1e6, 3), round(te * 1e6, 3), round(tl * 1e6, 3), round(th * 1e6, 3)
-        if _isfinite(ip + it + tf + te + tl + th + ec + er):
+        # the usual case, inline: eight plain floats of moderate size (NaN and infinities fail the
+        # range test and take the general path below), written by one C-level format call
+        tf, te, tl, th = tf * 1e6, te * 1e6, tl * 1e6, th * 1e6
+        if (-_FIXED_MAX < ip < _FIXED_MAX and -_FIXED_MAX < it < _FIXED_MAX and -_FIXED_MAX < tf < _FIXED_MAX
+                and -_FIXED_MAX < te < _FIXED_MAX and -_FIXED_MAX < tl < _FIXED_MAX and -_FIXED_MAX < th < _FIXED_MAX
+                and -_FIXED_MAX < ec < _FIXED_MAX and -_FIXED_MAX < er < _FIXED_MAX):
+            ip, it, tf, te, tl, th, ec, er = _fixed_8(ip, it, tf, te, tl, th, ec, er)
             return (
-                f'{head[0]}{n(a.m_evaluated)}{head[1]}"intensity_flop_per_byte":{{"problem":{ip!r},"tile":{it!r}}},'
-                f'"bound":{_str(a.bound)},"time_us":{{"floor":{tf!r},"expected":{te!r},"low":{tl!r},"high":{th!r}}},'
-                f'"efficiency":{{"compute":{ec!r},"roofline":{er!r}}},{tail}'
+                f'{head[0]}{n(a.m_evaluated)}{head[1]}"intensity_flop_per_byte":{{"problem":{ip},"tile":{it}}},'
+                f'"bound":{_str(a.bound)},"time_us":{{"floor":{tf},"expected":{te},"low":{tl},"high":{th}}},'
+                f'"efficiency":{{"compute":{ec},"roofline":{er}}},{tail}'
             )
     return (
         f'{head[0]}{n(a.m_evaluated)}{head[1]}'
