@@ -52,7 +52,29 @@ def decode_tactic(record: TuningRecord, problem: Optional[Problem] = None) -> De
             return _dense_cached(*args)
         except TypeError:  # unhashable tactic
             return _decode_uncached(record, problem)
-    return _decode_uncached(record, problem)
+    args = (record.op, record.runner, record.env.flashinfer_version, record.env.arch, record.extras, record.tactic)
+    try:
+        hit = _moe_by_extras(*args)
+    except TypeError:  # an unhashable extra or tactic
+        hit = None
+    return hit if hit is not None else _decode_uncached(record, problem)
+
+
+@functools.lru_cache(maxsize=65536)
+def _moe_by_extras(op: str, runner: str, version: Optional[str], arch: Optional[str], extras: Any,
+                   tactic: Any) -> Optional[Decode]:
+    """A fused-MoE decode when the key's extras name its variant (then these six values decide it,
+    as the five do for dense ops: every M bucket of a layer shares one answer); None when the
+    variant depends on the problem instead (keys without extras)."""
+    try:
+        from tiletune.catalogs import moe  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    if moe.extras_dict(extras) is None:
+        return None
+    probe = TuningRecord(source="", source_kind="", op=op, runner=runner, tactic=tactic, status=Status.CHOSEN,
+                         env=Environment(flashinfer_version=version, arch=arch), extras=extras)
+    return _decode_uncached(probe, None)
 
 
 @functools.lru_cache(maxsize=65536)
