@@ -103,3 +103,22 @@ def test_fifty_thousand_records_decode_consistently():
     by_release = {(e.record.env.flashinfer_version, e.record.tactic): e.config for e in entries}
     assert (by_release[("0.6.7", 1)].tile, by_release[("0.6.7", 1)].stream_k) == ((128, 128, 128), True)
     assert (by_release[("0.6.14", 0)].tile, by_release[("0.6.14", 0)].swap_ab) == ((128, 32, 128), True)
+
+
+def test_moe_with_extras_memo_says_what_the_uncached_decode_says():
+    # keys that name their dtypes in the extras are memoised per (op, runner, version, arch, extras,
+    # tactic); each must decode exactly as the uncached path does, across tactics, archs and ops
+    from tiletune.decode import _decode_uncached
+
+    extras = ("torch.bfloat16", "torch.bfloat16", "torch.bfloat16", 8, 1, 0, 1, 0, 1, 0, False, False, False,
+              False, False, False, True, 3, False, True)
+    shapes = ((64, 2048), (128, 1536, 2048), (0,), (128, 2048, 768), (0,))
+    seen = 0
+    for op in ("trtllm::fused_moe::gemm1", "trtllm::fused_moe::gemm2"):
+        for arch in ("sm90", "sm120", "sm100"):
+            for tactic in (0, 3, 17, 59, 400):
+                r = rec(tactic, version="0.7.2.post1", arch=arch, op=op, runner="MoERunner", shapes=shapes, extras=extras)
+                e = decode(r)
+                assert e.decode == _decode_uncached(r, e.problem)
+                seen += isinstance(e.decode, Decoded)
+    assert seen  # some of them decode to a tile
