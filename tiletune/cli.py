@@ -250,6 +250,8 @@ def retry_command(
     shape: Annotated[Optional[List[str]], typer.Option("--shape", help="Try --op/--tactic at MxNxK or BxMxNxK (repeatable) instead of configs from inputs.")] = None,
     runner: Annotated[Optional[str], typer.Option("--runner", help="Runner class for --shape (defaults: fp8_gemm CublasFp8GemmRunner, bf16_gemm CublasltBf16GemmRunner, fp4_gemm CutlassFp4GemmRunner, mxfp8_gemm CutlassMxfp8GemmRunner).")] = None,
     dtype_out: Annotated[str, typer.Option("--dtype-out", help="Output dtype for --shape (bfloat16 or float16).")] = "bfloat16",
+    dtype: Annotated[Optional[str], typer.Option("--dtype", help="Input dtype of fused-MoE keys that do not record it (before FlashInfer 0.6.18rc2): bf16, fp16 or fp8.")] = None,
+    top_k: Annotated[Optional[int], typer.Option("--top-k", help="top_k of fused-MoE keys that do not record it (before FlashInfer 0.6.18rc2).")] = None,
     changed_env: Annotated[bool, typer.Option("--changed-env", help="Only failures recorded under a different environment (GPU, driver, CUDA, library versions).")] = False,
     since_driver: Annotated[bool, typer.Option("--since-driver", help="Only failures recorded under a different driver.")] = False,
     timeout: Annotated[float, typer.Option("--timeout", help="Time limit per attempt in seconds (the child is killed with its process group).")] = 120.0,
@@ -286,6 +288,7 @@ def retry_command(
             resume=not no_resume, blocklist=blocklist, pin_cache=pin_cache, reproducer=reproducer,
             workspace_bytes=workspace_bytes, input_amplitude=input_amplitude, iters=iters, arch=ctx.arch,
             flashinfer_version=ctx.flashinfer_version, as_json=format is OutputFormat.json, no_run=no_run,
+            moe_dtype=dtype, top_k=top_k,
         )
         outcome = retry(opts)
         _emit(outcome.text, output)

@@ -55,6 +55,8 @@ class RetryOptions:
     flashinfer_version: Optional[str] = None
     as_json: bool = False
     no_run: bool = False
+    moe_dtype: Optional[str] = None  # --dtype: fused-MoE keys without extras (before FlashInfer 0.6.18rc2)
+    top_k: Optional[int] = None  # --top-k: likewise
 
 
 @dataclass
@@ -91,6 +93,8 @@ def _make_engine(opts: RetryOptions, progress: Optional[TextIO]):
             iters=opts.iters,
             workspace_bytes=opts.workspace_bytes,
             input_amplitude=opts.input_amplitude,
+            moe_dtype=opts.moe_dtype,
+            moe_top_k=opts.top_k,
             progress=progress,
         )
     if opts.engine == "cutlass":
@@ -98,7 +102,7 @@ def _make_engine(opts: RetryOptions, progress: Optional[TextIO]):
             from tiletune.tuner.cutlass_engine import CutlassEngine
         except ImportError as e:
             raise TunerError(f"the CUTLASS engine is not available in this install ({e})") from e
-        return CutlassEngine()
+        return CutlassEngine(moe_top_k=opts.top_k)
     raise UsageError(f"--engine {opts.engine!r}: use flashinfer or cutlass")
 
 
@@ -158,8 +162,10 @@ def retry(opts: RetryOptions, *, progress: Optional[TextIO] = sys.stderr, env: O
     targets, problems, key_problems = collect_targets(opts, env)
     notes: List[str] = []
     if opts.reproducer is not None:
-        notes += write_reproducers(targets, opts.reproducer)
+        notes += write_reproducers(targets, opts.reproducer, top_k=opts.top_k)
     run: Optional[RetryRun] = None
+    if opts.top_k is not None and opts.top_k < 1:
+        raise UsageError(f"--top-k {opts.top_k}: must be 1 or more")
     if opts.no_run:
         notes.append(f"--no-run: {len(targets)} target(s) selected, none attempted; exports use the ledger as it is")
     elif targets:
@@ -211,7 +217,7 @@ def _is_v1_cache(path: Path) -> bool:
     return b'"_metadata"' in head or b"('" in head
 
 
-def write_reproducers(targets: Sequence[RetryTarget], out_dir: Path) -> List[str]:
+def write_reproducers(targets: Sequence[RetryTarget], out_dir: Path, *, top_k: Optional[int] = None) -> List[str]:
     """One CUTLASS reproducer folder per target with a decoded tile (the CUTLASS helper's writer)."""
     try:
         from tiletune.tuner.cutlass_engine import write_reproducer
@@ -225,8 +231,17 @@ def write_reproducers(targets: Sequence[RetryTarget], out_dir: Path) -> List[str
         p = t.problem
         sub = out_dir / "".join(c if c.isalnum() or c in "._-" else "_" for c in t.key)[:120]
         try:
+            problem, groups = (p.m, p.n, p.k) if p else (4096, 4096, 4096), None
+            if p is not None and p.experts:  # a MoE GEMM: experts as groups, per-expert M (uniform routing)
+                from tiletune.tuner.moe_problem import grouped_gemm_mnk
+
+                if not (p.top_k or top_k):
+                    raise TunerError("the key does not record top_k; pass --top-k")
+                problem = grouped_gemm_mnk(tokens=p.m_range[1] if p.m_range else p.m, top_k=p.top_k or top_k,
+                                           experts=p.experts, n=p.n, k=p.k)
+                groups = p.experts
             write_reproducer(t.config, t.arch, t.dtype or (p.dtype_a if p else "") or "", sub,
-                             problem=(p.m, p.n, p.k) if p else (4096, 4096, 4096), grouped=bool(p and p.experts))
+                             problem=problem, grouped=bool(p and p.experts), groups=groups)
         except Exception as e:  # one config the writer cannot handle must not stop the others
             notes.append(f"--reproducer: {t.key}: {e}")
             continue

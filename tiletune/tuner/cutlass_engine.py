@@ -452,9 +452,11 @@ def query_smem(
 # ----------------------------------------------------------------------------- reproducers
 
 
-def _run_args(problem_mnk: Tuple[int, int, int], *, warmup: int = 10, iters: int = 50) -> List[str]:
+def _run_args(problem_mnk: Tuple[int, int, int], *, warmup: int = 10, iters: int = 50,
+              groups: Optional[int] = None) -> List[str]:
     m, n, k = problem_mnk
-    return [f"--m={m}", f"--n={n}", f"--k={k}", f"--warmup={warmup}", f"--iters={iters}"]
+    head = [f"--groups={groups}"] if groups is not None else []
+    return head + [f"--m={m}", f"--n={n}", f"--k={k}", f"--warmup={warmup}", f"--iters={iters}"]
 
 
 def write_reproducer(
@@ -465,6 +467,7 @@ def write_reproducer(
     *,
     problem: Tuple[int, int, int] = (4096, 4096, 4096),
     grouped: bool = False,
+    groups: Optional[int] = None,
     stages: Optional[int] = None,
     headers: Optional[CutlassHeaders] = None,
 ) -> Dict[str, Path]:
@@ -496,12 +499,14 @@ def write_reproducer(
         f"CUTLASS_DIR=${{CUTLASS_DIR:-{shlex.quote(str(root))}}}\n"
         f"{line}\n"
     )
-    run_line = " ".join([f"./{binary}"] + _run_args(problem))
+    run_line = " ".join([f"./{binary}"] + _run_args(problem, groups=groups if grouped else None))
     run_sh = "#!/usr/bin/env bash\n# Prints one JSON line (see README.txt).\nset -uo pipefail\ncd \"$(dirname \"$0\")\"\n" + run_line + "\n"
     readme = (
         f"tiletune CUTLASS reproducer: {kb.label()}\n"
         f"tile {config.label()} on {arch}, dtype {dtype}{', grouped' if grouped else ''}, "
-        f"problem M={problem[0]} N={problem[1]} K={problem[2]}, CUTLASS {headers.version}\n\n"
+        f"problem M={problem[0]} N={problem[1]} K={problem[2]}"
+        + (f" per group, {groups} groups (MoE experts; M assumes uniform routing)" if grouped and groups else "")
+        + f", CUTLASS {headers.version}\n\n"
         "Build:  ./build.sh      (nvcc; set CUTLASS_DIR to the CUTLASS tree to build against)\n"
         "Run:    ./run.sh        (or ./" + binary + " --query for shared memory and stages only)\n\n"
         "Exact build line:\n  " + line + "\nExact run line:\n  " + run_line + "\n\n"
@@ -534,8 +539,9 @@ class CutlassEngine:
     name = "cutlass"
 
     def __init__(self, *, cache: Optional[Path] = None, default_problem: Tuple[int, int, int] = (4096, 4096, 4096),
-                 warmup: int = 10, iters: int = 50):
+                 warmup: int = 10, iters: int = 50, moe_top_k: Optional[int] = None):
         self.cache = cache
+        self.moe_top_k = moe_top_k  # --top-k, for MoE keys that do not record it
         self.default_problem = default_problem
         self.warmup, self.iters = warmup, iters
         self._builds: Dict[str, BuildResult] = {}
@@ -581,6 +587,32 @@ class CutlassEngine:
             return self.default_problem
         return (max(1, int(p.m)), int(p.n), int(p.k))
 
+    def run_args(self, target: RetryTarget) -> List[str]:
+        """The reproducer's command-line arguments for this target.
+
+        Dense: the key's M (bucket), N, K. Grouped (a fused-MoE GEMM): `--groups=<experts>` and
+        each group's M = ceil(tokens x top_k / experts), tokens at the top of the M bucket, i.e.
+        routing assumed uniform over the experts (the reproducer runs equal-sized groups); N and K
+        are the GEMM's own (gemm1: N = fc1 rows, 2 x I when gated, K = H; gemm2: N = H, K = I),
+        as ops.py derives them from the key. TunerError when top_k is unknown (keys before
+        FlashInfer 0.6.18rc2) and no --top-k was given.
+        """
+        p = target.problem
+        if p is None or not p.experts:
+            return _run_args(self._problem(target), warmup=self.warmup, iters=self.iters)
+        top_k = p.top_k or self.moe_top_k
+        if not top_k:
+            raise TunerError(f"{target.key}: the key does not record top_k (FlashInfer before 0.6.18rc2), so each "
+                             "expert's M is unknown; pass --top-k")
+        from tiletune.tuner.moe_problem import MoeRefusal, grouped_gemm_mnk
+
+        tokens = int(p.m_range[1]) if p.m_range else int(p.m)
+        try:
+            mnk = grouped_gemm_mnk(tokens=tokens, top_k=int(top_k), experts=int(p.experts), n=int(p.n), k=int(p.k))
+        except MoeRefusal as e:
+            raise TunerError(f"{target.key}: {e}") from None
+        return _run_args(mnk, warmup=self.warmup, iters=self.iters, groups=int(p.experts))
+
     def child_spec(self, target: RetryTarget, scratch: Path) -> ChildSpec:
         """The built binary itself; when there is no binary, a child that says why (the build)."""
         try:
@@ -591,8 +623,11 @@ class CutlassEngine:
         if res.binary is None:
             return _reporting_child({"stage": "compile", "error": f"compile error: {res.error}",
                                      "cutlass_version": res.cutlass_version}, scratch)
-        return ChildSpec(argv=(str(res.binary), *_run_args(self._problem(target), warmup=self.warmup, iters=self.iters)),
-                         cwd=scratch)
+        try:
+            args = self.run_args(target)
+        except TunerError as e:
+            return _reporting_child({"stage": "setup", "error": str(e)}, scratch)
+        return ChildSpec(argv=(str(res.binary), *args), cwd=scratch)
 
     def interpret(self, target: RetryTarget, child: ChildResult) -> Attempt:
         from tiletune.tuner import classify

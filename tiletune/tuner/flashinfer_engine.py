@@ -13,10 +13,18 @@ CUTLASS fp4_gemm / mxfp8_gemm on an SM90 H200) are left out of the build: each o
 ends as an engine_error with a one-line reason (worker.arch_refusal), and nothing is built.
 
 Which runners the engine drives, and which of them have really run on a GPU: worker.RUNNERS.
+
+Fused MoE (`trtllm::fused_moe::gemm1/gemm2`, MoERunner): the parent turns each target into the
+MoE layer it stands for (moe_problem.py) and hands it to the worker; a target it cannot run
+(dtype or top_k not in the key and not given with --dtype / --top-k, nvfp4, an unmodelled
+activation) ends as an engine_error with the reason, and needs no JIT module. The module the
+others need (`fused_moe_90` on SM90: 15-60 minutes of nvcc) is never built without
+--allow-jit-build. NEVER RUN ON A GPU: written against the 0.7.2.post1 wheel's source only.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 import sys
@@ -27,6 +35,7 @@ from tiletune.errors import TunerError
 from tiletune.tuner import classify
 from tiletune.tuner.engine import Attempt, ChildResult, ChildSpec, Diagnosis, RetryTarget
 from tiletune.tuner.isolation import run_child
+from tiletune.tuner.moe_problem import MOE_OPS, MoeRefusal, key_extras, moe_problem
 from tiletune.tuner.worker import RUNNERS
 
 # `gemm` measured on the H200 machine (16 cores, wheel 0.7.2.post1): research/flashinfer-autotuner.md 8.1;
@@ -38,8 +47,15 @@ BUILD_ESTIMATES = {
     "fp4_gemm_cutlass": "9 CUTLASS .cu files (4 tiles x 2 dtypes); several minutes (not measured)",
     "fp4_gemm_cutlass_sm120": "17 CUTLASS .cu files (8 tiles x 2 dtypes); several minutes (not measured)",
     "mxfp8_gemm_cutlass": "9 CUTLASS .cu files; several minutes (not measured)",
+    # research/flashinfer-autotuner.md 8.1: 8 of 248 objects done after 120 s with -j 16 on the H200
+    "fused_moe_90": "~248 objects, ~1,700 CUTLASS kernels: 15-60 minutes on a 16-core H200 machine (lower bound measured)",
+    "fused_moe_100": "~238 generated CUTLASS files, ~1,900 kernels: tens of minutes (not measured)",
+    "fused_moe_103": "~250 generated CUTLASS files, ~2,000 kernels: tens of minutes (not measured)",
+    "fused_moe_120": "~68 generated CUTLASS files, ~530 kernels plus the fixed sources: tens of minutes (not measured)",
+    "fused_moe_89": "the SM89 fused-MoE module: tens of minutes (not measured)",
 }
 JIT_BUILD_TIMEOUT_S = 1800.0
+MOE_JIT_BUILD_TIMEOUT_S = 3600.0  # one fused-MoE module can take an hour on SM90
 JIT_STATUS_TIMEOUT_S = 180.0
 
 
@@ -62,6 +78,8 @@ class FlashInferEngine:
         iters: int = 20,
         workspace_bytes: Optional[int] = None,
         input_amplitude: Optional[float] = None,
+        moe_dtype: Optional[str] = None,
+        moe_top_k: Optional[int] = None,
         progress=None,
     ):
         self.allow_jit_build = allow_jit_build
@@ -70,6 +88,8 @@ class FlashInferEngine:
         self.iters = iters
         self.workspace_bytes = workspace_bytes
         self.input_amplitude = input_amplitude
+        self.moe_dtype = moe_dtype  # --dtype: for MoE keys without extras (before 0.6.18rc2)
+        self.moe_top_k = moe_top_k  # --top-k: likewise
         self.progress = progress
         self.jit_report: Dict[str, Any] = {}
 
@@ -94,7 +114,9 @@ class FlashInferEngine:
         reason = self.unavailable_reason()
         if reason:
             raise TunerError(reason)
-        pairs = sorted({(t.op, t.runner) for t in targets if (t.op, t.runner) in RUNNERS})
+        # a fused-MoE target tiletune cannot run (dtype unknown, unsupported variant) needs no module
+        pairs = sorted({(t.op, t.runner) for t in targets if (t.op, t.runner) in RUNNERS
+                        and not (t.op in MOE_OPS and isinstance(self.moe_spec(t), str))})
         if not pairs:
             return  # every attempt will say the engine cannot run its runner
         scratch = Path(_tmpdir()) / "jit-status"
@@ -117,7 +139,8 @@ class FlashInferEngine:
         if self.progress is not None:
             self.progress.write(f"tiletune retry: building FlashInfer JIT module(s) {', '.join(missing)} ({'; '.join(BUILD_ESTIMATES.get(n, '?') for n in missing)})\n")
             self.progress.flush()
-        built = self._run_mode("jit-build", {"modules": sorted(missing)}, Path(_tmpdir()) / "jit-build", JIT_BUILD_TIMEOUT_S)
+        timeout = MOE_JIT_BUILD_TIMEOUT_S if any(n.startswith("fused_moe_") for n in missing) else JIT_BUILD_TIMEOUT_S
+        built = self._run_mode("jit-build", {"modules": sorted(missing)}, Path(_tmpdir()) / "jit-build", timeout)
         self.jit_report["built"] = built.get("modules")
 
     def child_spec(self, target: RetryTarget, scratch: Path) -> ChildSpec:
@@ -137,6 +160,9 @@ class FlashInferEngine:
             "workspace_bytes": self.workspace_bytes,
             "input_amplitude": self.input_amplitude,
         }
+        if target.op in MOE_OPS:
+            moe = self.moe_spec(target)
+            spec["moe" if isinstance(moe, dict) else "moe_refusal"] = moe
         (scratch / "spec.json").write_text(json.dumps(spec, default=str))
         return ChildSpec(
             argv=(self.python, "-m", "tiletune.tuner.worker", str(scratch / "spec.json")),
@@ -146,9 +172,25 @@ class FlashInferEngine:
         )
 
     def interpret(self, target: RetryTarget, child: ChildResult) -> Attempt:
+        moe = (child.result or {}).get("moe")
+        if target.dtype is None and isinstance(moe, dict) and moe.get("out_dtype"):
+            # a MoE key without extras: the bound is the one of the output dtype the attempt ran with
+            target = dataclasses.replace(target, dtype=str(moe["out_dtype"]))
         return interpret_worker_result(self.name, target, child)
 
     # -- helpers ---------------------------------------------------------------------------
+
+    def moe_spec(self, target: RetryTarget) -> Any:
+        """The MoE layer the worker runs for a fused-MoE target (dict), or why it cannot (str)."""
+        p = target.problem
+        extras = key_extras(target.raw_key)
+        try:
+            mp = moe_problem(op=target.op, shapes=target.shapes, extras=extras,
+                             m_range=p.m_range if p is not None else None, dtype=self.moe_dtype,
+                             dtype_out=target.dtype if extras is None else None, top_k=self.moe_top_k)
+        except MoeRefusal as e:
+            return f"{target.op} tactic {target.tactic}: {e}"
+        return mp.to_spec()
 
     def _run_mode(self, mode: str, fields: Dict[str, Any], scratch: Path, timeout_s: float) -> Dict[str, Any]:
         scratch.mkdir(parents=True, exist_ok=True)
@@ -225,6 +267,8 @@ def _pass_message(r: Dict[str, Any], target: RetryTarget) -> str:
         parts.append(f"tactic {target.tactic} of {r['algo_count']} cuBLASLt algos")
     elif r.get("tactic_count") is not None:
         parts.append(f"tactic {target.tactic} of {r['tactic_count']}")
+    if r.get("layer_time_s"):
+        parts.append(f"whole MoE layer {r['layer_time_s'] * 1e6:.1f} us")
     return ", ".join(parts)
 
 

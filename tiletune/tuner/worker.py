@@ -68,8 +68,15 @@ RUNNERS: Dict[Tuple[str, str], RunnerInfo] = {
         RunnerInfo("bf16_gemm", "TinyGemmBf16GemmRunner", "SM90 and later (tinygemm2)", None, (9, 0), True),
         RunnerInfo("fp4_gemm", "CutlassFp4GemmRunner", "SM100/SM103/SM110/SM120/SM121 (CUTLASS, Blackwell only)", BLACKWELL_MAJORS, (10, 0)),
         RunnerInfo("mxfp8_gemm", "CutlassMxfp8GemmRunner", "SM100/SM103/SM110/SM120/SM121 (CUTLASS, Blackwell only)", BLACKWELL_MAJORS, (10, 0)),
+        RunnerInfo("trtllm::fused_moe::gemm1", "MoERunner", "SM89, SM90, SM100/SM103/SM110, SM120/SM121 (CUTLASS fused MoE)", (8, 9, 10, 11, 12), (8, 9)),
+        RunnerInfo("trtllm::fused_moe::gemm2", "MoERunner", "SM89, SM90, SM100/SM103/SM110, SM120/SM121 (CUTLASS fused MoE)", (8, 9, 10, 11, 12), (8, 9)),
     )
 }
+
+# get_cutlass_fused_moe_module's backend -> FlashInfer JIT module (flashinfer/jit/fused_moe.py, 0.7.2.post1;
+# an H20, 78 SMs, gets the variant 'fused_moe_90_h20_prebuilt_d', which the generator names itself)
+_MOE_MODULES = {"89": "fused_moe_89", "90": "fused_moe_90", "100": "fused_moe_100", "107": "fused_moe_100",
+                "110": "fused_moe_100", "103": "fused_moe_103", "120": "fused_moe_120", "121": "fused_moe_120"}
 
 
 def arch_refusal(op: str, runner: str, major: int, minor: int, gpu: str = "") -> Optional[str]:
@@ -104,6 +111,9 @@ def jit_modules(op: str, runner: str, major: int, minor: int, cuda: str = "13.0"
         return (gemm, "fp4_quantization_" + _fp4_quant_backend(major, minor, cuda))
     if (op, runner) == ("mxfp8_gemm", "CutlassMxfp8GemmRunner"):
         return ("mxfp8_gemm_cutlass_sm120" if major == 12 else "mxfp8_gemm_cutlass", "mxfp8_quantization_sm100")
+    if runner == "MoERunner" and op in ("trtllm::fused_moe::gemm1", "trtllm::fused_moe::gemm2"):
+        name = _MOE_MODULES.get(f"{major * 10 + minor}")
+        return (name,) if name else ()
     return ()
 
 
@@ -192,6 +202,18 @@ def _jit_spec(name: str):
     }
     if name in makers:
         return makers[name]()
+    if name.startswith("fused_moe_"):
+        # Making the spec writes the generated CUTLASS instantiation sources (write-if-different,
+        # ~0.1 s) but compiles nothing; building is jit_build's job, and only when allowed.
+        from flashinfer.jit import fused_moe as jit_moe
+
+        arch = name[len("fused_moe_"):].split("_")[0]
+        gen = {"89": jit_moe.gen_cutlass_fused_moe_sm89_module, "90": jit_moe.gen_cutlass_fused_moe_sm90_module,
+               "100": jit_moe.gen_cutlass_fused_moe_sm100_module, "103": jit_moe.gen_cutlass_fused_moe_sm103_module,
+               "120": jit_moe.gen_cutlass_fused_moe_sm120_module}.get(arch)
+        if gen is None:
+            raise KeyError(f"no FlashInfer fused-MoE JIT module generator for {name!r}")
+        return gen(use_fast_build=False)  # cutlass_fused_moe's own default
     if name == "tinygemm2":
         from flashinfer.jit.tinygemm2 import gen_tinygemm2_module
 
@@ -543,18 +565,164 @@ def _blockscaled_attempt(spec: Dict[str, Any], op: str, runner_name: str) -> Dic
     return _measure(lambda: runner.forward(inputs, tactic=tactic), out, ref, spec, 2.0 * m * n * k, result)
 
 
+def _fp8_per_tensor(x, torch):
+    """e4m3 per-tensor quantization (scale = amax / 448) -> (bytes, float32 dequant scale, 0-d)."""
+    q, scale = _fp8_quantize(x, torch)
+    return q, scale.float()
+
+
+def attempt_fused_moe(spec: Dict[str, Any]) -> Dict[str, Any]:
+    """trtllm::fused_moe::gemm1/gemm2 through FlashInfer's CUTLASS fused MoE. NEVER RUN ON A GPU.
+
+    Written against the 0.7.2.post1 wheel (flashinfer/fused_moe/core.py, csrc/fused_moe/
+    cutlass_backend/flashinfer_cutlass_fused_moe_binding.cu); no GPU run was possible in the
+    session that wrote it (the module takes 15-60 min to build on SM90).
+
+    - Correctness: the whole layer through `cutlass_fused_moe(..., profile_ids=[t, -1])` (gemm1)
+      or `[-1, t]` (gemm2): profile ids are absolute indices into GEMM1 ++ GEMM2 tactics and -1
+      keeps the other GEMM's default, so the output is the layer with the tactic forced, checked
+      against `moe_problem.reference_moe` in float32 from the dequantized inputs.
+    - Time: the GEMM alone, as the autotuner profiles it: `MoERunner.forward(inputs, tactic=t,
+      gemm_idx=g)` after one `forward(tactic=-1, do_preparation=True)`; the layer's time is
+      reported beside it (`layer_time_s`).
+    """
+    import torch
+
+    from tiletune.tuner.moe_problem import MoeProblem, reference_moe, uniform_routing
+
+    if spec.get("moe_refusal"):
+        return {"ok": False, "engine_error": True, "error": spec["moe_refusal"]}
+    mp = MoeProblem.from_spec(spec["moe"])
+    refusal = _not_built(spec["op"], "MoERunner")
+    if refusal:
+        return refusal
+    from flashinfer.fused_moe.core import ActivationType, get_cutlass_fused_moe_module
+
+    major, minor, _, _ = _this_gpu()
+    module = get_cutlass_fused_moe_module(f"{major * 10 + minor}")  # built (checked above): ninja no-ops
+    dev = torch.device("cuda")
+    torch.backends.cuda.matmul.allow_tf32 = False  # the reference must be true fp32
+    gen = torch.Generator(device=dev).manual_seed(int(spec.get("seed", 0)))
+    T, E, H, I, K = mp.tokens, mp.experts, mp.hidden, mp.inter, mp.top_k
+    out_dtype = getattr(torch, mp.out_dtype)
+    x_hi = torch.randn((T, H), device=dev, generator=gen)
+    w1_hi = torch.randn((E, mp.fc1_rows, H), device=dev, generator=gen) / H**0.5  # GEMM1 outputs ~ N(0, 1)
+    w2_hi = torch.randn((E, H, I), device=dev, generator=gen) / I**0.5
+    ids = uniform_routing(T, K, E, torch).to(device=dev, dtype=torch.int32)
+    weights = torch.rand((T, K), device=dev, generator=gen) + 0.5
+    weights = weights / weights.sum(dim=1, keepdim=True)  # uneven per-slot weights: a wrong finalize shows
+    round_fc1 = lambda h: h.to(out_dtype).float()  # GEMM1 output is stored in the output dtype
+    if mp.kind == "fp8":
+        fp8 = torch.float8_e4m3fn
+        x, x_scale = _fp8_per_tensor(x_hi, torch)
+        q1 = [_fp8_per_tensor(w1_hi[e], torch) for e in range(E)]
+        q2 = [_fp8_per_tensor(w2_hi[e], torch) for e in range(E)]
+        w1 = torch.stack([q for q, _ in q1])
+        w2 = torch.stack([q for q, _ in q2])
+        s1 = torch.stack([s for _, s in q1])
+        s2 = torch.stack([s for _, s in q2])
+        x_ref, w1_ref, w2_ref = x.float() * x_scale, w1.float() * s1[:, None, None], w2.float() * s2[:, None, None]
+        # GEMM2's input scale is static (as servers calibrate it): 448 / max |activation| of this layer
+        _, act_amax = reference_moe(x_ref, w1_ref, w2_ref, ids.long(), weights, activation=mp.activation, xp=torch,
+                                    round_fc1=round_fc1)
+        a2_scale = max(act_amax, 1e-12) / 448.0
+        fc2_quant = torch.tensor(1.0 / a2_scale, dtype=torch.float32, device=dev)
+        round_act = lambda a: (a * fc2_quant).to(fp8).float() * a2_scale
+        quant_scales = [(s1 * x_scale).float(), fc2_quant, (s2 * a2_scale).float(), x_scale.reshape(())]
+    else:
+        dt = getattr(torch, mp.x_dtype)
+        x, w1, w2 = x_hi.to(dt), w1_hi.to(dt), w2_hi.to(dt)
+        x_ref, w1_ref, w2_ref = x.float(), w1.float(), w2.float()
+        round_act = lambda a: a.to(dt).float()  # GEMM2's input dtype
+        quant_scales = []
+    del x_hi, w1_hi, w2_hi
+    ref, _ = reference_moe(x_ref, w1_ref, w2_ref, ids.long(), weights, activation=mp.activation, xp=torch,
+                           round_fc1=round_fc1, round_act=round_act)
+    del x_ref, w1_ref, w2_ref
+
+    activation = ActivationType(mp.activation)
+    runner = module.MoERunner(
+        x_dtype=x.dtype, weight_dtype=w1.dtype, output_dtype=out_dtype, top_k=K, tp_size=1, tp_rank=0, ep_size=1,
+        ep_rank=0, cluster_size=1, cluster_rank=0, enable_alltoall=False, use_deepseek_fp8_block_scale=False,
+        use_w4_group_scaling=False, use_mxfp8_act_scaling=False, min_latency_mode=False,
+        enable_pdl=bool(mp.enable_pdl), activation_type=activation, use_packed_weights=False,
+        use_fused_finalize=mp.fused_finalize, use_wfp4afp8_humming=False)
+    n1 = int(runner.fused_moe_runner.get_gemm1_tactic_count())
+    n2 = int(runner.fused_moe_runner.get_gemm2_tactic_count())
+    tactic = int(spec["tactic"])
+    lo, hi = (0, n1) if mp.gemm == 1 else (n1, n1 + n2)
+    result: Dict[str, Any] = {"tactic_count": hi - lo, "gemm1_tactics": n1, "gemm2_tactics": n2,
+                              "rows_per_expert": mp.rows_per_expert(), "moe": mp.to_spec()}
+    if tactic != -1 and not lo <= tactic < hi:
+        result.update(ok=False, error=(f"tactic {tactic} out of range: GEMM{mp.gemm} tactics are {lo}..{hi - 1} "
+                                       f"(GEMM1 {n1}, GEMM2 {n2} on this GPU for {mp.x_dtype} x {mp.weight_dtype})"))
+        return result
+    out = torch.empty((T, H), device=dev, dtype=out_dtype)
+    profile_ids = [tactic, -1] if mp.gemm == 1 else [-1, tactic]
+
+    def layer():
+        module.cutlass_fused_moe(out, x, ids, weights, w1, None, w2, None, out_dtype, quant_scales,
+                                 enable_pdl=bool(mp.enable_pdl), activation_type=activation,
+                                 use_fused_finalize=mp.fused_finalize, profile_ids=profile_ids,
+                                 tune_max_num_tokens=T)
+
+    layer()
+    torch.cuda.synchronize()
+    got = out.float()
+    nonfinite = int((~torch.isfinite(got)).sum().item())
+    denom = float(torch.linalg.vector_norm(ref))
+    rel = float(torch.linalg.vector_norm(torch.nan_to_num(got - ref, nan=0.0, posinf=0.0, neginf=0.0))) / denom if denom else None
+    del got, ref
+    # the layer's time (both GEMMs, routing, finalize) with the tactic forced
+    layer_times = _event_times(layer, spec, torch)
+    # the GEMM alone, the way choose_one profiles it
+    inputs = [x, w1, None, w2, None]
+    runner.forward(inputs, tactic=-1, do_preparation=True, gemm_idx=mp.gemm)
+    gemm_times = _event_times(lambda: runner.forward(inputs, tactic=tactic, gemm_idx=mp.gemm), spec, torch)
+    med = sorted(gemm_times)[len(gemm_times) // 2]
+    result.update(
+        ok=True, rel_error=rel, nonfinite=nonfinite, times_s=gemm_times, time_s=med,
+        tflops=mp.flops() / med / 1e12 if med > 0 else None,
+        layer_time_s=sorted(layer_times)[len(layer_times) // 2],
+        timing_note=("time_s: CUDA events around MoERunner.forward(tactic, gemm_idx) as the autotuner profiles it "
+                     "(its own synthetic routing); layer_time_s: the whole cutlass_fused_moe with the tactic forced; "
+                     "L2 warm"),
+        reference_note=("float32 reference from the dequantized inputs; GEMM1 output rounded to the output dtype and "
+                        "the activation to GEMM2's input dtype, where the kernel stores them; routing uniform"),
+    )
+    return result
+
+
+def _event_times(run: Callable[[], Any], spec: Dict[str, Any], torch) -> List[float]:
+    warmup, iters = int(spec.get("warmup", 3)), int(spec.get("iters", 20))
+    for _ in range(warmup):
+        run()
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
+    for i in range(iters):
+        starts[i].record()
+        run()
+        ends[i].record()
+    torch.cuda.synchronize()
+    return [s.elapsed_time(e) / 1e3 for s, e in zip(starts, ends)]
+
+
 ATTEMPTS: Dict[Tuple[str, str], Callable[[Dict[str, Any]], Dict[str, Any]]] = {
     ("fp8_gemm", "CublasFp8GemmRunner"): attempt_fp8_gemm,
     ("bf16_gemm", "CublasltBf16GemmRunner"): attempt_bf16_cublaslt,
     ("bf16_gemm", "TinyGemmBf16GemmRunner"): attempt_bf16_tinygemm,
     ("fp4_gemm", "CutlassFp4GemmRunner"): lambda spec: _blockscaled_attempt(spec, "fp4_gemm", "CutlassFp4GemmRunner"),
     ("mxfp8_gemm", "CutlassMxfp8GemmRunner"): lambda spec: _blockscaled_attempt(spec, "mxfp8_gemm", "CutlassMxfp8GemmRunner"),
+    ("trtllm::fused_moe::gemm1", "MoERunner"): attempt_fused_moe,
+    ("trtllm::fused_moe::gemm2", "MoERunner"): attempt_fused_moe,
 }
 
 
 def run_attempt(spec: Dict[str, Any]) -> Dict[str, Any]:
     """Refuse what this GPU cannot run (before any JIT module is looked up), then attempt."""
     op, runner = spec["op"], spec["runner"]
+    if spec.get("moe_refusal"):  # decided in the parent, before any GPU or JIT module is touched
+        return {"ok": False, "engine_error": True, "error": spec["moe_refusal"]}
     fn = ATTEMPTS.get((op, runner))
     if fn is None:
         return {"ok": False, "engine_error": True, "error": arch_refusal(op, runner, 0, 0)}
