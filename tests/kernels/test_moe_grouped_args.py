@@ -57,3 +57,28 @@ def test_dense_targets_keep_the_plain_run_line():
                             shapes=[parse_shape("128x4096x2048")], dtype_in="fp8", dtype_out="bfloat16")
     a = _args(CutlassEngine().run_args(t))
     assert "groups" not in a and (a["m"], a["n"], a["k"]) == ("128", "4096", "2048")
+
+
+def test_reproducer_for_a_moe_target_runs_the_experts_as_groups(tmp_path, monkeypatch):
+    from tiletune.records import Problem, TileConfig
+    from tiletune.tuner import cutlass_engine as ce
+    from tiletune.tuner.command import write_reproducers
+    from tiletune.tuner.engine import RetryTarget
+
+    inc = tmp_path / "cutlass" / "include" / "cutlass"
+    inc.mkdir(parents=True)
+    (inc / "version.h").write_text("#define CUTLASS_MAJOR 4\n#define CUTLASS_MINOR 5\n#define CUTLASS_PATCH 0\n")
+    monkeypatch.setenv(ce.CUTLASS_DIR_ENV, str(tmp_path / "cutlass"))
+    p = Problem(m=128, n=1280, k=2560, m_range=(65, 128), experts=512, top_k=None, dtype_a="nvfp4")
+    t = RetryTarget(key="trtllm::fused_moe::gemm1|MoERunner|3|1x128x1280x2560|?", op="trtllm::fused_moe::gemm1",
+                    runner="MoERunner", tactic=3, arch="sm120", flashinfer_version="0.6.14", problem=p,
+                    config=TileConfig(tile=(128, 128, 256)), dtype="nvfp4")
+    out = tmp_path / "repro"
+    notes = write_reproducers([t], out)
+    assert "top_k" in notes[0] and not list(out.glob("*/run.sh"))  # refused, nothing half-written
+    notes = write_reproducers([t], out, top_k=8)
+    (run,) = out.glob("*/run.sh")
+    assert "--groups=512 --m=2 --n=1280 --k=2560" in run.read_text(), notes
+    build = (run.parent / "build.sh").read_text()
+    assert "-DTT_GROUPED=1" in build and "sm_120a" in build
+    assert "512 groups" in (run.parent / "README.txt").read_text()

@@ -30,6 +30,12 @@ Runners (FlashInfer 0.7.2.post1, read from the wheel's gemm_base.py):
   448*6/amax; mxfp8_quantize with swizzled ue8m0 scales), the reference from the dequantized
   bytes (blockscaled.py). NEVER RUN ON A GPU: no Blackwell GPU was available; on other GPUs the
   attempt stops with a one-line engine_error before any module is looked up or built.
+- trtllm::fused_moe::gemm1 / gemm2 / MoERunner: FlashInfer's CUTLASS fused MoE (module
+  fused_moe_90 on SM90, fused_moe_100/103/120 on Blackwell, fused_moe_89 on SM89); bf16/fp16 and
+  FP8 per-tensor layers only (nvfp4 and the other variants are refused with the reason). The
+  tactic is forced with cutlass_fused_moe's profile_ids for the checked output and with
+  MoERunner.forward(tactic, gemm_idx) for the time (attempt_fused_moe). NEVER RUN ON A GPU: its
+  JIT module takes 15-60 minutes to build on SM90, which no session could afford.
 - cuDNN runners (CudnnBf16GemmRunner ...) are not supported: they need the cudnn Python frontend,
   which is not installed where tiletune was tested.
 """
