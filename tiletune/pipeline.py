@@ -697,15 +697,18 @@ def _not_tried(analyzed: Sequence[AnalyzedEntry]) -> Iterable[NotTried]:
     """Per catalog list touched by the inputs: the tactics no record mentions."""
     from tiletune import catalogs
 
-    tried: "OrderedDict[CatalogRef, set[int]]" = OrderedDict()
+    decodes: dict[int, Decoded] = {}  # by identity, in order of first use: decode shares one object per answer
     logged: set[tuple[Optional[str], str]] = set()  # (arch, op) with per-tactic log evidence
     for a in analyzed:
         r = a.record
-        if r.status in (Status.PROFILED,) or (r.status is Status.FAILED and r.source_kind == "log"):
+        if r.status is Status.PROFILED or (r.status is Status.FAILED and r.source_kind == "log"):
             logged.add((r.env.arch, r.op))
         d = a.entry.decode
         if isinstance(d, Decoded):
-            tried.setdefault(d.catalog, set()).add(d.index)
+            decodes[id(d)] = d
+    tried: "OrderedDict[CatalogRef, set[int]]" = OrderedDict()
+    for d in decodes.values():
+        tried.setdefault(d.catalog, set()).add(d.index)
     for ref, indices in tried.items():
         cats = [c for c in catalogs.lookup(ref.flashinfer_version, ref.arch, ref.op, ref.runner, dict(ref.variant)) if c.ref == ref]
         if not cats:
