@@ -82,3 +82,21 @@ def test_reproducer_for_a_moe_target_runs_the_experts_as_groups(tmp_path, monkey
     build = (run.parent / "build.sh").read_text()
     assert "-DTT_GROUPED=1" in build and "sm_120a" in build
     assert "512 groups" in (run.parent / "README.txt").read_text()
+
+
+def test_dtype_narrows_an_ambiguous_sm120_moe_tactic_to_one_tile_and_the_nvfp4_kernel():
+    entries = [decode(r) for r in read_inputs([SM120_FP4], ReadContext()).records]
+    ops = ["trtllm::fused_moe::gemm1", "trtllm::fused_moe::gemm2"]
+    plain = targets_from_entries(entries, all_statuses=True, ops=ops)
+    assert plain and all(t.config is None for t in plain)  # nvfp4 or fp8 x mxfp4: the key does not say
+    told = targets_from_entries(entries, all_statuses=True, ops=ops, moe_dtype="nvfp4")
+    assert len(told) == len(plain) and all(t.config is not None for t in told)
+    assert {(t.problem.dtype_a, t.problem.dtype_b) for t in told} == {("nvfp4", "nvfp4")}
+    # gemm1 tactic 3 of the SM120 NVFP4 list: the 4th entry, 128x256x64B (K 64 bytes = 128 FP4 elements)
+    (t3,) = [t for t in told if t.op == ops[0] and t.tactic == 3 and t.problem.m == 1]
+    assert tuple(t3.config.tile) == (128, 256, 128)
+    kb = CutlassEngine().build_for(t3)
+    assert kb.source == "nvfp4_gemm.cu" and dict(kb.defines)["TT_GROUPED"] == 1
+    # fp8 x mxfp4 has no reproducer in kernels/, but the narrowing itself works the same way
+    fp8 = targets_from_entries(entries, all_statuses=True, ops=ops, moe_dtype="fp8")
+    assert {t.problem.dtype_a for t in fp8} == {"fp8xmxfp4"}

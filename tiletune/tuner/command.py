@@ -152,6 +152,7 @@ def collect_targets(opts: RetryOptions, current_env: Dict[str, Any]) -> Tuple[Li
         changed_env=opts.changed_env,
         since_driver=opts.since_driver,
         current_env=current_env,
+        moe_dtype=opts.moe_dtype,
     )
     return targets, list(outcome.problems), key_problems
 

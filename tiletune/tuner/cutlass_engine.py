@@ -563,8 +563,11 @@ class CutlassEngine:
             raise TunerError(f"{target.key}: tactic {target.tactic!r} has no decoded tile; the CUTLASS engine needs one")
         if not target.arch:
             raise TunerError(f"{target.key}: arch unknown")
-        dtype = target.dtype or (target.problem.dtype_a if target.problem else None) or ""
         grouped = bool(target.problem and target.problem.experts)
+        if grouped:  # a MoE target's dtype is the layer's output; the GEMMs' operands are in the problem
+            dtype = target.problem.dtype_b or target.problem.dtype_a or ""  # type: ignore[union-attr]
+        else:
+            dtype = target.dtype or (target.problem.dtype_a if target.problem else None) or ""
         return kernel_build(target.config, target.arch, dtype, grouped=grouped)
 
     def prepare(self, targets: Sequence[RetryTarget], *, jobs: int) -> None:

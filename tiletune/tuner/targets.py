@@ -7,6 +7,10 @@ identity field known on both sides differs); `since_driver` only those recorded 
 driver. Entries the same target appears in are merged (their errors are kept as
 `previous_error`, the first one wins).
 
+Fused-MoE entries: the GEMMs' operand dtype (problem.dtype_a/b) comes from the catalog variants
+the key leaves (`--dtype` narrows keys that record none), and an ambiguous tactic is pinned to a
+tile when every remaining variant's list gives the same one, so the CUTLASS engine can build it.
+
 Keys are human-readable and stable across runs: `op|runner|tactic|shape|dtype`, so a resumed
 run recognises what it already did.
 """
@@ -22,6 +26,7 @@ from tiletune.records import Entry, Problem, Status, TuningRecord, to_jsonable
 from tiletune.tuner.classify import torch_dtype_name
 from tiletune.tuner.engine import RetryTarget
 from tiletune.tuner.fingerprint import IDENTITY_FIELDS, same_value
+from tiletune.tuner.moe_problem import MOE_OPS
 
 FAILED_STATUSES = (Status.FAILED, Status.BLOCKED)
 
@@ -115,6 +120,42 @@ def _env_changed(record: TuningRecord, current: Mapping[str, Any], *, driver_onl
     return False
 
 
+_MOE_DTYPE_ALIASES = {"bfloat16": "bf16", "float16": "fp16", "float8_e4m3fn": "fp8"}
+
+
+def _moe_kernel_types(entry: Entry, moe_dtype: Optional[str]) -> tuple:
+    """(GEMM dtype, config) for a fused-MoE entry: the (act, weight) pair its catalog variants leave
+    (narrowed by --dtype when the key does not say), and the tile when every remaining variant's
+    list gives the same one. (None, entry.config) when nothing narrows it.
+
+    The GEMM dtype is the CUTLASS kernel's, not the layer input's: an NVFP4 layer fed bf16
+    activations quantizes them before GEMM1, so its GEMMs are nvfp4 x nvfp4.
+    """
+    from tiletune import catalogs
+    from tiletune.catalogs import moe as moe_catalog
+
+    rec = entry.record
+    variants = moe_catalog.variants_for(rec, entry.problem)
+    if moe_dtype:
+        want = _MOE_DTYPE_ALIASES.get(moe_dtype.lower(), moe_dtype.lower())
+        variants = [v for v in variants if want in (v.get("act"), v.get("weight"))]
+    pairs = {(v.get("act"), v.get("weight")) for v in variants}
+    if len(pairs) != 1:
+        return None, entry.config
+    act, weight = next(iter(pairs))
+    config = entry.config
+    version, arch = rec.env.flashinfer_version, rec.env.arch
+    if config is None and version and arch:
+        found = set()
+        for v in variants:
+            for cat in catalogs.lookup(version, arch, rec.op, rec.runner, v):
+                d = catalogs.resolve(cat, rec.tactic)
+                found.add(getattr(d, "config", None))
+        if len(found) == 1:
+            config = next(iter(found))  # None when no list resolves it
+    return (weight if act == weight else f"{act}x{weight}"), config
+
+
 def targets_from_entries(
     entries: Iterable[Entry],
     *,
@@ -124,6 +165,7 @@ def targets_from_entries(
     changed_env: bool = False,
     since_driver: bool = False,
     current_env: Optional[Mapping[str, Any]] = None,
+    moe_dtype: Optional[str] = None,
 ) -> List[RetryTarget]:
     """Pick and deduplicate what to re-attempt from decoded entries (order of first appearance)."""
     if (changed_env or since_driver) and current_env is None:
@@ -144,6 +186,11 @@ def targets_from_entries(
             continue
         problem = _problem_with_dtypes(entry)
         dtype = _dtype_of(entry)
+        config = entry.config
+        if rec.op in MOE_OPS and problem is not None:
+            gemm_dtype, config = _moe_kernel_types(entry, moe_dtype)
+            if gemm_dtype:  # the GEMMs' operand dtype, for the CUTLASS reproducer
+                problem = dataclasses.replace(problem, dtype_a=gemm_dtype, dtype_b=gemm_dtype)
         key = target_key(rec.op, rec.runner, rec.tactic, problem, dtype)
         if key in by_key:
             if by_key[key].previous_error is None and rec.error:
@@ -157,7 +204,7 @@ def targets_from_entries(
             arch=rec.env.arch,
             flashinfer_version=rec.env.flashinfer_version,
             problem=problem,
-            config=entry.config,
+            config=config,
             dtype=dtype,
             source=rec.source,
             previous_error=rec.error,
