@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tiletune import decode
+from tiletune import decode, moe_extras
 from tiletune.catalogs import moe
 from tiletune.readers.keyparse import parse_key
 from tiletune.records import Decoded, Environment, Status, TuningRecord, Undecoded
@@ -76,7 +76,7 @@ def test_extras_int64_weights_with_bf16_input_mean_nvfp4():
 
 
 def test_runner_types_follow_the_binding_dispatch():
-    base = dict(zip(moe.EXTRAS, [None] * len(moe.EXTRAS)))
+    base = dict(zip(moe_extras.FIELDS_20, [None] * len(moe_extras.FIELDS_20)))
     f = lambda **kw: moe.runner_types({**base, **kw})  # noqa: E731
     assert f(x_dtype="torch.float8_e4m3fn", weight_dtype="torch.float8_e4m3fn") == {"act": "fp8", "weight": "fp8"}
     assert f(x_dtype="torch.float8_e4m3fn", weight_dtype="torch.float8_e4m3fn", use_mxfp8_act_scaling=True) == {
@@ -103,3 +103,16 @@ def test_tactic_counts_errors():
         moe.tactic_counts("0.6.18rc7", "sm90", {"act": "nvfp4", "weight": "nvfp4", "finalize": True})
     with pytest.raises(CatalogError, match="sizes"):
         moe.tactic_counts("0.6.18rc7", "sm90", {"finalize": True})  # bf16 45 vs fp8 36
+
+
+def test_0_7_2_post1_seventeen_field_extras_select_the_exact_variant():
+    # 0.7.2.post1's MoERunner.get_cache_key_extras drops tp_rank, ep_rank and cluster_rank
+    # (flashinfer/fused_moe/core.py in the wheel): 17 fields, same meaning for the rest
+    extras = ("torch.bfloat16", "torch.bfloat16", "torch.bfloat16", 8, 1, 1, 1, False, False, False, False,
+              False, False, True, 3, False, True)
+    assert len(extras) == len(moe_extras.FIELDS_17) == 17
+    r = TuningRecord(source="t", source_kind="test", op="trtllm::fused_moe::gemm2", runner="MoERunner", tactic=0,
+                     status=Status.CHOSEN, env=Environment(flashinfer_version="0.7.2.post1", arch="sm90"),
+                     shapes=((8, 2048), (128, 1536, 2048), (0,), (128, 2048, 768), (0,)), extras=extras)
+    assert moe.variants_for(r) == [{"act": "bf16", "weight": "bf16", "finalize": True}]
+    assert moe_extras.by_name(extras)["top_k"] == 8 and moe_extras.by_name(extras)["activation_type"] == 3

@@ -22,20 +22,12 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional, Sequence
 
-from tiletune import catalogs
+from tiletune import catalogs, moe_extras
 from tiletune.errors import CatalogError
 from tiletune.records import Problem, TuningRecord
 
 OPS = ("trtllm::fused_moe::gemm1", "trtllm::fused_moe::gemm2")
 RUNNER = "MoERunner"
-
-# MoERunner.get_cache_key_extras order (flashinfer/fused_moe/core.py since v0.6.18rc2).
-EXTRAS = (
-    "x_dtype", "weight_dtype", "output_dtype", "top_k", "tp_size", "tp_rank", "ep_size", "ep_rank",
-    "cluster_size", "cluster_rank", "enable_alltoall", "use_deepseek_fp8_block_scale",
-    "use_w4_group_scaling", "use_mxfp8_act_scaling", "use_wfp4afp8_humming", "min_latency_mode",
-    "enable_pdl", "activation_type", "use_packed_weights", "use_fused_finalize",
-)
 
 _TORCH = {"bfloat16": "bf16", "float16": "fp16", "half": "fp16", "float8_e4m3fn": "fp8",
           "float32": "fp32", "float": "fp32", "uint8": "uint8", "int64": "int64"}
@@ -50,10 +42,9 @@ def _dtype(value: Any) -> Optional[str]:
 
 
 def extras_dict(extras: Any) -> Optional[dict[str, Any]]:
-    """The 20 MoERunner extras by name, or None when the key carries none (before 0.6.18rc2)."""
-    if not isinstance(extras, (tuple, list)) or len(extras) != len(EXTRAS):
-        return None
-    return dict(zip(EXTRAS, extras))
+    """The MoERunner extras by name (20 fields, or 17 in 0.7.2.post1), or None when the key carries
+    none (before 0.6.18rc2)."""
+    return moe_extras.by_name(extras)
 
 
 def runner_types(ex: Mapping[str, Any]) -> Optional[dict[str, Any]]:

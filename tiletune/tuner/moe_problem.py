@@ -29,14 +29,10 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
-MOE_OPS = ("trtllm::fused_moe::gemm1", "trtllm::fused_moe::gemm2")
+# MoERunner.get_cache_key_extras layouts (20 fields; 17 in 0.7.2.post1) live in one place
+from tiletune.moe_extras import FIELDS_17 as EXTRAS_17, FIELDS_20 as EXTRAS_20, by_name as _by_name
 
-# MoERunner.get_cache_key_extras, 0.6.18rc2 .. 0.7.1 (20 fields) and 0.7.2.post1 (17 fields)
-EXTRAS_20 = ("x_dtype", "weight_dtype", "output_dtype", "top_k", "tp_size", "tp_rank", "ep_size", "ep_rank",
-             "cluster_size", "cluster_rank", "enable_alltoall", "use_deepseek_fp8_block_scale",
-             "use_w4_group_scaling", "use_mxfp8_act_scaling", "use_wfp4afp8_humming", "min_latency_mode",
-             "enable_pdl", "activation_type", "use_packed_weights", "use_fused_finalize")
-EXTRAS_17 = tuple(n for n in EXTRAS_20 if n not in ("tp_rank", "ep_rank", "cluster_rank"))
+MOE_OPS = ("trtllm::fused_moe::gemm1", "trtllm::fused_moe::gemm2")
 
 # ActivationType (csrc/nv_internal/.../cutlass_kernels/include/common.h)
 ACTIVATIONS = {0: "Gelu", 1: "Relu", 2: "Silu", 3: "Swiglu", 4: "Geglu", 5: "SwigluBias", 6: "Relu2",
@@ -120,13 +116,7 @@ def _torch_name(v: Any) -> Optional[str]:
 
 def extras_by_name(extras: Any) -> Optional[Dict[str, Any]]:
     """The MoERunner extras by name (20- or 17-field layout), or None when the key has none."""
-    if not isinstance(extras, (tuple, list)) or not extras:
-        return None
-    if len(extras) == len(EXTRAS_20):
-        return dict(zip(EXTRAS_20, extras))
-    if len(extras) == len(EXTRAS_17):
-        return dict(zip(EXTRAS_17, extras))
-    return None
+    return _by_name(extras)
 
 
 def key_extras(raw_key: Optional[str]) -> Optional[Tuple[Any, ...]]:
