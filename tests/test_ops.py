@@ -99,3 +99,13 @@ def test_unknown_op_and_bad_shapes_give_reasons_not_errors():
     assert p is None and "layout" in why
     p, why = problem_for(rec("('fp4_gemm', 'CutlassFp4GemmRunner', ((16, 2048), (1024, 4096)), ())"))
     assert p is None and "K/2 differs" in why
+
+
+def test_moe_key_of_0_7_2_post1_with_17_extras():
+    # 0.7.2.post1's MoERunner.get_cache_key_extras has 17 fields (no tp/ep/cluster rank)
+    key = ("('trtllm::fused_moe::gemm1', 'MoERunner', ((64, 2048), (128, 1536, 2048), (0,), (128, 2048, 768), (0,)), "
+           "(torch.float8_e4m3fn, torch.float8_e4m3fn, torch.bfloat16, 8, 1, 1, 1, False, False, False, False, "
+           "False, False, True, 3, False, True))")
+    p, why = problem_for(rec(key, version="0.7.2.post1"))
+    assert why is None
+    assert (p.m, p.n, p.k, p.experts, p.top_k, p.dtype_a, p.dtype_out) == (64, 1536, 2048, 128, 8, "fp8", "bf16")

@@ -11,7 +11,7 @@ Shapes as keyed (FP4 packs two values per byte, so the K a key holds is K/2):
 - fp8_gemm     [A (b, M, K), B (b, K, N), A_scale, B_scale, out (b, -1, N), workspace]
 - bf16_gemm    [a (M, K), b (K, N), bias, pdl, out (-1, N), workspace] (3-D for bmm_bf16)
 - trtllm::fused_moe::gemm1/gemm2  [input (T, H/pack_a), fc1_w (E, 2I|I, H/pack), fc1_b, fc2_w (E, H, I/pack), fc2_b]
-  with 20 extras since 0.6.18rc2 (x/weight/output dtype, top_k, tp, ep, ... flags).
+  with 20 extras since 0.6.18rc2, 17 in 0.7.2.post1 (x/weight/output dtype, top_k, tp, ep, ... flags).
 - flashinfer::trtllm_*_moe (trtllm-gen)  [output (T, H), routing_logits (T, E), topk_ids (T, top_k),
   expert_weights (T, top_k), hidden_states, hidden_states_scale, ...]; the intermediate size is a
   kwarg, not in the key.
@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Optional, Sequence, Union
 
+from tiletune import moe_extras
 from tiletune.buckets import CUSTOM_BUCKETS_NOTE, bucket_range
 from tiletune.records import Problem, TuningRecord
 
@@ -185,20 +186,6 @@ _DENSE = {
 
 # --- fused MoE -------------------------------------------------------------------------------
 
-# get_cache_key_extras order (flashinfer/fused_moe/core.py MoERunner, since 0.6.18rc2)
-MOE_EXTRAS = ("x_dtype", "weight_dtype", "output_dtype", "top_k", "tp_size", "tp_rank", "ep_size",
-              "ep_rank", "cluster_size", "cluster_rank", "enable_alltoall", "use_deepseek_fp8_block_scale",
-              "use_w4_group_scaling", "use_mxfp8_act_scaling", "use_wfp4afp8_humming", "min_latency_mode",
-              "enable_pdl", "activation_type", "use_packed_weights", "use_fused_finalize")
-
-
-def moe_extras(extras: Any) -> Optional[dict[str, Any]]:
-    """The 20 MoERunner extras by name, or None when the key has none (before 0.6.18rc2)."""
-    if not extras or len(extras) != len(MOE_EXTRAS):
-        return None
-    return dict(zip(MOE_EXTRAS, extras))
-
-
 def _cutlass_moe(op, shapes, extras, version) -> ProblemOrReason:
     x = _dims(shapes[0], 2, "input")
     w1 = _dims(shapes[1], 3, "fc1_expert_weights")
@@ -227,7 +214,7 @@ def _cutlass_moe(op, shapes, extras, version) -> ProblemOrReason:
 @functools.lru_cache(maxsize=4096)  # every bucket of an MoE op repeats the same extras
 def _moe_key_facts(extras: Any, experts: int) -> tuple[Optional[int], Optional[str], Optional[str], Optional[str], tuple[str, ...]]:
     """(top_k, dtype_a, dtype_b, dtype_out, notes) that a fused-MoE key's extras say."""
-    ex = moe_extras(extras)
+    ex = moe_extras.by_name(extras)  # 20 fields, 17 in 0.7.2.post1
     notes = []
     top_k = da = db = out = None
     if ex:
