@@ -89,7 +89,8 @@ def test_catalog_for_and_nearest():
     (cat,) = catalog_for("sm121", "0.7.2.post1", "mxfp8_gemm", "CutlassMxfp8GemmRunner")
     assert len(cat.configs) == 6
     assert catalog_for("sm120", "0.1.0", "fp4_gemm", "CutlassFp4GemmRunner") == []
-    assert nearest_releases("0.6.18") == ["0.6.18rc6", "0.6.18rc7", "0.7.0", "0.7.1"]
+    # 0.7.3 was never released: the nearest releases on either side are listed, nothing is guessed
+    assert nearest_releases("0.7.3") == ["0.7.2", "0.7.2.post1", "0.7.4"]
 
 
 def test_fifty_thousand_records_decode_consistently():
