@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
 # MoERunner.get_cache_key_extras layouts (20 fields; 17 in 0.7.2.post1) live in one place
-from tiletune.moe_extras import FIELDS_17 as EXTRAS_17, FIELDS_20 as EXTRAS_20, by_name as _by_name
+from tiletune.moe_extras import FIELDS_17 as EXTRAS_17, FIELDS_20 as EXTRAS_20, by_name as _by_name  # noqa: F401 (re-exported)
 
 MOE_OPS = ("trtllm::fused_moe::gemm1", "trtllm::fused_moe::gemm2")
 

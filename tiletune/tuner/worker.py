@@ -305,17 +305,7 @@ def _measure(run: Callable[[], Any], out, ref, spec: Dict[str, Any], flops: floa
     denom = float(torch.linalg.vector_norm(ref))
     rel = float(torch.linalg.vector_norm(torch.nan_to_num(got - ref, nan=0.0, posinf=0.0, neginf=0.0))) / denom if denom else None
     del got
-    warmup, iters = int(spec.get("warmup", 3)), int(spec.get("iters", 20))
-    for _ in range(warmup):
-        run()
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
-    for i in range(iters):
-        starts[i].record()
-        run()
-        ends[i].record()
-    torch.cuda.synchronize()
-    times = [s.elapsed_time(e) / 1e3 for s, e in zip(starts, ends)]
+    times = _event_times(run, spec, torch)
     med = sorted(times)[len(times) // 2]
     result.update(
         ok=True,
