@@ -219,11 +219,14 @@ def _runner_class(repr_text: str) -> str:
     return repr_text.strip().split(" ", 1)[0].strip("<>")
 
 
-def _split_runner(rest: str) -> Optional[Tuple[str, str, str]]:
-    """`<repr> <tactic><tail>` -> (runner class, runner address-repr, text after the repr)."""
+def _split_runner(rest: str) -> Tuple[str, str, str]:
+    """`<repr> <tactic><tail>` -> (runner class, runner address-repr, text after the repr).
+
+    Raises ValueError (the line is then reported as unparsable) when there is no runner repr.
+    """
     m = _REPR.search(rest)
     if not m:
-        return None
+        raise ValueError("no runner repr")
     return m.group("path").rsplit(".", 1)[-1], m.group(0), rest[m.end():].lstrip()
 
 
@@ -481,10 +484,7 @@ class LogParser:
 
     def _profiled(self, lineno: int, body: str) -> None:
         cupti = body.startswith("cupti-")
-        split = _split_runner(body.split(" ", 1)[1])
-        if split is None:
-            raise ValueError("no runner repr")
-        runner, rrepr, rest = split
+        runner, rrepr, rest = _split_runner(body.split(" ", 1)[1])
         tactic_text, sep, tail = rest.partition(", shapes=")
         if not sep:
             raise ValueError("no shapes=")
@@ -503,10 +503,7 @@ class LogParser:
         self._push(ev)
 
     def _skipping(self, lineno: int, level: Optional[str], rest: str, prefix: str) -> None:
-        split = _split_runner(rest)
-        if split is None:
-            raise ValueError("no runner repr")
-        runner, rrepr, tail = split
+        runner, rrepr, tail = _split_runner(rest)
         op = None
         if ", due to failure while profiling: " in tail:
             tactic_text, _, err = tail.partition(", due to failure while profiling: ")
@@ -525,10 +522,7 @@ class LogParser:
         self._start_continuation(ev, prefix)
 
     def _failed_when(self, lineno: int, level: Optional[str], rest: str, prefix: str) -> None:
-        split = _split_runner(rest)
-        if split is None:
-            raise ValueError("no runner repr")
-        runner, rrepr, tail = split
+        runner, rrepr, tail = _split_runner(rest)
         head, sep, err = tail.partition(". Error occurred: ")
         if not sep:
             raise ValueError("no 'Error occurred:'")
@@ -573,10 +567,7 @@ class LogParser:
         self._block_closing = True
 
     def _chosen(self, lineno: int, rest: str) -> None:
-        split = _split_runner(rest)
-        if split is None:
-            raise ValueError("no runner repr")
-        runner, rrepr, tail = split
+        runner, rrepr, tail = _split_runner(rest)
         tactic_text, sep, key_text = tail.partition(" for ")
         if not sep:
             raise ValueError("no 'for <key>'")
