@@ -28,6 +28,11 @@ _NUMERIC = {"N", "K", "count", "smem KiB*", "FLOP/B*", "t us*", "eff %*", "meas 
 
 
 def _tab(rows, headers, maxcolwidths=None) -> str:
+    aligns = ["right" if h in _NUMERIC else "left" for h in headers]
+    if maxcolwidths is None:
+        fast = _simple_table(rows, headers, aligns)
+        if fast is not None:
+            return fast
     import tabulate as tabulate_mod
 
     # tabulate widens every column by 2 beyond its header by default; the two-space column gap is enough
@@ -38,8 +43,37 @@ def _tab(rows, headers, maxcolwidths=None) -> str:
         tablefmt="simple",
         disable_numparse=True,
         maxcolwidths=maxcolwidths,
-        colalign=["right" if h in _NUMERIC else "left" for h in headers],
+        colalign=aligns,
     )
+
+
+def _simple_table(rows, headers, aligns) -> "str | None":
+    """The text `tabulate(..., tablefmt="simple", disable_numparse=True, colalign=aligns)` writes
+    with MIN_PADDING 0, for plain ASCII one-line string cells; None for anything else (tabulate
+    then handles it). Why: tabulate inspects every cell's type (about 50 us per row), which made a
+    50,000-entry table take seconds. tests/formats/test_table_fast.py holds it to tabulate's text.
+    """
+    headers = list(headers)
+    ncols = len(headers)
+    cols: list[list[str]] = [[] for _ in range(ncols)]
+    try:
+        for row in rows:
+            if len(row) != ncols:
+                return None
+            for col, cell in zip(cols, row):
+                col.append(cell.strip())  # tabulate strips cells (PRESERVE_WHITESPACE is off)
+        text = "".join(headers) + "".join("".join(c) for c in cols)
+    except (AttributeError, TypeError):  # a non-str cell: tabulate formats it its own way
+        return None
+    if not text.isascii() or "\n" in text or "\x1b" in text or "\t" in text:
+        return None
+    widths = [max(len(h), max(map(len, c), default=0)) for h, c in zip(headers, cols)]
+    pads = [str.rjust if a == "right" else str.ljust for a in aligns]
+    lines = ["  ".join(pad(h, w) for pad, h, w in zip(pads, headers, widths)).rstrip(),
+             "  ".join("-" * w for w in widths).rstrip()]
+    padded = [[pad(c, w) for c in col] for pad, col, w in zip(pads, cols, widths)]
+    lines += ["  ".join(cells).rstrip() for cells in zip(*padded)]
+    return "\n".join(lines)
 
 
 def _summary(result: InspectResult) -> str:
