@@ -104,6 +104,15 @@ def test_nothing_found_exits_0_and_says_where_it_looked(run, tmp_path):
     assert "no autotune caches" in r.stdout and str(tmp_path / "home") in r.stdout
 
 
+def test_json_to_output_file_equals_stdout(run, sample, tmp_path):
+    out = tmp_path / "inspect.json"
+    r = run("inspect", sample(SM120), "--format", "json", "--output", out)
+    assert r.exit_code == 0 and r.stdout == ""
+    assert out.read_text() == run("inspect", sample(SM120), "--format", "json").stdout
+    assert json.loads(out.read_text())["entries"]
+    assert [p.name for p in tmp_path.iterdir()] == ["inspect.json"]  # no temp file left behind
+
+
 def test_markdown_to_output_file(run, sample, tmp_path):
     out = tmp_path / "inspect.md"
     r = run("inspect", sample(SM120), "--format", "markdown", "--output", out)

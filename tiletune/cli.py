@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 import sys
 from pathlib import Path
-from typing import Callable, List, Optional, TypeVar
+from typing import Callable, Iterable, Iterator, List, Optional, TypeVar, Union
 
 import typer
 from typing_extensions import Annotated
@@ -48,14 +48,29 @@ def _guard(fn: Callable[[], T]) -> T:
         raise typer.Exit(code=e.exit_code) from None
 
 
-def _emit(text: str, output: Optional[Path]) -> None:
-    """Print `text` to stdout, or write it atomically to `output`."""
+def _emit(text: Union[str, Iterable[str]], output: Optional[Path]) -> None:
+    """Print `text` (or text chunks, written as they come) to stdout, or write it atomically to
+    `output`; a newline is added when the text does not end with one."""
+    chunks = [text] if isinstance(text, str) else text
     if output is None:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        last = ""
+        for chunk in chunks:
+            sys.stdout.write(chunk)
+            last = chunk or last
+        if not last.endswith("\n"):
+            sys.stdout.write("\n")
         return
     from tiletune.fileio import write_atomic
 
-    write_atomic(output, text if text.endswith("\n") else text + "\n")
+    def ended() -> Iterator[str]:
+        last = ""
+        for chunk in chunks:
+            yield chunk
+            last = chunk or last
+        if not last.endswith("\n"):
+            yield "\n"
+
+    write_atomic(output, ended())
 
 
 def _version_callback(value: bool) -> None:
@@ -133,7 +148,7 @@ def inspect_command(
         ctx = _inspect_context(arch, flashinfer_version)
         result = inspect(list(paths or []), ctx, gpu=gpu)
         if format is OutputFormat.json:
-            from tiletune.formats.json_out import format_inspect
+            from tiletune.formats.json_out import iter_inspect as format_inspect  # written as it is made
         elif format is OutputFormat.markdown:
             from tiletune.formats.markdown import format_inspect
         else:

@@ -9,11 +9,14 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
-from typing import Union
+from typing import Iterable, Union
 
 
-def write_atomic(path: Union[str, Path], data: Union[str, bytes]) -> None:
-    """Write `data` to `path` atomically (temp file + fsync + os.replace in the same directory)."""
+def write_atomic(path: Union[str, Path], data: Union[str, bytes, Iterable[str]]) -> None:
+    """Write `data` to `path` atomically (temp file + fsync + os.replace in the same directory).
+
+    `data` may be text chunks (a formatter's output as it is made): nothing appears at `path`
+    until the last chunk is on disk."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent))
@@ -23,7 +26,11 @@ def write_atomic(path: Union[str, Path], data: Union[str, bytes]) -> None:
         os.umask(umask)
         os.fchmod(fd, 0o666 & ~umask)
         with os.fdopen(fd, "wb") as f:
-            f.write(data.encode("utf-8") if isinstance(data, str) else data)
+            if isinstance(data, (str, bytes)):
+                f.write(data.encode("utf-8") if isinstance(data, str) else data)
+            else:
+                for chunk in data:
+                    f.write(chunk.encode("utf-8"))
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)

@@ -62,6 +62,20 @@ def test_fast_output_equals_the_plain_dict(synthetic_result):
     assert fast == plain
 
 
+@pytest.mark.parametrize("chunk", [1, 2, 3, 10_000])
+def test_chunked_output_is_one_json_object(synthetic_result, monkeypatch, chunk):
+    # iter_inspect writes entries in chunks (the CLI streams them): any chunk size, the same text
+    from tiletune.formats import json_out
+
+    whole = format_inspect(synthetic_result)
+    monkeypatch.setattr(json_out, "_CHUNK_ENTRIES", chunk)
+    chunks = list(json_out.iter_inspect(synthetic_result))
+    assert len(synthetic_result.entries) > 3
+    assert len(chunks) == 2 + -(-len(synthetic_result.entries) // chunk)
+    assert "".join(chunks) == whole
+    assert json.loads(whole)["entries"]
+
+
 def test_problem_notes_are_listed_once_and_referenced(synthetic_result):
     from tiletune.formats.json_out import inspect_dict
     from tiletune.records import Problem

@@ -13,7 +13,7 @@ from __future__ import annotations
 import enum
 import json
 import math
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Iterator, Optional
 
 from tiletune import __version__
 from tiletune.pipeline import (
@@ -446,28 +446,44 @@ _isfinite = math.isfinite
 
 
 def format_inspect(result: InspectResult) -> str:
-    """Compact JSON (one object) and a newline: the same content as `inspect_dict`, built faster.
+    """Compact JSON (one object) and a newline: the same content as `inspect_dict`, built faster."""
+    return "".join(iter_inspect(result))
+
+
+# entries per chunk `iter_inspect` yields: big enough that writes are few, small enough that
+# a 50,000-entry output (~80 MB) never exists as one string
+_CHUNK_ENTRIES = 2000
+
+
+def iter_inspect(result: InspectResult) -> Iterator[str]:
+    """`format_inspect`'s text in chunks, for writing as it is made.
 
     A 50,000-entry cache yields 50,000 entries whose parts repeat (the environment per input,
     the decoded config, the model numbers per distinct case): each repeated part is encoded once
-    and spliced in as text, so the cost per entry is a few string joins.
+    and spliced in as text, so the cost per entry is a few string joins. The entries are written
+    before the rest of the object because rendering them numbers the problem notes the tail lists.
     """
     enc = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
     notes = NoteTable()
+    head = {"schema": SCHEMA, "tiletune_version": __version__, "entries": _PLACEHOLDER}
+    pre = enc(head).split(enc(_PLACEHOLDER), 1)[0]
+    yield pre + "["
     with gc_paused():  # tens of thousands of memo dicts and strings, no cycles (see gc_paused)
-        frags = list(_entry_fragments(result, enc, notes))  # entries first: note ids numbered as in inspect_dict
+        batch: list[str] = []
+        first = True
+        for frag in _entry_fragments(result, enc, notes):
+            batch.append(frag)
+            if len(batch) == _CHUNK_ENTRIES:
+                yield ("" if first else ",") + ",".join(batch)
+                batch.clear()
+                first = False
+        if batch:
+            yield ("" if first else ",") + ",".join(batch)
     doc = inspect_dict(result, entries=False, notes=notes)
+    if list(doc)[: len(head)] != list(head):  # the chunk above wrote these keys first
+        raise AssertionError("inspect_dict must start with the keys of `head`")
     doc["entries"] = _PLACEHOLDER
-    pre, post = enc(doc).split(enc(_PLACEHOLDER), 1)
-    # one join over all pieces: a 50,000-entry output (~80 MB) is copied once, not three times
-    parts = [pre, "["]
-    for i, f in enumerate(frags):
-        if i:
-            parts.append(",")
-        parts.append(f)
-    parts += ["]", post, "\n"]
-    del frags
-    return "".join(parts)
+    yield "]" + enc(doc).split(enc(_PLACEHOLDER), 1)[1] + "\n"
 
 
 def _js(v: Any, enc: Any) -> str:
