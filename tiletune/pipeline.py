@@ -24,7 +24,7 @@ from collections import Counter, OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, NamedTuple, Optional, Sequence
 
 from tiletune.archs import arch_family, arch_from_gpu_name
 from tiletune.errors import TiletuneError
@@ -47,13 +47,14 @@ from tiletune.records import (
 _MAX_MODELLED_M = 1 << 20
 
 
-@quick_init  # built once per entry / modelled case
-@dataclass(frozen=True, slots=True)
-class Analysis:
+class Analysis(NamedTuple):
     """What the performance model says for one (problem at the top of its M bucket, tile, GPU).
 
     Every number is a model estimate (never a measurement); None where the model could not say.
     `smem_verdict` is "fits" | "does_not_build" | "overflows_at_initialize" | None.
+    A NamedTuple rather than a frozen dataclass: inspect builds one per distinct modelled case
+    (tens of thousands for a big cache), and a tuple is built in one C call instead of a slot
+    store per field.
     """
 
     gpu: str
@@ -521,14 +522,11 @@ def project(res: Any, *, gpu: str, dtype: str, m: int) -> Analysis:
     """
     if type(res).__name__ == "Estimate":  # model.perf.Estimate (the default port): its fields are known
         smem = res.smem
-        return Analysis(
-            gpu=gpu, dtype=dtype, m_evaluated=m, smem_bytes=smem.shared_storage_bytes, smem_limit=smem.limit_bytes,
-            smem_stages=smem.stages, smem_verdict=smem.verdict, intensity_problem=res.intensity_problem,
-            intensity_tile=res.intensity_tile, bound=res.bound, time_floor_s=res.time_floor_s,
-            time_expected_s=res.time_expected_s, time_low_s=res.time_low_s, time_high_s=res.time_high_s,
-            eff_compute=res.efficiency_compute, eff_roofline=res.efficiency_roofline, flops=res.flops,
-            peak_dense_flops=res.peak_dense, peak_sparse_flops=res.peak_sparse, bandwidth=res.bandwidth, ctas=res.ctas,
-            sms=res.sms, notes=smem.notes + res.notes,
+        return Analysis(  # positional, in field order: the fast way to build a NamedTuple
+            gpu, dtype, m, smem.shared_storage_bytes, smem.limit_bytes, smem.stages, smem.verdict,
+            res.intensity_problem, res.intensity_tile, res.bound, res.time_floor_s, res.time_expected_s,
+            res.time_low_s, res.time_high_s, res.efficiency_compute, res.efficiency_roofline, res.flops,
+            res.peak_dense, res.peak_sparse, res.bandwidth, res.ctas, res.sms, smem.notes + res.notes,
         )
     smem = getattr(res, "smem", None)
     verdict = getattr(smem, "verdict", None)

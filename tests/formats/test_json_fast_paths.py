@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import pytest
@@ -34,8 +33,8 @@ FULL = Analysis(gpu="NVIDIA RTX PRO 6000 Blackwell Server Edition", dtype="nvfp4
              eff_compute=float("nan"), ctas=0, sms=132),
     Analysis(gpu="x", dtype="fp8", m_evaluated=8, intensity_problem=3, time_floor_s=1, eff_roofline=1,
              peak_dense_flops=989_000_000_000_000, time_low_s=-float("inf")),  # ints where floats are usual
-    dataclasses.replace(FULL, time_high_s=float("inf")),  # every number a float, one not finite
-    dataclasses.replace(FULL, intensity_problem=1e308, intensity_tile=1e308),  # finite, but their sum is not
+    FULL._replace(time_high_s=float("inf")),  # every number a float, one not finite
+    FULL._replace(intensity_problem=1e308, intensity_tile=1e308),  # finite, but their sum is not
 ])
 def test_model_json_matches_the_dict(a):
     parts: dict = {}
@@ -45,7 +44,7 @@ def test_model_json_matches_the_dict(a):
 
 def test_model_json_pieces_keep_int_and_float_apart():
     parts: dict = {}
-    as_float = dataclasses.replace(FULL, smem_bytes=83_968.0, ctas=56.0)
+    as_float = FULL._replace(smem_bytes=83_968.0, ctas=56.0)
     for a in (FULL, as_float, FULL):
         assert _model_json(a, parts) == ENC(analysis_dict(a, notes=False))
 
