@@ -87,10 +87,9 @@ def _version_key(v: str) -> Version:
 
 
 @functools.lru_cache(maxsize=1)
-def _load_all() -> tuple[dict[tuple[str, str, str, str], list[Catalog]], tuple[str, ...]]:
-    """Read every data file once. Index: (version, arch, op, runner) -> catalogs."""
-    index: dict[tuple[str, str, str, str], list[Catalog]] = {}
-    versions: set[str] = set()
+def _docs() -> tuple[tuple[str, dict[str, Any]], ...]:
+    """Every data file, parsed and schema-checked once: (file name, document)."""
+    out = []
     for name, text in _data_files():
         try:
             doc = json.loads(text)
@@ -98,43 +97,80 @@ def _load_all() -> tuple[dict[tuple[str, str, str, str], list[Catalog]], tuple[s
             raise CatalogError(f"tiletune/catalogs/data/{name}: invalid JSON ({e.msg} at line {e.lineno})") from e
         if doc.get("schema") != SCHEMA:
             raise CatalogError(f"tiletune/catalogs/data/{name}: schema {doc.get('schema')!r}, expected {SCHEMA!r}")
+        out.append((name, doc))
+    return tuple(out)
+
+
+# (data file, list id) -> (configs, known failures): each list is shared by many releases, build it once
+_LISTS: dict[tuple[str, str], tuple[tuple[TileConfig, ...], tuple[Optional[str], ...]]] = {}
+
+
+@functools.lru_cache(maxsize=None)
+def _release_index(version: str) -> dict[tuple[str, str, str], list[Catalog]]:
+    """The catalogs of one release: (arch, op, runner) -> catalogs. Built on first use, because
+    a run decodes one or two releases of the ~40 the data covers (building them all was most of
+    a small inspect's start-up)."""
+    index: dict[tuple[str, str, str], list[Catalog]] = {}
+    for name, doc in _docs():
+        rel = doc["releases"].get(version)
+        if rel is None:
+            continue
         lists = doc["lists"]
-        built: dict[str, tuple[TileConfig, ...]] = {}  # each list is shared by many releases: build it once
-        failures: dict[str, tuple[Optional[str], ...]] = {}
+        for c in rel["catalogs"]:
+            lst = lists[c["list"]]
+            built = _LISTS.get((name, c["list"]))
+            if built is None:
+                built = _LISTS[(name, c["list"])] = (
+                    tuple(config_from_json(x) for x in lst["configs"]),
+                    tuple(x.get("known_failure") for x in lst["configs"]),
+                )
+            configs, failures = built
+            ref = CatalogRef(
+                flashinfer_version=version,
+                arch=c["arch"],
+                op=c["op"],
+                runner=c["runner"],
+                source_file=lst.get("source_file", ""),
+                variant=freeze(c.get("variant") or {}),
+                size=len(configs),
+            )
+            fb_cfg = lst.get("fallback_config")
+            cat = Catalog(
+                ref=ref,
+                configs=configs,
+                known_failures=failures,
+                fallback=lst.get("fallback"),
+                fallback_config=config_from_json(fb_cfg) if fb_cfg else None,
+                index_offset=int(lst.get("index_offset", 0)),
+                variant=dict(c.get("variant") or {}),
+            )
+            index.setdefault((c["arch"], c["op"], c["runner"]), []).append(cat)
+    return index
+
+
+@functools.lru_cache(maxsize=1)
+def _contents() -> tuple[frozenset[tuple[str, str]], tuple[str, ...]]:
+    """(every (op, runner) some release has a list for, every release oldest first), read from
+    the documents without building any catalog."""
+    pairs: set[tuple[str, str]] = set()
+    versions: set[str] = set()
+    for _name, doc in _docs():
         for version, rel in doc["releases"].items():
             versions.add(version)
-            for c in rel["catalogs"]:
-                lst = lists[c["list"]]
-                configs = built.get(c["list"])
-                if configs is None:
-                    configs = built[c["list"]] = tuple(config_from_json(x) for x in lst["configs"])
-                    failures[c["list"]] = tuple(x.get("known_failure") for x in lst["configs"])
-                ref = CatalogRef(
-                    flashinfer_version=version,
-                    arch=c["arch"],
-                    op=c["op"],
-                    runner=c["runner"],
-                    source_file=lst.get("source_file", ""),
-                    variant=freeze(c.get("variant") or {}),
-                    size=len(configs),
-                )
-                fb_cfg = lst.get("fallback_config")
-                cat = Catalog(
-                    ref=ref,
-                    configs=configs,
-                    known_failures=failures[c["list"]],
-                    fallback=lst.get("fallback"),
-                    fallback_config=config_from_json(fb_cfg) if fb_cfg else None,
-                    index_offset=int(lst.get("index_offset", 0)),
-                    variant=dict(c.get("variant") or {}),
-                )
-                index.setdefault((version, c["arch"], c["op"], c["runner"]), []).append(cat)
-    return index, tuple(sorted(versions, key=_version_key))
+            pairs.update((c["op"], c["runner"]) for c in rel["catalogs"])
+    return frozenset(pairs), tuple(sorted(versions, key=_version_key))
+
+
+def _load_all() -> tuple[dict[tuple[str, str, str, str], list[Catalog]], tuple[str, ...]]:
+    """Every catalog of every release (for listings). Index: (version, arch, op, runner) -> catalogs."""
+    versions = _contents()[1]
+    index = {(v, *k): cats for v in versions for k, cats in _release_index(v).items()}
+    return index, versions
 
 
 def releases() -> tuple[str, ...]:
     """Every FlashInfer release some catalog covers, oldest first."""
-    return _load_all()[1]
+    return _contents()[1]
 
 
 @functools.lru_cache(maxsize=1024)
@@ -158,7 +194,7 @@ def lookup(
     canon = canonical_version(version)
     if canon is None:
         return []
-    cats = _load_all()[0].get((canon, arch, op, runner), [])
+    cats = _release_index(canon).get((arch, op, runner), [])
     if variant:
         cats = [c for c in cats if all(c.variant.get(k) == v for k, v in variant.items())]
     return list(cats)
@@ -167,7 +203,7 @@ def lookup(
 @functools.lru_cache(maxsize=1024)
 def has_catalogs_for(op: str, runner: str) -> bool:
     """True if any release has a catalog for this (op, runner): a CUTLASS tactic worth decoding."""
-    return any(k[2] == op and k[3] == runner for k in _load_all()[0])
+    return (op, runner) in _contents()[0]
 
 
 def resolve(cat: Catalog, tactic: Any) -> Decode:
