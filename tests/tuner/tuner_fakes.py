@@ -23,9 +23,12 @@ class FakeEngine:
 
     name = "fake"
 
-    def __init__(self, extra_env=()):
+    def __init__(self, extra_env=(), *, mode: Optional[str] = None, name: Optional[str] = None):
         self.prepared: List[int] = []
         self.extra_env = tuple(extra_env)
+        self.mode = mode  # every child in this mode instead of the one its tactic names
+        if name is not None:
+            self.name = name
 
     def unavailable_reason(self) -> Optional[str]:
         return None
@@ -36,7 +39,7 @@ class FakeEngine:
     def child_spec(self, target: RetryTarget, scratch: Path) -> ChildSpec:
         scratch.mkdir(parents=True, exist_ok=True)
         result = scratch / "result.json"
-        return ChildSpec(argv=(sys.executable, str(FAKE_CHILD), str(target.tactic), str(result)),
+        return ChildSpec(argv=(sys.executable, str(FAKE_CHILD), self.mode or str(target.tactic), str(result)),
                          env=self.extra_env, result_file=result)
 
     def interpret(self, target: RetryTarget, child: ChildResult) -> Attempt:

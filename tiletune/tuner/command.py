@@ -8,6 +8,7 @@ JSON on stdout; progress goes to stderr.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from tiletune.records import InputProblem
 from tiletune.tuner import classify, fingerprint
 from tiletune.tuner.engine import Attempt, RetryTarget
 from tiletune.tuner.orchestrator import RetryRun, run_retry
+from tiletune.tuner.resume import options_for
 from tiletune.tuner.targets import explicit_targets, parse_shape, parse_tactics, targets_from_entries
 
 DEFAULT_LEDGER = Path("tiletune-ledger.jsonl")
@@ -161,6 +163,8 @@ def retry(opts: RetryOptions, *, progress: Optional[TextIO] = sys.stderr, env: O
     """Run `tiletune retry`; raise TiletuneError only for what stops the whole command."""
     env = dict(env) if env is not None else fingerprint.collect()
     targets, problems, key_problems = collect_targets(opts, env)
+    # options that change what a target runs ride on it into the ledger, so resume tells runs apart
+    targets = [dataclasses.replace(t, options=options_for(t, moe_dtype=opts.moe_dtype, top_k=opts.top_k)) for t in targets]
     notes: List[str] = []
     if opts.reproducer is not None:
         notes += write_reproducers(targets, opts.reproducer, top_k=opts.top_k)
@@ -290,7 +294,7 @@ def render(run: Optional[RetryRun], notes: List[str], *, as_json: bool) -> str:
         passed = sum(1 for a in attempts if a.passed)
         out.append(f"\n{passed} passed, {len(attempts) - passed} failed; ledger: {run.ledger}")
     if run and run.skipped:
-        out.append(f"{len(run.skipped)} already finished in this environment (see the ledger; --no-resume to redo)")
+        out.append(f"{len(run.skipped)} already finished in this environment with the same options (see the ledger; --no-resume to redo)")
     out.append("Relative error = ||out - ref|| / ||ref|| against a float32 reference from the dequantized inputs; "
                "bounds: " + ", ".join(f"{k} {v:.2g}" for k, v in classify.ERROR_BOUNDS.items()))
     out.extend(notes)

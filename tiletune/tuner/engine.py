@@ -49,8 +49,9 @@ class Diagnosis(str, enum.Enum):
 class RetryTarget:
     """One config to re-attempt: an (op, runner, tactic) at one problem, on the current GPU.
 
-    `key` is a stable identity for the ledger (resume skips keys already finished in the same
-    environment). `config` is the decoded tile when known (the CUTLASS engine needs it).
+    `key` is a stable, readable name for the ledger; resume skips a target only when an attempt
+    with the same key, engine, arch, problem, tile and options finished in the same environment
+    (tiletune.tuner.resume). `config` is the decoded tile when known (the CUTLASS engine needs it).
     """
 
     key: str
@@ -66,6 +67,9 @@ class RetryTarget:
     previous_error: Optional[str] = None
     raw_key: Optional[str] = None  # the cache key string the target came from (pinned-cache export matches on it)
     shapes: Optional[Tuple[Any, ...]] = None  # the key's profile shapes, kept so ledger records decode like cache records
+    # command-line options that change what this target runs beyond its key (fused MoE: --dtype,
+    # --top-k), as sorted (name, value) pairs of the options given; part of its resume identity
+    options: Tuple[Tuple[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)

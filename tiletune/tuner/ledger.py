@@ -2,15 +2,17 @@
 
 Format (`schema: "tiletune.ledger/1"`, one object per line, never rewritten):
     key, engine, op, runner, tactic, arch, flashinfer_version, dtype, source, previous_error,
-    problem {m, n, k, batch, dtype_*}, config {tile, cluster, ...} | null,
+    raw_key, shapes, problem {m, n, k, batch, dtype_*}, config {tile, cluster, ...} | null,
+    run_options {dtype, top_k: the fused-MoE options given; absent in lines written before them},
     diagnosis, passed, message, started_at, duration_s,
     time_s, times_s [...], tflops, rel_error, error_bound, smem_bytes, smem_limit,
     stderr_tail, env {fingerprint}, env_id
 
 Each line is written with one O_APPEND write + fsync (tiletune.fileio.append_line_durable), so
 a killed run loses at most the attempt in flight. Reading tolerates a torn last line (a crash
-mid-write, a power loss): it is reported, not fatal. Resume skips keys already finished in the
-same environment (`env_id`), whatever the outcome: a failure is a finished attempt too.
+mid-write, a power loss): it is reported, not fatal. Resume skips targets already finished in
+the same environment (`env_id`) with the same key, engine, arch, problem, tile and options
+(tiletune.tuner.resume), whatever the outcome: a failure is a finished attempt too.
 """
 
 from __future__ import annotations
@@ -19,23 +21,22 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from tiletune.errors import TunerError
 from tiletune.fileio import append_line_durable
 from tiletune.records import Problem, TileConfig, to_jsonable
-from tiletune.tuner.engine import Attempt
+from tiletune.tuner.engine import Attempt, RetryTarget
 
 SCHEMA = "tiletune.ledger/1"
 
 
-def attempt_to_json(attempt: Attempt, *, env_id: str) -> Dict[str, Any]:
-    """The explicit JSON form of one attempt (built by hand so internal renames cannot change it)."""
-    t = attempt.target
+def target_to_json(t: RetryTarget, *, engine: str) -> Dict[str, Any]:
+    """The fields of a ledger line that say what was attempted (resume compares these)."""
     return {
         "schema": SCHEMA,
         "key": t.key,
-        "engine": attempt.engine,
+        "engine": engine,
         "op": t.op,
         "runner": t.runner,
         "tactic": to_jsonable(t.tactic),
@@ -48,6 +49,14 @@ def attempt_to_json(attempt: Attempt, *, env_id: str) -> Dict[str, Any]:
         "shapes": to_jsonable(t.shapes),
         "problem": _problem_json(t.problem),
         "config": _config_json(t.config),
+        "run_options": {k: to_jsonable(v) for k, v in t.options},
+    }
+
+
+def attempt_to_json(attempt: Attempt, *, env_id: str) -> Dict[str, Any]:
+    """The explicit JSON form of one attempt (built by hand so internal renames cannot change it)."""
+    return {
+        **target_to_json(attempt.target, engine=attempt.engine),
         "diagnosis": attempt.diagnosis.value,
         "passed": attempt.passed,
         "message": attempt.message,
@@ -125,10 +134,6 @@ class LedgerContents:
     @property
     def problems(self) -> List[str]:
         return [ln.problem for ln in self.lines if ln.problem is not None]
-
-    def finished_keys(self, env_id: str) -> Set[str]:
-        """Keys with a finished attempt in environment `env_id`."""
-        return {a["key"] for a in self.attempts if a.get("env_id") == env_id and "key" in a}
 
 
 def iter_lines(path: Path) -> Iterator[LedgerLine]:

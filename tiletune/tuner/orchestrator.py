@@ -1,6 +1,7 @@
 """Targets -> attempts -> ledger: the retry loop.
 
-For each target not already finished in this environment (resume), the engine describes a child
+For each target not already finished in this environment with the same options (resume:
+resume.py says what counts as the same attempt), the engine describes a child
 process, `isolation.run_child` runs it in a fresh process group with the time limit, the engine
 interprets what came back, and the attempt is appended to the ledger before the next one starts.
 With several GPUs visible, one worker thread per GPU pulls targets from a shared queue and pins
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, TextIO
 
 from tiletune.tuner import fingerprint
+from tiletune.tuner import resume as resume_ids
 from tiletune.tuner.engine import Attempt, Diagnosis, Engine, RetryTarget
 from tiletune.tuner.isolation import run_child
 from tiletune.tuner.ledger import Ledger
@@ -122,17 +124,19 @@ def run_retry(
     eid = fingerprint.env_id(env)
     ledger = Ledger(ledger_path)
     run = RetryRun(env_id=eid, env=env, ledger=ledger.path)
-    finished = ledger.load().finished_keys(eid) if resume else set()
+    finished = resume_ids.finished(ledger.load(), eid) if resume else set()
     todo: List[RetryTarget] = []
     seen = set()
     for t in targets:
-        if t.key in finished:
+        ident = resume_ids.target_identity(t, engine.name)
+        if ident in finished:
             run.skipped.append(t)
-        elif t.key not in seen:
-            seen.add(t.key)
+        elif ident not in seen:
+            seen.add(ident)
             todo.append(t)
     if progress is not None and run.skipped:
-        progress.write(f"tiletune retry: {len(run.skipped)} target(s) already finished in this environment ({ledger.path}); skipped\n")
+        progress.write(f"tiletune retry: {len(run.skipped)} target(s) already finished in this environment with the same "
+                       f"options ({ledger.path}); skipped\n")
     if not todo:
         return run
     engine.prepare(todo, jobs=jobs)
