@@ -518,12 +518,11 @@ def _problem_json(p: Problem, note_ids: str, tails: Optional[dict[Any, str]] = N
 
 def _entry_fragments(result: InspectResult, enc: Any, note_table: NoteTable) -> Iterable[str]:
     memo = _Memo()
-    envs: dict[tuple[int, str, str], str] = {}
+    envs: dict[tuple[Any, ...], str] = {}
     problems: dict[int, str] = {}
     notes: dict[tuple[str, ...], str] = {}
     configs: dict[int, str] = {}
     models: dict[int, str] = {}
-    names: dict[tuple[str, str, str], str] = {}
     values: dict[Any, str] = {}  # extras / detail / tactic tuples, by value (they repeat)
     extras: dict[int, str] = {}  # valid while `result` keeps every record alive (this call)
     model_parts: dict[Any, Any] = {}
@@ -543,18 +542,24 @@ def _entry_fragments(result: InspectResult, enc: Any, note_table: NoteTable) -> 
     details: dict[Any, str] = {}
 
     def detail_json(pairs: Any) -> str:
+        hit = details.get(id(pairs))  # by identity first: readers share one detail tuple per distinct value
+        if hit is not None:
+            return hit
         try:
             hit = details.get(pairs)
         except TypeError:  # an unhashable value inside: encode it without the memo
             return enc({k2: to_jsonable(v) for k2, v in pairs})
         if hit is None:
             hit = details[pairs] = enc({k2: to_jsonable(v) for k2, v in pairs})
+        details[id(pairs)] = hit  # valid while `result` keeps every record alive (this call)
         return hit
 
     for ae in result.entries:
         r, e = ae.record, ae.entry
         env = r.env
-        k = (id(env), r.source, r.source_kind)
+        # one lookup for the parts a file's entries share; the status by identity (enum members are
+        # singletons, and an Enum's __hash__ is Python code)
+        k = (id(env), r.source, r.source_kind, r.op, r.runner, id(r.status))
         fe = envs.get(k)
         if fe is None:
             fe = envs[k] = enc(
@@ -566,12 +571,11 @@ def _entry_fragments(result: InspectResult, enc: Any, note_table: NoteTable) -> 
                     "flashinfer_version": env.flashinfer_version,
                     "version_source": env.version_source,
                     "gpu": env.gpu,
+                    "op": r.op,
+                    "runner": r.runner,
+                    "status": r.status.value,
                 }
             )[1:-1]
-        kn = (r.op, r.runner, r.status)
-        fn = names.get(kn)
-        if fn is None:
-            fn = names[kn] = enc({"op": r.op, "runner": r.runner, "status": r.status.value})[1:-1]
         p = e.problem
         if p is None:
             fp = "null"
@@ -609,7 +613,7 @@ def _entry_fragments(result: InspectResult, enc: Any, note_table: NoteTable) -> 
                 f',"count":{_js(r.count, enc)},"error":{_js(r.error, enc)},"time_ms":{_js(r.time_ms, enc)}'
             )
         yield (
-            f'{{{fe},{fn},"tactic":{ft},"problem":{fp},{fc},"model":{fm}{tail},'
+            f'{{{fe},"tactic":{ft},"problem":{fp},{fc},"model":{fm}{tail},'
             f'"shapes":{frozen(r.shapes) if p is None else "null"},"extras":{fx},"detail":{detail},'
             f'"model_note":{_js(ae.analysis_note, enc)}}}'
         )

@@ -275,10 +275,18 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
         byt = Bytes(byt.a, int(byt.b * weight_groups), byt.sfa, int(byt.sfb * weight_groups), byt.d)
 
     # --- shared memory and the tile's own intensity ----------------------------------------------
-    try:
-        fit, intensity_tile = _tile_facts(config, a, dtype, is_grouped, stage_policy, bm, bn, bk)
-    except TypeError:  # an unhashable config (e.g. a list tile): compute it without the memo
-        fit, intensity_tile = _tile_facts.__wrapped__(config, a, dtype, is_grouped, stage_policy, bm, bn, bk)
+    facts_key = (id(config), a, dtype, is_grouped, stage_policy)  # by identity: hashing a config costs more
+    hit = _TILE_FACTS.get(facts_key)
+    if hit is not None and hit[0] is config:
+        fit, intensity_tile = hit[1], hit[2]
+    else:
+        try:
+            fit, intensity_tile = _tile_facts(config, a, dtype, is_grouped, stage_policy, bm, bn, bk)
+        except TypeError:  # an unhashable config (e.g. a list tile): compute it without the memo
+            fit, intensity_tile = _tile_facts.__wrapped__(config, a, dtype, is_grouped, stage_policy, bm, bn, bk)
+        if len(_TILE_FACTS) > 4096:
+            _TILE_FACTS.clear()
+        _TILE_FACTS[facts_key] = (config, fit, intensity_tile)  # keeps `config` alive: its id stays its own
 
     # --- schedule ----------------------------------------------------------------------------------
     slots = gpu.sms  # 1 CTA per SM: TMA warp-specialised GEMMs fill shared memory (research 2.4)
@@ -329,6 +337,9 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
 
 
 _FAMILY = {"sm121": "sm120", "sm103": "sm100"}
+# (id(config), arch, dtype, grouped, stage policy) -> (config, fit, tile intensity): a big cache
+# reuses a few dozen catalog configs for tens of thousands of cases
+_TILE_FACTS: Dict[Tuple[int, str, str, bool, Optional[str]], Tuple[TileConfig, SmemFit, float]] = {}
 
 
 @functools.lru_cache(maxsize=4096)  # per tile, not per problem: a big cache has a few dozen tiles
