@@ -60,15 +60,12 @@ def problem_for(record: TuningRecord) -> ProblemOrReason:
     """The problem a record's key stands for, or (None, reason). Never raises on odd shapes."""
     if record.shapes is None:
         return None, "the source holds no key shapes for this entry"
-    args = (record.op, record.runner, record.shapes, record.extras, record.env.flashinfer_version)
-    try:
-        return _problem_cached(*args)
-    except TypeError:  # an unhashable part (a list a reader left unfrozen): compute without the cache
-        return _problem_cached.__wrapped__(*args)
+    return _problem(record.op, record.runner, record.shapes, record.extras, record.env.flashinfer_version)
 
 
-@functools.lru_cache(maxsize=65536)
-def _problem_cached(op: str, runner: str, shapes: Any, extras: Any, version: Optional[str]) -> ProblemOrReason:
+# Not memoised as a whole: nearly every key of a cache has its own shapes, so hashing them cost
+# more than it saved; the parts keys share (bucket ranges, notes, MoE extras) are memoised below.
+def _problem(op: str, runner: str, shapes: Any, extras: Any, version: Optional[str]) -> ProblemOrReason:
     try:
         if op in _DENSE:
             return _DENSE[op](op, runner, shapes, extras, version)

@@ -106,46 +106,52 @@ _LISTS: dict[tuple[str, str], tuple[tuple[TileConfig, ...], tuple[Optional[str],
 
 
 @functools.lru_cache(maxsize=None)
-def _release_index(version: str) -> dict[tuple[str, str, str], list[Catalog]]:
-    """The catalogs of one release: (arch, op, runner) -> catalogs. Built on first use, because
-    a run decodes one or two releases of the ~40 the data covers (building them all was most of
-    a small inspect's start-up)."""
-    index: dict[tuple[str, str, str], list[Catalog]] = {}
+def _release_index(version: str) -> dict[tuple[str, str, str], list[tuple[str, dict[str, Any]]]]:
+    """One release's catalog entries, unbuilt: (arch, op, runner) -> [(data file, entry)]."""
+    index: dict[tuple[str, str, str], list[tuple[str, dict[str, Any]]]] = {}
     for name, doc in _docs():
         rel = doc["releases"].get(version)
-        if rel is None:
-            continue
-        lists = doc["lists"]
-        for c in rel["catalogs"]:
-            lst = lists[c["list"]]
-            built = _LISTS.get((name, c["list"]))
-            if built is None:
-                built = _LISTS[(name, c["list"])] = (
-                    tuple(config_from_json(x) for x in lst["configs"]),
-                    tuple(x.get("known_failure") for x in lst["configs"]),
-                )
-            configs, failures = built
-            ref = CatalogRef(
-                flashinfer_version=version,
-                arch=c["arch"],
-                op=c["op"],
-                runner=c["runner"],
-                source_file=lst.get("source_file", ""),
-                variant=freeze(c.get("variant") or {}),
-                size=len(configs),
-            )
-            fb_cfg = lst.get("fallback_config")
-            cat = Catalog(
-                ref=ref,
-                configs=configs,
-                known_failures=failures,
-                fallback=lst.get("fallback"),
-                fallback_config=config_from_json(fb_cfg) if fb_cfg else None,
-                index_offset=int(lst.get("index_offset", 0)),
-                variant=dict(c.get("variant") or {}),
-            )
-            index.setdefault((c["arch"], c["op"], c["runner"]), []).append(cat)
+        if rel is not None:
+            for c in rel["catalogs"]:
+                index.setdefault((c["arch"], c["op"], c["runner"]), []).append((name, c))
     return index
+
+
+@functools.lru_cache(maxsize=None)
+def _catalogs(version: str, arch: str, op: str, runner: str) -> tuple[Catalog, ...]:
+    """The catalogs of one release/arch/op/runner, built on first use: a run decodes a few of the
+    thousands the data holds (building a whole release's was most of a small inspect's start-up)."""
+    out = []
+    docs = dict(_docs())
+    for name, c in _release_index(version).get((arch, op, runner), ()):
+        lst = docs[name]["lists"][c["list"]]
+        built = _LISTS.get((name, c["list"]))
+        if built is None:
+            built = _LISTS[(name, c["list"])] = (
+                tuple(config_from_json(x) for x in lst["configs"]),
+                tuple(x.get("known_failure") for x in lst["configs"]),
+            )
+        configs, failures = built
+        ref = CatalogRef(
+            flashinfer_version=version,
+            arch=arch,
+            op=op,
+            runner=runner,
+            source_file=lst.get("source_file", ""),
+            variant=freeze(c.get("variant") or {}),
+            size=len(configs),
+        )
+        fb_cfg = lst.get("fallback_config")
+        out.append(Catalog(
+            ref=ref,
+            configs=configs,
+            known_failures=failures,
+            fallback=lst.get("fallback"),
+            fallback_config=config_from_json(fb_cfg) if fb_cfg else None,
+            index_offset=int(lst.get("index_offset", 0)),
+            variant=dict(c.get("variant") or {}),
+        ))
+    return tuple(out)
 
 
 @functools.lru_cache(maxsize=1)
@@ -164,7 +170,7 @@ def _contents() -> tuple[frozenset[tuple[str, str]], tuple[str, ...]]:
 def _load_all() -> tuple[dict[tuple[str, str, str, str], list[Catalog]], tuple[str, ...]]:
     """Every catalog of every release (for listings). Index: (version, arch, op, runner) -> catalogs."""
     versions = _contents()[1]
-    index = {(v, *k): cats for v in versions for k, cats in _release_index(v).items()}
+    index = {(v, *k): list(_catalogs(v, *k)) for v in versions for k in _release_index(v)}
     return index, versions
 
 
@@ -194,7 +200,7 @@ def lookup(
     canon = canonical_version(version)
     if canon is None:
         return []
-    cats = _release_index(canon).get((arch, op, runner), [])
+    cats = _catalogs(canon, arch, op, runner)
     if variant:
         cats = [c for c in cats if all(c.variant.get(k) == v for k, v in variant.items())]
     return list(cats)
