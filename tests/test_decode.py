@@ -123,3 +123,34 @@ def test_moe_with_extras_memo_says_what_the_uncached_decode_says():
                 assert e.decode == _decode_uncached(r, e.problem)
                 seen += isinstance(e.decode, Decoded)
     assert seen  # some of them decode to a tile
+
+
+# A real fused-MoE key from cache_samples/v1/sm90-h200-0.6.18-moe-bf16-records.json with its
+# extras replaced by "()", as every release before 0.6.18rc2 writes it (no dtypes in the key).
+REAL_MOE_SHAPES = ((1, 2048), (128, 1536, 2048), (0,), (128, 2048, 768), (0,))
+
+
+def _moe_key_without_extras():
+    import json
+    from pathlib import Path
+
+    from tiletune.readers.keyparse import parse_key
+
+    path = Path(__file__).resolve().parents[1] / "cache_samples/v1/sm90-h200-0.6.18-moe-bf16-records.json"
+    key = next(k for k in json.loads(path.read_text()) if k.startswith("('trtllm::fused_moe::gemm1'"))
+    pk = parse_key(key[: key.rindex(", (torch.")] + ", ())")
+    assert pk.extras == () and pk.shapes == REAL_MOE_SHAPES
+    return pk
+
+
+def test_moe_candidates_without_a_list_make_the_entry_ambiguous_even_when_the_others_agree():
+    # 0.6.14 on SM120: bf16/fp16 MoE get only the SM80-style list (get_candidate_tiles default:
+    # 32x128x64, 64x128x64, 128x128x64 x stages 2..4) and fp8 the SM89-style grouped list, which
+    # also starts with 32x128x64 at 2 stages (cutlass_heuristic.cpp get_candidate_tiles, v0.6.14).
+    # All three agree on tactic 0, but bf16 x fp8 weights is possible too: no single tile.
+    pk = _moe_key_without_extras()
+    r = rec(0, version="0.6.14", arch="sm120", op=pk.op, runner=pk.runner, shapes=pk.shapes, extras=pk.extras)
+    d = decode(r).decode
+    assert isinstance(d, Undecoded), d
+    assert "ambiguous" in d.reason and "bf16 x fp8" in d.reason
+    assert {(c.tile, c.stages) for c in d.candidates} == {((32, 128, 64), 2)}

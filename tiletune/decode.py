@@ -148,8 +148,15 @@ def not_cutlass_reason(op: str, runner: str) -> Optional[str]:
 @functools.lru_cache(maxsize=16384)
 def _decode_cached(version: str, arch: str, op: str, runner: str, variants: tuple, tactic: Any) -> Decode:
     cats: list[Catalog] = []
+    missing: list[dict] = []  # candidate variants this release/arch has no list for
     for v in variants:
-        for c in catalogs.lookup(version, arch, op, runner, dict(v)):
+        found = catalogs.lookup(version, arch, op, runner, dict(v))
+        if v:  # a named variant matches exactly: plain fp8 x mxfp4 is not the humming-scaled list
+            names = {k for k, _ in v}
+            found = [c for c in found if names.issuperset(c.variant)]
+        if not found:
+            missing.append(dict(v))
+        for c in found:
             if c not in cats:
                 cats.append(c)
     if not cats:
@@ -158,6 +165,20 @@ def _decode_cached(version: str, arch: str, op: str, runner: str, variants: tupl
         return Undecoded(reason=f"FlashInfer {version} has no {op}/{runner} catalog for {arch}{extra}")
     results = [catalogs.resolve(c, tactic) for c in cats]
     decoded = [r for r in results if isinstance(r, Decoded)]
+    if missing:
+        # The key leaves a variant possible whose list tiletune lacks: the tactic may index that
+        # list, so answering from the others would present a guess as a decode.
+        absent = ", ".join(dict.fromkeys(_pair_text(v) for v in missing))
+        desc = "; ".join(
+            f"{_variant_text(c)} -> {r.config.label() if isinstance(r, Decoded) else 'out of range'}"
+            for c, r in zip(cats, results)
+        )
+        return Undecoded(
+            reason=f"ambiguous: the key does not name its dtypes and FlashInfer {version} {arch} has no "
+                   f"{op} catalog for the candidate variant(s) {absent} (not extracted by tiletune, or not built "
+                   f"by this release); "
+                   f"the catalogued candidates would give: {desc}",
+            candidates=tuple(dict.fromkeys(d.config for d in decoded)))
     if len(results) == 1:
         return results[0]
     configs = {d.config for d in decoded}
@@ -173,6 +194,14 @@ def _decode_cached(version: str, arch: str, op: str, runner: str, variants: tupl
 
 def _variant_text(c: Catalog) -> str:
     return ",".join(f"{k}={v}" for k, v in sorted(c.variant.items())) or "default"
+
+
+def _pair_text(variant: Mapping[str, Any]) -> str:
+    """'bf16 x fp8' (activation x weight, plus any scaling) of a fused-MoE variant; finalize left out."""
+    if "act" not in variant:
+        return ",".join(f"{k}={v}" for k, v in sorted(variant.items())) or "default"
+    text = f"{variant['act']} x {variant.get('weight')}"
+    return f"{text} ({variant['scaling']})" if variant.get("scaling") else text
 
 
 def _index_keys() -> Sequence[tuple[str, str, str, str]]:

@@ -58,20 +58,32 @@ DISPATCH_TMA = "csrc/nv_internal/tensorrt_llm/kernels/cutlass_kernels/moe_gemm/m
 TRAITS = "csrc/nv_internal/tensorrt_llm/kernels/cutlass_kernels/moe_gemm/moe_tma_warp_specialized_traits.h"
 MOE_KERNELS = "csrc/nv_internal/tensorrt_llm/kernels/cutlass_kernels/include/moe_kernels.h"
 BINDING = "csrc/fused_moe/cutlass_backend/flashinfer_cutlass_fused_moe_binding.cu"
+DISPATCH_MIXED = "csrc/nv_internal/tensorrt_llm/kernels/cutlass_kernels/moe_gemm/moe_gemm_template_dispatch_tma_ws_mixed_dtype.h"
+GEMM_KERNELS = "csrc/nv_internal/tensorrt_llm/kernels/cutlass_kernels/include/moe_gemm_kernels.h"
 SOURCE_FILES = (HEUR, DISPATCH, DISPATCH_TMA, TRAITS, MOE_KERNELS, BINDING)
+MIXED_SOURCE_FILES = SOURCE_FILES + (DISPATCH_MIXED, GEMM_KERNELS)
 
 # Element widths (bits) of the canonical dtype names used in variant keys.
 BITS = {"bf16": 16, "fp16": 16, "fp8": 8, "nvfp4": 4, "mxfp4": 4, "int4": 4}
 
 # (act, weight) variants extracted per arch. Hopper has no FP4 activations; SM120 TMA-WS exists
 # only for FP4 x FP4 and FP8 x FP4, everything else there gets SM80/SM89-style configs only.
-VARIANTS = {
-    "sm90": [("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8")],
+VARIANTS: dict[str, list[tuple[str, ...]]] = {
+    # SM90 also: weight-only with SM80-style kernels (bf16/fp16 x int4, bf16 x fp8 which DeepSeek
+    # FP8 block scaling also builds), mixed-input TMA-WS (fp8 x int4 = W4A8, bf16 x mxfp4 = W4A16
+    # MXFP4) and humming fp8 x mxfp4 (act, weight, scaling)
+    "sm90": [("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8"), ("bf16", "int4"), ("fp16", "int4"), ("bf16", "fp8"),
+             ("fp8", "int4"), ("bf16", "mxfp4"), ("fp8", "mxfp4", "humming")],
     "sm100": [("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8"), ("nvfp4", "nvfp4"), ("fp8", "mxfp4")],
     "sm103": [("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8"), ("nvfp4", "nvfp4"), ("fp8", "mxfp4")],
     "sm120": [("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8"), ("nvfp4", "nvfp4"), ("fp8", "mxfp4")],
 }  # sm121 decodes with the sm120 lists (tiletune.archs.arch_family); the C++ treats 120/121 alike
 SM_OF = {"sm90": 90, "sm100": 100, "sm103": 103, "sm120": 120}
+
+class NotExtracted(CatalogError):
+    """A variant whose C++ in this release has a shape tiletune does not model: the variant is left
+    out of that release (decode says "no catalog") and the reason is recorded in the data."""
+
 
 # CandidateConfigTypeParam flags: only their distinctness matters to the evaluator.
 FLAGS = {
@@ -548,6 +560,8 @@ KNOWN_SHAPES: dict[str, dict[str, str]] = {
     "isValidSM120MOESpecialisation": {"1b81e6c9eae4": "v0.6.7", "4b288ad7dfec": "0.7.2.post1"},
     "mayHaveFinalizeFused": {"dd12e76e50b1": "v0.6.7", "c60434bc3219": "v0.6.16"},
     # set membership (v0.6.7) vs shape predicate (v0.6.16); both are evaluated from the source
+    # weight-only (mixed-input) schedule choice: COOPERATIVE for these (M, N, K) else PINGPONG
+    "sm90_supports_coop": {"57daf3dd68a7": "v0.6.18rc7"},
     "sm90_supports_mcast_along_m": {"b81411fb17b2": "v0.6.7", "eacf2506532b": "v0.6.16"},
     "sm90_supports_mcast_along_n": {"b81411fb17b2": "v0.6.7", "ab58fee157b0": "v0.6.16"},
 }
@@ -560,6 +574,7 @@ class Checker:
         self.release = release
         self.record_only = record_only
         self.seen: dict[str, str] = {}
+        self.skipped: list[dict[str, Any]] = []
 
     def check(self, path: str, func: str, body: str) -> None:
         h = shape_hash(body)
@@ -595,6 +610,8 @@ class Cfg:
     fusion: str = "NONE"
     swap_ab: bool = False
     stages: Optional[int] = None
+    mixed: bool = False  # SM90 mixed-input grouped GEMM: the enum's K number is the tile K in elements
+    cuda_kernel: bool = False  # enableCudaKernel set (the MoE dispatch ignores it: runs this tile)
 
 
 class Heuristic:
@@ -628,7 +645,7 @@ class Heuristic:
     def sm90_configs(self, flags: int) -> list[Cfg]:
         body = self.body("get_candidate_configs_sm90")
         if flags & FLAGS["WEIGHT_ONLY"]:
-            raise CatalogError(f"{self.where}: weight-only SM90 grouped configs are not extracted yet")
+            return self._sm90_weight_only(flags, body)
         items = scan(body, re.compile(r"ClusterShape::(ClusterShape_\w+)"))
         out: list[Cfg] = []
         for tile in self.sm90_tiles(flags):
@@ -640,6 +657,55 @@ class Heuristic:
             }
             clusters = run_items(items, env, self.where + ": get_candidate_configs_sm90")
             out.extend(Cfg("tma_ws", tile, 90, cluster=c.split("::")[-1]) for c in clusters)
+        return out
+
+    def _sm90_weight_only(self, flags: int, body: str) -> list[Cfg]:
+        """The grouped weight-only (mixed-input) branch of get_candidate_configs_sm90: per tile one
+        mainloop schedule (COOPERATIVE where sm90_supports_coop, else PINGPONG), optionally a tile
+        skipped, then the cluster shapes in source order, epilogue AUTO."""
+        where = f"{self.where}: get_candidate_configs_sm90 (weight-only)"
+        if not flags & FLAGS["GROUPED_GEMM"]:
+            raise CatalogError(f"{where}: only grouped weight-only configs are modelled")
+        m = re.search(r"if\s*\(\s*has_w4afp8\s*\)\s*\{", body)
+        if not m or not re.search(r"bool\s+const\s+has_w4afp8\s*=\s*\(config\s*&\s*CutlassGemmConfig::WEIGHT_ONLY\)\s*&&"
+                                  r"\s*\(config\s*&\s*CutlassGemmConfig::GROUPED_GEMM\)\s*;", body):
+            raise CatalogError(f"{where}: has_w4afp8 branch not recognised")
+        block = body[m.end() - 1 : matching(body, m.end() - 1)]
+        # v0.6.7..v0.6.9 start the std::set with PINGPONG and add COOPERATIVE: two schedules per
+        # tile in the set's (enum) order. Not modelled: those releases' mixed dispatch is not
+        # extracted either (see MoeRunnerSource.mixed_cases).
+        if not re.search(r"std::set<MainloopScheduleType>\s+mainloop_schedules\s*;", block):
+            raise NotExtracted(f"{where}: the schedule set does not start empty (two schedules per tile)")
+        branch = re.search(
+            r"if\s*\(\s*has_coop_supported\s*\)\s*\{([^{}]*)\}\s*else\s*\{\s*mainloop_schedules\.insert\("
+            r"MainloopScheduleType::(\w+)\)\s*;\s*\}", block)
+        if not branch or not re.search(r"bool\s+const\s+has_coop_supported\s*=\s*sm90_supports_coop\(tile_config\)\s*;", block):
+            raise CatalogError(f"{where}: schedule choice not recognised")
+        coop_body, other = branch.group(1), branch.group(2)
+        coop = re.findall(r"mainloop_schedules\.insert\(MainloopScheduleType::(\w+)\)", coop_body)
+        skip = re.findall(r"if\s*\(\s*tile_config\s*==\s*CutlassTileConfigSM90::(\w+)\s*\)\s*continue\s*;", coop_body)
+        rest = re.sub(r"if\s*\([^)]*\)\s*continue\s*;|mainloop_schedules\.insert\([^)]*\)\s*;", "", coop_body).strip()
+        if len(coop) != 1 or rest:
+            raise CatalogError(f"{where}: cooperative branch not recognised")
+        tail = block[branch.end():]
+        loop = re.search(r"for\s*\(auto\s+const&\s+mainloop_schedule\s*:\s*mainloop_schedules\)\s*\{", tail)
+        if not loop:
+            raise CatalogError(f"{where}: schedule loop not recognised")
+        inner = tail[loop.end() - 1 : matching(tail, loop.end() - 1)]
+        clusters = re.findall(r"(?:CutlassGemmConfig|CutlassGemmConfig\s+candidate)\(tile_config,\s*mainloop_schedule,\s*epilogue_schedule,\s*ClusterShape::(ClusterShape_\w+)\)", inner)
+        if len(clusters) != inner.count("push_back(candidate)") or not clusters:
+            raise CatalogError(f"{where}: cluster list not recognised")
+        if not re.search(r"auto\s+const\s+epilogue_schedule\s*=\s*EpilogueScheduleType::AUTO\s*;", tail):
+            raise CatalogError(f"{where}: epilogue schedule is not AUTO")
+        out: list[Cfg] = []
+        for tile in self.sm90_tiles(flags):
+            if self.sm90_predicate("sm90_supports_coop", tile):
+                if tile in skip:
+                    continue
+                schedule = coop[0]
+            else:
+                schedule = other
+            out.extend(Cfg("tma_ws", tile, 90, cluster=c, mainloop=schedule, mixed=True) for c in clusters)
         return out
 
     # -- SM100 / SM103 -----------------------------------------------------------------------
@@ -739,28 +805,33 @@ class Heuristic:
     def ampere_tiles(self, sm: int, flags: int) -> list[str]:
         name = "get_candidate_tiles"
         body = self.body(name)
-        if flags & (FLAGS["SIMT_ONLY"] | FLAGS["WEIGHT_ONLY"] | FLAGS["INT8_ONLY"]):
-            raise CatalogError(f"{self.where}: {name}(): only default and FP8 gemm types are modelled")
+        if flags & (FLAGS["SIMT_ONLY"] | FLAGS["INT8_ONLY"]):
+            raise CatalogError(f"{self.where}: {name}(): only default, weight-only and FP8 gemm types are modelled")
         sw = body.find("switch (gemm_type)")
         if sw < 0:
             raise CatalogError(f"{self.where}: {name}(): no switch (gemm_type)")
         tile_re = re.compile(r"CutlassTileConfig::(CtaShape\w+)")
         env = {"sm": sm, "config_type_param": flags}
         base = [t.split("::")[-1] for t in run_items(scan(body[body.index("base_configs"):sw], tile_re), env, name)]
-        if not flags & FLAGS["FP8_ONLY"]:
+        # gemm_type: SIMT, else WEIGHT_ONLY, else INT8, else FP8, else default (checked below)
+        if not re.search(r"if\s*\(config_type_param\s*&\s*CutlassGemmConfig::SIMT_ONLY\)[^}]*\}\s*else\s+if\s*\("
+                         r"config_type_param\s*&\s*CutlassGemmConfig::WEIGHT_ONLY\)\s*\{\s*gemm_type\s*=\s*CutlassGemmType::WeightOnly;", body):
+            raise CatalogError(f"{self.where}: {name}(): gemm_type selection not recognised")
+        case = "WeightOnly" if flags & FLAGS["WEIGHT_ONLY"] else "Fp8" if flags & FLAGS["FP8_ONLY"] else None
+        if case is None:
             if not re.search(r"default\s*:\s*return\s+base_configs\s*;", body[sw:]):
                 raise CatalogError(f"{self.where}: {name}(): default case does not return base_configs")
             base_start = body.rfind("std::vector<CutlassTileConfig> base_configs", 0, sw)
             if base_start < 0:
                 raise CatalogError(f"{self.where}: {name}(): base_configs not found")
             return base
-        m = re.search(r"case\s+CutlassGemmType::Fp8\s*:", body[sw:])
+        m = re.search(r"case\s+CutlassGemmType::" + case + r"\s*:", body[sw:])
         if not m:
-            raise CatalogError(f"{self.where}: {name}(): no Fp8 case")
+            raise CatalogError(f"{self.where}: {name}(): no {case} case")
         seg_start = sw + m.end()
         nxt = re.search(r"case\s+CutlassGemmType::\w+\s*:|default\s*:", body[seg_start:])
         seg = body[seg_start : seg_start + (nxt.start() if nxt else len(body) - seg_start)]
-        return [t.split("::")[-1] for t in run_items(scan(seg, tile_re), env, f"{self.where}: {name} Fp8")]
+        return [t.split("::")[-1] for t in run_items(scan(seg, tile_re), env, f"{self.where}: {name} {case}")]
 
     def dispatch(self, sm: int, flags: int) -> tuple[str, list[Cfg]]:
         """get_candidate_configs(sm, 1, flags): which branch, and its configs."""
@@ -795,9 +866,18 @@ class Heuristic:
         env = {"sm": sm, "int8_configs_only": bool(flags & FLAGS["INT8_ONLY"])}
         smin, smax = cexpr(lo.group(1), env), cexpr(hi.group(1), env)
         out = []
-        for tile in self.ampere_tiles(sm, flags):
+        tiles = self.ampere_tiles(sm, flags)
+        for tile in tiles:
             for st in range(smin, smax + 1):
                 out.append(Cfg("sm80", tile, sm, stages=st))
+        if flags & FLAGS["WEIGHT_ONLY"] and tiles:
+            # "add cuda kernel profiler to tactics for weight-only plugins": one more entry, tiles[0]
+            # at min_stages with enableCudaKernel set
+            if not re.search(r"if\s*\(config_type_param\s*&\s*CutlassGemmConfig::WEIGHT_ONLY\)\s*\{\s*if\s*\(tiles\.size\(\)\s*>\s*0\)\s*\{"
+                             r"\s*CutlassGemmConfig\s+CudaKernelConfig\(tiles\[0\],\s*SplitKStyle::NO_SPLIT_K,\s*1,\s*min_stages\)\s*;"
+                             r"\s*CudaKernelConfig\.enableCudaKernel\s*=\s*true\s*;\s*candidate_configs\.push_back\(CudaKernelConfig\)\s*;", body):
+                raise CatalogError(f"{self.where}: get_candidate_configs(): weight-only CUDA-kernel entry not recognised")
+            out.append(Cfg("sm80", tiles[0], sm, stages=smin, cuda_kernel=True))
         return out
 
 
@@ -812,6 +892,23 @@ class TypeFlags:
 
     act: str
     weight: str
+    scaling: Optional[str] = None  # "humming": SM90 MXFP4 x FP8 with pre-MMA E8M0 scales (Sm90Wfp4Afp8Mode)
+
+    @property
+    def use_w4afp8(self) -> bool:  # FP8 activations x INT4 weights (W4A8)
+        return self.act == "fp8" and self.weight == "int4"
+
+    @property
+    def use_wfp4a16(self) -> bool:  # 16-bit activations x MXFP4 weights
+        return self.act in ("bf16", "fp16") and self.fp4_weight
+
+    @property
+    def humming(self) -> bool:
+        return self.scaling == "humming"
+
+    @property
+    def sm90_mixed(self) -> bool:  # use_sm90_mixed_input_gemm (use_w4_groupwise before v0.6.16)
+        return self.use_w4afp8 or self.use_wfp4a16 or (self.use_wfp4afp8 and self.humming)
 
     @property
     def fp4_act(self) -> bool:
@@ -897,6 +994,9 @@ class MoeRunnerSource:
         if not default:
             raise CatalogError(f"{release.ref}:{MOE_KERNELS}: no default for use_fused_finalize_")
         self.finalize_default = default.group(1) == "true"
+        if not re.search(r"use_fused_finalize_\s*&&\s*!(?:use_sm90_mixed_input_gemm|use_w4_groupwise)\s*;", may.group(1)):
+            raise CatalogError(f"{release.ref}:{MOE_KERNELS}: mayHaveFinalizeFused() no longer excludes the SM90 mixed-input GEMM")
+        self.gemm_kernels = clean(release.read(GEMM_KERNELS))
         binding = clean(release.read(BINDING))
         g1 = binding.find("getTactics(kernels::MoeGemmId::GEMM_1)")
         if g1 < 0 or not re.search(
@@ -907,6 +1007,55 @@ class MoeRunnerSource:
         # Before the fix that set it first, tactics were enumerated with the member's default.
         self.finalize_gated = setter >= 0
         self.cases = self._dispatch_cases(release)
+        self.sm80_mixed_k, self.sm80_mixed_cases = self._sm80_mixed_cases(text)
+        self.mixed_why = ""
+        self.mixed_cases = self._mixed_cases(release)
+
+    def _sm80_mixed_cases(self, text: str) -> tuple[str, set[str]]:
+        """The SM80-style dispatcher overload for T != WeightType (weight-only GEMMs): its tile K
+        expression and the tile cases it has."""
+        i = text.find("Config is invalid for mixed type tensorop GEMM")
+        start = text.rfind("void dispatchMoeGemmToCutlass(", 0, i)
+        if i < 0 or start < 0:
+            raise CatalogError(f"{self.where}: weight-only SM80 dispatcher not found")
+        body = text[start:i]
+        k = re.search(r"constexpr\s+int\s+tile_shape_k\s*=\s*128\s*\*\s*8\s*/\s*cutlass::sizeof_bits<T>::value\s*;", body)
+        cases = set(re.findall(r"case\s+cutlass_extensions::CutlassTileConfig::(CtaShape\w+)\s*:", body))
+        if not k or not cases or "GemmShape<16, 128, tile_shape_k>" not in body.replace("\n", " "):
+            raise CatalogError(f"{self.where}: weight-only SM80 dispatcher not recognised (tile K)")
+        return "128 * 8 / bits(T)", cases
+
+    def _mixed_cases(self, release: Release) -> Optional[dict[str, str]]:
+        """Tile enum -> macro of the SM90 mixed-input dispatcher (sm90_dispatch_moe_mixed_dtype_gemm_to_cutlass),
+        or None when this release's dispatcher derives K from the weight packing instead of the
+        enum (v0.6.7 .. v0.6.15, v0.6.16.post3 .. v0.6.17): those lists are not extracted."""
+        where = f"{release.ref}:{DISPATCH_MIXED}"
+        text = clean(release.read(DISPATCH_MIXED))
+        body = function_body(text, "sm90_dispatch_moe_mixed_dtype_gemm_to_cutlass", where)
+        if re.search(r"constexpr\s+int\s+Ktile\s*=", body):
+            self.mixed_why = (f"{where}: the mixed-input dispatcher instantiates Ktile = 128 * PackedScalesNum / sizeof(T) "
+                              "(chosen from the GEMM's K at run time) and a fixed N tile for some enums: the tile a tactic "
+                              "runs is not a function of the tactic alone, so these lists are not extracted")
+            return None
+        macros = {}
+        for name in ("DISPATCH_MIXED_DTYPE_MOE_TILE", "DISPATCH_MIXED_DTYPE_MOE_TILE_WITH_SMALL_K", "DISPATCH_MIXED_DTYPE_MOE_SMALL_K_TILE"):
+            d = re.search(r"#define\s+" + name + r"\(ENUM_NAME,\s*TILE_M,\s*TILE_N,\s*TILE_K\)([\s\S]*?)break", body)
+            if d and "Shape<Int<TILE_M>, Int<TILE_N>, Int<TILE_K>>" not in re.sub(r"\s*\\\n\s*", " ", d.group(1)):
+                raise CatalogError(f"{where}: {name} does not instantiate Shape<TILE_M, TILE_N, TILE_K>")
+            if d:
+                macros[name] = d.group(1)
+        if "DISPATCH_MIXED_DTYPE_MOE_TILE" not in macros:
+            raise CatalogError(f"{where}: mixed-input tile macro not recognised")
+        cases: dict[str, str] = {}
+        for m in re.finditer(r"(DISPATCH_MIXED_DTYPE_MOE_\w+)\((CtaShape(\d+)x(\d+)x(\d+)B),\s*(\d+),\s*(\d+),\s*(\d+)\)\s*;", body):
+            if m.group(1) not in macros:
+                raise CatalogError(f"{where}: unknown dispatch macro {m.group(1)}")
+            if m.group(3, 4, 5) != m.group(6, 7, 8):
+                raise CatalogError(f"{where}: {m.group(2)} dispatched with a different shape {m.group(6, 7, 8)}")
+            cases[m.group(2)] = m.group(1)
+        if not cases:
+            raise CatalogError(f"{where}: no mixed-input tile cases found")
+        return cases
 
     def _dispatch_cases(self, release: Release) -> dict[int, set[tuple[int, int, int]]]:
         where = f"{release.ref}:{DISPATCH_TMA}"
@@ -930,10 +1079,45 @@ class MoeRunnerSource:
         self.sm120_supported = ret[0]
         return cases
 
+    def _check_mixed(self) -> None:
+        """The SM90 mixed-input steps getTmaWarpSpecializedConfigs applies, as read in v0.6.16+:
+        only swap_ab copies kept, then (humming) single-warpgroup configs appended; and a
+        dispatcher that instantiates each tile with the enum's K number as its K in elements."""
+        b, where = self.tma_body, self.where
+        if self.mixed_cases is None:
+            raise NotExtracted(self.mixed_why)
+        if not re.search(r"if\s*\(\s*use_sm90_mixed_input_gemm\s*\)\s*\{\s*tma_ws_configs\.erase\([\s\S]*?return\s*!config\.swap_ab\s*;", b):
+            raise NotExtracted(f"{where}: getTmaWarpSpecializedConfigs() has no use_sm90_mixed_input_gemm swap_ab-only step")
+        if not re.search(r"use_sm90_mixed_input_gemm\s*=\s*use_w4afp8\s*\|\|\s*use_wfp4a16\s*\|\|\s*use_sm90_wfp4afp8\s*;", self.gemm_kernels):
+            raise CatalogError(f"{self.release.ref}:{GEMM_KERNELS}: use_sm90_mixed_input_gemm is not w4afp8 || wfp4a16 || sm90_wfp4afp8")
+        if not re.search(r"fp4_only_flag\s*=\s*\(\s*use_fp4\s*\|\|\s*\(\s*use_wfp4afp8\s*&&\s*!use_sm90_humming_pre_mma\s*\)\s*\)", b):
+            raise CatalogError(f"{where}: fp4_only_flag is not use_fp4 || (use_wfp4afp8 && !humming)")
+
+    def _humming(self) -> list[Cfg]:
+        """The single-warpgroup configs the humming mode appends on SM90 (tiles x schedules, swap_ab)."""
+        m = re.search(r"if\s+constexpr\s*\(\s*use_wfp4afp8\s*&&\s*Sm90Wfp4Afp8Mode\s*==\s*Sm90Wfp4Afp8ScaleMode::kHummingPreMmaE8M0\s*\)\s*\{"
+                      r"\s*if\s*\(\s*sm\s*==\s*90\s*\)\s*\{", self.tma_body)
+        if not m:
+            raise CatalogError(f"{self.where}: humming block not recognised")
+        block = self.tma_body[m.end() - 1 : matching(self.tma_body, m.end() - 1)]
+        tiles = re.search(r"for\s*\(Tile\s+tile\s*:\s*\{([^}]*)\}\)", block)
+        scheds = re.search(r"for\s*\(Schedule\s+schedule\s*:\s*\{([^}]*)\}\)", block)
+        if not (tiles and scheds and re.search(r"CutlassGemmConfig\s+config\(tile,\s*schedule,\s*cutlass_extensions::EpilogueScheduleType::AUTO,"
+                                              r"\s*cutlass_extensions::ClusterShape::ClusterShape_1x1x1\)\s*;\s*config\.swap_ab\s*=\s*true\s*;", block)):
+            raise CatalogError(f"{self.where}: humming configs not recognised")
+        return [Cfg("tma_ws", t, 90, mainloop=sc, swap_ab=True, mixed=True)
+                for t in re.findall(r"Tile::(CtaShape\w+)", tiles.group(1))
+                for sc in re.findall(r"Schedule::(\w+)", scheds.group(1))]
+
     def tma_ws(self, sm: int, tf: TypeFlags, finalize: bool) -> list[Cfg]:
         """getTmaWarpSpecializedConfigs(sm, finalize) for this type pair."""
-        if tf.use_wfp4afp8 and sm == 90:
-            raise CatalogError("SM90 FP8xFP4 (mixed-input) lists are not extracted")
+        mixed = sm == 90 and tf.sm90_mixed
+        if tf.humming and (sm != 90 or "kHummingPreMmaE8M0" not in self.tma_body):
+            return []  # no humming mode in this release (before v0.6.16) or off SM90
+        if tf.use_wfp4afp8 and sm == 90 and not tf.humming:
+            raise CatalogError("SM90 FP8xFP4 without humming scales: the binding builds no runner for it")
+        if mixed:
+            self._check_mixed()
         flags = FLAGS["GROUPED_GEMM"]
         if not tf.same:
             flags |= FLAGS["WEIGHT_ONLY"]
@@ -943,7 +1127,7 @@ class MoeRunnerSource:
             flags |= FLAGS["HOPPER"]
         if tf.use_fp8:
             flags |= FLAGS["FP8_ONLY"]
-        if tf.use_fp4 or tf.use_wfp4afp8:
+        if tf.use_fp4 or (tf.use_wfp4afp8 and not tf.humming):
             flags |= FLAGS["FP4_ONLY"]
         if tf.use_wfp4afp8:
             flags |= FLAGS["FP8FP4_MIXED"]
@@ -969,12 +1153,18 @@ class MoeRunnerSource:
         if not re.search(r"auto\s+swap_ab_configs\s*=\s*tma_ws_configs\s*;[\s\S]*config\.swap_ab\s*=\s*true", b):
             raise CatalogError(f"{self.where}: swap_ab duplication step not recognised")
         configs = configs + [_replace(c, swap_ab=True) for c in configs]
+        if mixed:  # the SM90 mixed-input grouped GEMM requires swap_ab
+            configs = [c for c in configs if c.swap_ab]
+            if tf.humming:
+                configs = configs + self._humming()
         return configs
 
     def ampere(self, sm: int, tf: TypeFlags) -> list[Cfg]:
         """getAmpereConfigs(sm) for this type pair (SM80/SM89-style multistage kernels)."""
-        if not tf.valid_ampere() or (tf.act == "fp8" and tf.weight == "int4" and sm != 89):
+        if not tf.valid_ampere() or (tf.use_w4afp8 and sm != 89) or tf.use_wfp4a16:
             return []
+        if not re.search(r"\(use_w4afp8\s*&&\s*sm\s*!=\s*89\)\s*\|\|\s*use_wfp4a16\)\s*\{\s*return\s*\{\s*\}\s*;", self.amp_body):
+            raise CatalogError(f"{self.where}: getAmpereConfigs() no longer returns {{}} for w4afp8 (sm != 89) / wfp4a16")
         flags = FLAGS["GROUPED_GEMM"]
         if not tf.same:
             flags |= FLAGS["WEIGHT_ONLY"]
@@ -985,7 +1175,8 @@ class MoeRunnerSource:
     def lists(self, sm: int, tf: TypeFlags, use_fused_finalize: bool) -> tuple[list[Cfg], list[Cfg]]:
         """(GEMM1 list, GEMM2 list) exactly as getTactics(GEMM_1/GEMM_2) returns them."""
         effective = use_fused_finalize if self.finalize_gated else self.finalize_default
-        may_finalize = tf.supports_tma_ws(sm) and sm >= 90 and effective
+        # mayHaveFinalizeFused(): ... && !use_sm90_mixed_input_gemm (!use_w4_groupwise before v0.6.16)
+        may_finalize = tf.supports_tma_ws(sm) and sm >= 90 and effective and not tf.sm90_mixed
         amp = self.ampere(sm, tf)
         g1 = self.tma_ws(sm, tf, False) + amp
         g2 = self.tma_ws(sm, tf, may_finalize) + amp
@@ -1001,17 +1192,46 @@ def _replace(c: Cfg, **kw: Any) -> Cfg:
 # --------------------------------------------------------------------------------------------
 
 
-def to_json(c: Cfg, act: str, cases: dict[int, set[tuple[int, int, int]]], sm120_supported: str = "true") -> dict[str, Any]:
-    """Catalog config object; K of a TMA-WS tile converted from bytes to elements of the activation."""
+def to_json(c: Cfg, act: str, cases: dict[int, set[tuple[int, int, int]]], sm120_supported: str = "true",
+            moe: Optional["MoeRunnerSource"] = None, weight_only: bool = False, humming: bool = False) -> dict[str, Any]:
+    """Catalog config object; K of a TMA-WS tile converted from bytes to elements of the activation
+    (SM90 mixed-input tiles: the enum's number is already elements; SM80-style weight-only tiles:
+    K = 128 * 8 / bits(activation), the dispatcher's tile_shape_k)."""
     shp = enum_shape(c.tile)
     assert shp is not None
     cluster = enum_shape(c.cluster) or (1, 1, 1)
     d: dict[str, Any] = {"name": c.tile, "swap_ab": c.swap_ab, "stream_k": False}
     if c.style == "sm80":
-        d.update(tile=list(shp), cluster=[1, 1, 1], stages=c.stages, style="sm80", mainloop_schedule=None,
-                 epilogue_schedule=None, epilogue_fusion=None, mma_tile=None, known_failure=None)
+        tile = list(shp)
+        failure = None
+        if weight_only:
+            assert moe is not None
+            tile[2] = 128 * 8 // BITS[act]
+            if c.tile not in moe.sm80_mixed_cases:
+                failure = ("dispatcher has no case for this tile: moe_gemm_template_dispatch.h throws "
+                           "'Config is invalid for mixed type tensorop GEMM.'")
+        d.update(tile=tile, cluster=[1, 1, 1], stages=c.stages, style="sm80", mainloop_schedule=None,
+                 epilogue_schedule=None, epilogue_fusion=None, mma_tile=None, known_failure=failure)
+        if c.cuda_kernel:
+            d["enable_cuda_kernel"] = True  # set by the heuristic; the MoE dispatcher runs the tile anyway
         return d
     m, n, kbytes = shp
+    if c.mixed:
+        assert moe is not None and moe.mixed_cases is not None
+        d.update(tile=[m, n, kbytes], cluster=list(cluster), stages=None, style="tma_ws", mainloop_schedule=c.mainloop,
+                 epilogue_schedule=c.epilogue, epilogue_fusion=c.fusion, mma_tile=None, sm_version=c.sm,
+                 known_failure=None)
+        macro = moe.mixed_cases.get(c.tile)
+        if macro is None:
+            d["known_failure"] = (f"mixed-input dispatcher has no case for this tile: "
+                                  f"moe_gemm_template_dispatch_tma_ws_mixed_dtype.h throws for {c.tile}")
+        elif macro == "DISPATCH_MIXED_DTYPE_MOE_TILE" and c.mainloop.startswith("SINGLE_WARPGROUP"):
+            d["known_failure"] = ("single-warpgroup schedule on a tile without a small-K kernel: "
+                                  "moe_gemm_template_dispatch_tma_ws_mixed_dtype.h throws (mainloop schedule invalid)")
+        elif macro == "DISPATCH_MIXED_DTYPE_MOE_SMALL_K_TILE" and not humming:
+            d["known_failure"] = ("single-warpgroup small-K tile outside humming mode: moe_gemm_template_dispatch_tma_ws_mixed_dtype.h "
+                                  "throws 'Single-warpgroup small-K tile is only valid for Humming pre-MMA scale.'")
+        return d
     k = kbytes * 8 // BITS[act]
     dyn = enum_shape(c.dynamic_cluster) if c.dynamic_cluster else None
     d.update(
@@ -1064,32 +1284,43 @@ def release_catalogs(release: Release, record_only: bool = False) -> tuple[list[
     moe = MoeRunnerSource(release, heur, ck)
     entries: list[dict[str, Any]] = []
     lists: dict[str, dict[str, Any]] = {}
+    skipped: list[dict[str, Any]] = []
     for arch, pairs in VARIANTS.items():
         sm = SM_OF[arch]
-        for act, weight in pairs:
-            tf = TypeFlags(act, weight)
+        for act, weight, *scaling in pairs:
+            tf = TypeFlags(act, weight, scaling[0] if scaling else None)
+            extra = {"scaling": tf.scaling} if tf.scaling else {}
+            files = MIXED_SOURCE_FILES if sm == 90 and tf.sm90_mixed else SOURCE_FILES
             for finalize in (True, False):
-                g1, g2 = moe.lists(sm, tf, finalize)
+                try:
+                    g1, g2 = moe.lists(sm, tf, finalize)
+                except NotExtracted as e:
+                    if finalize:  # the reason does not depend on finalize: record it once
+                        skipped.append({"arch": arch, "variant": {"act": act, "weight": weight, **extra}, "why": str(e)})
+                    continue
                 if not g1 and not g2:
                     continue  # the binding refuses this combination ("No valid tactics")
                 for op, cfgs, offset, gemm in ((OPS[0], g1, 0, "GEMM_1"), (OPS[1], g2, len(g1), "GEMM_2")):
                     body = {
                         "source_file": DISPATCH,
                         "function": f"MoeGemmRunner::getConfigs via CutlassMoeFCRunner::getTactics({gemm})",
-                        "source_files": list(SOURCE_FILES),
+                        "source_files": list(files),
                         "fallback": 0 if cfgs else None,
                         "fallback_config": None,
                         "index_offset": offset,
-                        "configs": [to_json(c, act, moe.cases, moe.sm120_supported) for c in cfgs],
+                        "configs": [to_json(c, act, moe.cases, moe.sm120_supported, moe, not tf.same, tf.humming)
+                                    for c in cfgs],
                     }
                     digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:10]
-                    lid = f"{arch}-{act}x{weight}-{gemm.lower().replace('_', '')}-{digest}"
+                    tag = f"{act}x{weight}" + (f"-{tf.scaling}" if tf.scaling else "")
+                    lid = f"{arch}-{tag}-{gemm.lower().replace('_', '')}-{digest}"
                     lists.setdefault(digest, {"id": lid, **body})
                     entries.append({
                         "op": op, "runner": RUNNER, "arch": arch,
-                        "variant": {"act": act, "weight": weight, "finalize": finalize},
+                        "variant": {"act": act, "weight": weight, **extra, "finalize": finalize},
                         "list": digest,
                     })
+    ck.skipped = skipped
     return entries, lists, ck
 
 
@@ -1112,6 +1343,8 @@ def build(releases: Sequence[Release], command: str) -> dict[str, Any]:
             "structure": dict(sorted(ck.seen.items())),
             "catalogs": entries,
         }
+        if ck.skipped:  # variants this release builds but tiletune does not extract, and why
+            doc["releases"][rel.version]["not_extracted"] = ck.skipped
     return doc
 
 

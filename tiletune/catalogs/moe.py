@@ -13,9 +13,15 @@ nvfp4, mxfp4, mxfp8, fp8, bf16, fp16, int4.
   fp16: every variant still possible is returned, and decode marks the tactic ambiguous when
   their lists disagree.
 
-Variants tiletune has no list for (weight-only int4 / FP4 weights with 16-bit activations,
-DeepSeek FP8 block scaling, MXFP8 activations) are still returned exactly, so the lookup finds
-no catalog and decode says so instead of guessing.
+SM90 weight-only / mixed-input variants have lists since this extractor's second pass: bf16/fp16 x
+int4 and bf16 x fp8 (SM80-style weight-only kernels; DeepSeek FP8 block scaling builds the same
+bf16 x fp8 runner), fp8 x int4 (W4A8), bf16 x mxfp4 (W4A16) and humming fp8 x mxfp4
+(`"scaling": "humming"`) with the SM90 mixed-input TMA-WS kernels, the last three only for
+releases whose mixed-input dispatcher instantiates the tile the enum names (v0.6.16..v0.6.16.post2,
+v0.6.18rc1 and later; `not_extracted` in the data says why not for the others). Variants still
+without a list (MXFP8 activations, fp16 x mxfp4, other archs' weight-only lists) are returned
+exactly, so the lookup finds no catalog and decode says so instead of guessing; when such a
+variant is one of several a key leaves possible, decode marks the entry ambiguous.
 """
 
 from __future__ import annotations
@@ -89,9 +95,10 @@ def _shape_candidates(shapes: Any) -> list[dict[str, Any]]:
         if x_last * 2 == hidden:  # activations arrive as packed FP4 too: NVFP4 for sure
             return [{"act": "nvfp4", "weight": "nvfp4"}]
         return [{"act": "nvfp4", "weight": "nvfp4"}, {"act": "fp8", "weight": "mxfp4"}]
-    if pack == 2:  # uint8-packed 4-bit weights: weight-only INT4 / MXFP4 (no tiletune lists)
+    if pack == 2:  # uint8-packed 4-bit weights: weight-only INT4, W4A8, MXFP4 W4A16 or humming MXFP4 x FP8
         return [{"act": "bf16", "weight": "int4"}, {"act": "fp16", "weight": "int4"},
-                {"act": "fp8", "weight": "int4"}, {"act": "bf16", "weight": "mxfp4"}]
+                {"act": "fp8", "weight": "int4"}, {"act": "bf16", "weight": "mxfp4"},
+                {"act": "fp8", "weight": "mxfp4", "scaling": "humming"}]
     return []
 
 
