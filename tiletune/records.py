@@ -86,6 +86,7 @@ class Status(str, enum.Enum):
     COMPILED = "compiled"  # JIT workspace: this tile's object file exists (it built)
     NOT_BUILT = "not_built"  # JIT workspace: a module that never finished building
     FALLBACK = "fallback"  # log: at inference no tuned entry covered the shape, so runner 0 ran tactic -1
+    NOT_RUN = "not_run"  # a retry engine could not start it (ledger engine_error): no evidence it fails or passes
 
     def __str__(self) -> str:  # so f-strings print "chosen", not "Status.CHOSEN"
         return self.value
@@ -276,7 +277,11 @@ class InputProblem:
 
     source: str
     message: str  # one line, starting with the file (and key) it is about
-    fatal: bool = True  # True: nothing could be read from it; False: some entries skipped
+    fatal: bool = True  # True: nothing could be read from it; False: the rest of it was read
+    # True: something in the input (a key, a line, an entry file, a whole file) was skipped or could
+    # not be used: exit status 2. False: a note that loses nothing (e.g. "version unknown"). The
+    # reader that builds the problem decides; the default counts an unknown problem as a loss.
+    loses_data: bool = True
 
 
 def to_jsonable(value: Any) -> Any:

@@ -7,7 +7,8 @@ walked further. Each file's first 4 KiB go to every module's `sniff()` in regist
 specific first; the first that says yes reads it. Nothing is ever opened for writing.
 
 Bad inputs become `InputProblem`s (one line naming the file, and the key or line), never
-exceptions, so every other input is still read; the CLI exits 2 when any is fatal.
+exceptions, so every other input is still read. Each says whether it loses data (a file, key
+or line skipped: the CLI exits 2) or is a note that loses nothing (exit status stays 0).
 """
 
 from __future__ import annotations
@@ -81,11 +82,11 @@ def _head(path: Path) -> Union[bytes, InputProblem]:
         with open(path, "rb") as f:
             return f.read(_HEAD_BYTES)
     except PermissionError:
-        return InputProblem(str(path), f"{path}: cannot read it (permission denied)")
+        return InputProblem(str(path), f"{path}: cannot read it (permission denied)", loses_data=True)
     except IsADirectoryError:
         return b""
     except OSError as e:
-        return InputProblem(str(path), f"{path}: cannot read it ({e.strerror or e})")
+        return InputProblem(str(path), f"{path}: cannot read it ({e.strerror or e})", loses_data=True)
 
 
 def _route(path: Path, head: bytes) -> Optional[ModuleType]:
@@ -133,7 +134,7 @@ class _Collector:
             for item in mod.read(path, self.ctx):
                 (records if isinstance(item, TuningRecord) else problems).append(item)
         except OSError as e:  # a file vanished or lost permission mid-read
-            problems.append(InputProblem(str(path), f"{path}: read failed ({e.strerror or e})"))
+            problems.append(InputProblem(str(path), f"{path}: read failed ({e.strerror or e})", loses_data=True))
         unusable = len(records) == n_records and any(p.fatal for p in problems[n_problems:])
         if not unusable:  # `sources` lists the inputs actually used
             self.sources.append((str(path), mod.KIND))
@@ -146,7 +147,7 @@ class _Collector:
             if explicit:
                 self.problems.append(head)
             else:  # an unreadable file in a walked directory matters only if it was a cache
-                self.problems.append(InputProblem(head.source, head.message, fatal=False))
+                self.problems.append(InputProblem(head.source, head.message, fatal=False, loses_data=True))
             return
         mod = _route(path, head)
         if mod is None and explicit and path.suffix == ".json" and head.lstrip()[:1] in (b"{", b"["):
@@ -154,7 +155,7 @@ class _Collector:
             mod = next((m for m in reader_modules() if m.__name__.endswith(".flashinfer_v1")), None)
         if mod is None:
             if explicit:
-                self.problems.append(InputProblem(str(path), _describe_unknown(path, head)))
+                self.problems.append(InputProblem(str(path), _describe_unknown(path, head), loses_data=True))
             return
         self.run(mod, path)
 
@@ -162,7 +163,8 @@ class _Collector:
         before, n_problems = len(self.sources), len(self.problems)
         self._walk(root, 0)
         if len(self.sources) == before and not any(p.fatal for p in self.problems[n_problems:]):
-            self.problems.append(InputProblem(str(root), f"{root}: no cache, log or blocklist found in this directory", fatal=False))
+            self.problems.append(InputProblem(str(root), f"{root}: no cache, log or blocklist found in this directory",
+                                              fatal=False, loses_data=False))  # nothing there to lose
 
     def _walk(self, d: Path, depth: int) -> None:
         if depth > _MAX_DEPTH or not self.first_visit(d):
@@ -174,9 +176,10 @@ class _Collector:
         try:
             entries = sorted(os.scandir(d), key=lambda e: e.name)
         except PermissionError:
-            # fatal when it is the directory the user named; a note for one found while walking
+            # fatal when it is the directory the user named; for one found while walking the rest is
+            # still read, but whatever that directory held is lost
             self.problems.append(InputProblem(str(d), f"{d}: cannot list it (permission denied)" + ("" if depth == 0 else "; skipped"),
-                                              fatal=depth == 0))
+                                              fatal=depth == 0, loses_data=True))
             return
         except OSError:
             return
@@ -205,19 +208,20 @@ def read_inputs(paths: Sequence[Union[str, Path]], ctx: ReadContext) -> ReadOutc
             mode = path.stat().st_mode  # follows symlinks
         except FileNotFoundError:
             msg = "broken symbolic link" if path.is_symlink() else "no such file or directory"
-            c.problems.append(InputProblem(str(path), f"{path}: {msg}"))
+            c.problems.append(InputProblem(str(path), f"{path}: {msg}", loses_data=True))
             continue
         except PermissionError:
-            c.problems.append(InputProblem(str(path), f"{path}: cannot reach it (permission denied on a parent directory)"))
+            c.problems.append(InputProblem(str(path), f"{path}: cannot reach it (permission denied on a parent directory)",
+                                           loses_data=True))
             continue
         except OSError as e:  # ELOOP, ENAMETOOLONG, ...
-            c.problems.append(InputProblem(str(path), f"{path}: cannot access it ({e.strerror or e})"))
+            c.problems.append(InputProblem(str(path), f"{path}: cannot access it ({e.strerror or e})", loses_data=True))
             continue
         if stat.S_ISDIR(mode):
             c.directory(path)
         elif stat.S_ISREG(mode):
             c.file(path, explicit=True)
         else:  # a FIFO or device would block or never end: never open one
-            c.problems.append(InputProblem(str(path), f"{path}: not a regular file or directory"))
+            c.problems.append(InputProblem(str(path), f"{path}: not a regular file or directory", loses_data=True))
     return ReadOutcome(records=tuple(c.records), problems=tuple(c.problems), sources=tuple(c.sources))
 

@@ -41,7 +41,8 @@ def sniff(path: Path, head: bytes) -> bool:
 
 
 def _problem(source: str, message: str, fatal: bool = True) -> InputProblem:
-    return InputProblem(source, f"{source}: {message}", fatal=fatal)
+    # every blocklist problem drops something the file holds (the file, a key, a tactic, its _metadata)
+    return InputProblem(source, f"{source}: {message}", fatal=fatal, loses_data=True)
 
 
 def read(path: Path, ctx: ReadContext) -> Iterator[Union[TuningRecord, InputProblem]]:

@@ -75,23 +75,25 @@ def load_json(path: Path) -> Union[Any, InputProblem]:
                 f"{path}: {size / 2**20:.0f} MiB JSON file is over tiletune's {limit / 2**20:.0f} MiB "
                 "limit for caches (parsing it would need about 10x that in memory); set "
                 "TILETUNE_MAX_JSON_MB to raise the limit",
+                loses_data=True,
             )
         with open(path, "rb") as f:
             data = f.read()
     except PermissionError:
-        return InputProblem(str(path), f"{path}: cannot read it (permission denied)")
+        return InputProblem(str(path), f"{path}: cannot read it (permission denied)", loses_data=True)
     except OSError as e:
-        return InputProblem(str(path), f"{path}: cannot read it ({e.strerror or e})")
+        return InputProblem(str(path), f"{path}: cannot read it ({e.strerror or e})", loses_data=True)
     if b"\x00" in data[:4096]:
-        return InputProblem(str(path), f"{path}: binary file, not a JSON cache")
+        return InputProblem(str(path), f"{path}: binary file, not a JSON cache", loses_data=True)
     try:
         return json.loads(data)
     except UnicodeDecodeError:
-        return InputProblem(str(path), f"{path}: not UTF-8 text, not a JSON cache")
+        return InputProblem(str(path), f"{path}: not UTF-8 text, not a JSON cache", loses_data=True)
     except json.JSONDecodeError as e:
         tail = data.rstrip()[-1:]
         hint = " (the file ends early: truncated?)" if tail not in (b"}", b"]") else ""
-        return InputProblem(str(path), f"{path}: invalid JSON at line {e.lineno} column {e.colno}: {e.msg}{hint}")
+        return InputProblem(str(path), f"{path}: invalid JSON at line {e.lineno} column {e.colno}: {e.msg}{hint}",
+                            loses_data=True)
 
 
 def sniff(path: Path, head: bytes) -> bool:
@@ -127,16 +129,20 @@ def _metadata_env(
         meta = {}
         if not (hints and hints.flashinfer_version):
             problems.append(InputProblem(src, f"{path}: no _metadata: FlashInfer version and GPU are unknown "
-                                              "(pass --flashinfer-version and --arch to decode tactics)", fatal=False))
+                                              "(pass --flashinfer-version and --arch to decode tactics)",
+                                         fatal=False, loses_data=False))  # nothing was there to lose
     elif not isinstance(meta, dict):
-        problems.append(InputProblem(src, f"{path}: _metadata is a {type(meta).__name__}, not an object; ignored", fatal=False))
+        # what the file put there is thrown away (unlike a missing _metadata): a loss
+        problems.append(InputProblem(src, f"{path}: _metadata is a {type(meta).__name__}, not an object; ignored",
+                                     fatal=False, loses_data=True))
         meta = {}
     raw_version = meta.get("flashinfer_version")
     version: Optional[str] = raw_version if isinstance(raw_version, str) else None
     version_source: Optional[str] = "metadata.flashinfer_version"
     if version in _UNKNOWN:
         if meta and not (hints and hints.flashinfer_version):
-            problems.append(InputProblem(src, f"{path}: _metadata.flashinfer_version is {raw_version!r}; version unknown", fatal=False))
+            problems.append(InputProblem(src, f"{path}: _metadata.flashinfer_version is {raw_version!r}; version unknown",
+                                         fatal=False, loses_data=False))  # the file itself says it does not know
         version, version_source = (hints.flashinfer_version, "path") if hints and hints.flashinfer_version else (None, None)
     gpu = meta.get("gpu")
     gpu = gpu if isinstance(gpu, str) and gpu not in _UNKNOWN else None
@@ -164,7 +170,8 @@ def read_object(path: Path, obj: Any, ctx: ReadContext, hints: Optional[PathHint
     """Turn a parsed v1 cache object into records and problems."""
     src = str(path)
     if not isinstance(obj, dict):
-        yield InputProblem(src, f"{path}: top level is a JSON {_json_type(obj)}, expected an object of cache entries")
+        yield InputProblem(src, f"{path}: top level is a JSON {_json_type(obj)}, expected an object of cache entries",
+                           loses_data=True)
         return
     problems: list[InputProblem] = []
     env = _metadata_env(path, obj.get(_METADATA), ctx, hints, problems)
@@ -172,6 +179,7 @@ def read_object(path: Path, obj: Any, ctx: ReadContext, hints: Optional[PathHint
     rank = hints.rank if hints else None
     parser = KeyParser()
     policies: dict[Any, Any] = {}
+    shared_details: dict[tuple[tuple[str, Any], ...], tuple[tuple[str, Any], ...]] = {}
     n_entries = 0
     for key, value in obj.items():
         if key in _RESERVED:
@@ -180,11 +188,11 @@ def read_object(path: Path, obj: Any, ctx: ReadContext, hints: Optional[PathHint
         try:
             pk = parser.parse(key)
         except KeyParseError as e:
-            yield InputProblem(src, f"{path}: key {_short(key)}: cannot parse it ({e}); entry skipped", fatal=False)
+            yield InputProblem(src, f"{path}: key {_short(key)}: cannot parse it ({e}); entry skipped", fatal=False, loses_data=True)
             continue
         if not (isinstance(value, list) and len(value) in (2, 3) and isinstance(value[0], str)):
             yield InputProblem(src, f"{path}: key {_short(key)}: value {_short(json.dumps(value))} is not "
-                                    "[runner, tactic] or [runner, tactic, policy]; entry skipped", fatal=False)
+                                    "[runner, tactic] or [runner, tactic, policy]; entry skipped", fatal=False, loses_data=True)
             continue
         tactic = value[1]
         if tactic.__class__ is list:
@@ -209,6 +217,11 @@ def read_object(path: Path, obj: Any, ctx: ReadContext, hints: Optional[PathHint
         if hints is not None:
             detail.append(("layout", hints.layout))
         detail.sort()
+        frozen_detail = tuple(detail)
+        try:  # entries share one detail tuple per distinct value (fewer objects; formatters memoise by identity)
+            frozen_detail = shared_details.setdefault(frozen_detail, frozen_detail)
+        except TypeError:  # an unhashable value inside
+            pass
         yield TuningRecord(
             source=src,
             source_kind=KIND,
@@ -221,23 +234,25 @@ def read_object(path: Path, obj: Any, ctx: ReadContext, hints: Optional[PathHint
             extras=pk.extras,
             raw_key=key,
             rank=rank,
-            detail=tuple(detail),
+            detail=frozen_detail,
         )
     if _RECORDS in obj:
         yield from _namespaced_records(path, obj[_RECORDS], env, rank)
     elif n_entries == 0:
-        yield InputProblem(src, f"{path}: no cache entries (only {', '.join(sorted(k for k in obj if k in _RESERVED)) or 'an empty object'})", fatal=False)
+        yield InputProblem(src, f"{path}: no cache entries (only {', '.join(sorted(k for k in obj if k in _RESERVED)) or 'an empty object'})",
+                           fatal=False, loses_data=False)  # an empty cache is read whole
 
 
 def _namespaced_records(path: Path, records: Any, env: Environment, rank: Optional[str]) -> Iterator[Item]:
     """`_records.trtllm_moe_da`: one CHOSEN record per (tile_n, tactic) body a plan carries."""
     src = str(path)
     if not isinstance(records, dict):
-        yield InputProblem(src, f"{path}: _records is a JSON {_json_type(records)}, expected an object; ignored", fatal=False)
+        yield InputProblem(src, f"{path}: _records is a JSON {_json_type(records)}, expected an object; ignored",
+                           fatal=False, loses_data=True)
         return
     for namespace, table in records.items():
         if not isinstance(table, dict):
-            yield InputProblem(src, f"{path}: _records.{namespace} is not an object; ignored", fatal=False)
+            yield InputProblem(src, f"{path}: _records.{namespace} is not an object; ignored", fatal=False, loses_data=True)
             continue
         without_tactic = 0
         for record_key, record in table.items():
@@ -278,7 +293,7 @@ def _namespaced_records(path: Path, records: Any, env: Environment, rank: Option
                 )
         if without_tactic:
             yield InputProblem(src, f"{path}: _records.{namespace}: {without_tactic} record(s) carry no tactic "
-                                    "(fallback plans); counted, not listed", fatal=False)
+                                    "(fallback plans); counted, not listed", fatal=False, loses_data=False)  # no tactic to list
 
 
 def _is_identity(v: Any) -> bool:

@@ -62,18 +62,22 @@ def _environment(store: Path, ctx: ReadContext, problems: list[InputProblem]) ->
     manifest_path = store / "manifest.json"
     manifest = load_json(manifest_path) if manifest_path.is_file() else None
     if isinstance(manifest, InputProblem):
-        problems.append(InputProblem(manifest.source, manifest.message + "; environment unknown", fatal=False))
+        # a manifest that is there but cannot be used (unreadable, invalid, too large): a loss
+        problems.append(InputProblem(manifest.source, manifest.message + "; environment unknown",
+                                     fatal=False, loses_data=True))
         manifest = None
     if manifest is None:
         if not manifest_path.is_file():
-            problems.append(InputProblem(str(store), f"{store}: no manifest.json; FlashInfer version and GPU unknown", fatal=False))
+            problems.append(InputProblem(str(store), f"{store}: no manifest.json; FlashInfer version and GPU unknown",
+                                         fatal=False, loses_data=False))  # nothing was there to lose
         manifest = {}
     if not isinstance(manifest, dict):
-        problems.append(InputProblem(str(manifest_path), f"{manifest_path}: not a JSON object; ignored", fatal=False))
+        problems.append(InputProblem(str(manifest_path), f"{manifest_path}: not a JSON object; ignored",
+                                     fatal=False, loses_data=True))
         manifest = {}
     if manifest and manifest.get("cache_schema") not in (None, "v2"):
         problems.append(InputProblem(str(manifest_path), f"{manifest_path}: cache_schema {manifest.get('cache_schema')!r} "
-                                     "(tiletune knows v2); read as v2", fatal=False))
+                                     "(tiletune knows v2); read as v2", fatal=False, loses_data=False))  # every entry still read
     version = manifest.get("flashinfer_version")
     version = version if isinstance(version, str) and version not in flashinfer_v1._UNKNOWN else None
     gpu = manifest.get("gpu")
@@ -103,30 +107,33 @@ def read(path: Path, ctx: ReadContext) -> Iterator[Item]:
     for f in files:
         yield from _read_entry(f, store, env, rank, parser)
     if not files:
-        yield InputProblem(str(store), f"{store}: managed store has no entries", fatal=False)
+        yield InputProblem(str(store), f"{store}: managed store has no entries", fatal=False, loses_data=False)
 
 
 def _read_entry(f: Path, store: Path, env: Environment, rank: Optional[str], parser: KeyParser) -> Iterator[Item]:
     src = str(store)
     try:
         if f.stat().st_size > _ENTRY_LIMIT:
-            yield InputProblem(src, f"{f}: {f.stat().st_size} bytes is too large for a store entry; skipped", fatal=False)
+            yield InputProblem(src, f"{f}: {f.stat().st_size} bytes is too large for a store entry; skipped",
+                               fatal=False, loses_data=True)
             return
     except OSError as e:
-        yield InputProblem(src, f"{f}: cannot read it ({e.strerror or e}); skipped", fatal=False)
+        yield InputProblem(src, f"{f}: cannot read it ({e.strerror or e}); skipped", fatal=False, loses_data=True)
         return
     entry = load_json(f)
     if isinstance(entry, InputProblem):
-        yield InputProblem(src, entry.message + "; entry skipped", fatal=False)
+        yield InputProblem(src, entry.message + "; entry skipped", fatal=False, loses_data=True)
         return
     if not (isinstance(entry, dict) and isinstance(entry.get("key"), str) and isinstance(entry.get("runner"), str) and "tactic" in entry):
-        yield InputProblem(src, f"{f}: not a store entry (needs string 'key', string 'runner' and 'tactic'); skipped", fatal=False)
+        yield InputProblem(src, f"{f}: not a store entry (needs string 'key', string 'runner' and 'tactic'); skipped",
+                           fatal=False, loses_data=True)
         return
     key = entry["key"]
     try:
         pk = parser.parse(key)
     except KeyParseError as e:
-        yield InputProblem(src, f"{f}: key {_short(key)}: cannot parse it ({e}); entry skipped", fatal=False)
+        yield InputProblem(src, f"{f}: key {_short(key)}: cannot parse it ({e}); entry skipped",
+                           fatal=False, loses_data=True)
         return
     detail: list[tuple[str, Any]] = [("entry", f.name)]
     if "profiling_policy" in entry:

@@ -8,8 +8,11 @@ A reader module (flashinfer_v1.py, logs.py, ...) exposes:
 
 `read` never raises for bad content: a file it cannot use at all yields one
 `InputProblem(fatal=True)`; a bad key or line yields `InputProblem(fatal=False)` naming the file
-and key/line and reading goes on. It never opens an input for writing. Large inputs are
-streamed (logs line by line) so memory stays flat.
+and key/line and reading goes on. Every problem also says, by meaning and not by its wording,
+whether it `loses_data` (something in the input was skipped or unusable: exit status 2) or is a
+note that loses nothing, such as "version unknown" (`loses_data=False`: exit status stays 0).
+It never opens an input for writing. Large inputs are streamed (logs line by line) so memory
+stays flat.
 """
 
 from __future__ import annotations

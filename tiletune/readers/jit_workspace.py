@@ -242,7 +242,8 @@ class _ModuleReader:
         try:
             files = {p.name for p in mod_dir.iterdir()}
         except OSError as e:
-            yield InputProblem(self.source, f"{mod_dir}: cannot list module directory ({e.strerror or e})", fatal=False)
+            yield InputProblem(self.source, f"{mod_dir}: cannot list module directory ({e.strerror or e})",
+                               fatal=False, loses_data=True)
             return
         objects = {f for f in files if f.endswith(".o")}
         ninja_done = _ninja_log(mod_dir / ".ninja_log") if ".ninja_log" in files else {}
@@ -316,7 +317,7 @@ def read_workspace(ws: Path, ctx: ReadContext) -> Iterator[Union[TuningRecord, I
                               arch=ident.arch, arch_source="jit-path" if ident.arch else None)
         if ident.arch is None and len(ident.archs) > 1 and not ctx.arch:
             yield InputProblem(source, f"{source}: workspace built for several archs ({ident.arch_dir}); "
-                               "arch unknown per record, pass --arch", fatal=False)
+                               "arch unknown per record, pass --arch", fatal=False, loses_data=False)  # every record still read
     else:
         env = ctx.environment()
     generated = _generated_index(ws)
@@ -325,10 +326,12 @@ def read_workspace(ws: Path, ctx: ReadContext) -> Iterator[Union[TuningRecord, I
         try:
             module_dirs = sorted(p for p in mods.iterdir() if p.is_dir() and p.name != "tmp")
         except OSError as e:
-            yield InputProblem(source, f"{mods}: cannot list ({e.strerror or e})", fatal=False)
+            yield InputProblem(source, f"{mods}: cannot list ({e.strerror or e})", fatal=False, loses_data=True)
             module_dirs = []
         if len(module_dirs) > MAX_MODULES:
-            yield InputProblem(source, f"{mods}: {len(module_dirs)} entries, reading the first {MAX_MODULES}", fatal=False)
+            # the modules past the cap are never read: a loss, whatever the wording
+            yield InputProblem(source, f"{mods}: {len(module_dirs)} entries, reading the first {MAX_MODULES}",
+                               fatal=False, loses_data=True)
             module_dirs = module_dirs[:MAX_MODULES]
         reader = _ModuleReader(ws, source, env, generated)
         for mod_dir in module_dirs:
@@ -351,11 +354,13 @@ def read(path: Path, ctx: ReadContext) -> Iterator[Union[TuningRecord, InputProb
     """Protocol entry point: one workspace, or every workspace under a version / cache directory."""
     path = Path(path)
     if not path.is_dir():
-        yield InputProblem(str(path), f"{path}: not a directory (a JIT workspace is <cache>/flashinfer/<version>/<arch>/)", fatal=True)
+        yield InputProblem(str(path), f"{path}: not a directory (a JIT workspace is <cache>/flashinfer/<version>/<arch>/)",
+                           fatal=True, loses_data=True)
         return
     workspaces = [path] if is_workspace(path) else find_workspaces(path)
     if not workspaces:
-        yield InputProblem(str(path), f"{path}: no JIT workspace here (expected cached_ops/ or generated/)", fatal=True)
+        yield InputProblem(str(path), f"{path}: no JIT workspace here (expected cached_ops/ or generated/)",
+                           fatal=True, loses_data=True)
         return
     for ws in workspaces:
         yield from read_workspace(ws, ctx)

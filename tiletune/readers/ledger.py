@@ -1,8 +1,10 @@
 """Reader for tiletune's own retry ledger (JSONL, schema tiletune.ledger/1; see tiletune/tuner/ledger.py).
 
-Every attempt becomes one record: Status.PASSED (with the measured time in `time_ms`) or
-Status.FAILED (with the diagnosis message as `error`), so retries flow back into inspect and
-report. The key's shapes and raw key string are carried when the attempt came from a cache
+Every attempt becomes one record: Status.PASSED (with the measured time in `time_ms`),
+Status.FAILED (with the diagnosis message as `error`), or Status.NOT_RUN for an `engine_error`
+attempt (the engine could not even start the tactic: the GPU cannot run that runner, a package
+or an option was missing), whose `error` says why; a tactic that never ran is not a failed one.
+So retries flow back into inspect and report. The key's shapes and raw key string are carried when the attempt came from a cache
 entry, so the record decodes like that entry; the attempt's problem, diagnosis, env id and
 measurements ride in `detail`. A torn or foreign line is a non-fatal InputProblem naming the line.
 """
@@ -17,6 +19,7 @@ from tiletune.archs import arch_from_gpu_name
 from tiletune.errors import TunerError
 from tiletune.readers.interface import ReadContext
 from tiletune.records import InputProblem, Status, TuningRecord, freeze
+from tiletune.tuner.engine import Diagnosis
 from tiletune.tuner.ledger import SCHEMA, iter_lines
 
 KIND = "ledger"
@@ -30,17 +33,27 @@ def sniff(path: Path, head: bytes) -> bool:
     return SCHEMA.encode() in first
 
 
+def _status(attempt: dict) -> Status:
+    """passed -> PASSED; engine_error (tiletune could not start the tactic) -> NOT_RUN; else FAILED."""
+    if attempt.get("passed"):
+        return Status.PASSED
+    if attempt.get("diagnosis") == Diagnosis.ENGINE_ERROR.value:
+        return Status.NOT_RUN
+    return Status.FAILED
+
+
 def read(path: Path, ctx: ReadContext) -> Iterator[Union[TuningRecord, InputProblem]]:
     """Yield one TuningRecord per usable ledger line and an InputProblem per unusable one."""
     try:
         lines = list(iter_lines(path))
     except TunerError as e:
-        yield InputProblem(source=str(path), message=str(e), fatal=True)
+        yield InputProblem(source=str(path), message=str(e), fatal=True, loses_data=True)
         return
     usable = 0
     for ln in lines:
         if ln.data is None:
-            yield InputProblem(source=str(path), message=ln.problem or f"{path}:{ln.line}: unusable line", fatal=False)
+            yield InputProblem(source=str(path), message=ln.problem or f"{path}:{ln.line}: unusable line", fatal=False,
+                               loses_data=True)  # the line is skipped
             continue
         usable += 1
         a = ln.data
@@ -58,6 +71,7 @@ def read(path: Path, ctx: ReadContext) -> Iterator[Union[TuningRecord, InputProb
         if env.get("driver"):
             environment = replace(environment, driver=str(env["driver"]))
         passed = bool(a.get("passed"))
+        status = _status(a)
         time_s = a.get("time_s")
         detail = {
             "diagnosis": a.get("diagnosis"),
@@ -81,7 +95,7 @@ def read(path: Path, ctx: ReadContext) -> Iterator[Union[TuningRecord, InputProb
             op=str(a["op"]),
             runner=str(a.get("runner") or ""),
             tactic=freeze(a.get("tactic")),
-            status=Status.PASSED if passed else Status.FAILED,
+            status=status,
             env=environment,
             shapes=freeze(a["shapes"]) if a.get("shapes") is not None else None,
             extras=freeze(a["extras"]) if a.get("extras") is not None else None,
@@ -92,4 +106,4 @@ def read(path: Path, ctx: ReadContext) -> Iterator[Union[TuningRecord, InputProb
             detail=tuple(sorted((k, freeze(v)) for k, v in detail.items() if v is not None)),
         )
     if usable == 0 and lines:
-        yield InputProblem(source=str(path), message=f"{path}: no usable {SCHEMA} line", fatal=True)
+        yield InputProblem(source=str(path), message=f"{path}: no usable {SCHEMA} line", fatal=True, loses_data=True)

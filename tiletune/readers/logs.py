@@ -383,6 +383,7 @@ class LogParser:
                 self.source,
                 f"{self.source}: {self._problem_count - MAX_PROBLEMS} more autotuner lines could not be parsed (first {MAX_PROBLEMS} reported)",
                 fatal=False,
+                loses_data=True,
             )
         if self.facts.lines and not self.facts.autotuner_lines:
             yield InputProblem(
@@ -390,6 +391,7 @@ class LogParser:
                 f"{self.source}: no FlashInfer autotuner lines found in {self.facts.lines} lines "
                 "(tuning logs need FLASHINFER_LOGGING_LEVEL=info or debug)",
                 fatal=False,
+                loses_data=False,  # the whole log was read: there was nothing to lose
             )
 
     # ----- line dispatch ----------------------------------------------------------------------
@@ -780,7 +782,8 @@ class LogParser:
     def _problem(self, lineno: int, message: str) -> None:
         self._problem_count += 1
         if self._problem_count <= MAX_PROBLEMS:
-            self._out.append(InputProblem(self.source, f"{self.source}:{lineno}: {message}", fatal=False))
+            # the only caller reports an autotuner line that did not parse: that line's record is lost
+            self._out.append(InputProblem(self.source, f"{self.source}:{lineno}: {message}", fatal=False, loses_data=True))
 
 
 # --- streaming ---------------------------------------------------------------------------------
@@ -831,14 +834,15 @@ def read_log(path: Path, ctx: ReadContext, parser: Optional[LogParser] = None,
     try:
         f = open(path, "rb")
     except OSError as e:
-        yield InputProblem(source, f"{source}: cannot open log ({e.strerror or e})", fatal=True)
+        yield InputProblem(source, f"{source}: cannot open log ({e.strerror or e})", fatal=True, loses_data=True)
         return
     with f:
         try:
             for lineno, text in iter_lines(f, p.facts):
                 yield from p.feed(lineno, text)
         except OSError as e:
-            yield InputProblem(source, f"{source}: read error after line {p.facts.lines} ({e.strerror or e})", fatal=False)
+            yield InputProblem(source, f"{source}: read error after line {p.facts.lines} ({e.strerror or e})",
+                               fatal=False, loses_data=True)
     yield from p.finish()
 
 

@@ -47,8 +47,12 @@ def sniff(path: Path, head: bytes) -> bool:
 
 
 def _environment(path: Path, meta: Any, ctx: ReadContext, problems: list[InputProblem]) -> Environment:
-    if not isinstance(meta, dict):
-        problems.append(InputProblem(str(path), f"{path}: no metadata object; GPU unknown", fatal=False))
+    if meta is None:  # nothing was there to lose
+        problems.append(InputProblem(str(path), f"{path}: no metadata object; GPU unknown", fatal=False, loses_data=False))
+        meta = {}
+    elif not isinstance(meta, dict):  # what the file put there is thrown away: a loss
+        problems.append(InputProblem(str(path), f"{path}: metadata is a JSON {_json_type(meta)}, not an object; "
+                                     "ignored, GPU unknown", fatal=False, loses_data=True))
         meta = {}
     arch, arch_source = None, None
     cap = meta.get("device_capability")
@@ -72,7 +76,7 @@ def read(path: Path, ctx: ReadContext) -> Iterator[Item]:
         return
     src = str(path)
     if not isinstance(obj, dict):
-        yield InputProblem(src, f"{path}: top level is a JSON {_json_type(obj)}, expected an object")
+        yield InputProblem(src, f"{path}: top level is a JSON {_json_type(obj)}, expected an object", loses_data=True)
         return
     problems: list[InputProblem] = []
     env = _environment(path, obj.get("metadata"), ctx, problems)
@@ -88,13 +92,14 @@ def read(path: Path, ctx: ReadContext) -> Iterator[Item]:
         elif isinstance(v, dict) and (k == "cache_data" or _holds_entries(v)):
             sections.append((file_rank, k, v))
     if not sections:
-        yield InputProblem(src, f"{path}: no cache_data or rank_N section", fatal=True)
+        yield InputProblem(src, f"{path}: no cache_data or rank_N section", fatal=True, loses_data=True)
         return
     n = 0
     while sections:
         rank, name, section = sections.pop(0)
         if not isinstance(section, dict):
-            yield InputProblem(src, f"{path}: section {name!r} is a JSON {_json_type(section)}, expected an object", fatal=False)
+            yield InputProblem(src, f"{path}: section {name!r} is a JSON {_json_type(section)}, expected an object",
+                               fatal=False, loses_data=True)
             continue
         for key, value in section.items():
             sm = _RANK_SECTION.match(key)
@@ -105,7 +110,7 @@ def read(path: Path, ctx: ReadContext) -> Iterator[Item]:
             n += 1
             yield from _entry(path, key, value, env, rank, name)
     if n == 0:
-        yield InputProblem(src, f"{path}: no cache entries", fatal=False)
+        yield InputProblem(src, f"{path}: no cache entries", fatal=False, loses_data=False)  # an empty cache is read whole
 
 
 def _holds_entries(section: dict) -> bool:
@@ -117,13 +122,15 @@ def _entry(path: Path, key: str, value: Any, env: Environment, rank: Optional[st
     try:
         parsed = parse_literal(key)
     except KeyParseError as e:
-        yield InputProblem(src, f"{path}: key {_short(key)}: cannot parse it ({e}); entry skipped", fatal=False)
+        yield InputProblem(src, f"{path}: key {_short(key)}: cannot parse it ({e}); entry skipped", fatal=False, loses_data=True)
         return
     if not (isinstance(parsed, tuple) and len(parsed) == 4 and isinstance(parsed[0], str) and isinstance(parsed[1], str)):
-        yield InputProblem(src, f"{path}: key {_short(key)}: expected (op, runner, runner id, shapes); entry skipped", fatal=False)
+        yield InputProblem(src, f"{path}: key {_short(key)}: expected (op, runner, runner id, shapes); entry skipped",
+                           fatal=False, loses_data=True)
         return
     if not (isinstance(value, dict) and "tactic" in value):
-        yield InputProblem(src, f"{path}: key {_short(key)}: value is not {{runner_id, tactic, min_time}}; entry skipped", fatal=False)
+        yield InputProblem(src, f"{path}: key {_short(key)}: value is not {{runner_id, tactic, min_time}}; entry skipped",
+                           fatal=False, loses_data=True)
         return
     op, runner, runner_hash, shapes = parsed
     tactic = value["tactic"]
