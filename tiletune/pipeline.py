@@ -217,16 +217,10 @@ class InspectResult:
         return 2 if any(loses_data(p) for p in self.problems) else 0
 
 
-# Readers report both losses and notes as non-fatal InputProblems; these words mark a loss.
-_LOSS_WORDS = ("skipped", "could not", "cannot", "unusable", "read error", "invalid", "not a ", "is not ", "expected")
-
-
 def loses_data(problem: InputProblem) -> bool:
-    """True when the problem means something in the input could not be used (exit status 2)."""
-    if problem.fatal:
-        return True
-    msg = problem.message.lower()
-    return any(w in msg for w in _LOSS_WORDS)
+    """True when the problem means something in the input could not be used (exit status 2). The
+    reader that built the problem decides (`InputProblem.loses_data`); a fatal problem always does."""
+    return problem.fatal or problem.loses_data
 
 
 # --- entry point -------------------------------------------------------------------------------

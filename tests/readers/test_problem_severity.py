@@ -254,8 +254,6 @@ def test_note_and_loss_together_exit_2(run, sample):
     assert r.exit_code == 2, r.output
 
 
-@pytest.mark.xfail(strict=True, reason="pipeline.loses_data() still reads the wording; once it returns "
-                                       "`problem.fatal or problem.loses_data` this passes: remove this marker")
 def test_discarded_metadata_exits_2(run, sample):
     r = run("inspect", sample("bad/metadata-not-object.json"), "--format", "json")
     assert [p["loses_data"] for p in _json_problems(r)] == [True]

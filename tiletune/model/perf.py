@@ -204,28 +204,45 @@ class Estimate(NamedTuple):
     notes: Tuple[str, ...]
 
 
-# (gpu key, dtype) -> (the GpuSpec it was computed for, its Peak): the lookup rebuilds a dict per
-# call; the identity check keeps a different spec that happens to share the key from a stale hit.
-_PEAKS: Dict[Tuple[str, str], Tuple[GpuSpec, Peak, Tuple[str, ...]]] = {}
+class _Context(NamedTuple):
+    """What every case on one (GPU, dtype, arch) shares, worked out once."""
+
+    gpu: GpuSpec
+    arch: str
+    peak: Peak
+    peak_notes: Tuple[str, ...]
+    constants: Constants
+    per_sm: float  # dense FLOP/s per SM
+    ridge: float  # FLOP/B where the dense peak meets DRAM bandwidth
 
 
-def _peak_for(gpu: GpuSpec, dtype: str) -> Tuple[Peak, Tuple[str, ...]]:
-    """The peak for `dtype` on `gpu` and the notes every case on it carries."""
-    hit = _PEAKS.get((gpu.key, dtype))
-    if hit is not None and hit[0] is gpu:
-        return hit[1], hit[2]
+# (gpu key, dtype, arch as given) -> context; the identity check keeps a different spec that
+# happens to share the key from a stale hit
+_CONTEXTS: Dict[Tuple[str, str, Optional[str]], _Context] = {}
+
+
+def _context(gpu: GpuSpec, dtype: str, arch: Optional[str]) -> _Context:
+    hit = _CONTEXTS.get((gpu.key, dtype, arch))
+    if hit is not None and hit.gpu is gpu:
+        return hit
+    if dtype not in DTYPE_BITS:
+        raise ModelError(f"unknown dtype {dtype!r}; known: {', '.join(DTYPE_BITS)}")
+    a = normalize_arch(arch) if arch else gpu.arch
+    if a is None:
+        raise ModelError(f"arch {arch!r} is not a known arch")
+    if _FAMILY.get(a, a) != _FAMILY.get(gpu.arch, gpu.arch):
+        raise ModelError(f"arch {a} does not match {gpu.name} ({gpu.arch}); pick a GPU of that arch with --gpu")
     peak = gpu.peak_for_dtype(dtype)
-    notes = _peak_notes(peak)
-    _PEAKS[(gpu.key, dtype)] = (gpu, peak, notes)
-    return peak, notes
+    ctx = _Context(gpu, a, peak, _peak_notes(peak), constants_for(a, dtype), peak.dense / gpu.sms,
+                   peak.dense / gpu.mem_bw_bytes_per_s)
+    _CONTEXTS[(gpu.key, dtype, arch)] = ctx
+    return ctx
 
 
 def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, arch: Optional[str] = None,
              stage_policy: Optional[str] = None, split_k: int = 1, grouped: Optional[bool] = None,
              constants: Optional[Constants] = None) -> Estimate:
     """The model's numbers for `problem` run with `config` on `gpu` in `dtype` (see `analyze`)."""
-    if dtype not in DTYPE_BITS:
-        raise ModelError(f"unknown dtype {dtype!r}; known: {', '.join(DTYPE_BITS)}")
     m, n, k, batch = problem.m, problem.n, problem.k, problem.batch
     if not (type(m) is int and type(n) is int and type(k) is int and type(batch) is int  # the usual case, tested cheaply
             and m > 0 and n > 0 and k > 0 and batch > 0):
@@ -234,34 +251,31 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
                 raise ModelError(f"problem size {name}={v!r}: must be a positive integer")
     if split_k < 1:
         raise ModelError(f"split-K {split_k}: must be >= 1")
-    if split_k > 1 and config.stream_k:
+    stream_k = config.stream_k
+    if split_k > 1 and stream_k:
         raise ModelError("split-K and stream-K are alternatives; choose one")
-    a = normalize_arch(arch) if arch else gpu.arch
-    if a is None:
-        raise ModelError(f"arch {arch!r} is not a known arch")
-    fam = _FAMILY
-    if fam.get(a, a) != fam.get(gpu.arch, gpu.arch):
-        raise ModelError(f"arch {a} does not match {gpu.name} ({gpu.arch}); pick a GPU of that arch with --gpu")
-    peak, peak_notes = _peak_for(gpu, dtype)
+    ctx = _context(gpu, dtype, arch)
+    a, peak = ctx.arch, ctx.peak
     bm, bn, bk = config.tile
     if not (type(bm) is int and type(bn) is int and type(bk) is int):
         bm, bn, bk = (int(v) for v in config.tile)
     if min(bm, bn, bk) <= 0:
         raise ModelError(f"tile {bm}x{bn}x{bk}: every dimension must be > 0")
-    is_grouped = bool(problem.experts) if grouped is None else grouped
+    experts = problem.experts
+    is_grouped = bool(experts) if grouped is None else grouped
     dtype_out = problem.dtype_out or "bf16"
     notes = []
 
     # --- the problem as the kernel sees it ------------------------------------------------------
-    if problem.experts:
+    if experts:
         top_k = problem.top_k or 1
         draws = m * top_k
-        active = _expected_distinct(problem.experts, draws)
+        active = _expected_distinct(experts, draws)
         groups = max(1, round(active))
         rows_total = draws
-        rows_per_group = _ceil(draws, groups)
+        rows_per_group = -(-draws // groups)
         weight_groups = active
-        notes.append(f"MoE: {problem.m} tokens x top-{top_k} over {problem.experts} experts, uniform routing -> "
+        notes.append(f"MoE: {m} tokens x top-{top_k} over {experts} experts, uniform routing -> "
                      f"{active:.1f} active experts with about {rows_total / active:.1f} rows each (model assumption)")
     else:
         groups = batch
@@ -291,48 +305,49 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
     # --- schedule ----------------------------------------------------------------------------------
     slots = gpu.sms  # 1 CTA per SM: TMA warp-specialised GEMMs fill shared memory (research 2.4)
     tiles, ctas, wave_eff, waves, k_iters, k_per_cta = _schedule(mk, nk, k, groups, bm, bn, bk, slots, split_k,
-                                                                   config.stream_k)
-    tile_eff = (mk * nk) / (_ceil(mk, bm) * bm * _ceil(nk, bn) * bn)
+                                                                   stream_k)
+    mk_padded, nk_padded = -(-mk // bm) * bm, -(-nk // bn) * bn
+    tile_eff = (mk * nk) / (mk_padded * nk_padded)
     k_eff = k / (k_iters * bk)
     partial_bytes = 0
     if split_k > 1:
         partial_bytes = 2 * (split_k - 1) * rows_total * n * 4
-    elif config.stream_k and tiles % slots and tiles * k_iters > slots:
+    elif stream_k and tiles % slots and tiles * k_iters > slots:
         partial_bytes = 2 * min(slots, tiles) * bm * bn * 4  # fixup of tiles split between CTAs (upper bound)
     if partial_bytes:
         byt = Bytes(byt.a, byt.b, byt.sfa, byt.sfb, byt.d, partial_bytes)
-    bytes_min = byt.minimum
+    bytes_min = byt.a + byt.b + byt.sfa + byt.sfb + byt.d  # Bytes.minimum
 
-    c = constants or constants_for(a, dtype)
-    per_sm = peak.dense / gpu.sms
-    if config.stream_k:
-        t_comp = tiles * k_iters * 2.0 * bm * bn * bk / (peak.dense * c.eta_mma * min(1.0, ctas / slots))
+    c = constants or ctx.constants
+    dense, bw = peak.dense, gpu.mem_bw_bytes_per_s
+    if stream_k:
+        t_comp = tiles * k_iters * 2.0 * bm * bn * bk / (dense * c.eta_mma * min(1.0, ctas / slots))
     else:
-        t_comp = waves * k_per_cta * 2.0 * bm * bn * bk / (per_sm * c.eta_mma)
-    t_mem = (bytes_min + partial_bytes) / (gpu.mem_bw_bytes_per_s * c.eta_bw)
+        t_comp = waves * k_per_cta * 2.0 * bm * bn * bk / (ctx.per_sm * c.eta_mma)
+    t_mem = (bytes_min + partial_bytes) / (bw * c.eta_bw)
     t_fixed = c.t_fixed_s
     t_exp = t_fixed + combine(t_comp, t_mem, c.p)
     t_low, t_high = c.band(t_exp, t_comp, t_mem)
 
-    t_floor = max(flops / peak.dense, bytes_min / gpu.mem_bw_bytes_per_s)
+    t_floor = max(flops / dense, bytes_min / bw)
     ai = flops / bytes_min
-    ridge = peak.dense / gpu.mem_bw_bytes_per_s
+    ridge = ctx.ridge
     bound = "memory" if ai < ridge else "compute"
-    if ctas < 0.5 * slots and not config.stream_k:
+    if ctas < 0.5 * slots and not stream_k:
         notes.append(f"{ctas} CTAs on {slots} SMs: most SMs idle; swap-AB, a narrower N tile, split-K or stream-K raise it")
     if tile_eff < 0.5:
-        real = mk if _ceil(mk, bm) * bm != mk else nk
+        real = mk if mk_padded != mk else nk
         notes.append(f"tile quantisation: only {tile_eff:.1%} of the MMA work is real ({real} useful rows/cols of "
                      f"{_ceil(real, bm if real == mk else bn) * (bm if real == mk else bn)} per tile)")
     if bound == "memory":
         notes.append(f"memory bound: intensity {ai:.0f} FLOP/B < ridge {ridge:.0f} FLOP/B; judge it against the DRAM "
                      f"roofline, the best possible compute efficiency is {min(1.0, ai / ridge):.1%}")
-    notes += peak_notes
+    notes += ctx.peak_notes
 
     return Estimate(
         a, dtype, dtype_out, (bm, bn, bk), mk, nk, k, groups, flops, byt, ai, intensity_tile, ridge, bound, peak,
-        peak.dense, peak.sparse, gpu.mem_bw_bytes_per_s, gpu.sms, ctas, slots, waves, wave_eff, tile_eff, k_eff,
-        k_iters, t_floor, t_comp, t_mem, t_fixed, t_exp, t_low, t_high, flops / (peak.dense * t_exp), t_floor / t_exp,
+        dense, peak.sparse, bw, gpu.sms, ctas, slots, waves, wave_eff, tile_eff, k_eff,
+        k_iters, t_floor, t_comp, t_mem, t_fixed, t_exp, t_low, t_high, flops / (dense * t_exp), t_floor / t_exp,
         min(1.0, ai / ridge), fit, c, tuple(notes))
 
 
