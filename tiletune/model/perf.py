@@ -26,7 +26,7 @@ from tiletune.errors import ModelError
 from tiletune.model.calibration import Constants, combine, constants_for
 from tiletune.model.gpus import DTYPE_PEAK, GpuSpec, Peak
 from tiletune.model.smem import SF_VEC, SmemFit, smem_fit
-from tiletune.records import Problem, TileConfig, quick_init
+from tiletune.records import Problem, TileConfig
 
 DTYPE_BITS = {"nvfp4": 4, "mxfp4": 4, "int4": 4, "mxfp8": 8, "fp8": 8, "int8": 8, "bf16": 16, "fp16": 16, "fp32": 32}
 OUT_BITS = {"bf16": 16, "fp16": 16, "fp32": 32, "fp8": 8, "nvfp4": 4, "mxfp8": 8, "int8": 8, "int32": 32}
@@ -36,10 +36,9 @@ def _ceil(a: int, b: int) -> int:
     return -(-a // b)
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)  # one per modelled case: slots (and quick_init) make it cheaper to build
-class Bytes:
-    """Fewest DRAM bytes: each operand read once, D written once (no C). Scale factors padded as stored."""
+class Bytes(NamedTuple):
+    """Fewest DRAM bytes: each operand read once, D written once (no C). Scale factors padded as stored.
+    (A NamedTuple: one or two are built per modelled case, tens of thousands in a big inspect.)"""
 
     a: int
     b: int
@@ -126,10 +125,11 @@ def _bytes(dtype: str, dtype_out: str, rows: int, n: int, k: int, groups_b: int,
     a = rows * k * bits // 8
     b = groups_b * n * k * bits // 8
     sfa = sfb = 0
-    if dtype in SF_VEC:
-        kb = _ceil(_ceil(k, SF_VEC[dtype]), 4) * 4  # scale bytes per row, padded to the 4-wide atom
-        sfa = _ceil(groups_sf_rows, 128) * 128 * kb if groups_sf_rows else 0
-        sfb = groups_b * _ceil(n, 128) * 128 * kb
+    vec = SF_VEC.get(dtype)
+    if vec:
+        kb = -(-(-(-k // vec)) // 4) * 4  # scale bytes per row (ceil(k / vec)), padded to the 4-wide atom
+        sfa = -(-groups_sf_rows // 128) * 128 * kb if groups_sf_rows else 0
+        sfb = groups_b * -(-n // 128) * 128 * kb
     d = rows * n * OUT_BITS.get(dtype_out, 16) // 8
     return Bytes(a, b, sfa, sfb, d)
 
@@ -143,18 +143,19 @@ def _expected_distinct(experts: int, draws: int) -> float:
 
 def _schedule(mk: int, nk: int, k: int, groups: int, bm: int, bn: int, bk: int, slots: int,
               split_k: int, stream_k: bool) -> Tuple[int, int, float, int, int, int]:
-    """-> (tiles, ctas, wave_eff, waves, k_iters per tile, k_iters per CTA)."""
-    tiles = _ceil(mk, bm) * _ceil(nk, bn) * groups
-    k_iters = _ceil(k, bk)
+    """-> (tiles, ctas, wave_eff, waves, k_iters per tile, k_iters per CTA). (Ceilings written
+    -(-a // b) inline: this runs once per modelled case.)"""
+    tiles = -(-mk // bm) * -(-nk // bn) * groups
+    k_iters = -(-k // bk)
     if stream_k:
         ctas = min(slots, tiles * k_iters)
         waves = 1
-        per_cta = _ceil(tiles * k_iters, ctas)
+        per_cta = -(-(tiles * k_iters) // ctas)
         wave_eff = (tiles * k_iters) / (ctas * per_cta) * ctas / slots
         return tiles, ctas, wave_eff, waves, k_iters, per_cta
     ctas = tiles * split_k
-    waves = _ceil(ctas, slots)
-    return tiles, ctas, ctas / (waves * slots), waves, k_iters, _ceil(k_iters, split_k)
+    waves = -(-ctas // slots)
+    return tiles, ctas, ctas / (waves * slots), waves, k_iters, -(-k_iters // split_k)
 
 
 class Estimate(NamedTuple):
