@@ -104,3 +104,33 @@ def test_garbled_keys_fail_fast_and_cleanly(text):
     with pytest.raises(KeyParseError):
         parse_key(text)
     assert time.process_time() - t0 < 0.5
+
+
+@pytest.mark.parametrize("text", [
+    "('op', 'R', ((1, 2), (3, 4)))",  # 3-part
+    "('op', 'R', ((1, 2),), ())",  # a one-shape profile (the general parser's case)
+    "('op', 'R', ((-1, 2), (), (0,), (5, -7, 9)), ())",
+    "('op', 'R', ((1,2),(3,4)), (1, 2))",  # no spaces
+    "('op', 'R', ((1, 2), (3, (4, 5))), ())",  # nested shape
+    "('op', 'R', ((1, 2), (3, 4)), ('a\\'b', \"c\\\\d\", torch.bfloat16))",  # quotes and escapes in the extras
+    "('op', 'R', ((1, 2), (3, 4)), 7)",  # a bare extra
+    "('op\"x', 'R', ((1, 2),), ())",
+    "('op', 'R', ((1, 2), (3, 4)), (True, None, ActivationType.Swiglu, 1.5, -2))",
+])
+def test_structural_path_agrees_with_exact_parser(text):
+    v = _exact(text)
+    p = KeyParser().parse(text)
+    assert (p.op, p.runner, p.shapes) == (v[0], v[1], v[2])
+    want_extras = None if len(v) == 3 else (v[3] if isinstance(v[3], tuple) else (v[3],))
+    assert p.extras == want_extras
+
+
+def test_structural_regex_stays_linear_on_long_garbled_keys():
+    for text in ["('a', 'b', ((" + "1, " * 200_000 + ")", "('a', 'b', ((1), " + "(2), " * 100_000 + "x",
+                 "('a', 'b', ((1, 2)), " + ")" * 200_000]:
+        t0 = time.process_time()
+        try:
+            KeyParser().parse(text)
+        except KeyParseError:
+            pass
+        assert time.process_time() - t0 < 0.5

@@ -197,7 +197,11 @@ def _parse_value(toks: list[tuple[str, str]], i: int, depth: int) -> tuple[Any, 
 # FlashInfer keys are `('op', 'Runner', ((d, d), (d,), (), ...)[, extras])`: the profile is a tuple
 # of flat int tuples, one per input. Consecutive buckets of one GEMM differ only in M, and every
 # bucket of an op repeats the same extras, so pieces are parsed once per file and looked up after.
-_SHAPE_CHARS = str.maketrans("", "", "0123456789-, ()")
+# `('op', 'Runner', ((d, d), (d,), ...)[, extras])`: op and runner without quotes or escapes, the
+# profile a tuple of flat int tuples. Linear time: the character classes cannot match the
+# delimiters around them, so the only backtracking is `.*` giving back the final ")".
+_KEY_LAYOUT = re.compile(r"\('([^'\"\\]*)', '([^'\"\\]*)', \(\(([-0-9, ]*)\)((?:, \([-0-9, ]*\))*)\)(?:, (.*))?\)",
+                         re.DOTALL)
 _MEMO_LIMIT = 200_000
 
 
@@ -232,39 +236,22 @@ class KeyParser:
         return fast if fast is not None else _from_value(parse_literal(text))
 
     def _structural(self, text: str) -> Optional[ParsedKey]:
-        """The common layout, by string slicing; None means "use the general parser"."""
-        if not (text.startswith("('") and text.endswith(")")) or '"' in text or "\\" in text:
-            return None  # (a quote or escape inside a string: only the general parser is exact)
-        a = text.find("', '", 2)
-        if a < 0:
-            return None
-        b = text.find("', (", a + 4)
-        if b < 0:
-            return None
-        op, runner = text[2:a], text[a + 4 : b]
-        if "'" in op or "'" in runner:
-            return None
-        rest = text[b + 3 :]  # "((...), ...)[, extras])"
-        end = rest.find("))")
-        if not rest.startswith("((") or end < 0:
-            return None
-        seg = rest[: end + 2]
-        if seg.translate(_SHAPE_CHARS) or seg.count("(") != seg.count(")"):
-            return None  # something other than flat int tuples: let the general parser decide
+        """The common layout, split by one regex match; None means "use the general parser"."""
+        mt = _KEY_LAYOUT.fullmatch(text)
+        if mt is None:
+            return None  # anything else (quotes or escapes in op/runner, nested shapes): the general parser
+        op, runner, first_text, rest_text, etext = mt.groups()
         # Only the first input's shape carries the M bucket; the rest repeat across buckets.
-        inner = seg[2:-2]
-        cut = inner.find("), (")
-        first_text, rest_text = (inner, None) if cut < 0 else (inner[:cut], inner[cut + 4 :])
         first = self._dims_of(first_text)
         if first is None:
             return None
-        if rest_text is None:
+        if not rest_text:
             shapes: Tuple[Any, ...] = (first,)
         else:
             others = self._rests.get(rest_text)
             if others is None:
                 parts = []
-                for p in rest_text.split("), ("):
+                for p in rest_text[3:-1].split("), ("):  # ", (d, d), (d,), ()" -> "d, d", "d,", ""
                     dims = self._dims_of(p)
                     if dims is None:
                         return None
@@ -274,12 +261,8 @@ class KeyParser:
                     self._rests.clear()
                 self._rests[rest_text] = others
             shapes = (first,) + others
-        tail = rest[end + 2 :]
-        if tail == ")":
+        if etext is None:
             return ParsedKey(op, runner, shapes, None)
-        if not (tail.startswith(", ") and tail.endswith(")")):
-            return None
-        etext = tail[2:-1]
         extras = self._extras.get(etext)
         if extras is None:
             value = parse_literal(etext)
