@@ -64,14 +64,19 @@ OUTPUT_DTYPE = "bfloat16"
 
 
 def kernels_dir() -> Path:
-    """Where the kernels/ sources are: $TILETUNE_KERNELS_DIR, else the checkout's kernels/."""
+    """Where the kernels/ sources are: $TILETUNE_KERNELS_DIR when set; else the checkout's kernels/
+    (a source tree or an editable install: developers edit them there, so it comes first); else the
+    copy a built wheel carries as tiletune/_kernels (setup.py puts it there)."""
     env = os.environ.get(KERNELS_DIR_ENV)
-    d = Path(env) if env else Path(__file__).resolve().parents[2] / "kernels"
-    if not (d / "tt_common.hpp").is_file():
-        raise TunerError(
-            f"{d}: kernels/ reproducer sources not found (set {KERNELS_DIR_ENV} to the folder holding tt_common.hpp)"
-        )
-    return d
+    package = Path(__file__).resolve().parents[1]
+    candidates = [Path(env)] if env else [package.parent / "kernels", package / "_kernels"]
+    for d in candidates:
+        if (d / "tt_common.hpp").is_file():
+            return d
+    raise TunerError(
+        f"{' or '.join(map(str, candidates))}: kernels/ reproducer sources not found "
+        f"(set {KERNELS_DIR_ENV} to the folder holding tt_common.hpp)"
+    )
 
 
 @dataclass(frozen=True)
