@@ -5,7 +5,8 @@ never built) against the shared-memory model. The evidence always wins: when a t
 but the model says its tile fits, the reason says the cause is not explained by shared memory
 instead of blaming it. `verdicts` condenses entries, failures and never-tried tiles into lines
 like "sm120 fp4_gemm: winners 128x128x256 only; 256x128x128 and 128x256x128 failed 16 times
-(Error Internal)". Pure functions over pipeline records; no I/O.
+(Error Internal)". Tactics a retry engine could not even start (status not_run) are named apart,
+never counted as failures. Pure functions over pipeline records; no I/O.
 """
 
 from __future__ import annotations
@@ -202,6 +203,8 @@ def verdicts(
     not_cutlass: Counter[tuple[Optional[str], str]] = Counter()
     blocked: dict[tuple[Optional[str], str], list[str]] = {}
     passed: dict[tuple[Optional[str], str], list[str]] = {}
+    not_run: dict[tuple[Optional[str], str], list[str]] = {}  # a retry engine could not start them: not failures
+    not_run_why: dict[tuple[Optional[str], str], Counter[str]] = {}
     compiled: Counter[tuple[Optional[str], str]] = Counter()
     not_built: dict[tuple[Optional[str], str], list[str]] = {}
     labels: dict[int, str] = {}  # id(config) -> label: decoded configs are shared, label() builds a string
@@ -243,6 +246,11 @@ def verdicts(
             lbl = a.config.label() if a.config is not None else f"tactic {r.tactic}"
             if lbl not in passed.setdefault(key, []):
                 passed[key].append(lbl)
+        elif r.status is Status.NOT_RUN:
+            lbl = a.config.label() if a.config is not None else f"tactic {r.tactic}"
+            if lbl not in not_run.setdefault(key, []):
+                not_run[key].append(lbl)
+            not_run_why.setdefault(key, Counter())[_not_run_reason(r.error)] += r.count
     fails: dict[tuple[Optional[str], str], list["Failure"]] = {}
     for f in failures:
         key = (f.arch, f.op)
@@ -286,6 +294,9 @@ def verdicts(
             parts.append(f"{_join(labels)} failed {_times(n)} ({phrase})")
         if passed.get(key):
             parts.append(f"{_join(passed[key])} passed on retry")
+        if not_run.get(key):
+            why = not_run_why[key].most_common(1)[0][0]
+            parts.append(f"{_join(not_run[key])} not run by retry (the engine could not start {'it' if len(not_run[key]) == 1 else 'them'}: {why})")
         if blocked.get(key):
             parts.append(f"{_join(blocked[key])} blocklisted")
         if compiled[key]:
@@ -309,6 +320,13 @@ def verdicts(
             undecoded=undecoded[key],
             disagreements=disagreements,
         )
+
+
+def _not_run_reason(error: Optional[str], width: int = 80) -> str:
+    """The first clause of why a retry engine could not start a tactic (its ledger message)."""
+    text = " ".join((error or "").split()).removeprefix("engine_error: ")
+    head = text.split("; ", 1)[0].strip() or "no reason recorded"
+    return head if len(head) <= width else head[:width].rsplit(" ", 1)[0] + " …"
 
 
 def _reason_head(reason: str, width: int = 100) -> str:

@@ -1,5 +1,6 @@
 """Resume skips only what already ran with the same options: --dtype / --top-k, engine, the input
-dtype and the tile are part of an attempt's identity; old ledgers (no run_options) still resume.
+dtype (and, for the CUTLASS engine, the tile and arch) are part of an attempt's identity; old
+ledgers (no run_options) still resume.
 
 Targets come from real caches and a real H200 ledger; the children are real processes (the fake
 engine of tuner_fakes.py, every child passing), so each "ran again" is a real new ledger line.
@@ -116,7 +117,11 @@ def test_input_dtype_and_tile_are_part_of_the_identity(tmp_path):
     tiled = dataclasses.replace(t, config=TileConfig(tile=(128, 128, 64)))
     staged = dataclasses.replace(t, config=TileConfig(tile=(128, 128, 64), stages=8))
     ids = {resume.target_identity(x, "cutlass") for x in (t, tiled, staged)}
-    assert len(ids) == 3  # no tile, a tile, the same tile with a fixed stage count
+    assert len(ids) == 3  # no tile, a tile, the same tile with a fixed stage count: other CUTLASS builds
+    other_arch = dataclasses.replace(tiled, arch="sm120")
+    assert resume.target_identity(other_arch, "cutlass") != resume.target_identity(tiled, "cutlass")
+    # the FlashInfer engine runs the tactic number (its tile is FlashInfer's, pinned by the env): same attempt
+    assert len({resume.target_identity(x, "flashinfer") for x in (t, tiled, staged, other_arch)}) == 1
 
 
 def test_hand_written_lines_missing_fields_do_not_crash_resume(tmp_path):

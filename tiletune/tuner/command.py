@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Optional, Sequence, TextIO, Tuple
 from tiletune.errors import TunerError, UsageError
 from tiletune.records import InputProblem
 from tiletune.tuner import classify, fingerprint
-from tiletune.tuner.engine import Attempt, RetryTarget
+from tiletune.tuner.engine import Attempt, Diagnosis, RetryTarget
 from tiletune.tuner.orchestrator import RetryRun, run_retry
 from tiletune.tuner.resume import options_for
 from tiletune.tuner.targets import explicit_targets, parse_shape, parse_tactics, targets_from_entries
@@ -292,7 +292,9 @@ def render(run: Optional[RetryRun], notes: List[str], *, as_json: bool) -> str:
     if rows:
         out.append(tabulate(rows, headers=["op", "runner", "tactic", "b x M x N x K", "result", "time (measured, median)", "TFLOP/s", "rel. error (bound)", "why"]))
         passed = sum(1 for a in attempts if a.passed)
-        out.append(f"\n{passed} passed, {len(attempts) - passed} failed; ledger: {run.ledger}")
+        not_run = sum(1 for a in attempts if a.diagnosis is Diagnosis.ENGINE_ERROR)  # never started: not a failure
+        out.append(f"\n{passed} passed, {len(attempts) - passed - not_run} failed"
+                   + (f", {not_run} not run (engine_error: see why)" if not_run else "") + f"; ledger: {run.ledger}")
     if run and run.skipped:
         out.append(f"{len(run.skipped)} already finished in this environment with the same options (see the ledger; --no-resume to redo)")
     out.append("Relative error = ||out - ref|| / ||ref|| against a float32 reference from the dequantized inputs; "

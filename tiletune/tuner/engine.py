@@ -50,8 +50,9 @@ class RetryTarget:
     """One config to re-attempt: an (op, runner, tactic) at one problem, on the current GPU.
 
     `key` is a stable, readable name for the ledger; resume skips a target only when an attempt
-    with the same key, engine, arch, problem, tile and options finished in the same environment
-    (tiletune.tuner.resume). `config` is the decoded tile when known (the CUTLASS engine needs it).
+    of the same key with the same engine and options finished in the same environment
+    (tiletune.tuner.resume lists every field that counts). `config` is the decoded tile when
+    known (the CUTLASS engine needs it).
     """
 
     key: str

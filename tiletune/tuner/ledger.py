@@ -11,8 +11,8 @@ Format (`schema: "tiletune.ledger/1"`, one object per line, never rewritten):
 Each line is written with one O_APPEND write + fsync (tiletune.fileio.append_line_durable), so
 a killed run loses at most the attempt in flight. Reading tolerates a torn last line (a crash
 mid-write, a power loss): it is reported, not fatal. Resume skips targets already finished in
-the same environment (`env_id`) with the same key, engine, arch, problem, tile and options
-(tiletune.tuner.resume), whatever the outcome: a failure is a finished attempt too.
+the same environment (`env_id`) with the same key, engine and options (tiletune.tuner.resume
+lists every field that counts), whatever the outcome: a failure is a finished attempt too.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional
 
 from tiletune.errors import TunerError
 from tiletune.fileio import append_line_durable
@@ -201,9 +201,3 @@ class Ledger:
             last = f.read(1)
         if last != b"\n":
             append_line_durable(self.path, "")
-
-
-def summarize(contents: LedgerContents) -> Tuple[int, int]:
-    """(passed, failed) counts over the usable lines."""
-    passed = sum(1 for a in contents.attempts if a.get("passed"))
-    return passed, len(contents.attempts) - passed

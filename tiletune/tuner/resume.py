@@ -7,12 +7,13 @@ that changes what is run, all of it as the ledger line records it:
 - `key`: op, runner, tactic, batch x M x N x K, output dtype (plus the FlashInfer engine's
   non-default conditions, `|ws=...,amp=...`);
 - `engine`: flashinfer or cutlass (one runs FlashInfer's runner, the other a CUTLASS reproducer);
-- `arch`: the arch the target was decoded for (the CUTLASS engine compiles for it);
 - `problem`'s operand dtypes (`dtype_a`, `dtype_b`: the `--shape` input dtype, the fused-MoE GEMM
   dtype that `--dtype` selects), spelled as torch names so that a cache's `fp8` and the command
   line's `float8_e4m3fn` are one dtype (the sizes and the output dtype are in the key already);
-- `config`: the decoded tile (tile, cluster, stages, schedules: what the CUTLASS engine builds;
-  `--flashinfer-version` / `--arch` overrides can decode a tactic to another tile);
+- for engines that build the decoded tile themselves (the CUTLASS reproducer), `arch` (what nvcc
+  compiles for) and `config` (tile, cluster, stages, schedules; `--flashinfer-version` / `--arch`
+  overrides or newer catalogs can decode a tactic to another tile). The FlashInfer engine runs the
+  tactic number, which the FlashInfer version in `env_id` already pins, so for it they do not count;
 - `run_options`: the command-line options given that change what the target runs beyond the
   above (fused MoE: `--dtype`, `--top-k`), options not given left out.
 
@@ -37,6 +38,7 @@ from tiletune.tuner.ledger import LedgerContents, target_to_json
 from tiletune.tuner.moe_problem import MOE_OPS
 
 Identity = Tuple[str, ...]
+TILE_BUILDING_ENGINES = ("cutlass",)  # engines whose run depends on the decoded tile and arch
 
 
 def _canon(value: Any) -> str:
@@ -57,13 +59,14 @@ def line_identity(obj: Mapping[str, Any]) -> Optional[Identity]:
         if obj.get("op") in MOE_OPS:
             return None  # the --dtype / --top-k it ran with are unknown
         options = {}
+    builds_tile = obj.get("engine") in TILE_BUILDING_ENGINES
     return (
         _canon(obj.get("key")),
         _canon(obj.get("engine")),
-        _canon(obj.get("arch")),
         _canon(_operand_dtypes(obj.get("problem"))),
-        _canon(obj.get("config")),
         _canon(options),
+        _canon(obj.get("arch")) if builds_tile else "",
+        _canon(obj.get("config")) if builds_tile else "",
     )
 
 

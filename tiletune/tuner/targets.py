@@ -1,6 +1,7 @@
 """Choosing what to re-attempt: decoded entries (or an explicit shape) -> RetryTargets.
 
-Default: every (op, runner, tactic, problem) whose evidence says it failed or was blocklisted.
+Default: every (op, runner, tactic, problem) whose evidence says it failed or was blocklisted, or
+that an earlier retry could not start (a ledger's engine_error, status not_run).
 `all_statuses` takes every entry with a concrete tactic. `ops` / `tactics` narrow the set.
 `changed_env` keeps only failures recorded under a different environment than `current` (any
 identity field known on both sides differs); `since_driver` only those recorded under another
@@ -28,7 +29,8 @@ from tiletune.tuner.engine import RetryTarget
 from tiletune.tuner.fingerprint import IDENTITY_FIELDS, same_value
 from tiletune.tuner.moe_problem import MOE_OPS
 
-FAILED_STATUSES = (Status.FAILED, Status.BLOCKED)
+# what a retry takes by default: failed, blocklisted, and what an earlier retry could not start
+FAILED_STATUSES = (Status.FAILED, Status.BLOCKED, Status.NOT_RUN)
 
 
 def target_key(op: str, runner: str, tactic: Any, problem: Optional[Problem], dtype: Optional[str]) -> str:
