@@ -166,6 +166,9 @@ def policy_detail(policy: Any) -> Any:
     return freeze(policy)
 
 
+_NO_POLICY = object()  # a 2-element value: no profiling policy stored
+
+
 def read_object(path: Path, obj: Any, ctx: ReadContext, hints: Optional[PathHints]) -> Iterator[Item]:
     """Turn a parsed v1 cache object into records and problems."""
     src = str(path)
@@ -178,8 +181,7 @@ def read_object(path: Path, obj: Any, ctx: ReadContext, hints: Optional[PathHint
     yield from problems
     rank = hints.rank if hints else None
     parser = KeyParser()
-    policies: dict[Any, Any] = {}
-    shared_details: dict[tuple[tuple[str, Any], ...], tuple[tuple[str, Any], ...]] = {}
+    shared_details: dict[Any, tuple[tuple[str, Any], ...]] = {}
     n_entries = 0
     for key, value in obj.items():
         if key in _RESERVED:
@@ -197,31 +199,27 @@ def read_object(path: Path, obj: Any, ctx: ReadContext, hints: Optional[PathHint
         tactic = value[1]
         if tactic.__class__ is list:
             tactic = freeze(tactic)
-        detail: list[tuple[str, Any]] = []
-        if len(value) == 3:
-            policy = value[2]
-            try:  # the same few policies repeat for every entry: convert each once
-                pkey: Any = tuple(policy) if isinstance(policy, list) else policy
-                pdetail = policies.get(pkey)
-            except TypeError:  # an unhashable element: no memo
-                pkey, pdetail = None, None
-            if pdetail is None:
-                pdetail = policy_detail(policy)
-                if pkey is not None:
-                    policies[pkey] = pdetail
-            detail.append(("profiling_policy", pdetail))
-        if value[0] != pk.runner:
-            detail.append(("value_runner", value[0]))
-        if pk.runner.startswith("Cudnn") and type(tactic) is int and tactic >= 0:
-            detail.append(("legacy_cudnn_tactic", LEGACY_CUDNN_NOTE))
-        if hints is not None:
-            detail.append(("layout", hints.layout))
-        detail.sort()
-        frozen_detail = tuple(detail)
-        try:  # entries share one detail tuple per distinct value (fewer objects; formatters memoise by identity)
-            frozen_detail = shared_details.setdefault(frozen_detail, frozen_detail)
-        except TypeError:  # an unhashable value inside
-            pass
+        policy = value[2] if len(value) == 3 else _NO_POLICY
+        cudnn = pk.runner.startswith("Cudnn") and type(tactic) is int and tactic >= 0
+        try:  # entries share one detail tuple per distinct (policy, runner mismatch, legacy cuDNN)
+            dkey: Any = (tuple(policy) if type(policy) is list else policy, value[0] == pk.runner or value[0], cudnn)
+            frozen_detail = shared_details.get(dkey)
+        except TypeError:  # an unhashable element in the policy: build it without the memo
+            dkey, frozen_detail = None, None
+        if frozen_detail is None:
+            detail: list[tuple[str, Any]] = []
+            if policy is not _NO_POLICY:
+                detail.append(("profiling_policy", policy_detail(policy)))
+            if value[0] != pk.runner:
+                detail.append(("value_runner", value[0]))
+            if cudnn:
+                detail.append(("legacy_cudnn_tactic", LEGACY_CUDNN_NOTE))
+            if hints is not None:
+                detail.append(("layout", hints.layout))
+            detail.sort()
+            frozen_detail = tuple(detail)
+            if dkey is not None:
+                shared_details[dkey] = frozen_detail
         yield TuningRecord(
             source=src,
             source_kind=KIND,
