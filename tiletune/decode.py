@@ -160,6 +160,9 @@ def _decode_cached(version: str, arch: str, op: str, runner: str, variants: tupl
             if c not in cats:
                 cats.append(c)
     if not cats:
+        why = _why_missing(version, arch, missing[:1])
+        if why:
+            return Undecoded(reason=f"FlashInfer {version} {arch}: no {op} catalog for {why}")
         have = sorted({a for (ver, a, o, r) in _index_keys() if ver == version and o == op and r == runner})
         extra = f" (it has {', '.join(have)})" if have else ""
         return Undecoded(reason=f"FlashInfer {version} has no {op}/{runner} catalog for {arch}{extra}")
@@ -168,32 +171,58 @@ def _decode_cached(version: str, arch: str, op: str, runner: str, variants: tupl
     if missing:
         # The key leaves a variant possible whose list tiletune lacks: the tactic may index that
         # list, so answering from the others would present a guess as a decode.
-        absent = ", ".join(dict.fromkeys(_pair_text(v) for v in missing))
-        desc = "; ".join(
-            f"{_variant_text(c)} -> {r.config.label() if isinstance(r, Decoded) else 'out of range'}"
-            for c, r in zip(cats, results)
-        )
+        absent = _why_missing(version, arch, missing) or (
+            ", ".join(dict.fromkeys(_pair_text(v) for v in missing))
+            + " (not extracted by tiletune, or not built by this release)")
         return Undecoded(
             reason=f"ambiguous: the key does not name its dtypes and FlashInfer {version} {arch} has no "
-                   f"{op} catalog for the candidate variant(s) {absent} (not extracted by tiletune, or not built "
-                   f"by this release); "
-                   f"the catalogued candidates would give: {desc}",
+                   f"{op} catalog for the candidate variant(s) {absent}; "
+                   f"the catalogued candidates would give: {_candidates_text(cats, results)}",
             candidates=tuple(dict.fromkeys(d.config for d in decoded)))
     if len(results) == 1:
         return results[0]
     configs = {d.config for d in decoded}
     if len(decoded) == len(results) and len(configs) == 1:
         return decoded[0]  # several lists, one meaning
-    desc = "; ".join(
-        f"{_variant_text(c)} -> {r.config.label() if isinstance(r, Decoded) else 'out of range'}"
-        for c, r in zip(cats, results)
-    )
+    desc = _candidates_text(cats, results)
     return Undecoded(reason=f"ambiguous: {len(cats)} {op} catalogs match and disagree ({desc})",
                      candidates=tuple(dict.fromkeys(d.config for d in decoded)))
 
 
-def _variant_text(c: Catalog) -> str:
-    return ",".join(f"{k}={v}" for k, v in sorted(c.variant.items())) or "default"
+def _candidates_text(cats: Sequence[Catalog], results: Sequence[Decode]) -> str:
+    """'bf16 x bf16 -> 128x16x64; fp8 x fp8 -> 128x16x128': one line per variant and meaning
+    (the finalize flag is named only where it changes the meaning)."""
+    rows: dict[tuple[str, str], list[str]] = {}
+    for c, r in zip(cats, results):
+        label = r.config.label() if isinstance(r, Decoded) else "out of range"
+        fin = c.variant.get("finalize")
+        rows.setdefault((_pair_text(c.variant), label), []).append("" if fin is None else f"finalize={fin}")
+    labels_per_pair: dict[str, int] = {}
+    for pair, _label in rows:
+        labels_per_pair[pair] = labels_per_pair.get(pair, 0) + 1
+    out = []
+    for (pair, label), fins in rows.items():
+        tag = f" ({', '.join(f for f in fins if f)})" if labels_per_pair[pair] > 1 and any(fins) else ""
+        out.append(f"{pair}{tag} -> {label}")
+    return "; ".join(out)
+
+
+def _why_missing(version: str, arch: str, missing: Sequence[Mapping[str, Any]]) -> Optional[str]:
+    """'bf16 x fp8 (deepseek-block): <why>, ...' for fused-MoE variants whose absence the data
+    explains (not_extracted notes); None when it explains none of them."""
+    if not missing or "act" not in missing[0]:
+        return None
+    from tiletune.catalogs import moe  # type: ignore[attr-defined]
+
+    parts, explained = {}, False
+    for v in missing:
+        why = moe.why_no_list(version, arch, v)
+        explained = explained or why is not None
+        parts.setdefault(_pair_text(v), why)
+    if not explained:
+        return None
+    return "; ".join(f"{k} ({why or 'not extracted by tiletune, or not built by this release'})"
+                     for k, why in parts.items())
 
 
 def _pair_text(variant: Mapping[str, Any]) -> str:

@@ -42,10 +42,10 @@ int main(int argc, char** argv) {
   auto v = tensorrt_llm::kernels::cutlass_kernels::get_candidate_configs(
       atoi(argv[1]), 1, static_cast<CutlassGemmConfig::CandidateConfigTypeParam>(atoi(argv[2])));
   for (auto& c : v)
-    printf("%d %d %d %d %d %d %d %d %d %d %d\n", (int)c.is_tma_warp_specialized, (int)c.tile_config_sm80,
+    printf("%d %d %d %d %d %d %d %d %d %d %d %d %d\n", (int)c.is_tma_warp_specialized, (int)c.tile_config_sm80,
            (int)c.stages, (int)c.tile_config_sm90, (int)c.tile_config_sm100, (int)c.tile_config_sm120,
            (int)c.cluster_shape, (int)c.dynamic_cluster_shape, (int)c.fallback_cluster_shape,
-           (int)c.epilogue_schedule, (int)c.sm_version);
+           (int)c.epilogue_schedule, (int)c.sm_version, (int)c.mainloop_schedule, (int)c.enableCudaKernel);
   return 0;
 }
 """
@@ -81,7 +81,10 @@ def built(tmp_path_factory):
     sm80_names = re.search(r"enum class CutlassTileConfig\s*\{([^}]*)\}",
                            X.strip_comments((ni / "tensorrt_llm/cutlass_extensions/include/cutlass_extensions/gemm_configs.h").read_text()))
     order = [n.strip().split("=")[0].strip() for n in sm80_names.group(1).split(",") if n.strip()]
-    return d / "drv", {name: i for i, name in enumerate(order)}
+    mainloop = re.search(r"enum class MainloopScheduleType\s*\{([^}]*)\}",
+                         X.strip_comments((ni / "tensorrt_llm/cutlass_extensions/include/cutlass_extensions/gemm_configs.h").read_text()))
+    sched = [n.strip().split("=")[0].strip() for n in mainloop.group(1).split(",") if n.strip()]
+    return d / "drv", ({name: i for i, name in enumerate(order)}, {name: i for i, name in enumerate(sched)})
 
 
 def _enc(name):
@@ -89,28 +92,29 @@ def _enc(name):
     return m * 1000000 + n * 1000 + k
 
 
-def _python_rows(cfgs, sm80_index):
+def _python_rows(cfgs, index):
+    sm80_index, sched_index = index
     epi = {"AUTO": 0, "NO_SMEM": 1, "TMA": 2}
     rows = []
     for c in cfgs:
         if c.style == "sm80":
-            rows.append(("sm80", sm80_index[c.tile], c.stages))
+            rows.append(("sm80", sm80_index[c.tile], c.stages, int(c.cuda_kernel)))
         else:
             dyn = 0 if c.dynamic_cluster in (None, "Undefined") else _enc(c.dynamic_cluster)
             fb = 0 if c.fallback_cluster in (None, "Undefined") else _enc(c.fallback_cluster)
-            rows.append(("tma", _enc(c.tile), _enc(c.cluster), dyn, fb, epi[c.epilogue], c.sm))
+            rows.append(("tma", _enc(c.tile), _enc(c.cluster), dyn, fb, epi[c.epilogue], c.sm, sched_index[c.mainloop]))
     return rows
 
 
 def _cpp_rows(out, sm):
     rows = []
     for line in out.strip().splitlines():
-        tma, t80, st, t90, t100, t120, cl, dyn, fb, epi, smv = map(int, line.split())
+        tma, t80, st, t90, t100, t120, cl, dyn, fb, epi, smv, main, cuda = map(int, line.split())
         if not tma:
-            rows.append(("sm80", t80, st))
+            rows.append(("sm80", t80, st, cuda))
         else:
             tile = t90 if sm == 90 else t100 if 100 <= sm < 120 else t120
-            rows.append(("tma", tile, cl, dyn, fb, epi, smv if smv > 0 else 120))
+            rows.append(("tma", tile, cl, dyn, fb, epi, smv if smv > 0 else 120, main))
     return rows
 
 
@@ -119,6 +123,9 @@ CASES = [
     (90, F["GROUPED_GEMM"] | F["HOPPER"]),
     (90, F["GROUPED_GEMM"] | F["HOPPER"] | F["FP8_ONLY"]),
     (90, F["GROUPED_GEMM"]),  # SM80-style bf16
+    (90, F["GROUPED_GEMM"] | F["HOPPER"] | F["WEIGHT_ONLY"]),  # SM90 mixed input: W4A8, W4A16 MXFP4
+    (90, F["GROUPED_GEMM"] | F["HOPPER"] | F["WEIGHT_ONLY"] | F["FP8FP4_MIXED"]),  # humming MXFP4 x FP8
+    (90, F["GROUPED_GEMM"] | F["WEIGHT_ONLY"]),  # SM80-style weight-only (bf16 x int4 / fp8) + cuda-kernel entry
     (100, F["GROUPED_GEMM"] | F["BLACKWELL"]),
     (100, F["GROUPED_GEMM"] | F["BLACKWELL"] | F["FP8_ONLY"]),
     (100, F["GROUPED_GEMM"] | F["BLACKWELL"] | F["FP4_ONLY"]),
@@ -131,12 +138,12 @@ CASES = [
 
 
 def test_python_reading_equals_compiled_cpp(built):
-    drv, sm80_index = built
+    drv, index = built
     rel = X.wheel_release(WHEEL)
     heur = X.Heuristic(rel, X.Checker(rel))
     for sm, flags in CASES:
         out = subprocess.run([str(drv), str(sm), str(flags)], capture_output=True, text=True, check=True).stdout
         cpp = _cpp_rows(out, sm)
-        py = _python_rows(heur.dispatch(sm, flags)[1], sm80_index)
+        py = _python_rows(heur.dispatch(sm, flags)[1], index)
         assert py == cpp, (sm, flags, len(py), len(cpp))
     assert Path(drv).exists()

@@ -138,9 +138,11 @@ def test_old_mixed_dispatcher_releases_say_no_catalog_and_why_in_the_data():
     from tiletune.catalogs import _docs
 
     notes = [n for name, doc in _docs() if doc["family"] == "fused-moe"
-             for n in doc["releases"]["0.6.14"].get("not_extracted", [])]
+             for n in doc["releases"]["0.6.14"].get("not_extracted", []) if n["arch"] == "sm90"
+             and n["variant"].get("scaling") != "deepseek-block"]
     assert {(n["variant"]["act"], n["variant"]["weight"]) for n in notes} == {("fp8", "int4"), ("bf16", "mxfp4")}
     assert all("PackedScalesNum" in n["why"] for n in notes)
+    assert "PackedScalesNum" in old.reason  # the reason comes from the data's note
 
 
 def test_pre_rc2_4bit_key_in_a_new_dispatcher_release_lists_every_candidate():
@@ -164,3 +166,34 @@ def test_plain_fp8_x_mxfp4_on_sm90_does_not_borrow_the_humming_list():
 def test_known_failures_of_mixed_lists_are_none_for_dispatched_tiles():
     d = dec(G1, 116, "0.6.18rc7", HUMMING)
     assert isinstance(d, Decoded) and catalogs.known_failure(d) is None
+
+
+# flashinfer_cutlass_fused_moe_binding.cu, FusedMoeRunner::setRunnerProfiles (v0.6.7 .. 0.7.4 alike):
+# under mUseDeepSeekFP8BlockScaling it ignores the profile ids and sets
+# CutlassGemmConfig(CutlassTileConfigSM90::CtaShape128x16x128B, AUTO, AUTO, 1x1x1) on both GEMMs.
+DEEPSEEK = ("(torch.bfloat16, torch.float8_e4m3fn, torch.bfloat16, 8, 1, 0, 1, 0, 1, 0, False, True, False, False, "
+            "False, False, True, 3, False, True)")
+
+
+def test_deepseek_block_scale_tactic_selects_nothing_and_decode_says_why():
+    key = f"('{G1}', 'MoERunner', ((16, 2048), (128, 1536, 2048), (0,), (128, 2048, 768), (0,)), {DEEPSEEK})"
+    pk = parse_key(key)
+    r = TuningRecord(source="t", source_kind="test", op=pk.op, runner=pk.runner, tactic=3, status=Status.CHOSEN,
+                     env=Environment(flashinfer_version="0.6.18rc7", arch="sm90"), shapes=pk.shapes, extras=pk.extras)
+    assert moe.variants_for(r) == [{"act": "bf16", "weight": "fp8", "scaling": "deepseek-block", "finalize": True}]
+    d = decode.decode_tactic(r)
+    assert isinstance(d, Undecoded) and not d.candidates
+    assert "setRunnerProfiles" in d.reason and "CtaShape128x16x128B" in d.reason
+
+
+def test_pre_rc2_one_byte_weights_name_the_deepseek_possibility():
+    key = f"('{G1}', 'MoERunner', ((16, 2048), (128, 1536, 2048), (0,), (128, 2048, 768), (0,)), ())"
+    pk = parse_key(key)
+    r = TuningRecord(source="t", source_kind="test", op=pk.op, runner=pk.runner, tactic=0, status=Status.CHOSEN,
+                     env=Environment(flashinfer_version="0.6.14", arch="sm90"), shapes=pk.shapes, extras=pk.extras)
+    d = decode.decode_tactic(r)
+    assert isinstance(d, Undecoded) and "ambiguous" in d.reason and "deepseek-block" in d.reason
+    # tactic 0: bf16/fp16 128x16x64, fp8 128x16x128 (TMA-WS, K bytes 128 -> elements), bf16 x fp8
+    # weight-only 16x128x64 at 2 stages (SM80-style list above)
+    assert {(c.tile, c.stages) for c in d.candidates} == {((128, 16, 64), None), ((128, 16, 128), None),
+                                                          ((16, 128, 64), 2)}

@@ -23,8 +23,18 @@ Facts the model rests on (checked in the source of every covered release):
 - TMA-WS tile K is the enum's bytes converted to activation elements (KtileBytes * 8 / bits(T)).
 - known_failure: the TMA-WS tile switch has no case for the tile, or (SM120) the constexpr
   are_tile_shapes_supported_sm120 rejects the (M, N, K-elements) combination.
-Not extracted: SM90 weight-only / mixed-input lists (INT4, MXFP4 weights, humming), DeepSeek FP8
-block scaling, MXFP8 activations, SM110.
+- SM90 weight-only: bf16/fp16 x int4 and bf16 x fp8 (also what DeepSeek FP8 block scaling builds)
+  are no Hopper TMA-WS specialisation, so only getAmpereConfigs' weight-only SM80-style list applies
+  (K = 128 * 8 / bits(T) in the weight-only dispatcher), ending with the heuristic's "cuda kernel"
+  entry (tiles[0] at min_stages; the MoE dispatcher ignores enableCudaKernel).
+- SM90 mixed input (fp8 x int4 W4A8, bf16 x mxfp4 W4A16, humming fp8 x mxfp4): the heuristic's
+  weight-only grouped branch, swap_ab copies only, humming single-warpgroup configs appended; the
+  enum's K number is the tile K in elements (the mixed-input dispatcher's Shape<TILE_M, TILE_N,
+  TILE_K>). Releases whose mixed dispatcher derives K from the GEMM's K at run time (v0.6.7..v0.6.15,
+  v0.6.16.post3..v0.6.17) leave these out and say why under the release's `not_extracted`.
+- DeepSeek FP8 block scaling: the binding's setRunnerProfiles() ignores the tactic and sets one
+  fixed config; recorded under `not_extracted` (variant scaling "deepseek-block"), no list.
+Not extracted: MXFP8 activations, fp16 x mxfp4, weight-only lists on other archs, SM110.
 
 Run: `python -m tiletune.catalogs.extract_moe [--repo GITDIR] [--wheel WHEEL ...] [--out FILE]`.
 Nothing here runs at tiletune run time; the output JSON is package data read by `catalogs.lookup`.
@@ -1003,6 +1013,13 @@ class MoeRunnerSource:
             r"mAllProfiles\s*=\s*gemm1_tactics\s*;\s*mAllProfiles\.insert\(\s*mAllProfiles\.end\(\)\s*,\s*gemm2_tactics\.begin\(\)", binding
         ):
             raise CatalogError(f"{release.ref}:{BINDING}: mAllProfiles is not GEMM1 ++ GEMM2")
+        # DeepSeek FP8 block scaling builds the bf16 x fp8 runner, but setRunnerProfiles() ignores
+        # the profile ids for it and sets one fixed config on both GEMMs: its tactic selects nothing.
+        fixed = re.search(r"void\s+setRunnerProfiles\([^)]*\)\s*\{\s*if\s*\(\s*mUseDeepSeekFP8BlockScaling\s*\)\s*\{"
+                          r"\s*auto\s+config\s*=\s*tensorrt_llm::cutlass_extensions::CutlassGemmConfig\(\s*"
+                          r"tensorrt_llm::cutlass_extensions::CutlassTileConfigSM90::(\w+)\s*,[^;]*;\s*"
+                          r"mKernelRunner->setTactic\(config,\s*config\)\s*;\s*return\s*;", binding)
+        self.deepseek_fixed = fixed.group(1) if fixed else None
         setter = binding.rfind("use_fused_finalize_ = ", 0, g1)
         # Before the fix that set it first, tactics were enumerated with the member's default.
         self.finalize_gated = setter >= 0
@@ -1320,6 +1337,12 @@ def release_catalogs(release: Release, record_only: bool = False) -> tuple[list[
                         "variant": {"act": act, "weight": weight, **extra, "finalize": finalize},
                         "list": digest,
                     })
+    if moe.deepseek_fixed:
+        for arch in VARIANTS:
+            skipped.append({"arch": arch, "variant": {"act": "bf16", "weight": "fp8", "scaling": "deepseek-block"},
+                            "why": f"the binding's setRunnerProfiles() ignores the tactic under DeepSeek FP8 block "
+                                   f"scaling and sets {moe.deepseek_fixed} (SM90 enum) on both GEMMs, so the tactic selects "
+                                   f"no config ({release.ref}:{BINDING})"})
     ck.skipped = skipped
     return entries, lists, ck
 

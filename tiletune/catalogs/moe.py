@@ -26,6 +26,7 @@ variant is one of several a key leaves possible, decode marks the entry ambiguou
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Mapping, Optional, Sequence
 
 from tiletune import catalogs, moe_extras
@@ -71,9 +72,11 @@ def runner_types(ex: Mapping[str, Any]) -> Optional[dict[str, Any]]:
         if ex.get("use_wfp4afp8_humming") is True:
             return {"act": "fp8", "weight": "mxfp4", "scaling": "humming"}
         return {"act": x, "weight": "mxfp4"}
+    if ex.get("use_deepseek_fp8_block_scale") is True and w == "fp8":
+        # the binding builds CutlassMoeFCRunner<bf16, fp8> for it (bf16 input) but then ignores the
+        # tactic (setRunnerProfiles): no list applies, the data's not_extracted note says why
+        return {"act": x, "weight": "fp8", "scaling": "deepseek-block"}
     if x == "fp8" and w == "fp8":
-        if ex.get("use_deepseek_fp8_block_scale") is True:
-            return {"act": "fp8", "weight": "fp8", "scaling": "deepseek-block"}
         return {"act": "mxfp8", "weight": "mxfp8"} if mx8 else {"act": "fp8", "weight": "fp8"}
     return {"act": x, "weight": w}
 
@@ -88,9 +91,9 @@ def _shape_candidates(shapes: Any) -> list[dict[str, Any]]:
     if w1_last <= 0 or hidden % w1_last:
         return []
     pack = hidden // w1_last
-    if pack == 1:  # one or two bytes per weight (bf16 x fp8 weight-only has no tiletune list)
+    if pack == 1:  # one or two bytes per weight; bf16 x fp8 is weight-only or DeepSeek block-scaled
         return [{"act": "bf16", "weight": "bf16"}, {"act": "fp16", "weight": "fp16"}, {"act": "fp8", "weight": "fp8"},
-                {"act": "bf16", "weight": "fp8"}]
+                {"act": "bf16", "weight": "fp8"}, {"act": "bf16", "weight": "fp8", "scaling": "deepseek-block"}]
     if pack == 16:  # int64-packed FP4 weights
         if x_last * 2 == hidden:  # activations arrive as packed FP4 too: NVFP4 for sure
             return [{"act": "nvfp4", "weight": "nvfp4"}]
@@ -122,6 +125,28 @@ def variants_for(record: TuningRecord, problem: Optional[Problem] = None) -> lis
     # use_fused_finalize is not in the key: both are possible (identical lists where the release
     # enumerated tactics before applying the flag)
     return [{**p, "finalize": f} for p in pairs for f in (True, False)]
+
+
+@functools.lru_cache(maxsize=256)
+def _not_extracted(version: str, arch: str) -> tuple[tuple[Any, str], ...]:
+    notes = []
+    for _name, doc in catalogs._docs():
+        if doc.get("family") != "fused-moe":
+            continue
+        for n in doc.get("releases", {}).get(version, {}).get("not_extracted", ()):
+            if n.get("arch") == arch:
+                notes.append((tuple(sorted(n["variant"].items())), n["why"]))
+    return tuple(notes)
+
+
+def why_no_list(version: str, arch: str, variant: Mapping[str, Any]) -> Optional[str]:
+    """Why the fused-MoE data has no list for this variant on this release/arch, when the
+    extractor recorded it (e.g. a dispatcher it does not model, a tactic the binding ignores)."""
+    want = tuple(sorted((k, v) for k, v in variant.items() if k != "finalize"))
+    for var, why in _not_extracted(version, arch):
+        if var == want:
+            return why
+    return None
 
 
 def tactic_counts(version: str, arch: str, variant: Mapping[str, Any]) -> tuple[int, int]:
