@@ -306,7 +306,7 @@ def build(
 
     port = model if model is not None else ModelPort.default(gpu)
     port.inputs_name(_gpu_named_per_arch(entries))
-    analyzed = tuple(_analyze_entry(e, port) for e in entries)
+    analyzed = port.analyze_entries(entries)
     jit_not_built = _not_built_ops(entries)
     failures = tuple(_aggregate_failures(analyzed, port, jit_not_built))
     not_tried = tuple(_not_tried(analyzed))
@@ -461,6 +461,45 @@ class ModelPort:
         hit = self._run(problem, m, config, spec, gpu_name, dtype, arch)
         self._result_cache[key] = hit
         return hit
+
+    def analyze_entries(self, entries: Sequence[Entry]) -> tuple[AnalyzedEntry, ...]:
+        """`_analyze_entry` for every entry, in one loop: what `analyze` does, with the lookups
+        a big cache repeats tens of thousands of times (GPU per arch, the result memo) kept in
+        locals. Entries the fast path does not cover (no config, no problem, no dtype, no GPU)
+        take `_analyze_entry`."""
+        results = self._result_cache
+        gpus: dict[tuple[Optional[str], Optional[str]], tuple[Any, str, Optional[str]]] = {}
+        out = []
+        append = out.append
+        for entry in entries:
+            d = entry.decode
+            problem = entry.problem
+            config = d.config if type(d) is Decoded else None
+            dtype = None if problem is None else (problem.dtype_a or problem.dtype_b)
+            if config is None or dtype is None:
+                append(_analyze_entry(entry, self))
+                continue
+            env = entry.record.env
+            arch = env.arch
+            gk = (arch, env.gpu)
+            g = gpus.get(gk)
+            if g is None:
+                g = gpus[gk] = self.gpu_for(arch, env.gpu)
+            spec, gpu_name, why = g
+            if spec is None:
+                append(AnalyzedEntry(entry, None, why))
+                continue
+            m = _modelled_m(problem)
+            # the problem's fields the model reads (not its notes or bucket range), the config by
+            # identity (every entry, so every config, outlives this loop): equal cases share one
+            # result without hashing two dataclasses per entry in Python
+            key = (m, problem.n, problem.k, problem.batch, problem.experts, problem.top_k, problem.dtype_out,
+                   id(config), gpu_name, dtype, arch)
+            hit = results.get(key)
+            if hit is None:
+                hit = results[key] = self._run(problem, m, config, spec, gpu_name, dtype, arch)
+            append(AnalyzedEntry(entry, hit[0], hit[1]))
+        return tuple(out)
 
     def _run(
         self, problem: Problem, m: int, config: TileConfig, spec: Any, gpu_name: str, dtype: str, arch: Optional[str]
