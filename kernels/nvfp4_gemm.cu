@@ -197,28 +197,6 @@ struct Fp4Matrix {  // rows x K, K contiguous, two codes per byte (element 0 in 
   }
 };
 
-template <class T>
-T* to_device(tt::Result& r, const void* host, size_t bytes) {
-  void* p = nullptr;
-  if (tt::cuda_failed(r, cudaMalloc(&p, bytes ? bytes : 1), "cudaMalloc")) return nullptr;
-  if (host && tt::cuda_failed(r, cudaMemcpy(p, host, bytes, cudaMemcpyHostToDevice), "cudaMemcpy")) return nullptr;
-  return static_cast<T*>(p);
-}
-
-// The device can't run this kernel if the binary holds no code for it, or if it asks for more
-// shared memory than the device allows: probe both the way initialize() would, but keep the error.
-void probe_kernel(tt::Result& r) {
-  cudaFuncAttributes attr;
-  cudaError_t e = cudaFuncGetAttributes(&attr, cutlass::device_kernel<cfg::Kernel>);
-  if (e != cudaSuccess) {
-    tt::cuda_failed(r, e, "cudaFuncGetAttributes(kernel)");
-    return;
-  }
-  e = cudaFuncSetAttribute(cutlass::device_kernel<cfg::Kernel>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           static_cast<int>(r.smem_bytes));
-  if (e != cudaSuccess) tt::cuda_failed(r, e, "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
-}
-
 #if TT_GROUPED
 // The grouped (ptr-array, MoE-style) run: G groups of the same M x N x K (a MoE layer's experts,
 // each with its own weights and tokens), every group in its own allocations. The kernel reads
@@ -290,11 +268,11 @@ int run_grouped(const tt::Options& o, tt::Result& r) {
   std::vector<const ElemSF*> hSFA(G), hSFB(G);
   std::vector<ElemD*> hD(G);
   for (int g = 0; g < G; ++g) {
-    hA[g] = to_device<ElemA>(r, A[g].bytes.data(), A[g].bytes.size());
-    hB[g] = to_device<ElemB>(r, B[g].bytes.data(), B[g].bytes.size());
-    hSFA[g] = to_device<ElemSF>(r, sfa[g].data(), n_sfa * sizeof(ElemSF));
-    hSFB[g] = to_device<ElemSF>(r, sfb[g].data(), n_sfb * sizeof(ElemSF));
-    hD[g] = to_device<ElemD>(r, nullptr, d_elems * sizeof(ElemD));
+    hA[g] = tt::to_device<ElemA>(r, A[g].bytes.data(), A[g].bytes.size());
+    hB[g] = tt::to_device<ElemB>(r, B[g].bytes.data(), B[g].bytes.size());
+    hSFA[g] = tt::to_device<ElemSF>(r, sfa[g].data(), n_sfa * sizeof(ElemSF));
+    hSFB[g] = tt::to_device<ElemSF>(r, sfb[g].data(), n_sfb * sizeof(ElemSF));
+    hD[g] = tt::to_device<ElemD>(r, nullptr, d_elems * sizeof(ElemD));
     if (!hA[g] || !hB[g] || !hSFA[g] || !hSFB[g] || !hD[g]) { r.print(); return 1; }
     // 0xFFFF is a bf16 NaN: poison, so an output the kernel never writes is counted as non-finite.
     if (tt::cuda_failed(r, cudaMemset(hD[g], 0xFF, d_elems * sizeof(ElemD)), "cudaMemset")) { r.print(); return 1; }
@@ -305,17 +283,17 @@ int run_grouped(const tt::Options& o, tt::Result& r) {
   const std::vector<StrideD> strides_D(G, stride_D);
   const std::vector<LayoutSFA> layouts_SFA(G, layout_SFA);
   const std::vector<LayoutSFB> layouts_SFB(G, layout_SFB);
-  auto* d_shapes = to_device<ProblemMNK>(r, shapes.data(), G * sizeof(ProblemMNK));
-  auto* d_ptr_A = to_device<const ElemA*>(r, hA.data(), G * sizeof(ElemA*));
-  auto* d_ptr_B = to_device<const ElemB*>(r, hB.data(), G * sizeof(ElemB*));
-  auto* d_ptr_SFA = to_device<const ElemSF*>(r, hSFA.data(), G * sizeof(ElemSF*));
-  auto* d_ptr_SFB = to_device<const ElemSF*>(r, hSFB.data(), G * sizeof(ElemSF*));
-  auto* d_ptr_D = to_device<ElemD*>(r, hD.data(), G * sizeof(ElemD*));
-  auto* d_stride_A = to_device<StrideA>(r, strides_A.data(), G * sizeof(StrideA));
-  auto* d_stride_B = to_device<StrideB>(r, strides_B.data(), G * sizeof(StrideB));
-  auto* d_stride_D = to_device<StrideD>(r, strides_D.data(), G * sizeof(StrideD));
-  auto* d_layout_SFA = to_device<LayoutSFA>(r, layouts_SFA.data(), G * sizeof(LayoutSFA));
-  auto* d_layout_SFB = to_device<LayoutSFB>(r, layouts_SFB.data(), G * sizeof(LayoutSFB));
+  auto* d_shapes = tt::to_device<ProblemMNK>(r, shapes.data(), G * sizeof(ProblemMNK));
+  auto* d_ptr_A = tt::to_device<const ElemA*>(r, hA.data(), G * sizeof(ElemA*));
+  auto* d_ptr_B = tt::to_device<const ElemB*>(r, hB.data(), G * sizeof(ElemB*));
+  auto* d_ptr_SFA = tt::to_device<const ElemSF*>(r, hSFA.data(), G * sizeof(ElemSF*));
+  auto* d_ptr_SFB = tt::to_device<const ElemSF*>(r, hSFB.data(), G * sizeof(ElemSF*));
+  auto* d_ptr_D = tt::to_device<ElemD*>(r, hD.data(), G * sizeof(ElemD*));
+  auto* d_stride_A = tt::to_device<StrideA>(r, strides_A.data(), G * sizeof(StrideA));
+  auto* d_stride_B = tt::to_device<StrideB>(r, strides_B.data(), G * sizeof(StrideB));
+  auto* d_stride_D = tt::to_device<StrideD>(r, strides_D.data(), G * sizeof(StrideD));
+  auto* d_layout_SFA = tt::to_device<LayoutSFA>(r, layouts_SFA.data(), G * sizeof(LayoutSFA));
+  auto* d_layout_SFB = tt::to_device<LayoutSFB>(r, layouts_SFB.data(), G * sizeof(LayoutSFB));
   if (!d_shapes || !d_ptr_A || !d_ptr_B || !d_ptr_SFA || !d_ptr_SFB || !d_ptr_D || !d_stride_A || !d_stride_B ||
       !d_stride_D || !d_layout_SFA || !d_layout_SFB) {
     r.print();
@@ -347,88 +325,46 @@ int run_grouped(const tt::Options& o, tt::Result& r) {
   args.hw_info.cluster_shape_fallback = dim3(TT_CLUSTER_M, TT_CLUSTER_N, 1);
 #endif
 
-  cfg::Gemm gemm;
-  cutlass::Status st = gemm.can_implement(args);
-  r.can_implement = {true, st == cutlass::Status::kSuccess, cutlassGetStatusString(st)};
-  if (st != cutlass::Status::kSuccess) {
-    std::string why = tt::tma_alignment_note(M, N, K, 4, cutlass::sizeof_bits<cfg::ElementD>::value);
-    r.error = std::string("can_implement: ") + cutlassGetStatusString(st) + (why.empty() ? "" : " (" + why + ")");
-    r.print();
-    return 1;
-  }
-  // The workspace holds a TMA descriptor per SM and operand, rewritten on the device per group.
-  size_t ws_bytes = cfg::Gemm::get_workspace_size(args);
-  void* ws = to_device<uint8_t>(r, nullptr, ws_bytes);
-  if (!ws) { r.print(); return 1; }
-  st = gemm.initialize(args, ws);
-  r.initialize = {true, st == cutlass::Status::kSuccess, cutlassGetStatusString(st)};
-  if (st != cutlass::Status::kSuccess) {
-    probe_kernel(r);  // initialize() swallowed the CUDA error; find out which one it was
-    r.error = std::string("initialize: ") + cutlassGetStatusString(st) + (r.error.empty() ? "" : "; " + r.error);
-    r.print();
-    return 1;
-  }
-  auto launch = [&]() {
-    cutlass::Status s = gemm.run();
-    if (s != cutlass::Status::kSuccess) {
-      r.run = {true, false, cutlassGetStatusString(s)};
-      tt::cuda_failed(r, cudaGetLastError(), "run");
-      if (r.error.empty()) r.error = std::string("run: ") + cutlassGetStatusString(s);
-      return false;
-    }
-    return true;
-  };
-  // First run alone, checked: a faulting kernel must be reported before any timing.
-  if (!launch() || tt::cuda_failed(r, cudaDeviceSynchronize(), "first run")) {
-    if (!r.run.reached) r.run = {true, false, "Error"};
-    r.print();
-    return 1;
-  }
-  r.run = {true, true, "Success"};
-
   // Check: 1,024 outputs sampled over all groups against the float64 reference of the
   // dequantized inputs, and every group's D scanned for NaN/Inf. Positions are drawn first and
   // D is read back one group at a time, so the host holds one group's output at most.
-  struct Sample { int g; long long i, j; };
-  std::vector<Sample> samples(1024);
-  tt::Rng pick(o.seed ^ 0xC0FFEEu);
-  for (auto& s : samples) {
-    s.g = static_cast<int>(pick.next() % G);
-    s.i = pick.next() % M;
-    s.j = pick.next() % N;
-  }
-  long long bad = 0;
-  double num = 0, den = 0;
-  std::vector<ElemD> out(d_elems);
-  for (int g = 0; g < G; ++g) {
-    if (tt::cuda_failed(r, cudaMemcpy(out.data(), hD[g], d_elems * sizeof(ElemD), cudaMemcpyDeviceToHost),
-                        "cudaMemcpy(D)")) {
-      r.print();
-      return 1;
+  auto check = [&](tt::Result& res) {
+    struct Sample { int g; long long i, j; };
+    std::vector<Sample> samples(1024);
+    tt::Rng pick(o.seed ^ 0xC0FFEEu);
+    for (auto& s : samples) {
+      s.g = static_cast<int>(pick.next() % G);
+      s.i = pick.next() % M;
+      s.j = pick.next() % N;
     }
-    for (const auto& v : out) bad += std::isfinite(float(v)) ? 0 : 1;
-    auto tSFA = cute::make_tensor(sfa[g].data(), layout_SFA);
-    auto tSFB = cute::make_tensor(sfb[g].data(), layout_SFB);
-    for (const auto& s : samples) {
-      if (s.g != g) continue;
-      double want = 0;
-      for (long long kk = 0; kk < K; ++kk)
-        want += double(A[g].at(s.i, kk)) * float(tSFA(int(s.i), int(kk), 0)) * double(B[g].at(s.j, kk)) *
-                float(tSFB(int(s.j), int(kk), 0));
-      double got = float(out[s.i * N + s.j]);
-      num += (got - want) * (got - want);
-      den += want * want;
+    long long bad = 0;
+    double num = 0, den = 0;
+    std::vector<ElemD> out(d_elems);
+    for (int g = 0; g < G; ++g) {
+      if (tt::cuda_failed(res, cudaMemcpy(out.data(), hD[g], d_elems * sizeof(ElemD), cudaMemcpyDeviceToHost),
+                          "cudaMemcpy(D)"))
+        return false;
+      for (const auto& v : out) bad += std::isfinite(float(v)) ? 0 : 1;
+      auto tSFA = cute::make_tensor(sfa[g].data(), layout_SFA);
+      auto tSFB = cute::make_tensor(sfb[g].data(), layout_SFB);
+      for (const auto& s : samples) {
+        if (s.g != g) continue;
+        double want = 0;
+        for (long long kk = 0; kk < K; ++kk)
+          want += double(A[g].at(s.i, kk)) * float(tSFA(int(s.i), int(kk), 0)) * double(B[g].at(s.j, kk)) *
+                  float(tSFB(int(s.j), int(kk), 0));
+        double got = float(out[s.i * N + s.j]);
+        num += (got - want) * (got - want);
+        den += want * want;
+      }
     }
-  }
-  r.nonfinite = bad;
-  r.rel_error = bad > 0 ? INFINITY : den > 0 ? std::sqrt(num / den) : (num > 0 ? INFINITY : 0.0);
-
-  if (tt::time_launches(r, launch, o.warmup, o.iters))
-    r.tflops = 2.0 * G * double(M) * N * double(K) / (r.time_ms * 1e-3) / 1e12;
-  if (r.error.empty() && !(r.rel_error <= r.error_bound))
-    r.error = "wrong results: rel_error " + tt::json_num(r.rel_error) + " above bound " + tt::json_num(r.error_bound);
-  r.print();
-  return r.error.empty() ? 0 : 1;
+    res.nonfinite = bad;
+    res.rel_error = bad > 0 ? INFINITY : den > 0 ? std::sqrt(num / den) : (num > 0 ? INFINITY : 0.0);
+    return true;
+  };
+  cfg::Gemm gemm;
+  return tt::run_gemm(r, gemm, args, tt::Widths{4, cutlass::sizeof_bits<cfg::ElementD>::value},
+                      2.0 * G * double(M) * N * double(K), check, o);
 }
 #endif
 
@@ -470,11 +406,11 @@ int main(int argc, char** argv) {
   for (auto& s : sfa) s = cfg::ElementSF(sf_choices[rng.next() % 4]);
   for (auto& s : sfb) s = cfg::ElementSF(sf_choices[rng.next() % 4]);
 
-  auto* dA = to_device<cutlass::float_e2m1_t>(r, A.bytes.data(), A.bytes.size());
-  auto* dB = to_device<cutlass::float_e2m1_t>(r, B.bytes.data(), B.bytes.size());
-  auto* dSFA = to_device<cfg::ElementSF>(r, sfa.data(), sfa.size() * sizeof(cfg::ElementSF));
-  auto* dSFB = to_device<cfg::ElementSF>(r, sfb.data(), sfb.size() * sizeof(cfg::ElementSF));
-  auto* dD = to_device<cfg::ElementD>(r, nullptr, size_t(M) * N * sizeof(cfg::ElementD));
+  auto* dA = tt::to_device<cutlass::float_e2m1_t>(r, A.bytes.data(), A.bytes.size());
+  auto* dB = tt::to_device<cutlass::float_e2m1_t>(r, B.bytes.data(), B.bytes.size());
+  auto* dSFA = tt::to_device<cfg::ElementSF>(r, sfa.data(), sfa.size() * sizeof(cfg::ElementSF));
+  auto* dSFB = tt::to_device<cfg::ElementSF>(r, sfb.data(), sfb.size() * sizeof(cfg::ElementSF));
+  auto* dD = tt::to_device<cfg::ElementD>(r, nullptr, size_t(M) * N * sizeof(cfg::ElementD));
   if (!dA || !dB || !dSFA || !dSFB || !dD) { r.print(); return 1; }
   cudaMemset(dD, 0xFF, size_t(M) * N * sizeof(cfg::ElementD));  // 0xFFFF is a bf16 NaN: poison
 
@@ -502,47 +438,6 @@ int main(int argc, char** argv) {
   args.hw_info.cluster_shape_fallback = dim3(TT_CLUSTER_M, TT_CLUSTER_N, 1);
 #endif
 
-  cfg::Gemm gemm;
-  cutlass::Status st = gemm.can_implement(args);
-  r.can_implement = {true, st == cutlass::Status::kSuccess, cutlassGetStatusString(st)};
-  if (st != cutlass::Status::kSuccess) {
-    std::string why = tt::tma_alignment_note(M, N, K, 4, cutlass::sizeof_bits<cfg::ElementD>::value);
-    r.error = std::string("can_implement: ") + cutlassGetStatusString(st) + (why.empty() ? "" : " (" + why + ")");
-    r.print();
-    return 1;
-  }
-  size_t ws_bytes = cfg::Gemm::get_workspace_size(args);
-  void* ws = to_device<uint8_t>(r, nullptr, ws_bytes);
-  st = gemm.initialize(args, ws);
-  r.initialize = {true, st == cutlass::Status::kSuccess, cutlassGetStatusString(st)};
-  if (st != cutlass::Status::kSuccess) {
-    probe_kernel(r);  // initialize() swallowed the CUDA error; find out which one it was
-    r.error = std::string("initialize: ") + cutlassGetStatusString(st) + (r.error.empty() ? "" : "; " + r.error);
-    r.print();
-    return 1;
-  }
-  auto launch = [&]() {
-    cutlass::Status s = gemm.run();
-    if (s != cutlass::Status::kSuccess) {
-      r.run = {true, false, cutlassGetStatusString(s)};
-      cudaError_t e = cudaGetLastError();
-      tt::cuda_failed(r, e, "run");
-      if (r.error.empty()) r.error = std::string("run: ") + cutlassGetStatusString(s);
-      return false;
-    }
-    return true;
-  };
-  // First run alone, checked: a faulting kernel must be reported before any timing.
-  if (!launch() || tt::cuda_failed(r, cudaDeviceSynchronize(), "first run")) {
-    if (!r.run.reached) r.run = {true, false, "Error"};
-    r.print();
-    return 1;
-  }
-  r.run = {true, true, "Success"};
-  std::vector<cfg::ElementD> hD(size_t(M) * N);
-  cudaMemcpy(hD.data(), dD, hD.size() * sizeof(cfg::ElementD), cudaMemcpyDeviceToHost);
-  std::vector<float> d(hD.size());
-  for (size_t i = 0; i < d.size(); ++i) d[i] = float(hD[i]);
   auto tSFA = cute::make_tensor(sfa.data(), layout_SFA);
   auto tSFB = cute::make_tensor(sfb.data(), layout_SFB);
   auto ref = [&](long long i, long long j) {
@@ -551,14 +446,10 @@ int main(int argc, char** argv) {
       acc += double(A.at(i, kk)) * float(tSFA(int(i), int(kk), 0)) * double(B.at(j, kk)) * float(tSFB(int(j), int(kk), 0));
     return acc;
   };
-  tt::check_output(r, d, M, N, ref, 1024, o.seed);
-
-  if (tt::time_launches(r, launch, o.warmup, o.iters))
-    r.tflops = 2.0 * M * N * double(K) / (r.time_ms * 1e-3) / 1e12;
-  if (r.error.empty() && !(r.rel_error <= r.error_bound))
-    r.error = "wrong results: rel_error " + tt::json_num(r.rel_error) + " above bound " + tt::json_num(r.error_bound);
-  r.print();
-  return r.error.empty() ? 0 : 1;
+  auto check = [&](tt::Result& res) { return tt::check_dense(res, dD, M, N, ref, o.seed); };
+  cfg::Gemm gemm;
+  return tt::run_gemm(r, gemm, args, tt::Widths{4, cutlass::sizeof_bits<cfg::ElementD>::value},
+                      2.0 * M * N * double(K), check, o);
 #endif
 }
 #endif

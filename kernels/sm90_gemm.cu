@@ -115,30 +115,6 @@ int main(int argc, char** argv) {
 }
 #else
 
-namespace {
-
-template <class T>
-T* to_device(tt::Result& r, const void* host, size_t bytes) {
-  void* p = nullptr;
-  if (tt::cuda_failed(r, cudaMalloc(&p, bytes ? bytes : 1), "cudaMalloc")) return nullptr;
-  if (host && tt::cuda_failed(r, cudaMemcpy(p, host, bytes, cudaMemcpyHostToDevice), "cudaMemcpy")) return nullptr;
-  return static_cast<T*>(p);
-}
-
-void probe_kernel(tt::Result& r) {
-  cudaFuncAttributes attr;
-  cudaError_t e = cudaFuncGetAttributes(&attr, cutlass::device_kernel<cfg::Kernel>);
-  if (e != cudaSuccess) {
-    tt::cuda_failed(r, e, "cudaFuncGetAttributes(kernel)");
-    return;
-  }
-  e = cudaFuncSetAttribute(cutlass::device_kernel<cfg::Kernel>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           static_cast<int>(r.smem_bytes));
-  if (e != cudaSuccess) tt::cuda_failed(r, e, "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
   tt::Options o = tt::parse(argc, argv);
   tt::Result r = describe(o.query);
@@ -161,9 +137,9 @@ int main(int argc, char** argv) {
   for (auto& v : hA) v = cfg::ElementAB(TT_DTYPE == 1 ? float(int(rng.next() % 17) - 8) * 0.25f : rng.uniform(-1.f, 1.f));
   for (auto& v : hB) v = cfg::ElementAB(TT_DTYPE == 1 ? float(int(rng.next() % 17) - 8) * 0.25f : rng.uniform(-1.f, 1.f));
 
-  auto* dA = to_device<cfg::ElementAB>(r, hA.data(), hA.size() * sizeof(cfg::ElementAB));
-  auto* dB = to_device<cfg::ElementAB>(r, hB.data(), hB.size() * sizeof(cfg::ElementAB));
-  auto* dD = to_device<cfg::ElementD>(r, nullptr, size_t(M) * N * sizeof(cfg::ElementD));
+  auto* dA = tt::to_device<cfg::ElementAB>(r, hA.data(), hA.size() * sizeof(cfg::ElementAB));
+  auto* dB = tt::to_device<cfg::ElementAB>(r, hB.data(), hB.size() * sizeof(cfg::ElementAB));
+  auto* dD = tt::to_device<cfg::ElementD>(r, nullptr, size_t(M) * N * sizeof(cfg::ElementD));
   if (!dA || !dB || !dD) { r.print(); return 1; }
   cudaMemset(dD, 0xFF, size_t(M) * N * sizeof(cfg::ElementD));  // 0xFFFF is a bf16 NaN: poison
 
@@ -187,57 +163,14 @@ int main(int argc, char** argv) {
   args.hw_info.device_id = 0;
   args.hw_info.sm_count = r.sm_count;
 
-  cfg::Gemm gemm;
-  cutlass::Status st = gemm.can_implement(args);
-  r.can_implement = {true, st == cutlass::Status::kSuccess, cutlassGetStatusString(st)};
-  if (st != cutlass::Status::kSuccess) {
-    std::string why = tt::tma_alignment_note(M, N, K, cutlass::sizeof_bits<cfg::ElementAB>::value, cutlass::sizeof_bits<cfg::ElementD>::value);
-    r.error = std::string("can_implement: ") + cutlassGetStatusString(st) + (why.empty() ? "" : " (" + why + ")");
-    r.print();
-    return 1;
-  }
-  size_t ws_bytes = cfg::Gemm::get_workspace_size(args);
-  void* ws = to_device<uint8_t>(r, nullptr, ws_bytes);
-  st = gemm.initialize(args, ws);
-  r.initialize = {true, st == cutlass::Status::kSuccess, cutlassGetStatusString(st)};
-  if (st != cutlass::Status::kSuccess) {
-    probe_kernel(r);  // initialize() swallowed the CUDA error; find out which one it was
-    r.error = std::string("initialize: ") + cutlassGetStatusString(st) + (r.error.empty() ? "" : "; " + r.error);
-    r.print();
-    return 1;
-  }
-  auto launch = [&]() {
-    cutlass::Status s = gemm.run();
-    if (s != cutlass::Status::kSuccess) {
-      r.run = {true, false, cutlassGetStatusString(s)};
-      tt::cuda_failed(r, cudaGetLastError(), "run");
-      if (r.error.empty()) r.error = std::string("run: ") + cutlassGetStatusString(s);
-      return false;
-    }
-    return true;
-  };
-  if (!launch() || tt::cuda_failed(r, cudaDeviceSynchronize(), "first run")) {
-    if (!r.run.reached) r.run = {true, false, "Error"};
-    r.print();
-    return 1;
-  }
-  r.run = {true, true, "Success"};
-  std::vector<cfg::ElementD> hD(size_t(M) * N);
-  cudaMemcpy(hD.data(), dD, hD.size() * sizeof(cfg::ElementD), cudaMemcpyDeviceToHost);
-  std::vector<float> d(hD.size());
-  for (size_t i = 0; i < d.size(); ++i) d[i] = float(hD[i]);
   auto ref = [&](long long i, long long j) {
     double acc = 0;
     for (long long kk = 0; kk < K; ++kk) acc += double(float(hA[i * K + kk])) * double(float(hB[j * K + kk]));
     return acc;
   };
-  tt::check_output(r, d, M, N, ref, 1024, o.seed);
-
-  if (tt::time_launches(r, launch, o.warmup, o.iters))
-    r.tflops = 2.0 * M * N * double(K) / (r.time_ms * 1e-3) / 1e12;
-  if (r.error.empty() && !(r.rel_error <= r.error_bound))
-    r.error = "wrong results: rel_error " + tt::json_num(r.rel_error) + " above bound " + tt::json_num(r.error_bound);
-  r.print();
-  return r.error.empty() ? 0 : 1;
+  auto check = [&](tt::Result& res) { return tt::check_dense(res, dD, M, N, ref, o.seed); };
+  cfg::Gemm gemm;
+  tt::Widths bits{cutlass::sizeof_bits<cfg::ElementAB>::value, cutlass::sizeof_bits<cfg::ElementD>::value};
+  return tt::run_gemm(r, gemm, args, bits, 2.0 * M * N * double(K), check, o);
 }
 #endif

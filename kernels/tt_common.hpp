@@ -4,7 +4,9 @@
 //   {"kernel","arch","tile","cluster","stages","smem_bytes","smem_limit","can_implement",
 //    "initialize","run","time_ms","tflops","rel_error","error","cutlass_version", ...}
 // Values that were not measured are null; "error" is null on success and one line otherwise.
-// Nothing here depends on a particular GEMM: the .cu file fills a Result and calls print().
+// The .cu file describes its GEMM in a Result, builds the kernel's arguments and inputs, and hands
+// them to run_gemm(), which runs CUTLASS's steps in the same order for every reproducer
+// (can_implement -> initialize -> checked first run -> result check -> timing) and prints the line.
 #pragma once
 
 #include <cmath>
@@ -20,6 +22,9 @@
 
 #ifndef TILETUNE_QUERY_ONLY
 #include <cuda_runtime.h>
+
+#include "cutlass/cutlass.h"
+#include "cutlass/device_kernel.h"
 #endif
 
 namespace tt {
@@ -200,6 +205,28 @@ inline double median(std::vector<double> v) {
   return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
 }
 
+// Compares D (read back as floats, row-major M x N) with a float64 reference at `samples`
+// pseudo-random positions, and scans all of D for NaN/Inf (D is poisoned with NaN before the
+// run, so an element the kernel never wrote shows up here too). Fills rel_error and nonfinite.
+template <class RefFn>
+inline void check_output(Result& r, const std::vector<float>& d, long long M, long long N, const RefFn& ref,
+                         int samples, unsigned seed) {
+  long long bad = 0;
+  for (float v : d) bad += std::isfinite(v) ? 0 : 1;
+  r.nonfinite = bad;
+  Rng rng(seed ^ 0xC0FFEEu);
+  double num = 0, den = 0;
+  for (int s = 0; s < samples; ++s) {
+    long long i = rng.next() % M, j = rng.next() % N;
+    double want = ref(i, j);
+    double got = d[i * N + j];
+    num += (got - want) * (got - want);
+    den += want * want;
+  }
+  r.rel_error = den > 0 ? std::sqrt(num / den) : (num > 0 ? INFINITY : 0.0);
+  if (bad > 0) r.rel_error = INFINITY;
+}
+
 #ifndef TILETUNE_QUERY_ONLY
 // ---------------------------------------------------------------- device facts and errors
 
@@ -286,32 +313,109 @@ inline bool time_launches(Result& r, const F& launch, int warmup, int iters) {
   r.time_ms = median(r.times_ms);
   return true;
 }
-#endif
 
-}  // namespace tt
+// ---------------------------------------------------------------- the CUTLASS run sequence
 
-namespace tt {
-
-// Compares D (read back as floats, row-major M x N) with a float64 reference at `samples`
-// pseudo-random positions, and scans all of D for NaN/Inf (D is poisoned with NaN before the
-// run, so an element the kernel never wrote shows up here too). Fills rel_error and nonfinite.
-template <class RefFn>
-inline void check_output(Result& r, const std::vector<float>& d, long long M, long long N, const RefFn& ref,
-                         int samples, unsigned seed) {
-  long long bad = 0;
-  for (float v : d) bad += std::isfinite(v) ? 0 : 1;
-  r.nonfinite = bad;
-  Rng rng(seed ^ 0xC0FFEEu);
-  double num = 0, den = 0;
-  for (int s = 0; s < samples; ++s) {
-    long long i = rng.next() % M, j = rng.next() % N;
-    double want = ref(i, j);
-    double got = d[i * N + j];
-    num += (got - want) * (got - want);
-    den += want * want;
-  }
-  r.rel_error = den > 0 ? std::sqrt(num / den) : (num > 0 ? INFINITY : 0.0);
-  if (bad > 0) r.rel_error = INFINITY;
+template <class T>
+T* to_device(Result& r, const void* host, size_t bytes) {
+  void* p = nullptr;
+  if (cuda_failed(r, cudaMalloc(&p, bytes ? bytes : 1), "cudaMalloc")) return nullptr;
+  if (host && cuda_failed(r, cudaMemcpy(p, host, bytes, cudaMemcpyHostToDevice), "cudaMemcpy")) return nullptr;
+  return static_cast<T*>(p);
 }
+
+// initialize() answers "Error Internal" and swallows the CUDA error when the runtime refuses the
+// kernel. Ask the runtime the same two questions it asked (is there code for this GPU? may the
+// kernel have this much shared memory?) and keep the answer, so "no kernel image" and "too much
+// shared memory" are told apart.
+template <class Kernel>
+void probe_kernel(Result& r) {
+  cudaFuncAttributes attr;
+  cudaError_t e = cudaFuncGetAttributes(&attr, cutlass::device_kernel<Kernel>);
+  if (e != cudaSuccess) {
+    cuda_failed(r, e, "cudaFuncGetAttributes(kernel)");
+    return;
+  }
+  e = cudaFuncSetAttribute(cutlass::device_kernel<Kernel>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           static_cast<int>(r.smem_bytes));
+  if (e != cudaSuccess) cuda_failed(r, e, "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
+}
+
+// Reads D (M x N, row-major, on the device) back as floats and compares it with ref(i, j).
+template <class ElementD, class RefFn>
+bool check_dense(Result& r, const ElementD* dD, long long M, long long N, const RefFn& ref, unsigned seed) {
+  std::vector<ElementD> hD(size_t(M) * N);
+  if (cuda_failed(r, cudaMemcpy(hD.data(), dD, hD.size() * sizeof(ElementD), cudaMemcpyDeviceToHost), "cudaMemcpy(D)"))
+    return false;
+  std::vector<float> d(hD.size());
+  for (size_t i = 0; i < d.size(); ++i) d[i] = float(hD[i]);
+  check_output(r, d, M, N, ref, 1024, seed);
+  return true;
+}
+
+// Element widths in bits, for saying why can_implement() refused (tma_alignment_note).
+struct Widths {
+  int ab;  // A and B
+  int d;   // D
+};
+
+// Runs a built CUTLASS GEMM through every step, recording each in r and stopping at the first that
+// fails: can_implement -> workspace -> initialize (probe_kernel when it fails) -> first run, alone
+// and synchronised (a faulting kernel is reported before any timing) -> check(r), which reads D back
+// and fills rel_error and nonfinite (false: it could not, r.error says why) -> timed runs.
+// r.m, r.n, r.k must hold the problem (one group's, for grouped kernels); `flops` is per launch.
+// Prints the JSON line and returns the exit status: 0 only if every step passed and D is right.
+template <class Gemm, class Check>
+int run_gemm(Result& r, Gemm& gemm, const typename Gemm::Arguments& args, Widths bits, double flops,
+             const Check& check, const Options& o) {
+  cutlass::Status st = gemm.can_implement(args);
+  r.can_implement = {true, st == cutlass::Status::kSuccess, cutlassGetStatusString(st)};
+  if (st != cutlass::Status::kSuccess) {
+    std::string why = tma_alignment_note(r.m, r.n, r.k, bits.ab, bits.d);
+    r.error = std::string("can_implement: ") + cutlassGetStatusString(st) + (why.empty() ? "" : " (" + why + ")");
+    r.print();
+    return 1;
+  }
+  // Grouped kernels keep a TMA descriptor per SM and operand here, rewritten on the device per group.
+  void* ws = to_device<uint8_t>(r, nullptr, Gemm::get_workspace_size(args));
+  if (!ws) {
+    r.print();
+    return 1;
+  }
+  st = gemm.initialize(args, ws);
+  r.initialize = {true, st == cutlass::Status::kSuccess, cutlassGetStatusString(st)};
+  if (st != cutlass::Status::kSuccess) {
+    probe_kernel<typename Gemm::GemmKernel>(r);
+    r.error = std::string("initialize: ") + cutlassGetStatusString(st) + (r.error.empty() ? "" : "; " + r.error);
+    r.print();
+    return 1;
+  }
+  auto launch = [&]() {
+    cutlass::Status s = gemm.run();
+    if (s != cutlass::Status::kSuccess) {
+      r.run = {true, false, cutlassGetStatusString(s)};
+      cuda_failed(r, cudaGetLastError(), "run");
+      if (r.error.empty()) r.error = std::string("run: ") + cutlassGetStatusString(s);
+      return false;
+    }
+    return true;
+  };
+  if (!launch() || cuda_failed(r, cudaDeviceSynchronize(), "first run")) {
+    if (!r.run.reached) r.run = {true, false, "Error"};
+    r.print();
+    return 1;
+  }
+  r.run = {true, true, "Success"};
+  if (!check(r)) {
+    r.print();
+    return 1;
+  }
+  if (time_launches(r, launch, o.warmup, o.iters)) r.tflops = flops / (r.time_ms * 1e-3) / 1e12;
+  if (r.error.empty() && !(r.rel_error <= r.error_bound))
+    r.error = "wrong results: rel_error " + json_num(r.rel_error) + " above bound " + json_num(r.error_bound);
+  r.print();
+  return r.error.empty() ? 0 : 1;
+}
+#endif
 
 }  // namespace tt
