@@ -547,6 +547,9 @@ _RESULT_FIELDS = (
 )
 
 
+_new_tuple = tuple.__new__
+
+
 def project(res: Any, *, gpu: str, dtype: str, m: int) -> Analysis:
     """Map a `tiletune.model.ModelResult` onto the fields inspect shows, in base units.
 
@@ -555,12 +558,12 @@ def project(res: Any, *, gpu: str, dtype: str, m: int) -> Analysis:
     """
     if type(res).__name__ == "Estimate":  # model.perf.Estimate (the default port): its fields are known
         smem = res.smem
-        return Analysis(  # positional, in field order: the fast way to build a NamedTuple
+        return _new_tuple(Analysis, (  # every field, in order: one C call instead of NamedTuple's Python __new__
             gpu, dtype, m, smem.shared_storage_bytes, smem.limit_bytes, smem.stages, smem.verdict,
             res.intensity_problem, res.intensity_tile, res.bound, res.time_floor_s, res.time_expected_s,
             res.time_low_s, res.time_high_s, res.efficiency_compute, res.efficiency_roofline, res.flops,
             res.peak_dense, res.peak_sparse, res.bandwidth, res.ctas, res.sms, smem.notes + res.notes,
-        )
+        ))
     smem = getattr(res, "smem", None)
     verdict = getattr(smem, "verdict", None)
     notes = tuple(getattr(smem, "notes", ()) or ()) + tuple(getattr(res, "notes", ()) or ())

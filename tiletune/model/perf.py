@@ -36,6 +36,12 @@ def _ceil(a: int, b: int) -> int:
     return -(-a // b)
 
 
+# A NamedTuple's own constructor is Python code that re-packs every argument; building one with
+# tuple.__new__ and ALL its fields in order is a single C call (used where one is built per
+# modelled case: Estimate has 39 fields).
+_new_tuple = tuple.__new__
+
+
 class Bytes(NamedTuple):
     """Fewest DRAM bytes: each operand read once, D written once (no C). Scale factors padded as stored.
     (A NamedTuple: one or two are built per modelled case, tens of thousands in a big inspect.)"""
@@ -131,7 +137,7 @@ def _bytes(dtype: str, dtype_out: str, rows: int, n: int, k: int, groups_b: int,
         sfa = -(-groups_sf_rows // 128) * 128 * kb if groups_sf_rows else 0
         sfb = groups_b * -(-n // 128) * 128 * kb
     d = rows * n * OUT_BITS.get(dtype_out, 16) // 8
-    return Bytes(a, b, sfa, sfb, d)
+    return _new_tuple(Bytes, (a, b, sfa, sfb, d, 0))
 
 
 def _expected_distinct(experts: int, draws: int) -> float:
@@ -345,11 +351,11 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
                      f"roofline, the best possible compute efficiency is {min(1.0, ai / ridge):.1%}")
     notes += ctx.peak_notes
 
-    return Estimate(
+    return _new_tuple(Estimate, (  # every field, in order (see _new_tuple)
         a, dtype, dtype_out, (bm, bn, bk), mk, nk, k, groups, flops, byt, ai, intensity_tile, ridge, bound, peak,
         dense, peak.sparse, bw, gpu.sms, ctas, slots, waves, wave_eff, tile_eff, k_eff,
         k_iters, t_floor, t_comp, t_mem, t_fixed, t_exp, t_low, t_high, flops / (dense * t_exp), t_floor / t_exp,
-        min(1.0, ai / ridge), fit, c, tuple(notes))
+        min(1.0, ai / ridge), fit, c, tuple(notes)))
 
 
 _FAMILY = {"sm121": "sm120", "sm103": "sm100"}
