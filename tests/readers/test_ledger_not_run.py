@@ -76,3 +76,4 @@ def test_retry_takes_not_run_tactics_by_default():
     picked = {(t.op, t.tactic) for t in targets_from_entries(entries)}
     assert {("fp4_gemm", 0), ("fp4_gemm", 1), ("mxfp8_gemm", 0)} <= picked
     assert all(op != "fp8_gemm" for op, _ in picked)  # passed ones stay out
+

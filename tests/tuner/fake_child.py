@@ -62,6 +62,10 @@ def main():
     elif mode == "oom":
         write(result, {"ok": False, "error": "OutOfMemoryError: CUDA out of memory. Tried to allocate 256.00 GiB"})
         sys.exit(1)
+    elif mode == "refuse":  # what the worker writes for a runner this GPU cannot run (worker.arch_refusal)
+        write(result, {"ok": False, "engine_error": True,
+                       "error": "fp4_gemm / CutlassFp4GemmRunner runs only on SM100/SM120 (CUTLASS, Blackwell only); "
+                                "this GPU is Fake GPU (SM90): not attempted, nothing built"})
     else:
         sys.exit(f"unknown mode {mode}")
 

@@ -98,3 +98,18 @@ def test_unreadable_ledger_is_one_fatal_problem(tmp_path):
 
 def test_diagnosis_values_are_stable_strings():
     assert Diagnosis("smem_over_limit") is Diagnosis.SMEM_OVER_LIMIT
+
+
+def test_a_refused_attempt_is_not_run_not_failed(tmp_path):
+    """A child that refuses the way the worker does (an engine_error result): the retry summary
+    counts it apart, and the ledger it wrote reads back as not_run (a tactic never run)."""
+    from tiletune.tuner.command import render
+
+    led = tmp_path / "ledger.jsonl"
+    run = run_retry([make_target("pass"), make_target("refuse"), make_target("exit3")], FakeEngine(), led,
+                    progress=None, env=dict(FAKE_ENV), workers=1, gpus=[])
+    assert [a.diagnosis.value for a in run.attempts] == ["passed", "engine_error", "initialize_failed"]
+    assert "1 passed, 1 failed, 1 not run" in render(run, [], as_json=False)
+    recs = [r for r in ledger_reader.read(led, ReadContext()) if hasattr(r, "status")]
+    assert [r.status for r in recs] == [Status.PASSED, Status.NOT_RUN, Status.FAILED]
+    assert "not attempted" in recs[1].error
