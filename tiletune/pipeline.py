@@ -738,7 +738,7 @@ def _not_tried(analyzed: Sequence[AnalyzedEntry]) -> Iterable[NotTried]:
         if r.status is Status.PROFILED or (r.status is Status.FAILED and r.source_kind == "log"):
             logged.add((r.env.arch, r.op))
         d = a.entry.decode
-        if isinstance(d, Decoded):
+        if isinstance(d, Decoded) and r.status is not Status.NOT_RUN:  # never run: not tried either
             decodes[id(d)] = d
     tried: "OrderedDict[CatalogRef, set[int]]" = OrderedDict()
     for d in decodes.values():

@@ -291,7 +291,7 @@ def _entry_row(
             fmt_pct(a.eff_compute) if a else "-",
         ]
     status = status_cell(ae)
-    if r.status is Status.FAILED and r.error:
+    if r.status in (Status.FAILED, Status.NOT_RUN) and r.error:
         status += f" {notes.ref(r.error.strip())}"
     row = [m, fmt_int(p.n) if p else "-", fmt_int(p.k) if p else "-", tactic_cell(r.tactic), tile, status, *model_cells]
     if has_meas:
