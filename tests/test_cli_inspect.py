@@ -171,3 +171,25 @@ def test_json_and_report_paths_do_not_import_tabulate_matplotlib_or_torch(sample
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_console_entry_exits_with_the_status_and_whole_output(sample, tmp_path):
+    # main() leaves with os._exit after inspect (no teardown): output must be complete and the status kept
+    import subprocess
+    import sys
+
+    ok = subprocess.run([sys.executable, "-m", "tiletune", "inspect", sample(SM120), "--format", "json"],
+                        capture_output=True, text=True)
+    assert ok.returncode == 0 and json.loads(ok.stdout)["entries"], ok.stderr
+    bad = subprocess.run([sys.executable, "-m", "tiletune", "inspect", sample("bad/bad-key.json")],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "Verdicts" in bad.stdout and bad.stdout.endswith("\n")
+    usage = subprocess.run([sys.executable, "-m", "tiletune", "inspect", "--format", "yaml"], capture_output=True, text=True)
+    assert usage.returncode == 2 and "yaml" in usage.stderr
+    out = tmp_path / "r.json"
+    wrote = subprocess.run([sys.executable, "-m", "tiletune", "inspect", sample(SM120), "-f", "json", "-o", str(out)],
+                           capture_output=True, text=True)
+    assert wrote.returncode == 0 and json.loads(out.read_text())["entries"]
+    piped = subprocess.run(f"{sys.executable} -m tiletune inspect {sample(SM120)} --format json | head -c 10",
+                           shell=True, capture_output=True, text=True)
+    assert piped.stdout == '{"schema":' and "Traceback" not in piped.stderr

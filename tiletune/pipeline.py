@@ -645,12 +645,14 @@ def _aggregate_failures(
     groups: "OrderedDict[_FailKey, list[AnalyzedEntry]]" = OrderedDict()
     passed: set[_FailKey] = set()
     for a in analyzed:
-        r = a.record
-        key = (r.env.arch, r.env.flashinfer_version, r.op, r.runner, r.tactic)
-        if r.status is Status.FAILED:
-            groups.setdefault(key, []).append(a)
-        elif r.status is Status.PASSED:
-            passed.add(key)
+        r = a.entry.record  # (not the `record` property: this loop runs once per entry)
+        status = r.status
+        if status is Status.FAILED or status is Status.PASSED:
+            key = (r.env.arch, r.env.flashinfer_version, r.op, r.runner, r.tactic)
+            if status is Status.FAILED:
+                groups.setdefault(key, []).append(a)
+            else:
+                passed.add(key)
     for key, items in groups.items():
         arch, version, op, runner, tactic = key
         errors: Counter[str] = Counter()
@@ -734,7 +736,7 @@ def _not_tried(analyzed: Sequence[AnalyzedEntry]) -> Iterable[NotTried]:
     decodes: dict[int, Decoded] = {}  # by identity, in order of first use: decode shares one object per answer
     logged: set[tuple[Optional[str], str]] = set()  # (arch, op) with per-tactic log evidence
     for a in analyzed:
-        r = a.record
+        r = a.entry.record
         if r.status is Status.PROFILED or (r.status is Status.FAILED and r.source_kind == "log"):
             logged.add((r.env.arch, r.op))
         d = a.entry.decode

@@ -209,7 +209,7 @@ def verdicts(
     not_built: dict[tuple[Optional[str], str], list[str]] = {}
     labels: dict[int, str] = {}  # id(config) -> label: decoded configs are shared, label() builds a string
     for a in analyzed:
-        r = a.record
+        r = a.entry.record  # (not the `record` property: this loop runs once per entry)
         key = (r.env.arch, r.op)
         keys.setdefault(key, None)
         d = a.entry.decode

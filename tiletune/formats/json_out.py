@@ -555,7 +555,8 @@ def _entry_fragments(result: InspectResult, enc: Any, note_table: NoteTable) -> 
         return hit
 
     for ae in result.entries:
-        r, e = ae.record, ae.entry
+        e = ae.entry
+        r = e.record
         env = r.env
         # one lookup for the parts a file's entries share; the status by identity (enum members are
         # singletons, and an Enum's __hash__ is Python code)

@@ -133,7 +133,7 @@ def tactic_cell(t: object) -> str:
 
 
 def status_cell(ae: AnalyzedEntry) -> str:
-    r = ae.record
+    r = ae.entry.record  # (the property costs a call: these run once per entry)
     s = str(r.status)
     if r.count > 1:
         s += f" x{r.count}"
@@ -166,10 +166,10 @@ class _Notes:
 
 def entry_sections(result: InspectResult, *, statuses: Optional[Sequence[Status]] = None) -> list[Section]:
     """Group entries into sections and render each row; `statuses` filters (e.g. chosen only)."""
-    multi_source = len({ae.record.source for ae in result.entries}) > 1
+    multi_source = len({ae.entry.record.source for ae in result.entries}) > 1
     groups: "OrderedDict[tuple, list[AnalyzedEntry]]" = OrderedDict()
     for ae in result.entries:
-        r = ae.record
+        r = ae.entry.record
         if statuses is not None and r.status not in statuses:
             continue
         key = (r.env.arch or "~", r.op, r.runner, r.env.flashinfer_version or "")
@@ -204,7 +204,7 @@ def entry_sections(result: InspectResult, *, statuses: Optional[Sequence[Status]
         items = sorted(items, key=_row_key)
         for ae in items:
             sec.rows.append(_entry_row(ae, notes, has_rank=has_rank, has_meas=has_meas, src=sources if multi_source else None))
-            if ae.record.status is Status.CHOSEN:
+            if ae.entry.record.status is Status.CHOSEN:
                 sec.chosen += 1
         sec.footnotes = notes.lines()
         sections.append(sec)
@@ -221,7 +221,7 @@ def _one_rank_per_source(items: Sequence[AnalyzedEntry]) -> bool:
 
 def _row_key(ae: AnalyzedEntry) -> tuple:
     p = ae.entry.problem
-    r = ae.record
+    r = ae.entry.record
     # one GEMM shape after another, its M buckets in order
     return (
         p is None,
@@ -262,7 +262,7 @@ def source_legend(result: InspectResult) -> list[str]:
 def _entry_row(
     ae: AnalyzedEntry, notes: _Notes, *, has_rank: bool, has_meas: bool, src: Optional[dict[str, int]]
 ) -> list[str]:
-    r = ae.record
+    r = ae.entry.record
     p = ae.entry.problem
     a = ae.analysis
     if ae.config is not None:
