@@ -5,7 +5,9 @@ release and arch, so decoding needs both; without them the answer is an `Undecod
 which option to pass. Non-CUTLASS runners (cuBLASLt, cuDNN, trtllm-gen, CuTe DSL, ...) are
 `Undecoded(not_a_cutlass_tactic=True)`: nothing to decode, not an error. When several catalogs
 match (MoE lists per dtype when the key carries none) and disagree, the entry is ambiguous and
-lists the candidates. Decoding is memoised per (release, arch, op, runner, variant, tactic),
+lists the candidates; it is also ambiguous, never one tile, when any variant the key leaves
+possible has no list (the tactic may index that list), and the reason says which and, where the
+catalog data records it, why. Decoding is memoised per (release, arch, op, runner, variant, tactic),
 so a 50,000-entry cache costs a few thousand lookups.
 """
 
@@ -175,7 +177,7 @@ def _decode_cached(version: str, arch: str, op: str, runner: str, variants: tupl
             ", ".join(dict.fromkeys(_pair_text(v) for v in missing))
             + " (not extracted by tiletune, or not built by this release)")
         return Undecoded(
-            reason=f"ambiguous: the key does not name its dtypes and FlashInfer {version} {arch} has no "
+            reason=f"ambiguous: the key leaves several variants possible and FlashInfer {version} {arch} has no "
                    f"{op} catalog for the candidate variant(s) {absent}; "
                    f"the catalogued candidates would give: {_candidates_text(cats, results)}",
             candidates=tuple(dict.fromkeys(d.config for d in decoded)))
@@ -208,8 +210,8 @@ def _candidates_text(cats: Sequence[Catalog], results: Sequence[Decode]) -> str:
 
 
 def _why_missing(version: str, arch: str, missing: Sequence[Mapping[str, Any]]) -> Optional[str]:
-    """'bf16 x fp8 (deepseek-block): <why>, ...' for fused-MoE variants whose absence the data
-    explains (not_extracted notes); None when it explains none of them."""
+    """'bf16 x fp8 (deepseek-block) (<why>); ...' for fused-MoE variants, when the data explains the
+    absence of at least one of them (its not_extracted notes); None otherwise."""
     if not missing or "act" not in missing[0]:
         return None
     from tiletune.catalogs import moe  # type: ignore[attr-defined]

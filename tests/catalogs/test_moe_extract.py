@@ -99,3 +99,39 @@ def test_shipped_json_matches_a_fresh_extraction():
             assert (e["op"], e["arch"], e["variant"]) == (s["op"], s["arch"], s["variant"])
             fresh = {k: v for k, v in lists[e["list"]].items() if k != "id"}
             assert fresh == doc["lists"][s["list"]], (tag, s["list"])
+
+
+@needs_repo
+def test_mixed_input_variants_need_the_enum_tile_dispatcher():
+    # a release whose mixed-input dispatcher derives K from the GEMM at run time (as v0.6.7..v0.6.15
+    # do) keeps its other lists and records why the W4A8 / W4A16 ones are missing
+    rel = _release("v0.6.18rc7")
+
+    def read(path: str) -> str:
+        text = rel.read(path)
+        if path == X.DISPATCH_MIXED:
+            text = text.replace("static_cast<void>(UnusedScalePackFactor);",
+                                "constexpr int Ktile = 128 * UnusedScalePackFactor / sizeof(T);")
+        return text
+
+    entries, _, ck = X.release_catalogs(dataclasses.replace(rel, read=read))
+    sm90 = {(e["variant"]["act"], e["variant"]["weight"]) for e in entries if e["arch"] == "sm90"}
+    assert ("bf16", "int4") in sm90 and ("fp8", "int4") not in sm90 and ("bf16", "mxfp4") not in sm90
+    skipped = {(n["variant"]["act"], n["variant"]["weight"]) for n in ck.skipped if n["arch"] == "sm90"}
+    assert {("fp8", "int4"), ("bf16", "mxfp4"), ("fp8", "mxfp4")} <= skipped
+
+
+@needs_repo
+def test_weight_only_schedule_choice_it_does_not_know_is_refused():
+    rel = _release("v0.6.18rc7")
+
+    def read(path: str) -> str:
+        text = rel.read(path)
+        if path == X.HEUR:  # a second schedule per cooperative tile
+            text = text.replace("mainloop_schedules.insert(MainloopScheduleType::COOPERATIVE);",
+                                "mainloop_schedules.insert(MainloopScheduleType::COOPERATIVE);\n"
+                                "        mainloop_schedules.insert(MainloopScheduleType::PINGPONG);")
+        return text
+
+    with pytest.raises(CatalogError, match="structure|cooperative branch"):
+        X.release_catalogs(dataclasses.replace(rel, read=read))
