@@ -66,3 +66,15 @@ def test_classes_it_does_not_cover_keep_the_generated_init() -> None:
         before = cls.__init__
         assert quick_init(cls).__init__ is before
     assert PostInit(5).seen == [5]
+
+
+def test_field_order_the_hot_positional_calls_rely_on():
+    # readers/flashinfer_v1.read_object and ops._fp4 build these positionally (one per cache entry):
+    # reordering a field must fail here, not silently swap values there
+    import dataclasses
+
+    assert [f.name for f in dataclasses.fields(TuningRecord)] == [
+        "source", "source_kind", "op", "runner", "tactic", "status", "env", "shapes", "extras", "raw_key",
+        "error", "time_ms", "count", "rank", "line", "detail"]
+    assert [f.name for f in dataclasses.fields(Problem)] == [
+        "m", "n", "k", "batch", "m_range", "experts", "top_k", "dtype_a", "dtype_b", "dtype_out", "notes"]

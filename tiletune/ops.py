@@ -134,8 +134,9 @@ def _fp4(op, runner, shapes, extras, version) -> ProblemOrReason:
     rng, notes = _fp4_notes(m, version, dtype is None)
     if extras:
         out = canonical_dtype(extras[0])
-    return Problem(m=m, n=n, k=2 * k_half, m_range=rng, dtype_a=dtype, dtype_b=dtype, dtype_out=out,
-                   notes=notes), None
+    # positional, in Problem's field order (m, n, k, batch, m_range, experts, top_k, dtype_a, dtype_b,
+    # dtype_out, notes): one per fp4 key, the commonest op in big caches
+    return Problem(m, n, 2 * k_half, 1, rng, None, None, dtype, dtype, out, notes), None
 
 
 @functools.lru_cache(maxsize=8192)  # per bucket: one shared notes tuple instead of a new list per key

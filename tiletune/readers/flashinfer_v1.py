@@ -220,20 +220,10 @@ def read_object(path: Path, obj: Any, ctx: ReadContext, hints: Optional[PathHint
             frozen_detail = tuple(detail)
             if dkey is not None:
                 shared_details[dkey] = frozen_detail
-        yield TuningRecord(
-            source=src,
-            source_kind=KIND,
-            op=pk.op,
-            runner=pk.runner,
-            tactic=tactic,
-            status=Status.CHOSEN,
-            env=env,
-            shapes=pk.shapes,
-            extras=pk.extras,
-            raw_key=key,
-            rank=rank,
-            detail=frozen_detail,
-        )
+        # positional, in TuningRecord's field order (source, source_kind, op, runner, tactic, status,
+        # env, shapes, extras, raw_key, error, time_ms, count, rank, line, detail): one per cache entry
+        yield TuningRecord(src, KIND, pk.op, pk.runner, tactic, Status.CHOSEN, env, pk.shapes, pk.extras, key,
+                           None, None, 1, rank, None, frozen_detail)
     if _RECORDS in obj:
         yield from _namespaced_records(path, obj[_RECORDS], env, rank)
     elif n_entries == 0:
