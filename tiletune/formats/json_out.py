@@ -504,7 +504,9 @@ def _problem_json(p: Problem, note_ids: str, tails: Optional[dict[Any, str]] = N
     """The problem as compact JSON; `tails` memoises the part after m/n/k/batch/m_range, which
     thousands of problems share (the key carries the value types so 1 and True never share text)."""
     mr = "null" if p.m_range is None else f"[{int(p.m_range[0])},{int(p.m_range[1])}]"
-    key = (p.experts, p.top_k, p.dtype_a, p.dtype_b, p.dtype_out, note_ids, type(p.experts), type(p.top_k))
+    experts, top_k = p.experts, p.top_k
+    key = (p.dtype_a, p.dtype_b, p.dtype_out, note_ids) if experts is None and top_k is None else (
+        p.dtype_a, p.dtype_b, p.dtype_out, note_ids, experts, top_k, type(experts), type(top_k))
     tail = None if tails is None else tails.get(key)
     if tail is None:
         tail = (
@@ -519,8 +521,7 @@ def _problem_json(p: Problem, note_ids: str, tails: Optional[dict[Any, str]] = N
 def _entry_fragments(result: InspectResult, enc: Any, note_table: NoteTable) -> Iterable[str]:
     memo = _Memo()
     envs: dict[tuple[Any, ...], str] = {}
-    problems: dict[int, str] = {}
-    notes: dict[tuple[str, ...], str] = {}
+    notes: dict[int, tuple[tuple[str, ...], str]] = {}  # id(notes tuple) -> (the tuple, its note ids as JSON)
     configs: dict[int, str] = {}
     models: dict[int, str] = {}
     values: dict[Any, str] = {}  # extras / detail / tactic tuples, by value (they repeat)
@@ -580,13 +581,12 @@ def _entry_fragments(result: InspectResult, enc: Any, note_table: NoteTable) -> 
         p = e.problem
         if p is None:
             fp = "null"
-        else:
-            fp = problems.get(id(p))
-            if fp is None:
-                fnotes = notes.get(p.notes)
-                if fnotes is None:
-                    fnotes = notes[p.notes] = enc(note_table.ids(p.notes))
-                fp = problems[id(p)] = _problem_json(p, fnotes, problem_tails)
+        else:  # (problems are one per record: no memo; their notes tuples are shared, by identity)
+            pn = p.notes
+            fnotes = notes.get(id(pn))
+            if fnotes is None or fnotes[0] is not pn:
+                fnotes = notes[id(pn)] = (pn, enc(note_table.ids(pn)))
+            fp = _problem_json(p, fnotes[1], problem_tails)
         d_id = id(e.decode)
         fc = configs.get(d_id)
         if fc is None:
@@ -616,7 +616,7 @@ def _entry_fragments(result: InspectResult, enc: Any, note_table: NoteTable) -> 
         yield (
             f'{{{fe},"tactic":{ft},"problem":{fp},{fc},"model":{fm}{tail},'
             f'"shapes":{frozen(r.shapes) if p is None else "null"},"extras":{fx},"detail":{detail},'
-            f'"model_note":{_js(ae.analysis_note, enc)}}}'
+            f'"model_note":{"null" if ae.analysis_note is None else _js(ae.analysis_note, enc)}}}'
         )
 
 
