@@ -9,6 +9,7 @@ by its extractor, all with this schema (`"schema": "tiletune.catalogs/1"`):
      "family": "dense-gemm",
      "generated_by": "<command that wrote the file>",
      "releases": {"0.6.11": {"source": {"kind": "git-tag" | "wheel", "ref": "v0.6.11", "commit": "<sha>"},
+                             "not_extracted": [...],  # optional: lists the extractor left out and why
                              "catalogs": [{"op": "fp4_gemm", "runner": "CutlassFp4GemmRunner",
                                            "arch": "sm120", "variant": {}, "list": "<list id>"}]}},
      "lists": {"<list id>": {"source_file": "include/flashinfer/gemm/....h", "function": "getConfigs",

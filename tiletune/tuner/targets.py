@@ -151,6 +151,8 @@ def _moe_kernel_types(entry: Entry, moe_dtype: Optional[str]) -> tuple:
         found = set()
         for v in variants:
             for cat in catalogs.lookup(version, arch, rec.op, rec.runner, v):
+                if v and not set(v).issuperset(cat.variant):
+                    continue  # exactly this variant (as decode matches it): plain fp8 x mxfp4 is not the humming list
                 d = catalogs.resolve(cat, rec.tactic)
                 found.add(getattr(d, "config", None))
         if len(found) == 1:
