@@ -49,38 +49,43 @@ def _tab(rows, headers, maxcolwidths=None) -> str:
 
 def _simple_table(rows, headers, aligns) -> "str | None":
     """The text `tabulate(..., tablefmt="simple", disable_numparse=True, colalign=aligns)` writes
-    with MIN_PADDING 0, for plain ASCII one-line string cells; None for anything else (tabulate
+    with MIN_PADDING 0, for one-line cells of printable ASCII; None for anything else (tabulate
     then handles it). Why: tabulate inspects every cell's type (about 50 us per row), which made a
     50,000-entry table take seconds. tests/formats/test_table_fast.py holds it to tabulate's text.
     """
     headers = list(headers)
     ncols = len(headers)
-    cols: list[list[str]] = [[] for _ in range(ncols)]
+    clean = []
     try:
         for row in rows:
             if len(row) != ncols:
                 return None
-            for col, cell in zip(cols, row):
-                col.append(cell.strip())  # tabulate strips cells (PRESERVE_WHITESPACE is off)
-        text = "".join(headers) + "".join("".join(c) for c in cols)
-    except (AttributeError, TypeError):  # a non-str cell: tabulate formats it its own way
+            joined = "\x00".join(row)  # (a TypeError for a non-str cell)
+            if not (joined.isascii() and joined.replace("\x00", "").isprintable()):
+                return None  # tabs, newlines, escapes, wide characters: tabulate's rules apply
+            if " \x00" in joined or "\x00 " in joined or joined[:1] == " " or joined[-1:] == " ":
+                row = [c.strip() for c in row]  # tabulate strips cells (PRESERVE_WHITESPACE is off)
+            clean.append(row)
+    except TypeError:  # a non-str cell: tabulate formats it its own way
         return None
-    if not text.isascii() or "\n" in text or "\x1b" in text or "\t" in text:
+    if not ("".join(headers).isascii() and "".join(headers).isprintable()):
         return None
+    cols = list(zip(*clean)) if clean else [() for _ in headers]
     widths = [max(len(h), max(map(len, c), default=0)) for h, c in zip(headers, cols)]
-    pads = [str.rjust if a == "right" else str.ljust for a in aligns]
-    lines = ["  ".join(pad(h, w) for pad, h, w in zip(pads, headers, widths)).rstrip(),
-             "  ".join("-" * w for w in widths).rstrip()]
-    padded = [[pad(c, w) for c in col] for pad, col, w in zip(pads, cols, widths)]
-    lines += ["  ".join(cells).rstrip() for cells in zip(*padded)]
+    fmt = "  ".join(("{:>%d}" if a == "right" else "{:<%d}") % w for a, w in zip(aligns, widths))
+    lines = [fmt.format(*headers).rstrip(), "  ".join("-" * w for w in widths).rstrip()]
+    lines += [fmt.format(*row).rstrip() for row in clean]
     return "\n".join(lines)
 
 
 def _summary(result: InspectResult) -> str:
-    counts: dict[str, int] = {}
+    by_status: dict = {}
     for ae in result.entries:
-        s = str(ae.record.status)
-        counts[s] = counts.get(s, 0) + 1
+        st = ae.entry.record.status
+        by_status[st] = by_status.get(st, 0) + 1
+    counts: dict[str, int] = {}
+    for st, n in by_status.items():
+        counts[str(st)] = counts.get(str(st), 0) + n
     parts = ", ".join(f"{n:,} {s}" for s, n in sorted(counts.items(), key=lambda x: -x[1]))
     n_in = len(result.sources)
     return f"tiletune inspect: {n_in} input{'s' if n_in != 1 else ''}, {len(result.entries):,} entries" + (

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 from tiletune.pipeline import Analysis, AnalyzedEntry, Failure, InspectResult, NotTried
-from tiletune.records import Problem, Status, Undecoded
+from tiletune.records import Decoded, Problem, Status, TileConfig, Undecoded
 
 SMEM_UNIT = 1024  # KiB on screen; bytes in the model (101,376 B shows as 99.0 KiB)
 
@@ -134,7 +134,7 @@ def tactic_cell(t: object) -> str:
 
 def status_cell(ae: AnalyzedEntry) -> str:
     r = ae.entry.record  # (the property costs a call: these run once per entry)
-    s = str(r.status)
+    s = _STATUS_TEXT.get(r.status) or str(r.status)
     if r.count > 1:
         s += f" x{r.count}"
     return s
@@ -259,14 +259,27 @@ def source_legend(result: InspectResult) -> list[str]:
     return out
 
 
+# Row pieces many rows share, computed once: a config's label by identity (kept alive here so
+# the id stays its own) and each status's text (an Enum's __str__ is Python code).
+_LABELS: dict[int, tuple[TileConfig, str]] = {}
+_STATUS_TEXT = {st: str(st) for st in Status}
+
+
 def _entry_row(
     ae: AnalyzedEntry, notes: _Notes, *, has_rank: bool, has_meas: bool, src: Optional[dict[str, int]]
 ) -> list[str]:
     r = ae.entry.record
     p = ae.entry.problem
     a = ae.analysis
-    if ae.config is not None:
-        tile = ae.config.label()
+    d0 = ae.entry.decode
+    config = d0.config if type(d0) is Decoded else None
+    if config is not None:
+        tile = _LABELS.get(id(config))
+        if tile is None or tile[0] is not config:
+            if len(_LABELS) > 10_000:
+                _LABELS.clear()
+            tile = _LABELS[id(config)] = (config, config.label())
+        tile = tile[1]
     elif r.status in (Status.COMPILED, Status.NOT_BUILT) and r.detail_dict().get("tile"):
         tile = "x".join(str(v) for v in r.detail_dict()["tile"]) + " (JIT)"
     elif isinstance(ae.entry.decode, Undecoded):
@@ -280,7 +293,7 @@ def _entry_row(
         m = f"? {notes.ref(ae.entry.problem_note)}"
     else:
         m = m_bucket(p)
-    if a is None and ae.config is not None and ae.analysis_note:
+    if a is None and config is not None and ae.analysis_note:
         model_cells = [f"- {notes.ref(ae.analysis_note)}", "-", "-", "-", "-"]
     else:
         model_cells = [
