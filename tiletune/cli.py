@@ -9,8 +9,10 @@ Reports go to stdout (or `--output`, written atomically); progress and summaries
 from __future__ import annotations
 
 import enum
+import gc
 import os
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, List, Optional, TypeVar, Union
 
@@ -72,6 +74,27 @@ def _emit(text: Union[str, Iterable[str]], output: Optional[Path]) -> None:
             yield "\n"
 
     write_atomic(output, ended())
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Run one command with the cyclic garbage collector paused (restored afterwards).
+
+    Why: inspect keeps ~10 container objects per entry alive until it has printed them, so the
+    collector's periodic full scans re-walk the whole growing heap (about 1 s of a 50,000-entry
+    run) while finding nothing: records, entries, analyses and rows form no reference cycles. On
+    the way out the objects still alive are frozen (`gc.freeze`): freed by reference counting
+    when dropped, but never rescanned; re-enabling without it costs one full scan of them all.
+    A process policy, so it lives here and not in the library.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.freeze()
+            gc.enable()
 
 
 def _version_callback(value: bool) -> None:
@@ -159,7 +182,8 @@ def inspect_command(
         _report_problems(result, to_stderr=format is not OutputFormat.table or output is not None)
         return result.exit_code
 
-    code = _guard(run)
+    with _gc_paused():
+        code = _guard(run)
     if code:
         raise typer.Exit(code=code)
 
@@ -217,7 +241,8 @@ def report_command(
         _report_problems(result, to_stderr=True)
         return result.exit_code
 
-    code = _guard(run)
+    with _gc_paused():
+        code = _guard(run)
     if code:
         raise typer.Exit(code=code)
 

@@ -18,10 +18,8 @@ Formatters convert (KiB, us, %) and label model values as such.
 from __future__ import annotations
 
 import dataclasses
-import gc
 import operator
 from collections import Counter, OrderedDict
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, NamedTuple, Optional, Sequence
@@ -226,26 +224,6 @@ def loses_data(problem: InputProblem) -> bool:
 # --- entry point -------------------------------------------------------------------------------
 
 
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector for one batch of work (restored afterwards).
-
-    Why: inspect keeps ~10 container objects per entry alive until the end, so the collector's
-    periodic full scans re-walk the whole growing heap (about 1 s of a 50,000-entry run) while
-    finding nothing: records, entries and analyses form no reference cycles. On the way out the
-    objects alive are frozen (`gc.freeze`): they are the result, still freed by reference counting
-    when dropped, but no longer rescanned; re-enabling without it costs one full scan of them all.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.freeze()
-            gc.enable()
-
-
 def inspect(
     paths: Sequence[Path],
     ctx: ReadContext,
@@ -274,17 +252,16 @@ def inspect(
     from tiletune.decode import decode
     from tiletune.readers import read_inputs
 
-    with gc_paused():
-        outcome = read_inputs(list(paths), ctx)
-        entries = [decode(r) for r in outcome.records]
-        return build(
-            entries,
-            problems=outcome.problems,
-            sources=outcome.sources,
-            searched=searched,
-            discovered=discovered,
-            gpu=gpu,
-        )
+    outcome = read_inputs(list(paths), ctx)
+    entries = [decode(r) for r in outcome.records]
+    return build(
+        entries,
+        problems=outcome.problems,
+        sources=outcome.sources,
+        searched=searched,
+        discovered=discovered,
+        gpu=gpu,
+    )
 
 
 def build(
@@ -781,7 +758,6 @@ __all__ = [
     "NotTried",
     "Verdict",
     "build",
-    "gc_paused",
     "inspect",
     "loses_data",
     "project",

@@ -24,7 +24,6 @@ from tiletune.pipeline import (
     InspectResult,
     NotTried,
     Verdict,
-    gc_paused,
     loses_data,
 )
 from tiletune.records import Decoded, Problem, TileConfig, Undecoded
@@ -468,17 +467,16 @@ def iter_inspect(result: InspectResult) -> Iterator[str]:
     head = {"schema": SCHEMA, "tiletune_version": __version__, "entries": _PLACEHOLDER}
     pre = enc(head).split(enc(_PLACEHOLDER), 1)[0]
     yield pre + "["
-    with gc_paused():  # tens of thousands of memo dicts and strings, no cycles (see gc_paused)
-        batch: list[str] = []
-        first = True
-        for frag in _entry_fragments(result, enc, notes):
-            batch.append(frag)
-            if len(batch) == _CHUNK_ENTRIES:
-                yield ("" if first else ",") + ",".join(batch)
-                batch.clear()
-                first = False
-        if batch:
+    batch: list[str] = []
+    first = True
+    for frag in _entry_fragments(result, enc, notes):
+        batch.append(frag)
+        if len(batch) == _CHUNK_ENTRIES:
             yield ("" if first else ",") + ",".join(batch)
+            batch.clear()
+            first = False
+    if batch:
+        yield ("" if first else ",") + ",".join(batch)
     doc = inspect_dict(result, entries=False, notes=notes)
     if list(doc)[: len(head)] != list(head):  # the chunk above wrote these keys first
         raise AssertionError("inspect_dict must start with the keys of `head`")
