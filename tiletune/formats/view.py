@@ -172,7 +172,7 @@ def entry_sections(result: InspectResult, *, statuses: Optional[Sequence[Status]
         r = ae.entry.record
         if statuses is not None and r.status not in statuses:
             continue
-        key = (r.env.arch or "~", r.op, r.runner, r.env.flashinfer_version or "")
+        key = (r.env.arch or "~", r.op, r.runner, r.env.flashinfer_version or "")  # (r: ae.entry.record)
         groups.setdefault(key, []).append(ae)
     verdict_by = {(v.arch, v.op): v.text for v in result.verdicts}
     sources = _source_index(result)
@@ -182,8 +182,8 @@ def entry_sections(result: InspectResult, *, statuses: Optional[Sequence[Status]
         arch = items[0].arch
         # per-rank layouts write one file per rank: the src column already tells ranks apart
         # (the source legend names each file's rank), so a rank column is only needed otherwise
-        has_rank = any(ae.record.rank for ae in items) and not (multi_source and _one_rank_per_source(items))
-        has_meas = any(ae.record.time_ms is not None for ae in items)
+        has_rank = any(ae.entry.record.rank for ae in items) and not (multi_source and _one_rank_per_source(items))
+        has_meas = any(ae.entry.record.time_ms is not None for ae in items)
         headers = list(ENTRY_HEADERS)
         if has_meas:
             headers.insert(headers.index("t us*") + 1, "meas us")
@@ -214,7 +214,8 @@ def entry_sections(result: InspectResult, *, statuses: Optional[Sequence[Status]
 def _one_rank_per_source(items: Sequence[AnalyzedEntry]) -> bool:
     ranks: dict[str, Optional[str]] = {}
     for ae in items:
-        if ranks.setdefault(ae.record.source, ae.record.rank) != ae.record.rank:
+        r = ae.entry.record
+        if ranks.setdefault(r.source, r.rank) != r.rank:
             return False
     return True
 
@@ -239,7 +240,9 @@ def _source_index(result: InspectResult) -> dict[str, int]:
     for path, _kind in result.sources:
         idx.setdefault(path, len(idx) + 1)
     for ae in result.entries:
-        idx.setdefault(ae.record.source, len(idx) + 1)
+        src = ae.entry.record.source
+        if src not in idx:
+            idx[src] = len(idx) + 1
     return idx
 
 
@@ -263,6 +266,8 @@ def source_legend(result: InspectResult) -> list[str]:
 # the id stays its own) and each status's text (an Enum's __str__ is Python code).
 _LABELS: dict[int, tuple[TileConfig, str]] = {}
 _STATUS_TEXT = {st: str(st) for st in Status}
+_NK: dict[tuple[object, object], tuple[str, str]] = {}  # (N, K) -> their cells
+_NO_NK = ("-", "-")
 
 
 def _entry_row(
@@ -295,18 +300,23 @@ def _entry_row(
         m = m_bucket(p)
     if a is None and config is not None and ae.analysis_note:
         model_cells = [f"- {notes.ref(ae.analysis_note)}", "-", "-", "-", "-"]
+    elif a is None:
+        model_cells = ["-", "-", "-", "-", "-"]
     else:
-        model_cells = [
-            smem_cell(a),
-            fmt_float(a.intensity_problem) if a else "-",
-            bound_cell(a),
-            fmt_us(a.time_expected_s) if a else "-",
-            fmt_pct(a.eff_compute) if a else "-",
-        ]
+        model_cells = [smem_cell(a), fmt_float(a.intensity_problem), bound_cell(a), fmt_us(a.time_expected_s),
+                       fmt_pct(a.eff_compute)]
     status = status_cell(ae)
     if r.status in (Status.FAILED, Status.NOT_RUN) and r.error:
         status += f" {notes.ref(r.error.strip())}"
-    row = [m, fmt_int(p.n) if p else "-", fmt_int(p.k) if p else "-", tactic_cell(r.tactic), tile, status, *model_cells]
+    if p is None:
+        n_k = _NO_NK
+    else:
+        n_k = _NK.get((p.n, p.k))  # a GEMM's N and K repeat over its buckets
+        if n_k is None:
+            if len(_NK) > 100_000:
+                _NK.clear()
+            n_k = _NK[(p.n, p.k)] = (fmt_int(p.n), fmt_int(p.k))
+    row = [m, *n_k, tactic_cell(r.tactic), tile, status, *model_cells]
     if has_meas:
         row.insert(ENTRY_HEADERS.index("t us*") + 1, "-" if r.time_ms is None else f"{r.time_ms * 1000:.1f}")
     if has_rank:
