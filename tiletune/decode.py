@@ -43,7 +43,7 @@ _NOT_CUTLASS: tuple[tuple[str, str], ...] = (
 def decode(record: TuningRecord) -> Entry:
     """Decode one record. Never raises for data problems: those become Undecoded reasons."""
     problem, note = ops.problem_for(record)
-    return Entry(record=record, problem=problem, decode=decode_tactic(record, problem), problem_note=note)
+    return Entry(record, problem, decode_tactic(record, problem), note)  # (positional: one per record)
 
 
 def decode_tactic(record: TuningRecord, problem: Optional[Problem] = None) -> Decode:
