@@ -8,6 +8,7 @@ For each size it writes a v1 cache (FlashInfer `save_configs` layout: `_metadata
 fresh child process:
 - `python -m tiletune inspect FILE --format json > /dev/null` (the whole pipeline: read, decode,
   model, format); while `inspect` is not wired, `read_inputs([FILE])` instead (the column says which);
+- `python -m tiletune inspect FILE > /dev/null` (the same with the default terminal table: "table");
 - `read_inputs([FILE])` alone (the reader stage);
 - a bare `json.load(FILE)` (the floor any JSON reader pays).
 Times are medians of `--runs` wall-clock runs in seconds after one untimed warm-up, plus the
@@ -126,6 +127,7 @@ def main() -> None:
             make_cache(n, path)
             cmds = {
                 "inspect": [py, "-m", "tiletune", "inspect", str(path), "--format", "json"] if cli else [py, "-c", reader, str(path)],
+                "table": [py, "-m", "tiletune", "inspect", str(path)] if cli else [py, "-c", reader, str(path)],
                 "read_inputs": [py, "-c", reader, str(path)],
                 "json.load": [py, "-c", "import json, sys; json.load(open(sys.argv[1]))", str(path)],
             }
@@ -142,20 +144,23 @@ def main() -> None:
     lines = [
         f"tiletune inspect benchmark: {platform.python_implementation()} {platform.python_version()}, "
         f"{os.cpu_count()} CPUs (load average {load:.1f} at the end), median of {args.runs} runs, process start included",
-        f"inspect column = {mode}; one untimed warm-up run each; bytecode caching on",
+        f"inspect column = {mode}; table column = the same with the default terminal table; "
+        "one untimed warm-up run each; bytecode caching on",
         "wall = elapsed seconds; cpu = user+sys seconds of the child (robust when the machine is shared); MB = peak RSS",
         "",
-        "| entries | file MB | inspect wall s | inspect cpu s | inspect MB | read_inputs wall s | read_inputs cpu s | read_inputs MB "
+        "| entries | file MB | inspect wall s | inspect cpu s | inspect MB | table wall s | table cpu s | table MB "
+        "| read_inputs wall s | read_inputs cpu s | read_inputs MB "
         "| json.load wall s | json.load cpu s | json.load MB | read_inputs cpu ms per 1k entries |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for n, mb, res in rows:
-        (ti, ci, ri), (tr, cr, rr), (tj, cj, rj) = res["inspect"], res["read_inputs"], res["json.load"]
-        lines.append(f"| {n:,} | {mb:.1f} | {ti:.3f} | {ci:.3f} | {ri:.0f} | {tr:.3f} | {cr:.3f} | {rr:.0f} | {tj:.3f} | {cj:.3f} "
-                     f"| {rj:.0f} | {1000 * cr / (n / 1000):.1f} |")
+        (ti, ci, ri), (tt, ct, rt) = res["inspect"], res["table"]
+        (tr, cr, rr), (tj, cj, rj) = res["read_inputs"], res["json.load"]
+        lines.append(f"| {n:,} | {mb:.1f} | {ti:.3f} | {ci:.3f} | {ri:.0f} | {tt:.3f} | {ct:.3f} | {rt:.0f} "
+                     f"| {tr:.3f} | {cr:.3f} | {rr:.0f} | {tj:.3f} | {cj:.3f} | {rj:.0f} | {1000 * cr / (n / 1000):.1f} |")
     goals = {2000: (0.3, None), 50000: (1.5, 500)}
     lines.append("")
-    for stage in ("inspect", "read_inputs"):
+    for stage in ("inspect", "table", "read_inputs"):
         for n, mb, res in rows:
             if n in goals:
                 t_goal, m_goal = goals[n]
