@@ -97,6 +97,24 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def _inspected(paths: Optional[List[Path]], arch: Optional[str], flashinfer_version: Optional[str], gpu: Optional[str]):
+    """The inspect result for these inputs (what inspect and report start from), kept until the
+    process exits (see `main`)."""
+    from tiletune.pipeline import inspect
+
+    result = inspect(list(paths or []), _inspect_context(arch, flashinfer_version), gpu=gpu)
+    _keep_until_exit(result)
+    return result
+
+
+def _run_batch(run: Callable[[], int]) -> None:
+    """Run an inspecting command's body with the collector paused; exit with the status it returns."""
+    with _gc_paused():
+        code = _guard(run)
+    if code:
+        raise typer.Exit(code=code)
+
+
 def _version_callback(value: bool) -> None:
     if value:
         typer.echo(f"tiletune {__version__}")
@@ -167,11 +185,7 @@ def inspect_command(
     """
 
     def run() -> int:
-        from tiletune.pipeline import inspect
-
-        ctx = _inspect_context(arch, flashinfer_version)
-        result = inspect(list(paths or []), ctx, gpu=gpu)
-        _keep_until_exit(result)
+        result = _inspected(paths, arch, flashinfer_version, gpu)
         if format is OutputFormat.json:
             from tiletune.formats.json_out import iter_inspect as format_inspect  # written as it is made
         elif format is OutputFormat.markdown:
@@ -182,10 +196,7 @@ def inspect_command(
         _report_problems(result, to_stderr=format is not OutputFormat.table or output is not None)
         return result.exit_code
 
-    with _gc_paused():
-        code = _guard(run)
-    if code:
-        raise typer.Exit(code=code)
+    _run_batch(run)
 
 
 class ReportFormat(str, enum.Enum):
@@ -215,11 +226,8 @@ def report_command(
     def run() -> int:
         from tiletune.fileio import write_atomic
         from tiletune.formats.report import render_files
-        from tiletune.pipeline import inspect
 
-        ctx = _inspect_context(arch, flashinfer_version)
-        result = inspect(list(paths or []), ctx, gpu=gpu)
-        _keep_until_exit(result)
+        result = _inspected(paths, arch, flashinfer_version, gpu)
         files = render_files(
             result,
             output=output,
@@ -241,10 +249,7 @@ def report_command(
         _report_problems(result, to_stderr=True)
         return result.exit_code
 
-    with _gc_paused():
-        code = _guard(run)
-    if code:
-        raise typer.Exit(code=code)
+    _run_batch(run)
 
 
 class CatalogFormat(str, enum.Enum):
