@@ -1,4 +1,4 @@
-"""Shared fixtures: the bundled samples, and skips for GPU / nvcc tests on machines without them."""
+"""Shared fixtures: the bundled samples, the CLI runner, a clean server environment, and skips for GPU / nvcc tests on machines without them."""
 
 from __future__ import annotations
 
@@ -21,6 +21,30 @@ def sample():
         return p
 
     return _get
+
+
+@pytest.fixture
+def run():
+    """run(*args) -> the CliRunner result of `tiletune ARGS` (arguments turned into strings)."""
+    from typer.testing import CliRunner
+
+    from tiletune.cli import app
+
+    runner = CliRunner()
+
+    def _run(*args):
+        return runner.invoke(app, [str(a) for a in args])
+
+    return _run
+
+
+@pytest.fixture
+def no_server_env(monkeypatch, tmp_path):
+    """No server cache variables, and an empty HOME: discovery finds only what a test puts there."""
+    for var in ("FLASHINFER_AUTOTUNE_CACHE_DIR", "FLASHINFER_WORKSPACE_BASE", "FLASHINFER_TACTICS_BLOCKLIST", "VLLM_CACHE_ROOT",
+                "VLLM_FLASHINFER_AUTOTUNE_CACHE_DIR", "SGLANG_CACHE_DIR", "TLLM_AUTOTUNER_CACHE_PATH", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
 
 
 def _have_gpu() -> bool:

@@ -12,30 +12,15 @@ from importlib import resources
 
 import jsonschema
 import pytest
-from typer.testing import CliRunner
 
-from tiletune.cli import app
 
 SM120 = "v1/sm120-rtxpro6000-0.6.14-fp4-moe.json"
 H200 = "real/flashinfer-0.7.2.post1-h200-fp8_gemm-cublas.json"
 
 
-@pytest.fixture
-def run():
-    runner = CliRunner()
-
-    def _run(*args):
-        return runner.invoke(app, [str(a) for a in args])
-
-    return _run
-
-
 @pytest.fixture(autouse=True)
-def _no_server_env(monkeypatch, tmp_path):
-    for var in ("FLASHINFER_AUTOTUNE_CACHE_DIR", "FLASHINFER_WORKSPACE_BASE", "FLASHINFER_TACTICS_BLOCKLIST", "VLLM_CACHE_ROOT",
-                "VLLM_FLASHINFER_AUTOTUNE_CACHE_DIR", "SGLANG_CACHE_DIR", "TLLM_AUTOTUNER_CACHE_PATH", "XDG_CACHE_HOME"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+def _no_server_env(no_server_env):
+    """Every test here runs without the server cache variables (conftest.no_server_env)."""
 
 
 def test_table_on_the_sm120_sample(run, sample):

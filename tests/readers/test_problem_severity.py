@@ -14,9 +14,7 @@ import re
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from tiletune.cli import app
 from tiletune.readers import read_inputs
 from tiletune.readers.interface import ReadContext
 from tiletune.records import InputProblem
@@ -198,22 +196,9 @@ def test_dangling_store_entry_is_a_loss(tmp_path):
 # --- exit status through the CLI ------------------------------------------------------------------
 
 
-@pytest.fixture
-def run():
-    runner = CliRunner()
-
-    def _run(*args):
-        return runner.invoke(app, [str(a) for a in args])
-
-    return _run
-
-
 @pytest.fixture(autouse=True)
-def _no_server_env(monkeypatch, tmp_path):
-    for var in ("FLASHINFER_AUTOTUNE_CACHE_DIR", "FLASHINFER_WORKSPACE_BASE", "FLASHINFER_TACTICS_BLOCKLIST", "VLLM_CACHE_ROOT",
-                "VLLM_FLASHINFER_AUTOTUNE_CACHE_DIR", "SGLANG_CACHE_DIR", "TLLM_AUTOTUNER_CACHE_PATH", "XDG_CACHE_HOME"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+def _no_server_env(no_server_env):
+    """Every test here runs without the server cache variables (conftest.no_server_env)."""
 
 
 def _json_problems(r) -> list[dict]:
