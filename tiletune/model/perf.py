@@ -17,7 +17,6 @@ Units: FLOP, bytes, seconds, FLOP/s. Every number is a model ("kind": "model").
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field
 from typing import Dict, NamedTuple, Optional, Tuple
 
@@ -301,10 +300,7 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
     if hit is not None and hit[0] is config:
         fit, intensity_tile = hit[1], hit[2]
     else:
-        try:
-            fit, intensity_tile = _tile_facts(config, a, dtype, is_grouped, stage_policy, bm, bn, bk)
-        except TypeError:  # an unhashable config (e.g. a list tile): compute it without the memo
-            fit, intensity_tile = _tile_facts.__wrapped__(config, a, dtype, is_grouped, stage_policy, bm, bn, bk)
+        fit, intensity_tile = _tile_facts(config, a, dtype, is_grouped, stage_policy, bm, bn, bk)
         if len(_TILE_FACTS) > 4096:
             _TILE_FACTS.clear()
         _TILE_FACTS[facts_key] = (config, fit, intensity_tile)  # keeps `config` alive: its id stays its own
@@ -364,10 +360,10 @@ _FAMILY = {"sm121": "sm120", "sm103": "sm100"}
 _TILE_FACTS: Dict[Tuple[int, str, str, bool, Optional[str]], Tuple[TileConfig, SmemFit, float]] = {}
 
 
-@functools.lru_cache(maxsize=4096)  # per tile, not per problem: a big cache has a few dozen tiles
 def _tile_facts(config: TileConfig, arch: str, dtype: str, grouped: bool, stage_policy: Optional[str],
                 bm: int, bn: int, bk: int) -> Tuple[SmemFit, float]:
-    """(shared-memory fit, the tile's own intensity in FLOP per byte staged per k-step)."""
+    """(shared-memory fit, the tile's own intensity in FLOP per byte staged per k-step). Not memoised
+    itself: `estimate` keeps the answer per config identity, and smem_fit memoises per value."""
     fit = smem_fit(config, arch, dtype, grouped=grouped, stage_policy=stage_policy)
     bits = DTYPE_BITS[dtype]
     staged = bm * bk * bits / 8 + bn * bk * bits / 8
