@@ -308,9 +308,9 @@ def build(
 class ModelPort:
     """Chooses the GPU per arch and asks `tiletune.model.analyze`, caching per distinct case.
 
-    Decode shapes repeat across thousands of entries (ranks, sources, buckets), so the cache
-    key is (problem at the modelled M, config, GPU name, dtype, arch): the model runs once per
-    distinct case.
+    Decode shapes repeat across thousands of entries (ranks, sources, buckets), so results are
+    memoised per case (problem at the modelled M, config, GPU name, dtype, arch; see `_memoised`):
+    the model runs once per distinct case.
     """
 
     def __init__(
@@ -328,7 +328,7 @@ class ModelPort:
         self._analyze = analyze
         self._unavailable = unavailable
         self._spec_cache: dict[tuple[Optional[str], Optional[str]], tuple[Any, str, Optional[str]]] = {}
-        self._result_cache: dict[tuple[Any, ...], tuple[Optional[Analysis], Optional[str]]] = {}
+        self._result_cache: dict[tuple[Any, ...], tuple[Optional[Analysis], Optional[str], TileConfig]] = {}
         self._choices: "OrderedDict[tuple[Optional[str], Optional[str]], GpuChoice]" = OrderedDict()
         self._notes: list[str] = []
         self._arch_named: dict[Optional[str], str] = {}  # set by inputs_name()
@@ -430,21 +430,30 @@ class ModelPort:
         dtype = problem.dtype_a or problem.dtype_b
         if dtype is None:
             return None, "data type unknown for this key: not modelled"
+        return self._memoised(problem, config, spec, gpu_name, dtype, arch)
+
+    def _memoised(
+        self, problem: Problem, config: TileConfig, spec: Any, gpu_name: str, dtype: str, arch: Optional[str]
+    ) -> tuple[Optional[Analysis], Optional[str]]:
+        """`_run` once per distinct case. The key holds the problem's fields the model reads (not
+        its notes or bucket range) and the config by identity: equal cases share one result
+        without hashing two dataclasses per entry in Python. The memo keeps each config alive, so
+        an id is never reused while its entry exists."""
         m = _modelled_m(problem)
-        key = (problem, m, config, gpu_name, dtype, arch)
+        key = (m, problem.n, problem.k, problem.batch, problem.experts, problem.top_k, problem.dtype_out,
+               id(config), gpu_name, dtype, arch)
         hit = self._result_cache.get(key)
-        if hit is not None:
-            return hit
-        hit = self._run(problem, m, config, spec, gpu_name, dtype, arch)
-        self._result_cache[key] = hit
-        return hit
+        if hit is None:
+            analysis, why = self._run(problem, m, config, spec, gpu_name, dtype, arch)
+            hit = self._result_cache[key] = (analysis, why, config)
+        return hit[0], hit[1]
 
     def analyze_entries(self, entries: Sequence[Entry]) -> tuple[AnalyzedEntry, ...]:
         """`_analyze_entry` for every entry, in one loop: what `analyze` does, with the lookups
         a big cache repeats tens of thousands of times (GPU per arch, the result memo) kept in
         locals. Entries the fast path does not cover (no config, no problem, no dtype, no GPU)
         take `_analyze_entry`."""
-        results = self._result_cache
+        memoised = self._memoised
         gpus: dict[tuple[Optional[str], Optional[str]], tuple[Any, str, Optional[str]]] = {}
         out = []
         append = out.append
@@ -466,16 +475,8 @@ class ModelPort:
             if spec is None:
                 append(AnalyzedEntry(entry, None, why))
                 continue
-            m = _modelled_m(problem)
-            # the problem's fields the model reads (not its notes or bucket range), the config by
-            # identity (every entry, so every config, outlives this loop): equal cases share one
-            # result without hashing two dataclasses per entry in Python
-            key = (m, problem.n, problem.k, problem.batch, problem.experts, problem.top_k, problem.dtype_out,
-                   id(config), gpu_name, dtype, arch)
-            hit = results.get(key)
-            if hit is None:
-                hit = results[key] = self._run(problem, m, config, spec, gpu_name, dtype, arch)
-            append(AnalyzedEntry(entry, hit[0], hit[1]))
+            analysis, why = memoised(problem, config, spec, gpu_name, dtype, arch)
+            append(AnalyzedEntry(entry, analysis, why))
         return tuple(out)
 
     def _run(
