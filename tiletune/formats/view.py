@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 from tiletune.pipeline import Analysis, AnalyzedEntry, Failure, InspectResult, NotTried
-from tiletune.records import Decoded, Problem, Status, TileConfig, Undecoded
+from tiletune.records import Decoded, Problem, Status, Undecoded
 
 SMEM_UNIT = 1024  # KiB on screen; bytes in the model (101,376 B shows as 99.0 KiB)
 
@@ -176,6 +176,7 @@ def entry_sections(result: InspectResult, *, statuses: Optional[Sequence[Status]
         groups.setdefault(key, []).append(ae)
     verdict_by = {(v.arch, v.op): v.text for v in result.verdicts}
     sources = _source_index(result)
+    cells = _Cells()
     sections = []
     for key in sorted(groups):
         items = groups[key]
@@ -203,7 +204,8 @@ def entry_sections(result: InspectResult, *, statuses: Optional[Sequence[Status]
         )
         items = sorted(items, key=_row_key)
         for ae in items:
-            sec.rows.append(_entry_row(ae, notes, has_rank=has_rank, has_meas=has_meas, src=sources if multi_source else None))
+            sec.rows.append(_entry_row(ae, notes, cells, has_rank=has_rank, has_meas=has_meas,
+                                       src=sources if multi_source else None))
             if ae.entry.record.status is Status.CHOSEN:
                 sec.chosen += 1
         sec.footnotes = notes.lines()
@@ -262,16 +264,21 @@ def source_legend(result: InspectResult) -> list[str]:
     return out
 
 
-# Row pieces many rows share, computed once: a config's label by identity (kept alive here so
-# the id stays its own) and each status's text (an Enum's __str__ is Python code).
-_LABELS: dict[int, tuple[TileConfig, str]] = {}
-_STATUS_TEXT = {st: str(st) for st in Status}
-_NK: dict[tuple[object, object], tuple[str, str]] = {}  # (N, K) -> their cells
+_STATUS_TEXT = {st: str(st) for st in Status}  # an Enum's __str__ is Python code: one text per status
 _NO_NK = ("-", "-")
 
 
+class _Cells:
+    """Cells many rows share, made once per rendering: a config's label by identity (the configs
+    outlive the rendering, so ids stay theirs) and the N and K cells per (N, K)."""
+
+    def __init__(self) -> None:
+        self.labels: dict[int, str] = {}
+        self.nk: dict[tuple[object, object], tuple[str, str]] = {}
+
+
 def _entry_row(
-    ae: AnalyzedEntry, notes: _Notes, *, has_rank: bool, has_meas: bool, src: Optional[dict[str, int]]
+    ae: AnalyzedEntry, notes: _Notes, cells: _Cells, *, has_rank: bool, has_meas: bool, src: Optional[dict[str, int]]
 ) -> list[str]:
     r = ae.entry.record
     p = ae.entry.problem
@@ -279,12 +286,9 @@ def _entry_row(
     d0 = ae.entry.decode
     config = d0.config if type(d0) is Decoded else None
     if config is not None:
-        tile = _LABELS.get(id(config))
-        if tile is None or tile[0] is not config:
-            if len(_LABELS) > 10_000:
-                _LABELS.clear()
-            tile = _LABELS[id(config)] = (config, config.label())
-        tile = tile[1]
+        tile = cells.labels.get(id(config))
+        if tile is None:
+            tile = cells.labels[id(config)] = config.label()
     elif r.status in (Status.COMPILED, Status.NOT_BUILT) and r.detail_dict().get("tile"):
         tile = "x".join(str(v) for v in r.detail_dict()["tile"]) + " (JIT)"
     elif isinstance(ae.entry.decode, Undecoded):
@@ -311,11 +315,9 @@ def _entry_row(
     if p is None:
         n_k = _NO_NK
     else:
-        n_k = _NK.get((p.n, p.k))  # a GEMM's N and K repeat over its buckets
+        n_k = cells.nk.get((p.n, p.k))  # a GEMM's N and K repeat over its buckets
         if n_k is None:
-            if len(_NK) > 100_000:
-                _NK.clear()
-            n_k = _NK[(p.n, p.k)] = (fmt_int(p.n), fmt_int(p.k))
+            n_k = cells.nk[(p.n, p.k)] = (fmt_int(p.n), fmt_int(p.k))
     row = [m, *n_k, tactic_cell(r.tactic), tile, status, *model_cells]
     if has_meas:
         row.insert(ENTRY_HEADERS.index("t us*") + 1, "-" if r.time_ms is None else f"{r.time_ms * 1000:.1f}")
