@@ -54,26 +54,23 @@ def _guard(fn: Callable[[], T]) -> T:
 def _emit(text: Union[str, Iterable[str]], output: Optional[Path]) -> None:
     """Print `text` (or text chunks, written as they come) to stdout, or write it atomically to
     `output`; a newline is added when the text does not end with one."""
-    chunks = [text] if isinstance(text, str) else text
+    chunks = _newline_ended([text] if isinstance(text, str) else text)
     if output is None:
-        last = ""
         for chunk in chunks:
             sys.stdout.write(chunk)
-            last = chunk or last
-        if not last.endswith("\n"):
-            sys.stdout.write("\n")
         return
     from tiletune.fileio import write_atomic
 
-    def ended() -> Iterator[str]:
-        last = ""
-        for chunk in chunks:
-            yield chunk
-            last = chunk or last
-        if not last.endswith("\n"):
-            yield "\n"
+    write_atomic(output, chunks)
 
-    write_atomic(output, ended())
+
+def _newline_ended(chunks: Iterable[str]) -> Iterator[str]:
+    last = ""
+    for chunk in chunks:
+        yield chunk
+        last = chunk or last
+    if not last.endswith("\n"):
+        yield "\n"
 
 
 @contextmanager

@@ -582,7 +582,7 @@ def _entry_fragments(result: InspectResult, enc: Any, note_table: NoteTable) -> 
         else:  # (problems are one per record: no memo; their notes tuples are shared, by identity)
             pn = p.notes
             fnotes = notes.get(id(pn))
-            if fnotes is None or fnotes[0] is not pn:
+            if fnotes is None:  # (the memo holds each tuple, so its id stays its own)
                 fnotes = notes[id(pn)] = (pn, enc(note_table.ids(pn)))
             fp = _problem_json(p, fnotes[1], problem_tails)
         d_id = id(e.decode)
