@@ -165,7 +165,7 @@ def _decode_cached(version: str, arch: str, op: str, runner: str, variants: tupl
         why = _why_missing(version, arch, missing[:1])
         if why:
             return Undecoded(reason=f"FlashInfer {version} {arch}: no {op} catalog for {why}")
-        have = sorted({a for (ver, a, o, r) in _index_keys() if ver == version and o == op and r == runner})
+        have = sorted({a for (ver, a, o, r) in catalogs.keys() if ver == version and o == op and r == runner})
         extra = f" (it has {', '.join(have)})" if have else ""
         return Undecoded(reason=f"FlashInfer {version} has no {op}/{runner} catalog for {arch}{extra}")
     results = [catalogs.resolve(c, tactic) for c in cats]
@@ -233,10 +233,6 @@ def _pair_text(variant: Mapping[str, Any]) -> str:
         return ",".join(f"{k}={v}" for k, v in sorted(variant.items())) or "default"
     text = f"{variant['act']} x {variant.get('weight')}"
     return f"{text} ({variant['scaling']})" if variant.get("scaling") else text
-
-
-def _index_keys() -> Sequence[tuple[str, str, str, str]]:
-    return list(catalogs._load_all()[0].keys())
 
 
 def catalog_for(arch: str, version: str, op: str, runner: str,

@@ -168,11 +168,9 @@ def _contents() -> tuple[frozenset[tuple[str, str]], tuple[str, ...]]:
     return frozenset(pairs), tuple(sorted(versions, key=_version_key))
 
 
-def _load_all() -> tuple[dict[tuple[str, str, str, str], list[Catalog]], tuple[str, ...]]:
-    """Every catalog of every release (for listings). Index: (version, arch, op, runner) -> catalogs."""
-    versions = _contents()[1]
-    index = {(v, *k): list(_catalogs(v, *k)) for v in versions for k in _release_index(v)}
-    return index, versions
+def keys() -> list[tuple[str, str, str, str]]:
+    """(version, arch, op, runner) of every catalog in the data, oldest release first (no catalog built)."""
+    return [(v, *k) for v in _contents()[1] for k in _release_index(v)]
 
 
 def releases() -> tuple[str, ...]:

@@ -32,13 +32,9 @@ def _config_row(index: int, cfg: TileConfig, known: Optional[str]) -> dict[str, 
     }
 
 
-def _all_keys() -> list[tuple[str, str, str, str]]:
-    return list(catalogs._load_all()[0].keys())
-
-
 def catalog_view(version: Optional[str] = None, arch: Optional[str] = None, op: Optional[str] = None) -> dict[str, Any]:
     """Releases covered (no version), or the tactic tables of one release (filtered by arch/op)."""
-    keys = _all_keys()
+    keys = catalogs.keys()
     fam = None
     if arch is not None:
         norm = normalize_arch(arch)
