@@ -173,6 +173,18 @@ def keys() -> list[tuple[str, str, str, str]]:
     return [(v, *k) for v in _contents()[1] for k in _release_index(v)]
 
 
+@functools.lru_cache(maxsize=256)
+def not_extracted(version: str, arch: str) -> tuple[tuple[tuple[tuple[str, Any], ...], str], ...]:
+    """(variant as sorted pairs, why) of the lists the extractors left out for this release and
+    arch, as the data files' per-release `not_extracted` entries record them."""
+    notes = []
+    for _name, doc in _docs():
+        for n in doc["releases"].get(version, {}).get("not_extracted", ()):
+            if n.get("arch") == arch:
+                notes.append((tuple(sorted(n["variant"].items())), n["why"]))
+    return tuple(notes)
+
+
 def releases() -> tuple[str, ...]:
     """Every FlashInfer release some catalog covers, oldest first."""
     return _contents()[1]

@@ -26,7 +26,6 @@ variant is one of several a key leaves possible, decode marks the entry ambiguou
 
 from __future__ import annotations
 
-import functools
 from typing import Any, Mapping, Optional, Sequence
 
 from tiletune import catalogs, moe_extras
@@ -127,23 +126,11 @@ def variants_for(record: TuningRecord, problem: Optional[Problem] = None) -> lis
     return [{**p, "finalize": f} for p in pairs for f in (True, False)]
 
 
-@functools.lru_cache(maxsize=256)
-def _not_extracted(version: str, arch: str) -> tuple[tuple[Any, str], ...]:
-    notes = []
-    for _name, doc in catalogs._docs():
-        if doc.get("family") != "fused-moe":
-            continue
-        for n in doc.get("releases", {}).get(version, {}).get("not_extracted", ()):
-            if n.get("arch") == arch:
-                notes.append((tuple(sorted(n["variant"].items())), n["why"]))
-    return tuple(notes)
-
-
 def why_no_list(version: str, arch: str, variant: Mapping[str, Any]) -> Optional[str]:
     """Why the fused-MoE data has no list for this variant on this release/arch, when the
     extractor recorded it (e.g. a dispatcher it does not model, a tactic the binding ignores)."""
     want = tuple(sorted((k, v) for k, v in variant.items() if k != "finalize"))
-    for var, why in _not_extracted(version, arch):
+    for var, why in catalogs.not_extracted(version, arch):
         if var == want:
             return why
     return None
