@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, List, Optional, TypeVar, Union
 
 import typer
-from typing_extensions import Annotated
+from typing import Annotated
 
 from tiletune import __version__
 from tiletune.errors import TiletuneError
