@@ -249,6 +249,49 @@ def report_command(
     _run_batch(run)
 
 
+@app.command("diff")
+def diff_command(
+    old: Annotated[Path, typer.Argument(help="The earlier warm-up: a cache, log, ledger or a directory of them.", show_default=False)],
+    new: Annotated[Path, typer.Argument(help="The later warm-up, likewise.", show_default=False)],
+    *,
+    old_also: Annotated[Optional[List[Path]], typer.Option("--old", help="Another input of the OLD side (repeatable).")] = None,
+    new_also: Annotated[Optional[List[Path]], typer.Option("--new", help="Another input of the NEW side (repeatable).")] = None,
+    format: Annotated[OutputFormat, typer.Option("--format", "-f", help="table, json (schema tiletune.diff/1) or markdown.")] = OutputFormat.table,
+    arch: Annotated[Optional[str], typer.Option("--arch", help="Override the arch both sides imply.")] = None,
+    old_version: Annotated[Optional[str], typer.Option("--old-flashinfer-version", help="Override the FlashInfer version OLD implies.")] = None,
+    new_version: Annotated[Optional[str], typer.Option("--new-flashinfer-version", help="Override the FlashInfer version NEW implies.")] = None,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write here (atomically) instead of stdout.")] = None,
+) -> None:
+    """Compare two warm-ups in tile terms: winners that moved, buckets added or removed, tactics newly
+    failing or recovered, and what changed in the environment.
+
+    Across FlashInfer releases configs are compared, never tactic numbers. Exit status 0 when no
+    entry differs (environment differences alone are shown), 1 when an entry does, 2 when an
+    input is unusable.
+    """
+
+    def run() -> int:
+        from tiletune.diff import diff
+
+        before = _inspected([old, *(old_also or [])], arch, old_version, None)
+        after = _inspected([new, *(new_also or [])], arch, new_version, None)
+        result = diff(before, after)
+        if format is OutputFormat.json:
+            from tiletune.formats.diff_out import format_json as render
+        elif format is OutputFormat.markdown:
+            from tiletune.formats.diff_out import format_markdown as render
+        else:
+            from tiletune.formats.diff_out import format_table as render
+        _emit(render(result), output)
+        _report_problems(before, to_stderr=True)
+        _report_problems(after, to_stderr=True)
+        if before.exit_code or after.exit_code:
+            return 2
+        return 1 if result.differs else 0
+
+    _run_batch(run)
+
+
 class CatalogFormat(str, enum.Enum):
     """Output formats of `tiletune catalog`."""
 

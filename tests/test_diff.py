@@ -1,0 +1,130 @@
+"""`tiletune diff`: constructed pairs in the exact v1 cache format (release changes, winner moves,
+buckets added and removed, failures and recoveries), checked through the CLI and its JSON contract."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+KEY = "('fp4_gemm', 'CutlassFp4GemmRunner', (({m}, 1024), (1024, 7168), (-1, 128), (128, 7168), (), (0,), (-1, 7168), (0,), (0,), (-1,)))"
+META = {"cuda_version": "13.0", "cublas_version": "13.1.0.3", "gpu": "NVIDIA RTX PRO 6000 Blackwell Server Edition"}
+
+
+def _cache(path: Path, version: str, winners: dict[int, int], **meta: str) -> Path:
+    data: dict = {"_metadata": {"flashinfer_version": version, **META, **meta}}
+    for m, tactic in winners.items():
+        data[KEY.format(m=m)] = ["CutlassFp4GemmRunner", tactic]
+    path.write_text(json.dumps(data))
+    return path
+
+
+def _diff(run, *args):
+    res = run("diff", *args, "--format", "json")
+    return res.exit_code, json.loads(res.stdout)
+
+
+def test_same_inputs_exit_0_and_nothing_differs(run, tmp_path):
+    a = _cache(tmp_path / "a.json", "0.6.11", {16: 0, 128: 12})
+    code, out = _diff(run, a, a)
+    assert code == 0
+    assert out["schema"] == "tiletune.diff/1"
+    assert out["changes"] == [] and out["environment"] == {} and out["unchanged"] == 2
+
+
+def test_same_tactic_number_across_releases_is_a_different_tile(run, tmp_path):
+    # tactic 2 is 128x128x256 in 0.6.10's SM120 fp4 list and 128x32x128 swapAB streamK in 0.6.11's
+    old = _cache(tmp_path / "old.json", "0.6.10", {16: 2})
+    new = _cache(tmp_path / "new.json", "0.6.11", {16: 2})
+    code, out = _diff(run, old, new)
+    assert code == 1
+    [c] = out["changes"]
+    assert c["kind"] == "winner_changed"
+    assert c["before"]["tactic"] == c["after"]["tactic"] == 2
+    assert c["before"]["config"]["tile"] == [128, 128, 256]
+    assert c["after"]["config"]["tile"] == [128, 32, 128] and c["after"]["config"]["swap_ab"] is True
+    assert c["problem"]["m"] == 16 and c["problem"]["n"] == 7168
+    assert out["environment"]["flashinfer_version"] == {"before": ["0.6.10"], "after": ["0.6.11"]}
+
+
+def test_different_tactic_numbers_for_the_same_config_are_unchanged(run, tmp_path):
+    # 0.6.10 tactic 0 and 0.6.11 tactic 17 are both 128x128x128, no swap, no stream-K
+    old = _cache(tmp_path / "old.json", "0.6.10", {16: 0})
+    new = _cache(tmp_path / "new.json", "0.6.11", {16: 17})
+    code, out = _diff(run, old, new)
+    assert out["changes"] == [], out["changes"]
+    assert out["unchanged"] == 1
+    assert code == 0  # environment differences alone keep 0
+    assert "flashinfer_version" in out["environment"]
+
+
+def test_buckets_added_removed_and_winner_moves_in_one_release(run, tmp_path):
+    old = _cache(tmp_path / "old.json", "0.6.11", {16: 8, 128: 12, 1024: 17})
+    new = _cache(tmp_path / "new.json", "0.6.11", {16: 9, 128: 12, 2048: 17}, cuda_version="13.1")
+    code, out = _diff(run, old, new)
+    assert code == 1
+    kinds = sorted((c["kind"], (c["problem"] or {}).get("m")) for c in out["changes"])
+    assert kinds == [("added", 2048), ("removed", 1024), ("winner_changed", 16)]
+    assert out["environment"] == {"cuda_version": {"before": ["13.0"], "after": ["13.1"]}}
+    assert out["unchanged"] == 1
+
+
+def test_undecodable_winners_across_releases_are_undetermined_not_changes(run, tmp_path):
+    # a release no catalog covers: the tactic numbers cannot be compared
+    old = _cache(tmp_path / "old.json", "0.6.11", {16: 8})
+    new = _cache(tmp_path / "new.json", "9.9.9", {16: 9})
+    code, out = _diff(run, old, new)
+    assert out["changes"] == []
+    [u] = out["undetermined"]
+    assert "cannot be compared" in u["reason"]
+    assert code == 0
+
+
+def _ledger_line(tactic: int, diagnosis: str, version: str = "0.7.2.post1") -> str:
+    return json.dumps({
+        "schema": "tiletune.ledger/1", "key": f"fp8_gemm|CublasFp8GemmRunner|{tactic}|1x128x4096x4096|bfloat16",
+        "engine": "flashinfer", "op": "fp8_gemm", "runner": "CublasFp8GemmRunner", "tactic": tactic, "arch": "sm90",
+        "flashinfer_version": version, "dtype": "bfloat16", "source": "command line",
+        "problem": {"m": 128, "n": 4096, "k": 4096, "batch": 1}, "config": None, "diagnosis": diagnosis,
+        "passed": diagnosis == "passed", "message": "constructed for the diff test",
+        "time_s": 3.8e-05 if diagnosis == "passed" else None, "env": {"gpu": "NVIDIA H200", "driver": "580.1"},
+    })
+
+
+def test_newly_failing_and_recovered_from_ledgers(run, tmp_path):
+    old = tmp_path / "old.jsonl"
+    new = tmp_path / "new.jsonl"
+    old.write_text(_ledger_line(3, "passed") + "\n" + _ledger_line(5, "can_implement") + "\n")
+    new.write_text(_ledger_line(3, "can_implement") + "\n" + _ledger_line(5, "passed") + "\n")
+    code, out = _diff(run, old, new)
+    assert code == 1
+    kinds = sorted((c["kind"], c["after"]["tactic"] if c["after"] else None) for c in out["changes"])
+    assert kinds == [("newly_failing", 3), ("recovered", 5)]
+
+
+def test_a_failure_absent_from_new_is_not_called_recovered(run, tmp_path):
+    old = tmp_path / "old.jsonl"
+    new = tmp_path / "new.jsonl"
+    old.write_text(_ledger_line(5, "can_implement") + "\n")
+    new.write_text(_ledger_line(3, "passed") + "\n")
+    _, out = _diff(run, old, new)
+    assert [c["kind"] for c in out["changes"]] == []
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown"])
+def test_text_formats_name_both_tiles(run, tmp_path, fmt):
+    old = _cache(tmp_path / "old.json", "0.6.10", {16: 2})
+    new = _cache(tmp_path / "new.json", "0.6.11", {16: 2})
+    res = run("diff", old, new, "--format", fmt)
+    assert res.exit_code == 1
+    assert "128x128x256" in res.stdout and "128x32x128 swapAB streamK" in res.stdout
+    assert "winner changed" in res.stdout
+
+
+def test_unusable_input_exits_2(run, tmp_path):
+    good = _cache(tmp_path / "a.json", "0.6.11", {16: 0})
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    res = run("diff", good, bad)
+    assert res.exit_code == 2

@@ -1,0 +1,210 @@
+"""Rendering of a `DiffResult` (tiletune diff): a terminal table, GitHub Markdown, and JSON
+(schema `tiletune.diff/1`). Pure: result in, string out; nothing is computed here.
+
+Times are measured (from the inputs) and shown in microseconds; a change is called beyond noise
+only against the threshold the result carries.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Optional
+
+from tiletune.diff import Change, DiffResult, Side, Undetermined, summary_counts
+from tiletune.formats.json_out import config_dict, problem_dict
+from tiletune.records import Problem, to_jsonable
+
+SCHEMA = "tiletune.diff/1"
+
+_KIND_TEXT = {
+    "winner_changed": "winner changed",
+    "added": "bucket added",
+    "removed": "bucket removed",
+    "newly_failing": "newly failing",
+    "recovered": "recovered",
+}
+
+
+# --- shared cells ------------------------------------------------------------------------------
+
+
+def _problem_label(p: Optional[Problem]) -> str:
+    if p is None:
+        return "any bucket"
+    if p.m_range is not None:
+        lo, hi = p.m_range
+        m = f"M {lo}-{hi}" if lo != hi else f"M {lo}"
+    else:
+        m = f"M {p.m}"
+    s = f"{m}, N {p.n}, K {p.k}"
+    if p.batch != 1:
+        s += f", batch {p.batch}"
+    if p.experts is not None:
+        s += f", {p.experts} experts"
+    if p.top_k is not None:
+        s += f", top-{p.top_k}"
+    return s
+
+
+def _side_label(s: Optional[Side]) -> str:
+    if s is None:
+        return "-"
+    what = s.config.label() if s.config is not None else "(not decoded)"
+    text = f"{what} (tactic {_tactic(s.tactic)}"
+    if s.flashinfer_version:
+        text += f", FlashInfer {s.flashinfer_version}"
+    text += ")"
+    if s.time_ms is not None:
+        text += f" {s.time_ms * 1000:.1f} us measured"
+    return text
+
+
+def _tactic(t: Any) -> str:
+    return json.dumps(to_jsonable(t)) if not isinstance(t, (int, str)) else str(t)
+
+
+def _time_cell(c: Change) -> str:
+    if c.time_change is None:
+        return ""
+    verdict = "beyond noise" if c.beyond_noise else "within noise"
+    return f"{c.time_change * 100:+.1f} % ({verdict}, threshold {c.noise * 100:.0f} %)" if c.noise is not None else f"{c.time_change * 100:+.1f} %"
+
+
+def _where(c: Change) -> str:
+    if c.problem is not None:
+        return _problem_label(c.problem)
+    if c.problems:
+        shown = "; ".join(_problem_label(p) for p in c.problems[:3])
+        more = len(c.problems) - 3
+        return shown + (f"; and {more} more" if more > 0 else "")
+    return "any bucket"
+
+
+def _headline(result: DiffResult) -> str:
+    counts = summary_counts(result)
+    if not counts and not result.undetermined:
+        head = f"no entry differs ({result.unchanged} matched bucket(s) with the same winner)"
+    else:
+        parts = [f"{n} {_KIND_TEXT[k]}" for k, n in counts]
+        if result.undetermined:
+            parts.append(f"{len(result.undetermined)} undetermined")
+        head = ", ".join(parts) + f"; {result.unchanged} bucket(s) unchanged"
+    if result.environment:
+        head += "; environment differs: " + ", ".join(e.field for e in result.environment)
+    return head
+
+
+def _env_value(values: tuple[str, ...]) -> str:
+    return ", ".join(values) if values else "(not stated)"
+
+
+# --- table -------------------------------------------------------------------------------------
+
+
+def format_table(result: DiffResult) -> str:
+    out = [f"tiletune diff: {_headline(result)}", ""]
+    out.append("OLD: " + ", ".join(result.old_sources))
+    out.append("NEW: " + ", ".join(result.new_sources))
+    if result.environment:
+        out += ["", "Environment"]
+        for e in result.environment:
+            out.append(f"  {e.field}: {_env_value(e.before)} -> {_env_value(e.after)}")
+    if result.changes:
+        out += ["", "Changes"]
+        for c in result.changes:
+            out.append(f"  {_KIND_TEXT[c.kind]}: {c.arch or 'arch ?'} {c.op} {c.runner}, {_where(c)}")
+            if c.kind in ("winner_changed", "removed", "recovered"):
+                out.append(f"      before: {_side_label(c.before)}")
+            if c.kind in ("winner_changed", "added", "newly_failing"):
+                out.append(f"      after:  {_side_label(c.after)}")
+            if c.time_change is not None:
+                out.append(f"      time:   {_time_cell(c)}")
+            if c.errors:
+                out.append(f"      error:  {c.errors[0]}")
+    if result.undetermined:
+        out += ["", "Undetermined (not counted as changes)"]
+        for u in result.undetermined:
+            out.append(f"  {u.arch or 'arch ?'} {u.op} {u.runner}, {_problem_label(u.problem)}: {u.reason}")
+    for n in result.notes:
+        out += ["", f"note: {n}"]
+    out += ["", "Times are measured by the inputs (µs); tiles are decoded from each side's own FlashInfer release."]
+    return "\n".join(out) + "\n"
+
+
+# --- markdown ----------------------------------------------------------------------------------
+
+
+def format_markdown(result: DiffResult) -> str:
+    from tiletune.formats.markdown import cell, table
+
+    out = ["## tiletune diff", "", cell(_headline(result)) + ".", ""]
+    out.append("OLD: " + ", ".join(f"`{cell(s)}`" for s in result.old_sources) + "  ")
+    out.append("NEW: " + ", ".join(f"`{cell(s)}`" for s in result.new_sources))
+    if result.environment:
+        out += ["", "### Environment", ""]
+        out.append(table(["field", "OLD", "NEW"], [[e.field, _env_value(e.before), _env_value(e.after)] for e in result.environment]))
+    if result.changes:
+        out += ["", "### Changes", ""]
+        rows = [[_KIND_TEXT[c.kind], c.arch or "?", c.op, c.runner, _where(c), _side_label(c.before), _side_label(c.after),
+                 _time_cell(c)] for c in result.changes]
+        out.append(table(["change", "arch", "op", "runner", "bucket", "before", "after", "time (measured)"], rows))
+    if result.undetermined:
+        out += ["", "### Undetermined (not counted as changes)", ""]
+        out.append(table(["arch", "op", "bucket", "why"], [[u.arch or "?", u.op, _problem_label(u.problem), u.reason] for u in result.undetermined]))
+    for n in result.notes:
+        out += ["", f"Note: {cell(n)}"]
+    return "\n".join(out) + "\n"
+
+
+# --- json --------------------------------------------------------------------------------------
+
+
+def _side_dict(s: Optional[Side]) -> Optional[dict[str, Any]]:
+    if s is None:
+        return None
+    return {
+        "tactic": to_jsonable(s.tactic),
+        "config": config_dict(s.config),
+        "flashinfer_version": s.flashinfer_version,
+        "time_us": None if s.time_ms is None else s.time_ms * 1000.0,
+        "time_basis": None if s.time_ms is None else "measured",
+    }
+
+
+def _change_dict(c: Change) -> dict[str, Any]:
+    return {
+        "kind": c.kind,
+        "arch": c.arch,
+        "op": c.op,
+        "runner": c.runner,
+        "problem": problem_dict(c.problem),
+        "problems": [problem_dict(p) for p in c.problems],
+        "before": _side_dict(c.before),
+        "after": _side_dict(c.after),
+        "time_change": c.time_change,
+        "noise": c.noise,
+        "beyond_noise": c.beyond_noise,
+        "errors": list(c.errors),
+    }
+
+
+def _undetermined_dict(u: Undetermined) -> dict[str, Any]:
+    return {"arch": u.arch, "op": u.op, "runner": u.runner, "problem": problem_dict(u.problem),
+            "before": _side_dict(u.before), "after": _side_dict(u.after), "reason": u.reason}
+
+
+def diff_dict(result: DiffResult) -> dict[str, Any]:
+    return {
+        "schema": SCHEMA,
+        "changes": [_change_dict(c) for c in result.changes],
+        "undetermined": [_undetermined_dict(u) for u in result.undetermined],
+        "environment": {e.field: {"before": list(e.before), "after": list(e.after)} for e in result.environment},
+        "unchanged": result.unchanged,
+        "old_sources": list(result.old_sources),
+        "new_sources": list(result.new_sources),
+        "notes": list(result.notes),
+    }
+
+
+def format_json(result: DiffResult) -> str:
+    return json.dumps(diff_dict(result), indent=2, allow_nan=False) + "\n"
