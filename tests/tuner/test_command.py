@@ -177,6 +177,20 @@ def test_cli_no_run_exports_from_the_real_ledger_without_a_gpu(tmp_path):
     assert "none attempted" in r.output and led.read_bytes() == before
 
 
+def test_a_ledger_given_as_input_feeds_the_exports(tmp_path, monkeypatch):
+    """`retry LEDGER --no-run --blocklist b.json` reads LEDGER (3d96422 read only ./tiletune-ledger.jsonl:
+    "0 tactic(s)"); the default --ledger, absent here, adds nothing; --no-run with --ledger alone works."""
+    led = ROOT / "cache_samples" / "ledgers" / "h200-fp8_gemm-cublas-0.7.2.post1.jsonl"
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(app, ["retry", str(led), "--no-run", "--blocklist", "b.json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads((tmp_path / "b.json").read_text())["invalid_tactics"] == {"fp8_gemm::CublasFp8GemmRunner": [99, 150]}
+    assert "wrote b.json: 2 tactic(s)" in r.output and not (tmp_path / "tiletune-ledger.jsonl").exists()
+    r = CliRunner().invoke(app, ["retry", "--ledger", str(led), "--no-run", "--blocklist", "b2.json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads((tmp_path / "b2.json").read_text())["invalid_tactics"] == {"fp8_gemm::CublasFp8GemmRunner": [99, 150]}
+
+
 def test_changed_env_on_the_real_ledger():
     """--changed-env keeps failures recorded under another environment (fingerprint from the ledger)."""
     from tiletune.decode import decode

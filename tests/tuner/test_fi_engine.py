@@ -62,7 +62,7 @@ def test_module_names_per_runner():
 def test_command_line_targets_decode_back_to_their_problem(op, shape, problem):
     """The key shapes written for a --shape target decode (tiletune.ops) to the same M, N, K."""
     opts = RetryOptions(ops=[op], tactic="0-1", shapes=[shape])
-    targets, _, _ = collect_targets(opts, {"compute_capability": "9.0", "flashinfer": "0.7.2.post1"})
+    targets, *_ = collect_targets(opts, {"compute_capability": "9.0", "flashinfer": "0.7.2.post1"})
     assert [t.tactic for t in targets] == [0, 1]
     t = targets[0]
     assert t.runner == {"bf16_gemm": "CublasltBf16GemmRunner", "fp4_gemm": "CutlassFp4GemmRunner",

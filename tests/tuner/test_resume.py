@@ -90,7 +90,7 @@ def test_a_real_ledger_without_run_options_still_resumes_its_own_runs():
     recorded_keys = {a["key"] for a in contents.attempts}
     seen = 0
     for opts in commands:
-        targets, _, _ = collect_targets(opts, contents.attempts[0]["env"])
+        targets, *_ = collect_targets(opts, contents.attempts[0]["env"])
         assert targets
         for t in targets:
             t = dataclasses.replace(t, options=resume.options_for(t, moe_dtype=opts.moe_dtype, top_k=opts.top_k))

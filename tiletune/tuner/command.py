@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, TextIO, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, TextIO, Tuple
 
 from tiletune.errors import TunerError, UsageError
 from tiletune.records import InputProblem
@@ -108,7 +109,16 @@ def _make_engine(opts: RetryOptions, progress: Optional[TextIO]):
     raise UsageError(f"--engine {opts.engine!r}: use flashinfer or cutlass")
 
 
-def collect_targets(opts: RetryOptions, current_env: Dict[str, Any]) -> Tuple[List[RetryTarget], List[InputProblem], Dict[str, Any]]:
+class Collected(NamedTuple):
+    """What retry takes from its inputs."""
+
+    targets: List[RetryTarget]
+    problems: List[InputProblem]
+    key_problems: Dict[str, Any]  # {cache key: (op, runner, (b, m, n, k))}, for --pin-cache
+    ledgers: List[Path] = []  # retry ledgers among the inputs (exports read them too)
+
+
+def collect_targets(opts: RetryOptions, current_env: Dict[str, Any]) -> Collected:
     """Targets from --shape or from the inputs; also {cache key: (op, runner, (b, m, n, k))} for pinning."""
     tactics = parse_tactics(opts.tactic)
     if opts.shapes:
@@ -119,7 +129,7 @@ def collect_targets(opts: RetryOptions, current_env: Dict[str, Any]) -> Tuple[Li
 
         cc = current_env.get("compute_capability")
         arch = opts.arch or (normalize_arch(str(cc)) if cc else None)
-        return (
+        return Collected(
             explicit_targets(
                 op=op,
                 runner=opts.runner or _default_runner(op),
@@ -134,6 +144,8 @@ def collect_targets(opts: RetryOptions, current_env: Dict[str, Any]) -> Tuple[Li
             {},
         )
     if not opts.paths:
+        if opts.no_run:  # nothing to select: the exports read --ledger alone
+            return Collected([], [], {})
         raise UsageError("give caches/logs/blocklists/ledgers to take configs from, or --op/--tactic/--shape")
     from tiletune.decode import decode
     from tiletune.readers import read_inputs
@@ -156,13 +168,14 @@ def collect_targets(opts: RetryOptions, current_env: Dict[str, Any]) -> Tuple[Li
         current_env=current_env,
         moe_dtype=opts.moe_dtype,
     )
-    return targets, list(outcome.problems), key_problems
+    ledgers = [Path(path) for path, kind in outcome.sources if kind == "ledger"]
+    return Collected(targets, list(outcome.problems), key_problems, ledgers)
 
 
 def retry(opts: RetryOptions, *, progress: Optional[TextIO] = sys.stderr, env: Optional[Dict[str, Any]] = None, engine=None) -> RetryOutcome:
     """Run `tiletune retry`; raise TiletuneError only for what stops the whole command."""
     env = dict(env) if env is not None else fingerprint.collect()
-    targets, problems, key_problems = collect_targets(opts, env)
+    targets, problems, key_problems, input_ledgers = collect_targets(opts, env)
     # options that change what a target runs ride on it into the ledger, so resume tells runs apart
     targets = [dataclasses.replace(t, options=options_for(t, moe_dtype=opts.moe_dtype, top_k=opts.top_k)) for t in targets]
     notes: List[str] = []
@@ -183,20 +196,27 @@ def retry(opts: RetryOptions, *, progress: Optional[TextIO] = sys.stderr, env: O
         run = run_retry(targets, engine, opts.ledger, timeout_s=opts.timeout_s, jobs=opts.jobs, resume=opts.resume, progress=progress, env=env)
     else:
         notes.append("nothing to retry: no failed or blocklisted configs in the inputs (use --all for every config)")
-    notes += export(opts, key_problems)
+    notes += export(opts, key_problems, input_ledgers)
     fatal = any(p.fatal for p in problems)
     text = render(run, notes, as_json=opts.as_json)
     return RetryOutcome(run=run, problems=problems, notes=notes, text=text, exit_code=2 if fatal else 0)
 
 
-def export(opts: RetryOptions, key_problems: Dict[str, Any]) -> List[str]:
-    """Write --blocklist / --pin-cache from the whole ledger (this run and earlier ones)."""
+def export(opts: RetryOptions, key_problems: Dict[str, Any], input_ledgers: Sequence[Path] = ()) -> List[str]:
+    """Write --blocklist / --pin-cache from every attempt known: the ledgers given as inputs, then
+    --ledger (this run and earlier ones); a file named both ways is read once."""
     if opts.blocklist is None and opts.pin_cache is None:
         return []
     from tiletune.tuner import exports
     from tiletune.tuner.ledger import Ledger
 
-    attempts = Ledger(opts.ledger).load().attempts
+    attempts: List[Dict[str, Any]] = []
+    read: List[Path] = []
+    for path in [*input_ledgers, opts.ledger]:
+        if any(_same_file(path, seen) for seen in read):
+            continue
+        read.append(path)
+        attempts += Ledger(path).load().attempts
     notes = []
     if opts.blocklist is not None:
         block, mixed = exports.write_blocklist(attempts, opts.blocklist)
@@ -211,6 +231,14 @@ def export(opts: RetryOptions, key_problems: Dict[str, Any]) -> List[str]:
         changed = exports.write_pinned_cache(caches[0], attempts, opts.pin_cache, key_problems=key_problems)
         notes.append(f"wrote {opts.pin_cache}: copy of {caches[0]} with {len(changed)} entr{'y' if len(changed) == 1 else 'ies'} pinned to the fastest passing tactic")
     return notes
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Same file by resolved path or by identity (hard links, symlinks); False when either is absent."""
+    try:
+        return a.resolve() == b.resolve() or os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def _is_v1_cache(path: Path) -> bool:
