@@ -1,0 +1,150 @@
+"""The wild corpus (cache_samples/wild/) checked as data: provenance, schema and self-consistency.
+
+These tests check the corpus itself, not tiletune's reading of it (the log-reader tests do that):
+every artifact has a complete artifact.json whose source is a public https page, uses only the
+shared event vocabulary, quotes clues that really are in its text, counts the event lines it
+claims, and is listed in the corpus README.
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+WILD = Path(__file__).resolve().parents[2] / "cache_samples" / "wild"
+
+# The shared event vocabulary (the corpus README repeats it); fatal kinds are the ones that end a run.
+EVENT_KINDS = {
+    "runner_init_failed", "cuda_error", "tma_descriptor_failed", "smem_exceeded", "oom_fallback",
+    "tactics_skipped", "tactic_failed", "tactic_profiled", "config_cache_hit", "configs_saved",
+    "configs_loaded", "autotune_cache_path", "tuning_progress", "version_banner", "cache_fragment",
+}
+FATAL_KINDS = {"runner_init_failed", "cuda_error", "tma_descriptor_failed", "smem_exceeded"}
+SOURCE_KINDS = {"issue", "pr", "comment", "blog"}
+AUTHOR_ROLES = {"user", "maintainer"}
+SOURCE_KEYS = {"url", "kind", "repo", "number", "date", "author_role"}
+STATED_KEYS = {"gpu", "arch", "flashinfer", "engine", "cuda", "driver", "model"}
+EXPECTED_KEYS = {"arch", "flashinfer_version", "fatal", "leads_with", "events", "entries"}
+EVENT_KEYS = {"kind", "count", "op", "runner", "detail"}
+ENTRY_KEYS = {"op", "runner", "tactic", "status"}
+ENTRY_STATUSES = {"chosen", "failed", "ok", "profiled", "skipped"}
+# Lines whose number in the text must equal the sum of the counts of one event kind.
+COUNTED_MARKERS = {
+    "tactics_skipped": re.compile(r"Skipped \d+ unsupported tactic"),
+    "tma_descriptor_failed": re.compile(r"Failed to initialize the TMA descriptor"),
+    "oom_fallback": re.compile(r"OOM detected, falling back"),
+    "autotune_cache_path": re.compile(r"Running FlashInfer autotune with cache: "),
+    "configs_saved": re.compile(r"\[Autotuner\]: Saved \d+ configs"),
+    "configs_loaded": re.compile(r"\[Autotuner\]: Loaded \d+ configs"),
+    "config_cache_hit": re.compile(r"Config cache hit for "),
+}
+MAX_ARTIFACT_BYTES = 64 * 1024
+
+SLUGS = sorted(p.name for p in WILD.iterdir() if p.is_dir()) if WILD.is_dir() else []
+
+
+def _doc(slug: str) -> dict:
+    return json.loads((WILD / slug / "artifact.json").read_text(encoding="utf-8"))
+
+
+def _artifact_files(slug: str) -> list[Path]:
+    return sorted(p for p in (WILD / slug).iterdir() if p.is_file() and p.name != "artifact.json")
+
+
+def _text(slug: str) -> str:
+    return "".join(p.read_text(encoding="utf-8") for p in _artifact_files(slug))
+
+
+def test_corpus_has_enough_artifacts():
+    assert len(SLUGS) >= 10, f"cache_samples/wild/ holds only {len(SLUGS)} artifacts"
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_artifact_json_has_the_schema(slug):
+    doc = _doc(slug)
+    assert set(doc) == {"source", "stated", "trimmed", "holds", "expected"}
+    assert set(doc["source"]) == SOURCE_KEYS and set(doc["stated"]) == STATED_KEYS
+    src = doc["source"]
+    assert src["kind"] in SOURCE_KINDS and src["author_role"] in AUTHOR_ROLES
+    assert src["date"] is None or re.fullmatch(r"\d{4}-\d{2}-\d{2}", src["date"])
+    assert doc["trimmed"] is None or (isinstance(doc["trimmed"], str) and doc["trimmed"].strip())
+    assert isinstance(doc["holds"], str) and doc["holds"].strip()
+    ex = doc["expected"]
+    assert set(ex) == EXPECTED_KEYS
+    assert isinstance(ex["fatal"], bool) and isinstance(ex["leads_with"], str) and ex["leads_with"].strip()
+    for fact in ("arch", "flashinfer_version"):
+        assert set(ex[fact]) == {"value", "clue"}
+        # a fact without a clue is a guess; a clue without a fact says nothing
+        assert (ex[fact]["value"] is None) == (ex[fact]["clue"] is None), fact
+    if ex["arch"]["value"] is not None:
+        assert re.fullmatch(r"sm\d{2,3}[af]?", ex["arch"]["value"])
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_source_is_a_public_https_page_of_the_named_repo(slug):
+    src = _doc(slug)["source"]
+    url = src["url"]
+    assert url.startswith("https://"), url
+    m = re.fullmatch(r"https://github\.com/([\w.-]+/[\w.-]+)/(issues|pull)/(\d+)(#[\w-]+)?", url)
+    if m:  # a GitHub thread: the repo and number must be the URL's
+        assert src["repo"] == m.group(1) and src["number"] == int(m.group(3)), (url, src["repo"], src["number"])
+        assert (m.group(2) == "pull") == (src["kind"] == "pr") or src["kind"] == "comment"
+    else:
+        assert src["kind"] == "blog", f"{url} is not a GitHub issue/PR; kind must be blog"
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_events_and_entries_use_the_vocabulary(slug):
+    ex = _doc(slug)["expected"]
+    assert ex["events"] or ex["entries"], "an artifact with nothing expected says nothing"
+    for ev in ex["events"]:
+        assert set(ev) == EVENT_KEYS, ev
+        assert ev["kind"] in EVENT_KINDS, ev["kind"]
+        assert isinstance(ev["count"], int) and ev["count"] >= 1
+        assert isinstance(ev["detail"], dict)
+    for en in ex["entries"]:
+        assert set(en) == ENTRY_KEYS, en
+        assert en["status"] in ENTRY_STATUSES
+        assert en["tactic"] is None or isinstance(en["tactic"], (int, list, str))
+    if ex["fatal"]:
+        assert any(ev["kind"] in FATAL_KINDS for ev in ex["events"]), "fatal, but no fatal event"
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_artifact_files_are_small_nonempty_text_without_local_paths(slug):
+    files = _artifact_files(slug)
+    assert files, f"{slug} has no artifact file beside artifact.json"
+    for p in [*files, WILD / slug / "artifact.json"]:
+        raw = p.read_bytes()
+        assert raw.strip(), f"{p.name} is empty"
+        assert len(raw) <= MAX_ARTIFACT_BYTES, f"{p.name} is {len(raw)} bytes"
+        assert b"\x00" not in raw
+        text = raw.decode("utf-8")
+        assert "/work/" not in text, f"{p.name} names a path of this machine"
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_clues_are_quoted_from_the_text(slug):
+    ex, text = _doc(slug)["expected"], _text(slug)
+    for fact in ("arch", "flashinfer_version"):
+        clue = ex[fact]["clue"]
+        if clue is not None:
+            assert clue in text, f"{fact} clue {clue!r} is not in the artifact text"
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_event_counts_match_the_marker_lines(slug):
+    ex, text = _doc(slug)["expected"], _text(slug)
+    for kind, marker in COUNTED_MARKERS.items():
+        claimed = sum(ev["count"] for ev in ex["events"] if ev["kind"] == kind)
+        assert claimed == len(marker.findall(text)), (kind, claimed, len(marker.findall(text)))
+
+
+def test_readme_table_lists_every_slug_and_only_those():
+    readme = (WILD / "README.md").read_text(encoding="utf-8")
+    assert "## The artifacts" in readme
+    readme = readme.split("## The artifacts", 1)[1]
+    listed = set(re.findall(r"^\| `([a-z0-9][a-z0-9.-]*)` \|", readme, flags=re.M))
+    assert listed == set(SLUGS), (sorted(set(SLUGS) - listed), sorted(listed - set(SLUGS)))
