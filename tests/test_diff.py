@@ -128,3 +128,15 @@ def test_unusable_input_exits_2(run, tmp_path):
     bad.write_text("{not json")
     res = run("diff", good, bad)
     assert res.exit_code == 2
+
+
+def test_json_matches_the_shipped_schema(run, tmp_path):
+    import jsonschema
+    from importlib import resources
+
+    schema = json.loads(resources.files("tiletune.schemas").joinpath("diff.schema.json").read_text())
+    old = _cache(tmp_path / "old.json", "0.6.10", {16: 2, 128: 0})
+    new = _cache(tmp_path / "new.json", "0.6.11", {16: 2, 256: 17})
+    _, out = _diff(run, old, new)
+    jsonschema.validate(out, schema)
+    assert {c["kind"] for c in out["changes"]} == {"winner_changed", "added", "removed"}
