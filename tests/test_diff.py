@@ -140,3 +140,30 @@ def test_json_matches_the_shipped_schema(run, tmp_path):
     _, out = _diff(run, old, new)
     jsonschema.validate(out, schema)
     assert {c["kind"] for c in out["changes"]} == {"winner_changed", "added", "removed"}
+
+
+# --- real warm-ups on one H200 (tests/data/h200_warmups/README.md) ---------------------------------
+
+REAL = Path(__file__).parent / "data" / "h200_warmups"
+RANKS = REAL / "ranks" / "flashinfer" / "autotune" / "0.7.2.post1" / "sm90" / "5f3a9c1e07b2d4a8"
+
+
+def test_real_warmups_with_the_same_settings_do_not_differ(run):
+    code, out = _diff(run, REAL / "a", REAL / "b")
+    assert code == 0 and out["changes"] == [] and out["unchanged"] == 27
+    assert out["environment"] == {}
+
+
+def test_real_warmups_with_more_profile_replays_keep_their_winners(run):
+    code, out = _diff(run, REAL / "a", REAL / "c")
+    assert code == 0 and out["unchanged"] == 27
+
+
+def test_real_rank_files_that_disagree_are_winner_changes_in_bucket_order(run):
+    code, out = _diff(run, RANKS / "rank_tp0_pp0_dp0.json", RANKS / "rank_tp1_pp0_dp0.json")
+    assert code == 1
+    changed = [(c["problem"]["n"], c["problem"]["k"], c["problem"]["m"], c["before"]["tactic"], c["after"]["tactic"])
+               for c in out["changes"]]
+    assert changed == [(7168, 2048, 32, 0, 1), (7168, 2048, 256, 1, 0)]
+    assert all(c["before"]["not_a_cutlass_tactic"] and c["before"]["config"] is None for c in out["changes"])
+    assert any("different ranks" in n for n in out["notes"])

@@ -40,6 +40,7 @@ class Side:
     flashinfer_version: Optional[str]
     time_ms: Optional[float]  # measured, from the input (log, TRT-LLM min_time, ledger); None if unknown
     samples: int = 0  # how many timed runs stand behind time_ms (0: unknown)
+    not_cutlass: bool = False  # a cuBLAS / cuDNN / trtllm-gen tactic: there is no tile to name
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,7 +159,7 @@ def _winners(result: Any, with_rank: bool) -> dict[tuple[Any, ...], _Winners]:
         t = float(rec.time_ms) if rec.time_ms is not None else None
         if prev is None or (t is not None and (prev.time_ms is None or t < prev.time_ms)):
             w.sides[ident] = Side(rec.tactic, ae.entry.config, rec.env.flashinfer_version, t,
-                                  rec.count if t is not None else 0)
+                                  rec.count if t is not None else 0, _not_cutlass(ae))
     return out
 
 
@@ -192,7 +193,8 @@ def _failure_side(result: Any) -> _FailureSide:
         if rec.status is Status.FAILED:
             slot = failed.get(key)
             if slot is None:
-                slot = failed[key] = (Side(rec.tactic, ae.entry.config, rec.env.flashinfer_version, None), [], [])
+                slot = failed[key] = (Side(rec.tactic, ae.entry.config, rec.env.flashinfer_version, None,
+                                           not_cutlass=_not_cutlass(ae)), [], [])
             p = ae.entry.problem
             if p is not None and p not in slot[1]:
                 slot[1].append(p)
@@ -201,6 +203,10 @@ def _failure_side(result: Any) -> _FailureSide:
         elif rec.status in _RUNS:
             ran.add(key)
     return _FailureSide(failed, ran)
+
+
+def _not_cutlass(ae: Any) -> bool:
+    return bool(getattr(ae.entry.decode, "not_a_cutlass_tactic", False))
 
 
 def _ranks(result: Any) -> frozenset[Optional[str]]:
@@ -244,9 +250,10 @@ def diff(old: Any, new: Any) -> DiffResult:
         if _incomparable(before, after):
             undetermined.append(Undetermined(
                 arch, op, runner, b.problem or a.problem, before, after,
-                f"tactic {before.tactic!r} of FlashInfer {before.flashinfer_version} and tactic {after.tactic!r} of "
-                f"{after.flashinfer_version} cannot be compared: a tactic number names a different tile in each "
-                "release and no catalog decoded both (name the release with --flashinfer-version if the inputs do not)"))
+                f"tactic {before.tactic!r} of {_release(before)} and tactic {after.tactic!r} of {_release(after)} "
+                "cannot be compared: a tactic number can name a different kernel in each release and no catalog "
+                "decoded both (name the releases with --old-flashinfer-version / --new-flashinfer-version if the "
+                "inputs do not)"))
             continue
         change, noise, beyond = _time_change(before, after)
         changes.append(Change("winner_changed", arch, op, runner, b.problem or a.problem, before, after,
@@ -263,13 +270,22 @@ def diff(old: Any, new: Any) -> DiffResult:
     )
 
 
+def _release(side: Side) -> str:
+    return f"FlashInfer {side.flashinfer_version}" if side.flashinfer_version else "an unknown FlashInfer release"
+
+
 def _names(ranks: frozenset[Optional[str]]) -> str:
     named = sorted(r for r in ranks if r is not None)
     return ", ".join(named) if named else "none named"
 
 
-def _sort_key(key: tuple[Any, ...]) -> tuple[str, ...]:
-    return tuple("" if v is None else repr(v) for v in key)
+def _sort_key(key: tuple[Any, ...]) -> tuple[Any, ...]:
+    """arch, op, runner, then the bucket by (N, K, M) numerically; anything else by its text."""
+    arch, op, runner, rest = key[0] or "", key[1], key[2], key[3:]
+    pk = rest[0] if rest else None
+    if isinstance(pk, tuple) and len(pk) >= 3 and all(isinstance(v, int) for v in pk[:3]):
+        return (arch, op, runner, 0, pk[1], pk[2], pk[0], repr(rest))
+    return (arch, op, runner, 1, 0, 0, 0, repr(rest))
 
 
 def _pick(sides: Mapping[tuple[Any, ...], Side]) -> Side:
@@ -281,7 +297,7 @@ def _with_time(side: Side, times: Mapping[tuple[Any, ...], float], key: tuple[An
     if side.time_ms is not None:
         return side
     t = times.get((key[0], key[1], key[2], problem_key(p), repr(side.tactic)))
-    return side if t is None else Side(side.tactic, side.config, side.flashinfer_version, t, side.samples)
+    return side if t is None else Side(side.tactic, side.config, side.flashinfer_version, t, side.samples, side.not_cutlass)
 
 
 def _incomparable(before: Side, after: Side) -> bool:

@@ -49,7 +49,10 @@ def _problem_label(p: Optional[Problem]) -> str:
 def _side_label(s: Optional[Side]) -> str:
     if s is None:
         return "-"
-    what = s.config.label() if s.config is not None else "(not decoded)"
+    if s.config is not None:
+        what = s.config.label()
+    else:
+        what = "non-CUTLASS tactic" if s.not_cutlass else "(not decoded)"
     text = f"{what} (tactic {_tactic(s.tactic)}"
     if s.flashinfer_version:
         text += f", FlashInfer {s.flashinfer_version}"
@@ -168,6 +171,7 @@ def _side_dict(s: Optional[Side]) -> Optional[dict[str, Any]]:
         "flashinfer_version": s.flashinfer_version,
         "time_us": None if s.time_ms is None else s.time_ms * 1000.0,
         "time_basis": None if s.time_ms is None else "measured",
+        "not_a_cutlass_tactic": s.not_cutlass,
     }
 
 
