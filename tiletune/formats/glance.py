@@ -1,0 +1,240 @@
+"""Rendering of the at-a-glance view (`tiletune.overview.Overview`): the compact per-bucket table,
+the tile map (text, Markdown, PNG), rank disagreements and `--m` answers. Pure: data in, text
+(or PNG bytes) out; nothing is computed here beyond layout.
+
+Units: measured times in µs (from the inputs); model columns carry a `*` and are modelled.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+from tiletune.overview import BucketLine, Group, Overview, Pick, RankDisagreement, at_runtime_m
+
+COMPACT_HEADERS = ["M bucket", "chosen", "meas us", "t us*", "eff %*", "runner-up", "margin", "failed", "never tried"]
+NUMERIC = {"meas us", "t us*", "eff %*", "margin", "failed", "never tried"}
+
+
+def _us(ms: Optional[float]) -> str:
+    return "-" if ms is None else f"{ms * 1000:.1f}"
+
+
+def m_cell(line: BucketLine) -> str:
+    if line.fallback_only:
+        return f"M {line.problem.m} (no bucket)"
+    r = line.problem.m_range
+    if r is None:
+        return str(line.problem.m)
+    lo, hi = r
+    return str(lo) if lo == hi else f"{lo}-{hi}"
+
+
+def chosen_cell(line: BucketLine) -> str:
+    if line.fallback_only:
+        return "fallback tactic -1"
+    if len(line.chosen) > 1:
+        return " | ".join(p.label() for p in line.chosen) + " (sources disagree)"
+    return line.chosen[0].label()
+
+
+def margin_cell(line: BucketLine) -> str:
+    if line.margin is None:
+        return "-"
+    text = f"+{line.margin * 100:.1f}%"
+    return text + " ~" if line.won_by_noise else text
+
+
+def _model_cells(line: BucketLine, analyses: dict[Any, Any]) -> tuple[str, str]:
+    if len(line.chosen) != 1:
+        return "-", "-"
+    a = analyses.get((line.problem, repr(line.chosen[0].config) if line.chosen[0].config else repr(line.chosen[0].tactic)))
+    if a is None or a.time_expected_s is None:
+        return "-", "-"
+    eff = "-" if a.eff_compute is None else f"{a.eff_compute * 100:.0f}"
+    return f"{a.time_expected_s * 1e6:.1f}", eff
+
+
+def analyses_by_choice(result: Any) -> dict[Any, Any]:
+    """(problem, config or tactic identity) -> the model's Analysis, for chosen entries."""
+    out: dict[Any, Any] = {}
+    for ae in result.entries:
+        if ae.analysis is None or ae.entry.problem is None:
+            continue
+        c = ae.entry.config
+        out[(ae.entry.problem, repr(c) if c is not None else repr(ae.entry.record.tactic))] = ae.analysis
+    return out
+
+
+def compact_rows(group: Group, analyses: dict[Any, Any]) -> list[list[str]]:
+    rows = []
+    for line in group.lines:
+        t, eff = _model_cells(line, analyses)
+        rows.append([
+            m_cell(line),
+            chosen_cell(line),
+            _us(line.chosen_time_ms),
+            t,
+            eff,
+            line.runner_up.label() if line.runner_up is not None else "-",
+            margin_cell(line),
+            str(line.failed) if line.failed else "-",
+            "?" if line.never_tried is None else str(line.never_tried),
+        ])
+    return rows
+
+
+def group_title(g: Group) -> str:
+    v = f"flashinfer {g.flashinfer_version}" if g.flashinfer_version else "flashinfer version unknown"
+    return f"{g.arch or 'unknown arch'} {g.op} - {g.runner}, N {g.n}, K {g.k} ({v})"
+
+
+def uncovered_line(g: Group) -> Optional[str]:
+    if not g.uncovered:
+        return None
+    parts = [f"{lo}-{hi}" if hi is not None else f"{lo} and above" for lo, hi in g.uncovered]
+    return ("runtime M no tuned bucket covers (FlashInfer falls back to its default tactic there): "
+            + ", ".join(parts))
+
+
+COMPACT_LEGEND = (
+    "chosen: the winning tile (decoded from the release's catalog); meas us: its time measured by the inputs; "
+    "t us* / eff %*: modelled time and efficiency against the dense peak; runner-up / margin: the next fastest "
+    "measured tactic and how much slower it was; ~ won by noise (margin within the samples' spread, or within "
+    "5 % when the inputs hold no samples); failed / never tried: tactics of this bucket (? = no profiling log "
+    "read, so attempts are unknown). --all lists every tactic."
+)
+
+
+def rank_line(d: RankDisagreement) -> str:
+    choices = "; ".join(f"{rank}: {_pick_text(p)}" for rank, p in d.choices)
+    r = d.problem.m_range
+    m = (f"M {r[0]}-{r[1]}" if r and r[0] != r[1] else f"M {d.problem.m}")
+    if d.beyond_noise is None:
+        verdict = "times unknown, so whether it matters is unknown"
+    else:
+        verdict = ("the times differ beyond measurement noise" if d.beyond_noise
+                   else "the times differ within measurement noise") + f" ({d.basis})"
+    return (f"ranks disagree: {d.arch or 'unknown arch'} {d.op} {m}, N {d.problem.n}, K {d.problem.k}: "
+            f"{choices}; {verdict}")
+
+
+def _pick_text(p: Pick) -> str:
+    return p.label() + (f" {p.time_ms * 1000:.1f} us measured" if p.time_ms is not None else "")
+
+
+def runtime_m_lines(ov: Overview, ms: Sequence[int]) -> list[str]:
+    """'which tile runs at my runtime M', per group and M."""
+    out = []
+    for g in ov.groups:
+        for m in ms:
+            b, line = at_runtime_m(g, m)
+            head = f"M {m} -> bucket {b}: {g.arch or '?'} {g.op} N {g.n} K {g.k}: "
+            if line is None or line.fallback_only:
+                out.append(head + "no tuned bucket: FlashInfer runs its fallback tactic (-1)")
+            else:
+                out.append(head + chosen_cell(line))
+    return out
+
+
+# --- tile map ----------------------------------------------------------------------------------
+
+
+def _map_cell(line: Optional[BucketLine]) -> str:
+    if line is None:
+        return "."
+    if line.fallback_only:
+        return "fallback"
+    text = line.chosen[0].short() if len(line.chosen) == 1 else "disagree"
+    marks = ""
+    if line.failed:
+        marks += f" !{line.failed}"
+    if line.won_by_noise:
+        marks += " ~"
+    return text + marks
+
+
+def tile_map(ov: Overview) -> tuple[list[str], list[list[str]]]:
+    """(headers, rows): rows op x (N, K), columns the M buckets seen (runtime-M fallbacks apart)."""
+    buckets = sorted({line.problem.m for g in ov.groups for line in g.lines if not line.fallback_only})
+    headers = ["op (N x K)"] + [str(b) for b in buckets]
+    rows = []
+    for g in ov.groups:
+        by_m = {line.problem.m: line for line in g.lines if not line.fallback_only}
+        row = [f"{g.arch or '?'} {g.op} {g.n}x{g.k}"] + [_map_cell(by_m.get(b)) for b in buckets]
+        fallbacks = [line.problem.m for line in g.lines if line.fallback_only]
+        if fallbacks:
+            row[0] += " (fallback at M " + ", ".join(map(str, fallbacks)) + ")"
+        rows.append(row)
+    return headers, rows
+
+
+MAP_LEGEND = ("columns: M buckets (the bucket's upper M); cells: the winning tile (tac N: a tactic with no tile, e.g. "
+              "cuBLAS); disagree: sources (ranks) chose differently; !N: N tactics failed in that bucket; "
+              "~ won by noise; . no bucket held; fallback: a runtime M with no bucket ran tactic -1")
+
+
+def tile_map_text(ov: Overview, colour: bool = False) -> str:
+    headers, rows = tile_map(ov)
+    if not rows:
+        return ""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip(),
+             "  ".join("-" * w for w in widths)]
+    for r in rows:
+        cells = []
+        for i, (c, w) in enumerate(zip(r, widths)):
+            text = c.ljust(w)
+            if colour and i:
+                if "!" in c or c == "fallback":
+                    text = f"\x1b[31m{text}\x1b[0m"
+                elif c not in (".", "disagree"):
+                    text = f"\x1b[32m{text}\x1b[0m"
+            cells.append(text)
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
+def tile_map_markdown(ov: Overview) -> str:
+    from tiletune.formats.markdown import table
+
+    headers, rows = tile_map(ov)
+    return table(headers, rows) if rows else ""
+
+
+def tile_map_png(ov: Overview) -> Optional[bytes]:
+    """The tile map as a PNG (matplotlib, the `plot` extra); None when matplotlib is missing."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    import io
+
+    headers, rows = tile_map(ov)
+    if not rows:
+        return None
+    tiles = sorted({c for r in rows for c in r[1:] if c not in (".", "fallback", "disagree")})
+    palette = plt.get_cmap("tab20")
+    colour_of = {t: palette(i % 20) for i, t in enumerate(tiles)}
+    fig_w = max(6.0, 1.3 * (len(headers) - 1) + 3.0)
+    fig, ax = plt.subplots(figsize=(fig_w, 0.5 * len(rows) + 1.6))
+    for y, r in enumerate(rows):
+        for x, c in enumerate(r[1:]):
+            face = (0.95, 0.95, 0.95, 1) if c == "." else (0.9, 0.3, 0.3, 1) if c == "fallback" else colour_of.get(c, (0.8, 0.8, 0.8, 1))
+            ax.add_patch(plt.Rectangle((x, y), 1, 1, facecolor=face, edgecolor="white"))
+            if c != ".":
+                ax.text(x + 0.5, y + 0.5, c.replace(" ", "\n", 1), ha="center", va="center", fontsize=6)
+    ax.set_xlim(0, len(headers) - 1)
+    ax.set_ylim(0, len(rows))
+    ax.invert_yaxis()
+    ax.set_xticks([i + 0.5 for i in range(len(headers) - 1)], headers[1:], fontsize=7)
+    ax.set_yticks([i + 0.5 for i in range(len(rows))], [r[0] for r in rows], fontsize=7)
+    ax.set_xlabel("M bucket (upper M)")
+    ax.set_title("tiletune tile map: winning tile per bucket (decoded); !N = N tactics failed", fontsize=8)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=120)
+    plt.close(fig)
+    return buf.getvalue()

@@ -1,0 +1,293 @@
+"""The at-a-glance view of an inspect result: one line per M bucket, a tile map, rank checks, and
+the tuning-quality flags (won by noise, fallback-only buckets, M ranges no bucket covers).
+
+Per (arch, op, runner, N, K) and M bucket: the chosen tile, its measured time when an input holds
+one, the runner-up and its margin, and how many tactics failed or were never tried in that bucket.
+`which_bucket` answers "which tile runs at my runtime M" through FlashInfer's bucket mapping for
+the release. Nothing here reads files or prints; formatters render `Overview`.
+
+Measured times come from the inputs (DEBUG logs' per-tactic profile times, TensorRT-LLM
+`min_time`, ledger medians). A winner "won by noise" when its margin over the runner-up is
+smaller than the spread the inputs show for the two (their sample ranges), or, when the inputs
+hold no samples, smaller than `DEFAULT_NOISE` (said so in the flag's basis).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from os.path import dirname
+from typing import Any, Iterable, Optional, Sequence
+
+from tiletune.buckets import bucket_range, hybrid_ceil, pow2_floor, uses_hybrid
+from tiletune.records import Problem, Status, Tactic, TileConfig
+
+DEFAULT_NOISE = 0.05  # relative; used only when the inputs carry no samples to estimate it from
+
+_TRIED = frozenset({Status.CHOSEN, Status.PROFILED, Status.FAILED, Status.PASSED})
+
+
+@dataclass(frozen=True, slots=True)
+class Pick:
+    """One tactic in a bucket, with its measured time (ms) when known."""
+
+    tactic: Tactic
+    config: Optional[TileConfig]
+    time_ms: Optional[float]
+    spread: Optional[float] = None  # relative spread of its samples ((max - min) / min), when known
+    not_cutlass: bool = False
+
+    def label(self) -> str:
+        if self.config is not None:
+            return self.config.label()
+        return f"tactic {self.tactic}" + (" (non-CUTLASS)" if self.not_cutlass else "")
+
+    def short(self) -> str:
+        """For the tile map: the tile, or `tac N` for a tactic with no tile."""
+        return self.config.label() if self.config is not None else f"tac {self.tactic}"
+
+
+@dataclass(frozen=True, slots=True)
+class BucketLine:
+    """One M bucket of one (arch, op, runner, N, K)."""
+
+    problem: Problem
+    chosen: tuple[Pick, ...]  # several when sources (ranks) disagree
+    chosen_time_ms: Optional[float]  # the winner's measured time (its own record's, else its profile time here)
+    runner_up: Optional[Pick]
+    margin: Optional[float]  # (runner-up time - winner time) / winner time, measured
+    won_by_noise: Optional[bool]
+    noise_basis: Optional[str]  # "samples" | "default 5 %"
+    failed: int  # distinct tactics that failed in this bucket
+    never_tried: Optional[int]  # catalog tactics with no record in this bucket (None: unknown)
+    fallback_only: bool  # no tuned bucket: at run time this M ran the fallback tactic (-1); problem.m is that runtime M
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """One (arch, op, runner, N, K): its buckets in M order and the M ranges no bucket covers."""
+
+    arch: Optional[str]
+    op: str
+    runner: str
+    n: int
+    k: int
+    flashinfer_version: Optional[str]
+    lines: tuple[BucketLine, ...]
+    uncovered: tuple[tuple[int, Optional[int]], ...]  # runtime M ranges (lo, hi; hi None = and above)
+
+
+@dataclass(frozen=True, slots=True)
+class RankDisagreement:
+    """Ranks of one server (one layout directory) that chose different configs for one bucket."""
+
+    arch: Optional[str]
+    op: str
+    runner: str
+    problem: Problem
+    server: str  # the layout directory the rank files share
+    choices: tuple[tuple[str, Pick], ...]  # (rank, its winner)
+    beyond_noise: Optional[bool]  # None when the times are unknown
+    basis: str
+
+
+@dataclass(frozen=True, slots=True)
+class Overview:
+    groups: tuple[Group, ...]
+    rank_disagreements: tuple[RankDisagreement, ...]
+
+
+# --- building ----------------------------------------------------------------------------------
+
+
+def _pick(ae: Any) -> Pick:
+    rec = ae.entry.record
+    spread = None
+    samples = _samples(rec)
+    if len(samples) >= 2 and min(samples) > 0:
+        spread = (max(samples) - min(samples)) / min(samples)
+    return Pick(rec.tactic, ae.entry.config, None if rec.time_ms is None else float(rec.time_ms), spread,
+                bool(getattr(ae.entry.decode, "not_a_cutlass_tactic", False)))
+
+
+def _samples(rec: Any) -> tuple[float, ...]:
+    """Timed samples (ms) a record carries in its detail, when its reader kept them."""
+    for key in ("samples_ms", "times_ms"):
+        for k, v in rec.detail:
+            if k == key and isinstance(v, tuple):
+                return tuple(float(x) for x in v if isinstance(x, (int, float)))
+    return ()
+
+
+def _is_moe(op: str) -> bool:
+    return "moe" in op
+
+
+def overview(result: Any) -> Overview:
+    """Build the at-a-glance view of an inspect result."""
+    by_bucket: dict[tuple[Any, ...], list[Any]] = defaultdict(list)
+    for ae in result.entries:
+        p = ae.entry.problem
+        if p is None:
+            continue
+        rec = ae.entry.record
+        by_bucket[(rec.env.arch, rec.op, rec.runner, p.n, p.k, p.batch, p.experts, p.top_k, p.m)].append(ae)
+    catalog_sizes = _catalog_sizes(result)
+    groups: dict[tuple[Any, ...], list[BucketLine]] = defaultdict(list)
+    versions: dict[tuple[Any, ...], Optional[str]] = {}
+    for key, aes in by_bucket.items():
+        gkey = key[:5]
+        versions.setdefault(gkey, aes[0].entry.record.env.flashinfer_version)
+        line = _bucket_line(aes, catalog_sizes)
+        if line is not None:
+            groups[gkey].append(line)
+    out = []
+    for gkey in sorted(groups, key=lambda g: (g[0] or "", g[1], g[2], g[3], g[4])):
+        lines = tuple(sorted(groups[gkey], key=lambda line: line.problem.m))
+        arch, op, runner, n, k = gkey
+        out.append(Group(arch, op, runner, n, k, versions[gkey], lines,
+                         uncovered(lines, versions[gkey], _is_moe(op))))
+    return Overview(tuple(out), tuple(rank_disagreements(result)))
+
+
+def _bucket_line(aes: Sequence[Any], catalog_sizes: dict[tuple[Any, ...], int]) -> Optional[BucketLine]:
+    chosen_aes = [ae for ae in aes if ae.entry.record.status is Status.CHOSEN]
+    fallback = [ae for ae in aes if ae.entry.record.status is Status.FALLBACK]
+    if not chosen_aes and not fallback:
+        return None
+    problem = (chosen_aes or fallback)[0].entry.problem
+    chosen: dict[str, Pick] = {}
+    for ae in chosen_aes:
+        pk = _pick(ae)
+        ident = repr(pk.config) if pk.config is not None else repr(pk.tactic)
+        prev = chosen.get(ident)
+        if prev is None or (pk.time_ms is not None and (prev.time_ms is None or pk.time_ms < prev.time_ms)):
+            chosen[ident] = pk
+    # measured times per tactic in this bucket (profiled, chosen, passed), fastest sample kept
+    timed: dict[str, Pick] = {}
+    for ae in aes:
+        rec = ae.entry.record
+        if rec.time_ms is None or rec.status not in (Status.CHOSEN, Status.PROFILED, Status.PASSED):
+            continue
+        pk = _pick(ae)
+        ident = repr(pk.tactic)
+        if ident not in timed or pk.time_ms < timed[ident].time_ms:  # type: ignore[operator]
+            timed[ident] = pk
+    winners = list(chosen.values())
+    runner_up = margin = won_by_noise = basis = wt = None
+    if len(winners) == 1:
+        w = winners[0]
+        wt = w.time_ms if w.time_ms is not None else (timed.get(repr(w.tactic)).time_ms if repr(w.tactic) in timed else None)
+        others = sorted((p for i, p in timed.items() if i != repr(w.tactic)), key=lambda p: p.time_ms)  # type: ignore[arg-type, return-value]
+        if wt is not None and others:
+            runner_up = others[0]
+            margin = (runner_up.time_ms - wt) / wt if wt > 0 else None  # type: ignore[operator]
+            if margin is not None:
+                own = timed.get(repr(w.tactic))
+                spreads = [s for s in (own.spread if own else w.spread, runner_up.spread) if s is not None]
+                if spreads:
+                    won_by_noise, basis = margin < max(spreads), "samples"
+                else:
+                    won_by_noise, basis = margin < DEFAULT_NOISE, "default 5 %"
+    failed = len({repr(ae.entry.record.tactic) for ae in aes if ae.entry.record.status is Status.FAILED})
+    tried = {repr(ae.entry.record.tactic) for ae in aes if ae.entry.record.status in _TRIED}
+    logged = any(ae.entry.record.status is Status.PROFILED for ae in aes)
+    size = None
+    for ae in chosen_aes:
+        d = ae.entry.decode
+        ref = getattr(d, "catalog", None)
+        if ref is not None:
+            size = catalog_sizes.get((ref.flashinfer_version, ref.arch, ref.op, ref.runner, ref.variant))
+    never = max(size - len(tried), 0) if (size is not None and logged) else None
+    fallback_only = not chosen_aes and bool(fallback)
+    return BucketLine(problem, tuple(winners), wt, runner_up, margin, won_by_noise, basis, failed, never, fallback_only)
+
+
+def _catalog_sizes(result: Any) -> dict[tuple[Any, ...], int]:
+    sizes: dict[tuple[Any, ...], int] = {}
+    for ae in result.entries:
+        ref = getattr(ae.entry.decode, "catalog", None)
+        if ref is not None and ref.size:
+            sizes[(ref.flashinfer_version, ref.arch, ref.op, ref.runner, ref.variant)] = ref.size
+    return sizes
+
+
+def uncovered(lines: Sequence[BucketLine], version: Optional[str], moe: bool) -> tuple[tuple[int, Optional[int]], ...]:
+    """Runtime M ranges that map to no bucket the inputs hold (default mapping of the release).
+
+    Between two held buckets every M whose bucket is absent is uncovered; above the largest held
+    bucket, M maps to buckets the cache does not hold (FlashInfer then falls back), so that range is
+    open. Buckets off the default grid (custom tuning_buckets) make the answer unknown: empty.
+    """
+    ranges = []
+    held = [line for line in lines if not line.fallback_only]  # fallback lines hold a runtime M, not a bucket
+    for line in held:
+        r = line.problem.m_range
+        if r is None:
+            return ()
+        ranges.append(r)
+    if not ranges:
+        return ()
+    ranges.sort()
+    gaps: list[tuple[int, Optional[int]]] = []
+    nxt = 1
+    for lo, hi in ranges:
+        if lo > nxt:
+            gaps.append((nxt, lo - 1))
+        nxt = max(nxt, hi + 1)
+    last = bucket_range(max(line.problem.m for line in held), moe=moe, version=version)
+    if not (moe and last.note and "capped" in last.note):
+        gaps.append((nxt, None))
+    return tuple(gaps)
+
+
+def which_bucket(m: int, version: Optional[str], moe: bool) -> int:
+    """The bucket FlashInfer's default mapping sends runtime M to in this release."""
+    hybrid = uses_hybrid(version)
+    if hybrid is False:
+        return pow2_floor(m)
+    return hybrid_ceil(m)
+
+
+def at_runtime_m(group: Group, m: int) -> tuple[int, Optional[BucketLine]]:
+    """(bucket, the line that serves it or None) for runtime M in this group."""
+    b = which_bucket(m, group.flashinfer_version, _is_moe(group.op))
+    if _is_moe(group.op):
+        b = min(b, max((line.problem.m for line in group.lines), default=b))
+    for line in group.lines:
+        if line.problem.m == b:
+            return b, line
+    return b, None
+
+
+# --- rank disagreement -------------------------------------------------------------------------
+
+
+def rank_disagreements(result: Any) -> Iterable[RankDisagreement]:
+    """Per server (rank files sharing one layout directory) and bucket: ranks whose winners differ."""
+    per: dict[tuple[Any, ...], dict[str, Pick]] = defaultdict(dict)
+    problems: dict[tuple[Any, ...], Problem] = {}
+    for ae in result.entries:
+        rec = ae.entry.record
+        p = ae.entry.problem
+        if rec.status is not Status.CHOSEN or rec.rank is None or p is None:
+            continue
+        key = (dirname(rec.source), rec.env.arch, rec.op, rec.runner, p.n, p.k, p.batch, p.experts, p.top_k, p.m)
+        per[key][rec.rank] = _pick(ae)
+        problems[key] = p
+    for key in sorted(per, key=lambda k: tuple("" if v is None else str(v).zfill(12) for v in k)):
+        picks = per[key]
+        idents = {repr(pk.config) if pk.config is not None else repr(pk.tactic) for pk in picks.values()}
+        if len(idents) < 2:
+            continue
+        times = [pk.time_ms for pk in picks.values()]
+        beyond: Optional[bool] = None
+        basis = "no measured times in the inputs"
+        if all(t is not None for t in times):
+            lo, hi = min(times), max(times)  # type: ignore[type-var]
+            spreads = [pk.spread for pk in picks.values() if pk.spread is not None]
+            noise = max(spreads) if spreads else DEFAULT_NOISE
+            beyond = lo > 0 and (hi - lo) / lo > noise  # type: ignore[operator]
+            basis = "sample spread" if spreads else "default 5 % noise"
+        yield RankDisagreement(key[1], key[2], key[3], problems[key], key[0],
+                               tuple(sorted(picks.items())), beyond, basis)
