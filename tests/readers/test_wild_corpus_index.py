@@ -29,7 +29,7 @@ STATED_KEYS = {"gpu", "arch", "flashinfer", "engine", "cuda", "driver", "model"}
 EXPECTED_KEYS = {"arch", "flashinfer_version", "fatal", "leads_with", "events", "entries"}
 EVENT_KEYS = {"kind", "count", "op", "runner", "detail"}
 ENTRY_KEYS = {"op", "runner", "tactic", "status"}
-ENTRY_STATUSES = {"chosen", "failed", "ok", "profiled", "skipped"}
+ENTRY_STATUSES = {"chosen", "failed", "ok", "profiled", "skipped", "fallback"}
 # Lines whose number in the text must equal the sum of the counts of one event kind.
 COUNTED_MARKERS = {
     "tactics_skipped": re.compile(r"Skipped \d+ unsupported tactic"),
