@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from tiletune import doctor
+from tiletune.commands import doctor
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -13,7 +13,8 @@ import pytest
 
 from tiletune import model
 from tiletune.errors import ModelError
-from tiletune.pipeline import ModelPort, build, inspect
+from tiletune.model_adapter import ModelPort
+from tiletune.pipeline import build, inspect
 from tiletune.readers.interface import ReadContext
 from tiletune.records import CatalogRef, Decoded, Entry, Environment, Problem, Status, TileConfig, TuningRecord
 

@@ -7,7 +7,7 @@ from typing import Optional
 
 import pytest
 
-from tiletune.pipeline import AnalyzedEntry
+from tiletune.results import AnalyzedEntry
 from tiletune.records import Entry, Environment, Problem, Status, TuningRecord, quick_init
 
 

@@ -155,7 +155,7 @@ def _inspect_context(arch: Optional[str], flashinfer_version: Optional[str]):  #
 
 def _report_problems(result, to_stderr: bool) -> None:  # noqa: ANN001 - InspectResult
     if to_stderr:
-        from tiletune.pipeline import loses_data
+        from tiletune.results import loses_data
 
         for p in result.problems:
             typer.echo(f"tiletune: {'' if loses_data(p) else 'note: '}{p.message}", err=True)
@@ -366,7 +366,7 @@ def retry_command(
     """
 
     def run() -> int:
-        from tiletune.tuner.command import RetryOptions, retry
+        from tiletune.commands.retry import RetryOptions, retry
 
         ctx = _inspect_context(arch, flashinfer_version)
         opts = RetryOptions(
@@ -422,7 +422,7 @@ def model_command(
     """What-if for one problem and tile on one GPU: shared-memory fit, intensity, roofline, waves, expected time."""
 
     def run() -> None:
-        from tiletune.model.cli_support import run_model
+        from tiletune.commands.model import run_model
 
         text = run_model(dtype=dtype, m=m, n=n, k=k, tile=tile, gpu=gpu, arch=arch, cluster=cluster, swap_ab=swap_ab,
                          stream_k=stream_k, split_k=split_k, grouped=grouped, experts=experts, top_k=top_k,
@@ -443,7 +443,7 @@ def gpus_command(
     """The GPU spec table: SMs, clock, bandwidth, L2, shared memory, dense (and quoted sparse) tensor peaks."""
 
     def run() -> None:
-        from tiletune.model.cli_support import run_gpus
+        from tiletune.commands.model import run_gpus
 
         _emit(run_gpus(fmt=format.value, gpu_file=str(gpu_file) if gpu_file else None), output)
 
@@ -464,7 +464,7 @@ def doctor_command(
     """What tiletune can see here: GPUs, driver, CUDA, nvcc, FlashInfer/CUTLASS/torch versions, JIT workspaces, caches."""
 
     def run() -> None:
-        from tiletune import doctor
+        from tiletune.commands import doctor
 
         report = doctor.collect()
         _emit(doctor.to_json(report) if format is DoctorFormat.json else doctor.render_text(report), output)

@@ -13,15 +13,12 @@ so a 50,000-entry cache costs a few thousand lookups.
 
 from __future__ import annotations
 
-import bisect
 import functools
 from typing import Any, Mapping, Optional, Sequence
 
-from packaging.version import InvalidVersion, Version
-
 from tiletune import catalogs, ops
 from tiletune.archs import arch_family
-from tiletune.catalogs import Catalog
+from tiletune.catalogs import Catalog, moe, nearest_releases
 from tiletune.records import Decode, Decoded, Entry, Environment, Problem, Status, TuningRecord, Undecoded, freeze
 
 # Runner-name prefixes of tactics that are not CUTLASS config indices, and what they are instead.
@@ -68,10 +65,6 @@ def _moe_by_extras(op: str, runner: str, version: Optional[str], arch: Optional[
     """A fused-MoE decode when the key's extras name its variant (then these six values decide it,
     as the five do for dense ops: every M bucket of a layer shares one answer); None when the
     variant depends on the problem instead (keys without extras)."""
-    try:
-        from tiletune.catalogs import moe  # type: ignore[attr-defined]
-    except ImportError:
-        return None
     if moe.extras_dict(extras) is None:
         return None
     probe = TuningRecord(source="", source_kind="", op=op, runner=runner, tactic=tactic, status=Status.CHOSEN,
@@ -109,10 +102,6 @@ def _decode_uncached(record: TuningRecord, problem: Optional[Problem]) -> Decode
                                 f"{', '.join(nearest_releases(version))} (pass --flashinfer-version)")
     key: tuple = ((),)  # dense runners: one list, no variant
     if is_moe:
-        try:
-            from tiletune.catalogs import moe  # type: ignore[attr-defined]  # written by the MoE helper
-        except ImportError:
-            return Undecoded(reason="MoE catalogs not available (tiletune.catalogs.moe is not installed)")
         if moe.extras_dict(record.extras) is not None:  # the key names the variant: op + extras decide it
             try:
                 key = _moe_variant_key(record.op, record.extras)
@@ -129,8 +118,6 @@ def _decode_uncached(record: TuningRecord, problem: Optional[Problem]) -> Decode
 @functools.lru_cache(maxsize=4096)  # every bucket of an MoE op repeats the same 20 extras
 def _moe_variant_key(op: str, extras: tuple) -> tuple:
     """The catalog variants of a fused-MoE key whose extras name its dtypes (see moe.variants_for)."""
-    from tiletune.catalogs import moe  # type: ignore[attr-defined]
-
     probe = TuningRecord(source="", source_kind="", op=op, runner="", tactic=None, status=Status.CHOSEN, extras=extras)
     return tuple(freeze(dict(v)) for v in (moe.variants_for(probe, None) or ({},)))
 
@@ -214,8 +201,6 @@ def _why_missing(version: str, arch: str, missing: Sequence[Mapping[str, Any]]) 
     absence of at least one of them (its not_extracted notes); None otherwise."""
     if not missing or "act" not in missing[0]:
         return None
-    from tiletune.catalogs import moe  # type: ignore[attr-defined]
-
     parts, explained = {}, False
     for v in missing:
         why = moe.why_no_list(version, arch, v)
@@ -242,15 +227,3 @@ def catalog_for(arch: str, version: str, op: str, runner: str,
     if canon is None:
         return []
     return catalogs.lookup(canon, arch_family(arch), op, runner, variant)
-
-
-def nearest_releases(version: str, count: int = 2) -> list[str]:
-    """Up to `count` covered releases on each side of `version` (or the newest ones if unparsable)."""
-    rels = list(catalogs.releases())
-    try:
-        want = Version(version)
-    except InvalidVersion:
-        return rels[-2 * count:]
-    keys = [Version(r) for r in rels]
-    i = bisect.bisect_left(keys, want)
-    return rels[max(0, i - count):i + count]

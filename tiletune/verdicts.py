@@ -13,13 +13,11 @@ from __future__ import annotations
 
 import re
 from collections import Counter, OrderedDict
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Sequence
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from tiletune.archs import arch_family
 from tiletune.records import Decoded, Status, Undecoded
-
-if TYPE_CHECKING:  # pipeline imports this module lazily; keep the import one-way at run time
-    from tiletune.pipeline import Analysis, AnalyzedEntry, Failure, FailureReason, NotTried, Verdict
+from tiletune.results import Analysis, AnalyzedEntry, Failure, FailureReason, NotTried, Verdict
 
 # "(kernel needs 111616 bytes of shared memory, device per-block limit is 101376 bytes)" (the
 # 0.7.2.post1 wheel's MXFP8 runner), "requested 102400 bytes ... limit 101376" and similar.
@@ -96,8 +94,6 @@ def explain_failure(
     `errors` are the distinct error texts, most frequent first; `detail` is the record's detail
     (a log reader may have parsed `smem_need`/`smem_limit` out of the text already).
     """
-    from tiletune.pipeline import FailureReason
-
     text = errors[0] if errors else ""
     detail = detail or {}
     model_fits = analysis.fits if analysis is not None else None
@@ -193,8 +189,6 @@ def verdicts(
     analyzed: Sequence["AnalyzedEntry"], failures: Sequence["Failure"], not_tried: Sequence["NotTried"]
 ) -> Iterable["Verdict"]:
     """One verdict per (arch, op) seen in the inputs, sorted by arch then op."""
-    from tiletune.pipeline import Verdict
-
     keys: "OrderedDict[tuple[Optional[str], str], None]" = OrderedDict()
     winners: dict[tuple[Optional[str], str], Counter[str]] = {}
     undecoded: Counter[tuple[Optional[str], str]] = Counter()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from tiletune.pipeline import ModelPort
+from tiletune.model_adapter import ModelPort
 from tiletune.records import CatalogRef, Decoded, Entry, Environment, Problem, Status, TileConfig, TuningRecord, Undecoded
 
 GPU = "NVIDIA RTX PRO 6000 Blackwell Server Edition"

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from tiletune.formats.json_out import _model_json, _num, analysis_dict
-from tiletune.pipeline import Analysis
+from tiletune.results import Analysis
 
 ENC = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 

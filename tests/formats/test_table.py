@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tiletune.formats.table import format_inspect
-from tiletune.pipeline import InspectResult
+from tiletune.results import InspectResult
 
 
 def test_sections_rows_and_units(synthetic_result):

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tiletune.model.calibration import DEFAULT, FITTED, constants_for, fit, nvjet_tile, predict, split_rows
+from tiletune.model.calibration import DEFAULT, FITTED, constants_for
+from tiletune.model.fit import fit, nvjet_tile, predict, split_rows
 
 SWEEP = Path(__file__).resolve().parents[2] / "bench" / "h200_sweep" / "h200_sweep.json"
 

@@ -17,7 +17,7 @@ from tiletune.errors import TunerError, UsageError
 from tiletune.ops import problem_for
 from tiletune.records import Environment, Status, TuningRecord
 from tiletune.tuner import worker
-from tiletune.tuner.command import RetryOptions, collect_targets
+from tiletune.commands.retry import RetryOptions, collect_targets
 from tiletune.tuner.flashinfer_engine import FlashInferEngine
 from tiletune.tuner.targets import explicit_targets, parse_shape
 
@@ -164,7 +164,7 @@ def test_h200_x2_ledger_ran_one_worker_per_gpu():
 
 
 def test_h200_x2_ledger_exports_only_real_failures(tmp_path):
-    from tiletune.tuner.command import retry
+    from tiletune.commands.retry import retry
 
     out = tmp_path / "block.json"
     opts = RetryOptions(ledger=H200_X2, no_run=True, ops=["bf16_gemm"], tactic="0", shapes=["1x1x1"], blocklist=out)

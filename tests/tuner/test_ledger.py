@@ -103,7 +103,7 @@ def test_diagnosis_values_are_stable_strings():
 def test_a_refused_attempt_is_not_run_not_failed(tmp_path):
     """A child that refuses the way the worker does (an engine_error result): the retry summary
     counts it apart, and the ledger it wrote reads back as not_run (a tactic never run)."""
-    from tiletune.tuner.command import render
+    from tiletune.commands.retry import render
 
     led = tmp_path / "ledger.jsonl"
     run = run_retry([make_target("pass"), make_target("refuse"), make_target("exit3")], FakeEngine(), led,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tiletune.records import TileConfig
 from tiletune.tuner import resume
-from tiletune.tuner.command import RetryOptions, collect_targets, retry
+from tiletune.commands.retry import RetryOptions, collect_targets, retry
 from tiletune.tuner.ledger import Ledger
 
 from tuner_fakes import FAKE_ENV, FakeEngine

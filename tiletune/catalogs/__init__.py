@@ -32,6 +32,7 @@ lists disagree.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import json
 from dataclasses import dataclass
@@ -191,6 +192,18 @@ def releases() -> tuple[str, ...]:
 
 
 @functools.lru_cache(maxsize=1024)
+def nearest_releases(version: str, count: int = 2) -> list[str]:
+    """Up to `count` covered releases on each side of `version` (or the newest ones if unparsable)."""
+    rels = list(releases())
+    try:
+        want = Version(version)
+    except InvalidVersion:
+        return rels[-2 * count:]
+    keys = [Version(r) for r in rels]
+    i = bisect.bisect_left(keys, want)
+    return rels[max(0, i - count):i + count]
+
+
 def canonical_version(version: str) -> Optional[str]:
     """The catalog release string equal to `version` (PEP 440 equality, local part dropped), or None."""
     try:

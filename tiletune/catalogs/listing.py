@@ -65,11 +65,9 @@ def catalog_view(version: Optional[str] = None, arch: Optional[str] = None, op: 
         return {"schema": SCHEMA, "releases": rows}
     canon = catalogs.canonical_version(version)
     if canon is None:
-        from tiletune.decode import nearest_releases
-
         rels = catalogs.releases()
         raise CatalogError(
-            f"no catalogs for FlashInfer {version}; nearest: {', '.join(nearest_releases(version))} "
+            f"no catalogs for FlashInfer {version}; nearest: {', '.join(catalogs.nearest_releases(version))} "
             f"(covered: {rels[0]} .. {rels[-1]}, {len(rels)} releases; `tiletune catalog` lists them)"
         )
     sel = sorted({k for k in keys if k[0] == canon and (fam is None or k[1] == fam) and (op is None or k[2] == op)},

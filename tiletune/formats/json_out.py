@@ -16,7 +16,7 @@ import math
 from typing import Any, Iterable, Iterator, Optional
 
 from tiletune import __version__
-from tiletune.pipeline import (
+from tiletune.results import (
     Analysis,
     AnalyzedEntry,
     Failure,

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from tiletune.formats import view
-from tiletune.pipeline import InspectResult
+from tiletune.results import InspectResult
 
 FOLD_ROWS = 12  # tables longer than this fold into <details> so the page stays scannable
 

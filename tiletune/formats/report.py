@@ -22,7 +22,7 @@ from tiletune import __version__
 from tiletune.formats import markdown as md
 from tiletune.formats import view
 from tiletune.formats.json_out import analysis_dict, inspect_dict
-from tiletune.pipeline import Failure, InspectResult
+from tiletune.results import Failure, InspectResult
 from tiletune.records import Status
 
 SCHEMA = "tiletune.report/1"

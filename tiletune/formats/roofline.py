@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-from tiletune.pipeline import InspectResult
+from tiletune.results import InspectResult
 from tiletune.records import Status
 
 

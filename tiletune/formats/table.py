@@ -10,7 +10,7 @@ from __future__ import annotations
 import textwrap
 
 from tiletune.formats import view
-from tiletune.pipeline import InspectResult
+from tiletune.results import InspectResult
 
 WIDTH = 120  # terminal width the report is laid out for
 

@@ -13,8 +13,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
-from tiletune.pipeline import Analysis, AnalyzedEntry, Failure, InspectResult, NotTried
 from tiletune.records import Decoded, Problem, Status, Undecoded
+from tiletune.results import Analysis, AnalyzedEntry, Failure, InspectResult, NotTried, loses_data
 
 SMEM_UNIT = 1024  # KiB on screen; bytes in the model (101,376 B shows as 99.0 KiB)
 
@@ -374,8 +374,6 @@ NOT_TRIED_NOTE = (
 
 def split_problems(result: InspectResult) -> tuple[list, list]:
     """(losses, notes): problems that make the exit status 2, and notes that lose nothing."""
-    from tiletune.pipeline import loses_data
-
     losses = [p for p in result.problems if loses_data(p)]
     return losses, [p for p in result.problems if not loses_data(p)]
 

@@ -28,40 +28,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
-from tiletune.archs import normalize_arch
+from tiletune.readers import logs
 from tiletune.readers.interface import ReadContext
+from tiletune.readers.jit_identity import WorkspaceIdentity, workspace_identity  # noqa: F401 - re-exported (doctor, tests)
 from tiletune.records import Environment, InputProblem, Status, TuningRecord, freeze
 
 KIND = "jit-workspace"
 
 MAX_MODULES = 2000  # a workspace holds tens; more means this is not one
 MAX_GENERATED_BYTES = 1 << 20  # generated MoE TUs are a few KB; never read a huge file whole
-
-_VERSION_DIR = re.compile(r"\d+\.\d+(?:\.\d+)?(?:[.+\-]?[A-Za-z0-9.+\-]*)?")
-_ARCH_DIR = re.compile(r"\d{2,3}[a-z]?(?:_\d{2,3}[a-z]?)*")
-
-
-@dataclass(frozen=True)
-class WorkspaceIdentity:
-    """What a workspace path says: FlashInfer version, the normalised arch (None if several)."""
-
-    version: str
-    arch_dir: str
-    archs: Tuple[str, ...]
-
-    @property
-    def arch(self) -> Optional[str]:
-        return self.archs[0] if len(self.archs) == 1 else None
-
-
-def workspace_identity(ws: Path) -> Optional[WorkspaceIdentity]:
-    """`.../<version>/<arch>` -> identity, or None when the path does not have that shape."""
-    arch_dir, version = ws.name, ws.parent.name
-    if not _ARCH_DIR.fullmatch(arch_dir) or not _VERSION_DIR.fullmatch(version):
-        return None
-    archs = tuple(a for a in (normalize_arch(p) for p in arch_dir.split("_")) if a)
-    return WorkspaceIdentity(version=version, arch_dir=arch_dir, archs=archs)
-
 
 def is_workspace(path: Path) -> bool:
     return path.is_dir() and ((path / "cached_ops").is_dir() or (path / "generated").is_dir())
@@ -338,8 +313,6 @@ def read_workspace(ws: Path, ctx: ReadContext) -> Iterator[Union[TuningRecord, I
             yield from reader.records(mod_dir)
     log = ws / "flashinfer_jit.log"
     if log.is_file():
-        from tiletune.readers import logs
-
         yield from logs.read_log(log, ctx, env=env if ident is not None else None)
 
 

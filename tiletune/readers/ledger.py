@@ -1,4 +1,4 @@
-"""Reader for tiletune's own retry ledger (JSONL, schema tiletune.ledger/1; see tiletune/tuner/ledger.py).
+"""Reader for tiletune's own retry ledger (JSONL, schema tiletune.ledger/1; see tiletune/ledger_format.py).
 
 Every attempt becomes one record: Status.PASSED (with the measured time in `time_ms`),
 Status.FAILED (with the diagnosis message as `error`), or Status.NOT_RUN for an `engine_error`
@@ -17,10 +17,9 @@ from typing import Iterator, Union
 
 from tiletune.archs import arch_from_gpu_name
 from tiletune.errors import TunerError
+from tiletune.ledger_format import SCHEMA, Diagnosis, iter_lines
 from tiletune.readers.interface import ReadContext
 from tiletune.records import InputProblem, Status, TuningRecord, freeze
-from tiletune.tuner.engine import Diagnosis
-from tiletune.tuner.ledger import SCHEMA, iter_lines
 
 KIND = "ledger"
 

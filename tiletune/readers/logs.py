@@ -35,21 +35,16 @@ file. Keys, tactics and shapes are parsed without eval by `tiletune.readers.keyp
 
 from __future__ import annotations
 
-import ast
 import re
 from functools import lru_cache
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
+from typing import Any, BinaryIO, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 from tiletune.readers.interface import ReadContext
+from tiletune.readers.jit_identity import workspace_identity
+from tiletune.readers.keyparse import parse_literal as _parse_literal_shared  # the shared, eval-free parser
 from tiletune.records import Environment, InputProblem, Status, Tactic, TuningRecord
-
-_parse_literal_shared: Optional[Callable[[str], Any]]
-try:  # the shared, eval-free key parser (tiletune/readers/keyparse.py)
-    from tiletune.readers.keyparse import parse_literal as _parse_literal_shared
-except ImportError:  # pragma: no cover - only while that module is missing
-    _parse_literal_shared = None
 
 KIND = "log"
 
@@ -195,10 +190,7 @@ def _parse_literal(text: str) -> Any:
         t = _TORCH_SIZE.sub(lambda m: "(" + m.group(1) + ("," if m.group(1).strip() else "") + ")", t)
     if "<" in t:
         t = _ENUM_REPR.sub(r"\1", t)
-    if _parse_literal_shared is not None:
-        return _fz(_parse_literal_shared(t))
-    quoted = re.sub(r"(?<![\w'\"])([A-Za-z_]\w*(?:\.\w+)+)", r"'\1'", t)  # pragma: no cover
-    return _fz(ast.literal_eval(quoted))  # pragma: no cover
+    return _fz(_parse_literal_shared(t))
 
 
 def _parse_tactic(text: str) -> Tactic:
@@ -817,8 +809,6 @@ def parse_lines(lines: Iterable[Tuple[int, str]], source: str, env: Environment,
 def environment_for(path: Path, ctx: ReadContext) -> Environment:
     """A JIT log's version and arch come from its path (`.../flashinfer/<version>/<arch>/`)."""
     if path.name == JIT_LOG_NAME:
-        from tiletune.readers.jit_workspace import workspace_identity
-
         ident = workspace_identity(path.parent)
         if ident is not None:
             return ctx.environment(flashinfer_version=ident.version, version_source="jit-path",

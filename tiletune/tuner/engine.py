@@ -14,35 +14,12 @@ Engines:
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional, Protocol, Sequence, Tuple
 
+from tiletune.ledger_format import Diagnosis  # the vocabulary attempts end with (ledger lines store it)
 from tiletune.records import Problem, Tactic, TileConfig
-
-
-class Diagnosis(str, enum.Enum):
-    """Why an attempt ended the way it did. One value per distinguishable failure class."""
-
-    PASSED = "passed"
-    COMPILE_ERROR = "compile_error"  # nvcc / JIT build failed (first error line in message)
-    NOT_INSTANTIATED = "not_instantiated"  # no kernel for this tile/tactic in the build (unsupported tile)
-    SMEM_OVER_LIMIT = "smem_over_limit"  # kernel needs more shared memory than the device allows per block
-    CAN_IMPLEMENT = "can_implement"  # CUTLASS can_implement() rejected the problem (alignment, sizes)
-    INITIALIZE_FAILED = "initialize_failed"  # initialize() failed (Error Internal) for another reason
-    NO_KERNEL_IMAGE = "no_kernel_image"  # built for another arch (e.g. sm_120a binary on sm90)
-    LAUNCH_FAILURE = "launch_failure"  # launch failed for another reason
-    ILLEGAL_INSTRUCTION = "illegal_instruction"
-    ILLEGAL_ADDRESS = "illegal_address"
-    TIMEOUT = "timeout"  # the child ran past its time limit and was killed
-    OUT_OF_MEMORY = "out_of_memory"
-    WRONG_RESULTS = "wrong_results"  # NaN/Inf, or relative error above the dtype's bound
-    CRASHED = "crashed"  # child died (signal / non-zero exit) with nothing more specific to say
-    ENGINE_ERROR = "engine_error"  # the engine could not even set up (missing package, bad spec)
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass(frozen=True)

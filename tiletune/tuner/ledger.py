@@ -21,14 +21,13 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, List, Optional
 
-from tiletune.errors import TunerError
 from tiletune.fileio import append_line_durable
+from tiletune.ledger_format import SCHEMA, LedgerLine, iter_lines  # noqa: F401 - SCHEMA re-exported
 from tiletune.records import Problem, TileConfig, to_jsonable
 from tiletune.tuner.engine import Attempt, RetryTarget
 
-SCHEMA = "tiletune.ledger/1"
 
 
 def target_to_json(t: RetryTarget, *, engine: str) -> Dict[str, Any]:
@@ -111,15 +110,6 @@ def _config_json(c: Optional[TileConfig]) -> Optional[Dict[str, Any]]:
     }
 
 
-@dataclass(frozen=True)
-class LedgerLine:
-    """One parsed ledger line (or why it could not be used)."""
-
-    line: int  # 1-based
-    data: Optional[Dict[str, Any]]
-    problem: Optional[str] = None  # one-line message when `data` is None
-
-
 @dataclass
 class LedgerContents:
     """Everything a ledger holds: the usable lines and the unusable ones, with line numbers."""
@@ -134,34 +124,6 @@ class LedgerContents:
     @property
     def problems(self) -> List[str]:
         return [ln.problem for ln in self.lines if ln.problem is not None]
-
-
-def iter_lines(path: Path) -> Iterator[LedgerLine]:
-    """Stream a ledger line by line. A torn or foreign line is a LedgerLine with `problem` set."""
-    try:
-        f = open(path, "rb")
-    except OSError as e:
-        raise TunerError(f"{path}: cannot read ledger: {e.strerror or e}") from e
-    with f:
-        for n, raw in enumerate(f, start=1):
-            text = raw.decode("utf-8", errors="replace").strip()
-            if not text:
-                continue
-            torn = not raw.endswith(b"\n")
-            try:
-                data = json.loads(text)
-            except ValueError as e:
-                what = "torn last line (a run was killed mid-write?)" if torn else f"not JSON ({e.msg})"
-                yield LedgerLine(n, None, f"{path}:{n}: {what}; line skipped")
-                continue
-            if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-                yield LedgerLine(n, None, f"{path}:{n}: not a {SCHEMA} record; line skipped")
-                continue
-            missing = [k for k in ("key", "op", "diagnosis") if k not in data]
-            if missing:
-                yield LedgerLine(n, None, f"{path}:{n}: record lacks {', '.join(missing)}; line skipped")
-                continue
-            yield LedgerLine(n, data)
 
 
 class Ledger:

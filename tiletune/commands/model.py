@@ -1,4 +1,4 @@
-"""Glue between the `model` / `gpus` CLI commands and the model: parse and check the arguments,
+"""`tiletune model` and `tiletune gpus`: between the CLI and the model: parse and check the arguments,
 pick the GPU, run `analyze`, optionally ask the compiled CUTLASS query (`--exact`), render.
 
 Every bad input becomes a one-line ModelError / UsageError (exit 2 in cli.py); nothing here prints.
@@ -71,11 +71,9 @@ def run_model(*, dtype: str, m: int, n: int, k: int, tile: str, gpu: Optional[st
 
 
 def _exact(cfg: TileConfig, arch: str, dtype: str, grouped: bool, stage_policy: Optional[str]) -> Dict[str, Any]:
-    """Shared storage of the compiled kernel type, from the retry engine's CUTLASS query (if present)."""
-    try:
-        from tiletune.tuner.cutlass_engine import query_smem
-    except ImportError as e:
-        raise ModelError(f"--exact is not available: the CUTLASS query engine cannot be imported ({e})") from None
+    """Shared storage of the compiled kernel type, from the retry engine's CUTLASS query."""
+    from tiletune.tuner.cutlass_engine import query_smem
+
     stages = parse_stage_policy(stage_policy, cfg)
     return query_smem(cfg, arch, dtype, grouped=grouped, stages=stages)
 

@@ -101,10 +101,8 @@ def _make_engine(opts: RetryOptions, progress: Optional[TextIO]):
             progress=progress,
         )
     if opts.engine == "cutlass":
-        try:
-            from tiletune.tuner.cutlass_engine import CutlassEngine
-        except ImportError as e:
-            raise TunerError(f"the CUTLASS engine is not available in this install ({e})") from e
+        from tiletune.tuner.cutlass_engine import CutlassEngine
+
         return CutlassEngine(moe_top_k=opts.top_k)
     raise UsageError(f"--engine {opts.engine!r}: use flashinfer or cutlass")
 
@@ -251,11 +249,9 @@ def _is_v1_cache(path: Path) -> bool:
 
 
 def write_reproducers(targets: Sequence[RetryTarget], out_dir: Path, *, top_k: Optional[int] = None) -> List[str]:
-    """One CUTLASS reproducer folder per target with a decoded tile (the CUTLASS helper's writer)."""
-    try:
-        from tiletune.tuner.cutlass_engine import write_reproducer
-    except ImportError:
-        return [f"--reproducer: the CUTLASS reproducer writer is not available in this install; nothing written to {out_dir}"]
+    """One CUTLASS reproducer folder per target with a decoded tile (tuner.cutlass_engine writes it)."""
+    from tiletune.tuner.cutlass_engine import write_reproducer
+
     notes = []
     for t in targets:
         if t.config is None or not t.arch:

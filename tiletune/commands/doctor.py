@@ -199,10 +199,8 @@ def _workspaces(env: Mapping[str, str], home: Path) -> Tuple[Tuple[Workspace, ..
 
 
 def _caches(env: Mapping[str, str], home: Path) -> Tuple[Tuple[str, ...], Tuple[str, ...], Check]:
-    try:
-        from tiletune.readers.discover import discover
-    except ImportError:  # pragma: no cover - only while discovery is not there
-        return (), (), Check("autotune caches", False, note="discovery not available in this build")
+    from tiletune.readers.discover import discover
+
     d = discover(env=env, home=home)
     paths = tuple(str(p) for p in d.paths)
     if paths:

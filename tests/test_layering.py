@@ -1,0 +1,209 @@
+"""The package's imports flow one way: no import cycle, no import of a higher layer.
+
+Every module's imports are read with `ast`, top-level and lazy ones inside functions alike (a lazy
+import is still a dependency; it only moves the cost). `TYPE_CHECKING` blocks count too: a type a
+module names is a type it depends on.
+
+The layers, lowest first (docs/architecture.md draws the same picture). A module may import its
+own layer's modules (without a cycle) and the layers in its ALLOWED row, nothing else.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "tiletune"
+
+# Layer of each module: the longest matching name wins ("tiletune.readers" covers its modules).
+LAYER_OF = {
+    # records: the vocabulary and the one record type every stage passes on
+    "tiletune": "records",
+    "tiletune.__main__": "cli",
+    "tiletune.archs": "records",
+    "tiletune.buckets": "records",
+    "tiletune.errors": "records",
+    "tiletune.fileio": "records",
+    "tiletune.ledger_format": "records",
+    "tiletune.moe_extras": "records",
+    "tiletune.records": "records",
+    # readers: sources -> TuningRecord
+    "tiletune.readers": "readers",
+    # decode: op semantics + the tactic catalogs -> TileConfig
+    "tiletune.catalogs": "catalogs",
+    "tiletune.ops": "decode",
+    "tiletune.decode": "decode",
+    # analysis: the model, then the inspect result types, verdicts and the stages that build them
+    "tiletune.model": "model",
+    "tiletune.results": "analysis",
+    "tiletune.verdicts": "analysis",
+    "tiletune.model_adapter": "analysis",
+    "tiletune.failures": "analysis",
+    "tiletune.not_tried": "analysis",
+    "tiletune.pipeline": "analysis",
+    # formats: results -> text (they compute nothing)
+    "tiletune.formats": "formats",
+    # the tuner: retry attempts in isolated processes (beside the analysis, not above it)
+    "tiletune.tuner": "tuner",
+    # cli: argument parsing, one module per command's glue, exit statuses
+    "tiletune.commands": "cli",
+    "tiletune.cli": "cli",
+}
+
+ALLOWED = {
+    "records": set(),
+    "readers": {"records"},
+    "catalogs": {"records"},
+    "decode": {"records", "catalogs"},
+    "model": {"records"},
+    "analysis": {"records", "readers", "catalogs", "decode", "model"},
+    "formats": {"records", "catalogs", "model", "analysis"},
+    # the tuner reads the inputs it retries the way inspect does (readers, decode)
+    "tuner": {"records", "readers", "catalogs", "decode", "model"},
+    "cli": {"records", "readers", "catalogs", "decode", "model", "analysis", "formats", "tuner"},
+}
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _layer(module: str) -> str:
+    best = max((name for name in LAYER_OF if module == name or module.startswith(name + ".")), key=len, default=None)
+    if best is None:
+        raise AssertionError(f"{module}: no layer in tests/test_layering.py's LAYER_OF; add it")
+    return LAYER_OF[best]
+
+
+def _imports(module: str, path: Path) -> list[tuple[str, int]]:
+    """(imported tiletune module, line) for every import in the file, wherever it sits."""
+    is_pkg = path.name == "__init__.py"
+    package = module if is_pkg else module.rpartition(".")[0]
+    found: set[tuple[str, int]] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            found |= {(a.name, node.lineno) for a in node.names if a.name.split(".")[0] == "tiletune"}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.split(".")[0] != "tiletune":
+                continue
+            for alias in node.names:  # `from tiletune.x import y`: y may be a module itself
+                sub = f"{target}.{alias.name}"
+                found.add((sub if sub in MODULES else target, node.lineno))
+    return sorted(found)
+
+
+GRAPH = {m: _imports(m, p) for m, p in MODULES.items()}
+
+
+def test_every_module_has_a_layer():
+    for m in MODULES:
+        _layer(m)
+
+
+def test_the_parser_sees_lazy_imports():
+    """A lazy import inside a function is an edge too (cli imports the pipeline lazily)."""
+    assert "tiletune.pipeline" in {t for t, _ in GRAPH["tiletune.cli"]}
+
+
+def test_no_upward_import():
+    bad = []
+    for m, imports in GRAPH.items():
+        mine = _layer(m)
+        for target, line in imports:
+            theirs = _layer(target)
+            if theirs != mine and theirs not in ALLOWED[mine]:
+                bad.append(f"{MODULES[m].relative_to(PACKAGE.parent)}:{line}: {m} ({mine}) imports {target} ({theirs})")
+    assert not bad, "imports against the layer order:\n" + "\n".join(bad)
+
+
+def _cycles() -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan). `a.b` importing the package
+    `a` is an edge to `a` (it runs a/__init__.py)."""
+    edges = {m: sorted({t for t, _ in imps if t in MODULES and t != m}) for m, imps in GRAPH.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in edges[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_cycle():
+    cycles = _cycles()
+    assert not cycles, "import cycles:\n" + "\n".join(" <-> ".join(c) for c in cycles)
+
+
+@pytest.mark.parametrize(
+    "graph, expected",
+    [
+        ({"a": ["b"], "b": ["a"]}, [["a", "b"]]),
+        ({"a": ["b"], "b": ["c"], "c": []}, []),
+    ],
+)
+def test_cycle_finder_finds_a_planted_cycle(graph, expected, monkeypatch):
+    """The checker itself can fail: a planted two-module cycle is reported, a chain is not."""
+    monkeypatch.setitem(globals(), "GRAPH", {m: [(t, 1) for t in ts] for m, ts in graph.items()})
+    monkeypatch.setitem(globals(), "MODULES", {m: Path(m) for m in graph})
+    assert _cycles() == expected
+
+
+def test_no_import_error_guard_against_the_package_itself():
+    """`try: from tiletune... except ImportError` hides a broken module behind a fallback; the
+    package's own modules are always there."""
+    bad = []
+    for m, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Try):
+                continue
+            guards_import_error = any(
+                h.type is not None and "ImportError" in ast.unparse(h.type) for h in node.handlers
+            )
+            own = any(
+                isinstance(n, ast.ImportFrom) and (n.level or (n.module or "").startswith("tiletune"))
+                or isinstance(n, ast.Import) and any(a.name.startswith("tiletune") for a in n.names)
+                for stmt in node.body for n in ast.walk(stmt)
+            )
+            if guards_import_error and own:
+                bad.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno}")
+    assert not bad, "ImportError guards around tiletune imports:\n" + "\n".join(bad)

@@ -1,0 +1,291 @@
+"""The model adapter: inspect's one door to `tiletune.model`.
+
+`ModelPort` chooses the GPU to model each arch on (--gpu, the GPU the inputs name, else the arch's
+default SKU, and says which and why), asks the model once per distinct case (decode shapes
+repeat across thousands of entries) and projects the model's answer onto `results.Analysis`.
+When the model cannot answer for an entry (no config, no dtype, no GPU for the arch, a dtype the
+arch lacks) the entry carries `analysis=None` and a note saying why, never a guessed number.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import operator
+from collections import OrderedDict
+from typing import Any, Callable, Mapping, Optional, Sequence
+
+from tiletune.archs import arch_family, arch_from_gpu_name
+from tiletune.errors import ModelError, TiletuneError
+from tiletune.model import gpus as gpu_table
+from tiletune.model.perf import Estimate, estimate
+from tiletune.records import Decoded, Entry, Problem, TileConfig, Undecoded
+from tiletune.results import Analysis, AnalyzedEntry, GpuChoice
+
+# An M bucket's upper end can be open (the last GEMM bucket covers "and above"); past this we
+# model the bucket's own M rather than an absurd one.
+_MAX_MODELLED_M = 1 << 20
+
+
+class ModelPort:
+    """Chooses the GPU per arch and asks `tiletune.model.analyze`, caching per distinct case.
+
+    Decode shapes repeat across thousands of entries (ranks, sources, buckets), so results are
+    memoised per case (problem at the modelled M, config, GPU name, dtype, arch; see `_memoised`):
+    the model runs once per distinct case.
+    """
+
+    def __init__(
+        self,
+        gpu_override: Optional[str],
+        *,
+        find: Callable[[str], Any],
+        default_for_arch: Callable[[str], Any],
+        analyze: Callable[..., Any],
+    ) -> None:
+        self._override = gpu_override
+        self._find = find
+        self._default = default_for_arch
+        self._analyze = analyze
+        self._spec_cache: dict[tuple[Optional[str], Optional[str]], tuple[Any, str, Optional[str]]] = {}
+        self._result_cache: dict[tuple[Any, ...], tuple[Optional[Analysis], Optional[str], TileConfig]] = {}
+        self._choices: "OrderedDict[tuple[Optional[str], Optional[str]], GpuChoice]" = OrderedDict()
+        self._notes: list[str] = []
+        self._arch_named: dict[Optional[str], str] = {}  # set by inputs_name()
+        if gpu_override is not None:
+            find(gpu_override)  # unknown --gpu is a usage error: let ModelError reach the CLI now
+
+    @classmethod
+    def default(cls, gpu_override: Optional[str]) -> "ModelPort":
+        """The real model. `estimate` is `analyze`'s numeric core: the same numbers without
+        building the full ModelResult (or its alternatives), which inspect never shows."""
+        return cls(gpu_override, find=gpu_table.find, default_for_arch=gpu_table.default_for_arch, analyze=estimate)
+
+    def inputs_name(self, gpus_by_arch: Mapping[Optional[str], str]) -> None:
+        """GPUs the inputs name per arch: an entry whose own input names none (a log beside the
+        cache of the same run) is modelled on the GPU another input of its arch names."""
+        self._arch_named = dict(gpus_by_arch)
+
+    def choices(self) -> tuple[GpuChoice, ...]:
+        return tuple(self._choices.values())
+
+    def notes(self) -> tuple[str, ...]:
+        return tuple(self._notes)
+
+    def gpu_for(self, arch: Optional[str], named: Optional[str]) -> tuple[Any, str, Optional[str]]:
+        """(spec or None, display name, why-none) for entries of `arch` whose input names GPU `named`."""
+        if named is None:
+            named = self._arch_named.get(arch)
+        key = (arch, named)
+        hit = self._spec_cache.get(key)
+        if hit is not None:
+            return hit
+        hit = self._choose(arch, named)
+        self._spec_cache[key] = hit
+        spec, name, why = hit
+        if spec is not None:
+            how = self._how(arch, named, name)
+            self._choices.setdefault(key, GpuChoice(arch=arch, gpu=name, how=how))
+        return hit
+
+    def _how(self, arch: Optional[str], named: Optional[str], name: str) -> str:
+        if self._override:
+            return "--gpu"
+        if named and _same_gpu(named, name):
+            return "named in the inputs"
+        if named:
+            return f"default for {arch}: GPU {named!r} from the inputs is not in the spec table"
+        return f"default for {arch}: no GPU named in the inputs; choose one with --gpu"
+
+    def _choose(self, arch: Optional[str], named: Optional[str]) -> tuple[Any, str, Optional[str]]:
+        if self._override:
+            spec = self._find(self._override)
+            name = _spec_name(spec, self._override)
+            garch = arch_from_gpu_name(name)
+            if arch and garch and arch_family(garch) != arch_family(arch):
+                note = f"--gpu {name} is {garch}, but some entries are {arch}: their numbers model a different arch"
+                if note not in self._notes:
+                    self._notes.append(note)
+            return spec, name, None
+        if named:
+            try:
+                spec = self._find(named)
+                return spec, _spec_name(spec, named), None
+            except ModelError:
+                pass
+        if arch is None:
+            return None, "", "arch unknown: pass --arch (or --gpu) to model this entry"
+        try:
+            spec = self._default(arch)
+        except ModelError as e:
+            return None, "", f"no GPU to model {arch} on ({e}); pass --gpu"
+        return spec, _spec_name(spec, arch), None
+
+    def analyze(
+        self, problem: Problem, config: TileConfig, arch: Optional[str], named_gpu: Optional[str]
+    ) -> tuple[Optional[Analysis], Optional[str]]:
+        """The model's Analysis for this case at the top of the M bucket, or (None, why)."""
+        spec, gpu_name, why = self.gpu_for(arch, named_gpu)
+        if spec is None:
+            return None, why
+        dtype = problem.dtype_a or problem.dtype_b
+        if dtype is None:
+            return None, "data type unknown for this key: not modelled"
+        return self._memoised(problem, config, spec, gpu_name, dtype, arch)
+
+    def _memoised(
+        self, problem: Problem, config: TileConfig, spec: Any, gpu_name: str, dtype: str, arch: Optional[str]
+    ) -> tuple[Optional[Analysis], Optional[str]]:
+        """`_run` once per distinct case. The key holds the problem's fields the model reads (not
+        its notes or bucket range) and the config by identity: equal cases share one result
+        without hashing two dataclasses per entry in Python. The memo keeps each config alive, so
+        an id is never reused while its entry exists."""
+        m = _modelled_m(problem)
+        key = (m, problem.n, problem.k, problem.batch, problem.experts, problem.top_k, problem.dtype_out,
+               id(config), gpu_name, dtype, arch)
+        hit = self._result_cache.get(key)
+        if hit is None:
+            analysis, why = self._run(problem, m, config, spec, gpu_name, dtype, arch)
+            hit = self._result_cache[key] = (analysis, why, config)
+        return hit[0], hit[1]
+
+    def analyze_entries(self, entries: Sequence[Entry]) -> tuple[AnalyzedEntry, ...]:
+        """`_analyze_entry` for every entry, in one loop: what `analyze` does, with the lookups
+        a big cache repeats tens of thousands of times (GPU per arch, the result memo) kept in
+        locals. Entries the fast path does not cover (no config, no problem, no dtype, no GPU)
+        take `_analyze_entry`."""
+        memoised = self._memoised
+        gpus: dict[tuple[Optional[str], Optional[str]], tuple[Any, str, Optional[str]]] = {}
+        out = []
+        append = out.append
+        for entry in entries:
+            d = entry.decode
+            problem = entry.problem
+            config = d.config if type(d) is Decoded else None
+            dtype = None if problem is None else (problem.dtype_a or problem.dtype_b)
+            if config is None or dtype is None:
+                append(_analyze_entry(entry, self))
+                continue
+            env = entry.record.env
+            arch = env.arch
+            gk = (arch, env.gpu)
+            g = gpus.get(gk)
+            if g is None:
+                g = gpus[gk] = self.gpu_for(arch, env.gpu)
+            spec, gpu_name, why = g
+            if spec is None:
+                append(AnalyzedEntry(entry, None, why))
+                continue
+            analysis, why = memoised(problem, config, spec, gpu_name, dtype, arch)
+            append(AnalyzedEntry(entry, analysis, why))
+        return tuple(out)
+
+    def _run(
+        self, problem: Problem, m: int, config: TileConfig, spec: Any, gpu_name: str, dtype: str, arch: Optional[str]
+    ) -> tuple[Optional[Analysis], Optional[str]]:
+        at_top = _with_m(problem, m) if m != problem.m else problem
+        try:
+            res = self._analyze(at_top, config, spec, dtype=dtype, arch=arch)
+        except TiletuneError as e:  # e.g. a dtype the arch lacks: data, not a crash
+            return None, f"model: {e}"
+        return project(res, gpu=gpu_name, dtype=dtype, m=m), None
+
+
+# Problem's fields after `m`, read in one C call: `_with_m` is dataclasses.replace(problem, m=m)
+# without replace's per-call field introspection (it runs once per modelled case).
+_PROBLEM_REST = operator.attrgetter(*[f.name for f in dataclasses.fields(Problem)][1:])
+assert dataclasses.fields(Problem)[0].name == "m"
+
+
+def _with_m(problem: Problem, m: int) -> Problem:
+    return Problem(m, *_PROBLEM_REST(problem))
+
+
+def _modelled_m(problem: Problem) -> int:
+    """The top of the entry's M bucket (runtime M that maps to it), else the bucket's own M."""
+    if problem.m_range is not None:
+        top = problem.m_range[1]
+        if isinstance(top, int) and 0 < top <= _MAX_MODELLED_M:
+            return top
+    return problem.m
+
+
+def _spec_name(spec: Any, fallback: str) -> str:
+    return str(getattr(spec, "name", None) or fallback)
+
+
+def _same_gpu(a: str, b: str) -> bool:
+    norm = lambda s: " ".join(s.lower().replace("nvidia", "").split())  # noqa: E731
+    return norm(a) == norm(b) or norm(a) in norm(b) or norm(b) in norm(a)
+
+
+_RESULT_FIELDS = (
+    "intensity_problem", "intensity_tile", "bound", "time_floor_s", "time_expected_s", "time_low_s", "time_high_s",
+    "efficiency_compute", "efficiency_roofline", "flops", "peak_dense", "peak_sparse", "bandwidth", "ctas", "sms",
+)
+
+
+_new_tuple = tuple.__new__
+
+
+def project(res: Any, *, gpu: str, dtype: str, m: int) -> Analysis:
+    """Map a `tiletune.model.ModelResult` onto the fields inspect shows, in base units.
+
+    Plain attribute access (this runs once per distinct case, tens of thousands of times for a
+    big cache); a field the model does not have reads as None.
+    """
+    if type(res) is Estimate:  # the default port's answer: its fields are known
+        smem = res.smem
+        return _new_tuple(Analysis, (  # every field, in order: one C call instead of NamedTuple's Python __new__
+            gpu, dtype, m, smem.shared_storage_bytes, smem.limit_bytes, smem.stages, smem.verdict,
+            res.intensity_problem, res.intensity_tile, res.bound, res.time_floor_s, res.time_expected_s,
+            res.time_low_s, res.time_high_s, res.efficiency_compute, res.efficiency_roofline, res.flops,
+            res.peak_dense, res.peak_sparse, res.bandwidth, res.ctas, res.sms, smem.notes + res.notes,
+        ))
+    smem = getattr(res, "smem", None)
+    verdict = getattr(smem, "verdict", None)
+    notes = tuple(getattr(smem, "notes", ()) or ()) + tuple(getattr(res, "notes", ()) or ())
+    g = getattr(res, "__dict__", None) or {n: getattr(res, n, None) for n in _RESULT_FIELDS}
+    return Analysis(
+        gpu=gpu,
+        dtype=dtype,
+        m_evaluated=m,
+        smem_bytes=getattr(smem, "shared_storage_bytes", None),
+        smem_limit=getattr(smem, "limit_bytes", None),
+        smem_stages=getattr(smem, "stages", None),
+        smem_verdict=str(verdict) if verdict is not None else None,
+        intensity_problem=g.get("intensity_problem"),
+        intensity_tile=g.get("intensity_tile"),
+        bound=g.get("bound"),
+        time_floor_s=g.get("time_floor_s"),
+        time_expected_s=g.get("time_expected_s"),
+        time_low_s=g.get("time_low_s"),
+        time_high_s=g.get("time_high_s"),
+        eff_compute=g.get("efficiency_compute"),
+        eff_roofline=g.get("efficiency_roofline"),
+        flops=g.get("flops"),
+        peak_dense_flops=g.get("peak_dense"),
+        peak_sparse_flops=g.get("peak_sparse"),
+        bandwidth=g.get("bandwidth"),
+        ctas=g.get("ctas"),
+        sms=g.get("sms"),
+        notes=notes,
+    )
+
+
+
+
+def _analyze_entry(entry: Entry, port: ModelPort) -> AnalyzedEntry:
+    config = entry.config
+    if config is None:
+        d = entry.decode
+        note = d.reason if isinstance(d, Undecoded) else "not decoded"
+        return AnalyzedEntry(entry=entry, analysis=None, analysis_note=note)
+    if entry.problem is None:
+        return AnalyzedEntry(entry=entry, analysis=None, analysis_note=entry.problem_note or "problem unknown")
+    env = entry.record.env
+    analysis, why = port.analyze(entry.problem, config, env.arch, env.gpu)
+    return AnalyzedEntry(entry=entry, analysis=analysis, analysis_note=why)
+
+
+
+__all__ = ["ModelPort", "project"]

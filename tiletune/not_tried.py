@@ -1,0 +1,57 @@
+"""Never tried: per catalog list the inputs touched, the tactics no record mentions.
+
+Evidence matters: with only caches read (winners), "not tried" means "not the winner, no other
+record"; with a profiling log the autotuner's attempts are listed, so it means not attempted.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Iterable, Optional, Sequence
+
+from tiletune import catalogs
+from tiletune.archs import arch_family
+from tiletune.records import CatalogRef, Decoded, Status
+from tiletune.results import AnalyzedEntry, NotTried
+
+def not_tried(analyzed: Sequence[AnalyzedEntry]) -> Iterable[NotTried]:
+    """Per catalog list touched by the inputs: the tactics no record mentions."""
+    decodes: dict[int, Decoded] = {}  # by identity, in order of first use: decode shares one object per answer
+    logged: set[tuple[Optional[str], str]] = set()  # (arch, op) with per-tactic log evidence
+    for a in analyzed:
+        r = a.entry.record
+        if r.status is Status.PROFILED or (r.status is Status.FAILED and r.source_kind == "log"):
+            logged.add((r.env.arch, r.op))
+        d = a.entry.decode
+        if isinstance(d, Decoded) and r.status is not Status.NOT_RUN:  # never run: not tried either
+            decodes[id(d)] = d
+    tried: "OrderedDict[CatalogRef, set[int]]" = OrderedDict()
+    for d in decodes.values():
+        tried.setdefault(d.catalog, set()).add(d.index)
+    for ref, indices in tried.items():
+        cats = [c for c in catalogs.lookup(ref.flashinfer_version, ref.arch, ref.op, ref.runner, dict(ref.variant)) if c.ref == ref]
+        if not cats:
+            continue
+        cat = cats[0]
+        missing = tuple(
+            (i + cat.index_offset, cfg) for i, cfg in enumerate(cat.configs) if i not in indices
+        )
+        if not missing:
+            continue
+        # catalog refs carry the family arch (sm120 for sm121); records keep the device arch
+        yield NotTried(
+            arch=ref.arch,
+            flashinfer_version=ref.flashinfer_version,
+            op=ref.op,
+            runner=ref.runner,
+            catalog=ref,
+            tactics=missing,
+            tried=len(cat.configs) - len(missing),
+            evidence="profiling log"
+            if any(op == ref.op and a is not None and arch_family(a) == arch_family(ref.arch) for a, op in logged)
+            else "winners only",
+        )
+
+
+
+__all__ = ["not_tried"]

@@ -1,0 +1,40 @@
+"""What a FlashInfer JIT workspace path says: `.../flashinfer/<version>/<arch>/` -> version, arch.
+
+Its own module because two readers need it: the workspace reader (jit_workspace.py) and the log
+reader (logs.py, for `<ws>/flashinfer_jit.log`); the workspace reader also reads that log, so
+the path rule cannot live in either without an import cycle.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional, Tuple
+
+from tiletune.archs import normalize_arch
+
+_VERSION_DIR = re.compile(r"\d+\.\d+(?:\.\d+)?(?:[.+\-]?[A-Za-z0-9.+\-]*)?")
+_ARCH_DIR = re.compile(r"\d{2,3}[a-z]?(?:_\d{2,3}[a-z]?)*")
+
+
+@dataclass(frozen=True)
+class WorkspaceIdentity:
+    """What a workspace path says: FlashInfer version, the normalised arch (None if several)."""
+
+    version: str
+    arch_dir: str
+    archs: Tuple[str, ...]
+
+    @property
+    def arch(self) -> Optional[str]:
+        return self.archs[0] if len(self.archs) == 1 else None
+
+
+def workspace_identity(ws: Path) -> Optional[WorkspaceIdentity]:
+    """`.../<version>/<arch>` -> identity, or None when the path does not have that shape."""
+    arch_dir, version = ws.name, ws.parent.name
+    if not _ARCH_DIR.fullmatch(arch_dir) or not _VERSION_DIR.fullmatch(version):
+        return None
+    archs = tuple(a for a in (normalize_arch(p) for p in arch_dir.split("_")) if a)
+    return WorkspaceIdentity(version=version, arch_dir=arch_dir, archs=archs)

@@ -1,0 +1,197 @@
+"""The inspect result types: what the analysis stage hands to formatters and to `verdicts`.
+
+Frozen data only (no I/O, no model calls): `InspectResult` holds the analysed entries, the
+aggregated failures, the never-tried catalog tiles, the verdicts and the input problems.
+Formatters read these and compute nothing.
+
+Units in `Analysis`: bytes, seconds, FLOP per byte, FLOP/s, bytes/s, fractions (0..1).
+Formatters convert (KiB, us, %) and label model values as such.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple, Optional
+
+from tiletune.records import CatalogRef, Entry, InputProblem, Problem, Tactic, TileConfig, quick_init
+
+
+class Analysis(NamedTuple):
+    """What the performance model says for one (problem at the top of its M bucket, tile, GPU).
+
+    Every number is a model estimate (never a measurement); None where the model could not say.
+    `smem_verdict` is "fits" | "does_not_build" | "overflows_at_initialize" | None.
+    A NamedTuple rather than a frozen dataclass: inspect builds one per distinct modelled case
+    (tens of thousands for a big cache), and a tuple is built in one C call instead of a slot
+    store per field.
+    """
+
+    gpu: str
+    dtype: str
+    m_evaluated: int
+    smem_bytes: Optional[int] = None
+    smem_limit: Optional[int] = None
+    smem_stages: Optional[int] = None
+    smem_verdict: Optional[str] = None
+    intensity_problem: Optional[float] = None  # FLOP/B, whole problem, minimum DRAM bytes
+    intensity_tile: Optional[float] = None  # FLOP/B, one CTA tile per K step
+    bound: Optional[str] = None  # "memory" | "compute"
+    time_floor_s: Optional[float] = None
+    time_expected_s: Optional[float] = None
+    time_low_s: Optional[float] = None
+    time_high_s: Optional[float] = None
+    eff_compute: Optional[float] = None  # expected FLOP/s over the DENSE peak
+    eff_roofline: Optional[float] = None  # roofline floor time over expected time
+    flops: Optional[float] = None
+    peak_dense_flops: Optional[float] = None  # FLOP/s
+    peak_sparse_flops: Optional[float] = None  # FLOP/s; the vendor's 2:4 figure, shown as an aside only
+    bandwidth: Optional[float] = None  # bytes/s
+    ctas: Optional[int] = None
+    sms: Optional[int] = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def fits(self) -> Optional[bool]:
+        """True/False when the model gave a verdict, None when it could not."""
+        if self.smem_verdict is None:
+            return None
+        return self.smem_verdict == "fits"
+
+
+@quick_init  # built once per entry / modelled case
+@dataclass(frozen=True, slots=True)
+class AnalyzedEntry:
+    """One decoded record plus the model's view of it (or why there is none)."""
+
+    entry: Entry
+    analysis: Optional[Analysis] = None
+    analysis_note: Optional[str] = None  # why `analysis` is None (not decoded, no dtype, model missing, ...)
+
+    @property
+    def record(self):  # noqa: ANN201 - TuningRecord; short alias used everywhere in formatters
+        return self.entry.record
+
+    @property
+    def arch(self) -> Optional[str]:
+        return self.entry.record.env.arch
+
+    @property
+    def config(self) -> Optional[TileConfig]:
+        return self.entry.config
+
+
+@dataclass(frozen=True, slots=True)
+class FailureReason:
+    """Why a tactic failed, as far as the evidence and the model can tell.
+
+    kind: "smem" (shared memory need over the limit), "not_instantiated" (no kernel for this
+    tile: catalog known failure, dispatcher error, JIT module not built), "runtime" (an error
+    the shared-memory model does not explain), "unknown" (no error text, no model).
+    basis: where the reason comes from: "error text", "model", "catalog", "jit workspace".
+    model_disagrees: the evidence says failed while the model says the tile fits; the evidence
+    wins and the summary says the cause is not explained by shared memory.
+    """
+
+    kind: str
+    summary: str
+    basis: str
+    need_bytes: Optional[int] = None
+    limit_bytes: Optional[int] = None
+    model_disagrees: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """Every failed attempt of one (arch, version, op, runner, tactic), across all inputs."""
+
+    op: str
+    runner: str
+    tactic: Tactic
+    arch: Optional[str]
+    flashinfer_version: Optional[str]
+    config: Optional[TileConfig]
+    decode_note: Optional[str]  # why config is None
+    count: int  # sum of the records' counts: how many times it failed across the inputs
+    errors: tuple[tuple[str, int], ...]  # (error text, count), most frequent first
+    sources: tuple[str, ...]
+    reason: FailureReason
+    analysis: Optional[Analysis] = None
+    passed_later: bool = False  # a retry ledger shows it passing
+    not_cutlass: bool = False  # a cuBLAS / cuDNN / trtllm-gen tactic: there is no tile to name
+    problems: tuple[Problem, ...] = ()  # the shape buckets it failed for (distinct)
+
+    @property
+    def error(self) -> str:
+        """The most frequent error text ('' when the source gave none)."""
+        return self.errors[0][0] if self.errors else ""
+
+
+@dataclass(frozen=True, slots=True)
+class NotTried:
+    """Catalog tiles with no record of any attempt in the inputs, for one catalog list."""
+
+    arch: str
+    flashinfer_version: str
+    op: str
+    runner: str
+    catalog: CatalogRef
+    tactics: tuple[tuple[int, TileConfig], ...]  # (tactic index as the autotuner numbers it, config)
+    tried: int  # how many of the list's tactics have some record
+    evidence: str  # "winners only" (only caches read) or "profiling log" (a log lists attempts)
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The one-line answer for one arch and op."""
+
+    arch: Optional[str]
+    op: str
+    text: str
+    winners: tuple[tuple[str, int], ...] = ()  # (tile label, buckets won)
+    failed: int = 0  # failures summed over counts
+    not_tried: int = 0
+    undecoded: int = 0
+    disagreements: int = 0  # failures where the evidence and the shared-memory model disagree
+
+
+@dataclass(frozen=True, slots=True)
+class GpuChoice:
+    """Which GPU an arch's entries were modelled on, and why."""
+
+    arch: Optional[str]
+    gpu: Optional[str]
+    how: str  # "--gpu", "named in the inputs", "default for sm120 (no GPU named in the inputs)", ...
+
+
+@dataclass(frozen=True, slots=True)
+class InspectResult:
+    """Everything `inspect` found. Formatters read this and compute nothing."""
+
+    entries: tuple[AnalyzedEntry, ...]
+    failures: tuple[Failure, ...]
+    not_tried: tuple[NotTried, ...]
+    verdicts: tuple[Verdict, ...]
+    problems: tuple[InputProblem, ...]
+    sources: tuple[tuple[str, str], ...]  # (path, kind) of each input used
+    searched: tuple[str, ...] = ()  # what discovery looked at (no paths given)
+    discovered: bool = False  # True when the inputs came from discovery
+    gpus: tuple[GpuChoice, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def exit_code(self) -> int:
+        """0 when every input was read; 2 when any input, or any part of one (a key, a line, an
+        entry file), was unusable. Notes that lose nothing (e.g. "no _metadata: version unknown")
+        are printed but keep 0: findings are not errors."""
+        return 2 if any(loses_data(p) for p in self.problems) else 0
+
+
+def loses_data(problem: InputProblem) -> bool:
+    """True when the problem means something in the input could not be used (exit status 2). The
+    reader that built the problem decides (`InputProblem.loses_data`); a fatal problem always does."""
+    return problem.fatal or problem.loses_data
+
+
+
+__all__ = ["Analysis", "AnalyzedEntry", "Failure", "FailureReason", "GpuChoice", "InspectResult", "NotTried",
+           "Verdict", "loses_data"]
