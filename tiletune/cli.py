@@ -56,12 +56,45 @@ def _emit(text: Union[str, Iterable[str]], output: Optional[Path]) -> None:
     `output`; a newline is added when the text does not end with one."""
     chunks = _newline_ended([text] if isinstance(text, str) else text)
     if output is None:
-        for chunk in chunks:
-            sys.stdout.write(chunk)
+        _write_stdout(chunks)
         return
     from tiletune.fileio import write_atomic
 
     write_atomic(output, chunks)
+
+
+def _write_stdout(chunks: Iterable[str]) -> None:
+    """Write to stdout; a failed write (`> /dev/full`) is one line and exit 2, not a traceback.
+    A closed pipe (`| head`) is the reader's choice and not reported."""
+    try:
+        for chunk in chunks:
+            sys.stdout.write(chunk)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _detach_stdout()
+    except OSError as e:
+        _detach_stdout()
+        from tiletune.errors import OutputError
+
+        raise OutputError(f"stdout: cannot write it ({e.strerror or e})") from None
+
+
+def _detach_stdout() -> None:
+    """Point fd 1 at /dev/null so the interpreter's final flush cannot fail a second time."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
+def _refuse_outputs_over_inputs(outputs: Iterable[tuple], named: Iterable[Path], result=None) -> None:  # noqa: ANN001
+    """No output option may name an input: the named ones, and the files a result was read from."""
+    from tiletune.fileio import refuse_outputs_over_inputs
+
+    read = [path for path, _ in result.sources] if result is not None else []
+    refuse_outputs_over_inputs(outputs, [*named, *read])
 
 
 def _newline_ended(chunks: Iterable[str]) -> Iterator[str]:
@@ -153,12 +186,21 @@ def _inspect_context(arch: Optional[str], flashinfer_version: Optional[str]):  #
     return ReadContext(arch=norm, flashinfer_version=flashinfer_version)
 
 
-def _report_problems(result, to_stderr: bool) -> None:  # noqa: ANN001 - InspectResult
-    if to_stderr:
+def _report_problems(result, to_stderr: bool = True) -> None:  # noqa: ANN001 - InspectResult
+    """Problems go to stderr, so `> out.txt` still shows them; skipped only when stdout (which
+    already shows them in the table) is the very terminal stderr is."""
+    if to_stderr and not _stdout_is_the_stderr_terminal():
         from tiletune.results import loses_data
 
         for p in result.problems:
             typer.echo(f"tiletune: {'' if loses_data(p) else 'note: '}{p.message}", err=True)
+
+
+def _stdout_is_the_stderr_terminal() -> bool:
+    try:
+        return sys.stdout.isatty() and os.path.samestat(os.fstat(sys.stdout.fileno()), os.fstat(sys.stderr.fileno()))
+    except (OSError, ValueError, AttributeError):  # a replaced stream without a file descriptor
+        return False
 
 
 _PATHS_HELP = "Caches, logs, blocklists, JIT workspaces, retry ledgers, or directories holding them. None: search the default places."
@@ -166,13 +208,13 @@ _PATHS_HELP = "Caches, logs, blocklists, JIT workspaces, retry ledgers, or direc
 
 @app.command("inspect")
 def inspect_command(
-    paths: Annotated[Optional[List[Path]], typer.Argument(help=_PATHS_HELP, show_default=False)] = None,
+    paths: Annotated[Optional[List[Path]], typer.Argument(help=_PATHS_HELP, show_default=False, readable=False)] = None,
     *,
     format: Annotated[OutputFormat, typer.Option("--format", "-f", help="table, json (schema tiletune.inspect/1) or markdown.")] = OutputFormat.table,
     arch: Annotated[Optional[str], typer.Option("--arch", help="Override the arch the inputs imply (sm90, sm100, sm120, ...).")] = None,
     flashinfer_version: Annotated[Optional[str], typer.Option("--flashinfer-version", help="Override the FlashInfer version the inputs imply.")] = None,
     gpu: Annotated[Optional[str], typer.Option("--gpu", help="GPU to model on (a `tiletune gpus` name). Default: the GPU the inputs name, else the arch's default SKU.")] = None,
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write here (atomically) instead of stdout.")] = None,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write here (atomically) instead of stdout.", readable=False)] = None,
 ) -> None:
     """Which tiles won, which failed and why, which were never tried: per arch and op.
 
@@ -182,7 +224,9 @@ def inspect_command(
     """
 
     def run() -> int:
+        _refuse_outputs_over_inputs([("--output", output)], paths or [])
         result = _inspected(paths, arch, flashinfer_version, gpu)
+        _refuse_outputs_over_inputs([("--output", output)], [], result)
         if format is OutputFormat.json:
             from tiletune.formats.json_out import iter_inspect as format_inspect  # written as it is made
         elif format is OutputFormat.markdown:
@@ -190,7 +234,7 @@ def inspect_command(
         else:
             from tiletune.formats.table import format_inspect
         _emit(format_inspect(result), output)
-        _report_problems(result, to_stderr=format is not OutputFormat.table or output is not None)
+        _report_problems(result)
         return result.exit_code
 
     _run_batch(run)
@@ -205,9 +249,9 @@ class ReportFormat(str, enum.Enum):
 
 @app.command("report")
 def report_command(
-    paths: Annotated[Optional[List[Path]], typer.Argument(help=_PATHS_HELP, show_default=False)] = None,
+    paths: Annotated[Optional[List[Path]], typer.Argument(help=_PATHS_HELP, show_default=False, readable=False)] = None,
     *,
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Report file (e.g. report.md); roofline PNGs are written beside it. Default: stdout, no pictures.")] = None,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Report file (e.g. report.md); roofline PNGs are written beside it. Default: stdout, no pictures.", readable=False)] = None,
     format: Annotated[ReportFormat, typer.Option("--format", "-f", help="markdown (for a GitHub issue) or json.")] = ReportFormat.markdown,
     redact: Annotated[bool, typer.Option("--redact", help="Replace directories, host and user names.")] = False,
     gpu: Annotated[Optional[str], typer.Option("--gpu", help="GPU to model on (a `tiletune gpus` name).")] = None,
@@ -224,6 +268,7 @@ def report_command(
         from tiletune.fileio import write_atomic
         from tiletune.formats.report import render_files
 
+        _refuse_outputs_over_inputs([("--output", output)], paths or [])
         result = _inspected(paths, arch, flashinfer_version, gpu)
         files = render_files(
             result,
@@ -235,15 +280,16 @@ def report_command(
             gpu=gpu,
             options=[*(("--arch", arch) if arch else ()), *(("--flashinfer-version", flashinfer_version) if flashinfer_version else ())],
         )
+        _refuse_outputs_over_inputs([("--output", p) for p in files if p is not None], paths or [], result)
         for path, data in files.items():
             if path is None:
-                sys.stdout.write(data if isinstance(data, str) else data.decode())
+                _write_stdout([data if isinstance(data, str) else data.decode()])
             else:
                 write_atomic(path, data)
         if output is not None:
             extra = len(files) - 1
             typer.echo(f"tiletune: wrote {output}" + (f" and {extra} picture(s) beside it" if extra else ""), err=True)
-        _report_problems(result, to_stderr=True)
+        _report_problems(result)
         return result.exit_code
 
     _run_batch(run)
@@ -251,16 +297,16 @@ def report_command(
 
 @app.command("diff")
 def diff_command(
-    old: Annotated[Path, typer.Argument(help="The earlier warm-up: a cache, log, ledger or a directory of them.", show_default=False)],
-    new: Annotated[Path, typer.Argument(help="The later warm-up, likewise.", show_default=False)],
+    old: Annotated[Path, typer.Argument(help="The earlier warm-up: a cache, log, ledger or a directory of them.", show_default=False, readable=False)],
+    new: Annotated[Path, typer.Argument(help="The later warm-up, likewise.", show_default=False, readable=False)],
     *,
-    old_also: Annotated[Optional[List[Path]], typer.Option("--old", help="Another input of the OLD side (repeatable).")] = None,
-    new_also: Annotated[Optional[List[Path]], typer.Option("--new", help="Another input of the NEW side (repeatable).")] = None,
+    old_also: Annotated[Optional[List[Path]], typer.Option("--old", help="Another input of the OLD side (repeatable).", readable=False)] = None,
+    new_also: Annotated[Optional[List[Path]], typer.Option("--new", help="Another input of the NEW side (repeatable).", readable=False)] = None,
     format: Annotated[OutputFormat, typer.Option("--format", "-f", help="table, json (schema tiletune.diff/1) or markdown.")] = OutputFormat.table,
     arch: Annotated[Optional[str], typer.Option("--arch", help="Override the arch both sides imply.")] = None,
     old_version: Annotated[Optional[str], typer.Option("--old-flashinfer-version", help="Override the FlashInfer version OLD implies.")] = None,
     new_version: Annotated[Optional[str], typer.Option("--new-flashinfer-version", help="Override the FlashInfer version NEW implies.")] = None,
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write here (atomically) instead of stdout.")] = None,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write here (atomically) instead of stdout.", readable=False)] = None,
 ) -> None:
     """Compare two warm-ups in tile terms: winners that moved, buckets added or removed, tactics newly
     failing or recovered, and what changed in the environment.
@@ -273,8 +319,12 @@ def diff_command(
     def run() -> int:
         from tiletune.diff import diff
 
+        named = [old, new, *(old_also or []), *(new_also or [])]
+        _refuse_outputs_over_inputs([("--output", output)], named)
         before = _inspected([old, *(old_also or [])], arch, old_version, None)
         after = _inspected([new, *(new_also or [])], arch, new_version, None)
+        _refuse_outputs_over_inputs([("--output", output)], [], before)
+        _refuse_outputs_over_inputs([("--output", output)], [], after)
         result = diff(before, after)
         if format is OutputFormat.json:
             from tiletune.formats.diff_out import format_json as render
@@ -283,8 +333,8 @@ def diff_command(
         else:
             from tiletune.formats.diff_out import format_table as render
         _emit(render(result), output)
-        _report_problems(before, to_stderr=True)
-        _report_problems(after, to_stderr=True)
+        _report_problems(before)
+        _report_problems(after)
         if before.exit_code or after.exit_code:
             return 2
         return 1 if result.differs else 0
@@ -307,7 +357,7 @@ def catalog_cmd(
     arch: Annotated[Optional[str], typer.Option("--arch", help="sm100, sm103, sm110, sm120 (sm121 uses sm120's).")] = None,
     op: Annotated[Optional[str], typer.Option("--op", help="fp4_gemm, mxfp8_gemm, fp8_gemm, bf16_gemm, ...")] = None,
     fmt: Annotated[CatalogFormat, typer.Option("--format", help="table or json.")] = CatalogFormat.table,
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write here (atomically) instead of stdout.")] = None,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write here (atomically) instead of stdout.", readable=False)] = None,
 ) -> None:
     """List the FlashInfer releases the tactic catalogs cover, or one release's tactic tables."""
     from tiletune.catalogs import listing
@@ -328,9 +378,9 @@ class RetryEngine(str, enum.Enum):
 
 @app.command("retry")
 def retry_command(
-    paths: Annotated[Optional[List[Path]], typer.Argument(help="Caches, logs, blocklists or ledgers to take the configs from.", show_default=False)] = None,
+    paths: Annotated[Optional[List[Path]], typer.Argument(help="Caches, logs, blocklists or ledgers to take the configs from.", show_default=False, readable=False)] = None,
     *,
-    ledger: Annotated[Path, typer.Option("--ledger", help="JSONL ledger: one line appended per attempt; a rerun resumes from it.")] = Path("tiletune-ledger.jsonl"),
+    ledger: Annotated[Path, typer.Option("--ledger", help="JSONL ledger: one line appended per attempt; a rerun resumes from it.", readable=False)] = Path("tiletune-ledger.jsonl"),
     engine: Annotated[RetryEngine, typer.Option("--engine", help="flashinfer: FlashInfer's own runner with the tactic forced; cutlass: a kernels/ reproducer of the decoded tile.")] = RetryEngine.flashinfer,
     all_: Annotated[bool, typer.Option("--all", help="Every config in the inputs, not only the failed / blocklisted ones.")] = False,
     op: Annotated[Optional[List[str]], typer.Option("--op", help="Only this op (repeatable), e.g. fp8_gemm.")] = None,
@@ -346,9 +396,9 @@ def retry_command(
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="Parallel builds when preparing (CUTLASS engine compiles).")] = 1,
     allow_jit_build: Annotated[bool, typer.Option("--allow-jit-build", help="Build missing FlashInfer JIT modules once before the attempts (never done silently).")] = False,
     no_resume: Annotated[bool, typer.Option("--no-resume", help="Redo attempts the ledger already has for this environment.")] = False,
-    blocklist: Annotated[Optional[Path], typer.Option("--blocklist", help="Write a FlashInfer tactics blocklist (new file) of what still fails.")] = None,
-    pin_cache: Annotated[Optional[Path], typer.Option("--pin-cache", help="Write a NEW cache: the input cache with each retried key pinned to its fastest passing tactic.")] = None,
-    reproducer: Annotated[Optional[Path], typer.Option("--reproducer", help="Write a CUTLASS reproducer folder (.cu, build.sh, run.sh) per target with a decoded tile.")] = None,
+    blocklist: Annotated[Optional[Path], typer.Option("--blocklist", help="Write a FlashInfer tactics blocklist (new file) of what still fails.", readable=False)] = None,
+    pin_cache: Annotated[Optional[Path], typer.Option("--pin-cache", help="Write a NEW cache: the input cache with each retried key pinned to its fastest passing tactic.", readable=False)] = None,
+    reproducer: Annotated[Optional[Path], typer.Option("--reproducer", help="Write a CUTLASS reproducer folder (.cu, build.sh, run.sh) per target with a decoded tile.", readable=False)] = None,
     workspace_bytes: Annotated[Optional[int], typer.Option("--workspace-bytes", help="Run with this cuBLASLt workspace instead of FlashInfer's default (40 MiB in 0.7.2.post1; provokes workspace failures).")] = None,
     input_amplitude: Annotated[Optional[float], typer.Option("--input-amplitude", help="Scale inputs so dequantized values reach +-this (provokes output overflow).")] = None,
     iters: Annotated[int, typer.Option("--iters", help="Timed runs per passing attempt.")] = 20,
@@ -356,7 +406,7 @@ def retry_command(
     arch: Annotated[Optional[str], typer.Option("--arch", help="Override the arch the inputs imply.")] = None,
     flashinfer_version: Annotated[Optional[str], typer.Option("--flashinfer-version", help="Override the FlashInfer version the inputs imply.")] = None,
     format: Annotated[OutputFormat, typer.Option("--format", "-f", help="table or json (schema tiletune.retry/1).")] = OutputFormat.table,
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the summary here (atomically) instead of stdout.")] = None,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the summary here (atomically) instead of stdout.", readable=False)] = None,
 ) -> None:
     """Re-attempt failed (or any) configs on this GPU, each in a fresh process with a time limit.
 
@@ -376,7 +426,7 @@ def retry_command(
             resume=not no_resume, blocklist=blocklist, pin_cache=pin_cache, reproducer=reproducer,
             workspace_bytes=workspace_bytes, input_amplitude=input_amplitude, iters=iters, arch=ctx.arch,
             flashinfer_version=ctx.flashinfer_version, as_json=format is OutputFormat.json, no_run=no_run,
-            moe_dtype=dtype, top_k=top_k,
+            moe_dtype=dtype, top_k=top_k, output=output,
         )
         outcome = retry(opts)
         _emit(outcome.text, output)
@@ -415,15 +465,16 @@ def model_command(
     top_k: Annotated[Optional[int], typer.Option("--top-k", help="MoE experts per token.")] = None,
     stage_policy: Annotated[Optional[str], typer.Option("--stage-policy", help="'auto' (StageCountAutoCarveout) or 'fixed:N' (StageCount<N>).")] = None,
     exact: Annotated[bool, typer.Option("--exact", help="Shared memory from a compiled CUTLASS kernel type (nvcc, no GPU) instead of the model.")] = False,
-    gpu_file: Annotated[Optional[Path], typer.Option("--gpu-file", help="JSON file adding/overriding GPUs (env TILETUNE_GPU_FILE).")] = None,
+    gpu_file: Annotated[Optional[Path], typer.Option("--gpu-file", help="JSON file adding/overriding GPUs (env TILETUNE_GPU_FILE).", readable=False)] = None,
     format: Annotated[OutputFormat, typer.Option("--format", "-f", help="table, json or markdown.")] = OutputFormat.table,
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write here (atomically) instead of stdout.")] = None,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write here (atomically) instead of stdout.", readable=False)] = None,
 ) -> None:
     """What-if for one problem and tile on one GPU: shared-memory fit, intensity, roofline, waves, expected time."""
 
     def run() -> None:
         from tiletune.commands.model import run_model
 
+        _refuse_outputs_over_inputs([("--output", output)], _gpu_files(gpu_file))
         text = run_model(dtype=dtype, m=m, n=n, k=k, tile=tile, gpu=gpu, arch=arch, cluster=cluster, swap_ab=swap_ab,
                          stream_k=stream_k, split_k=split_k, grouped=grouped, experts=experts, top_k=top_k,
                          stage_policy=stage_policy, exact=exact, gpu_file=str(gpu_file) if gpu_file else None,
@@ -433,18 +484,25 @@ def model_command(
     _guard(run)
 
 
+def _gpu_files(gpu_file: Optional[Path]) -> List[Path]:
+    """The GPU files a model / gpus run reads (an input like any other)."""
+    named = gpu_file or os.environ.get("TILETUNE_GPU_FILE")
+    return [Path(named)] if named else []
+
+
 @app.command("gpus")
 def gpus_command(
     *,
     format: Annotated[GpusFormat, typer.Option("--format", "-f", help="table or json (json carries every source).")] = GpusFormat.table,
-    gpu_file: Annotated[Optional[Path], typer.Option("--gpu-file", help="JSON file adding/overriding GPUs (env TILETUNE_GPU_FILE).")] = None,
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write here (atomically) instead of stdout.")] = None,
+    gpu_file: Annotated[Optional[Path], typer.Option("--gpu-file", help="JSON file adding/overriding GPUs (env TILETUNE_GPU_FILE).", readable=False)] = None,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write here (atomically) instead of stdout.", readable=False)] = None,
 ) -> None:
     """The GPU spec table: SMs, clock, bandwidth, L2, shared memory, dense (and quoted sparse) tensor peaks."""
 
     def run() -> None:
         from tiletune.commands.model import run_gpus
 
+        _refuse_outputs_over_inputs([("--output", output)], _gpu_files(gpu_file))
         _emit(run_gpus(fmt=format.value, gpu_file=str(gpu_file) if gpu_file else None), output)
 
     _guard(run)
@@ -459,7 +517,7 @@ class DoctorFormat(str, enum.Enum):
 def doctor_command(
     *,
     format: Annotated[DoctorFormat, typer.Option("--format", "-f", help="table or json.")] = DoctorFormat.table,
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write here (atomically) instead of stdout.")] = None,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write here (atomically) instead of stdout.", readable=False)] = None,
 ) -> None:
     """What tiletune can see here: GPUs, driver, CUDA, nvcc, FlashInfer/CUTLASS/torch versions, JIT workspaces, caches."""
 

@@ -29,5 +29,9 @@ class TunerError(TiletuneError):
     """The retry machinery could not run (not an attempt's failure: those are data)."""
 
 
+class OutputError(TiletuneError):
+    """An output could not be written (read-only directory, full disk), or would overwrite an input."""
+
+
 class UsageError(TiletuneError):
     """Bad command-line use that typer itself cannot catch."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,6 +59,7 @@ class RetryOptions:
     no_run: bool = False
     moe_dtype: Optional[str] = None  # --dtype: fused-MoE keys without extras (before FlashInfer 0.6.18rc2)
     top_k: Optional[int] = None  # --top-k: likewise
+    output: Optional[Path] = None  # -o: the summary file the CLI writes; only checked here (never an input)
 
 
 @dataclass
@@ -113,7 +113,7 @@ class Collected(NamedTuple):
     targets: List[RetryTarget]
     problems: List[InputProblem]
     key_problems: Dict[str, Any]  # {cache key: (op, runner, (b, m, n, k))}, for --pin-cache
-    ledgers: List[Path] = []  # retry ledgers among the inputs (exports read them too)
+    sources: List[Tuple[str, str]] = []  # (path, reader kind) of every input file read
 
 
 def collect_targets(opts: RetryOptions, current_env: Dict[str, Any]) -> Collected:
@@ -166,14 +166,16 @@ def collect_targets(opts: RetryOptions, current_env: Dict[str, Any]) -> Collecte
         current_env=current_env,
         moe_dtype=opts.moe_dtype,
     )
-    ledgers = [Path(path) for path, kind in outcome.sources if kind == "ledger"]
-    return Collected(targets, list(outcome.problems), key_problems, ledgers)
+    return Collected(targets, list(outcome.problems), key_problems, list(outcome.sources))
 
 
 def retry(opts: RetryOptions, *, progress: Optional[TextIO] = sys.stderr, env: Optional[Dict[str, Any]] = None, engine=None) -> RetryOutcome:
     """Run `tiletune retry`; raise TiletuneError only for what stops the whole command."""
+    _refuse_outputs_over_inputs(opts, [])
     env = dict(env) if env is not None else fingerprint.collect()
-    targets, problems, key_problems, input_ledgers = collect_targets(opts, env)
+    targets, problems, key_problems, sources = collect_targets(opts, env)
+    _refuse_outputs_over_inputs(opts, [Path(path) for path, _ in sources])
+    input_ledgers = [Path(path) for path, kind in sources if kind == "ledger"]
     # options that change what a target runs ride on it into the ledger, so resume tells runs apart
     targets = [dataclasses.replace(t, options=options_for(t, moe_dtype=opts.moe_dtype, top_k=opts.top_k)) for t in targets]
     notes: List[str] = []
@@ -200,18 +202,29 @@ def retry(opts: RetryOptions, *, progress: Optional[TextIO] = sys.stderr, env: O
     return RetryOutcome(run=run, problems=problems, notes=notes, text=text, exit_code=2 if fatal else 0)
 
 
+def _refuse_outputs_over_inputs(opts: RetryOptions, read: Sequence[Path]) -> None:
+    """No output may name an input (named, or read from a directory) or the ledger, which is
+    read too; only the ledger itself is appended to, by design."""
+    from tiletune.fileio import refuse_outputs_over_inputs
+
+    outputs = [("--output", opts.output), ("--blocklist", opts.blocklist), ("--pin-cache", opts.pin_cache),
+               ("--reproducer", opts.reproducer)]
+    refuse_outputs_over_inputs(outputs, [*opts.paths, opts.ledger, *read])
+
+
 def export(opts: RetryOptions, key_problems: Dict[str, Any], input_ledgers: Sequence[Path] = ()) -> List[str]:
     """Write --blocklist / --pin-cache from every attempt known: the ledgers given as inputs, then
     --ledger (this run and earlier ones); a file named both ways is read once."""
     if opts.blocklist is None and opts.pin_cache is None:
         return []
+    from tiletune.fileio import same_file
     from tiletune.tuner import exports
     from tiletune.tuner.ledger import Ledger
 
     attempts: List[Dict[str, Any]] = []
     read: List[Path] = []
     for path in [*input_ledgers, opts.ledger]:
-        if any(_same_file(path, seen) for seen in read):
+        if any(same_file(path, seen) for seen in read):
             continue
         read.append(path)
         attempts += Ledger(path).load().attempts
@@ -229,14 +242,6 @@ def export(opts: RetryOptions, key_problems: Dict[str, Any], input_ledgers: Sequ
         changed = exports.write_pinned_cache(caches[0], attempts, opts.pin_cache, key_problems=key_problems)
         notes.append(f"wrote {opts.pin_cache}: copy of {caches[0]} with {len(changed)} entr{'y' if len(changed) == 1 else 'ies'} pinned to the fastest passing tactic")
     return notes
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    """Same file by resolved path or by identity (hard links, symlinks); False when either is absent."""
-    try:
-        return a.resolve() == b.resolve() or os.path.samefile(a, b)
-    except OSError:
-        return False
 
 
 def _is_v1_cache(path: Path) -> bool:
