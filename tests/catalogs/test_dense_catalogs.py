@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import itertools
 
+import re
+
 import pytest
 
 from tiletune import catalogs
@@ -237,10 +239,15 @@ def test_data_file_records_sources():
     from importlib import resources
 
     doc = json.loads(resources.files("tiletune.catalogs").joinpath("data/dense-gemm.json").read_text())
-    assert "tiletune.catalogs.extract" in doc["generated_by"]
+    assert doc["generated_by"]["command"].startswith("python3 -m tools.catalogs")
+    assert re.fullmatch(r"[0-9a-f]{40}", doc["generated_by"]["tool_revision"])
     for v, rel in doc["releases"].items():
         assert rel["source"]["commit"] and len(rel["source"]["commit"]) == 40, v
-        assert rel["source"]["kind"] in ("git-tag", "wheel")
+        # every release on PyPI is read from its wheel there; only the release candidates from git
+        assert rel["source"]["kind"] == ("git-tag" if "rc" in v else "wheel"), v
+        if rel["source"]["kind"] == "wheel":
+            assert rel["source"]["ref"] == f"flashinfer_python-{v}-py3-none-any.whl"
+            assert re.fullmatch(r"[0-9a-f]{64}", rel["source"]["sha256"]), v
     assert doc["releases"]["0.7.2.post1"]["source"]["commit"].startswith("beabf500")
     for lst in doc["lists"].values():
         assert lst["source_file"].startswith("include/flashinfer/gemm/")

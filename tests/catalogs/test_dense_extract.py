@@ -1,16 +1,13 @@
 """The dense extractor's C++ reading: constructor argument order, the getConfigs interpreter,
-failing loudly on code it does not understand, and (where the FlashInfer git mirror exists)
-that re-extracting a tag reproduces the committed data file."""
+failing loudly on code it does not understand. (Agreement of the shipped data with a fresh
+extraction from PyPI wheels: test_rebuild_from_pypi.py.)"""
 
 from __future__ import annotations
 
-import json
-from importlib import resources
-from pathlib import Path
-
 import pytest
 
-from tiletune.catalogs import extract as ex
+from tools.catalogs import dense as ex
+from tools.catalogs.cpp import ExtractError
 
 HEADER = """
 enum class CutlassTileConfigSM120 { Undefined, ChooseWithHeuristic, CtaShape128x128x128B, CtaShape128x128x64B };
@@ -73,7 +70,7 @@ def test_loops_and_best_first_reorder():
     ("std::vector<CutlassGemmConfig> c; c.insert(c.begin(), x); return c;", "unsupported statement"),
 ])
 def test_unknown_code_fails_loudly(body, msg):
-    with pytest.raises(ex.ExtractError, match=msg):
+    with pytest.raises(ExtractError, match=msg):
         run(body)
 
 
@@ -91,17 +88,3 @@ def test_dispatch_switch_reads_elements_and_throws():
     assert cases["CtaShape128x128x64B"].tile == (128, 128, 128)
     assert cases["CtaShape128x128x128B"].tile == (128, 128, 256)
     assert default.tile is None and default.throws == "[Error] Config is invalid"
-
-
-MIRROR = Path("/work/.mirror/flashinfer-ai+flashinfer/repo")
-
-
-@pytest.mark.skipif(not MIRROR.exists(), reason="FlashInfer git mirror not on this machine")
-@pytest.mark.parametrize("tag", ["v0.6.4", "v0.6.14"])
-def test_reextracting_a_tag_reproduces_the_data_file(tag):
-    doc = json.loads(resources.files("tiletune.catalogs").joinpath("data/dense-gemm.json").read_text())
-    src = ex.GitTag(MIRROR, tag)
-    rows, lists = ex.extract_release(src)
-    assert doc["releases"][src.version]["catalogs"] == rows
-    for lid, lst in lists.items():
-        assert doc["lists"][lid] == lst

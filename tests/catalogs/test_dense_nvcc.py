@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from tiletune import catalogs
-from tiletune.catalogs import extract as ex
+from tools.catalogs import dense as ex
+from tools.catalogs import sources
 
 PROBE = r"""
 #include <cstdio>
@@ -54,7 +55,7 @@ __device__ double curand_normal_double(curandState_t*);
 
 def _root():
     env = os.environ.get("TILETUNE_FLASHINFER_ROOT")
-    root = Path(env) if env else ex.find_installed()
+    root = Path(env) if env else sources.find_installed()
     if root is None or not (root / "flashinfer" / "data" / "cutlass" / "include").is_dir():
         return None
     return root
@@ -65,7 +66,7 @@ def test_compiled_getconfigs_match_catalog(tmp_path):
     root = _root()
     if root is None:
         pytest.skip("no unpacked flashinfer-python with data/cutlass (set TILETUNE_FLASHINFER_ROOT)")
-    src = ex.Installed(root)
+    src = sources.Unpacked(root)
     version = src.version
     if catalogs.canonical_version(version) is None:
         pytest.skip(f"flashinfer {version} has no shipped catalog")

@@ -20,6 +20,8 @@ So SM90 bf16: GEMM1 36 + 9 = 45, GEMM2 72 + 9 = 81; fp8: 36 / 72 (research 2.5 a
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tiletune import catalogs
@@ -161,15 +163,17 @@ def test_every_release_lists_source_and_commit():
     from importlib import resources
 
     doc = json.loads(resources.files("tiletune.catalogs").joinpath("data/fused-moe.json").read_text())
-    assert doc["schema"] == "tiletune.catalogs/1" and doc["family"] == "fused-moe"
+    assert doc["schema"] == "tiletune.catalogs/2" and doc["family"] == "fused-moe"
     rels = doc["releases"]
     for v in ["0.6.7", "0.6.7.post3", "0.6.16.post4", "0.6.17", "0.6.18rc1", "0.7.0", "0.7.1", "0.7.2.post1"]:
         assert v in rels
     assert "0.6.12rc1" not in rels  # pre-0.6.18 release candidates are not covered
-    assert rels["0.6.18rc7"]["source"] == {"kind": "git-tag", "ref": "v0.6.18rc7",
+    assert rels["0.6.18rc7"]["source"] == {"kind": "git-tag", "ref": "v0.6.18rc7", "repository": "https://github.com/flashinfer-ai/flashinfer",
                                            "commit": rels["0.6.18rc7"]["source"]["commit"]}
     assert len(rels["0.6.18rc7"]["source"]["commit"]) == 40
     assert rels["0.7.2.post1"]["source"]["kind"] == "wheel"
+    assert rels["0.7.2.post1"]["source"]["ref"] == "flashinfer_python-0.7.2.post1-py3-none-any.whl"
+    assert re.fullmatch(r"[0-9a-f]{64}", rels["0.7.2.post1"]["source"]["sha256"])
     assert rels["0.7.2.post1"]["source"]["commit"].startswith("beabf5004585")
 
 

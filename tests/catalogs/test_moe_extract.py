@@ -1,22 +1,34 @@
-"""The fused-MoE generator: its C++ scanner and evaluator on small snippets, its refusal to read
-code it was not checked against, and (where the FlashInfer git mirror exists) agreement between
-the shipped JSON and a fresh extraction."""
+"""The fused-MoE extractor (tools/catalogs/moe.py): the shared C++ scanner and evaluator on small
+snippets, and, on a real release wheel from PyPI, its refusal to read code it was not checked
+against. (Agreement of the shipped data with a fresh extraction: test_rebuild_from_pypi.py.)"""
 
 from __future__ import annotations
 
-import dataclasses
-import json
-import os
 import re
-from importlib import resources
 
 import pytest
 
-from tiletune.catalogs import extract_moe as X
-from tiletune.errors import CatalogError
+from tools.catalogs import moe as X
+from tools.catalogs.cpp import ExtractError
+from tools.catalogs.cpp import drop_fast_build
+from tools.catalogs.sources import Source
 
-REPO = os.environ.get("TILETUNE_FLASHINFER_REPO", X.DEFAULT_REPO)
-needs_repo = pytest.mark.skipif(not os.path.isdir(REPO), reason=f"no FlashInfer git mirror at {REPO}")
+NEW = "0.7.2.post1"  # a release with the mixed-input enum-tile dispatcher (v0.6.18rc1 and later)
+
+
+class Patched(Source):
+    """A release with some of its files edited: C++ the extractor has not been checked against."""
+
+    def __init__(self, base: Source, edit) -> None:
+        self.base, self.edit = base, edit
+        self.kind, self.version, self.ref, self.commit = base.kind, base.version, base.ref, base.commit
+
+    def read(self, path: str):
+        text = self.base.read(path)
+        return self.edit(path, text) if text is not None else None
+
+    def describe(self):
+        return self.base.describe()
 
 
 def test_cexpr_short_circuits_like_cpp():
@@ -27,7 +39,7 @@ def test_cexpr_short_circuits_like_cpp():
     assert X.cexpr("(sm == 89) ? 3 : int8 ? 3 : 2", {"sm": 120, "int8": False}) == 2
     assert X.cexpr("(sm == 89) ? 3 : int8 ? 3 : 2", {"sm": 89, "int8": False}) == 3
     assert X.cexpr("(config & CutlassGemmConfig::FP4_ONLY) != 0", {"config": X.FLAGS["FP4_ONLY"]}) is True
-    with pytest.raises(CatalogError, match="unknown name"):
+    with pytest.raises(ExtractError, match="unknown name"):
         X.cexpr("mystery && true", {})
 
 
@@ -47,13 +59,13 @@ def test_scan_tracks_if_else_and_early_returns():
 
 
 def test_scan_refuses_else_if():
-    with pytest.raises(CatalogError, match="else if"):
+    with pytest.raises(ExtractError, match="else if"):
         X.scan("if (a) { f(); } else if (b) { g(); }", re.compile("x"))
 
 
 def test_drop_fast_build_keeps_release_branch():
     text = "a;\n#ifdef FAST_BUILD\nfast;\n#else\nslow;\n#endif\nb;\n#if X\nkeep;\n#endif\n"
-    out = X.drop_fast_build(text)
+    out = drop_fast_build(text)
     assert "slow;" in out and "fast;" not in out and "keep;" in out
 
 
@@ -65,17 +77,11 @@ def test_shape_hash_ignores_list_contents_but_not_logic():
     assert X.shape_hash(a) != X.shape_hash(c)
 
 
-def _release(tag: str) -> X.Release:
-    rels = {r.ref: r for r in X.git_releases(REPO)}
-    return rels[tag]
+@pytest.mark.pypi
+def test_changed_cpp_is_refused_loudly(flashinfer_wheel):
+    rel = flashinfer_wheel(NEW)
 
-
-@needs_repo
-def test_changed_cpp_is_refused_loudly():
-    rel = _release("v0.6.18rc7")
-
-    def read(path: str) -> str:
-        text = rel.read(path)
+    def read(path: str, text: str) -> str:
         if path == X.HEUR:  # an extra cluster case nobody has checked
             text = text.replace(
                 "if (has_m_mcast && has_n_mcast) {",
@@ -83,55 +89,40 @@ def test_changed_cpp_is_refused_loudly():
             )
         return text
 
-    bad = dataclasses.replace(rel, read=read)
-    with pytest.raises(CatalogError, match=r"get_candidate_configs_sm90\(\) has a structure"):
+    bad = Patched(rel, read)
+    with pytest.raises(ExtractError, match=r"get_candidate_configs_sm90\(\) has a structure"):
         X.release_catalogs(bad)
 
 
-@needs_repo
-def test_shipped_json_matches_a_fresh_extraction():
-    doc = json.loads(resources.files("tiletune.catalogs").joinpath("data/fused-moe.json").read_text())
-    for tag, version in (("v0.6.7", "0.6.7"), ("v0.6.18rc7", "0.6.18rc7")):
-        entries, lists, _ = X.release_catalogs(_release(tag))
-        shipped = doc["releases"][version]
-        assert len(entries) == len(shipped["catalogs"])
-        for e, s in zip(entries, shipped["catalogs"]):
-            assert (e["op"], e["arch"], e["variant"]) == (s["op"], s["arch"], s["variant"])
-            fresh = {k: v for k, v in lists[e["list"]].items() if k != "id"}
-            assert fresh == doc["lists"][s["list"]], (tag, s["list"])
-
-
-@needs_repo
-def test_mixed_input_variants_need_the_enum_tile_dispatcher():
+@pytest.mark.pypi
+def test_mixed_input_variants_need_the_enum_tile_dispatcher(flashinfer_wheel):
     # a release whose mixed-input dispatcher derives K from the GEMM at run time (as v0.6.7..v0.6.15
     # do) keeps its other lists and records why the W4A8 / W4A16 ones are missing
-    rel = _release("v0.6.18rc7")
+    rel = flashinfer_wheel(NEW)
 
-    def read(path: str) -> str:
-        text = rel.read(path)
+    def read(path: str, text: str) -> str:
         if path == X.DISPATCH_MIXED:
             text = text.replace("static_cast<void>(UnusedScalePackFactor);",
                                 "constexpr int Ktile = 128 * UnusedScalePackFactor / sizeof(T);")
         return text
 
-    entries, _, ck = X.release_catalogs(dataclasses.replace(rel, read=read))
+    entries, _, ck = X.release_catalogs(Patched(rel, read))
     sm90 = {(e["variant"]["act"], e["variant"]["weight"]) for e in entries if e["arch"] == "sm90"}
     assert ("bf16", "int4") in sm90 and ("fp8", "int4") not in sm90 and ("bf16", "mxfp4") not in sm90
     skipped = {(n["variant"]["act"], n["variant"]["weight"]) for n in ck.skipped if n["arch"] == "sm90"}
     assert {("fp8", "int4"), ("bf16", "mxfp4"), ("fp8", "mxfp4")} <= skipped
 
 
-@needs_repo
-def test_weight_only_schedule_choice_it_does_not_know_is_refused():
-    rel = _release("v0.6.18rc7")
+@pytest.mark.pypi
+def test_weight_only_schedule_choice_it_does_not_know_is_refused(flashinfer_wheel):
+    rel = flashinfer_wheel(NEW)
 
-    def read(path: str) -> str:
-        text = rel.read(path)
+    def read(path: str, text: str) -> str:
         if path == X.HEUR:  # a second schedule per cooperative tile
             text = text.replace("mainloop_schedules.insert(MainloopScheduleType::COOPERATIVE);",
                                 "mainloop_schedules.insert(MainloopScheduleType::COOPERATIVE);\n"
                                 "        mainloop_schedules.insert(MainloopScheduleType::PINGPONG);")
         return text
 
-    with pytest.raises(CatalogError, match="structure|cooperative branch"):
-        X.release_catalogs(dataclasses.replace(rel, read=read))
+    with pytest.raises(ExtractError, match="structure|cooperative branch"):
+        X.release_catalogs(Patched(rel, read))

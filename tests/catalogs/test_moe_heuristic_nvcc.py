@@ -19,7 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from tiletune.catalogs import extract_moe as X
+from tools.catalogs import cpp
+from tools.catalogs import moe as X
+from tools.catalogs.sources import Wheel
 
 
 def _wheel():
@@ -79,10 +81,10 @@ def built(tmp_path_factory):
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     sm80_names = re.search(r"enum class CutlassTileConfig\s*\{([^}]*)\}",
-                           X.strip_comments((ni / "tensorrt_llm/cutlass_extensions/include/cutlass_extensions/gemm_configs.h").read_text()))
+                           cpp.strip_comments((ni / "tensorrt_llm/cutlass_extensions/include/cutlass_extensions/gemm_configs.h").read_text()))
     order = [n.strip().split("=")[0].strip() for n in sm80_names.group(1).split(",") if n.strip()]
     mainloop = re.search(r"enum class MainloopScheduleType\s*\{([^}]*)\}",
-                         X.strip_comments((ni / "tensorrt_llm/cutlass_extensions/include/cutlass_extensions/gemm_configs.h").read_text()))
+                         cpp.strip_comments((ni / "tensorrt_llm/cutlass_extensions/include/cutlass_extensions/gemm_configs.h").read_text()))
     sched = [n.strip().split("=")[0].strip() for n in mainloop.group(1).split(",") if n.strip()]
     return d / "drv", ({name: i for i, name in enumerate(order)}, {name: i for i, name in enumerate(sched)})
 
@@ -139,7 +141,7 @@ CASES = [
 
 def test_python_reading_equals_compiled_cpp(built):
     drv, index = built
-    rel = X.wheel_release(WHEEL)
+    rel = Wheel(Path(WHEEL))
     heur = X.Heuristic(rel, X.Checker(rel))
     for sm, flags in CASES:
         out = subprocess.run([str(drv), str(sm), str(flags)], capture_output=True, text=True, check=True).stdout

@@ -135,13 +135,11 @@ def test_old_mixed_dispatcher_releases_say_no_catalog_and_why_in_the_data():
     # a pre-rc2 key with 4-bit packed weights: int4 weight-only lists exist, W4A8 / W4A16 do not
     assert isinstance(old, Undecoded) and "ambiguous" in old.reason and "fp8 x int4" in old.reason
     assert {(c.tile, c.stages) for c in old.candidates} == {((16, 128, 64), 2)}
-    from tiletune.catalogs import _docs
+    from tiletune import catalogs
 
-    notes = [n for name, doc in _docs() if doc["family"] == "fused-moe"
-             for n in doc["releases"]["0.6.14"].get("not_extracted", []) if n["arch"] == "sm90"
-             and n["variant"].get("scaling") != "deepseek-block"]
-    assert {(n["variant"]["act"], n["variant"]["weight"]) for n in notes} == {("fp8", "int4"), ("bf16", "mxfp4")}
-    assert all("PackedScalesNum" in n["why"] for n in notes)
+    notes = [(dict(v), why) for v, why in catalogs.not_extracted("0.6.14", "sm90") if dict(v).get("scaling") != "deepseek-block"]
+    assert {(v["act"], v["weight"]) for v, _ in notes} == {("fp8", "int4"), ("bf16", "mxfp4")}
+    assert all("PackedScalesNum" in why for _, why in notes)
     assert "PackedScalesNum" in old.reason  # the reason comes from the data's note
 
 

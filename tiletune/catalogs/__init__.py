@@ -1,22 +1,30 @@
 """Tactic catalogs: for each FlashInfer release, arch, op and runner, the ordered config list a
-CUTLASS tactic index points into. Extracted from FlashInfer's own C++ source by code
-(`python -m tiletune.catalogs.extract ...`), shipped as package data, looked up here.
+CUTLASS tactic index points into. Extracted from FlashInfer's own C++ source by a development
+tool outside this package (`python3 -m tools.catalogs`, tools/catalogs/README.md), shipped as
+package data, looked up here.
 
-Data files: `tiletune/catalogs/data/*.json`, each one family (dense GEMMs, fused MoE, ...) written
-by its extractor, all with this schema (`"schema": "tiletune.catalogs/1"`):
+Data files: `tiletune/catalogs/data/*.json`, one per family (dense GEMMs, fused MoE), with this
+schema (`"schema": "tiletune.catalogs/2"`). Nothing is stored twice: a config once in `configs`,
+a list once in `lists`, a release's set of catalog rows (and of not-extracted notes) once in
+`catalog_sets` (`not_extracted_sets`), each referenced by index or id:
 
-    {"schema": "tiletune.catalogs/1",
+    {"schema": "tiletune.catalogs/2",
      "family": "dense-gemm",
-     "generated_by": "<command that wrote the file>",
-     "releases": {"0.6.11": {"source": {"kind": "git-tag" | "wheel", "ref": "v0.6.11", "commit": "<sha>"},
-                             "not_extracted": [...],  # optional: lists the extractor left out and why
-                             "catalogs": [{"op": "fp4_gemm", "runner": "CutlassFp4GemmRunner",
-                                           "arch": "sm120", "variant": {}, "list": "<list id>"}]}},
+     "generated_by": {"tool": ..., "tool_revision": "<tiletune commit>", "command": ..., "sources": ...},
+     "releases": {"0.6.11": {"source": {"kind": "wheel", "ref": "<wheel file>", "sha256": ..., "commit": ...}
+                                       | {"kind": "git-tag", "ref": "v0.6.18rc1", "commit": ...},
+                             "catalogs": "<catalog set id>",
+                             "not_extracted": "<note set id>",   # optional
+                             "structure": {...}}},               # optional: C++ shapes the extractor checked
+     "catalog_sets": {"<id>": [{"op": "fp4_gemm", "runner": "CutlassFp4GemmRunner", "arch": "sm120",
+                                "variant": {}, "list": "<list id>"}, ...]},
+     "not_extracted_sets": {"<id>": [{"arch": "sm90", "variant": {...}, "why": "..."}, ...]},
      "lists": {"<list id>": {"source_file": "include/flashinfer/gemm/....h", "function": "getConfigs",
                              "fallback": 5 | null,            # index tactic -1 resolves to
                              "fallback_config": {config} | null,  # when -1 is not a list entry
                              "index_offset": 0,               # global index of entry 0 (MoE GEMM2 lists)
-                             "configs": [{config}, ...]}}}
+                             "configs": [<index into configs>, ...]}},
+     "configs": [{config}, ...]}
 
     config = {"tile": [m, n, k] (elements), "name": "CtaShape128x128x128B", "cluster": [1, 1, 1],
               "swap_ab": false, "stream_k": false, "mainloop_schedule": str | null,
@@ -44,7 +52,7 @@ from packaging.version import InvalidVersion, Version
 from tiletune.errors import CatalogError
 from tiletune.records import CatalogRef, Decoded, Decode, TileConfig, Undecoded, freeze
 
-SCHEMA = "tiletune.catalogs/1"
+SCHEMA = "tiletune.catalogs/2"
 
 
 @dataclass(frozen=True)
@@ -114,7 +122,7 @@ def _release_index(version: str) -> dict[tuple[str, str, str], list[tuple[str, d
     for name, doc in _docs():
         rel = doc["releases"].get(version)
         if rel is not None:
-            for c in rel["catalogs"]:
+            for c in doc["catalog_sets"][rel["catalogs"]]:
                 index.setdefault((c["arch"], c["op"], c["runner"]), []).append((name, c))
     return index
 
@@ -130,8 +138,8 @@ def _catalogs(version: str, arch: str, op: str, runner: str) -> tuple[Catalog, .
         built = _LISTS.get((name, c["list"]))
         if built is None:
             built = _LISTS[(name, c["list"])] = (
-                tuple(config_from_json(x) for x in lst["configs"]),
-                tuple(x.get("known_failure") for x in lst["configs"]),
+                tuple(config_from_json(docs[name]["configs"][i]) for i in lst["configs"]),
+                tuple(docs[name]["configs"][i].get("known_failure") for i in lst["configs"]),
             )
         configs, failures = built
         ref = CatalogRef(
@@ -165,7 +173,7 @@ def _contents() -> tuple[frozenset[tuple[str, str]], tuple[str, ...]]:
     for _name, doc in _docs():
         for version, rel in doc["releases"].items():
             versions.add(version)
-            pairs.update((c["op"], c["runner"]) for c in rel["catalogs"])
+            pairs.update((c["op"], c["runner"]) for c in doc["catalog_sets"][rel["catalogs"]])
     return frozenset(pairs), tuple(sorted(versions, key=_version_key))
 
 
@@ -180,7 +188,8 @@ def not_extracted(version: str, arch: str) -> tuple[tuple[tuple[tuple[str, Any],
     arch, as the data files' per-release `not_extracted` entries record them."""
     notes = []
     for _name, doc in _docs():
-        for n in doc["releases"].get(version, {}).get("not_extracted", ()):
+        notes_id = doc["releases"].get(version, {}).get("not_extracted")
+        for n in doc["not_extracted_sets"][notes_id] if notes_id else ():
             if n.get("arch") == arch:
                 notes.append((tuple(sorted(n["variant"].items())), n["why"]))
     return tuple(notes)

@@ -1,16 +1,16 @@
-"""Generator for `data/fused-moe.json`: the CUTLASS fused-MoE tactic lists of every FlashInfer release.
+"""Fused-MoE extractor (`tiletune/catalogs/data/fused-moe.json`): the CUTLASS fused-MoE tactic lists of every FlashInfer release.
 
 FlashInfer's `cutlass_fused_moe` autotunes `trtllm::fused_moe::gemm1/gemm2` (runner `MoERunner`)
 with a tactic that indexes `getTactics(GEMM_1) ++ getTactics(GEMM_2)`, a C++ list no binding
 exposes. This module rebuilds that list from the release's own C++ source:
 
 - data (tile lists, cluster choices, pruned tiles, stage ranges, dispatcher cases) is read out of
-  the function bodies with a small C++-subset scanner and expression evaluator written here;
+  the function bodies with the shared C++ scanner and expression evaluator (tools/catalogs/cpp.py);
 - the control flow that combines them (getTmaWarpSpecializedConfigs: candidates, SM103 FP4 append,
   FINALIZE duplication minus NO_SMEM, swap_ab duplication, SM80/SM89 configs appended) is modelled
   in Python, and each function body it models is checked against the structures this file was
   written from (a hash of the body with its data lists masked). A release whose code changed shape
-  raises `CatalogError` naming the function and file instead of producing a wrong list.
+  raises `ExtractError` naming the function and file instead of producing a wrong list.
 
 Facts the model rests on (checked in the source of every covered release):
 - tactic = index into mAllProfiles = getTactics(GEMM_1) ++ getTactics(GEMM_2) (the binding), so a
@@ -36,31 +36,29 @@ Facts the model rests on (checked in the source of every covered release):
   fixed config; recorded under `not_extracted` (variant scaling "deepseek-block"), no list.
 Not extracted: MXFP8 activations, fp16 x mxfp4, weight-only lists on other archs, SM110.
 
-Run: `python -m tiletune.catalogs.extract_moe [--repo GITDIR] [--wheel WHEEL ...] [--out FILE]`.
-Nothing here runs at tiletune run time; the output JSON is package data read by `catalogs.lookup`.
+Run through `python3 -m tools.catalogs` (tools/catalogs/README.md). Nothing here runs at tiletune
+run time; the output JSON is package data read by `tiletune.catalogs.lookup`.
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import hashlib
 import json
 import re
-import subprocess
-import sys
-import zipfile
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
 
-from packaging.version import Version
+from tools.catalogs import sources
+from tools.catalogs.cpp import ExtractError, clean, close_of, enum_shape, function_body, scan
+from tools.catalogs.cpp import cexpr as _cexpr
+from tools.catalogs.cpp import run_function as _run_function
+from tools.catalogs.cpp import run_items as _run_items
+from tools.catalogs.document import ReleaseData
 
-from tiletune.errors import CatalogError
-
+FAMILY = "fused-moe"
 OPS = ("trtllm::fused_moe::gemm1", "trtllm::fused_moe::gemm2")
 RUNNER = "MoERunner"
-DEFAULT_REPO = "/work/.mirror/flashinfer-ai+flashinfer/repo"
 
 HEUR = "csrc/nv_internal/tensorrt_llm/kernels/cutlass_kernels/cutlass_heuristic.cpp"
 DISPATCH = "csrc/nv_internal/tensorrt_llm/kernels/cutlass_kernels/moe_gemm/moe_gemm_template_dispatch.h"
@@ -90,7 +88,7 @@ VARIANTS: dict[str, list[tuple[str, ...]]] = {
 }  # sm121 decodes with the sm120 lists (tiletune.archs.arch_family); the C++ treats 120/121 alike
 SM_OF = {"sm90": 90, "sm100": 100, "sm103": 103, "sm120": 120}
 
-class NotExtracted(CatalogError):
+class NotExtracted(ExtractError):
     """A variant whose C++ in this release has a shape tiletune does not model: the variant is left
     out of that release (decode says "no catalog") and the reason is recorded in the data."""
 
@@ -100,132 +98,6 @@ FLAGS = {
     "NONE": 0, "WEIGHT_ONLY": 1, "SIMT_ONLY": 2, "INT8_ONLY": 4, "HOPPER": 8, "BLACKWELL": 16,
     "GROUPED_GEMM": 32, "FP8_ONLY": 64, "FP4_ONLY": 128, "FP8FP4_MIXED": 256,
 }
-
-
-# --------------------------------------------------------------------------------------------
-# Reading a release
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Release:
-    """One FlashInfer release and how to read its C++ files."""
-
-    version: str  # PEP 440 string used as the catalog key
-    kind: str  # "git-tag" | "wheel"
-    ref: str  # tag name or wheel file name
-    commit: str
-    read: Callable[[str], str] = field(compare=False, repr=False)
-
-
-def git_releases(repo: str) -> list[Release]:
-    """Tags with a JSON autotune cache: v0.6.7 .. v0.6.17 finals/.postN and every v0.6.18rc."""
-    tags = subprocess.run(["git", "-C", repo, "tag"], check=True, capture_output=True, text=True).stdout.split()
-    keep = []
-    for t in tags:
-        m = re.fullmatch(r"v0\.6\.(\d+)(\.post\d+)?", t)
-        if (m and 7 <= int(m.group(1)) <= 17) or re.fullmatch(r"v0\.6\.18rc\d+", t):
-            keep.append(t)
-    out = []
-    for t in sorted(keep, key=lambda s: Version(s[1:])):
-        commit = subprocess.run(
-            ["git", "-C", repo, "rev-parse", f"{t}^{{commit}}"], check=True, capture_output=True, text=True
-        ).stdout.strip()
-
-        def read(path: str, _t: str = t) -> str:
-            r = subprocess.run(["git", "-C", repo, "show", f"{_t}:{path}"], capture_output=True, text=True)
-            if r.returncode != 0:
-                raise CatalogError(f"{_t}:{path}: not in the release ({r.stderr.strip()})")
-            return r.stdout
-
-        out.append(Release(str(Version(t[1:])), "git-tag", t, commit, read))
-    return out
-
-
-def wheel_release(path: str) -> Release:
-    """A flashinfer-python wheel: sources under flashinfer/data/csrc, commit in _build_meta.py."""
-    zf = zipfile.ZipFile(path)
-    meta = zf.read("flashinfer/_build_meta.py").decode()
-    ver = re.search(r'__version__\s*=\s*"([^"]+)"', meta)
-    com = re.search(r'__git_commit__\s*=\s*"([0-9a-f]+)"', meta)
-    if not ver or not com:
-        raise CatalogError(f"{path}: flashinfer/_build_meta.py has no __version__/__git_commit__")
-
-    def read(p: str) -> str:
-        try:
-            return zf.read("flashinfer/data/" + p).decode()
-        except KeyError:
-            raise CatalogError(f"{Path(path).name}:flashinfer/data/{p}: not in the wheel") from None
-
-    return Release(str(Version(ver.group(1))), "wheel", Path(path).name, com.group(1), read)
-
-
-# --------------------------------------------------------------------------------------------
-# C++ text helpers
-# --------------------------------------------------------------------------------------------
-
-
-def strip_comments(text: str) -> str:
-    """Drop // and /* */ comments (string literals are left alone: none of ours contain //)."""
-    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
-    return re.sub(r"//[^\n]*", "", text)
-
-
-def drop_fast_build(text: str) -> str:
-    """Resolve `#ifdef FAST_BUILD ... #else ... #endif` as not defined (release builds)."""
-    out: list[str] = []
-    stack: list[tuple[bool, bool]] = []  # (is_fast_build_block, in_else)
-    for line in text.split("\n"):
-        s = line.strip()
-        if s.startswith("#if"):
-            stack.append((bool(re.match(r"#ifdef\s+FAST_BUILD\b", s)), False))
-            if not stack[-1][0]:
-                out.append(line)
-            continue
-        if s.startswith("#else") and stack:
-            fb, _ = stack[-1]
-            stack[-1] = (fb, True)
-            if not fb:
-                out.append(line)
-            continue
-        if s.startswith("#endif") and stack:
-            fb, _ = stack.pop()
-            if not fb:
-                out.append(line)
-            continue
-        if any(fb and not in_else for fb, in_else in stack):
-            continue
-        out.append(line)
-    return "\n".join(out)
-
-
-def clean(text: str) -> str:
-    return drop_fast_build(strip_comments(text))
-
-
-def matching(text: str, i: int, open_ch: str = "{", close_ch: str = "}") -> int:
-    """Index just past the bracket that closes the one at text[i]."""
-    depth = 0
-    for j in range(i, len(text)):
-        if text[j] == open_ch:
-            depth += 1
-        elif text[j] == close_ch:
-            depth -= 1
-            if depth == 0:
-                return j + 1
-    raise ValueError("unbalanced brackets")
-
-
-def function_body(text: str, name: str, where: str) -> str:
-    """Body (inside the braces) of the first definition of function `name` (not a declaration)."""
-    for m in re.finditer(r"(?<!\w)" + re.escape(name) + r"\s*\(", text):
-        close = matching(text, m.end() - 1, "(", ")")
-        rest = text[close:]
-        head = re.match(r"\s*(?:const\s*)?(?:override\s*)?\{", rest)
-        if head:
-            start = close + head.end() - 1
-            return text[start + 1 : matching(text, start) - 1]
-    raise CatalogError(f"{where}: no definition of {name}() found")
 
 
 def shape_hash(body: str) -> str:
@@ -238,306 +110,17 @@ def shape_hash(body: str) -> str:
     return hashlib.sha256(s.encode()).hexdigest()[:12]
 
 
-# --------------------------------------------------------------------------------------------
-# A tiny C++ expression evaluator (conditions and initialisers in the functions we read)
-# --------------------------------------------------------------------------------------------
-
-_TOKEN = re.compile(
-    r"\s*(?:(?P<num>\d+)|(?P<name>[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)|(?P<op>==|!=|>=|<=|&&|\|\||[-+*/%<>!&|?:(),]))"
-)
-
-
-def _tokens(expr: str) -> list[str]:
-    pos, out = 0, []
-    expr = expr.strip()
-    while pos < len(expr):
-        m = _TOKEN.match(expr, pos)
-        if not m or m.end() == pos:
-            raise CatalogError(f"cannot tokenise C++ expression {expr!r} at {expr[pos:pos + 20]!r}")
-        out.append(m.group(m.lastgroup))  # type: ignore[arg-type]
-        pos = m.end()
-        while pos < len(expr) and expr[pos].isspace():
-            pos += 1
-    return out
-
-
-def enum_shape(name: str) -> Optional[tuple[int, int, int]]:
-    """(m, n, k) from a shape-named enum value: CtaShape128x16x128B, ClusterShape_2x1x1."""
-    m = re.search(r"(\d+)x(\d+)x(\d+)", name)
-    return (int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else None
-
-
 def cexpr(expr: str, env: dict[str, Any]) -> Any:
-    """Evaluate a side-effect-free C++ expression (&&, || and ?: short-circuit, as in C++).
-    Unknown unqualified names raise CatalogError; qualified enum constants evaluate to their
-    own name, `CutlassGemmConfig::<flag>` to its flag bit."""
-    toks = _tokens(expr)
-    pos = 0
-    Thunk = Callable[[], Any]
-
-    def peek() -> Optional[str]:
-        return toks[pos] if pos < len(toks) else None
-
-    def take(t: Optional[str] = None) -> str:
-        nonlocal pos
-        if pos >= len(toks) or (t is not None and toks[pos] != t):
-            raise CatalogError(f"C++ expression {expr!r}: expected {t!r} at token {pos}")
-        pos += 1
-        return toks[pos - 1]
-
-    def name_value(t: str) -> Any:
-        if "::" in t:
-            last = t.split("::")[-1]
-            if t.startswith("CutlassGemmConfig::") and last in FLAGS:
-                return FLAGS[last]
-            return last
-        if t in env:
-            return env[t]
-        raise CatalogError(f"C++ expression {expr!r}: unknown name {t!r}")
-
-    def shape_of(v: Any) -> tuple[int, int, int]:
-        shp = enum_shape(v) if isinstance(v, str) else None
-        if shp is None:
-            raise CatalogError(f"C++ expression {expr!r}: enum_to_shape_tuple of {v!r}")
-        return shp
-
-    def primary() -> Thunk:
-        t = take()
-        if t == "(":
-            v = ternary()
-            take(")")
-            return v
-        if t.isdigit():
-            return lambda: int(t)
-        if t in ("true", "false"):
-            return lambda: t == "true"
-        if t == "std::get" and peek() == "<":
-            take("<")
-            idx = int(take())
-            take(">")
-            take("(")
-            v = ternary()
-            take(")")
-            return lambda: v()[idx]
-        if t == "enum_to_shape_tuple":
-            take("(")
-            v = ternary()
-            take(")")
-            return lambda: shape_of(v())
-        return lambda: name_value(t)
-
-    def unary() -> Thunk:
-        if peek() == "!":
-            take()
-            v = unary()
-            return lambda: not v()
-        if peek() == "-":
-            take()
-            v = unary()
-            return lambda: -v()
-        return primary()
-
-    ops = [["||"], ["&&"], ["|"], ["&"], ["==", "!="], ["<", ">", "<=", ">="], ["+", "-"], ["*", "/", "%"]]
-    fns: dict[str, Callable[[Thunk, Thunk], Any]] = {
-        "||": lambda a, b: bool(a()) or bool(b()),
-        "&&": lambda a, b: bool(a()) and bool(b()),
-        "|": lambda a, b: a() | b(),
-        "&": lambda a, b: a() & b(),
-        "==": lambda a, b: a() == b(),
-        "!=": lambda a, b: a() != b(),
-        "<": lambda a, b: a() < b(),
-        ">": lambda a, b: a() > b(),
-        "<=": lambda a, b: a() <= b(),
-        ">=": lambda a, b: a() >= b(),
-        "+": lambda a, b: a() + b(),
-        "-": lambda a, b: a() - b(),
-        "*": lambda a, b: a() * b(),
-        "/": lambda a, b: a() // b(),
-        "%": lambda a, b: a() % b(),
-    }
-
-    def binary(level: int) -> Thunk:
-        if level == len(ops):
-            return unary()
-        v = binary(level + 1)
-        while peek() in ops[level]:
-            f = fns[take()]
-            w = binary(level + 1)
-            v = (lambda f, a, b: lambda: f(a, b))(f, v, w)
-        return v
-
-    def ternary() -> Thunk:
-        c = binary(0)
-        if peek() == "?":
-            take()
-            a = ternary()
-            take(":")
-            b = ternary()
-            return lambda: a() if c() else b()
-        return c
-
-    tree = ternary()
-    if pos != len(toks):
-        raise CatalogError(f"C++ expression {expr!r}: trailing tokens {toks[pos:]}")
-    return tree()
+    """cpp.cexpr with the CandidateConfigTypeParam flags the heuristic's conditions test."""
+    return _cexpr(expr, env, FLAGS)
 
 
-# --------------------------------------------------------------------------------------------
-# Conditional scan: the ordered data items of a body with the if-conditions that guard each
-# --------------------------------------------------------------------------------------------
+def run_items(items: list, env: dict[str, Any], where: str) -> list[str]:
+    return _run_items(items, env, where, FLAGS)
 
 
-@dataclass(frozen=True)
-class Item:
-    conds: tuple[tuple[str, bool], ...]  # (condition text, required truth) from outermost in
-    kind: str  # "data" | "return" | "throw"
-    text: str
-
-
-def scan(body: str, item: re.Pattern[str]) -> list[Item]:
-    """Walk `body` keeping the stack of enclosing `if (...)` / `else` conditions; report every
-    match of `item` plus every `return` and `TLLM_THROW` with the conditions it sits under.
-    Loops and switches are entered without a condition (their bodies are data in order);
-    `else if` chains are refused rather than guessed."""
-    items: list[Item] = []
-    frames: list[int] = []  # how many conds each open brace added
-    conds: list[tuple[str, bool]] = []
-    pending: Optional[tuple[str, bool]] = None  # condition of an if/else whose body is next
-    last_if: Optional[str] = None  # condition of the if statement that just ended
-    i, n = 0, len(body)
-
-    def word_at(k: int, w: str) -> bool:
-        return body.startswith(w, k) and (k == 0 or not (body[k - 1].isalnum() or body[k - 1] == "_")) and not (
-            body[k + len(w) : k + len(w) + 1].isalnum() or body[k + len(w) : k + len(w) + 1] == "_"
-        )
-
-    while i < n:
-        if body[i].isspace():
-            i += 1
-            continue
-        if word_at(i, "else"):
-            if last_if is None:
-                raise CatalogError("else without a preceding if")
-            j = i + 4
-            while j < n and body[j].isspace():
-                j += 1
-            if word_at(j, "if"):
-                raise CatalogError("`else if` chains are not supported by this scanner")
-            pending, last_if = (last_if, False), None
-            i += 4
-            continue
-        m = re.match(r"if\s*(?:constexpr\s*)?\(", body[i:]) if word_at(i, "if") else None
-        if m:
-            open_paren = i + m.end() - 1
-            close = matching(body, open_paren, "(", ")")
-            pending, last_if = (body[open_paren + 1 : close - 1].strip(), True), None
-            i = close
-            continue
-        m = re.match(r"(?:for|while|switch)\s*\(", body[i:]) if any(word_at(i, w) for w in ("for", "while", "switch")) else None
-        if m:
-            close = matching(body, i + m.end() - 1, "(", ")")
-            k = close
-            while k < n and body[k].isspace():
-                k += 1
-            if k >= n or body[k] != "{":
-                raise CatalogError("loop without braces is not supported by this scanner")
-            if pending is not None:
-                conds.append(pending)
-                frames.append(1)
-                pending = None
-            frames.append(0)
-            last_if = None
-            i = k + 1
-            # loop frames close with their brace; an if-frame around a braceless loop is not used
-            continue
-        if body[i] == "{":
-            if pending is not None:
-                conds.append(pending)
-                frames.append(1)
-                pending = None
-            else:
-                frames.append(0)
-            last_if = None
-            i += 1
-            continue
-        if body[i] == "}":
-            if not frames:
-                raise CatalogError("unbalanced braces while scanning")
-            added = frames.pop()
-            last_if = None
-            for _ in range(added):
-                c, truth = conds.pop()
-                last_if = c if truth else None
-            i += 1
-            continue
-        # a statement: up to the next ';' at bracket depth 0, skipping brace-init lists
-        j, depth = i, 0
-        while j < n:
-            ch = body[j]
-            if ch in "([":
-                depth += 1
-            elif ch in ")]":
-                depth -= 1
-            elif ch == "{":
-                j = matching(body, j)
-                continue
-            elif ch == ";" and depth == 0:
-                break
-            j += 1
-        stmt = body[i : j + 1].strip()
-        here = tuple(conds) + ((pending,) if pending else ())
-        items.extend(Item(here, "data", mm.group(0)) for mm in item.finditer(stmt))
-        if re.match(r"return\b", stmt):
-            items.append(Item(here, "return", stmt))
-        elif "TLLM_THROW" in stmt:
-            items.append(Item(here, "throw", stmt))
-        last_if = pending[0] if pending and pending[1] else None
-        pending = None
-        i = j + 1
-    return items
-
-
-def run_items(items: list[Item], env: dict[str, Any], where: str) -> list[str]:
-    """The data items reached, in order, stopping at the first `return` reached; a reached throw
-    raises CatalogError (the C++ would throw for this configuration)."""
-    out = []
-    for it in items:
-        ok = all(bool(cexpr(c, env)) == want for c, want in it.conds if c != "__elseif__")
-        if not ok:
-            continue
-        if it.kind == "data":
-            out.append(it.text)
-        elif it.kind == "throw":
-            raise CatalogError(f"{where}: the C++ throws for this configuration: {it.text[:120]}")
-        else:
-            m = re.match(r"return\s*\{(.*)\}\s*;", it.text, flags=re.S)
-            if m and m.group(1).strip():
-                pass  # a returned literal list: its items were already collected as data
-            return out
-    return out
-
-
-def run_function(items: list[Item], env: dict[str, Any], where: str) -> Any:
-    """Execute a predicate body: `auto const [a, b, c] = expr;` / `bool const x = expr;`
-    declarations (data items) in order, `return expr;` under if-conditions."""
-    env = dict(env)
-    for it in items:
-        if not all(bool(cexpr(c, env)) == want for c, want in it.conds):
-            continue
-        if it.kind == "data":
-            m = re.match(r"auto\s+const\s*\[\s*(\w+)\s*,\s*(\w+)\s*,\s*(\w+)\s*\]\s*=\s*([\s\S]*);", it.text)
-            if m:
-                env.update(zip(m.group(1, 2, 3), cexpr(m.group(4), env)))
-                continue
-            m = re.match(r"bool\s+const\s+(\w+)\s*=\s*([\s\S]*);", it.text)
-            if not m:
-                raise CatalogError(f"{where}: cannot read declaration {it.text[:80]!r}")
-            env[m.group(1)] = bool(cexpr(m.group(2), env))
-        elif it.kind == "return":
-            return cexpr(re.match(r"return\s+([\s\S]*);", it.text).group(1), env)  # type: ignore[union-attr]
-        else:
-            raise CatalogError(f"{where}: throws: {it.text[:80]}")
-    raise CatalogError(f"{where}: predicate body ends without a return")
+def run_function(items: list, env: dict[str, Any], where: str) -> Any:
+    return _run_function(items, env, where, FLAGS)
 
 
 _DECL = re.compile(r"\A(?:auto|bool)\s+const\s[\s\S]*;\Z")
@@ -580,7 +163,7 @@ KNOWN_SHAPES: dict[str, dict[str, str]] = {
 class Checker:
     """Collects structure hashes; raises for a function whose shape is not in KNOWN_SHAPES."""
 
-    def __init__(self, release: Release, record_only: bool = False) -> None:
+    def __init__(self, release: sources.Source, record_only: bool = False) -> None:
         self.release = release
         self.record_only = record_only
         self.seen: dict[str, str] = {}
@@ -593,10 +176,10 @@ class Checker:
             return
         known = KNOWN_SHAPES.get(func, {})
         if h not in known:
-            raise CatalogError(
+            raise ExtractError(
                 f"{self.release.ref}:{path}: {func}() has a structure this extractor was not checked "
                 f"against (shape {h}; known: {', '.join(sorted(known)) or 'none'}); read the C++ and "
-                "extend tiletune/catalogs/extract_moe.py"
+                "extend tools/catalogs/moe.py"
             )
 
 
@@ -627,9 +210,9 @@ class Cfg:
 class Heuristic:
     """cutlass_heuristic.cpp of one release: get_candidate_configs and its helpers."""
 
-    def __init__(self, release: Release, checker: Checker) -> None:
+    def __init__(self, release: sources.Source, checker: Checker) -> None:
         self.where = f"{release.ref}:{HEUR}"
-        self.text = clean(release.read(HEUR))
+        self.text = clean(release.need(HEUR))
         self.ck = checker
         self.bodies: dict[str, str] = {}
 
@@ -675,12 +258,12 @@ class Heuristic:
         skipped, then the cluster shapes in source order, epilogue AUTO."""
         where = f"{self.where}: get_candidate_configs_sm90 (weight-only)"
         if not flags & FLAGS["GROUPED_GEMM"]:
-            raise CatalogError(f"{where}: only grouped weight-only configs are modelled")
+            raise ExtractError(f"{where}: only grouped weight-only configs are modelled")
         m = re.search(r"if\s*\(\s*has_w4afp8\s*\)\s*\{", body)
         if not m or not re.search(r"bool\s+const\s+has_w4afp8\s*=\s*\(config\s*&\s*CutlassGemmConfig::WEIGHT_ONLY\)\s*&&"
                                   r"\s*\(config\s*&\s*CutlassGemmConfig::GROUPED_GEMM\)\s*;", body):
-            raise CatalogError(f"{where}: has_w4afp8 branch not recognised")
-        block = body[m.end() - 1 : matching(body, m.end() - 1)]
+            raise ExtractError(f"{where}: has_w4afp8 branch not recognised")
+        block = body[m.end() - 1 : close_of(body, m.end() - 1) + 1]
         # v0.6.7..v0.6.9 start the std::set with PINGPONG and add COOPERATIVE: two schedules per
         # tile in the set's (enum) order. Not modelled: those releases' mixed dispatch is not
         # extracted either (see MoeRunnerSource.mixed_cases).
@@ -690,23 +273,23 @@ class Heuristic:
             r"if\s*\(\s*has_coop_supported\s*\)\s*\{([^{}]*)\}\s*else\s*\{\s*mainloop_schedules\.insert\("
             r"MainloopScheduleType::(\w+)\)\s*;\s*\}", block)
         if not branch or not re.search(r"bool\s+const\s+has_coop_supported\s*=\s*sm90_supports_coop\(tile_config\)\s*;", block):
-            raise CatalogError(f"{where}: schedule choice not recognised")
+            raise ExtractError(f"{where}: schedule choice not recognised")
         coop_body, other = branch.group(1), branch.group(2)
         coop = re.findall(r"mainloop_schedules\.insert\(MainloopScheduleType::(\w+)\)", coop_body)
         skip = re.findall(r"if\s*\(\s*tile_config\s*==\s*CutlassTileConfigSM90::(\w+)\s*\)\s*continue\s*;", coop_body)
         rest = re.sub(r"if\s*\([^)]*\)\s*continue\s*;|mainloop_schedules\.insert\([^)]*\)\s*;", "", coop_body).strip()
         if len(coop) != 1 or rest:
-            raise CatalogError(f"{where}: cooperative branch not recognised")
+            raise ExtractError(f"{where}: cooperative branch not recognised")
         tail = block[branch.end():]
         loop = re.search(r"for\s*\(auto\s+const&\s+mainloop_schedule\s*:\s*mainloop_schedules\)\s*\{", tail)
         if not loop:
-            raise CatalogError(f"{where}: schedule loop not recognised")
-        inner = tail[loop.end() - 1 : matching(tail, loop.end() - 1)]
+            raise ExtractError(f"{where}: schedule loop not recognised")
+        inner = tail[loop.end() - 1 : close_of(tail, loop.end() - 1) + 1]
         clusters = re.findall(r"(?:CutlassGemmConfig|CutlassGemmConfig\s+candidate)\(tile_config,\s*mainloop_schedule,\s*epilogue_schedule,\s*ClusterShape::(ClusterShape_\w+)\)", inner)
         if len(clusters) != inner.count("push_back(candidate)") or not clusters:
-            raise CatalogError(f"{where}: cluster list not recognised")
+            raise ExtractError(f"{where}: cluster list not recognised")
         if not re.search(r"auto\s+const\s+epilogue_schedule\s*=\s*EpilogueScheduleType::AUTO\s*;", tail):
-            raise CatalogError(f"{where}: epilogue schedule is not AUTO")
+            raise ExtractError(f"{where}: epilogue schedule is not AUTO")
         out: list[Cfg] = []
         for tile in self.sm90_tiles(flags):
             if self.sm90_predicate("sm90_supports_coop", tile):
@@ -722,7 +305,7 @@ class Heuristic:
     def sm100_configs(self, flags: int, sm: int) -> list[Cfg]:
         outer = self.body("get_candidate_configs_sm100")
         if not flags & FLAGS["GROUPED_GEMM"]:
-            raise CatalogError(f"{self.where}: only grouped SM100 configs are modelled")
+            raise ExtractError(f"{self.where}: only grouped SM100 configs are modelled")
         sched = re.search(r"for\s*\(auto\s+schedule\s*:\s*\{([^}]*)\}\s*\)", outer)
         clus = re.search(r"auto\s+cluster_shapes\s*=\s*\{([^}]*)\}\s*;", outer)
         fb = re.search(r"auto\s+fallback_cluster_shape\s*=\s*([^;]*);", outer)
@@ -731,7 +314,7 @@ class Heuristic:
             outer,
         )
         if not (sched and clus and fb and tail):
-            raise CatalogError(f"{self.where}: get_candidate_configs_sm100() loop not recognised")
+            raise ExtractError(f"{self.where}: get_candidate_configs_sm100() loop not recognised")
         schedules = [s.split("::")[-1] for s in re.findall(r"EpilogueScheduleType::\w+", sched.group(1))]
         clusters = [s.split("::")[-1] for s in re.findall(r"ClusterShape::\w+", clus.group(1))]
         out: list[Cfg] = []
@@ -747,13 +330,13 @@ class Heuristic:
         env: dict[str, Any] = {"sm": sm, "config": flags, "schedule": schedule, "dynamic_cluster_shape": dyn}
         m = re.search(r"bool\s+supports_2sm\s*=\s*([^;]*);", body)
         if not m:
-            raise CatalogError(f"{self.where}: {name}(): no supports_2sm")
+            raise ExtractError(f"{self.where}: {name}(): no supports_2sm")
         env["supports_2sm"] = bool(cexpr(m.group(1), env))
         items = scan(body, re.compile(r"CutlassTileConfigSM100::(CtaShape\w+)\s*,\s*(?:MainloopScheduleType::AUTO\s*,\s*schedule\s*,\s*)?(cluster[12]sm)"))
         cl = {"cluster1sm": "ClusterShape_1x1x1", "cluster2sm": "ClusterShape_2x1x1"}
         for decl, want in (("cluster1sm", "ClusterShape_1x1x1"), ("cluster2sm", "ClusterShape_2x1x1")):
             if not re.search(rf"auto\s+{decl}\s*=\s*ClusterShape::{want}\s*;", body):
-                raise CatalogError(f"{self.where}: {name}(): {decl} is not {want}")
+                raise ExtractError(f"{self.where}: {name}(): {decl} is not {want}")
         out = []
         for text in run_items(items, env, f"{self.where}: {name}"):
             mm = re.match(r"CutlassTileConfigSM100::(CtaShape\w+)[\s\S]*(cluster[12]sm)", text)
@@ -774,8 +357,8 @@ class Heuristic:
             start = body.rfind("if", 0, k)
             m = re.match(r"if\s*\(([^)]*)\)\s*\{", body[start:])
             if not m:
-                raise CatalogError(f"{self.where}: {name}(): prune block not recognised")
-            block_end = matching(body, start + m.end() - 1)
+                raise ExtractError(f"{self.where}: {name}(): prune block not recognised")
+            block_end = close_of(body, start + m.end() - 1) + 1
             block = body[start:block_end]
             cond = m.group(1)
             env: dict[str, Any] = {"config": flags}
@@ -784,8 +367,8 @@ class Heuristic:
                 env[fm.group(1)] = bool(cexpr(fm.group(2), env))
             sw = re.search(r"switch\s*\([^)]*tile_config_sm120\)\s*\{", block)
             if not sw:
-                raise CatalogError(f"{self.where}: {name}(): prune switch not recognised")
-            cases = block[sw.end() : matching(block, sw.end() - 1) - 1]
+                raise ExtractError(f"{self.where}: {name}(): prune switch not recognised")
+            cases = block[sw.end() : close_of(block, sw.end() - 1)]
             verdict: dict[str, bool] = {}
             default: Optional[bool] = None
             labels: list[str] = []
@@ -803,7 +386,7 @@ class Heuristic:
                             verdict[lab] = v
                     labels = []
             if default is None:
-                raise CatalogError(f"{self.where}: {name}(): prune switch has no default")
+                raise ExtractError(f"{self.where}: {name}(): prune switch has no default")
             if cexpr(cond, env):
                 prune = lambda t: verdict.get(t, default)  # noqa: E731
             body = body[:start] + body[block_end:]
@@ -816,28 +399,28 @@ class Heuristic:
         name = "get_candidate_tiles"
         body = self.body(name)
         if flags & (FLAGS["SIMT_ONLY"] | FLAGS["INT8_ONLY"]):
-            raise CatalogError(f"{self.where}: {name}(): only default, weight-only and FP8 gemm types are modelled")
+            raise ExtractError(f"{self.where}: {name}(): only default, weight-only and FP8 gemm types are modelled")
         sw = body.find("switch (gemm_type)")
         if sw < 0:
-            raise CatalogError(f"{self.where}: {name}(): no switch (gemm_type)")
+            raise ExtractError(f"{self.where}: {name}(): no switch (gemm_type)")
         tile_re = re.compile(r"CutlassTileConfig::(CtaShape\w+)")
         env = {"sm": sm, "config_type_param": flags}
         base = [t.split("::")[-1] for t in run_items(scan(body[body.index("base_configs"):sw], tile_re), env, name)]
         # gemm_type: SIMT, else WEIGHT_ONLY, else INT8, else FP8, else default (checked below)
         if not re.search(r"if\s*\(config_type_param\s*&\s*CutlassGemmConfig::SIMT_ONLY\)[^}]*\}\s*else\s+if\s*\("
                          r"config_type_param\s*&\s*CutlassGemmConfig::WEIGHT_ONLY\)\s*\{\s*gemm_type\s*=\s*CutlassGemmType::WeightOnly;", body):
-            raise CatalogError(f"{self.where}: {name}(): gemm_type selection not recognised")
+            raise ExtractError(f"{self.where}: {name}(): gemm_type selection not recognised")
         case = "WeightOnly" if flags & FLAGS["WEIGHT_ONLY"] else "Fp8" if flags & FLAGS["FP8_ONLY"] else None
         if case is None:
             if not re.search(r"default\s*:\s*return\s+base_configs\s*;", body[sw:]):
-                raise CatalogError(f"{self.where}: {name}(): default case does not return base_configs")
+                raise ExtractError(f"{self.where}: {name}(): default case does not return base_configs")
             base_start = body.rfind("std::vector<CutlassTileConfig> base_configs", 0, sw)
             if base_start < 0:
-                raise CatalogError(f"{self.where}: {name}(): base_configs not found")
+                raise ExtractError(f"{self.where}: {name}(): base_configs not found")
             return base
         m = re.search(r"case\s+CutlassGemmType::" + case + r"\s*:", body[sw:])
         if not m:
-            raise CatalogError(f"{self.where}: {name}(): no {case} case")
+            raise ExtractError(f"{self.where}: {name}(): no {case} case")
         seg_start = sw + m.end()
         nxt = re.search(r"case\s+CutlassGemmType::\w+\s*:|default\s*:", body[seg_start:])
         seg = body[seg_start : seg_start + (nxt.start() if nxt else len(body) - seg_start)]
@@ -858,21 +441,21 @@ class Heuristic:
             if "get_candidate_configs_sm90" in t:
                 return "sm90", self.sm90_configs(flags)
             if "get_candidate_configs_sm110" in t:
-                raise CatalogError(f"{self.where}: SM110 is not extracted")
+                raise ExtractError(f"{self.where}: SM110 is not extracted")
             if "get_candidate_configs_sm100" in t:
                 return "sm100", self.sm100_configs(flags, sm)
             if "get_candidate_configs_sm120" in t:
                 return "sm120", self.sm120_configs(flags)
             if re.fullmatch(r"return\s+candidate_configs\s*;", t):
                 return "sm80", self._ampere(sm, flags, body)
-            raise CatalogError(f"{self.where}: {name}(): unrecognised return {t[:80]!r}")
-        raise CatalogError(f"{self.where}: {name}(): no return reached")
+            raise ExtractError(f"{self.where}: {name}(): unrecognised return {t[:80]!r}")
+        raise ExtractError(f"{self.where}: {name}(): no return reached")
 
     def _ampere(self, sm: int, flags: int, body: str) -> list[Cfg]:
         lo = re.search(r"int\s+const\s+min_stages\s*=\s*([^;]*);", body)
         hi = re.search(r"int\s+const\s+max_stages\s*=\s*([^;]*);", body)
         if not (lo and hi) or not re.search(r"for\s*\(\s*int\s+stages\s*=\s*min_stages\s*;\s*stages\s*<=\s*max_stages\s*;", body):
-            raise CatalogError(f"{self.where}: get_candidate_configs(): stage loop not recognised")
+            raise ExtractError(f"{self.where}: get_candidate_configs(): stage loop not recognised")
         env = {"sm": sm, "int8_configs_only": bool(flags & FLAGS["INT8_ONLY"])}
         smin, smax = cexpr(lo.group(1), env), cexpr(hi.group(1), env)
         out = []
@@ -886,7 +469,7 @@ class Heuristic:
             if not re.search(r"if\s*\(config_type_param\s*&\s*CutlassGemmConfig::WEIGHT_ONLY\)\s*\{\s*if\s*\(tiles\.size\(\)\s*>\s*0\)\s*\{"
                              r"\s*CutlassGemmConfig\s+CudaKernelConfig\(tiles\[0\],\s*SplitKStyle::NO_SPLIT_K,\s*1,\s*min_stages\)\s*;"
                              r"\s*CudaKernelConfig\.enableCudaKernel\s*=\s*true\s*;\s*candidate_configs\.push_back\(CudaKernelConfig\)\s*;", body):
-                raise CatalogError(f"{self.where}: get_candidate_configs(): weight-only CUDA-kernel entry not recognised")
+                raise ExtractError(f"{self.where}: get_candidate_configs(): weight-only CUDA-kernel entry not recognised")
             out.append(Cfg("sm80", tiles[0], sm, stages=smin, cuda_kernel=True))
         return out
 
@@ -968,51 +551,51 @@ class MoeRunnerSource:
     """The MoE-level C++ of one release: the list-building steps, the finalize gate and the
     TMA-WS dispatcher's tile cases."""
 
-    def __init__(self, release: Release, heur: Heuristic, ck: Checker) -> None:
+    def __init__(self, release: sources.Source, heur: Heuristic, ck: Checker) -> None:
         self.release = release
         self.heur = heur
         self.ck = ck
         self.where = f"{release.ref}:{DISPATCH}"
-        text = clean(release.read(DISPATCH))
+        text = clean(release.need(DISPATCH))
         self.tma_body = function_body(text, "getTmaWarpSpecializedConfigs", self.where)
         ck.check(DISPATCH, "getTmaWarpSpecializedConfigs", self.tma_body)
         self.amp_body = function_body(text, "getAmpereConfigs", self.where)
         ck.check(DISPATCH, "getAmpereConfigs", self.amp_body)
         if not re.search(r"int\s+const\s+max_split_k\s*=\s*1\s*;", self.amp_body):
-            raise CatalogError(f"{self.where}: getAmpereConfigs() max_split_k is not 1")
+            raise ExtractError(f"{self.where}: getAmpereConfigs() max_split_k is not 1")
         # getConfigs = TMA-WS list then the Ampere list, in that order
         defs = [m.start() for m in re.finditer(r"::getConfigs\(\s*int\s+sm", text)]
         if not defs:
-            raise CatalogError(f"{self.where}: getConfigs(int sm, ...) not found")
+            raise ExtractError(f"{self.where}: getConfigs(int sm, ...) not found")
         full = text[defs[0] :]
-        body = full[full.index("{") + 1 : matching(full, full.index("{")) - 1]
+        body = full[full.index("{") + 1 : close_of(full, full.index("{"))]
         ck.check(DISPATCH, "getConfigs", body)
         if not re.search(r"getTmaWarpSpecializedConfigs[\s\S]*getAmpereConfigs[\s\S]*back_inserter\(candidate_configs\)", body):
-            raise CatalogError(f"{self.where}: getConfigs() no longer appends Ampere configs after TMA-WS")
-        traits = clean(release.read(TRAITS)).replace("__nv_fp4_e2m1", "Fp4Type")
+            raise ExtractError(f"{self.where}: getConfigs() no longer appends Ampere configs after TMA-WS")
+        traits = clean(release.need(TRAITS)).replace("__nv_fp4_e2m1", "Fp4Type")
         for fn in ("isValidSM120MOESpecialisation", "isValidBlackwellMOESpecialisation",
                    "isValidHopperMOESpecialisation", "isValidAmpereMOESpecialisation"):
             ck.check(TRAITS, fn, function_body(traits, fn, f"{release.ref}:{TRAITS}"))
-        kern = clean(release.read(MOE_KERNELS))
+        kern = clean(release.need(MOE_KERNELS))
         may = re.search(r"bool\s+mayHaveFinalizeFused\(\)\s*const\s*\{([^}]*)\}", kern)
         if not may:
-            raise CatalogError(f"{release.ref}:{MOE_KERNELS}: mayHaveFinalizeFused() not found")
+            raise ExtractError(f"{release.ref}:{MOE_KERNELS}: mayHaveFinalizeFused() not found")
         ck.check(MOE_KERNELS, "mayHaveFinalizeFused", may.group(1))
         if not re.search(r"getConfigs\(\s*gemm_id\s*==\s*MoeGemmId::GEMM_2\s*&&\s*mayHaveFinalizeFused\(\)\s*\)", kern):
-            raise CatalogError(f"{release.ref}:{MOE_KERNELS}: getTactics() is not getConfigs(GEMM_2 && mayHaveFinalizeFused())")
+            raise ExtractError(f"{release.ref}:{MOE_KERNELS}: getTactics() is not getConfigs(GEMM_2 && mayHaveFinalizeFused())")
         default = re.search(r"bool\s+use_fused_finalize_\s*=\s*(true|false)\s*;", kern)
         if not default:
-            raise CatalogError(f"{release.ref}:{MOE_KERNELS}: no default for use_fused_finalize_")
+            raise ExtractError(f"{release.ref}:{MOE_KERNELS}: no default for use_fused_finalize_")
         self.finalize_default = default.group(1) == "true"
         if not re.search(r"use_fused_finalize_\s*&&\s*!(?:use_sm90_mixed_input_gemm|use_w4_groupwise)\s*;", may.group(1)):
-            raise CatalogError(f"{release.ref}:{MOE_KERNELS}: mayHaveFinalizeFused() no longer excludes the SM90 mixed-input GEMM")
-        self.gemm_kernels = clean(release.read(GEMM_KERNELS))
-        binding = clean(release.read(BINDING))
+            raise ExtractError(f"{release.ref}:{MOE_KERNELS}: mayHaveFinalizeFused() no longer excludes the SM90 mixed-input GEMM")
+        self.gemm_kernels = clean(release.need(GEMM_KERNELS))
+        binding = clean(release.need(BINDING))
         g1 = binding.find("getTactics(kernels::MoeGemmId::GEMM_1)")
         if g1 < 0 or not re.search(
             r"mAllProfiles\s*=\s*gemm1_tactics\s*;\s*mAllProfiles\.insert\(\s*mAllProfiles\.end\(\)\s*,\s*gemm2_tactics\.begin\(\)", binding
         ):
-            raise CatalogError(f"{release.ref}:{BINDING}: mAllProfiles is not GEMM1 ++ GEMM2")
+            raise ExtractError(f"{release.ref}:{BINDING}: mAllProfiles is not GEMM1 ++ GEMM2")
         # DeepSeek FP8 block scaling builds the bf16 x fp8 runner, but setRunnerProfiles() ignores
         # the profile ids for it and sets one fixed config on both GEMMs: its tactic selects nothing.
         fixed = re.search(r"void\s+setRunnerProfiles\([^)]*\)\s*\{\s*if\s*\(\s*mUseDeepSeekFP8BlockScaling\s*\)\s*\{"
@@ -1034,20 +617,20 @@ class MoeRunnerSource:
         i = text.find("Config is invalid for mixed type tensorop GEMM")
         start = text.rfind("void dispatchMoeGemmToCutlass(", 0, i)
         if i < 0 or start < 0:
-            raise CatalogError(f"{self.where}: weight-only SM80 dispatcher not found")
+            raise ExtractError(f"{self.where}: weight-only SM80 dispatcher not found")
         body = text[start:i]
         k = re.search(r"constexpr\s+int\s+tile_shape_k\s*=\s*128\s*\*\s*8\s*/\s*cutlass::sizeof_bits<T>::value\s*;", body)
         cases = set(re.findall(r"case\s+cutlass_extensions::CutlassTileConfig::(CtaShape\w+)\s*:", body))
         if not k or not cases or "GemmShape<16, 128, tile_shape_k>" not in body.replace("\n", " "):
-            raise CatalogError(f"{self.where}: weight-only SM80 dispatcher not recognised (tile K)")
+            raise ExtractError(f"{self.where}: weight-only SM80 dispatcher not recognised (tile K)")
         return "128 * 8 / bits(T)", cases
 
-    def _mixed_cases(self, release: Release) -> Optional[dict[str, str]]:
+    def _mixed_cases(self, release: sources.Source) -> Optional[dict[str, str]]:
         """Tile enum -> macro of the SM90 mixed-input dispatcher (sm90_dispatch_moe_mixed_dtype_gemm_to_cutlass),
         or None when this release's dispatcher derives K from the weight packing instead of the
         enum (v0.6.7 .. v0.6.15, v0.6.16.post3 .. v0.6.17): those lists are not extracted."""
         where = f"{release.ref}:{DISPATCH_MIXED}"
-        text = clean(release.read(DISPATCH_MIXED))
+        text = clean(release.need(DISPATCH_MIXED))
         body = function_body(text, "sm90_dispatch_moe_mixed_dtype_gemm_to_cutlass", where)
         if re.search(r"constexpr\s+int\s+Ktile\s*=", body):
             self.mixed_why = (f"{where}: the mixed-input dispatcher instantiates Ktile = 128 * PackedScalesNum / sizeof(T) "
@@ -1058,41 +641,41 @@ class MoeRunnerSource:
         for name in ("DISPATCH_MIXED_DTYPE_MOE_TILE", "DISPATCH_MIXED_DTYPE_MOE_TILE_WITH_SMALL_K", "DISPATCH_MIXED_DTYPE_MOE_SMALL_K_TILE"):
             d = re.search(r"#define\s+" + name + r"\(ENUM_NAME,\s*TILE_M,\s*TILE_N,\s*TILE_K\)([\s\S]*?)break", body)
             if d and "Shape<Int<TILE_M>, Int<TILE_N>, Int<TILE_K>>" not in re.sub(r"\s*\\\n\s*", " ", d.group(1)):
-                raise CatalogError(f"{where}: {name} does not instantiate Shape<TILE_M, TILE_N, TILE_K>")
+                raise ExtractError(f"{where}: {name} does not instantiate Shape<TILE_M, TILE_N, TILE_K>")
             if d:
                 macros[name] = d.group(1)
         if "DISPATCH_MIXED_DTYPE_MOE_TILE" not in macros:
-            raise CatalogError(f"{where}: mixed-input tile macro not recognised")
+            raise ExtractError(f"{where}: mixed-input tile macro not recognised")
         cases: dict[str, str] = {}
         for m in re.finditer(r"(DISPATCH_MIXED_DTYPE_MOE_\w+)\((CtaShape(\d+)x(\d+)x(\d+)B),\s*(\d+),\s*(\d+),\s*(\d+)\)\s*;", body):
             if m.group(1) not in macros:
-                raise CatalogError(f"{where}: unknown dispatch macro {m.group(1)}")
+                raise ExtractError(f"{where}: unknown dispatch macro {m.group(1)}")
             if m.group(3, 4, 5) != m.group(6, 7, 8):
-                raise CatalogError(f"{where}: {m.group(2)} dispatched with a different shape {m.group(6, 7, 8)}")
+                raise ExtractError(f"{where}: {m.group(2)} dispatched with a different shape {m.group(6, 7, 8)}")
             cases[m.group(2)] = m.group(1)
         if not cases:
-            raise CatalogError(f"{where}: no mixed-input tile cases found")
+            raise ExtractError(f"{where}: no mixed-input tile cases found")
         return cases
 
-    def _dispatch_cases(self, release: Release) -> dict[int, set[tuple[int, int, int]]]:
+    def _dispatch_cases(self, release: sources.Source) -> dict[int, set[tuple[int, int, int]]]:
         where = f"{release.ref}:{DISPATCH_TMA}"
-        text = clean(release.read(DISPATCH_TMA))
+        text = clean(release.need(DISPATCH_TMA))
         body = function_body(text, "dispatchMoeGemmSelectTileShapeTmaWarpSpecialized", where)
         cases: dict[int, set[tuple[int, int, int]]] = {}
         for sw in re.finditer(r"switch\s*\(\s*gemm_config\.tile_config_sm(\d+)\s*\)\s*\{", body):
-            block = body[sw.end() : matching(body, sw.end() - 1) - 1]
+            block = body[sw.end() : close_of(body, sw.end() - 1)]
             for m in re.finditer(r"SHAPE_CASE\(\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\)", block):
                 cases.setdefault(int(m.group(1)), set()).add((int(m.group(2)), int(m.group(3)), int(m.group(4))))
         if not cases.get(90) or not cases.get(100) or not cases.get(120):
-            raise CatalogError(f"{where}: tile-shape switch cases for SM90/SM100/SM120 not found")
+            raise ExtractError(f"{where}: tile-shape switch cases for SM90/SM100/SM120 not found")
         if not re.search(r"Unsupported tile shape config %d for MoE gemm", text):
-            raise CatalogError(f"{where}: default-case message changed")
+            raise ExtractError(f"{where}: default-case message changed")
         # SM120 kernels are only instantiated for the (M, N, K-in-elements) combinations this
         # constexpr check lists; any other combination throws at dispatch time.
         sm120 = function_body(text, "are_tile_shapes_supported_sm120", where)
         ret = re.findall(r"return\s+([^;]*TileK[^;]*);", sm120)
         if len(ret) != 1 or not re.search(r"size<0>\(ClusterShape\{\}\)\s*!=\s*1", sm120):
-            raise CatalogError(f"{where}: are_tile_shapes_supported_sm120() not recognised")
+            raise ExtractError(f"{where}: are_tile_shapes_supported_sm120() not recognised")
         self.sm120_supported = ret[0]
         return cases
 
@@ -1106,22 +689,22 @@ class MoeRunnerSource:
         if not re.search(r"if\s*\(\s*use_sm90_mixed_input_gemm\s*\)\s*\{\s*tma_ws_configs\.erase\([\s\S]*?return\s*!config\.swap_ab\s*;", b):
             raise NotExtracted(f"{where}: getTmaWarpSpecializedConfigs() has no use_sm90_mixed_input_gemm swap_ab-only step")
         if not re.search(r"use_sm90_mixed_input_gemm\s*=\s*use_w4afp8\s*\|\|\s*use_wfp4a16\s*\|\|\s*use_sm90_wfp4afp8\s*;", self.gemm_kernels):
-            raise CatalogError(f"{self.release.ref}:{GEMM_KERNELS}: use_sm90_mixed_input_gemm is not w4afp8 || wfp4a16 || sm90_wfp4afp8")
+            raise ExtractError(f"{self.release.ref}:{GEMM_KERNELS}: use_sm90_mixed_input_gemm is not w4afp8 || wfp4a16 || sm90_wfp4afp8")
         if not re.search(r"fp4_only_flag\s*=\s*\(\s*use_fp4\s*\|\|\s*\(\s*use_wfp4afp8\s*&&\s*!use_sm90_humming_pre_mma\s*\)\s*\)", b):
-            raise CatalogError(f"{where}: fp4_only_flag is not use_fp4 || (use_wfp4afp8 && !humming)")
+            raise ExtractError(f"{where}: fp4_only_flag is not use_fp4 || (use_wfp4afp8 && !humming)")
 
     def _humming(self) -> list[Cfg]:
         """The single-warpgroup configs the humming mode appends on SM90 (tiles x schedules, swap_ab)."""
         m = re.search(r"if\s+constexpr\s*\(\s*use_wfp4afp8\s*&&\s*Sm90Wfp4Afp8Mode\s*==\s*Sm90Wfp4Afp8ScaleMode::kHummingPreMmaE8M0\s*\)\s*\{"
                       r"\s*if\s*\(\s*sm\s*==\s*90\s*\)\s*\{", self.tma_body)
         if not m:
-            raise CatalogError(f"{self.where}: humming block not recognised")
-        block = self.tma_body[m.end() - 1 : matching(self.tma_body, m.end() - 1)]
+            raise ExtractError(f"{self.where}: humming block not recognised")
+        block = self.tma_body[m.end() - 1 : close_of(self.tma_body, m.end() - 1) + 1]
         tiles = re.search(r"for\s*\(Tile\s+tile\s*:\s*\{([^}]*)\}\)", block)
         scheds = re.search(r"for\s*\(Schedule\s+schedule\s*:\s*\{([^}]*)\}\)", block)
         if not (tiles and scheds and re.search(r"CutlassGemmConfig\s+config\(tile,\s*schedule,\s*cutlass_extensions::EpilogueScheduleType::AUTO,"
                                               r"\s*cutlass_extensions::ClusterShape::ClusterShape_1x1x1\)\s*;\s*config\.swap_ab\s*=\s*true\s*;", block)):
-            raise CatalogError(f"{self.where}: humming configs not recognised")
+            raise ExtractError(f"{self.where}: humming configs not recognised")
         return [Cfg("tma_ws", t, 90, mainloop=sc, swap_ab=True, mixed=True)
                 for t in re.findall(r"Tile::(CtaShape\w+)", tiles.group(1))
                 for sc in re.findall(r"Schedule::(\w+)", scheds.group(1))]
@@ -1132,7 +715,7 @@ class MoeRunnerSource:
         if tf.humming and (sm != 90 or "kHummingPreMmaE8M0" not in self.tma_body):
             return []  # no humming mode in this release (before v0.6.16) or off SM90
         if tf.use_wfp4afp8 and sm == 90 and not tf.humming:
-            raise CatalogError("SM90 FP8xFP4 without humming scales: the binding builds no runner for it")
+            raise ExtractError("SM90 FP8xFP4 without humming scales: the binding builds no runner for it")
         if mixed:
             self._check_mixed()
         flags = FLAGS["GROUPED_GEMM"]
@@ -1164,11 +747,11 @@ class MoeRunnerSource:
             configs = configs + self.heur.dispatch(100, flags)[1]
         if finalize:
             if not re.search(r"if\s*\(\s*supports_finalize_fusion\s*\)[\s\S]*EpilogueFusionType::FINALIZE[\s\S]*EpilogueScheduleType::NO_SMEM", b):
-                raise CatalogError(f"{self.where}: finalize duplication step not recognised")
+                raise ExtractError(f"{self.where}: finalize duplication step not recognised")
             configs = configs + [_replace(c, fusion="FINALIZE") for c in configs]
             configs = [c for c in configs if not (c.fusion == "FINALIZE" and c.epilogue == "NO_SMEM")]
         if not re.search(r"auto\s+swap_ab_configs\s*=\s*tma_ws_configs\s*;[\s\S]*config\.swap_ab\s*=\s*true", b):
-            raise CatalogError(f"{self.where}: swap_ab duplication step not recognised")
+            raise ExtractError(f"{self.where}: swap_ab duplication step not recognised")
         configs = configs + [_replace(c, swap_ab=True) for c in configs]
         if mixed:  # the SM90 mixed-input grouped GEMM requires swap_ab
             configs = [c for c in configs if c.swap_ab]
@@ -1181,7 +764,7 @@ class MoeRunnerSource:
         if not tf.valid_ampere() or (tf.use_w4afp8 and sm != 89) or tf.use_wfp4a16:
             return []
         if not re.search(r"\(use_w4afp8\s*&&\s*sm\s*!=\s*89\)\s*\|\|\s*use_wfp4a16\)\s*\{\s*return\s*\{\s*\}\s*;", self.amp_body):
-            raise CatalogError(f"{self.where}: getAmpereConfigs() no longer returns {{}} for w4afp8 (sm != 89) / wfp4a16")
+            raise ExtractError(f"{self.where}: getAmpereConfigs() no longer returns {{}} for w4afp8 (sm != 89) / wfp4a16")
         flags = FLAGS["GROUPED_GEMM"]
         if not tf.same:
             flags |= FLAGS["WEIGHT_ONLY"]
@@ -1294,7 +877,7 @@ def to_json(c: Cfg, act: str, cases: dict[int, set[tuple[int, int, int]]], sm120
 # --------------------------------------------------------------------------------------------
 
 
-def release_catalogs(release: Release, record_only: bool = False) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]], Checker]:
+def release_catalogs(release: sources.Source, record_only: bool = False) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]], Checker]:
     """Catalog entries and the lists they point to for one release (list ids are content hashes)."""
     ck = Checker(release, record_only)
     heur = Heuristic(release, ck)
@@ -1347,77 +930,14 @@ def release_catalogs(release: Release, record_only: bool = False) -> tuple[list[
     return entries, lists, ck
 
 
-def build(releases: Sequence[Release], command: str) -> dict[str, Any]:
-    """The fused-moe.json document for these releases; identical lists are stored once."""
-    doc: dict[str, Any] = {"schema": "tiletune.catalogs/1", "family": "fused-moe", "generated_by": command,
-                           "releases": {}, "lists": {}}
-    by_digest: dict[str, str] = {}
-    for rel in releases:
-        entries, lists, ck = release_catalogs(rel)
-        for digest, body in lists.items():
-            if digest not in by_digest:
-                lid = body.pop("id")
-                by_digest[digest] = lid
-                doc["lists"][lid] = body
-        for e in entries:
-            e["list"] = by_digest[e["list"]]
-        doc["releases"][rel.version] = {
-            "source": {"kind": rel.kind, "ref": rel.ref, "commit": rel.commit},
-            "structure": dict(sorted(ck.seen.items())),
-            "catalogs": entries,
-        }
-        if ck.skipped:  # variants this release builds but tiletune does not extract, and why
-            doc["releases"][rel.version]["not_extracted"] = ck.skipped
-    return doc
-
-
-def render(doc: dict[str, Any]) -> str:
-    """JSON with one config per line: small enough to ship, still diffable between runs."""
-    parts = ["{"]
-    top = [(k, v) for k, v in doc.items() if k != "lists"]
-    for k, v in top:
-        parts.append(f"{json.dumps(k)}: {json.dumps(v, separators=(',', ':'))},")
-    parts.append('"lists": {')
-    items = list(doc["lists"].items())
-    for i, (lid, lst) in enumerate(items):
-        head = {k: v for k, v in lst.items() if k != "configs"}
-        head_s = json.dumps(head, separators=(",", ":"))[:-1]
-        cfgs = ",\n  ".join(json.dumps(c, separators=(",", ":")) for c in lst["configs"])
-        sep = "," if i < len(items) - 1 else ""
-        parts.append(f"{json.dumps(lid)}: {head_s},\"configs\":[\n  {cfgs}]}}{sep}")
-    parts.append("}}")
-    return "\n".join(parts) + "\n"
-
-
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m tiletune.catalogs.extract_moe", description=__doc__.split("\n")[0])
-    ap.add_argument("--repo", default=DEFAULT_REPO, help="bare git dir of flashinfer-ai/flashinfer")
-    ap.add_argument("--wheel", action="append", default=[], help="flashinfer_python-*.whl to read (repeatable)")
-    ap.add_argument("--only", action="append", default=[], help="restrict to these versions (repeatable)")
-    ap.add_argument("--out", default=str(Path(__file__).parent / "data" / "fused-moe.json"))
-    ap.add_argument("--shapes", action="store_true", help="print each function's structure hash per release and exit")
-    a = ap.parse_args(argv)
-    rels = git_releases(a.repo) + [wheel_release(w) for w in a.wheel]
-    if a.only:
-        rels = [r for r in rels if r.version in a.only]
-    try:
-        if a.shapes:
-            for r in rels:
-                _, _, ck = release_catalogs(r, record_only=True)
-                print(r.version, " ".join(f"{k}={v}" for k, v in sorted(ck.seen.items())))
-            return 0
-        wheels = " ".join(f"--wheel {Path(w).name}" for w in a.wheel)
-        doc = build(rels, f"python -m tiletune.catalogs.extract_moe {wheels}".strip())
-    except CatalogError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    from tiletune.fileio import write_atomic
-
-    text = render(doc)
-    write_atomic(a.out, text)
-    print(f"wrote {a.out}: {len(doc['releases'])} releases, {len(doc['lists'])} distinct lists", file=sys.stderr)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+def extract(src: sources.Source) -> ReleaseData:
+    """What the fused-MoE catalogs hold for one release."""
+    entries, lists, ck = release_catalogs(src)
+    by_digest = {digest: body.pop("id") for digest, body in lists.items()}
+    for e in entries:
+        e["list"] = by_digest[e["list"]]
+    # the release is the data's key: its name in a reason would only keep equal notes apart
+    notes = [{**n, "why": n["why"].replace(f"{src.ref}:", "")} for n in ck.skipped]
+    return ReleaseData(source=src.describe(), catalogs=entries,
+                       lists={by_digest[d]: body for d, body in lists.items()},
+                       not_extracted=notes, structure=dict(ck.seen))

@@ -1,5 +1,5 @@
-"""Dense-GEMM tactic catalog extractor: reads FlashInfer's own C++ (a git tag or a release wheel)
-and writes `tiletune/catalogs/data/dense-gemm.json` (schema in `tiletune.catalogs`).
+"""Dense-GEMM extractor (`tiletune/catalogs/data/dense-gemm.json`): reads FlashInfer's own C++ of
+one release (its PyPI wheel or a git tag) with the shared scanner (tools/catalogs/cpp.py).
 
 What it reads, per release and CUTLASS dense runner:
 - `include/flashinfer/gemm/cutlass_gemm_configs.h`: the enum definitions (`CutlassTileConfigSM*`,
@@ -18,217 +18,34 @@ What it reads, per release and CUTLASS dense runner:
 - `flashinfer/jit/gemm/core.py`: the CTA shapes the JIT generator instantiates (a dispatched tile
   missing there is recorded as a known failure).
 
-Run: python -m tiletune.catalogs.extract --git <flashinfer bare git dir> --wheel <dir of wheels>
-     [--installed [SITE_PACKAGES]] -o tiletune/catalogs/data/dense-gemm.json
-(the exact command that wrote the shipped file is its "generated_by").
+Run through `python3 -m tools.catalogs` (tools/catalogs/README.md); the data file's
+"generated_by" records the command and every release's source.
 """
 
 from __future__ import annotations
 
-import argparse
 import ast
 import hashlib
 import json
 import re
-import subprocess
-import sys
-import zipfile
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence
 
-from packaging.version import Version
-
-from tiletune.catalogs import SCHEMA
+from tools.catalogs.cpp import ExtractError, cexpr, close_of, find_function_body, join_continuations, split_top
+from tools.catalogs.cpp import strip_comments as _strip_comments
+from tools.catalogs.document import ReleaseData
+from tools.catalogs.sources import Source
 
 FAMILY = "dense-gemm"
-
-# Releases read from git tags: the pre-JSON-cache lists the issue names (v0.6.3 with 1 SM120 FP4
-# tactic, v0.6.4-v0.6.6 with 6), then every final and .postN tag v0.6.7..v0.6.17, and v0.6.18rcN.
-_GIT_TAG_RE = re.compile(r"^v0\.6\.(?:[3-6]|7|8|9|1[0-7])(?:\.post\d+)?$|^v0\.6\.18rc\d+$")
-
-
-class ExtractError(Exception):
-    """The extractor met source it does not understand (or a source is missing)."""
-
-
-# --------------------------------------------------------------------------------------------
-# Sources: a git tag or a wheel, read by repository path
-
-
-@dataclass
-class GitTag:
-    """One release as a tag of a bare FlashInfer git directory."""
-
-    gitdir: Path
-    tag: str
-    kind: str = "git-tag"
-
-    @property
-    def ref(self) -> str:
-        return self.tag
-
-    @property
-    def commit(self) -> str:
-        out = subprocess.run(
-            ["git", "-C", str(self.gitdir), "rev-parse", f"{self.tag}^{{commit}}"],
-            check=True, capture_output=True, text=True,
-        )
-        return out.stdout.strip()
-
-    @property
-    def version(self) -> str:
-        return str(Version(self.tag.lstrip("v")))
-
-    def read(self, path: str) -> Optional[str]:
-        r = subprocess.run(
-            ["git", "-C", str(self.gitdir), "show", f"{self.tag}:{path}"], capture_output=True
-        )
-        return r.stdout.decode("utf-8", "replace") if r.returncode == 0 else None
-
-
-@dataclass
-class Wheel:
-    """One release as a flashinfer-python wheel (C++ sources ship under flashinfer/data/)."""
-
-    path: Path
-    kind: str = "wheel"
-    _zip: Any = field(default=None, repr=False)
-
-    def _z(self) -> zipfile.ZipFile:
-        if self._zip is None:
-            self._zip = zipfile.ZipFile(self.path)
-        return self._zip
-
-    @property
-    def ref(self) -> str:
-        return self.path.name
-
-    @property
-    def version(self) -> str:
-        m = re.search(r"__version__\s*=\s*['\"]([^'\"]+)", self.read("flashinfer/_build_meta.py") or "")
-        if not m:
-            raise ExtractError(f"{self.path}: no __version__ in flashinfer/_build_meta.py")
-        return str(Version(m.group(1)))
-
-    @property
-    def commit(self) -> Optional[str]:
-        m = re.search(r"__git_commit__\s*=\s*['\"]([0-9a-f]+)", self.read("flashinfer/_build_meta.py") or "")
-        return m.group(1) if m else None
-
-    def read(self, path: str) -> Optional[str]:
-        # Repository layout -> wheel layout: include/ and csrc/ live under flashinfer/data/.
-        name = "flashinfer/data/" + path if path.startswith(("include/", "csrc/")) else path
-        try:
-            return self._z().read(name).decode("utf-8", "replace")
-        except KeyError:
-            return None
-
-
-@dataclass
-class Installed(Wheel):
-    """An installed flashinfer-python package: the same layout as the wheel, on disk.
-    `path` is the directory that holds the `flashinfer/` package (site-packages)."""
-
-    kind: str = "installed"
-
-    @property
-    def ref(self) -> str:
-        return str(self.path / "flashinfer")
-
-    def read(self, path: str) -> Optional[str]:
-        name = "flashinfer/data/" + path if path.startswith(("include/", "csrc/")) else path
-        f = self.path / name
-        return f.read_text(encoding="utf-8", errors="replace") if f.is_file() else None
-
-
-def find_installed() -> Optional[Path]:
-    """Where `import flashinfer` would load from, without importing it (find_spec runs no package code)."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("flashinfer")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(list(spec.submodule_search_locations)[0]).parent
-
-
-# --------------------------------------------------------------------------------------------
-# C++ text helpers
-
-_TOKEN_RE = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|//[^\n]*|/\*.*?\*/', re.S)
-
-
-def strip_comments(text: str) -> str:
-    """Remove // and /* */ comments (not inside string literals); keep line structure."""
-
-    def repl(m: re.Match) -> str:
-        s = m.group(0)
-        if s.startswith(("//", "/*")):
-            return "\n" * s.count("\n") or " "
-        return s
-
-    text = text.replace("\\\n", " ")  # macro line continuations
-    return _TOKEN_RE.sub(repl, text)
-
-
-def match_close(text: str, i: int) -> int:
-    """Index of the bracket closing the one at text[i] ((, {, [), skipping string literals."""
-    pairs = {"(": ")", "{": "}", "[": "]"}
-    stack = [pairs[text[i]]]
-    j = i + 1
-    while j < len(text):
-        c = text[j]
-        if c == '"':
-            j = text.index('"', j + 1) if '"' in text[j + 1:] else len(text)
-            while text[j - 1] == "\\":
-                j = text.index('"', j + 1)
-        elif c in pairs:
-            stack.append(pairs[c])
-        elif c in ")}]":
-            if c != stack.pop():
-                raise ExtractError(f"unbalanced {c!r} at offset {j}")
-            if not stack:
-                return j
-        j += 1
-    raise ExtractError(f"no closing bracket for {text[i]!r} at offset {i}")
-
-
-def split_top(s: str, sep: str = ",") -> list[str]:
-    """Split on `sep` outside (), {}, [] and string literals."""
-    out, depth, cur, i = [], 0, [], 0
-    while i < len(s):
-        c = s[i]
-        if c == '"':
-            j = s.index('"', i + 1)
-            cur.append(s[i:j + 1])
-            i = j + 1
-            continue
-        if c in "({[":
-            depth += 1
-        elif c in ")}]":
-            depth -= 1
-        if c == sep and depth == 0:
-            out.append("".join(cur))
-            cur = []
-        else:
-            cur.append(c)
-        i += 1
-    if "".join(cur).strip():
-        out.append("".join(cur))
-    return [x.strip() for x in out]
-
-
-def function_body(text: str, name_re: str) -> Optional[str]:
-    """Body (between the braces) of the first function whose head matches `name_re` + `{`."""
-    m = re.search(name_re + r"\s*\{", text)
-    if not m:
-        return None
-    open_i = m.end() - 1
-    return text[open_i + 1:match_close(text, open_i)]
 
 
 # --------------------------------------------------------------------------------------------
 # cutlass_gemm_configs.h: enums and CutlassGemmConfig constructors
+
+
+def strip_comments(text: str) -> str:
+    """Comments removed and macro line continuations joined (the dense templates' regexes read lines whole)."""
+    return _strip_comments(join_continuations(text))
 
 
 @dataclass(frozen=True)
@@ -256,7 +73,7 @@ def parse_config_header(text: str) -> ConfigHeader:
     t = strip_comments(text)
     enums: dict[str, dict[str, int]] = {}
     for m in re.finditer(r"enum\s+class\s+(\w+)\s*(?::\s*[\w:]+\s*)?\{", t):
-        body = t[m.end():match_close(t, m.end() - 1)]
+        body = t[m.end():close_of(t, m.end() - 1)]
         members, nxt = {}, 0
         for item in split_top(body):
             if not item:
@@ -270,10 +87,10 @@ def parse_config_header(text: str) -> ConfigHeader:
     sm = re.search(r"struct\s+CutlassGemmConfig\s*\{", t)
     if not sm:
         raise ExtractError("cutlass_gemm_configs.h: no struct CutlassGemmConfig")
-    struct = t[sm.end():match_close(t, sm.end() - 1)]
+    struct = t[sm.end():close_of(t, sm.end() - 1)]
     ctors = []
     for m in re.finditer(r"\bCutlassGemmConfig\s*\(", struct):
-        close = match_close(struct, m.end() - 1)
+        close = close_of(struct, m.end() - 1)
         params_txt = struct[m.end():close].strip()
         rest = struct[close + 1:].lstrip()
         if not rest.startswith(":"):
@@ -337,34 +154,18 @@ class Interp:
         return self.env[name]
 
     def condition(self, expr: str) -> bool:
-        """C++ boolean expression over ints and vectors -> bool, by rewriting to a checked Python AST."""
+        """A C++ boolean expression over ints and vectors, by the shared evaluator (cpp.cexpr) after
+        rewriting the member calls it has no syntax for: v.size(), std::find(...) against v.end()."""
         e = re.sub(r"static_cast<[\w:]+>\s*", "", expr)
-        e = re.sub(
-            r"std::find\(\s*(\w+)\.begin\(\)\s*,\s*\1\.end\(\)\s*,\s*(\w+)\s*\)\s*==\s*\1\.end\(\)",
-            r"(\2 not in \1)", e,
-        )
-        e = re.sub(
-            r"std::find\(\s*(\w+)\.begin\(\)\s*,\s*\1\.end\(\)\s*,\s*(\w+)\s*\)\s*!=\s*\1\.end\(\)",
-            r"(\2 in \1)", e,
-        )
-        e = re.sub(r"(\w+)\.size\(\)", r"len(\1)", e)
-        e = e.replace("&&", " and ").replace("||", " or ")
-        e = re.sub(r"!(?!=)", " not ", e)
+        find = r"std::find\(\s*(\w+)\.begin\(\)\s*,\s*\1\.end\(\)\s*,\s*(\w+)\s*\)\s*"
+        e = re.sub(find + r"==\s*\1\.end\(\)", r"!contains(\1, \2)", e)
+        e = re.sub(find + r"!=\s*\1\.end\(\)", r"contains(\1, \2)", e)
+        e = re.sub(r"(\w+)\.size\(\)", r"size(\1)", e)
+        scope = {**self.env, "size": len, "contains": lambda v, x: x in v}
         try:
-            tree = ast.parse(e.strip(), mode="eval")
-        except SyntaxError as ex:
-            raise ExtractError(f"{self.where}: cannot read condition {expr!r}") from ex
-        allowed = (ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.Compare,
-                   ast.Name, ast.Load, ast.Constant, ast.Call, ast.Lt, ast.LtE, ast.Gt, ast.GtE,
-                   ast.Eq, ast.NotEq, ast.In, ast.NotIn, ast.USub)
-        for node in ast.walk(tree):
-            if not isinstance(node, allowed):
-                raise ExtractError(f"{self.where}: unsupported construct in condition {expr!r}")
-            if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name) and node.func.id == "len"):
-                raise ExtractError(f"{self.where}: unsupported call in condition {expr!r}")
-        names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - {"len"}
-        scope = {n: self.var(n) for n in names}
-        return bool(eval(compile(tree, "<cond>", "eval"), {"__builtins__": {}, "len": len}, scope))  # noqa: S307 (checked AST of ints/lists only)
+            return bool(cexpr(e, scope))
+        except ExtractError as ex:
+            raise ExtractError(f"{self.where}: cannot read condition {expr!r} ({ex})") from ex
 
     def construct(self, args: list[str]) -> dict[str, Any]:
         """Build a config dict the way the matching CutlassGemmConfig constructor would."""
@@ -407,13 +208,13 @@ class Interp:
             m = re.match(r"(for|if)\s*\(", s[i:])
             if m:
                 open_i = i + m.end() - 1
-                close = match_close(s, open_i)
+                close = close_of(s, open_i)
                 head = s[open_i + 1:close]
                 j = close + 1
                 while s[j].isspace():
                     j += 1
                 if s[j] == "{":
-                    end = match_close(s, j)
+                    end = close_of(s, j)
                     body = s[j + 1:end]
                     i = end + 1
                 else:
@@ -428,7 +229,7 @@ class Interp:
                     self.block(body)
                 continue
             if s[i] == "{":
-                end = match_close(s, i)
+                end = close_of(s, i)
                 self.block(s[i + 1:end])
                 i = end + 1
                 continue
@@ -527,7 +328,7 @@ def parse_switch(text: str, subject: str) -> list[tuple[dict[str, CaseInfo], Opt
     """Every `switch (<subject>)` in text: ({enum member: case}, default case)."""
     out = []
     for m in re.finditer(r"switch\s*\(\s*" + re.escape(subject) + r"\s*\)\s*\{", text):
-        body = text[m.end():match_close(text, m.end() - 1)]
+        body = text[m.end():close_of(text, m.end() - 1)]
         parts = re.split(r"\b(case\s+[\w:]+\s*:|default\s*:)", body)
         cases: dict[str, CaseInfo] = {}
         default: Optional[CaseInfo] = None
@@ -676,7 +477,7 @@ def _cluster_switches(text: str) -> Optional[dict[str, Any]]:
     for m in re.finditer(r"\b(\w+)\s*\([^;{]*?\)\s*\{", text):
         if m.group(1) in ("if", "for", "while", "switch", "catch"):
             continue
-        body = text[m.end():match_close(text, m.end() - 1)]
+        body = text[m.end():close_of(text, m.end() - 1)]
         sw = parse_switch(body, "gemmConfig.cluster_shape")
         if sw and m.group(1) not in out:
             out[m.group(1)] = sw[0]
@@ -719,7 +520,7 @@ def extract_runner(src: Any, spec: RunnerSpec, header: ConfigHeader, jit: dict) 
         return None
     where = f"{src.ref}:{spec.header}"
     text = strip_comments(raw_header)
-    body = function_body(text, r"getConfigs\s*\(\s*\)\s*const\s*(?:override\s*)?")
+    body = find_function_body(text, "getConfigs")
     if body is None:
         raise ExtractError(f"{where}: no getConfigs() definition")
     configs = Interp(header, where + " getConfigs").run(body)
@@ -825,7 +626,7 @@ def _fallback(binding, header, configs, field_name, cases, default, clusters, kt
     m = re.search(r"\(\s*tactic\s*>=\s*0\s*\)\s*\?\s*[^:]+?:\s*CutlassGemmConfig\s*\(", binding)
     if m:
         open_i = m.end() - 1
-        args = split_top(binding[open_i + 1:match_close(binding, open_i)])
+        args = split_top(binding[open_i + 1:close_of(binding, open_i)])
         cfg = Interp(header, where + " default config").construct(args)
         for i, c in enumerate(configs):
             if c == cfg:
@@ -908,87 +709,7 @@ def list_id(op: str, arch: str, lst: dict[str, Any]) -> str:
     return f"{op}/{arch}/{len(lst['configs'])}/{digest}"
 
 
-def git_sources(gitdir: Path) -> list[GitTag]:
-    tags = subprocess.run(["git", "-C", str(gitdir), "tag"], check=True, capture_output=True, text=True).stdout.split()
-    return [GitTag(gitdir, t) for t in sorted((t for t in tags if _GIT_TAG_RE.match(t)), key=lambda t: Version(t[1:]))]
-
-
-def build(sources: Sequence[Any], generated_by: str, log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
-    """The whole data document for these sources (later sources of the same version win)."""
-    releases: dict[str, Any] = {}
-    lists: dict[str, Any] = {}
-    for src in sources:
-        rows, lsts = extract_release(src)
-        version = src.version
-        releases[version] = {"source": {"kind": src.kind, "ref": src.ref, "commit": src.commit}, "catalogs": rows}
-        lists.update(lsts)
-        log(f"{version:14s} {src.ref:44s} " + ", ".join(f"{r['op']}/{r['arch']}:{len(lsts[r['list']]['configs'])}" for r in rows))
-    ordered = dict(sorted(releases.items(), key=lambda kv: Version(kv[0])))
-    return {"schema": SCHEMA, "family": FAMILY, "generated_by": generated_by, "releases": ordered,
-            "lists": dict(sorted(lists.items()))}
-
-
-def dumps(doc: dict[str, Any]) -> str:
-    """Compact but diffable: one line per config / catalog row."""
-    lines = ["{", f'  "schema": {json.dumps(doc["schema"])},', f'  "family": {json.dumps(doc["family"])},',
-             f'  "generated_by": {json.dumps(doc["generated_by"])},', '  "releases": {']
-    rel_items = list(doc["releases"].items())
-    for i, (v, rel) in enumerate(rel_items):
-        lines.append(f'    {json.dumps(v)}: {{"source": {json.dumps(rel["source"])}, "catalogs": [')
-        lines += [f"      {json.dumps(c)}" + ("," if j < len(rel["catalogs"]) - 1 else "") for j, c in enumerate(rel["catalogs"])]
-        lines.append("    ]}" + ("," if i < len(rel_items) - 1 else ""))
-    lines.append("  },")
-    lines.append('  "lists": {')
-    items = list(doc["lists"].items())
-    for i, (lid, lst) in enumerate(items):
-        head = {k: v for k, v in lst.items() if k != "configs"}
-        lines.append(f"    {json.dumps(lid)}: {{" + json.dumps(head)[1:-1] + ', "configs": [')
-        lines += [f"      {json.dumps(c)}" + ("," if j < len(lst["configs"]) - 1 else "") for j, c in enumerate(lst["configs"])]
-        lines.append("    ]}" + ("," if i < len(items) - 1 else ""))
-    lines.append("  }")
-    lines.append("}")
-    return "\n".join(lines) + "\n"
-
-
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m tiletune.catalogs.extract", description=__doc__.splitlines()[0])
-    ap.add_argument("--git", type=Path, help="bare FlashInfer git dir; reads tags " + _GIT_TAG_RE.pattern)
-    ap.add_argument("--wheel", type=Path, action="append", default=[],
-                    help="a flashinfer-python wheel, or a directory of them (repeatable)")
-    ap.add_argument("--installed", nargs="?", const="", default=None, metavar="SITE_PACKAGES",
-                    help="also read the installed flashinfer-python (or the one under SITE_PACKAGES)")
-    ap.add_argument("-o", "--output", type=Path, required=True)
-    a = ap.parse_args(argv)
-    sources: list[Any] = git_sources(a.git) if a.git else []
-    for w in a.wheel:
-        sources += [Wheel(p) for p in (sorted(w.glob("flashinfer_python-*.whl")) if w.is_dir() else [w])]
-    if a.installed is not None:
-        root = Path(a.installed) if a.installed else find_installed()
-        if root is None or not (root / "flashinfer" / "data" / "include").is_dir():
-            ap.error("no installed flashinfer-python with its C++ sources (flashinfer/data/include) found")
-        sources.append(Installed(root))
-    if not sources:
-        ap.error("give --git, --wheel and/or --installed")
-    import shlex
-
-    args = list(argv) if argv is not None else sys.argv[1:]
-    cmd = "python3 -m tiletune.catalogs.extract " + shlex.join(args)
-    wheels = [src for src in sources if src.kind == "wheel"]
-    if wheels:
-        versions = " ".join(w.version for w in wheels)
-        d = sorted({str(w.path.parent) for w in wheels})[0]
-        cmd = (f"for v in {versions}; do python3 -m pip download --no-deps flashinfer-python==$v -d {d}; done && {cmd}")
-    try:
-        doc = build(sources, cmd, log=lambda s: print(s, file=sys.stderr))
-    except ExtractError as e:
-        print(f"extract: {e}", file=sys.stderr)
-        return 2
-    from tiletune.fileio import write_atomic
-
-    write_atomic(a.output, dumps(doc))
-    print(f"wrote {a.output}: {len(doc['releases'])} releases, {len(doc['lists'])} distinct lists", file=sys.stderr)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+def extract(src: Source) -> ReleaseData:
+    """What the dense-GEMM catalogs hold for one release."""
+    rows, lists = extract_release(src)
+    return ReleaseData(source=src.describe(), catalogs=rows, lists=lists)
