@@ -27,6 +27,7 @@ class ReleaseData:
     lists: dict[str, dict[str, Any]]  # list id -> {head fields..., "configs": [config, ...]}
     not_extracted: list[dict[str, Any]] = field(default_factory=list)  # {"arch", "variant", "why"}
     structure: dict[str, str] = field(default_factory=dict)  # function -> shape hash the extractor checked
+    extra: dict[str, Any] = field(default_factory=dict)  # further per-release facts (loader documents them)
 
 
 def _digest(value: Any) -> str:
@@ -64,6 +65,7 @@ def build(family: str, generated_by: dict[str, Any], releases: dict[str, Release
             notes_id = "n-" + _digest(rd.not_extracted)
             note_sets.setdefault(notes_id, rd.not_extracted)
             rel["not_extracted"] = notes_id
+        rel.update(rd.extra)
         if rd.structure:
             rel["structure"] = dict(sorted(rd.structure.items()))
         out_releases[version] = rel

@@ -168,6 +168,7 @@ class Checker:
         self.record_only = record_only
         self.seen: dict[str, str] = {}
         self.skipped: list[dict[str, Any]] = []
+        self.gemm2_relative = False
 
     def check(self, path: str, func: str, body: str) -> None:
         h = shape_hash(body)
@@ -606,10 +607,29 @@ class MoeRunnerSource:
         setter = binding.rfind("use_fused_finalize_ = ", 0, g1)
         # Before the fix that set it first, tactics were enumerated with the member's default.
         self.finalize_gated = setter >= 0
+        self.gemm2_relative = self._gemm2_ids_relative(binding)
         self.cases = self._dispatch_cases(release)
         self.sm80_mixed_k, self.sm80_mixed_cases = self._sm80_mixed_cases(text)
         self.mixed_why = ""
         self.mixed_cases = self._mixed_cases(release)
+
+    def _gemm2_ids_relative(self, binding: str) -> bool:
+        """Whether setRunnerProfiles() reads a stored GEMM2 id below mGemm2TacticCount as relative to
+        the GEMM2 list (v0.6.3 .. v0.6.14) while runGemmProfile() profiled mAllProfiles[id], the
+        absolute entry; False where both read the id as absolute (v0.6.15 and later)."""
+        where = f"{self.release.ref}:{BINDING}"
+        body = function_body(binding, "setRunnerProfiles", where)
+        relative = re.search(r"if\s*\(\s*id2\s*>=\s*0\s*&&\s*id2\s*<\s*mGemm2TacticCount\s*\)\s*\{\s*"
+                             r"absolute_id2\s*=\s*mGemm1TacticCount\s*\+\s*id2\s*;", body)
+        absolute = re.search(r"id2\s*>=\s*mGemm1TacticCount\s*&&\s*id2\s*<\s*mGemm1TacticCount\s*\+\s*mGemm2TacticCount"
+                             r"[\s\S]*?best_gemm2_profile\s*=\s*mAllProfiles\.at\(\s*id2\s*\)", body)
+        if relative and not absolute:
+            if not re.search(r"profile_id\s*==\s*-1\s*\?\s*mAllProfiles\.front\(\)\s*:\s*mAllProfiles\[\s*profile_id\s*\]", binding):
+                raise ExtractError(f"{where}: runGemmProfile() no longer profiles mAllProfiles[profile_id]")
+            return True
+        if absolute and not relative:
+            return False
+        raise ExtractError(f"{where}: setRunnerProfiles() reads the GEMM2 id in a way this extractor does not know")
 
     def _sm80_mixed_cases(self, text: str) -> tuple[str, set[str]]:
         """The SM80-style dispatcher overload for T != WeightType (weight-only GEMMs): its tile K
@@ -927,6 +947,7 @@ def release_catalogs(release: sources.Source, record_only: bool = False) -> tupl
                                    f"scaling and sets {moe.deepseek_fixed} (SM90 enum) on both GEMMs, so the tactic selects "
                                    f"no config ({release.ref}:{BINDING})"})
     ck.skipped = skipped
+    ck.gemm2_relative = moe.gemm2_relative
     return entries, lists, ck
 
 
@@ -938,6 +959,7 @@ def extract(src: sources.Source) -> ReleaseData:
         e["list"] = by_digest[e["list"]]
     # the release is the data's key: its name in a reason would only keep equal notes apart
     notes = [{**n, "why": n["why"].replace(f"{src.ref}:", "")} for n in ck.skipped]
+    extra = {"gemm2_id_read_as_relative": f"{BINDING}: setRunnerProfiles()"} if ck.gemm2_relative else {}
     return ReleaseData(source=src.describe(), catalogs=entries,
                        lists={by_digest[d]: body for d, body in lists.items()},
-                       not_extracted=notes, structure=dict(ck.seen))
+                       not_extracted=notes, structure=dict(ck.seen), extra=extra)
