@@ -217,11 +217,23 @@ class CatalogRef:
 
 @dataclass(frozen=True, slots=True)
 class Decoded:
-    """The tactic means exactly this config."""
+    """The tactic means exactly this config (the one the autotuner profiled). `runs` is set when
+    the release's binding then runs another config for it (see RunsOther)."""
 
     config: TileConfig
     catalog: CatalogRef
     index: int  # index into the catalog after resolving -1
+    runs: Optional["RunsOther"] = None
+
+
+@dataclass(frozen=True, slots=True)
+class RunsOther:
+    """A stored tactic the release's binding maps to another config than the one profiled
+    (fused-MoE GEMM2 ids in FlashInfer 0.6.3 .. 0.6.14): what runs, and why."""
+
+    config: TileConfig
+    index: int  # index into the same catalog
+    reason: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,7 @@ a list once in `lists`, a release's set of catalog rows (and of not-extracted no
                                        | {"kind": "git-tag", "ref": "v0.6.18rc1", "commit": ...},
                              "catalogs": "<catalog set id>",
                              "not_extracted": "<note set id>",   # optional
+                             "gemm2_id_read_as_relative": "<where>",  # optional, fused MoE: see below
                              "structure": {...}}},               # optional: C++ shapes the extractor checked
      "catalog_sets": {"<id>": [{"op": "fp4_gemm", "runner": "CutlassFp4GemmRunner", "arch": "sm120",
                                 "variant": {}, "list": "<list id>"}, ...]},
@@ -31,6 +32,11 @@ a list once in `lists`, a release's set of catalog rows (and of not-extracted no
               "epilogue_schedule": str | null, "epilogue_fusion": str | null, "stages": int | null,
               "style": "tma_ws" | "sm80", "mma_tile": [m, n, k] | null,
               "known_failure": str | null}  # e.g. "dispatcher has no case for this tile: throws ..."
+
+`gemm2_id_read_as_relative` (fused-MoE releases 0.6.3 .. 0.6.14): the binding's
+setRunnerProfiles() reads a stored GEMM2 tactic t below the GEMM2 list length as relative to the
+GEMM2 list, while the profiler ran the absolute entry: t profiled GEMM2 entry t - len(GEMM1) but
+runs GEMM2 entry t whenever len(GEMM1) <= t < len(GEMM2). `resolve` reports both.
 
 `variant` distinguishes lists that share (op, runner, arch) within a release, e.g. fused-MoE
 lists per activation/weight dtype: {"act": "bf16", "weight": "bf16"}. A lookup with a partial
@@ -50,7 +56,7 @@ from typing import Any, Iterable, Mapping, Optional
 from packaging.version import InvalidVersion, Version
 
 from tiletune.errors import CatalogError
-from tiletune.records import CatalogRef, Decoded, Decode, TileConfig, Undecoded, freeze
+from tiletune.records import CatalogRef, Decoded, Decode, RunsOther, TileConfig, Undecoded, freeze
 
 SCHEMA = "tiletune.catalogs/2"
 
@@ -66,6 +72,9 @@ class Catalog:
     fallback_config: Optional[TileConfig]
     index_offset: int
     variant: Mapping[str, Any]
+    # fused-MoE GEMM2 list of a release whose binding reads stored ids below its length as
+    # relative: where the data says so (the binding's file and function), else None
+    gemm2_relative_ids: Optional[str] = None
 
 
 def config_from_json(d: Mapping[str, Any]) -> TileConfig:
@@ -134,6 +143,7 @@ def _catalogs(version: str, arch: str, op: str, runner: str) -> tuple[Catalog, .
     out = []
     docs = dict(_docs())
     for name, c in _release_index(version).get((arch, op, runner), ()):
+        quirk = docs[name]["releases"][version].get("gemm2_id_read_as_relative")
         lst = docs[name]["lists"][c["list"]]
         built = _LISTS.get((name, c["list"]))
         if built is None:
@@ -160,6 +170,7 @@ def _catalogs(version: str, arch: str, op: str, runner: str) -> tuple[Catalog, .
             fallback_config=config_from_json(fb_cfg) if fb_cfg else None,
             index_offset=int(lst.get("index_offset", 0)),
             variant=dict(c.get("variant") or {}),
+            gemm2_relative_ids=quirk if quirk and int(lst.get("index_offset", 0)) > 0 else None,
         ))
     return tuple(out)
 
@@ -263,7 +274,21 @@ def resolve(cat: Catalog, tactic: Any) -> Decode:
         return Undecoded(
             reason=f"{_where(cat)} has {len(cat.configs)} configs (indices {lo}..{hi}); index {tactic} out of range"
         )
+    if cat.gemm2_relative_ids and tactic < len(cat.configs):
+        return Decoded(config=cat.configs[local], catalog=cat.ref, index=local,
+                       runs=_runs_relative(cat, tactic, local))
     return Decoded(config=cat.configs[local], catalog=cat.ref, index=local)
+
+
+def _runs_relative(cat: Catalog, tactic: int, local: int) -> RunsOther:
+    """What a GEMM2 tactic runs in a release whose binding reads ids below the GEMM2 list length as
+    relative (the profiler ran the absolute entry `local`; the server runs entry `tactic`)."""
+    cfg = cat.configs[tactic]
+    return RunsOther(config=cfg, index=tactic, reason=(
+        f"FlashInfer {cat.ref.flashinfer_version}'s fused-MoE binding ({cat.gemm2_relative_ids}) reads a stored "
+        f"GEMM2 id below the GEMM2 list length ({len(cat.configs)}) as relative to that list: tactic {tactic} was "
+        f"profiled as GEMM2 entry {local} ({cat.configs[local].label()}) but runs GEMM2 entry {tactic} "
+        f"({cfg.label()}); fixed in FlashInfer 0.6.15"))
 
 
 def known_failure(decoded: Decoded) -> Optional[str]:

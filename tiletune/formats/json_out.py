@@ -131,7 +131,11 @@ def config_dict(c: Optional[TileConfig], decode: Any = None) -> Optional[dict[st
 
 def decode_dict(decode: Any) -> dict[str, Any]:
     if isinstance(decode, Decoded):
-        return {"decoded": True, "reason": None, "not_a_cutlass_tactic": False, "candidates": []}
+        out = {"decoded": True, "reason": None, "not_a_cutlass_tactic": False, "candidates": []}
+        if decode.runs is not None:  # the binding runs another config than the one profiled
+            out["runs"] = {**config_dict(decode.runs.config), "index": decode.runs.index,  # type: ignore[dict-item]
+                           "reason": decode.runs.reason}
+        return out
     assert isinstance(decode, Undecoded)
     return {
         "decoded": False,

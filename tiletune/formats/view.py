@@ -289,6 +289,9 @@ def _entry_row(
         tile = cells.labels.get(id(config))
         if tile is None:
             tile = cells.labels[id(config)] = config.label()
+        runs = d0.runs  # type: ignore[union-attr]
+        if runs is not None:  # profiled one config, the binding runs another: show both
+            tile = f"{tile} profiled, runs {runs.config.label()} {notes.ref(runs.reason)}"
     elif r.status in (Status.COMPILED, Status.NOT_BUILT) and r.detail_dict().get("tile"):
         tile = "x".join(str(v) for v in r.detail_dict()["tile"]) + " (JIT)"
     elif isinstance(ae.entry.decode, Undecoded):

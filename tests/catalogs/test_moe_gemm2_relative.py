@@ -1,0 +1,73 @@
+"""FlashInfer 0.6.3 .. 0.6.14 fused-MoE pitfall: the binding's setRunnerProfiles() reads a stored
+GEMM2 tactic t below the GEMM2 list length as relative to the GEMM2 list (it runs mAllProfiles[G1 + t])
+while runGemmProfile() profiled mAllProfiles[t], the absolute entry. Fixed in 0.6.15 (both absolute).
+
+Read in the binding of every wheel 0.6.3 .. 0.7.4 (tools/catalogs/moe.py checks it per release and
+records `gemm2_id_read_as_relative`). SM90 bf16 x bf16 with finalize: GEMM1 has 45 tactics, GEMM2 81
+(global 45..125), so GEMM2 tactics 45..80 are affected: t = 60 profiled GEMM2 entry 15, runs entry 60."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+
+import jsonschema
+import pytest
+
+from tiletune import catalogs
+from tiletune.catalogs import moe
+from tiletune.formats.json_out import decode_dict
+from tiletune.records import Decoded
+
+G1, G2 = moe.OPS
+BF16 = {"act": "bf16", "weight": "bf16", "finalize": True}
+AFFECTED = ["0.6.7", "0.6.7.post3", "0.6.10.post1", "0.6.13", "0.6.14"]
+FIXED = ["0.6.15", "0.6.16", "0.6.18rc1", "0.7.2.post1"]
+
+
+def gemm2(version):
+    (cat,) = catalogs.lookup(version, "sm90", G2, moe.RUNNER, BF16)
+    assert (cat.index_offset, len(cat.configs)) == (45, 81)
+    return cat
+
+
+@pytest.mark.parametrize("version", AFFECTED)
+def test_affected_release_reports_profiled_and_run_config(version):
+    cat = gemm2(version)
+    d = catalogs.resolve(cat, 60)
+    assert isinstance(d, Decoded) and d.index == 15 and d.config == cat.configs[15]
+    assert d.runs is not None and d.runs.index == 60 and d.runs.config == cat.configs[60]
+    assert d.runs.config != d.config
+    assert "profiled as GEMM2 entry 15" in d.runs.reason and "runs GEMM2 entry 60" in d.runs.reason
+    assert "setRunnerProfiles" in d.runs.reason and "0.6.15" in d.runs.reason
+
+
+@pytest.mark.parametrize("version", AFFECTED)
+def test_ids_at_or_past_the_gemm2_length_are_read_as_absolute(version):
+    cat = gemm2(version)
+    for t in (81, 100, 125):
+        d = catalogs.resolve(cat, t)
+        assert isinstance(d, Decoded) and d.index == t - 45 and d.runs is None
+    assert catalogs.resolve(cat, -1).runs is None  # -1: the GEMM2 default, no id to misread
+
+
+@pytest.mark.parametrize("version", FIXED)
+def test_fixed_release_runs_what_it_profiled(version):
+    d = catalogs.resolve(gemm2(version), 60)
+    assert isinstance(d, Decoded) and d.index == 15 and d.runs is None
+
+
+def test_gemm1_is_never_affected():
+    (cat,) = catalogs.lookup("0.6.14", "sm90", G1, moe.RUNNER, BF16)
+    assert cat.gemm2_relative_ids is None and catalogs.resolve(cat, 30).runs is None
+
+
+def test_json_carries_both_configs_and_the_reason_per_the_schema():
+    d = catalogs.resolve(gemm2("0.6.14"), 60)
+    out = decode_dict(d)
+    assert out["decoded"] is True and out["runs"]["index"] == 60
+    assert out["runs"]["tile"] == list(d.runs.config.tile) and "relative" in out["runs"]["reason"]
+    schema = json.loads(resources.files("tiletune.schemas").joinpath("inspect.schema.json").read_text())
+    decode_schema = schema["properties"]["entries"]["items"]["properties"]["decode"]
+    jsonschema.validate(out, decode_schema)
+    assert "runs" not in decode_dict(catalogs.resolve(gemm2("0.6.15"), 60))
