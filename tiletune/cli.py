@@ -464,6 +464,10 @@ def model_command(
     experts: Annotated[Optional[int], typer.Option("--experts", help="MoE experts (implies --grouped).")] = None,
     top_k: Annotated[Optional[int], typer.Option("--top-k", help="MoE experts per token.")] = None,
     stage_policy: Annotated[Optional[str], typer.Option("--stage-policy", help="'auto' (StageCountAutoCarveout) or 'fixed:N' (StageCount<N>).")] = None,
+    schedule: Annotated[Optional[str], typer.Option("--schedule", help="Kernel schedule: cooperative, pingpong, warpspecialized, single-warpgroup, 1sm, 2sm, sm80 or auto (SM90: ping-pong for 64-row tiles).")] = None,
+    stages: Annotated[Optional[int], typer.Option("--stages", help="Explicit stage count (StageCount<N>; same as --stage-policy fixed:N).")] = None,
+    fast_accum: Annotated[Optional[bool], typer.Option("--fast-accum/--no-fast-accum", help="SM90 fp8: fast accumulation (FlashInfer's choice, the default) or the fp32-promoted mainloop.")] = None,
+    sm_clock: Annotated[Optional[float], typer.Option("--sm-clock", help="SM clock in MHz the GPU runs at (e.g. a power-capped sustained clock); default: the SKU's max clock.")] = None,
     exact: Annotated[bool, typer.Option("--exact", help="Shared memory from a compiled CUTLASS kernel type (nvcc, no GPU) instead of the model.")] = False,
     gpu_file: Annotated[Optional[Path], typer.Option("--gpu-file", help="JSON file adding/overriding GPUs (env TILETUNE_GPU_FILE).", readable=False)] = None,
     format: Annotated[OutputFormat, typer.Option("--format", "-f", help="table, json or markdown.")] = OutputFormat.table,
@@ -478,7 +482,7 @@ def model_command(
         text = run_model(dtype=dtype, m=m, n=n, k=k, tile=tile, gpu=gpu, arch=arch, cluster=cluster, swap_ab=swap_ab,
                          stream_k=stream_k, split_k=split_k, grouped=grouped, experts=experts, top_k=top_k,
                          stage_policy=stage_policy, exact=exact, gpu_file=str(gpu_file) if gpu_file else None,
-                         fmt=format.value)
+                         fmt=format.value, schedule=schedule, stages=stages, fast_accum=fast_accum, sm_clock=sm_clock)
         _emit(text, output)
 
     _guard(run)

@@ -8,6 +8,7 @@ import pytest
 
 from tiletune.errors import ModelError
 from tiletune.model import analyze, find
+from tiletune.model.calibration import constants_for
 from tiletune.records import Problem, TileConfig
 
 DECODE = Problem(m=16, n=7168, k=4608)
@@ -49,10 +50,12 @@ def test_worked_example_b_8192_cubed():
     assert srv.time_floor_s * 1e6 == pytest.approx(588, abs=1)
     # CuTeDSL's published ~675 us (1629 TF, cutlass PR #3272) lies inside the uncalibrated band
     assert srv.time_low_s * 1e6 <= 675 <= srv.time_high_s * 1e6
-    h = analyze(Problem(8192, 8192, 8192), TileConfig(tile=(128, 128, 128)), find("H200"), dtype="fp8")
+    # measured on the team H200 with cuBLAS (its own tile, research 3.1): 771 us; the generic model with the
+    # constants fitted on the cuBLAS sweep holds it in its band (the tile model is for CUTLASS kernels)
+    h = analyze(Problem(8192, 8192, 8192), TileConfig(tile=(128, 128, 128)), find("H200"), dtype="fp8",
+                constants=constants_for("sm90", "fp8"))
     assert h.time_floor_s * 1e6 == pytest.approx(556, abs=1)
-    # measured on the team H200: 771 us (research 3.1); calibrated model within its band
-    assert h.time_low_s * 1e6 <= 771 <= h.time_high_s * 1e6 and "h200" in h.calibration
+    assert h.time_low_s * 1e6 <= 771 <= h.time_high_s * 1e6 and "h200" in h.calibration and h.kernel is None
 
 
 def test_levers_change_what_the_research_note_says():

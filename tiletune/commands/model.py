@@ -12,6 +12,7 @@ from typing import Any, Dict, Optional, Tuple
 
 from tiletune.errors import ModelError, UsageError
 from tiletune.model import gpus as gpu_table
+from tiletune.model.kernel import normalize_schedule
 from tiletune.model.perf import DTYPE_BITS, analyze
 from tiletune.model.smem import parse_stage_policy
 from tiletune.records import Problem, TileConfig
@@ -30,7 +31,9 @@ def parse_triple(text: str, what: str) -> Tuple[int, int, int]:
 
 def run_model(*, dtype: str, m: int, n: int, k: int, tile: str, gpu: Optional[str], arch: Optional[str],
               cluster: str, swap_ab: bool, stream_k: bool, split_k: int, grouped: bool, experts: Optional[int],
-              top_k: Optional[int], stage_policy: Optional[str], exact: bool, gpu_file: Optional[str], fmt: str) -> str:
+              top_k: Optional[int], stage_policy: Optional[str], exact: bool, gpu_file: Optional[str], fmt: str,
+              schedule: Optional[str] = None, stages: Optional[int] = None, fast_accum: Optional[bool] = None,
+              sm_clock: Optional[float] = None) -> str:
     from tiletune.formats import model_view
 
     d = dtype.strip().lower()
@@ -45,8 +48,18 @@ def run_model(*, dtype: str, m: int, n: int, k: int, tile: str, gpu: Optional[st
         raise ModelError(f"--top-k {top_k}: must be between 1 and the number of experts")
     if top_k is not None and experts is None:
         raise UsageError("--top-k needs --experts")
+    if stages is not None:
+        if stages < 1:
+            raise ModelError(f"--stages {stages}: must be >= 1")
+        if stage_policy and stage_policy.strip().lower() not in (f"fixed:{stages}",):
+            raise UsageError("--stages and --stage-policy disagree; give one")
+        stage_policy = f"fixed:{stages}"
+    if sm_clock is not None and not (0 < sm_clock < 10_000):
+        raise ModelError(f"--sm-clock {sm_clock:g}: expected MHz between 0 and 10000")
+    if schedule is not None:
+        normalize_schedule(schedule)  # a bad name is one clear line, before any modelling
     cfg = TileConfig(tile=parse_triple(tile, "tile"), cluster=parse_triple(cluster, "cluster"), swap_ab=swap_ab,
-                     stream_k=stream_k)
+                     stream_k=stream_k, stages=stages)
     if gpu:
         spec = gpu_table.find(gpu, gpu_file)
         note = None
@@ -57,7 +70,8 @@ def run_model(*, dtype: str, m: int, n: int, k: int, tile: str, gpu: Optional[st
         raise UsageError("say which GPU: --gpu NAME (see `tiletune gpus`) or --arch ARCH for its default SKU")
     problem = Problem(m=m, n=n, k=k, experts=experts, top_k=top_k, dtype_a=d, dtype_b=d)
     res = analyze(problem, cfg, spec, dtype=d, arch=arch, stage_policy=stage_policy, split_k=split_k,
-                  grouped=grouped or bool(experts), alternatives=True)
+                  grouped=grouped or bool(experts), alternatives=True, schedule=schedule, fast_accum=fast_accum,
+                  sm_clock_hz=None if sm_clock is None else sm_clock * 1e6)
     if note:
         from dataclasses import replace
 

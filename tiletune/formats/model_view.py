@@ -75,12 +75,44 @@ def to_dict(res: ModelResult, exact: Optional[Dict[str, Any]] = None) -> Dict[st
         "wave_efficiency": _r(res.wave_efficiency, 4), "tile_efficiency": _r(res.tile_efficiency, 4),
         "k_efficiency": _r(res.k_efficiency, 4), "k_iters": res.k_iters,
         "calibration": res.calibration,
+        "kernel": _kernel_dict(res),
+        "clock": {"sm_mhz": _r(res.clock_hz / 1e6, 0) if res.clock_hz else None, "basis": res.clock_basis or None,
+                  "power_limit_w": res.power_limit_w,
+                  "time_sustained_us": _r(res.time_sustained_s * 1e6) if res.time_sustained_s else None},
+        "band_widening": _r(res.band_widening, 3),
         "alternatives": [{"option": a.option, "ctas": a.ctas, "wave_efficiency": _r(a.wave_efficiency, 4),
                           "tile_efficiency": _r(a.tile_efficiency, 4), "k_iters_per_cta": a.k_iters_per_cta,
                           "time_expected_us": _r(a.time_expected_s * 1e6), "note": a.note}
                          for a in res.alternatives],
         "notes": list(res.notes),
     }
+
+
+def _kernel_dict(res: ModelResult) -> Optional[Dict[str, Any]]:
+    """The kernel the tile-aware model timed, with its per-k-block cycles (None on the generic path)."""
+    k, c = res.kernel, res.cycles
+    if k is None or c is None:
+        return None
+    return {"kind": "model", "schedule": k.schedule, "cluster": list(k.cluster), "stages": k.stages,
+            "fast_accum": k.fast_accum, "epilogue": k.epilogue, "inferred": list(k.basis),
+            "cycles_per_kblock": _r(c.kblock, 1), "mma_cycles_per_kblock": _r(c.mma, 1),
+            "smem_cycles_per_kblock": _r(c.smem, 1), "epilogue_cycles_per_tile": _r(c.epilogue, 1),
+            "bottleneck": c.bottleneck, "wgmma_serialised": c.serialised, "accumulator_registers": c.acc_regs or None}
+
+
+def _clock_rows(res: ModelResult) -> List[List[str]]:
+    rows = []
+    if res.kernel is not None and res.cycles is not None:
+        c = res.cycles
+        rows.append(["kernel", f"{res.kernel.label()}: {c.kblock:,.0f} cycles per k-block, bound by {c.bottleneck}",
+                     "model"])
+    if res.clock_hz:
+        power = f"; power limit {res.power_limit_w:,.0f} W" if res.power_limit_w else ""
+        rows.append(["SM clock", f"{res.clock_hz / 1e6:,.0f} MHz ({res.clock_basis}){power}", "table"])
+    if res.time_sustained_s:
+        rows.append(["time at sustained clock", f"{res.time_sustained_s * 1e6:,.2f} us (back-to-back load at the "
+                     f"power limit: measured clock, modelled time)", "model"])
+    return rows
 
 
 def _rows(res: ModelResult, exact: Optional[Dict[str, Any]]) -> List[List[str]]:
@@ -119,7 +151,7 @@ def _rows(res: ModelResult, exact: Optional[Dict[str, Any]]) -> List[List[str]]:
         ["efficiency vs roofline", f"{res.efficiency_roofline:.1%}", "model"],
         ["calibration", res.calibration, "model"],
     ]
-    return rows
+    return rows[:3] + _clock_rows(res) + rows[3:]
 
 
 def _alt_rows(res: ModelResult) -> List[List[str]]:
@@ -169,6 +201,9 @@ def gpu_dict(g: GpuSpec) -> Dict[str, Any]:
     return {
         "key": g.key, "name": g.name, "arch": g.arch, "sms": g.sms,
         "boost_clock_mhz": None if g.boost_clock_hz is None else round(g.boost_clock_hz / 1e6),
+        "max_clock_mhz": None if g.max_clock_hz is None else round(g.max_clock_hz / 1e6),
+        "sustained_clock_mhz": {d: round(hz / 1e6) for d, hz in g.sustained_clock_hz} or None,
+        "power_limit_w": g.power_limit_w, "clock_source": g.clock_source,
         "mem_bw_gbps": round(g.mem_bw_bytes_per_s / 1e9, 1), "l2_bytes": g.l2_bytes,
         "smem_per_block_optin": g.smem_per_block_optin, "smem_per_sm": g.smem_per_sm,
         "peaks_tflops": {k: (None if p is None else {"dense": round(p.dense / 1e12, 2),

@@ -65,6 +65,19 @@ class GpuSpec:
     sources: Tuple[Tuple[str, str], ...] = ()
     notes: Tuple[str, ...] = ()
     origin: str = "builtin"  # "builtin" or the user file it came from
+    # Clocks and power (item: sustained clocks). `boost_clock_hz` is the clock the datasheet peak is
+    # quoted at; `max_clock_hz` the highest the SM reaches (nvidia-smi clocks.max.sm: short bursts,
+    # what an autotuner's few timed runs see); `sustained_clock_hz` per dtype: measured under
+    # back-to-back GEMMs at the power limit. None where nobody measured or published it.
+    max_clock_hz: Optional[float] = None
+    power_limit_w: Optional[float] = None
+    sustained_clock_hz: Tuple[Tuple[str, float], ...] = ()
+    clock_source: Optional[str] = None
+
+    def sustained_clock(self, dtype: str) -> Optional[float]:
+        """Measured sustained SM clock (Hz) under GEMM load for `dtype` (fp16 reads bf16's), else None."""
+        d = dict(self.sustained_clock_hz)
+        return d.get(dtype) or d.get({"fp16": "bf16"}.get(dtype, ""))
 
     def peak(self, kind: str) -> Optional[Peak]:
         return dict(self.peaks).get(kind)
@@ -112,6 +125,13 @@ def _spec_from_json(g: Dict[str, Any], origin: str) -> GpuSpec:
             raise ModelError(f"{where}: sms and mem_bw_gbps must be > 0")
         clock = g.get("boost_clock_mhz")
         mem = g.get("mem_gb")
+        max_clock, power = g.get("max_clock_mhz"), g.get("power_limit_w")
+        sustained = g.get("sustained_clock_mhz") or {}
+        if not isinstance(sustained, dict) or any(float(v) <= 0 for v in sustained.values()):
+            raise ModelError(f"{where}: sustained_clock_mhz must map dtype -> MHz > 0")
+        for name, v in (("max_clock_mhz", max_clock), ("power_limit_w", power)):
+            if v is not None and float(v) <= 0:
+                raise ModelError(f"{where}: {name} must be > 0")
         return GpuSpec(
             key=str(g["key"]), name=str(g["name"]), arch=arch, sms=sms,
             boost_clock_hz=None if clock is None else float(clock) * 1e6,
@@ -120,7 +140,11 @@ def _spec_from_json(g: Dict[str, Any], origin: str) -> GpuSpec:
             smem_per_sm=int(g["smem_per_sm"]), peaks=tuple(peaks),
             names=tuple([str(g["name"])] + [str(n) for n in g.get("names", [])]),
             sources=tuple(sorted((str(k), str(v)) for k, v in (g.get("sources") or {}).items())),
-            notes=tuple(str(n) for n in g.get("notes", [])), origin=origin)
+            notes=tuple(str(n) for n in g.get("notes", [])), origin=origin,
+            max_clock_hz=None if max_clock is None else float(max_clock) * 1e6,
+            power_limit_w=None if power is None else float(power),
+            sustained_clock_hz=tuple(sorted((str(k), float(v) * 1e6) for k, v in sustained.items())),
+            clock_source=g.get("clock_source"))
     except ModelError:
         raise
     except (KeyError, TypeError, ValueError) as e:

@@ -18,12 +18,16 @@ Units: FLOP, bytes, seconds, FLOP/s. Every number is a model ("kind": "model").
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, NamedTuple, Optional, Tuple
+from typing import Dict, NamedTuple, Optional, Tuple, Union
 
 from tiletune.archs import normalize_arch
 from tiletune.errors import ModelError
+from tiletune.model import mainloop
 from tiletune.model.calibration import Constants, combine, constants_for
 from tiletune.model.gpus import DTYPE_PEAK, GpuSpec, Peak
+from tiletune.model.kernel import Kernel, resolve
+from tiletune.model.mainloop import Cycles, TileConstants
+from tiletune.model.transfer import widening
 from tiletune.model.smem import SF_VEC, SmemFit, smem_fit
 from tiletune.records import Problem, TileConfig
 
@@ -123,6 +127,14 @@ class ModelResult:
     kind: str = "model"
     notes: Tuple[str, ...] = ()
     alternatives: Tuple[Alternative, ...] = field(default=())
+    # tile-aware model (None / empty on the generic path)
+    kernel: Optional[Kernel] = None
+    cycles: Optional[Cycles] = None
+    clock_hz: Optional[float] = None
+    clock_basis: str = ""
+    time_sustained_s: Optional[float] = None
+    band_widening: float = 0.0
+    power_limit_w: Optional[float] = None
 
 
 def _bytes(dtype: str, dtype_out: str, rows: int, n: int, k: int, groups_b: int, groups_sf_rows: int) -> Bytes:
@@ -208,6 +220,14 @@ class Estimate(NamedTuple):
     smem: SmemFit
     constants: Constants
     notes: Tuple[str, ...]
+    # the tile-aware model (None on the generic path: a caller passed cuBLAS-style `Constants`)
+    kernel: Optional[Kernel] = None
+    cycles: Optional[Cycles] = None
+    clock_hz: Optional[float] = None  # SM clock the seconds are at
+    clock_basis: str = ""
+    time_sustained_s: Optional[float] = None  # at the measured sustained clock under the power limit, if known
+    band_widening: float = 0.0
+    calibration_name: str = ""
 
 
 class _Context(NamedTuple):
@@ -247,8 +267,12 @@ def _context(gpu: GpuSpec, dtype: str, arch: Optional[str]) -> _Context:
 
 def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, arch: Optional[str] = None,
              stage_policy: Optional[str] = None, split_k: int = 1, grouped: Optional[bool] = None,
-             constants: Optional[Constants] = None) -> Estimate:
-    """The model's numbers for `problem` run with `config` on `gpu` in `dtype` (see `analyze`)."""
+             constants: Optional[Union[Constants, TileConstants]] = None, schedule: Optional[str] = None,
+             fast_accum: Optional[bool] = None, sm_clock_hz: Optional[float] = None) -> Estimate:
+    """The model's numbers for `problem` run with `config` on `gpu` in `dtype` (see `analyze`).
+
+    `constants`: None or `TileConstants` -> the tile-aware model (mainloop.py); a `Constants`
+    (the cuBLAS sweep's eta_mma model) -> the generic model, tile-blind but for waves and padding."""
     m, n, k, batch = problem.m, problem.n, problem.k, problem.batch
     if not (type(m) is int and type(n) is int and type(k) is int and type(batch) is int  # the usual case, tested cheaply
             and m > 0 and n > 0 and k > 0 and batch > 0):
@@ -306,7 +330,12 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
         _TILE_FACTS[facts_key] = (config, fit, intensity_tile)  # keeps `config` alive: its id stays its own
 
     # --- schedule ----------------------------------------------------------------------------------
+    tile_model = not isinstance(constants, Constants)
+    kernel = resolve(config, a, dtype, schedule=schedule, fast_accum=fast_accum) if tile_model else None
     slots = gpu.sms  # 1 CTA per SM: TMA warp-specialised GEMMs fill shared memory (research 2.4)
+    if kernel is not None:
+        cs = max(1, kernel.cluster[0] * kernel.cluster[1])
+        slots = max(cs, gpu.sms // cs * cs)  # a cluster's CTAs launch together: leftover SMs stay idle
     tiles, ctas, wave_eff, waves, k_iters, k_per_cta = _schedule(mk, nk, k, groups, bm, bn, bk, slots, split_k,
                                                                    stream_k)
     mk_padded, nk_padded = -(-mk // bm) * bm, -(-nk // bn) * bn
@@ -321,17 +350,55 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
         byt = Bytes(byt.a, byt.b, byt.sfa, byt.sfb, byt.d, partial_bytes)
     bytes_min = byt.a + byt.b + byt.sfa + byt.sfb + byt.d  # Bytes.minimum
 
-    c = constants or ctx.constants
     dense, bw = peak.dense, gpu.mem_bw_bytes_per_s
-    if stream_k:
-        t_comp = tiles * k_iters * 2.0 * bm * bn * bk / (dense * c.eta_mma * min(1.0, ctas / slots))
+    cyc = clock = None
+    clock_basis = ""
+    t_sustained = None
+    widen = 0.0
+    if kernel is None:
+        c = constants or ctx.constants
+        cal_name = c.name
+        if stream_k:
+            t_comp = tiles * k_iters * 2.0 * bm * bn * bk / (dense * c.eta_mma * min(1.0, ctas / slots))
+        else:
+            t_comp = waves * k_per_cta * 2.0 * bm * bn * bk / (ctx.per_sm * c.eta_mma)
+        t_mem = (bytes_min + partial_bytes) / (bw * c.eta_bw)
+        t_fixed = c.t_fixed_s
+        t_exp = t_fixed + combine(t_comp, t_mem, c.p)
+        t_low, t_high = c.band(t_exp, t_comp, t_mem)
     else:
-        t_comp = waves * k_per_cta * 2.0 * bm * bn * bk / (ctx.per_sm * c.eta_mma)
-    t_mem = (bytes_min + partial_bytes) / (bw * c.eta_bw)
-    t_fixed = c.t_fixed_s
-    t_exp = t_fixed + combine(t_comp, t_mem, c.p)
-    t_low, t_high = c.band(t_exp, t_comp, t_mem)
-
+        tc = constants if constants is not None else mainloop.constants_for(a)
+        c = ctx.constants
+        cal_name = tc.name
+        clock, clock_basis = _clock(gpu, sm_clock_hz)
+        # FLOP per clock per SM: the dense peak over SMs x the clock the datasheet quotes it at
+        flop_per_clk = dense / (gpu.sms * (gpu.boost_clock_hz or clock))
+        cyc = mainloop.kblock_cycles(kernel, (bm, bn, bk), DTYPE_BITS[dtype], a, flop_per_clk, fit.stages, tc,
+                                     SF_VEC.get(dtype), OUT_BITS.get(dtype_out, 16))
+        if stream_k:
+            per_slot = -(-(tiles * k_iters) // slots)
+            cycles = per_slot * cyc.kblock + -(-tiles // slots) * cyc.epilogue
+        else:
+            cycles = waves * mainloop.tile_cycles(k_per_cta, cyc)
+        t_comp = cycles / clock
+        t_mem = (bytes_min + partial_bytes) / (bw * tc.eta_bw)
+        t_fixed = tc.t_fixed_s
+        t_exp = t_fixed + combine(t_comp, t_mem, tc.p)
+        widen, why = widening(tc, gpu.max_clock_hz is not None or sm_clock_hz is not None, dtype)
+        lo, hi = tc.ratio_band
+        t_low, t_high = t_exp * lo / (1.0 + widen), t_exp * hi * (1.0 + widen)
+        sustained = gpu.sustained_clock(dtype)
+        if sustained and sm_clock_hz is None and sustained < clock:
+            t_sustained = t_fixed + combine(cycles / sustained, t_mem, tc.p)
+        notes.append(f"kernel: {kernel.label()}; per k-block {cyc.kblock:,.0f} cycles ({cyc.bottleneck}; MMA alone "
+                     f"{cyc.mma:,.0f}, shared-memory traffic {cyc.smem:,.0f})")
+        notes.extend(kernel.basis)
+        if cyc.serialised:
+            notes.append(f"{cyc.acc_regs} fp32 accumulator registers per math thread"
+                         + (" (doubled by fp8 promotion)" if kernel.fast_accum is False else "")
+                         + f" exceed the {mainloop.SM90_MATH_REGS}-register budget: wgmma issue serialises (inferred)")
+        if widen:
+            notes.append(f"band widened by {widen:.0%} (rule: tiletune/model/transfer.py): " + "; ".join(why))
     t_floor = max(flops / dense, bytes_min / bw)
     ai = flops / bytes_min
     ridge = ctx.ridge
@@ -351,7 +418,21 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
         a, dtype, dtype_out, (bm, bn, bk), mk, nk, k, groups, flops, byt, ai, intensity_tile, ridge, bound, peak,
         dense, peak.sparse, bw, gpu.sms, ctas, slots, waves, wave_eff, tile_eff, k_eff,
         k_iters, t_floor, t_comp, t_mem, t_fixed, t_exp, t_low, t_high, flops / (dense * t_exp), t_floor / t_exp,
-        min(1.0, ai / ridge), fit, c, tuple(notes)))
+        min(1.0, ai / ridge), fit, c, tuple(notes), kernel, cyc, clock, clock_basis, t_sustained, widen, cal_name))
+
+
+def _clock(gpu: GpuSpec, sm_clock_hz: Optional[float]) -> Tuple[float, str]:
+    """(SM clock in Hz the model's seconds are at, what it is). Default: the highest clock the SKU
+    reaches (short timed bursts, as an autotuner measures), else the datasheet's boost clock."""
+    if sm_clock_hz is not None:
+        if sm_clock_hz <= 0:
+            raise ModelError(f"SM clock {sm_clock_hz / 1e6:g} MHz: must be > 0")
+        return sm_clock_hz, "given (--sm-clock)"
+    if gpu.max_clock_hz:
+        return gpu.max_clock_hz, "max SM clock (short timed runs; measured)"
+    if gpu.boost_clock_hz:
+        return gpu.boost_clock_hz, "datasheet boost clock (sustained clock not measured)"
+    return 1.8e9, "assumed 1800 MHz (the table has no clock for this SKU)"
 
 
 _FAMILY = {"sm121": "sm120", "sm103": "sm100"}
@@ -384,7 +465,9 @@ def _peak_notes(peak: Peak) -> Tuple[str, ...]:
 
 def analyze(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, arch: Optional[str] = None,
             stage_policy: Optional[str] = None, split_k: int = 1, grouped: Optional[bool] = None,
-            alternatives: bool = False, constants: Optional[Constants] = None) -> ModelResult:
+            alternatives: bool = False, constants: Optional[Union[Constants, TileConstants]] = None,
+            schedule: Optional[str] = None, fast_accum: Optional[bool] = None,
+            sm_clock_hz: Optional[float] = None) -> ModelResult:
     """Model `problem` run with `config` on `gpu` in `dtype` (see the module docstring).
 
     Swap-AB: the kernel's M runs over the problem's N. Grouped/MoE (`problem.experts` set, or
@@ -393,10 +476,11 @@ def analyze(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, a
     GPU lacks, or an impossible tile.
     """
     e = estimate(problem, config, gpu, dtype=dtype, arch=arch, stage_policy=stage_policy, split_k=split_k,
-                 grouped=grouped, constants=constants)
+                 grouped=grouped, constants=constants, schedule=schedule, fast_accum=fast_accum, sm_clock_hz=sm_clock_hz)
     alts: Tuple[Alternative, ...] = ()
     if alternatives:
-        alts = _alternatives(problem, config, gpu, dtype, e.arch, stage_policy, e.constants)
+        alts = _alternatives(problem, config, gpu, dtype, e.arch, stage_policy, constants,
+                             dict(schedule=schedule, fast_accum=fast_accum, sm_clock_hz=sm_clock_hz))
     peak = e.peak
     return ModelResult(
         gpu_key=gpu.key, gpu_name=gpu.name, arch=e.arch, dtype=dtype, dtype_out=e.dtype_out, tile=e.tile,
@@ -409,12 +493,14 @@ def analyze(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, a
         time_compute_s=e.time_compute_s, time_memory_s=e.time_memory_s, time_fixed_s=e.time_fixed_s,
         time_expected_s=e.time_expected_s, time_low_s=e.time_low_s, time_high_s=e.time_high_s,
         efficiency_compute=e.efficiency_compute, efficiency_roofline=e.efficiency_roofline,
-        efficiency_compute_ceiling=e.efficiency_compute_ceiling, smem=e.smem, calibration=e.constants.name,
-        notes=e.notes, alternatives=alts)
+        efficiency_compute_ceiling=e.efficiency_compute_ceiling, smem=e.smem, calibration=e.calibration_name or e.constants.name,
+        notes=e.notes, alternatives=alts, kernel=e.kernel, cycles=e.cycles, clock_hz=e.clock_hz,
+        clock_basis=e.clock_basis, time_sustained_s=e.time_sustained_s, band_widening=e.band_widening,
+        power_limit_w=gpu.power_limit_w)
 
 
 def _alternatives(problem: Problem, config: TileConfig, gpu: GpuSpec, dtype: str, arch: str,
-                  stage_policy: Optional[str], c: Constants) -> Tuple[Alternative, ...]:
+                  stage_policy: Optional[str], c, kernel_kw: Optional[dict] = None) -> Tuple[Alternative, ...]:
     """The levers of research 2.7: swap-AB, a narrower N tile, split-K, stream-K (same dtype and GPU)."""
     from dataclasses import replace
 
@@ -434,7 +520,10 @@ def _alternatives(problem: Problem, config: TileConfig, gpu: GpuSpec, dtype: str
         cands.append(("stream-K", replace(config, stream_k=True), 1))
     for label, cfg, s in cands:
         try:
-            r = analyze(problem, cfg, gpu, dtype=dtype, arch=arch, stage_policy=stage_policy, split_k=s, constants=c)
+            kw = dict(kernel_kw or {})
+            if kw.get("schedule") == "cooperative" and cfg.tile[0] < 128:
+                kw["schedule"] = "pingpong"
+            r = analyze(problem, cfg, gpu, dtype=dtype, arch=arch, stage_policy=stage_policy, split_k=s, constants=c, **kw)
         except ModelError as e:
             out.append(Alternative(label, 0, 0.0, 0.0, 0, float("nan"), note=str(e)))
             continue

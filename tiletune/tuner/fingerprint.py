@@ -3,7 +3,10 @@
 Collected in the parent without importing torch (CPU-only installs have none, and importing it
 costs seconds): GPU name, compute capability, clocks and driver from `nvidia-smi`; nvcc from
 `nvcc --version`; torch / flashinfer / CUTLASS versions from installed package metadata; the
-CUDA runtime from torch's local version tag (`2.11.0+cu130` -> 13.0). The child adds what only
+CUDA runtime from torch's local version tag (`2.11.0+cu130` -> 13.0). Clocks (max and current SM
+clock, MHz) and the enforced power limit (W) are recorded because a GEMM's time depends on them:
+a power-capped GPU runs dense GEMMs far below its max clock (the H200 at 700 W: 1365-1500 MHz
+against 1980 MHz max, bench/h200_clocks). The child adds what only
 a CUDA context can say (SM count, torch.version.cuda) to its own result, and the engine merges
 it into the attempt.
 
@@ -105,20 +108,9 @@ def _nvidia_smi(index: int) -> Dict[str, Any]:
     exe = shutil.which("nvidia-smi")
     if exe is None:
         return {}
-    fields = "name,compute_cap,driver_version,clocks.max.sm,clocks.max.mem,clocks.sm,memory.total"
-    try:
-        out = subprocess.run(
-            [exe, f"--query-gpu={fields}", "--format=csv,noheader,nounits", f"--id={index}"],
-            capture_output=True,
-            text=True,
-            timeout=20,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return {}
-    if out.returncode != 0 or not out.stdout.strip():
-        return {}
-    parts = [p.strip() for p in out.stdout.strip().splitlines()[0].split(",")]
-    if len(parts) < 7:
+    base = "name,compute_cap,driver_version,clocks.max.sm,clocks.max.mem,clocks.sm,memory.total"
+    parts = _smi_query(exe, base + ",power.limit", index) or _smi_query(exe, base, index)  # old smi: no power.limit
+    if parts is None or len(parts) < 7:
         return {}
     return {
         "gpu": parts[0],
@@ -128,7 +120,23 @@ def _nvidia_smi(index: int) -> Dict[str, Any]:
         "clock_max_mem_mhz": _int(parts[4]),
         "clock_sm_mhz": _int(parts[5]),
         "memory_total_mib": _int(parts[6]),
+        "power_limit_w": _float(parts[7]) if len(parts) > 7 else None,
     }
+
+
+def _smi_query(exe: str, fields: str, index: int) -> Optional[list]:
+    try:
+        out = subprocess.run(
+            [exe, f"--query-gpu={fields}", "--format=csv,noheader,nounits", f"--id={index}"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if out.returncode != 0 or not out.stdout.strip():
+        return None
+    return [p.strip() for p in out.stdout.strip().splitlines()[0].split(",")]
 
 
 def gpu_count() -> int:
@@ -170,6 +178,13 @@ def _cuda_from_torch_version(v: Optional[str]) -> Optional[str]:
         return None
     m = re.search(r"\+cu(\d+)(\d)$", v)
     return f"{m.group(1)}.{m.group(2)}" if m else None
+
+
+def _float(s: str) -> Optional[float]:
+    try:
+        return float(s)
+    except ValueError:  # "[N/A]", "[Not Supported]"
+        return None
 
 
 def _int(s: str) -> Optional[int]:

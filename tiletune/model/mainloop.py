@@ -1,0 +1,209 @@
+"""Cycles one CTA spends per k-block and per output tile: what makes one tile faster than another.
+
+Owns the tile-aware part of the time model (`perf.estimate` turns it into seconds and adds waves,
+DRAM and the fixed latency) and its constants (`TileConstants`, fitted per arch on measured
+CUTLASS kernels by `tiletune.model.tile_fit`). Every effect is a stated mechanism; each fitted
+constant is named after the mechanism it prices. Per k-block of BM x BN x BK on one SM:
+
+1. MMA: BM*BN*BK multiply-adds at the SM's dense rate (FLOP/clk/SM = dense peak / (SMs x the
+   clock the peak is quoted at)).
+2. Shared-memory traffic at 128 B/clk/SM: TMA writes (BM + BN)*BK operand bytes; SM90 wgmma
+   reads its A slice (64 rows per instruction) and the whole B tile once per 64-row slice, so a
+   128-row tile reads B twice (SM100 tcgen05 reads each operand once, and a 2-SM pair stages half
+   of B per CTA; SM120 / SM80 mma.sync warps, assumed 2 x 2 per CTA, read each operand twice).
+   `core = max(MMA, SMEM)`. The 128 B/clk figure as the binding limit of the tensor-core operand
+   path is an inference that orders the measured H200 tiles, not a documented hardware number.
+3. Schedule (SM90): cooperative: two warpgroups issue at once, `core x issue_cooperative`;
+   ping-pong (and one-warpgroup kernels): one warpgroup issues at a time, so
+   `core x issue_pingpong` plus `inst_cycles` exposed per wgmma instruction it issues
+   (a 128-row ping-pong tile issues two m64 instructions per k-step, a 64-row one).
+4. fp8 without fast accumulation (SM90): every k-block the partial accumulators are added into
+   fp32 ones on the CUDA cores (BM*BN adds at 128/clk/SM) after the wgmma pipeline drains
+   (`promote_cycles`); the second accumulator set doubles the registers: when
+   2 x (BM_per_warpgroup x BN / 128) + 40 exceeds the 232 registers a math thread gets, wgmma
+   issue serialises (ptxas C7510), `x serial_factor`. A mechanism inferred from register
+   arithmetic, not from a ptxas log of these builds.
+5. Clusters: multicast saves L2 reads but adds a cross-CTA barrier per k-block:
+   `x (1 + cluster_cost)` for a cluster of 2 or more CTAs.
+6. Stages: a CTA keeps (stages - 1) k-blocks in flight; by Little's law a k-block cannot take
+   less than `latency_cycles / (stages - 1)` (what makes small-M, few-CTA problems slow).
+7. Epilogue per tile: BM*BN output bytes at `epi_bytes_per_clk` plus `epi_cycles`; cooperative
+   kernels pay it after every tile, ping-pong hides it behind the other warpgroup's mainloop.
+Units: SM clock cycles (seconds only in perf.py, at the sustained clock).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Dict, NamedTuple, Optional, Tuple
+
+from tiletune.model.kernel import Kernel
+
+SMEM_BYTES_PER_CLK = 128  # per SM, SM80..SM120 (research hardware-perf-model.md; CUDA tuning guides)
+FADD_PER_CLK = 128  # fp32 adds per clock per SM (4 sub-partitions x 32 lanes)
+SM90_MATH_REGS = 232  # registers per math-warpgroup thread after setmaxnreg (CUTLASS SM90 kernels)
+SM90_REG_OVERHEAD = 40  # registers a math thread needs besides accumulators (assumption: addresses, loop state)
+
+
+@dataclass(frozen=True)
+class TileConstants:
+    """Fitted constants of the tile-aware model (one set per arch family; cycles, fractions).
+
+    `ratio_band` = 5th / 95th percentile of measured / model on the fitting data: the band.
+    `clock_hz` is the sustained SM clock the cycles were fitted against (the GPU table's)."""
+
+    name: str
+    issue_cooperative: float = 1.30
+    issue_pingpong: float = 1.55
+    inst_cycles: float = 25.0
+    promote_cycles: float = 120.0
+    serial_factor: float = 2.2
+    cluster_cost: float = 0.03
+    latency_cycles: float = 1000.0
+    epi_bytes_per_clk: float = 64.0
+    epi_cycles: float = 500.0
+    eta_bw: float = 0.8
+    t_fixed_s: float = 5e-6
+    p: float = 4.0
+    ratio_band: Tuple[float, float] = (0.85, 1.15)
+    fitted_on: str = ""
+    transferred_from: Optional[str] = None  # set when these constants were fitted on another arch
+    widen: float = 0.0  # extra relative uncertainty for what is unknown about this arch (see band_for)
+
+    def band(self, t: float) -> Tuple[float, float]:
+        lo, hi = self.ratio_band
+        return t * lo / (1.0 + self.widen), t * hi * (1.0 + self.widen)
+
+
+class TileFacts(NamedTuple):
+    """What one (kernel, tile, dtype, arch) implies before any fitted constant is applied (cycles, counts)."""
+
+    mma: float  # MMA cycles per k-block at the dense rate
+    smem: float  # shared-memory traffic cycles per k-block
+    one_issuer: bool  # one warpgroup issues MMAs at a time (ping-pong, single-warpgroup)
+    insts: int  # MMA instructions that warpgroup issues per k-block
+    promote_adds: float  # fp32 promotion adds per k-block per SM (0: fast accumulation / not SM90 fp8)
+    serialised: bool
+    clustered: bool
+    stages: int
+    epi_bytes: float  # output bytes per tile
+    pingpong: bool
+    acc_regs: int
+
+
+class Cycles(NamedTuple):
+    """Per-k-block and per-tile cycles, with the parts (for notes and tests)."""
+
+    mma: float
+    smem: float
+    kblock: float
+    epilogue: float  # per tile (ping-pong hides it behind the other warpgroup's mainloop: tile_cycles)
+    bottleneck: str
+    serialised: bool
+    acc_regs: int  # fp32 accumulator registers per math thread (SM90)
+    pingpong: bool = False
+
+
+def _family(arch: str) -> str:
+    if arch in ("sm100", "sm103", "sm110"):
+        return "sm100"
+    if arch in ("sm120", "sm121"):
+        return "sm120"
+    return arch
+
+
+def tile_facts(kernel: Kernel, tile: Tuple[int, int, int], bits: int, arch: str, flop_per_clk: float,
+               stages: Optional[int], sf_vec: Optional[int] = None, out_bits: int = 16) -> TileFacts:
+    """The constant-free part of the k-block model (module docstring, 1-7)."""
+    bm, bn, bk = tile
+    fam = _family(arch)
+    e = bits / 8.0
+    mma = bm * bn * bk * 2.0 / flop_per_clk
+    sched = kernel.schedule
+    if sched == "2sm":
+        bn = max(8, bn // 2)  # 2-SM MMA: the CTA pair shares B, each CTA stages and reads half of it
+    writes = (bm + bn) * bk * e
+    if sf_vec:
+        writes += (max(bm, 128) + max(bn, 128)) * bk / sf_vec
+    if fam == "sm90" and sched != "sm80":
+        reads = bm * bk * e + math.ceil(bm / 64) * bn * bk * e
+    elif fam == "sm100" and sched != "sm80":
+        reads = (bm + bn) * bk * e
+    else:
+        reads = 2.0 * (bm + bn) * bk * e
+    smem = (writes + reads) / SMEM_BYTES_PER_CLK
+    one_issuer = sched in ("pingpong", "single-warpgroup", "warpspecialized") and fam == "sm90"
+    k_step = max(1, 256 // bits)  # wgmma K per instruction: 32 bytes of K
+    insts = math.ceil(bm / 64) * math.ceil(bn / 256) * max(1, bk // k_step) if one_issuer else 0
+    bm_wg = bm // 2 if sched == "cooperative" and fam == "sm90" else bm
+    acc_regs = bm_wg * bn // 128 if fam == "sm90" else 0
+    promote = fam == "sm90" and kernel.fast_accum is False
+    live = (2 if promote else 1) * acc_regs + SM90_REG_OVERHEAD
+    serialised = fam == "sm90" and live > SM90_MATH_REGS
+    st = stages if stages and stages > 1 else 2
+    return TileFacts(mma, smem, one_issuer, insts, bm * bn if promote else 0.0, serialised,
+                     kernel.cluster[0] * kernel.cluster[1] > 1, st, bm * bn * out_bits / 8.0,
+                     sched == "pingpong", acc_regs)
+
+
+def cycles(f: TileFacts, tc: TileConstants) -> Cycles:
+    """Apply the fitted constants to the facts: cycles per k-block and the epilogue per tile."""
+    core = f.mma if f.mma >= f.smem else f.smem
+    if f.one_issuer:
+        kb = core * tc.issue_pingpong + tc.inst_cycles * f.insts
+    else:
+        kb = core * tc.issue_cooperative
+    if f.promote_adds:
+        kb += tc.promote_cycles + f.promote_adds / FADD_PER_CLK
+    if f.serialised:
+        kb *= tc.serial_factor
+    if f.clustered:
+        kb *= 1.0 + tc.cluster_cost
+    bottleneck = "MMA issue" if f.mma >= f.smem else "shared-memory bandwidth"
+    if f.serialised:
+        bottleneck = "serialised wgmma (accumulator registers)"
+    lat = tc.latency_cycles / (f.stages - 1)
+    if lat > kb:
+        kb, bottleneck = lat, f"memory latency ({f.stages} stages in flight)"
+    epi = f.epi_bytes / tc.epi_bytes_per_clk + tc.epi_cycles
+    return Cycles(f.mma, f.smem, kb, epi, bottleneck, f.serialised, f.acc_regs, f.pingpong)
+
+
+def kblock_cycles(kernel: Kernel, tile: Tuple[int, int, int], bits: int, arch: str, flop_per_clk: float,
+                  stages: Optional[int], tc: TileConstants, sf_vec: Optional[int] = None,
+                  out_bits: int = 16) -> Cycles:
+    """Cycles per k-block and the epilogue cycles per tile (module docstring, 1-7)."""
+    return cycles(tile_facts(kernel, tile, bits, arch, flop_per_clk, stages, sf_vec, out_bits), tc)
+
+
+def tile_cycles(kblocks: int, c: Cycles) -> float:
+    """Cycles one SM spends on one output tile: mainloop plus the epilogue the schedule exposes."""
+    main = kblocks * c.kblock
+    if c.pingpong:
+        return main + max(0.0, c.epilogue - main)  # the other warpgroup's mainloop hides it
+    return main + c.epilogue
+
+
+# Fitted on measured CUTLASS SM90 kernels on the H200 by `python3 -m tiletune.model.tile_fit`
+# (bench/model_validation/ holds the command, the data it read and the held-out table).
+# Band: the 5th / 95th percentile of measured / model on held-out tiles (validate.py), not the
+# fit's own residuals, which are smaller than what a new tile sees.
+FITTED: Dict[str, TileConstants] = {
+    "sm90": TileConstants(
+        "h200-cutlass-grid-2026-11-30", issue_cooperative=1.365, issue_pingpong=1.6275, inst_cycles=22.5,
+        promote_cycles=105.8, serial_factor=2.31, cluster_cost=0.0299, latency_cycles=1000.0, epi_bytes_per_clk=57.76,
+        epi_cycles=525.0, eta_bw=0.8, t_fixed_s=5.25e-6, p=4.0, ratio_band=(0.90, 1.12),
+        fitted_on="14 CUTLASS SM90 configs, 4096^3, bench/cutlass_sm90_grid/raw.jsonl"),
+}
+
+
+def constants_for(arch: str) -> TileConstants:
+    """Fitted constants for `arch`'s family, else the SM90 fit transferred with a widened band (band_for)."""
+    from tiletune.model.transfer import transferred
+
+    fam = _family(arch)
+    hit = FITTED.get(fam)
+    if hit is not None:
+        return hit
+    return transferred(FITTED.get("sm90") or TileConstants("uncalibrated tile defaults"), fam)
