@@ -6,7 +6,8 @@ Format (`schema: "tiletune.ledger/1"`, one object per line, never rewritten):
     run_options {dtype, top_k: the fused-MoE options given; absent in lines written before them},
     diagnosis, passed, message, started_at, duration_s,
     time_s, times_s [...], tflops, rel_error, error_bound, smem_bytes, smem_limit,
-    stderr_tail, env {fingerprint}, env_id
+    stderr_tail, env {fingerprint: GPU, driver, versions, clock_max_sm_mhz / clock_sm_mhz (MHz) and
+    power_limit_w (W) at the start of the run}, env_id
 
 Each line is written with one O_APPEND write + fsync (tiletune.fileio.append_line_durable), so
 a killed run loses at most the attempt in flight. Reading tolerates a torn last line (a crash
