@@ -30,6 +30,7 @@ LAYER_OF = {
     "tiletune.ledger_format": "records",
     "tiletune.moe_extras": "records",
     "tiletune.records": "records",
+    "tiletune.vocabulary": "records",
     # readers: sources -> TuningRecord
     "tiletune.readers": "readers",
     # decode: op semantics + the tactic catalogs -> TileConfig

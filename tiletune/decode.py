@@ -20,6 +20,7 @@ from tiletune import catalogs, ops
 from tiletune.archs import arch_family
 from tiletune.catalogs import Catalog, moe, nearest_releases
 from tiletune.records import Decode, Decoded, Entry, Environment, Problem, Status, TuningRecord, Undecoded, freeze
+from tiletune.vocabulary import FUSED_MOE_OPS
 
 # Runner-name prefixes of tactics that are not CUTLASS config indices, and what they are instead.
 _NOT_CUTLASS: tuple[tuple[str, str], ...] = (
@@ -45,7 +46,7 @@ def decode(record: TuningRecord) -> Entry:
 
 def decode_tactic(record: TuningRecord, problem: Optional[Problem] = None) -> Decode:
     """What `record.tactic` means for its op/runner on its release and arch."""
-    if record.op not in ops.CUTLASS_MOE_OPS:  # dense: the answer depends on these five values only
+    if record.op not in FUSED_MOE_OPS:  # dense: the answer depends on these five values only
         args = (record.op, record.runner, record.env.flashinfer_version, record.env.arch, record.tactic)
         try:
             return _dense_cached(*args)
@@ -84,7 +85,7 @@ def _decode_uncached(record: TuningRecord, problem: Optional[Problem]) -> Decode
     why_not = not_cutlass_reason(op, runner)
     if why_not:
         return Undecoded(reason=why_not, not_a_cutlass_tactic=True)
-    is_moe = op in ops.CUTLASS_MOE_OPS
+    is_moe = op in FUSED_MOE_OPS
     if not is_moe and not catalogs.has_catalogs_for(op, runner):
         return Undecoded(reason=f"{op}/{runner}: no tactic catalog in tiletune for this runner "
                                 "(not a CUTLASS dense GEMM or fused-MoE runner it knows)",

@@ -25,18 +25,11 @@ from typing import Any, Optional, Sequence, Union
 from tiletune import moe_extras
 from tiletune.buckets import CUSTOM_BUCKETS_NOTE, bucket_range
 from tiletune.records import Problem, TuningRecord
+from tiletune.vocabulary import DENSE_GEMM_OPS, FUSED_MOE_OPS, PACKED_CONTAINERS, dtype_from_torch, is_torch_dtype, strip_torch
 
-# torch dtype names (as keys print them, with or without "torch.") -> canonical dtype names
-_TORCH_DTYPES = {
-    "bfloat16": "bf16", "float16": "fp16", "half": "fp16", "float32": "fp32", "float": "fp32",
-    "float8_e4m3fn": "fp8", "float8_e5m2": "fp8", "int8": "int8", "float4_e2m1fn_x2": "nvfp4",
-}
-_PACKED = {"uint8", "int64", "int32"}  # container dtypes of packed 4-bit weights: FP4 or INT4
 
 ProblemOrReason = tuple[Optional[Problem], Optional[str]]
 
-DENSE_OPS = ("fp4_gemm", "mxfp8_gemm", "fp8_gemm", "bf16_gemm")
-CUTLASS_MOE_OPS = ("trtllm::fused_moe::gemm1", "trtllm::fused_moe::gemm2")
 
 
 def is_trtllm_gen_moe(op: str) -> bool:
@@ -45,15 +38,10 @@ def is_trtllm_gen_moe(op: str) -> bool:
 
 def torch_dtype(value: Any) -> Optional[str]:
     """'torch.bfloat16' / 'bfloat16' -> 'bfloat16'; None for anything that is not a dtype name."""
-    if not isinstance(value, str):
-        return None
-    name = value[6:] if value.startswith("torch.") else value
-    return name if name in _TORCH_DTYPES or name in _PACKED else None
+    return strip_torch(value) if is_torch_dtype(value) else None
 
 
-def canonical_dtype(value: Any) -> Optional[str]:
-    t = torch_dtype(value)
-    return _TORCH_DTYPES.get(t) if t else None
+canonical_dtype = dtype_from_torch  # 'torch.bfloat16' -> 'bf16'
 
 
 def problem_for(record: TuningRecord) -> ProblemOrReason:
@@ -69,7 +57,7 @@ def _problem(op: str, runner: str, shapes: Any, extras: Any, version: Optional[s
     try:
         if op in _DENSE:
             return _DENSE[op](op, runner, shapes, extras, version)
-        if op in CUTLASS_MOE_OPS:
+        if op in FUSED_MOE_OPS:
             return _cutlass_moe(op, shapes, extras, version)
         if is_trtllm_gen_moe(op):
             return _trtllm_gen_moe(op, shapes, version)
@@ -218,7 +206,7 @@ def _moe_key_facts(extras: Any, experts: int) -> tuple[Optional[int], Optional[s
     if ex:
         top_k = ex["top_k"] if isinstance(ex["top_k"], int) else None
         da, db, out = canonical_dtype(ex["x_dtype"]), canonical_dtype(ex["weight_dtype"]), canonical_dtype(ex["output_dtype"])
-        if torch_dtype(ex["weight_dtype"]) in _PACKED:
+        if torch_dtype(ex["weight_dtype"]) in PACKED_CONTAINERS:
             db = "mxfp4" if ex["use_mxfp8_act_scaling"] or ex["use_wfp4afp8_humming"] else None
             if db is None:
                 notes.append("weights are packed 4-bit (nvfp4, mxfp4 or int4): the key does not say which")

@@ -27,15 +27,16 @@ import pytest
 from tiletune import catalogs
 from tiletune.catalogs import moe
 from tiletune.records import Decoded, Undecoded
+from tiletune.vocabulary import FUSED_MOE_OPS, MOE_RUNNER
 
-G1, G2 = moe.OPS
+G1, G2 = FUSED_MOE_OPS
 BF16 = {"act": "bf16", "weight": "bf16", "finalize": True}
 FP8 = {"act": "fp8", "weight": "fp8", "finalize": True}
 NVFP4 = {"act": "nvfp4", "weight": "nvfp4", "finalize": True}
 
 
 def one(version, arch, op, variant):
-    cats = catalogs.lookup(version, arch, op, moe.RUNNER, variant)
+    cats = catalogs.lookup(version, arch, op, MOE_RUNNER, variant)
     assert len(cats) == 1, f"{version} {arch} {op} {variant}: {len(cats)} catalogs"
     return cats[0]
 

@@ -31,20 +31,14 @@ from typing import Any, Mapping, Optional, Sequence
 from tiletune import catalogs, moe_extras
 from tiletune.errors import CatalogError
 from tiletune.records import Problem, TuningRecord
+from tiletune.vocabulary import FUSED_MOE_OPS, MOE_RUNNER, PACKED_CONTAINERS, dtype_from_torch, strip_torch
 
-OPS = ("trtllm::fused_moe::gemm1", "trtllm::fused_moe::gemm2")
-RUNNER = "MoERunner"
-
-_TORCH = {"bfloat16": "bf16", "float16": "fp16", "half": "fp16", "float8_e4m3fn": "fp8",
-          "float32": "fp32", "float": "fp32", "uint8": "uint8", "int64": "int64"}
 
 
 def _dtype(value: Any) -> Optional[str]:
     """'torch.bfloat16' (or a key Name of it) -> 'bf16'; containers of packed data stay 'uint8'/'int64'."""
-    if not isinstance(value, str):
-        return None
-    name = value[6:] if value.startswith("torch.") else value
-    return _TORCH.get(name)
+    name = strip_torch(value)
+    return name if name in PACKED_CONTAINERS else dtype_from_torch(name)
 
 
 def extras_dict(extras: Any) -> Optional[dict[str, Any]]:
@@ -107,7 +101,7 @@ def _shape_candidates(shapes: Any) -> list[dict[str, Any]]:
 def variants_for(record: TuningRecord, problem: Optional[Problem] = None) -> list[dict[str, Any]]:
     """Catalog variants this MoE record's tactic may index: one when the key says, several when
     only shapes are known, [] when nothing can be said (decode then tries every list)."""
-    if record.op not in OPS:
+    if record.op not in FUSED_MOE_OPS:
         return []
     ex = extras_dict(record.extras)
     if ex is not None:
@@ -141,8 +135,8 @@ def tactic_counts(version: str, arch: str, variant: Mapping[str, Any]) -> tuple[
     `get_gemm1_tactic_count()` / `get_gemm2_tactic_count()`. Raises CatalogError when no list,
     or lists of different sizes, match."""
     out = []
-    for op in OPS:
-        cats = catalogs.lookup(version, arch, op, RUNNER, variant)
+    for op in FUSED_MOE_OPS:
+        cats = catalogs.lookup(version, arch, op, MOE_RUNNER, variant)
         sizes = sorted({c.ref.size for c in cats})
         if not sizes:
             raise CatalogError(f"no fused-MoE catalog for FlashInfer {version} {arch} {op} variant {dict(variant)}")
@@ -157,4 +151,4 @@ def tactic_counts(version: str, arch: str, variant: Mapping[str, Any]) -> tuple[
 
 def known_variants(version: str, arch: str) -> Sequence[Mapping[str, Any]]:
     """Every GEMM1 variant catalogued for this release and arch (for listings and errors)."""
-    return [c.variant for c in catalogs.lookup(version, arch, OPS[0], RUNNER)]
+    return [c.variant for c in catalogs.lookup(version, arch, FUSED_MOE_OPS[0], MOE_RUNNER)]

@@ -30,9 +30,10 @@ from tiletune.model.mainloop import Cycles, TileConstants
 from tiletune.model.transfer import widening
 from tiletune.model.smem import SF_VEC, SmemFit, smem_fit
 from tiletune.records import Problem, TileConfig
+from tiletune.vocabulary import BITS, INPUT_DTYPES
 
-DTYPE_BITS = {"nvfp4": 4, "mxfp4": 4, "int4": 4, "mxfp8": 8, "fp8": 8, "int8": 8, "bf16": 16, "fp16": 16, "fp32": 32}
-OUT_BITS = {"bf16": 16, "fp16": 16, "fp32": 32, "fp8": 8, "nvfp4": 4, "mxfp8": 8, "int8": 8, "int32": 32}
+DTYPE_BITS = {d: BITS[d] for d in INPUT_DTYPES}  # the input types the model takes, bits per element
+OUT_BITS = BITS
 
 
 def _ceil(a: int, b: int) -> int:

@@ -29,13 +29,14 @@ from typing import Optional, Tuple
 from tiletune.archs import normalize_arch
 from tiletune.errors import ModelError
 from tiletune.records import TileConfig
+from tiletune.vocabulary import BITS, SCALE_VECTOR
 
 SM120_LIMIT = 101_376  # cutlass::arch::sm120_smem_capacity_bytes (99 KiB)
 SM90_LIMIT = 232_448  # sm90/sm100 opt-in limit (227 KiB)
 
 # Scale-factor vector length (elements of K per scale byte) and smem bits per element.
-SF_VEC = {"nvfp4": 16, "mxfp4": 32, "mxfp8": 32}
-SMEM_BITS = {"nvfp4": 4, "mxfp4": 4, "mxfp8": 8, "fp8": 8, "bf16": 16, "fp16": 16}
+SF_VEC = SCALE_VECTOR
+SMEM_BITS = BITS
 BLOCK_SCALED = frozenset(SF_VEC)
 
 # --- SM120 constants (CUTLASS 4.5 as bundled by FlashInfer 0.7.2.post1; same values in 4.7) ---

@@ -32,6 +32,7 @@ from tiletune.readers import logs
 from tiletune.readers.interface import ReadContext
 from tiletune.readers.jit_identity import WorkspaceIdentity, workspace_identity  # noqa: F401 - re-exported (doctor, tests)
 from tiletune.records import Environment, InputProblem, Status, TuningRecord, freeze
+from tiletune.vocabulary import FUSED_MOE_FAMILY, FUSED_MOE_OPS, MOE_RUNNER
 
 KIND = "jit-workspace"
 
@@ -64,13 +65,12 @@ def find_workspaces(root: Path, max_depth: int = 3) -> List[Path]:
 
 
 # --- module name -> (op, runner) --------------------------------------------------------------
-_MOE_OPS = ("trtllm::fused_moe::gemm1", "trtllm::fused_moe::gemm2")
 _MODULE_OPS: Tuple[Tuple[re.Pattern[str], str, str], ...] = (
     (re.compile(r"fp4_gemm_cutlass(_sm10[03]|_sm12[01])?$"), "fp4_gemm", "CutlassFp4GemmRunner"),
     (re.compile(r"mxfp8_gemm_cutlass(_sm12[01])?$"), "mxfp8_gemm", "CutlassMxfp8GemmRunner"),
     (re.compile(r"fp8_gemm_cutlass(_sm\d+)?$"), "fp8_gemm", "CutlassFp8GemmRunner"),
     (re.compile(r"bf16_gemm_cutlass(_sm\d+)?$"), "bf16_gemm", "CutlassBf16GemmRunner"),
-    (re.compile(r"fused_moe_\d+\w*$"), "trtllm::fused_moe", "MoERunner"),
+    (re.compile(r"fused_moe_\d+\w*$"), FUSED_MOE_FAMILY, MOE_RUNNER),
     (re.compile(r"gemm$"), "fp8_gemm", "CublasFp8GemmRunner"),  # bmm_fp8 cuBLAS (+ segment GEMM)
     (re.compile(r"mm_bf16_cublaslt$"), "bf16_gemm", "CublasltBf16GemmRunner"),
     (re.compile(r"gemm_sm120$"), "fp8_gemm", "CutlassFp8GemmRunner"),  # SM120 groupwise FP8 GEMM module
@@ -83,7 +83,7 @@ def module_op(module: str) -> Tuple[str, str, Dict[str, Any]]:
         return "", "", {"module_op": "trtllm-gen MoE (cubins, no CUTLASS tiles)"}
     for pattern, op, runner in _MODULE_OPS:
         if pattern.fullmatch(module):
-            extra: Dict[str, Any] = {"ops": list(_MOE_OPS)} if op == "trtllm::fused_moe" else {}
+            extra: Dict[str, Any] = {"ops": list(FUSED_MOE_OPS)} if op == FUSED_MOE_FAMILY else {}
             return op, runner, extra
     return "", "", {"module_op": "unknown"}
 

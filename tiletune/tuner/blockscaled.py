@@ -20,13 +20,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, Tuple
 
+from tiletune.vocabulary import SCALE_VECTOR
+
 # e2m1 code -> value (bit 3 = sign, bits 2..0 = magnitude code)
 E2M1_VALUES = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0)
 E2M1_MAX = 6.0
 E4M3_MAX = 448.0
 
-NVFP4_SF_VEC = 16
-MXFP8_SF_VEC = 32
+NVFP4_SF_VEC = SCALE_VECTOR["nvfp4"]
+MXFP8_SF_VEC = SCALE_VECTOR["mxfp8"]
 
 
 def round_up(x: int, m: int) -> int:

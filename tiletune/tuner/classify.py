@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Optional, Tuple
 
 from tiletune.tuner.engine import Diagnosis
+from tiletune.vocabulary import torch_dtype_name
 
 # Relative error bounds, ||out - ref||_F / ||ref||_F, where ref is the float32 product of the
 # dequantized inputs. The output dtype's rounding dominates (inputs are exact after dequantizing),
@@ -34,19 +35,6 @@ ERROR_BOUNDS = {
     "float16": 4 * 2.0**-11,  # 1.95e-3
     "float8_e4m3fn": 4 * 2.0**-4,  # 0.25 (fp8 outputs are rare; listed for completeness)
 }
-
-
-# tiletune's short dtype names (ops.py: "bf16", "fp8", ...) -> torch names used above
-DTYPE_ALIASES = {"bf16": "bfloat16", "fp16": "float16", "half": "float16", "fp32": "float32",
-                 "float": "float32", "fp8": "float8_e4m3fn"}
-
-
-def torch_dtype_name(dtype: Optional[str]) -> Optional[str]:
-    """'bf16' / 'torch.bfloat16' / 'bfloat16' -> 'bfloat16'; None stays None."""
-    if dtype is None:
-        return None
-    name = dtype.replace("torch.", "")
-    return DTYPE_ALIASES.get(name, name)
 
 
 def error_bound(dtype_out: Optional[str]) -> Optional[float]:

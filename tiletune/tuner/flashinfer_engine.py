@@ -35,8 +35,9 @@ from tiletune.errors import TunerError
 from tiletune.tuner import classify
 from tiletune.tuner.engine import Attempt, ChildResult, ChildSpec, Diagnosis, RetryTarget
 from tiletune.tuner.isolation import run_child
-from tiletune.tuner.moe_problem import MOE_OPS, MoeRefusal, key_extras, moe_problem
+from tiletune.tuner.moe_problem import MoeRefusal, key_extras, moe_problem
 from tiletune.tuner.worker import RUNNERS
+from tiletune.vocabulary import FUSED_MOE_OPS
 
 # `gemm` measured on the H200 machine (16 cores, wheel 0.7.2.post1): research/flashinfer-autotuner.md 8.1;
 # mm_bf16_cublaslt / tinygemm2 measured in bench/retry_h200_x2; the CUTLASS ones only estimated.
@@ -116,7 +117,7 @@ class FlashInferEngine:
             raise TunerError(reason)
         # a fused-MoE target tiletune cannot run (dtype unknown, unsupported variant) needs no module
         pairs = sorted({(t.op, t.runner) for t in targets if (t.op, t.runner) in RUNNERS
-                        and not (t.op in MOE_OPS and isinstance(self.moe_spec(t), str))})
+                        and not (t.op in FUSED_MOE_OPS and isinstance(self.moe_spec(t), str))})
         if not pairs:
             return  # every attempt will say the engine cannot run its runner
         scratch = Path(_tmpdir()) / "jit-status"
@@ -160,7 +161,7 @@ class FlashInferEngine:
             "workspace_bytes": self.workspace_bytes,
             "input_amplitude": self.input_amplitude,
         }
-        if target.op in MOE_OPS:
+        if target.op in FUSED_MOE_OPS:
             moe = self.moe_spec(target)
             spec["moe" if isinstance(moe, dict) else "moe_refusal"] = moe
         (scratch / "spec.json").write_text(json.dumps(spec, default=str))

@@ -31,8 +31,8 @@ from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
 # MoERunner.get_cache_key_extras layouts (20 fields; 17 in 0.7.2.post1) live in one place
 from tiletune.moe_extras import FIELDS_17 as EXTRAS_17, FIELDS_20 as EXTRAS_20, by_name as _by_name  # noqa: F401 (re-exported)
+from tiletune.vocabulary import FUSED_MOE_OPS, TORCH_NAME, strip_torch, torch_dtype_name
 
-MOE_OPS = ("trtllm::fused_moe::gemm1", "trtllm::fused_moe::gemm2")
 
 # ActivationType (csrc/nv_internal/.../cutlass_kernels/include/common.h)
 ACTIVATIONS = {0: "Gelu", 1: "Relu", 2: "Silu", 3: "Swiglu", 4: "Geglu", 5: "SwigluBias", 6: "Relu2",
@@ -41,13 +41,15 @@ GATED = {3, 4, 5, 7, 8, 10}  # isGatedActivation
 MODELLED = {0, 1, 2, 3, 4, 6, 8, 9}  # activations the reference implements (no clamps or per-expert parameters)
 SWIGLU = 3
 
-# What the engine can run: (x dtype, weight dtype) in torch names -> kind
-_KINDS = {("bfloat16", "bfloat16"): "bf16", ("float16", "float16"): "fp16", ("float8_e4m3fn", "float8_e4m3fn"): "fp8"}
-# --dtype spellings -> (x dtype, weight dtype)
-_DTYPE_ARG = {"bf16": ("bfloat16", "bfloat16"), "bfloat16": ("bfloat16", "bfloat16"),
-              "fp16": ("float16", "float16"), "float16": ("float16", "float16"),
-              "fp8": ("float8_e4m3fn", "float8_e4m3fn"), "float8_e4m3fn": ("float8_e4m3fn", "float8_e4m3fn"),
-              "nvfp4": ("nvfp4", "nvfp4")}
+# What the engine can run: x and weights of one type, in torch names -> kind (tiletune's name)
+_KINDS = {TORCH_NAME[kind]: kind for kind in ("bf16", "fp16", "fp8")}
+
+
+def _dtype_arg(dtype: str) -> Optional[str]:
+    """A --dtype spelling ('bf16', 'bfloat16', ...) -> the torch name of x and the weights; 'nvfp4'
+    (no torch dtype) is kept to be refused with its own message; None for anything else."""
+    name = torch_dtype_name(dtype.lower())
+    return name if name in _KINDS or name == "nvfp4" else None
 
 
 class MoeRefusal(ValueError):
@@ -108,10 +110,7 @@ class MoeProblem:
         return cls(**d)
 
 
-def _torch_name(v: Any) -> Optional[str]:
-    if not isinstance(v, str):
-        return None
-    return v[6:] if v.startswith("torch.") else v
+_torch_name = strip_torch
 
 
 def extras_by_name(extras: Any) -> Optional[Dict[str, Any]]:
@@ -161,8 +160,8 @@ def moe_problem(
     `dtype` / `dtype_out` / `top_k` (from the command line) fill what a key without extras does
     not record; where the key records them, they must agree (a mismatch is refused, not guessed).
     """
-    if op not in MOE_OPS:
-        raise MoeRefusal(f"{op} is not a CUTLASS fused-MoE op ({', '.join(MOE_OPS)})")
+    if op not in FUSED_MOE_OPS:
+        raise MoeRefusal(f"{op} is not a CUTLASS fused-MoE op ({', '.join(FUSED_MOE_OPS)})")
     gemm = 1 if op.endswith("gemm1") else 2
     bucket, experts, hidden, inter, fc1_rows, pack = _layer_shapes(shapes)
     notes = ["routing assumed uniform over the experts (each expert sees about tokens x top_k / experts rows)",
@@ -178,7 +177,7 @@ def moe_problem(
             if ex.get(flag) is True:
                 raise MoeRefusal(f"the key sets {flag}=True: tiletune's MoE engine runs only plain bf16/fp16 and "
                                  "FP8 per-tensor layers")
-        if dtype is not None and _DTYPE_ARG.get(dtype.lower(), (None,))[0] not in (x_t,):
+        if dtype is not None and _dtype_arg(dtype) != x_t:
             raise MoeRefusal(f"--dtype {dtype} contradicts the key's x dtype {x_t}")
         k_key = ex["top_k"] if isinstance(ex["top_k"], int) else None
         if top_k is not None and k_key is not None and top_k != k_key:
@@ -196,9 +195,9 @@ def moe_problem(
         if dtype is None:
             raise MoeRefusal("this key has no extras (written before FlashInfer 0.6.18rc2): the input dtype is not "
                              "recorded; pass --dtype (bf16, fp16 or fp8) to say what the server ran")
-        if dtype.lower() not in _DTYPE_ARG:
+        x_t = w_t = _dtype_arg(dtype)
+        if x_t is None:
             raise MoeRefusal(f"--dtype {dtype}: the MoE engine takes bf16, fp16, fp8 (or nvfp4, not implemented yet)")
-        x_t, w_t = _DTYPE_ARG[dtype.lower()]
         if pack != 1 and x_t != "nvfp4":
             raise MoeRefusal(f"--dtype {dtype}: the key's weights are packed {pack} values per element (4-bit "
                              "weights), not one-value-per-element bf16/fp16/fp8 ones")
@@ -218,7 +217,7 @@ def moe_problem(
     if x_t == "nvfp4" or w_t == "int64":
         raise MoeRefusal("nvfp4 fused MoE (int64-packed FP4 weights) is not implemented in tiletune's MoE engine yet "
                          "(only bf16/fp16 and FP8 per-tensor)")
-    kind = _KINDS.get((x_t or "", w_t or ""))
+    kind = _KINDS.get(x_t or "") if x_t == w_t else None
     if kind is None:
         raise MoeRefusal(f"x dtype {x_t}, weight dtype {w_t}: tiletune's MoE engine runs bf16 x bf16, fp16 x fp16 "
                          "and FP8 per-tensor (e4m3 x e4m3) layers only")

@@ -32,10 +32,9 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping, Optional, Set, Tuple
 
-from tiletune.tuner.classify import torch_dtype_name
+from tiletune.vocabulary import FUSED_MOE_OPS, torch_dtype_name
 from tiletune.tuner.engine import RetryTarget
 from tiletune.tuner.ledger import LedgerContents, target_to_json
-from tiletune.tuner.moe_problem import MOE_OPS
 
 Identity = Tuple[str, ...]
 TILE_BUILDING_ENGINES = ("cutlass",)  # engines whose run depends on the decoded tile and arch
@@ -56,7 +55,7 @@ def line_identity(obj: Mapping[str, Any]) -> Optional[Identity]:
     """The resume identity of one ledger line (or of a target in ledger form); None: never matches."""
     options = obj.get("run_options")
     if options is None:  # written before run_options existed
-        if obj.get("op") in MOE_OPS:
+        if obj.get("op") in FUSED_MOE_OPS:
             return None  # the --dtype / --top-k it ran with are unknown
         options = {}
     builds_tile = obj.get("engine") in TILE_BUILDING_ENGINES
@@ -91,6 +90,6 @@ def finished(contents: LedgerContents, env_id: str) -> Set[Identity]:
 def options_for(target: RetryTarget, *, moe_dtype: Optional[str] = None, top_k: Optional[int] = None) -> Tuple[Tuple[str, Any], ...]:
     """The given options that change what `target` runs: --dtype and --top-k for fused-MoE targets only
     (dense GEMMs ignore both, so changing them does not redo dense attempts)."""
-    if target.op not in MOE_OPS:
+    if target.op not in FUSED_MOE_OPS:
         return ()
     return tuple((k, v) for k, v in (("dtype", moe_dtype), ("top_k", top_k)) if v is not None)

@@ -24,10 +24,9 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set
 
 from tiletune.errors import UsageError
 from tiletune.records import Entry, Problem, Status, TuningRecord, to_jsonable
-from tiletune.tuner.classify import torch_dtype_name
+from tiletune.vocabulary import FUSED_MOE_OPS, short_dtype, torch_dtype_name
 from tiletune.tuner.engine import RetryTarget
 from tiletune.tuner.fingerprint import IDENTITY_FIELDS, same_value
-from tiletune.tuner.moe_problem import MOE_OPS
 
 # what a retry takes by default: failed, blocklisted, and what an earlier retry could not start
 FAILED_STATUSES = (Status.FAILED, Status.BLOCKED, Status.NOT_RUN)
@@ -122,9 +121,6 @@ def _env_changed(record: TuningRecord, current: Mapping[str, Any], *, driver_onl
     return False
 
 
-_MOE_DTYPE_ALIASES = {"bfloat16": "bf16", "float16": "fp16", "float8_e4m3fn": "fp8"}
-
-
 def _moe_kernel_types(entry: Entry, moe_dtype: Optional[str]) -> tuple:
     """(GEMM dtype, config) for a fused-MoE entry: the (act, weight) pair its catalog variants leave
     (narrowed by --dtype when the key does not say), and the tile when every remaining variant's
@@ -139,7 +135,7 @@ def _moe_kernel_types(entry: Entry, moe_dtype: Optional[str]) -> tuple:
     rec = entry.record
     variants = moe_catalog.variants_for(rec, entry.problem)
     if moe_dtype:
-        want = _MOE_DTYPE_ALIASES.get(moe_dtype.lower(), moe_dtype.lower())
+        want = short_dtype(moe_dtype.lower()) or moe_dtype.lower()
         variants = [v for v in variants if want in (v.get("act"), v.get("weight"))]
     pairs = {(v.get("act"), v.get("weight")) for v in variants}
     if len(pairs) != 1:
@@ -191,7 +187,7 @@ def targets_from_entries(
         problem = _problem_with_dtypes(entry)
         dtype = _dtype_of(entry)
         config = entry.config
-        if rec.op in MOE_OPS and problem is not None:
+        if rec.op in FUSED_MOE_OPS and problem is not None:
             gemm_dtype, config = _moe_kernel_types(entry, moe_dtype)
             if gemm_dtype:  # the GEMMs' operand dtype, for the CUTLASS reproducer
                 problem = dataclasses.replace(problem, dtype_a=gemm_dtype, dtype_b=gemm_dtype)

@@ -51,6 +51,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from tiletune.vocabulary import FUSED_MOE_OPS, MOE_RUNNER, torch_dtype_name
+
 BLACKWELL_MAJORS = (10, 11, 12)
 
 
@@ -74,8 +76,8 @@ RUNNERS: Dict[Tuple[str, str], RunnerInfo] = {
         RunnerInfo("bf16_gemm", "TinyGemmBf16GemmRunner", "SM90 and later (tinygemm2)", None, (9, 0), True),
         RunnerInfo("fp4_gemm", "CutlassFp4GemmRunner", "SM100/SM103/SM110/SM120/SM121 (CUTLASS, Blackwell only)", BLACKWELL_MAJORS, (10, 0)),
         RunnerInfo("mxfp8_gemm", "CutlassMxfp8GemmRunner", "SM100/SM103/SM110/SM120/SM121 (CUTLASS, Blackwell only)", BLACKWELL_MAJORS, (10, 0)),
-        RunnerInfo("trtllm::fused_moe::gemm1", "MoERunner", "SM89, SM90, SM100/SM103/SM110, SM120/SM121 (CUTLASS fused MoE)", (8, 9, 10, 11, 12), (8, 9)),
-        RunnerInfo("trtllm::fused_moe::gemm2", "MoERunner", "SM89, SM90, SM100/SM103/SM110, SM120/SM121 (CUTLASS fused MoE)", (8, 9, 10, 11, 12), (8, 9)),
+        *(RunnerInfo(op, MOE_RUNNER, "SM89, SM90, SM100/SM103/SM110, SM120/SM121 (CUTLASS fused MoE)", (8, 9, 10, 11, 12), (8, 9))
+          for op in FUSED_MOE_OPS),
     )
 }
 
@@ -117,7 +119,7 @@ def jit_modules(op: str, runner: str, major: int, minor: int, cuda: str = "13.0"
         return (gemm, "fp4_quantization_" + _fp4_quant_backend(major, minor, cuda))
     if (op, runner) == ("mxfp8_gemm", "CutlassMxfp8GemmRunner"):
         return ("mxfp8_gemm_cutlass_sm120" if major == 12 else "mxfp8_gemm_cutlass", "mxfp8_quantization_sm100")
-    if runner == "MoERunner" and op in ("trtllm::fused_moe::gemm1", "trtllm::fused_moe::gemm2"):
+    if runner == MOE_RUNNER and op in FUSED_MOE_OPS:
         name = _MOE_MODULES.get(f"{major * 10 + minor}")
         return (name,) if name else ()
     return ()
@@ -291,9 +293,7 @@ def _not_built(op: str, runner: str) -> Optional[Dict[str, Any]]:
 
 
 def _out_dtype(spec: Dict[str, Any], torch):
-    aliases = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
-    name = (spec.get("dtype_out") or "bfloat16").replace("torch.", "")
-    return getattr(torch, aliases.get(name, name))
+    return getattr(torch, torch_dtype_name(spec.get("dtype_out") or "bfloat16"))
 
 
 def _measure(run: Callable[[], Any], out, ref, spec: Dict[str, Any], flops: float, result: Dict[str, Any]) -> Dict[str, Any]:
@@ -339,9 +339,7 @@ def attempt_fp8_gemm(spec: Dict[str, Any]) -> Dict[str, Any]:
 
     p = spec["problem"]
     b, m, n, k = p["batch"], p["m"], p["n"], p["k"]
-    aliases = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
-    name = (spec.get("dtype_out") or "bfloat16").replace("torch.", "")
-    out_dtype = getattr(torch, aliases.get(name, name))
+    out_dtype = getattr(torch, torch_dtype_name(spec.get("dtype_out") or "bfloat16"))
     amplitude = float(spec.get("input_amplitude") or 0.0)
     dev = torch.device("cuda")
     torch.backends.cuda.matmul.allow_tf32 = False  # the reference must be true fp32
@@ -709,8 +707,7 @@ ATTEMPTS: Dict[Tuple[str, str], Callable[[Dict[str, Any]], Dict[str, Any]]] = {
     ("bf16_gemm", "TinyGemmBf16GemmRunner"): attempt_bf16_tinygemm,
     ("fp4_gemm", "CutlassFp4GemmRunner"): lambda spec: _blockscaled_attempt(spec, "fp4_gemm", "CutlassFp4GemmRunner"),
     ("mxfp8_gemm", "CutlassMxfp8GemmRunner"): lambda spec: _blockscaled_attempt(spec, "mxfp8_gemm", "CutlassMxfp8GemmRunner"),
-    ("trtllm::fused_moe::gemm1", "MoERunner"): attempt_fused_moe,
-    ("trtllm::fused_moe::gemm2", "MoERunner"): attempt_fused_moe,
+    **{(op, MOE_RUNNER): attempt_fused_moe for op in FUSED_MOE_OPS},
 }
 
 
