@@ -187,10 +187,15 @@ def retry(opts: RetryOptions, *, progress: Optional[TextIO] = sys.stderr, env: O
     if opts.no_run:
         notes.append(f"--no-run: {len(targets)} target(s) selected, none attempted; exports use the ledger as it is")
     elif targets:
+        # the device is looked for before anything is built (a CUTLASS build takes minutes); an
+        # engine passed in (tests' CPU engines) brings its own children and needs none
+        device_problem = None if engine is not None else _device_problem()
         engine = engine or _make_engine(opts, progress)
-        reason = engine.unavailable_reason()
-        if reason:
-            raise TunerError(reason)
+        reasons = [r for r in (device_problem, engine.unavailable_reason()) if r]
+        if reasons:
+            raise TunerError(f"retry cannot run here: {'; and '.join(reasons)}. {len(targets)} target(s), nothing built or "
+                             "attempted (--reproducer DIR --no-run writes reproducer folders; --no-run writes exports: "
+                             "neither needs a GPU)")
         if progress is not None:
             progress.write(f"tiletune retry: {len(targets)} target(s), engine {engine.name}, ledger {opts.ledger}\n")
         run = run_retry(targets, engine, opts.ledger, timeout_s=opts.timeout_s, jobs=opts.jobs, resume=opts.resume, progress=progress, env=env)
@@ -200,6 +205,13 @@ def retry(opts: RetryOptions, *, progress: Optional[TextIO] = sys.stderr, env: O
     fatal = any(p.fatal for p in problems)
     text = render(run, notes, as_json=opts.as_json)
     return RetryOutcome(run=run, problems=problems, notes=notes, text=text, exit_code=2 if fatal else 0)
+
+
+def _device_problem() -> Optional[str]:
+    from tiletune.tuner.device import cuda_device_problem
+
+    problem = cuda_device_problem()
+    return None if problem is None else f"no usable CUDA device ({problem})"
 
 
 def _refuse_outputs_over_inputs(opts: RetryOptions, read: Sequence[Path]) -> None:
