@@ -1,17 +1,31 @@
 // SM90 (Hopper: H100, H200) dense GEMM reproducer, bf16 or fp8 (e4m3) inputs, bf16 output.
 //
-//   D[M,N] (bf16) = A[M,K] * B[N,K]^T      TN layout (both K-major, what fp8 WGMMA needs), C = void,
-//   fp32 accumulation, TMA warp-specialised mainloop built by CUTLASS's collective builders.
+//   D[M,N] (bf16, row-major) = A[M,K] * B[N,K]^T    TN layout (both K-major, what fp8 WGMMA needs),
+//   C = void, fp32 accumulation, TMA warp-specialised mainloop built by CUTLASS's collective builders.
 // Configuration (each has a working default, so this file compiles as written):
 //   -DTT_DTYPE=0           0: bf16 x bf16, 1: fp8 e4m3 x e4m3
-//   -DTT_TILE_M=128 -DTT_TILE_N=128 -DTT_TILE_K=64    CTA tile in elements
+//   -DTT_TILE_M=128 -DTT_TILE_N=128 -DTT_TILE_K=64    CTA tile in elements (of the KERNEL's M and N)
 //   -DTT_CLUSTER_M=1 -DTT_CLUSTER_N=1                  thread-block cluster
 //   -DTT_STAGES=0          0: StageCountAutoCarveout (CUTLASS picks); N>0: StageCount<N> (may overflow smem)
 //   -DTT_SCHEDULE=0        0: cooperative (tile M >= 128), 1: ping-pong
+//   -DTT_FAST_ACCUM=0      fp8 only. 1: the FP8FastAccum mainloop (no separate fp32 promotion of the
+//                          wgmma accumulators), what FlashInfer's SM90 fp8 CUTLASS GEMMs use
+//                          (group_gemm_sm90.cuh, the TRT-LLM MoE launcher); 0: the plain mainloop
+//   -DTT_STREAM_K=0        1: StreamKScheduler (cooperative only); 0: the persistent data-parallel scheduler
+//   -DTT_SWAP_AB=0         1: the kernel computes D^T = B * A^T (its M runs over the problem's N, its
+//                          operands are swapped and D is written column-major, as FlashInfer's swap-AB
+//                          tactics do), so small-M problems fill the tile's M with N
+//   -DTT_EPILOGUE=0        0: TMA warp-specialised epilogue (smem staging), 1: NoSmemWarpSpecialized
+//                          (FlashInfer's SM90 grouped GEMM uses the ptr-array form of it)
 //   -DTILETUNE_QUERY_ONLY  build only the kernel TYPE: prints SharedStorageSize and stages, no GPU needed.
+// Inputs are generated on the GPU from a hash of (seed, operand, index); the check recomputes the
+// same values on the host, so a run needs no host copy of A or B (fast for campaigns of big shapes).
+// The run itself is tt::run_dense (tt_common.hpp), shared with sm100_gemm.cu.
 // Build (run):
 //   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr \
 //        -I$CUTLASS/include -I$CUTLASS/tools/util/include -Ikernels kernels/sm90_gemm.cu -o g && ./g --m=4096 --n=4096 --k=4096
+//   Several problems and both L2 states in one process (one JSON line each):
+//   ./g --problems=1x10240x8192,4096x10240x8192 --l2=both
 #include <cstdio>
 #include <vector>
 
@@ -49,6 +63,20 @@
 #ifndef TT_SCHEDULE
 #define TT_SCHEDULE 0
 #endif
+#ifndef TT_FAST_ACCUM
+#define TT_FAST_ACCUM 0
+#endif
+#ifndef TT_STREAM_K
+#define TT_STREAM_K 0
+#endif
+#ifndef TT_SWAP_AB
+#define TT_SWAP_AB 0
+#endif
+#ifndef TT_EPILOGUE
+#define TT_EPILOGUE 0
+#endif
+static_assert(!(TT_STREAM_K && TT_SCHEDULE == 1), "stream-K needs the cooperative schedule (CUTLASS has no ping-pong stream-K)");
+static_assert(!(TT_FAST_ACCUM && TT_DTYPE == 0), "FP8FastAccum is an fp8 mainloop");
 
 using namespace cute;
 
@@ -58,16 +86,24 @@ using ElementD = cutlass::bfloat16_t;
 using ElementC = void;
 constexpr int kAlignAB = 128 / cutlass::sizeof_bits<ElementAB>::value;  // 16 bytes for TMA
 constexpr int kAlignD = 128 / cutlass::sizeof_bits<ElementD>::value;
+// The kernel's operands: A' is M' x K and B' is N' x K (both K-major). Unswapped A' = A, B' = B and
+// D is row-major M x N; swapped A' = B (the weights), B' = A and the kernel writes its M' x N' = N x M
+// result column-major, which is the same memory as row-major M x N.
 using LayoutA = cutlass::layout::RowMajor;
 using LayoutB = cutlass::layout::ColumnMajor;
-using LayoutD = cutlass::layout::RowMajor;
+using LayoutD = cute::conditional_t<TT_SWAP_AB, cutlass::layout::ColumnMajor, cutlass::layout::RowMajor>;
 
 using Tile = Shape<Int<TT_TILE_M>, Int<TT_TILE_N>, Int<TT_TILE_K>>;
 using Cluster = Shape<Int<TT_CLUSTER_M>, Int<TT_CLUSTER_N>, _1>;
-using MainloopSchedule = cute::conditional_t<TT_SCHEDULE == 1, cutlass::gemm::KernelTmaWarpSpecializedPingpong,
-                                             cutlass::gemm::KernelTmaWarpSpecializedCooperative>;
-using EpilogueSchedule = cute::conditional_t<TT_SCHEDULE == 1, cutlass::epilogue::TmaWarpSpecialized,
-                                             cutlass::epilogue::TmaWarpSpecializedCooperative>;
+using CoopSchedule = cute::conditional_t<TT_FAST_ACCUM, cutlass::gemm::KernelTmaWarpSpecializedCooperativeFP8FastAccum,
+                                         cutlass::gemm::KernelTmaWarpSpecializedCooperative>;
+using PingpongSchedule = cute::conditional_t<TT_FAST_ACCUM, cutlass::gemm::KernelTmaWarpSpecializedPingpongFP8FastAccum,
+                                             cutlass::gemm::KernelTmaWarpSpecializedPingpong>;
+using MainloopSchedule = cute::conditional_t<TT_SCHEDULE == 1, PingpongSchedule, CoopSchedule>;
+using EpilogueSchedule = cute::conditional_t<
+    TT_EPILOGUE == 1, cutlass::epilogue::NoSmemWarpSpecialized,
+    cute::conditional_t<TT_SCHEDULE == 1, cutlass::epilogue::TmaWarpSpecialized,
+                        cutlass::epilogue::TmaWarpSpecializedCooperative>>;
 
 using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
     cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Tile, Cluster, cutlass::epilogue::collective::EpilogueTileAuto,
@@ -81,7 +117,8 @@ using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
     cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, ElementAB, LayoutA, kAlignAB, ElementAB, LayoutB, kAlignAB,
     float, Tile, Cluster, StagePolicy, MainloopSchedule>::CollectiveOp;
 
-using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, Mainloop, Epilogue>;
+using Scheduler = cute::conditional_t<TT_STREAM_K, cutlass::gemm::StreamKScheduler, cutlass::gemm::PersistentScheduler>;
+using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, Mainloop, Epilogue, Scheduler>;
 using Gemm = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
 }  // namespace cfg
 
@@ -91,6 +128,10 @@ static tt::Result describe(bool query) {
   r.arch = "sm90a";
   r.dtype = TT_DTYPE == 1 ? "fp8_e4m3" : "bf16";
   r.schedule = TT_SCHEDULE == 1 ? "pingpong" : "cooperative";
+  r.mainloop = TT_FAST_ACCUM ? "fp8_fast_accum" : "default";
+  r.epilogue = TT_EPILOGUE == 1 ? "no_smem" : "tma";
+  r.tile_scheduler = TT_STREAM_K ? "stream_k" : "persistent";
+  r.swap_ab = TT_SWAP_AB != 0;
   r.mode = query ? "query" : "run";
   r.tile[0] = TT_TILE_M; r.tile[1] = TT_TILE_N; r.tile[2] = TT_TILE_K;
   r.cluster[0] = TT_CLUSTER_M; r.cluster[1] = TT_CLUSTER_N; r.cluster[2] = 1;
@@ -109,68 +150,29 @@ static tt::Result describe(bool query) {
 #ifdef TILETUNE_QUERY_ONLY
 int main(int argc, char** argv) {
   tt::Options o = tt::parse(argc, argv);
-  (void)o;
-  describe(true).print();
+  tt::Result r = describe(true);
+  tt::query_problem(r, o);
+  r.print();
   return 0;
 }
 #else
 
 int main(int argc, char** argv) {
   tt::Options o = tt::parse(argc, argv);
-  tt::Result r = describe(o.query);
   if (o.query) {
+    tt::Result r = describe(true);
+    tt::query_problem(r, o);
     r.print();
     return 0;
   }
-  tt::fill_device(r);
-  if (!tt::kernel_image_ok(r, reinterpret_cast<const void*>(cutlass::device_kernel<cfg::Kernel>))) {
-    r.print();
-    return 1;
-  }
-  const int M = static_cast<int>(o.m), N = static_cast<int>(o.n), K = static_cast<int>(o.k);
-  r.m = M; r.n = N; r.k = K;
-
-  // Inputs: values exactly representable in the input dtype (small integers times 1/4 for fp8,
-  // uniform [-1, 1) rounded to bf16), so the float64 reference sees exactly what the GPU sees.
-  tt::Rng rng(o.seed);
-  std::vector<cfg::ElementAB> hA(size_t(M) * K), hB(size_t(N) * K);
-  for (auto& v : hA) v = cfg::ElementAB(TT_DTYPE == 1 ? float(int(rng.next() % 17) - 8) * 0.25f : rng.uniform(-1.f, 1.f));
-  for (auto& v : hB) v = cfg::ElementAB(TT_DTYPE == 1 ? float(int(rng.next() % 17) - 8) * 0.25f : rng.uniform(-1.f, 1.f));
-
-  auto* dA = tt::to_device<cfg::ElementAB>(r, hA.data(), hA.size() * sizeof(cfg::ElementAB));
-  auto* dB = tt::to_device<cfg::ElementAB>(r, hB.data(), hB.size() * sizeof(cfg::ElementAB));
-  auto* dD = tt::to_device<cfg::ElementD>(r, nullptr, size_t(M) * N * sizeof(cfg::ElementD));
-  if (!dA || !dB || !dD) { r.print(); return 1; }
-  cudaMemset(dD, 0xFF, size_t(M) * N * sizeof(cfg::ElementD));  // 0xFFFF is a bf16 NaN: poison
-
-  auto stride_A = cutlass::make_cute_packed_stride(typename cfg::Kernel::StrideA{}, {M, K, 1});
-  auto stride_B = cutlass::make_cute_packed_stride(typename cfg::Kernel::StrideB{}, {N, K, 1});
-  auto stride_D = cutlass::make_cute_packed_stride(typename cfg::Kernel::StrideD{}, {M, N, 1});
-
-  typename cfg::Gemm::Arguments args;
-  args.mode = cutlass::gemm::GemmUniversalMode::kGemm;
-  args.problem_shape = cute::make_shape(M, N, K, 1);
-  args.mainloop.ptr_A = dA;
-  args.mainloop.dA = stride_A;
-  args.mainloop.ptr_B = dB;
-  args.mainloop.dB = stride_B;
-  args.epilogue.thread.alpha = 1.0f;
-  args.epilogue.thread.beta = 0.0f;
-  args.epilogue.ptr_C = nullptr;
-  args.epilogue.dC = stride_D;
-  args.epilogue.ptr_D = dD;
-  args.epilogue.dD = stride_D;
-  args.hw_info.device_id = 0;
-  args.hw_info.sm_count = r.sm_count;
-
-  auto ref = [&](long long i, long long j) {
-    double acc = 0;
-    for (long long kk = 0; kk < K; ++kk) acc += double(float(hA[i * K + kk])) * double(float(hB[j * K + kk]));
-    return acc;
+  int rc = 0;
+  auto set_epilogue = [](typename cfg::Gemm::Arguments& args) {
+    args.epilogue.thread.alpha = 1.0f;
+    args.epilogue.thread.beta = 0.0f;
   };
-  auto check = [&](tt::Result& res) { return tt::check_dense(res, dD, M, N, ref, o.seed); };
-  cfg::Gemm gemm;
-  tt::Widths bits{cutlass::sizeof_bits<cfg::ElementAB>::value, cutlass::sizeof_bits<cfg::ElementD>::value};
-  return tt::run_gemm(r, gemm, args, bits, 2.0 * M * N * double(K), check, o);
+  for (const tt::Shape& p : o.shapes())
+    rc = std::max(rc, tt::run_dense<cfg::Gemm, cfg::ElementAB, cfg::ElementD>(describe(false), o, p, TT_SWAP_AB != 0,
+                                                                               set_epilogue));
+  return rc;
 }
 #endif

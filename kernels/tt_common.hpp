@@ -72,6 +72,10 @@ struct Result {
   std::string arch;          // the arch the kernel was compiled for, e.g. "sm90a"
   std::string dtype;         // "bf16", "fp8_e4m3", "nvfp4"
   std::string schedule;      // "cooperative" / "pingpong"
+  std::string mainloop;      // mainloop variant: "default", "fp8_fast_accum", "blockscaled"
+  std::string epilogue;      // epilogue schedule: "tma", "no_smem", "auto"
+  std::string tile_scheduler = "persistent";  // "persistent" (data-parallel) or "stream_k"
+  bool swap_ab = false;      // the kernel computes D^T = B * A^T (its M runs over the problem's N)
   std::string mode;          // "query" or "run"
   int tile[3] = {0, 0, 0};
   int cluster[3] = {1, 1, 1};
@@ -83,6 +87,9 @@ struct Result {
   bool grouped = false;
   int groups = 1;
   long long m = 0, n = 0, k = 0;
+  long long kernel_m = 0, kernel_n = 0;  // the kernel's own M and N (swapped under swap-AB)
+  std::string l2;            // "warm" (same buffers every run) or "cold" (L2 flushed before each run)
+  long long flush_bytes = 0; // bytes written to flush L2 before each cold run
   Step can_implement, initialize, run;
   double time_ms = NAN;      // median of timed runs
   std::vector<double> times_ms;
@@ -113,6 +120,10 @@ struct Result {
     add("dtype", json_str(dtype));
     add("schedule", json_str(schedule));
     add("mode", json_str(mode));
+    add("mainloop", opt_str(mainloop));
+    add("epilogue", opt_str(epilogue));
+    add("tile_scheduler", json_str(tile_scheduler));
+    add("swap_ab", swap_ab ? "true" : "false");
     add("tile", triple(tile));
     add("cluster", triple(cluster));
     add("stages", stages > 0 ? std::to_string(stages) : "null");
@@ -125,6 +136,11 @@ struct Result {
     add("problem", m > 0 ? "{\"m\": " + std::to_string(m) + ", \"n\": " + std::to_string(n) +
                                ", \"k\": " + std::to_string(k) + "}"
                          : "null");
+    add("kernel_problem", kernel_m > 0 ? "{\"m\": " + std::to_string(kernel_m) + ", \"n\": " + std::to_string(kernel_n) +
+                                           ", \"k\": " + std::to_string(k) + "}"
+                                     : "null");
+    add("l2", opt_str(l2));
+    add("flush_bytes", flush_bytes > 0 ? std::to_string(flush_bytes) : "null");
     add("can_implement", can_implement.json());
     add("initialize", initialize.json());
     add("run", run.json());
@@ -152,13 +168,41 @@ struct Result {
 
 // ---------------------------------------------------------------- command line
 
+struct Shape {
+  long long m, n, k;
+};
+
 struct Options {
   bool query = false;  // print the compile-time facts only; touch no GPU
   long long m = 4096, n = 4096, k = 4096;
+  std::vector<Shape> problems;  // --problems=MxNxK,...: several problems in one process (sm90_gemm)
+  std::vector<std::string> l2_states{"warm"};  // --l2=warm|cold|both
   int groups = 4;      // grouped kernels: number of equal-sized groups
   int warmup = 10, iters = 50;
+  int samples = 1024;  // outputs checked against the float64 reference (tt::run_dense)
   unsigned seed = 2024;
+  // The problems to run: --problems when given, else --m/--n/--k.
+  std::vector<Shape> shapes() const { return problems.empty() ? std::vector<Shape>{{m, n, k}} : problems; }
 };
+
+inline bool parse_shapes(const char* text, std::vector<Shape>& out) {
+  std::string t = text;
+  size_t pos = 0;
+  while (pos <= t.size()) {
+    size_t end = t.find(',', pos);
+    std::string item = t.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+    long long a = 0, b = 0, c = 0;
+    char x1 = 0, x2 = 0;
+    int used = 0;
+    if (std::sscanf(item.c_str(), "%lld%c%lld%c%lld%n", &a, &x1, &b, &x2, &c, &used) != 5 || x1 != 'x' || x2 != 'x' ||
+        used != static_cast<int>(item.size()) || a < 1 || b < 1 || c < 1)
+      return false;
+    out.push_back({a, b, c});
+    if (end == std::string::npos) break;
+    pos = end + 1;
+  }
+  return !out.empty();
+}
 
 inline Options parse(int argc, char** argv) {
   Options o;
@@ -174,17 +218,41 @@ inline Options parse(int argc, char** argv) {
     else if ((v = val("--m"))) o.m = std::atoll(v);
     else if ((v = val("--n"))) o.n = std::atoll(v);
     else if ((v = val("--k"))) o.k = std::atoll(v);
+    else if ((v = val("--problems"))) {
+      if (!parse_shapes(v, o.problems)) {
+        std::fprintf(stderr, "--problems=%s: expected MxNxK[,MxNxK...] with every size >= 1\n", v);
+        std::exit(2);
+      }
+    } else if ((v = val("--l2"))) {
+      std::string w = v;
+      if (w == "both") o.l2_states = {"warm", "cold"};
+      else if (w == "warm" || w == "cold") o.l2_states = {w};
+      else {
+        std::fprintf(stderr, "--l2=%s: expected warm, cold or both\n", v);
+        std::exit(2);
+      }
+    }
     else if ((v = val("--groups"))) o.groups = std::atoi(v);
     else if ((v = val("--warmup"))) o.warmup = std::atoi(v);
     else if ((v = val("--iters"))) o.iters = std::atoi(v);
+    else if ((v = val("--samples"))) o.samples = std::max(1, std::atoi(v));
     else if ((v = val("--seed"))) o.seed = static_cast<unsigned>(std::atoll(v));
     else {
-      std::fprintf(stderr, "unknown argument %s (use --query, --m=, --n=, --k=, --groups=, --warmup=, --iters=, --seed=)\n",
+      std::fprintf(stderr, "unknown argument %s (use --query, --m=, --n=, --k=, --problems=, --l2=, --samples=, --groups=, --warmup=, --iters=, --seed=)\n",
                    argv[i]);
       std::exit(2);
     }
   }
   return o;
+}
+
+// Query mode: the problem given on the command line and the kernel's own problem (swapped under
+// swap-AB), without touching a GPU; a reproducer's --query shows how the kernel will see the problem.
+inline void query_problem(Result& r, const Options& o) {
+  const Shape p = o.shapes().front();
+  r.m = p.m; r.n = p.n; r.k = p.k;
+  r.kernel_m = r.swap_ab ? p.n : p.m;
+  r.kernel_n = r.swap_ab ? p.m : p.n;
 }
 
 // Small deterministic generator (so a reproducer's inputs are the same on every machine).
@@ -281,6 +349,47 @@ inline std::string tma_alignment_note(long long M, long long N, long long K, int
   return note;
 }
 
+// ---------------------------------------------------------------- inputs hashed on the device
+
+// A value that is a small multiple of 1/4 in [-2, 2] (exact in bf16 and e4m3) for element `idx` of
+// operand `which`: the GPU fills operands with it, the host reference recomputes it.
+__host__ __device__ inline float hashed_value(uint32_t seed, uint32_t which, uint64_t idx) {
+  uint64_t x = idx * 0x9E3779B97F4A7C15ull + (uint64_t(seed) << 32) + which * 0xD1B54A32D192ED03ull;
+  x ^= x >> 33; x *= 0xff51afd7ed558ccdull; x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ull; x ^= x >> 33;
+  return float(int(x % 17) - 8) * 0.25f;
+}
+
+template <class T>
+__global__ void fill_hashed_kernel(T* p, size_t n, uint32_t seed, uint32_t which) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+    p[i] = T(hashed_value(seed, which, i));
+}
+
+template <class T>
+void fill_hashed(T* p, size_t n, uint32_t seed, uint32_t which) {
+  fill_hashed_kernel<<<1024, 256>>>(p, n, seed, which);
+}
+
+template <class T>
+__global__ void count_nonfinite_kernel(const T* p, size_t n, unsigned long long* out) {
+  unsigned long long bad = 0;
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+    bad += isfinite(float(p[i])) ? 0 : 1;
+  if (bad) atomicAdd(out, bad);
+}
+
+// Keeps the GPU busy for `ns` nanoseconds (one thread reading the global timer). Enqueued before the
+// first event of a timed run, it lets the host enqueue the GEMM's launch and the second event while
+// the GPU is still busy, so the interval between the events holds the kernel alone, not the host's
+// launch latency (which would otherwise dominate kernels of a few microseconds).
+__global__ void hold_gpu_kernel(long long ns) {
+  long long start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < ns);
+}
+
 // Records the first CUDA error (name + text) and returns true if there was one.
 inline bool cuda_failed(Result& r, cudaError_t e, const char* what) {
   if (e == cudaSuccess) return false;
@@ -290,18 +399,30 @@ inline bool cuda_failed(Result& r, cudaError_t e, const char* what) {
 }
 
 // Times `launch` with CUDA events: `warmup` untimed runs, then `iters` runs timed one by one.
-// Returns false (and fills r.error) if a launch or the device reported an error.
-template <class F>
-inline bool time_launches(Result& r, const F& launch, int warmup, int iters) {
-  for (int i = 0; i < warmup; ++i)
-    if (!launch()) return false;
+// Cold L2 (`flush` non-null): before every run, outside the timed interval, `flush_bytes` are
+// written to a scratch buffer four times the L2's size, so the kernel finds none of its operands
+// there. Each timed run starts behind a 50 us hold of the GPU (hold_gpu_kernel), so the events time
+// the kernel, not the host's launch latency. Returns false (and fills r.error) if a launch or the device reported an error.
+// `prepare(r)` runs before every launch, outside the timed interval (the CUTLASS re-initialize).
+template <class F, class P>
+inline bool time_launches(Result& r, const F& launch, const P& prepare, int warmup, int iters,
+                          void* flush = nullptr, size_t flush_bytes = 0) {
+  r.times_ms.clear();
+  auto evict = [&]() { if (flush) cudaMemsetAsync(flush, r.times_ms.size() & 0xFF, flush_bytes); };
+  for (int i = 0; i < warmup; ++i) {
+    evict();
+    if (!prepare(r) || !launch(r)) return false;
+  }
   if (cuda_failed(r, cudaDeviceSynchronize(), "warm-up")) return false;
   cudaEvent_t a, b;
   cudaEventCreate(&a);
   cudaEventCreate(&b);
   for (int i = 0; i < iters; ++i) {
+    evict();
+    if (!prepare(r)) return false;
+    hold_gpu_kernel<<<1, 1>>>(50000);  // 50 us: the launch below is enqueued before the GPU gets to `a`
     cudaEventRecord(a);
-    if (!launch()) return false;
+    if (!launch(r)) return false;
     cudaEventRecord(b);
     if (cuda_failed(r, cudaEventSynchronize(b), "timed run")) return false;
     float ms = 0;
@@ -353,6 +474,34 @@ bool check_dense(Result& r, const ElementD* dD, long long M, long long N, const 
   return true;
 }
 
+// The same check without a host copy of D: NaN/Inf counted on the device, and only the sampled
+// outputs read back (for big campaign shapes, where D is hundreds of MB).
+template <class ElementD, class RefFn>
+bool check_sampled(Result& r, const ElementD* dD, long long M, long long N, const RefFn& ref, unsigned seed,
+                   int samples = 1024) {
+  unsigned long long* d_bad = nullptr;
+  if (cuda_failed(r, cudaMalloc(&d_bad, sizeof(unsigned long long)), "cudaMalloc")) return false;
+  cudaMemset(d_bad, 0, sizeof(unsigned long long));
+  count_nonfinite_kernel<<<1024, 256>>>(dD, size_t(M) * N, d_bad);
+  unsigned long long bad = 0;
+  bool failed = cuda_failed(r, cudaMemcpy(&bad, d_bad, sizeof bad, cudaMemcpyDeviceToHost), "count non-finite D");
+  cudaFree(d_bad);
+  if (failed) return false;
+  r.nonfinite = static_cast<long long>(bad);
+  Rng rng(seed ^ 0xC0FFEEu);
+  double num = 0, den = 0;
+  for (int s = 0; s < samples; ++s) {
+    long long i = rng.next() % M, j = rng.next() % N;
+    ElementD v;
+    if (cuda_failed(r, cudaMemcpy(&v, dD + (i * N + j), sizeof v, cudaMemcpyDeviceToHost), "cudaMemcpy(D)")) return false;
+    double want = ref(i, j), got = float(v);
+    num += (got - want) * (got - want);
+    den += want * want;
+  }
+  r.rel_error = bad > 0 ? INFINITY : den > 0 ? std::sqrt(num / den) : (num > 0 ? INFINITY : 0.0);
+  return true;
+}
+
 // Element widths in bits, for saying why can_implement() refused (tma_alignment_note).
 struct Widths {
   int ab;  // A and B
@@ -390,17 +539,27 @@ int run_gemm(Result& r, Gemm& gemm, const typename Gemm::Arguments& args, Widths
     r.print();
     return 1;
   }
-  auto launch = [&]() {
+  auto launch = [&](Result& res) {
     cutlass::Status s = gemm.run();
     if (s != cutlass::Status::kSuccess) {
-      r.run = {true, false, cutlassGetStatusString(s)};
-      cuda_failed(r, cudaGetLastError(), "run");
-      if (r.error.empty()) r.error = std::string("run: ") + cutlassGetStatusString(s);
+      res.run = {true, false, cutlassGetStatusString(s)};
+      cuda_failed(res, cudaGetLastError(), "run");
+      if (res.error.empty()) res.error = std::string("run: ") + cutlassGetStatusString(s);
       return false;
     }
     return true;
   };
-  if (!launch() || cuda_failed(r, cudaDeviceSynchronize(), "first run")) {
+  // Every timed launch is re-initialized first, as FlashInfer's runners call initialize() before
+  // each run(): a stream-K kernel's workspace (its fix-up flags) must be zeroed before every
+  // launch, or a launch after the first can wait forever on flags the last one left set (seen on
+  // the H200: the stream-K builds hung from the first problem with more tiles than SMs).
+  auto prepare = [&](Result& res) {
+    cutlass::Status s = gemm.initialize(args, ws);
+    if (s == cutlass::Status::kSuccess) return true;
+    res.error = std::string("re-initialize before a timed run: ") + cutlassGetStatusString(s);
+    return false;
+  };
+  if (!launch(r) || cuda_failed(r, cudaDeviceSynchronize(), "first run")) {
     if (!r.run.reached) r.run = {true, false, "Error"};
     r.print();
     return 1;
@@ -410,11 +569,102 @@ int run_gemm(Result& r, Gemm& gemm, const typename Gemm::Arguments& args, Widths
     r.print();
     return 1;
   }
-  if (time_launches(r, launch, o.warmup, o.iters)) r.tflops = flops / (r.time_ms * 1e-3) / 1e12;
-  if (r.error.empty() && !(r.rel_error <= r.error_bound))
-    r.error = "wrong results: rel_error " + json_num(r.rel_error) + " above bound " + json_num(r.error_bound);
-  r.print();
-  return r.error.empty() ? 0 : 1;
+  // One timed pass (and one JSON line) per L2 state asked for; cold passes flush 4x the L2 first.
+  int rc = 0;
+  for (const std::string& state : o.l2_states) {
+    Result out = r;
+    out.l2 = state;
+    void* flush = nullptr;
+    size_t flush_bytes = 0;
+    if (state == "cold") {
+      int l2 = 0;
+      cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0);
+      flush_bytes = size_t(std::max(l2, 1 << 20)) * 4;
+      if (cuda_failed(out, cudaMalloc(&flush, flush_bytes), "cudaMalloc(L2 flush buffer)")) {
+        out.print();
+        rc = 1;
+        continue;
+      }
+      out.flush_bytes = static_cast<long long>(flush_bytes);
+    }
+    if (time_launches(out, launch, prepare, o.warmup, o.iters, flush, flush_bytes))
+      out.tflops = flops / (out.time_ms * 1e-3) / 1e12;
+    if (flush) cudaFree(flush);
+    if (out.error.empty() && !(out.rel_error <= out.error_bound))
+      out.error = "wrong results: rel_error " + json_num(out.rel_error) + " above bound " + json_num(out.error_bound);
+    out.print();
+    if (!out.error.empty()) rc = 1;
+  }
+  return rc;
+}
+
+// ---------------------------------------------------------------- dense runs (sm90_gemm, sm100_gemm)
+
+// One dense problem D[M,N] (row-major) = A[M,K] * B[N,K]^T through a built CUTLASS GEMM: inputs
+// hashed on the GPU, the kernel's own problem swapped under swap-AB (its M is the problem's N, its
+// A the problem's B, and it writes D column-major: the same memory), the CUTLASS steps, the check
+// against the float64 reference recomputed from the same hashes, one JSON line per L2 state.
+// `set_epilogue(args)` fills the epilogue's fusion arguments (D = 1 * accumulator).
+template <class Gemm, class ElementAB, class ElementD, class SetEpilogue>
+int run_dense(Result r, const Options& o, const Shape& p, bool swap_ab, const SetEpilogue& set_epilogue) {
+  using GemmKernel = typename Gemm::GemmKernel;
+  fill_device(r);
+  if (!kernel_image_ok(r, reinterpret_cast<const void*>(cutlass::device_kernel<GemmKernel>))) {
+    r.print();
+    return 1;
+  }
+  const int M = static_cast<int>(p.m), N = static_cast<int>(p.n), K = static_cast<int>(p.k);
+  r.m = M; r.n = N; r.k = K;
+  const int KM = swap_ab ? N : M, KN = swap_ab ? M : N;
+  r.kernel_m = KM; r.kernel_n = KN;
+
+  // Values: small multiples of 1/4 (exact in bf16 and e4m3; every fp32 partial sum is exact for
+  // K < 2^17), so the float64 reference sees exactly what the GPU sees.
+  constexpr uint32_t kSeedA = 1, kSeedB = 2;
+  auto* dA = to_device<ElementAB>(r, nullptr, size_t(M) * K * sizeof(ElementAB));
+  auto* dB = to_device<ElementAB>(r, nullptr, size_t(N) * K * sizeof(ElementAB));
+  auto* dD = to_device<ElementD>(r, nullptr, size_t(M) * N * sizeof(ElementD));
+  if (!dA || !dB || !dD) { r.print(); return 1; }
+  fill_hashed(dA, size_t(M) * K, o.seed, kSeedA);
+  fill_hashed(dB, size_t(N) * K, o.seed, kSeedB);
+  cudaMemset(dD, 0xFF, size_t(M) * N * sizeof(ElementD));  // 0xFFFF is a bf16 NaN: poison
+  if (cuda_failed(r, cudaDeviceSynchronize(), "input fill")) { r.print(); return 1; }
+
+  auto stride_A = cutlass::make_cute_packed_stride(typename GemmKernel::StrideA{}, {KM, K, 1});
+  auto stride_B = cutlass::make_cute_packed_stride(typename GemmKernel::StrideB{}, {KN, K, 1});
+  auto stride_D = cutlass::make_cute_packed_stride(typename GemmKernel::StrideD{}, {KM, KN, 1});
+  auto stride_C = cutlass::make_cute_packed_stride(typename GemmKernel::StrideC{}, {KM, KN, 1});
+
+  typename Gemm::Arguments args;
+  args.mode = cutlass::gemm::GemmUniversalMode::kGemm;
+  args.problem_shape = cute::make_shape(KM, KN, K, 1);
+  args.mainloop.ptr_A = swap_ab ? dB : dA;
+  args.mainloop.dA = stride_A;
+  args.mainloop.ptr_B = swap_ab ? dA : dB;
+  args.mainloop.dB = stride_B;
+  set_epilogue(args);
+  args.epilogue.ptr_C = nullptr;
+  args.epilogue.dC = stride_C;
+  args.epilogue.ptr_D = dD;
+  args.epilogue.dD = stride_D;
+  args.hw_info.device_id = 0;
+  args.hw_info.sm_count = r.sm_count;
+
+  auto ref = [&](long long i, long long j) {
+    double acc = 0;
+    for (long long kk = 0; kk < K; ++kk)
+      acc += double(float(ElementAB(hashed_value(o.seed, kSeedA, uint64_t(i) * K + kk)))) *
+             double(float(ElementAB(hashed_value(o.seed, kSeedB, uint64_t(j) * K + kk))));
+    return acc;
+  };
+  auto check = [&](Result& res) { return check_sampled(res, dD, M, N, ref, o.seed, o.samples); };
+  Gemm gemm;
+  Widths bits{cutlass::sizeof_bits<ElementAB>::value, cutlass::sizeof_bits<ElementD>::value};
+  int rc = run_gemm(r, gemm, args, bits, 2.0 * M * N * double(K), check, o);
+  cudaFree(dA);
+  cudaFree(dB);
+  cudaFree(dD);
+  return rc;
 }
 #endif
 

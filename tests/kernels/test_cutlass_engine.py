@@ -26,16 +26,16 @@ def test_sm90_build_carries_tile_cluster_stages_schedule():
 
 def test_sm120_build_and_its_limits():
     kb = ce.kernel_build(TileConfig(tile=(128, 128, 256)), "sm121", "nvfp4", grouped=True, query=True)
-    assert kb.source == "nvfp4_gemm.cu" and kb.arch == "sm_120a" and kb.query
+    assert kb.source == "blockscaled_gemm.cu" and kb.arch == "sm_120a" and kb.query
     assert dict(kb.defines)["TT_ARCH"] == 120
     assert dict(kb.defines)["TT_GROUPED"] == 1 and dict(kb.defines)["TT_STAGES"] == 0
     with pytest.raises(TunerError, match="no thread-block clusters"):
         ce.kernel_build(TileConfig(tile=(128, 128, 256), cluster=(2, 1, 1)), "sm120", "nvfp4")
-    with pytest.raises(TunerError, match="NVFP4 only"):
+    with pytest.raises(TunerError, match="block-scaled NVFP4 or MXFP8"):
         ce.kernel_build(TileConfig(tile=(128, 128, 128)), "sm120", "bf16")
     with pytest.raises(TunerError, match="bf16 or fp8"):
         ce.kernel_build(TileConfig(tile=(128, 128, 256)), "sm90", "nvfp4")
-    with pytest.raises(TunerError, match="sm90 .* sm100 and sm120/sm121"):
+    with pytest.raises(TunerError, match=r"sm90 \(bf16, fp8\), sm100 .* and sm120/sm121"):
         ce.kernel_build(TileConfig(tile=(128, 128, 256)), "sm103", "nvfp4")
     kb = ce.kernel_build(TileConfig(tile=(128, 256, 256), cluster=(2, 1, 1), mma_tile=(256, 256, 256)), "sm100", "nvfp4")
     assert kb.arch == "sm_100a"
@@ -74,7 +74,7 @@ def test_nvcc_command_is_exact(tmp_path, monkeypatch):
     assert "-DTILETUNE_QUERY_ONLY" in cmd and "-O1" in cmd
     assert {"-DTT_TILE_M=256", "-DTT_TILE_N=128", "-DTT_TILE_K=128", "-DTT_GROUPED=0"} <= set(cmd)
     assert f"-I{tmp_path / 'inc'}" in cmd and f"-I{tmp_path / 'util'}" in cmd
-    assert cmd[-3:] == [str(tmp_path / "k" / "nvfp4_gemm.cu"), "-o", str(tmp_path / "q")]
+    assert cmd[-3:] == [str(tmp_path / "k" / "blockscaled_gemm.cu"), "-o", str(tmp_path / "q")]
 
 
 # Real nvcc 13.0 output for the 256x128x256 SM120 NVFP4 query build (CUTLASS 4.5), trimmed.
@@ -83,7 +83,7 @@ NVCC_LOG = """\
 .cutlass/include/cutlass/gemm/collective/sm120_blockscaled_mma_tma.hpp(220): error: static assertion failed with "Specialization requires Stages set to value 2 or more."
     static_assert(Stages >= 2, "Specialization requires Stages set to value 2 or more.");
     ^
-1 error detected in the compilation of "kernels/nvfp4_gemm.cu".
+1 error detected in the compilation of "kernels/blockscaled_gemm.cu".
 """
 
 

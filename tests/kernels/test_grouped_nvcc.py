@@ -1,6 +1,6 @@
 """The grouped (ptr-array, MoE-style) NVFP4 reproducer, compiled with nvcc for sm_120a.
 
-Two builds of kernels/nvfp4_gemm.cu with TT_GROUPED=1 and the 128x128x256 tile, one after the
+Two builds of kernels/blockscaled_gemm.cu with TT_GROUPED=1 and the 128x128x256 tile, one after the
 other: the type-only --query build (about 20 s) and the full run build (device code; 73 s on an
 idle 2-core machine). Both must report the shared storage and stages that
 tests/kernels/data/query_grid.json recorded for the grouped tile. The run binary is then started:

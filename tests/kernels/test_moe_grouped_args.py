@@ -96,7 +96,7 @@ def test_dtype_narrows_an_ambiguous_sm120_moe_tactic_to_one_tile_and_the_nvfp4_k
     (t3,) = [t for t in told if t.op == ops[0] and t.tactic == 3 and t.problem.m == 1]
     assert tuple(t3.config.tile) == (128, 256, 128)
     kb = CutlassEngine().build_for(t3)
-    assert kb.source == "nvfp4_gemm.cu" and dict(kb.defines)["TT_GROUPED"] == 1
+    assert kb.source == "blockscaled_gemm.cu" and dict(kb.defines)["TT_GROUPED"] == 1
     # fp8 x mxfp4 has no reproducer in kernels/, but the narrowing itself works the same way
     fp8 = targets_from_entries(entries, all_statuses=True, ops=ops, moe_dtype="fp8")
     assert {t.problem.dtype_a for t in fp8} == {"fp8xmxfp4"}

@@ -131,5 +131,5 @@ def test_installed_cli_writes_reproducers_for_a_real_cache(installed, tmp_path):
               "--tactic", "0", "--reproducer", str(out)],
              cwd=tmp_path, env=dict(_clean_env(), **{ce.CUTLASS_DIR_ENV: str(found[0].include.parent)}))
     assert "--reproducer: wrote" in r.stdout, r.stdout
-    written = sorted(out.glob("*/nvfp4_gemm.cu"))
-    assert written and all(p.read_bytes() == (ROOT / "kernels" / "nvfp4_gemm.cu").read_bytes() for p in written)
+    written = sorted(out.glob("*/blockscaled_gemm.cu"))
+    assert written and all(p.read_bytes() == (ROOT / "kernels" / "blockscaled_gemm.cu").read_bytes() for p in written)

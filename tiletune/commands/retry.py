@@ -267,7 +267,7 @@ def _is_v1_cache(path: Path) -> bool:
 
 def write_reproducers(targets: Sequence[RetryTarget], out_dir: Path, *, top_k: Optional[int] = None) -> List[str]:
     """One CUTLASS reproducer folder per target with a decoded tile (tuner.cutlass_engine writes it)."""
-    from tiletune.tuner.cutlass_engine import write_reproducer
+    from tiletune.tuner.cutlass_engine import operand_dtype, write_reproducer
 
     notes = []
     for t in targets:
@@ -286,7 +286,7 @@ def write_reproducers(targets: Sequence[RetryTarget], out_dir: Path, *, top_k: O
                 problem = grouped_gemm_mnk(tokens=p.m_range[1] if p.m_range else p.m, top_k=p.top_k or top_k,
                                            experts=p.experts, n=p.n, k=p.k)
                 groups = p.experts
-            write_reproducer(t.config, t.arch, t.dtype or (p.dtype_a if p else "") or "", sub,
+            write_reproducer(t.config, t.arch, operand_dtype(t), sub,
                              problem=problem, grouped=bool(p and p.experts), groups=groups)
         except Exception as e:  # one config the writer cannot handle must not stop the others
             notes.append(f"--reproducer: {t.key}: {e}")

@@ -46,8 +46,8 @@ KERNELS_DIR_ENV = "TILETUNE_KERNELS_DIR"
 CUTLASS_DIR_ENV = "TILETUNE_CUTLASS_DIR"
 CACHE_DIR_ENV = "TILETUNE_CACHE_DIR"
 
-# dtype spellings users and caches write -> (canonical name, TT_DTYPE value for sm90_gemm)
-_SM90_DTYPES = {
+# dtype spellings users and caches write -> (canonical name, TT_DTYPE value of the dense bf16/fp8 kernels)
+_DENSE_DTYPES = {
     "bf16": ("bf16", 0),
     "bfloat16": ("bf16", 0),
     "torch.bfloat16": ("bf16", 0),
@@ -57,7 +57,13 @@ _SM90_DTYPES = {
     "float8_e4m3fn": ("fp8_e4m3", 1),
     "torch.float8_e4m3fn": ("fp8_e4m3", 1),
 }
-_NVFP4_DTYPES = {"nvfp4", "fp4", "e2m1", "float4_e2m1fn_x2"}
+# block-scaled spellings -> TT_FORMAT of blockscaled_gemm.cu (0 NVFP4, 1 MXFP8)
+_BLOCKSCALED_DTYPES = {"nvfp4": 0, "fp4": 0, "e2m1": 0, "float4_e2m1fn_x2": 0,
+                       "mxfp8": 1, "mx_float8": 1, "mxfp8_e4m3": 1}
+
+# A dense GEMM op's operands, whatever dtype its cache key records (the key's is the OUTPUT dtype:
+# an mxfp8_gemm key says 'bfloat16').
+OP_OPERAND_DTYPES = {"fp4_gemm": "nvfp4", "mxfp8_gemm": "mxfp8", "fp8_gemm": "fp8", "bf16_gemm": "bf16"}
 
 # The output of every reproducer is bf16 (the dtype the relative-error bound is chosen for).
 OUTPUT_DTYPE = "bfloat16"
@@ -97,6 +103,20 @@ class KernelBuild:
         return f"{self.kernel}[{self.arch}{',query' if self.query else ''},{d}]"
 
 
+def _schedule_code(sched: str, arch: str, fmt: Optional[int]) -> int:
+    """TT_SCHEDULE: 0 cooperative, 1 ping-pong, 2 KernelScheduleAuto (SM120 block-scaled only).
+
+    FlashInfer's SM120 MXFP8 runner leaves the schedule to CUTLASS (KernelScheduleAuto with
+    EpilogueScheduleAuto), so an SM120 MXFP8 config without a schedule gets 2, as FlashInfer builds it.
+    """
+    s = sched.lower()
+    if "pingpong" in s:
+        return 1
+    if "auto" in s or (not s and arch in ("sm120", "sm121") and fmt == 1):
+        return 2 if arch in ("sm120", "sm121") else 0
+    return 0
+
+
 def kernel_build(
     config: TileConfig,
     arch: str,
@@ -106,51 +126,96 @@ def kernel_build(
     stages: Optional[int] = None,
     query: bool = False,
     schedule: Optional[str] = None,
+    fast_accum: Optional[bool] = None,
 ) -> KernelBuild:
-    """The reproducer build for a tile on an arch and dtype; TunerError if kernels/ has none."""
+    """The reproducer build for a tile on an arch and dtype; TunerError if kernels/ has none.
+
+    Everything of the config that changes the kernel is honoured: tile, cluster, stage count
+    (config.stages: FlashInfer's fixed StageCount<N> where its source has one, else auto carveout),
+    schedule, swap-AB (the kernel's M runs over the problem's N), stream-K (the tile scheduler),
+    2-SM MMA (SM100: mma_tile twice the CTA tile's M). `fast_accum` (SM90 fp8): the FP8FastAccum
+    mainloop; None = what FlashInfer's SM90 fp8 CUTLASS GEMMs use (fast accumulation), unless the
+    config's mainloop schedule names one.
+    """
     a = arch.lower().replace("_", "").rstrip("af")
     tile = tuple(int(v) for v in config.tile)
     if len(tile) != 3 or min(tile) <= 0:
         raise TunerError(f"tile {config.tile}: need three positive sizes (M, N, K in elements)")
-    stage_count = stages if stages is not None else config.stages
-    sched = (schedule or config.mainloop_schedule or "cooperative").lower()
-    pingpong = 1 if "pingpong" in sched else 0
+    stage_count = int((stages if stages is not None else config.stages) or 0)
+    sched = (schedule or config.mainloop_schedule or "").lower()
+    if sched in ("auto", "kernelscheduleauto") and a == "sm90":
+        sched = ""
     base = (("TT_TILE_M", tile[0]), ("TT_TILE_N", tile[1]), ("TT_TILE_K", tile[2]))
     d = (dtype or "").lower()
+    cl = tuple(int(v) for v in config.cluster)
+    swap, stream_k = int(bool(config.swap_ab)), int(bool(config.stream_k))
+    # On SM100 `tile` is the per-CTA tile; an MMA tile twice as tall means 2-SM (CTA pair) MMA.
+    two_sm = int(bool(config.mma_tile) and int(config.mma_tile[0]) == 2 * tile[0])  # type: ignore[index]
     if a == "sm90":
-        if d not in _SM90_DTYPES:
+        if d not in _DENSE_DTYPES:
             raise TunerError(f"dtype {dtype!r}: the SM90 reproducer takes bf16 or fp8 (e4m3); no kernel for it")
         if grouped:
             raise TunerError("sm90: kernels/ has no grouped SM90 reproducer (dense bf16/fp8 only)")
-        cl = tuple(int(v) for v in config.cluster)
+        is_fp8 = _DENSE_DTYPES[d][1] == 1
+        pingpong = _schedule_code(sched, a, None) == 1
+        if stream_k and pingpong:
+            raise TunerError("sm90: stream-K needs the cooperative schedule (CUTLASS has no ping-pong stream-K)")
+        fast = fast_accum if fast_accum is not None else ("fastaccum" in sched.replace("_", "") or not sched or
+                                                          "fp8" in sched)
+        epilogue = 1 if "nosmem" in (config.epilogue_schedule or "").lower().replace("_", "") else 0
         defines = base + (
-            ("TT_DTYPE", _SM90_DTYPES[d][1]),
+            ("TT_DTYPE", _DENSE_DTYPES[d][1]),
             ("TT_CLUSTER_M", cl[0]),
             ("TT_CLUSTER_N", cl[1]),
-            ("TT_STAGES", int(stage_count or 0)),
-            ("TT_SCHEDULE", pingpong),
+            ("TT_STAGES", stage_count),
+            ("TT_SCHEDULE", int(pingpong)),
+            ("TT_FAST_ACCUM", int(bool(fast) and is_fp8)),
+            ("TT_STREAM_K", stream_k),
+            ("TT_SWAP_AB", swap),
+            ("TT_EPILOGUE", epilogue),
         )
         return KernelBuild("sm90_gemm.cu", "sm_90a", defines, query)
+    if a == "sm100" and d in _DENSE_DTYPES:
+        if grouped:
+            raise TunerError("sm100: kernels/ has no grouped bf16/fp8 reproducer (dense only)")
+        if stream_k:
+            raise TunerError("sm100: the bf16/fp8 reproducer has no stream-K (FlashInfer's SM100 bf16/fp8 runners have none)")
+        defines = base + (
+            ("TT_DTYPE", _DENSE_DTYPES[d][1]),
+            ("TT_2SM", two_sm),
+            ("TT_CLUSTER_M", cl[0]),
+            ("TT_CLUSTER_N", cl[1]),
+            ("TT_STAGES", stage_count),
+            ("TT_SWAP_AB", swap),
+        )
+        return KernelBuild("sm100_gemm.cu", "sm_100a", defines, query)
     if a in ("sm120", "sm121", "sm100"):
-        if d not in _NVFP4_DTYPES:
-            raise TunerError(f"dtype {dtype!r}: the {a} reproducer is block-scaled NVFP4 only; no kernel for it")
-        cl = tuple(int(v) for v in config.cluster)
+        if d not in _BLOCKSCALED_DTYPES:
+            kinds = "NVFP4, MXFP8, bf16 or fp8" if a == "sm100" else "block-scaled NVFP4 or MXFP8"
+            raise TunerError(f"dtype {dtype!r}: the {a} reproducers take {kinds}; no kernel for it")
+        fmt = _BLOCKSCALED_DTYPES[d]
+        if grouped and fmt != 0:
+            raise TunerError(f"{a}: the grouped (MoE) reproducer is NVFP4 only")
+        if grouped and (swap or stream_k):
+            raise TunerError(f"{a}: the grouped (MoE) reproducer has no swap-AB or stream-K")
         if a != "sm100" and cl != (1, 1, 1):
             raise TunerError(f"cluster {config.cluster}: SM12x has no thread-block clusters (must be 1x1x1)")
-        # On SM100 `tile` is the per-CTA tile; an MMA tile twice as tall means 2-SM (CTA pair) MMA.
-        two_sm = int(bool(config.mma_tile) and int(config.mma_tile[0]) == 2 * tile[0])  # type: ignore[index]
         defines = base + (
+            ("TT_FORMAT", fmt),
             ("TT_ARCH", 100 if a == "sm100" else 120),
             ("TT_CLUSTER_M", cl[0]),
             ("TT_CLUSTER_N", cl[1]),
             ("TT_2SM", two_sm),
-            ("TT_STAGES", int(stage_count or 0)),
-            ("TT_SCHEDULE", pingpong),
+            ("TT_STAGES", stage_count),
+            ("TT_SCHEDULE", _schedule_code(sched, a, fmt) if a != "sm100" else 0),
+            ("TT_SWAP_AB", swap),
+            ("TT_STREAM_K", stream_k),
             ("TT_GROUPED", 1 if grouped else 0),
         )
         # sm_120a code also runs on SM121 (GB10); FlashInfer builds SM121 the same way.
-        return KernelBuild("nvfp4_gemm.cu", "sm_100a" if a == "sm100" else "sm_120a", defines, query)
-    raise TunerError(f"arch {arch!r}: kernels/ has reproducers for sm90 (bf16, fp8), sm100 and sm120/sm121 (nvfp4) only")
+        return KernelBuild("blockscaled_gemm.cu", "sm_100a" if a == "sm100" else "sm_120a", defines, query)
+    raise TunerError(f"arch {arch!r}: kernels/ has reproducers for sm90 (bf16, fp8), sm100 (nvfp4, mxfp8, bf16, fp8) "
+                     "and sm120/sm121 (nvfp4, mxfp8) only")
 
 
 # ----------------------------------------------------------------------------- CUTLASS headers
@@ -464,6 +529,44 @@ def _run_args(problem_mnk: Tuple[int, int, int], *, warmup: int = 10, iters: int
     return head + [f"--m={m}", f"--n={n}", f"--k={k}", f"--warmup={warmup}", f"--iters={iters}"]
 
 
+def kernel_identity(kb: KernelBuild, problem: Tuple[int, int, int]) -> List[str]:
+    """What the built kernel is beyond its tile, and the problem it runs, in words (README lines)."""
+    d = dict(kb.defines)
+    m, n, k = problem
+    lines = []
+    if d.get("TT_SWAP_AB"):
+        lines.append(f"swap-AB (-DTT_SWAP_AB=1): the kernel computes D^T = B * A^T, so its M runs over the problem's "
+                     f"N: it runs M={n} N={m} K={k} with the problem's B (the weights) as its A, the problem's A as its "
+                     f"B, and writes D column-major (the same memory as the problem's row-major {m} x {n} D); "
+                     f"the tile's M ({d['TT_TILE_M']}) covers N={n}, its N ({d['TT_TILE_N']}) covers M={m}. "
+                     "run.sh passes the problem's M, N, K; the binary swaps them.")
+    else:
+        lines.append(f"not swapped: the kernel runs the problem as given (its M = the problem's M = {m}).")
+    if d.get("TT_STREAM_K"):
+        lines.append("stream-K (-DTT_STREAM_K=1): the tile scheduler is CUTLASS's StreamKScheduler (K split across "
+                     "CTAs with a fix-up through the workspace), not the persistent data-parallel one.")
+    else:
+        lines.append("tile scheduler: the kernel's default persistent (data-parallel) scheduler, no stream-K.")
+    if d.get("TT_STAGES"):
+        lines.append(f"stages: fixed StageCount<{d['TT_STAGES']}> (-DTT_STAGES={d['TT_STAGES']}).")
+    else:
+        lines.append("stages: StageCountAutoCarveout<sizeof(epilogue shared storage)> (CUTLASS picks).")
+    if kb.source == "sm90_gemm.cu" and d.get("TT_DTYPE") == 1:
+        lines.append("fp8 mainloop: " + ("FP8FastAccum (as FlashInfer's SM90 fp8 CUTLASS GEMMs)" if d.get("TT_FAST_ACCUM")
+                                         else "plain (separate fp32 promotion of the wgmma accumulators)") + ".")
+    if d.get("TT_SCHEDULE") == 2:
+        lines.append("schedule: KernelScheduleAuto with EpilogueScheduleAuto (CUTLASS picks, as FlashInfer's SM120 MXFP8 runner).")
+    return lines
+
+
+def _blackwell_note(kb: KernelBuild) -> List[str]:
+    if kb.arch in ("sm_100a", "sm_120a"):
+        return [f"This is a Blackwell ({kb.arch}) kernel: it compiles on any machine with nvcc 12.8+, and runs only on "
+                f"{'an SM100 (B200/GB200)' if kb.arch == 'sm_100a' else 'an SM120/SM121 (RTX 50xx, RTX PRO 6000, DGX Spark)'} "
+                "GPU; elsewhere the binary reports no_kernel_image. tiletune has never run it: compiled only."]
+    return []
+
+
 def write_reproducer(
     config: TileConfig,
     arch: str,
@@ -511,12 +614,16 @@ def write_reproducer(
         f"tile {config.label()} on {arch}, dtype {dtype}{', grouped' if grouped else ''}, "
         f"problem M={problem[0]} N={problem[1]} K={problem[2]}"
         + (f" per group, {groups} groups (MoE experts; M assumes uniform routing)" if grouped and groups else "")
-        + f", CUTLASS {headers.version}\n\n"
+        + f", CUTLASS {headers.version}\n"
+        + "".join(f"{line}\n" for line in kernel_identity(kb, problem))
+        + "\n"
         "Build:  ./build.sh      (nvcc; set CUTLASS_DIR to the CUTLASS tree to build against)\n"
-        "Run:    ./run.sh        (or ./" + binary + " --query for shared memory and stages only)\n\n"
-        "Exact build line:\n  " + line + "\nExact run line:\n  " + run_line + "\n\n"
+        "Run:    ./run.sh        (or ./" + binary + " --query for shared memory and stages only)\n"
+        + ("".join(f"{line}\n" for line in _blackwell_note(kb)))
+        + "\nExact build line:\n  " + line + "\nExact run line:\n  " + run_line + "\n\n"
         "The binary prints one JSON line: smem_bytes (GemmKernel::SharedStorageSize), smem_limit (the device's\n"
-        "opt-in per-block limit), can_implement / initialize / run (CUTLASS status strings), time_ms (median of\n"
+        "opt-in per-block limit), swap_ab, tile_scheduler, problem and kernel_problem (the M, N, K the kernel\n"
+        "itself runs), can_implement / initialize / run (CUTLASS status strings), time_ms (median of\n"
         "CUDA-event timed runs), tflops, rel_error (vs a float64 host reference at sampled outputs), cuda_error,\n"
         "error (one line) and cutlass_version.\n"
     )
@@ -569,11 +676,7 @@ class CutlassEngine:
         if not target.arch:
             raise TunerError(f"{target.key}: arch unknown")
         grouped = bool(target.problem and target.problem.experts)
-        if grouped:  # a MoE target's dtype is the layer's output; the GEMMs' operands are in the problem
-            dtype = target.problem.dtype_b or target.problem.dtype_a or ""  # type: ignore[union-attr]
-        else:
-            dtype = target.dtype or (target.problem.dtype_a if target.problem else None) or ""
-        return kernel_build(target.config, target.arch, dtype, grouped=grouped)
+        return kernel_build(target.config, target.arch, operand_dtype(target), grouped=grouped)
 
     def prepare(self, targets: Sequence[RetryTarget], *, jobs: int) -> None:
         builds: Dict[str, KernelBuild] = {}
@@ -708,6 +811,21 @@ class CutlassEngine:
         v = classify.classify_exit(text=f"{error}\n{child.stderr_tail}", exit_code=child.exit_code, signal=None,
                                    timed_out=False)
         return done(v.diagnosis, v.message, **measured)
+
+
+def operand_dtype(target: RetryTarget) -> str:
+    """The dtype of a target's GEMM operands, which the reproducer is chosen by.
+
+    A cache key records the OUTPUT dtype (an mxfp8_gemm key says 'bfloat16'), so: a MoE target's
+    weight (else activation) dtype from its problem; a dense op's own operands (OP_OPERAND_DTYPES);
+    else the problem's A dtype, else the target's.
+    """
+    p = target.problem
+    if p is not None and p.experts:
+        return p.dtype_b or p.dtype_a or ""
+    if target.op in OP_OPERAND_DTYPES:
+        return OP_OPERAND_DTYPES[target.op]
+    return (p.dtype_a if p else None) or target.dtype or ""
 
 
 def _reporting_child(payload: Mapping[str, Any], scratch: Path) -> ChildSpec:

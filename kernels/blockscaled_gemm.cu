@@ -1,27 +1,38 @@
-// Block-scaled NVFP4 GEMM reproducer for SM120/SM121 (GeForce and RTX PRO Blackwell) and SM100
-// (B200, data-centre Blackwell).
+// Block-scaled GEMM reproducer (NVFP4 or MXFP8) for SM120/SM121 (GeForce and RTX PRO Blackwell) and
+// SM100 (B200, data-centre Blackwell). Blackwell only: it compiles anywhere nvcc 12.8+ runs, and runs
+// only on an SM120/121 or SM100 GPU (elsewhere the binary reports no_kernel_image).
 //
-//   D[M,N] (bf16) = sum_k (A[M,K] * SFA) * (B[N,K] * SFB)     A, B: e2m1 (fp4), scale factors: ue4m3
-//   per 16 elements of K, TN layout (both operands K-major), C = void, fp32 accumulation.
+//   D[M,N] (bf16) = sum_k (A[M,K] * SFA) * (B[N,K] * SFB)     TN layout (both operands K-major),
+//   C = void, fp32 accumulation.
+//   NVFP4: A, B e2m1 (fp4), one ue4m3 scale per 16 elements of K.
+//   MXFP8: A, B e4m3, one ue8m0 scale per 32 elements of K.
 //
-// The kernel is assembled the way FlashInfer's FP4 runners assemble theirs: CUTLASS collective
-// builders and an epilogue whose shared storage is carved out of the mainloop's budget
-// (StageCountAutoCarveout<sizeof(epilogue SharedStorage)>).
+// The kernel is assembled the way FlashInfer's block-scaled runners assemble theirs: CUTLASS
+// collective builders and (by default) an epilogue whose shared storage is carved out of the
+// mainloop's budget (StageCountAutoCarveout<sizeof(epilogue SharedStorage)>).
 // Configuration (each has a working default, so this file compiles as written):
+//   -DTT_FORMAT=0          0: NVFP4, 1: MXFP8
 //   -DTT_ARCH=120          120: SM120/SM121 (build sm_120a); 100: SM100 (build sm_100a)
-//   -DTT_TILE_M=128 -DTT_TILE_N=128 -DTT_TILE_K=256   CTA tile in elements (K=256 fp4 = 128 bytes)
+//   -DTT_TILE_M=128 -DTT_TILE_N=128 -DTT_TILE_K=256   CTA tile in elements (of the KERNEL's M and N)
 //   -DTT_CLUSTER_M=1 -DTT_CLUSTER_N=1                  SM100 only (SM120 has no clusters)
 //   -DTT_2SM=0             SM100 only: 1 = 2-SM (CTA pair) MMA; the MMA tile is then 2*TT_TILE_M
-//   -DTT_STAGES=0          0: StageCountAutoCarveout (CUTLASS picks); N>0: StageCount<N>
-//   -DTT_SCHEDULE=0        SM120 only: 0 cooperative, 1 ping-pong
-//   -DTT_GROUPED=0         1: grouped (ptr-array, MoE-style) kernel with GroupProblemShape; it runs
-//                          --groups=G problems (default 4), each of --m x --n x --k
+//   -DTT_STAGES=0          0: StageCountAutoCarveout (CUTLASS picks); N>0: StageCount<N> (FlashInfer's
+//                          SM120 MXFP8 runner used StageCount<2> in 0.6.8 - 0.6.18.post1, for every
+//                          tile in 0.6.8 - 0.6.10.post1 and for the 256-wide ones from 0.6.11 on)
+//   -DTT_SCHEDULE=0        SM120 only: 0 cooperative, 1 ping-pong, 2 KernelScheduleAuto with
+//                          EpilogueScheduleAuto (FlashInfer's SM120 MXFP8 runner)
+//   -DTT_SWAP_AB=0         1: the kernel computes D^T = B * A^T: its M runs over the problem's N,
+//                          A/B and their scale factors are swapped and D is written column-major
+//                          (FlashInfer's swap-AB tactics)
+//   -DTT_STREAM_K=0        1: StreamKScheduler (FlashInfer's SM120 NVFP4 stream-K tactics)
+//   -DTT_GROUPED=0         1: grouped (ptr-array, MoE-style) NVFP4 kernel with GroupProblemShape; it
+//                          runs --groups=G problems (default 4), each of --m x --n x --k
 //   -DTILETUNE_QUERY_ONLY  build only the kernel TYPE (no device code, no CUDA runtime calls):
 //                          the binary prints SharedStorageSize and the stage count; needs no GPU.
 // Build (query, ~20 s on 2 cores):
 //   nvcc -std=c++17 -O1 -DTILETUNE_QUERY_ONLY -gencode=arch=compute_120a,code=sm_120a \
 //        --expt-relaxed-constexpr -I$CUTLASS/include -I$CUTLASS/tools/util/include -Ikernels \
-//        kernels/nvfp4_gemm.cu -o q && ./q --query
+//        kernels/blockscaled_gemm.cu -o q && ./q --query
 // Build (run; about 1 to 2 minutes): same without -DTILETUNE_QUERY_ONLY and with -O3, then
 //   ./a.out --m=4096 --n=4096 --k=4096          (grouped build: add e.g. --groups=8)
 #include <cstdio>
@@ -40,8 +51,17 @@
 
 #include "tt_common.hpp"
 
+#ifndef TT_FORMAT
+#define TT_FORMAT 0
+#endif
 #ifndef TT_ARCH
 #define TT_ARCH 120
+#endif
+#ifndef TT_SWAP_AB
+#define TT_SWAP_AB 0
+#endif
+#ifndef TT_STREAM_K
+#define TT_STREAM_K 0
 #endif
 #ifndef TT_CLUSTER_M
 #define TT_CLUSTER_M 1
@@ -71,21 +91,36 @@
 #define TT_GROUPED 0
 #endif
 
+static_assert(TT_FORMAT == 0 || TT_FORMAT == 1, "TT_FORMAT: 0 NVFP4, 1 MXFP8");
+static_assert(!(TT_GROUPED && TT_FORMAT != 0), "the grouped reproducer is NVFP4 only");
+static_assert(!(TT_GROUPED && (TT_SWAP_AB || TT_STREAM_K)), "the grouped reproducer has no swap-AB or stream-K");
+static_assert(!(TT_SCHEDULE == 2 && TT_ARCH != 120), "KernelScheduleAuto (TT_SCHEDULE=2) is an SM120 option here");
+
 using namespace cute;
 
 namespace cfg {
-using ElementA = cutlass::nv_float4_t<cutlass::float_e2m1_t>;  // fp4 data + ue4m3 scale per 16
-using ElementB = cutlass::nv_float4_t<cutlass::float_e2m1_t>;
-using ElementD = cutlass::bfloat16_t;
-using ElementC = void;
+#if TT_FORMAT == 1
+using DataType = cutlass::float_e4m3_t;                  // MXFP8: e4m3 data + ue8m0 scale per 32
+using ElementA = cutlass::mx_float8_t<DataType>;
+using ElementSF = cutlass::float_ue8m0_t;
+constexpr int kAlignAB = 16;  // 16 e4m3 elements = 16 bytes, what TMA needs
+#else
+using DataType = cutlass::float_e2m1_t;                  // NVFP4: fp4 data + ue4m3 scale per 16
+using ElementA = cutlass::nv_float4_t<DataType>;
 using ElementSF = cutlass::float_ue4m3_t;
 constexpr int kAlignAB = 32;  // 32 fp4 elements = 16 bytes, what TMA needs
+#endif
+using ElementB = ElementA;
+using ElementD = cutlass::bfloat16_t;
+using ElementC = void;
 constexpr int kAlignD = 128 / cutlass::sizeof_bits<ElementD>::value;
+constexpr int kDataBits = cutlass::sizeof_bits<DataType>::value;
 
 // Grouped kernels take a pointer to one stride per group: the builders see a pointer layout tag.
+// Swap-AB writes the kernel's (N x M) result column-major: the same memory as row-major M x N.
 using LayoutA = cutlass::layout::RowMajor;
 using LayoutB = cutlass::layout::ColumnMajor;
-using LayoutD = cutlass::layout::RowMajor;
+using LayoutD = cute::conditional_t<TT_SWAP_AB, cutlass::layout::ColumnMajor, cutlass::layout::RowMajor>;
 using TagA = cute::conditional_t<TT_GROUPED, LayoutA*, LayoutA>;
 using TagB = cute::conditional_t<TT_GROUPED, LayoutB*, LayoutB>;
 using TagD = cute::conditional_t<TT_GROUPED, LayoutD*, LayoutD>;
@@ -101,6 +136,13 @@ using MainloopSchedule = cute::conditional_t<TT_2SM, cutlass::gemm::KernelPtrArr
 using EpilogueSchedule = cute::conditional_t<TT_2SM, cutlass::epilogue::PtrArrayTmaWarpSpecialized2Sm,
                                              cutlass::epilogue::PtrArrayTmaWarpSpecialized1Sm>;
 using ProblemShape = cutlass::gemm::GroupProblemShape<Shape<int, int, int>>;
+#elif TT_FORMAT == 1
+// MXFP8 on SM100: FlashInfer's mxfp8_gemm_template_sm100.h schedules
+using MainloopSchedule = cute::conditional_t<TT_2SM, cutlass::gemm::KernelTmaWarpSpecialized2SmMxf8f6f4Sm100,
+                                             cutlass::gemm::KernelTmaWarpSpecialized1SmMxf8f6f4Sm100>;
+using EpilogueSchedule = cute::conditional_t<TT_2SM, cutlass::epilogue::TmaWarpSpecialized2Sm,
+                                             cutlass::epilogue::TmaWarpSpecialized1Sm>;
+using ProblemShape = Shape<int, int, int, int>;
 #else
 using MainloopSchedule = cute::conditional_t<TT_2SM, cutlass::gemm::KernelTmaWarpSpecialized2SmNvf4Sm100,
                                              cutlass::gemm::KernelTmaWarpSpecialized1SmNvf4Sm100>;
@@ -121,9 +163,12 @@ using EpilogueSchedule = cute::conditional_t<TT_SCHEDULE == 1, cutlass::epilogue
                                              cutlass::epilogue::PtrArrayTmaWarpSpecializedCooperative>;
 using ProblemShape = cutlass::gemm::GroupProblemShape<Shape<int, int, int>>;
 #else
-using MainloopSchedule = cute::conditional_t<TT_SCHEDULE == 1, cutlass::gemm::KernelTmaWarpSpecializedPingpong,
-                                             cutlass::gemm::KernelTmaWarpSpecializedCooperative>;
-using EpilogueSchedule = cutlass::epilogue::TmaWarpSpecialized;
+using MainloopSchedule = cute::conditional_t<
+    TT_SCHEDULE == 2, cutlass::gemm::collective::KernelScheduleAuto,
+    cute::conditional_t<TT_SCHEDULE == 1, cutlass::gemm::KernelTmaWarpSpecializedPingpong,
+                        cutlass::gemm::KernelTmaWarpSpecializedCooperative>>;
+using EpilogueSchedule = cute::conditional_t<TT_SCHEDULE == 2, cutlass::epilogue::collective::EpilogueScheduleAuto,
+                                             cutlass::epilogue::TmaWarpSpecialized>;
 using ProblemShape = Shape<int, int, int, int>;
 #endif
 #endif
@@ -142,16 +187,23 @@ using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
     Arch, cutlass::arch::OpClassBlockScaledTensorOp, ElementA, TagA, kAlignAB, ElementB, TagB,
     kAlignAB, float, Tile, Cluster, StagePolicy, MainloopSchedule>::CollectiveOp;
 
-using Kernel = cutlass::gemm::kernel::GemmUniversal<ProblemShape, Mainloop, Epilogue>;
+// Stream-K or the kernel's default (persistent data-parallel) tile scheduler.
+using Scheduler = cute::conditional_t<TT_STREAM_K, cutlass::gemm::StreamKScheduler, void>;
+using Kernel = cutlass::gemm::kernel::GemmUniversal<ProblemShape, Mainloop, Epilogue, Scheduler>;
 using Gemm = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
 }  // namespace cfg
 
 static tt::Result describe(bool query) {
   tt::Result r;
-  r.kernel = "nvfp4_gemm";
+  r.kernel = "blockscaled_gemm";
   r.arch = TT_ARCH == 100 ? "sm100a" : "sm120a";
-  r.dtype = "nvfp4";
-  r.schedule = TT_ARCH == 100 ? (TT_2SM ? "2sm" : "1sm") : (TT_SCHEDULE == 1 ? "pingpong" : "cooperative");
+  r.dtype = TT_FORMAT == 1 ? "mxfp8" : "nvfp4";
+  r.schedule = TT_ARCH == 100 ? (TT_2SM ? "2sm" : "1sm")
+                              : (TT_SCHEDULE == 2 ? "auto" : TT_SCHEDULE == 1 ? "pingpong" : "cooperative");
+  r.mainloop = "blockscaled";
+  r.epilogue = TT_SCHEDULE == 2 ? "auto" : "tma";
+  r.tile_scheduler = TT_STREAM_K ? "stream_k" : "persistent";
+  r.swap_ab = TT_SWAP_AB != 0;
   r.cluster[0] = TT_CLUSTER_M; r.cluster[1] = TT_CLUSTER_N; r.cluster[2] = 1;
   r.mode = query ? "query" : "run";
   r.tile[0] = TT_TILE_M; r.tile[1] = TT_TILE_N; r.tile[2] = TT_TILE_K;
@@ -171,6 +223,7 @@ int main(int argc, char** argv) {
   tt::Options o = tt::parse(argc, argv);
   (void)o;
   tt::Result r = describe(true);
+  tt::query_problem(r, o);
   r.print();
   return 0;
 }
@@ -184,14 +237,22 @@ float e2m1_value(uint8_t code) {
   return (code & 8 ? -1.f : 1.f) * mag[code & 7];
 }
 
-struct Fp4Matrix {  // rows x K, K contiguous, two codes per byte (element 0 in the low nibble)
+// One operand, rows x K, K contiguous. NVFP4: random fp4 codes, two per byte (element 0 in the low
+// nibble). MXFP8: e4m3 codes of small multiples of 1/4 (exact, so the reference is exact).
+struct Operand {
   long long rows, K;
   std::vector<uint8_t> bytes;
-  Fp4Matrix(long long r, long long k, tt::Rng& rng) : rows(r), K(k), bytes((r * k + 1) / 2) {
-    for (auto& b : bytes) b = static_cast<uint8_t>(rng.next() & 0xFF);
+  Operand(long long r, long long k, tt::Rng& rng) : rows(r), K(k), bytes(cfg::kDataBits == 8 ? r * k : (r * k + 1) / 2) {
+    for (auto& b : bytes) {
+      if (cfg::kDataBits == 8)
+        b = cutlass::float_e4m3_t(float(int(rng.next() % 17) - 8) * 0.25f).storage;
+      else
+        b = static_cast<uint8_t>(rng.next() & 0xFF);
+    }
   }
   float at(long long row, long long kk) const {
     long long idx = row * K + kk;
+    if (cfg::kDataBits == 8) return float(cutlass::float_e4m3_t::bitcast(bytes[idx]));
     uint8_t b = bytes[idx / 2];
     return e2m1_value(idx % 2 ? (b >> 4) : (b & 0xF));
   }
@@ -250,7 +311,7 @@ int run_grouped(const tt::Options& o, tt::Result& r) {
   // Host inputs, group by group: random fp4 codes, scale factors from {0.5, 1, 2, 4} (exact in ue4m3).
   tt::Rng rng(o.seed);
   const float sf_choices[4] = {0.5f, 1.f, 2.f, 4.f};
-  std::vector<Fp4Matrix> A, B;
+  std::vector<Operand> A, B;
   std::vector<std::vector<cfg::ElementSF>> sfa(G, std::vector<cfg::ElementSF>(n_sfa)),
       sfb(G, std::vector<cfg::ElementSF>(n_sfb));
   A.reserve(G);
@@ -374,6 +435,7 @@ int main(int argc, char** argv) {
   tt::Options o = tt::parse(argc, argv);
   tt::Result r = describe(o.query);
   if (o.query) {
+    tt::query_problem(r, o);
     r.print();
     return 0;
   }
@@ -387,27 +449,31 @@ int main(int argc, char** argv) {
   }
   const int M = static_cast<int>(o.m), N = static_cast<int>(o.n), K = static_cast<int>(o.k);
   r.m = M; r.n = N; r.k = K;
+  // The kernel's own problem: with swap-AB its M is the problem's N, its A is the problem's B
+  // (the weights) and its B the problem's A; operands and scale factors are built in its terms.
+  const int KM = TT_SWAP_AB ? N : M, KN = TT_SWAP_AB ? M : N;
+  r.kernel_m = KM; r.kernel_n = KN;
 
   using Config = typename cfg::Mainloop::Sm1xxBlkScaledConfig;
-  auto problem = cute::make_shape(M, N, K, 1);
-  auto stride_A = cutlass::make_cute_packed_stride(typename cfg::Kernel::StrideA{}, {M, K, 1});
-  auto stride_B = cutlass::make_cute_packed_stride(typename cfg::Kernel::StrideB{}, {N, K, 1});
-  auto stride_D = cutlass::make_cute_packed_stride(typename cfg::Kernel::StrideD{}, {M, N, 1});
+  auto problem = cute::make_shape(KM, KN, K, 1);
+  auto stride_A = cutlass::make_cute_packed_stride(typename cfg::Kernel::StrideA{}, {KM, K, 1});
+  auto stride_B = cutlass::make_cute_packed_stride(typename cfg::Kernel::StrideB{}, {KN, K, 1});
+  auto stride_D = cutlass::make_cute_packed_stride(typename cfg::Kernel::StrideD{}, {KM, KN, 1});
   auto layout_SFA = Config::tile_atom_to_shape_SFA(problem);
   auto layout_SFB = Config::tile_atom_to_shape_SFB(problem);
   size_t n_sfa = cute::size(cute::filter_zeros(layout_SFA));
   size_t n_sfb = cute::size(cute::filter_zeros(layout_SFB));
 
-  // Inputs: random fp4 codes, scale factors drawn from {0.5, 1, 2, 4} (exact in ue4m3).
+  // Inputs: random data, scale factors drawn from {0.5, 1, 2, 4} (exact in ue4m3 and ue8m0).
   tt::Rng rng(o.seed);
-  Fp4Matrix A(M, K, rng), B(N, K, rng);
+  Operand A(KM, K, rng), B(KN, K, rng);
   const float sf_choices[4] = {0.5f, 1.f, 2.f, 4.f};
   std::vector<cfg::ElementSF> sfa(n_sfa), sfb(n_sfb);
   for (auto& s : sfa) s = cfg::ElementSF(sf_choices[rng.next() % 4]);
   for (auto& s : sfb) s = cfg::ElementSF(sf_choices[rng.next() % 4]);
 
-  auto* dA = tt::to_device<cutlass::float_e2m1_t>(r, A.bytes.data(), A.bytes.size());
-  auto* dB = tt::to_device<cutlass::float_e2m1_t>(r, B.bytes.data(), B.bytes.size());
+  auto* dA = tt::to_device<cfg::DataType>(r, A.bytes.data(), A.bytes.size());
+  auto* dB = tt::to_device<cfg::DataType>(r, B.bytes.data(), B.bytes.size());
   auto* dSFA = tt::to_device<cfg::ElementSF>(r, sfa.data(), sfa.size() * sizeof(cfg::ElementSF));
   auto* dSFB = tt::to_device<cfg::ElementSF>(r, sfb.data(), sfb.size() * sizeof(cfg::ElementSF));
   auto* dD = tt::to_device<cfg::ElementD>(r, nullptr, size_t(M) * N * sizeof(cfg::ElementD));
@@ -438,17 +504,20 @@ int main(int argc, char** argv) {
   args.hw_info.cluster_shape_fallback = dim3(TT_CLUSTER_M, TT_CLUSTER_N, 1);
 #endif
 
+  // Reference in the kernel's terms, read in the problem's: D is row-major M x N either way, and
+  // under swap-AB problem element (i, j) is the kernel's (j, i).
   auto tSFA = cute::make_tensor(sfa.data(), layout_SFA);
   auto tSFB = cute::make_tensor(sfb.data(), layout_SFB);
-  auto ref = [&](long long i, long long j) {
+  auto kernel_ref = [&](long long i, long long j) {
     double acc = 0;
     for (long long kk = 0; kk < K; ++kk)
       acc += double(A.at(i, kk)) * float(tSFA(int(i), int(kk), 0)) * double(B.at(j, kk)) * float(tSFB(int(j), int(kk), 0));
     return acc;
   };
+  auto ref = [&](long long i, long long j) { return TT_SWAP_AB ? kernel_ref(j, i) : kernel_ref(i, j); };
   auto check = [&](tt::Result& res) { return tt::check_dense(res, dD, M, N, ref, o.seed); };
   cfg::Gemm gemm;
-  return tt::run_gemm(r, gemm, args, tt::Widths{4, cutlass::sizeof_bits<cfg::ElementD>::value},
+  return tt::run_gemm(r, gemm, args, tt::Widths{cfg::kDataBits, cutlass::sizeof_bits<cfg::ElementD>::value},
                       2.0 * M * N * double(K), check, o);
 #endif
 }
