@@ -22,7 +22,7 @@ EVENT_KINDS = {
     "configs_loaded", "autotune_cache_path", "tuning_progress", "version_banner", "cache_fragment",
 }
 FATAL_KINDS = {"runner_init_failed", "cuda_error", "tma_descriptor_failed", "smem_exceeded"}
-SOURCE_KINDS = {"issue", "pr", "comment", "blog"}
+SOURCE_KINDS = {"issue", "pr", "comment", "blog", "file"}
 AUTHOR_ROLES = {"user", "maintainer"}
 SOURCE_KEYS = {"url", "kind", "repo", "number", "date", "author_role"}
 STATED_KEYS = {"gpu", "arch", "flashinfer", "engine", "cuda", "driver", "model"}
@@ -35,7 +35,7 @@ COUNTED_MARKERS = {
     "tactics_skipped": re.compile(r"Skipped \d+ unsupported tactic"),
     "tma_descriptor_failed": re.compile(r"Failed to initialize the TMA descriptor"),
     "oom_fallback": re.compile(r"OOM detected, falling back"),
-    "autotune_cache_path": re.compile(r"Running FlashInfer autotune with cache: "),
+    "autotune_cache_path": re.compile(r"(?:Running FlashInfer autotune with cache|Using FlashInfer autotune cache file): "),
     "configs_saved": re.compile(r"\[Autotuner\]: Saved \d+ configs"),
     "configs_loaded": re.compile(r"\[Autotuner\]: Loaded \d+ configs"),
     "config_cache_hit": re.compile(r"Config cache hit for "),
@@ -102,8 +102,12 @@ def test_source_is_a_public_https_page_of_the_named_repo(slug):
     if m:  # a GitHub thread: the repo and number must be the URL's
         assert src["repo"] == m.group(1) and src["number"] == int(m.group(3)), (url, src["repo"], src["number"])
         assert (m.group(2) == "pull") == (src["kind"] == "pr") or src["kind"] == "comment"
+        return
+    m = re.fullmatch(r"https://github\.com/([\w.-]+/[\w.-]+)/blob/[0-9a-f]{40}/\S+", url)
+    if m:  # a file of a public repository, pinned to a commit
+        assert src["kind"] == "file" and src["repo"] == m.group(1) and src["number"] is None, (url, src)
     else:
-        assert src["kind"] == "blog", f"{url} is not a GitHub issue/PR; kind must be blog"
+        assert src["kind"] == "blog", f"{url} is neither a GitHub thread nor a pinned file; kind must be blog"
 
 
 @pytest.mark.parametrize("slug", SLUGS)
