@@ -203,6 +203,29 @@ def _stdout_is_the_stderr_terminal() -> bool:
         return False
 
 
+class FailOn(str, enum.Enum):
+    """Findings that make an inspecting command exit 1 (for deployment gates)."""
+
+    fatal = "fatal"
+    failed = "failed"
+
+
+_FAIL_ON_HELP = ("Exit 1 when such findings exist: fatal (an event that ended a run: runner init failure, CUDA "
+                 "abort, TMA descriptor, shared memory) or failed (any failed tactic, or a fatal event). "
+                 "Unusable inputs still exit 2.")
+
+
+def _gate(result, fail_on: Optional[FailOn]) -> int:  # noqa: ANN001 - InspectResult
+    """The exit status: 2 for unusable inputs, else 1 when --fail-on findings exist, else 0."""
+    code = result.exit_code
+    if code == 0 and fail_on is not None and result.fails_on(fail_on.value):
+        typer.echo(f"tiletune: --fail-on {fail_on.value}: "
+                   + (f"{len(result.fatal_events)} fatal event(s)" if result.fatal_events else f"{len(result.failures)} failure(s)")
+                   + " found", err=True)
+        return 1
+    return code
+
+
 _PATHS_HELP = "Caches, logs, blocklists, JIT workspaces, retry ledgers, or directories holding them. None: search the default places."
 
 
@@ -215,6 +238,7 @@ def inspect_command(
     flashinfer_version: Annotated[Optional[str], typer.Option("--flashinfer-version", help="Override the FlashInfer version the inputs imply.")] = None,
     gpu: Annotated[Optional[str], typer.Option("--gpu", help="GPU to model on (a `tiletune gpus` name). Default: the GPU the inputs name, else the arch's default SKU.")] = None,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write here (atomically) instead of stdout.", readable=False)] = None,
+    fail_on: Annotated[Optional[FailOn], typer.Option("--fail-on", help=_FAIL_ON_HELP)] = None,
 ) -> None:
     """Which tiles won, which failed and why, which were never tried: per arch and op.
 
@@ -235,7 +259,7 @@ def inspect_command(
             from tiletune.formats.table import format_inspect
         _emit(format_inspect(result), output)
         _report_problems(result)
-        return result.exit_code
+        return _gate(result, fail_on)
 
     _run_batch(run)
 
@@ -258,6 +282,7 @@ def report_command(
     no_plot: Annotated[bool, typer.Option("--no-plot", help="Do not draw roofline PNGs.")] = False,
     arch: Annotated[Optional[str], typer.Option("--arch", help="Override the arch the inputs imply.")] = None,
     flashinfer_version: Annotated[Optional[str], typer.Option("--flashinfer-version", help="Override the FlashInfer version the inputs imply.")] = None,
+    fail_on: Annotated[Optional[FailOn], typer.Option("--fail-on", help=_FAIL_ON_HELP)] = None,
 ) -> None:
     """A self-contained bug-ticket report: verdicts, environment, chosen tiles, failures and why, commands.
 
@@ -290,7 +315,7 @@ def report_command(
             extra = len(files) - 1
             typer.echo(f"tiletune: wrote {output}" + (f" and {extra} picture(s) beside it" if extra else ""), err=True)
         _report_problems(result)
-        return result.exit_code
+        return _gate(result, fail_on)
 
     _run_batch(run)
 

@@ -82,6 +82,12 @@ def _dense_cached(op: str, runner: str, version: Optional[str], arch: Optional[s
 
 def _decode_uncached(record: TuningRecord, problem: Optional[Problem]) -> Decode:
     op, runner = record.op, record.runner
+    if not runner and record.tactic is None:
+        # an INFO "Skipped N unsupported tactic(s)" count: the line names no runner and no tactic
+        return Undecoded(reason="runner not named: an INFO summary counts failed tactics without naming them "
+                                "(FLASHINFER_LOGGING_LEVEL=debug logs each)")
+    if runner == "MoERunner" and not op:
+        return Undecoded(reason="MoERunner without its op: the log never said whether it tuned gemm1 or gemm2")
     why_not = not_cutlass_reason(op, runner)
     if why_not:
         return Undecoded(reason=why_not, not_a_cutlass_tactic=True)
@@ -91,12 +97,8 @@ def _decode_uncached(record: TuningRecord, problem: Optional[Problem]) -> Decode
                                 "(not a CUTLASS dense GEMM or fused-MoE runner it knows)",
                          not_a_cutlass_tactic=True)
     version, arch = record.env.flashinfer_version, record.env.arch
-    if not version:
-        return Undecoded(reason="FlashInfer version unknown (no _metadata.flashinfer_version): "
-                                "pass --flashinfer-version to decode CUTLASS tactics")
-    if not arch:
-        return Undecoded(reason="GPU arch unknown (no _metadata.gpu, JIT path or GPU name): pass --arch "
-                                "(the same runner has different lists on sm100, sm103 and sm120)")
+    if not version or not arch:
+        return Undecoded(reason=missing_env_reason(record))
     canon = catalogs.canonical_version(version)
     if canon is None:
         return Undecoded(reason=f"no catalogs for FlashInfer {version}; nearest releases covered: "
@@ -114,6 +116,23 @@ def _decode_uncached(record: TuningRecord, problem: Optional[Problem]) -> Decode
         return _decode_cached(canon, arch_family(arch), op, runner, key, record.tactic)
     except TypeError:  # unhashable tactic: decode uncached
         return _decode_cached.__wrapped__(canon, arch_family(arch), op, runner, key, record.tactic)
+
+
+def missing_env_reason(record: TuningRecord) -> str:
+    """Everything still missing to decode this record, in one message (never a flag at a time).
+
+    A log or pasted text has no `_metadata`: its message names the clues tiletune looked for."""
+    version, arch = record.env.flashinfer_version, record.env.arch
+    text_input = record.source_kind == "log"
+    looked = ("JIT or cache path, package version line, server banner" if text_input else "_metadata, JIT path")
+    missing = []
+    if not version:
+        missing.append("--flashinfer-version (FlashInfer version unknown, no " + looked + " names it)")
+    if not arch:
+        missing.append("--arch (GPU arch unknown, no " + ("JIT or cache path, GPU name or error text" if text_input
+                                                           else "_metadata.gpu, JIT path or GPU name")
+                       + " names it; the same runner has different lists on sm100, sm103 and sm120)")
+    return "to decode CUTLASS tactics pass " + " and ".join(missing)
 
 
 @functools.lru_cache(maxsize=4096)  # every bucket of an MoE op repeats the same 20 extras

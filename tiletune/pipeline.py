@@ -17,8 +17,10 @@ import os
 from pathlib import Path
 from typing import Mapping, Optional, Sequence
 
+from tiletune import event_verdicts
 from tiletune import verdicts as verdicts_mod
 from tiletune.decode import decode
+from tiletune.events import Event
 from tiletune.failures import aggregate_failures, not_built_ops
 from tiletune.model_adapter import ModelPort
 from tiletune.not_tried import not_tried as find_not_tried
@@ -54,6 +56,7 @@ def inspect(
     entries = [decode(r) for r in outcome.records]
     return build(
         entries,
+        events=outcome.events,
         problems=outcome.problems,
         sources=outcome.sources,
         searched=searched,
@@ -71,6 +74,7 @@ def build(
     discovered: bool = False,
     gpu: Optional[str] = None,
     model: Optional[ModelPort] = None,
+    events: Sequence[Event] = (),
 ) -> InspectResult:
     """Analyse decoded entries and derive failures, not-tried lists and verdicts.
 
@@ -82,7 +86,9 @@ def build(
     analyzed = port.analyze_entries(entries)
     failures = tuple(aggregate_failures(analyzed, port, not_built_ops(entries)))
     never_tried = tuple(find_not_tried(analyzed))
-    verdicts = tuple(verdicts_mod.verdicts(analyzed, failures, never_tried))
+    # what ended a run leads; then the per-(arch, op) tuning verdicts
+    verdicts = (tuple(event_verdicts.run_verdicts(events, analyzed))
+                + tuple(verdicts_mod.verdicts(analyzed, failures, never_tried)))
     return InspectResult(
         entries=analyzed,
         failures=failures,
@@ -94,6 +100,7 @@ def build(
         discovered=discovered,
         gpus=port.choices(),
         notes=port.notes(),
+        events=tuple(events),
     )
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple, Optional
 
+from tiletune.events import Event
 from tiletune.records import CatalogRef, Entry, InputProblem, Problem, Tactic, TileConfig, quick_init
 
 
@@ -152,6 +153,8 @@ class Verdict:
     not_tried: int = 0
     undecoded: int = 0
     disagreements: int = 0  # failures where the evidence and the shared-memory model disagree
+    fatal: bool = False  # a verdict about a fatal event (what ended a run); these come first
+    source: Optional[str] = None  # the input a run verdict (about events) is about
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +180,21 @@ class InspectResult:
     discovered: bool = False  # True when the inputs came from discovery
     gpus: tuple[GpuChoice, ...] = ()
     notes: tuple[str, ...] = ()
+    events: tuple[Event, ...] = ()  # non-entry facts of logs and pasted text (tiletune.events)
+
+    @property
+    def fatal_events(self) -> tuple[Event, ...]:
+        """Events that ended (or would end) a run: findings, not input errors (exit status stays 0)."""
+        return tuple(e for e in self.events if e.is_fatal)
+
+    def fails_on(self, what: str) -> bool:
+        """`--fail-on fatal|failed`: True when such findings exist (the CLI then exits 1); 'failed'
+        covers failed tactics and fatal events."""
+        if what == "fatal":
+            return bool(self.fatal_events)
+        if what == "failed":
+            return bool(self.failures) or bool(self.fatal_events)
+        raise ValueError(f"--fail-on {what!r}: expected fatal or failed")
 
     @property
     def exit_code(self) -> int:

@@ -11,70 +11,37 @@ never counted as failures. Pure functions over pipeline records; no I/O.
 
 from __future__ import annotations
 
-import re
 from collections import Counter, OrderedDict
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
+from tiletune import diagnosis
 from tiletune.archs import arch_family
 from tiletune.records import Decoded, Status, Undecoded
 from tiletune.results import Analysis, AnalyzedEntry, Failure, FailureReason, NotTried, Verdict
 
-# "(kernel needs 111616 bytes of shared memory, device per-block limit is 101376 bytes)" (the
-# 0.7.2.post1 wheel's MXFP8 runner), "requested 102400 bytes ... limit 101376" and similar.
-_SMEM_NEED_LIMIT = re.compile(
-    r"needs?\s+(?P<need>\d[\d,]*)\s*(?:bytes|B)\b[^()\n]*?limit(?:\s+is)?\s+(?P<limit>\d[\d,]*)\s*(?:bytes|B)\b",
-    re.IGNORECASE,
-)
-_SMEM_ALT = re.compile(
-    r"(?:shared memory|smem)[^\d\n]{0,40}(?P<need>\d[\d,]{3,})\s*(?:bytes|B)\b[^\d\n]{0,60}?(?:limit|max(?:imum)?|available)[^\d\n]{0,20}(?P<limit>\d[\d,]{3,})",
-    re.IGNORECASE,
-)
-# Texts that mean "there is no kernel for this tile", from FlashInfer / TRT-LLM dispatchers.
-_NOT_INSTANTIATED = (
-    "unsupported tile",
-    "config is invalid",
-    "not compiled with support",
-    "disabled by fast_build",
-    "unsupported sm90 configuration",
-    "no kernel image",
-    "not instantiated",
-)
+# Texts that mean "there is no kernel for this tile", shared-memory numbers and the short form of
+# an error all come from the one error-text vocabulary (tiletune.diagnosis).
 _SMEM_WORDS = ("shared memory", "smem")
-# Log reader failure kinds worth naming in a runtime reason.
+# Failure classes worth naming in a runtime reason.
 _KIND_PREFIX = {
     "can_implement": "can_implement rejected the problem: ",
-    "illegal_access": "illegal instruction/address (sticky CUDA error): ",
+    "illegal_access": "illegal memory access (sticky CUDA error): ",
+    "illegal_instruction": "illegal instruction (sticky CUDA error): ",
     "out_of_memory": "out of memory: ",
     "cuda_error": "CUDA error: ",
+    "launch_failure": "launch failure: ",
     "initialize": "initialize failed: ",
+    "tma_descriptor": "TMA descriptor rejected: ",
+    "no_kernel_image": "no kernel image for this arch: ",
 }
-
-
-def _int(text: str) -> int:
-    return int(text.replace(",", ""))
 
 
 def smem_from_text(text: str) -> Optional[tuple[int, int]]:
     """(need, limit) in bytes when an error text states both, else None."""
-    m = _SMEM_NEED_LIMIT.search(text) or _SMEM_ALT.search(text)
-    if not m:
-        return None
-    return _int(m.group("need")), _int(m.group("limit"))
+    return diagnosis.smem_need_limit(text)
 
 
-def short_error(text: str, width: int = 60) -> str:
-    """The informative core of an error text: 'Error Internal' out of the runner's long line."""
-    t = " ".join(text.split())
-    if not t:
-        return "no error text"
-    m = re.search(r"Error:\s*([^(.;]+)", t)
-    core = m.group(1).strip() if m else ""
-    if len(core.split()) < 2 or core.endswith(":"):
-        # "RuntimeError: Check failed: (...) is false: run failed: an unsupported value ...": the
-        # last clause of three words or more says the most
-        clauses = [c.strip() for c in t.split(": ") if len(c.split()) >= 3]
-        core = clauses[-1] if clauses else t
-    return core if len(core) <= width else core[: width - 1].rstrip() + "…"
+short_error = diagnosis.short_error
 
 
 def _fmt_bytes(n: int) -> str:
@@ -122,7 +89,11 @@ def explain_failure(
     low = text.lower()
     kind_from_log = detail.get("failure_kind")  # the log reader's coarse class of the same text
     # the retry ledger prefixes its diagnosis class ("not_instantiated: tactic 99 out of range ...")
-    if kind_from_log == "not_instantiated" or low.startswith("not_instantiated") or any(k in low for k in _NOT_INSTANTIATED):
+    kind_from_text = diagnosis.classify(text)[0] if text else None
+    if kind_from_log is None and kind_from_text is not None:
+        kind_from_log = kind_from_text.value
+    if (kind_from_log == "not_instantiated" or low.startswith("not_instantiated")
+            or kind_from_text in (diagnosis.ErrorClass.NOT_INSTANTIATED, diagnosis.ErrorClass.NO_KERNEL_IMAGE)):
         return FailureReason(kind="not_instantiated", summary=f"no kernel for this tile: {short_error(text, 90)}", basis="error text")
     if jit_not_built:
         return FailureReason(
@@ -245,6 +216,12 @@ def verdicts(
             if lbl not in not_run.setdefault(key, []):
                 not_run[key].append(lbl)
             not_run_why.setdefault(key, Counter())[_not_run_reason(r.error)] += r.count
+    # INFO "Skipped N" counts: their per-profile Ns, for the catalog comparison (event_verdicts)
+    skipped_detail: dict[tuple[Optional[str], Optional[str], str], dict] = {}
+    for a in analyzed:
+        r = a.entry.record
+        if r.status is Status.FAILED and r.tactic is None and r.source_kind == "log":
+            skipped_detail.setdefault((r.env.arch, r.env.flashinfer_version, r.op), r.detail_dict())
     fails: dict[tuple[Optional[str], str], list["Failure"]] = {}
     for f in failures:
         key = (f.arch, f.op)
@@ -281,7 +258,7 @@ def verdicts(
         # group failures that share a reason so the line stays short
         by_reason: "OrderedDict[str, list[Failure]]" = OrderedDict()
         for f in sorted(flist, key=lambda f: -f.count):
-            by_reason.setdefault(_reason_phrase(f), []).append(f)
+            by_reason.setdefault(_reason_phrase(f, skipped_detail.get((f.arch, f.flashinfer_version, f.op))), []).append(f)
         for phrase, group in by_reason.items():
             labels = [_failure_label(f) for f in group]
             n = sum(f.count for f in group)
@@ -333,11 +310,17 @@ def _failure_label(f: "Failure") -> str:
     if f.config is not None:
         return f.config.label()
     if f.tactic is None:
-        return "unidentified tactics"
+        return "tactics the log does not name (runner not named)"
     return f"tactic {f.tactic}"
 
 
-def _reason_phrase(f: "Failure") -> str:
+def _reason_phrase(f: "Failure", skipped: Optional[dict] = None) -> str:
+    if f.tactic is None and skipped is not None:
+        from tiletune.event_verdicts import skipped_phrase
+
+        phrase = skipped_phrase(f, skipped)
+        if phrase:
+            return phrase
     r = f.reason
     if r.kind == "smem" and r.need_bytes is not None and r.limit_bytes is not None:
         src = "" if r.basis == "error text" else " by the model"

@@ -149,7 +149,7 @@ CASES = [
     ("blocklist-metadata-str", lambda t: _write(t / "b.json", {"_metadata": "x", "invalid_tactics": {}}),
      '"_metadata" is not an object; environment unknown', True),
     ("log-without-autotuner-lines", lambda t: _write(t / "flashinfer_jit.log", "hello\nworld\n"),
-     "no FlashInfer autotuner lines found in 2 lines", False),
+     "no FlashInfer autotuner lines, events or cache entries in 2 lines", False),
     ("directory-with-nothing", lambda t: _write(t / "d" / "readme.txt", "nothing here").parent,
      "no cache, log or blocklist found in this directory", False),
     ("jit-several-archs", lambda t: _workspace(t, "90a_100a", 1), "workspace built for several archs (90a_100a)", False),

@@ -414,6 +414,8 @@ def verdict_dict(v: Verdict) -> dict[str, Any]:
         "not_tried": v.not_tried,
         "undecoded": v.undecoded,
         "disagreements": v.disagreements,
+        "fatal": v.fatal,
+        "source": v.source,
     }
 
 
@@ -429,6 +431,8 @@ def inspect_dict(result: InspectResult, *, entries: bool = True, notes: Optional
         "failures": [failure_dict(f, notes) for f in result.failures],
         "not_tried": [not_tried_dict(nt) for nt in result.not_tried],
         "verdicts": [verdict_dict(v) for v in result.verdicts],
+        "events": [e.to_jsonable() for e in result.events],
+        "fatal": bool(result.fatal_events),
         "problems": [
             {"source": p.source, "message": p.message, "fatal": p.fatal, "loses_data": loses_data(p)} for p in result.problems
         ],

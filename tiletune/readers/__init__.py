@@ -21,6 +21,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Optional, Sequence, Union
 
+from tiletune.events import Event
 from tiletune.readers.interface import ReadContext
 from tiletune.records import InputProblem, TuningRecord
 
@@ -56,6 +57,7 @@ class ReadOutcome:
     records: tuple[TuningRecord, ...]
     problems: tuple[InputProblem, ...]
     sources: tuple[tuple[str, str], ...]
+    events: tuple[Event, ...] = ()  # non-entry facts of logs and pasted text (tiletune.events)
 
 
 _modules: Optional[tuple[ModuleType, ...]] = None
@@ -113,6 +115,8 @@ class _Collector:
         self.records: list[TuningRecord] = []
         self.problems: list[InputProblem] = []
         self.sources: list[tuple[str, str]] = []
+        self.events: list[Event] = []
+        self.stdin_read = False
         self.seen: set[tuple[int, int]] = set()  # (device, inode) of every file and directory visited
 
     def first_visit(self, path: Path) -> bool:
@@ -128,13 +132,21 @@ class _Collector:
         return True
 
     def run(self, mod: ModuleType, path: Path) -> None:
-        records, problems = self.records, self.problems
+        records, problems, events = self.records, self.problems, self.events
         n_records, n_problems = len(records), len(problems)
         try:
             for item in mod.read(path, self.ctx):
-                (records if isinstance(item, TuningRecord) else problems).append(item)
+                if isinstance(item, TuningRecord):
+                    records.append(item)
+                elif isinstance(item, Event):
+                    events.append(item)
+                else:
+                    problems.append(item)
         except OSError as e:  # a file vanished or lost permission mid-read
             problems.append(InputProblem(str(path), f"{path}: read failed ({e.strerror or e})", loses_data=True))
+        if (len(records) == n_records and mod.KIND != "log" and path.is_file()
+                and any("invalid JSON" in p.message for p in problems[n_problems:])):
+            self._recover_pasted(path, n_problems)
         unusable = len(records) == n_records and any(p.fatal for p in problems[n_problems:])
         if not unusable:  # `sources` lists the inputs actually used
             self.sources.append((str(path), mod.KIND))
@@ -158,6 +170,66 @@ class _Collector:
                 self.problems.append(InputProblem(str(path), _describe_unknown(path, head), loses_data=True))
             return
         self.run(mod, path)
+
+    def _recover_pasted(self, path: Path, n_problems: int) -> None:
+        """A cache pasted with `...` lines (or cut short) is no JSON: recover its entries line by line."""
+        from tiletune.readers import logs
+
+        items = list(logs.read_log(path, self.ctx))
+        recovered = [i for i in items if isinstance(i, TuningRecord)]
+        if not recovered:
+            return
+        json_problem = self.problems[n_problems:]
+        del self.problems[n_problems:]
+        self.records.extend(recovered)
+        self.events.extend(i for i in items if isinstance(i, Event))
+        self.problems.extend(i for i in items if isinstance(i, InputProblem))
+        first = json_problem[0].message.split(": ", 1)[-1] if json_problem else "invalid JSON"
+        self.problems.append(InputProblem(str(path), f"{path}: not valid JSON ({first}); read as a pasted cache, "
+                                                     f"{len(recovered)} entr{'y' if len(recovered) == 1 else 'ies'} recovered line by line",
+                                          fatal=False, loses_data=False))
+
+    def stdin(self) -> None:
+        """`-`: stdin read as a stream under the JSON size limit: a JSON cache, else text (a log, a ticket)."""
+        import json
+        import sys
+
+        from tiletune.readers import flashinfer_v1, logs
+
+        if self.stdin_read:
+            return
+        self.stdin_read = True
+        limit = flashinfer_v1.max_json_bytes()
+        f = sys.stdin.buffer
+        head = f.read(_HEAD_BYTES)
+        source = "<stdin>"
+        items: list = []
+        if head.lstrip()[:1] in (b"{", b"["):
+            data = head + f.read(limit + 1 - len(head))
+            if len(data) > limit:
+                self.problems.append(InputProblem(source, f"{source}: JSON on stdin is over tiletune's "
+                                                          f"{limit / 2**20:.0f} MiB limit (set TILETUNE_MAX_JSON_MB)", loses_data=True))
+                return
+            try:
+                obj = json.loads(data)
+            except ValueError:  # a cache pasted with '...' lines: recover its entries line by line
+                import io
+
+                items = list(logs.read_stream(io.BytesIO(data), source, self.ctx, limit))
+            else:
+                items = list(flashinfer_v1.read_object(Path(source), obj, self.ctx, None))
+        else:
+            items = list(logs.read_stream(f, source, self.ctx, limit, first=head))
+        n = len(self.records)
+        for item in items:
+            if isinstance(item, TuningRecord):
+                self.records.append(item)
+            elif isinstance(item, Event):
+                self.events.append(item)
+            else:
+                self.problems.append(item)
+        if len(self.records) > n or any(isinstance(i, Event) for i in items):
+            self.sources.append((source, "stdin"))
 
     def directory(self, root: Path) -> None:
         before, n_problems = len(self.sources), len(self.problems)
@@ -203,6 +275,9 @@ def read_inputs(paths: Sequence[Union[str, Path]], ctx: ReadContext) -> ReadOutc
     """Read every input; files are routed by sniffing, directories walked. Never raises for bad input."""
     c = _Collector(ctx)
     for p in paths:
+        if str(p) == "-":
+            c.stdin()
+            continue
         path = Path(p)
         try:
             mode = path.stat().st_mode  # follows symlinks
@@ -223,5 +298,6 @@ def read_inputs(paths: Sequence[Union[str, Path]], ctx: ReadContext) -> ReadOutc
             c.file(path, explicit=True)
         else:  # a FIFO or device would block or never end: never open one
             c.problems.append(InputProblem(str(path), f"{path}: not a regular file or directory", loses_data=True))
-    return ReadOutcome(records=tuple(c.records), problems=tuple(c.problems), sources=tuple(c.sources))
+    return ReadOutcome(records=tuple(c.records), problems=tuple(c.problems), sources=tuple(c.sources),
+                       events=tuple(c.events))
 

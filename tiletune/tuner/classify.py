@@ -14,11 +14,11 @@ dtype in `ERROR_BOUNDS`.
 from __future__ import annotations
 
 import math
-import re
 import signal as _signal
 from dataclasses import dataclass
-from typing import Optional, Tuple
+from typing import Optional
 
+from tiletune.diagnosis import ErrorClass, diagnose
 from tiletune.tuner.engine import Diagnosis
 from tiletune.vocabulary import torch_dtype_name
 
@@ -53,54 +53,42 @@ class Verdict:
     smem_limit: Optional[int] = None
 
 
-_SMEM_NEED = re.compile(
-    r"(?:needs|requires|need)\s+(\d+)\s+bytes of shared memory.*?(?:limit|allows|max\w*)\D{0,20}(\d+)",
-    re.IGNORECASE,
-)
-_SMEM_JSON_LIKE = re.compile(r"smem(?:_bytes)?\D{1,4}(\d+).{0,80}?smem_limit\D{1,4}(\d+)", re.IGNORECASE)
-
-# (diagnosis, pattern) in priority order; the first matching line becomes the message.
-_PATTERNS: Tuple[Tuple[Diagnosis, re.Pattern[str]], ...] = tuple(
-    (d, re.compile(p, re.IGNORECASE))
-    for d, p in (
-        (Diagnosis.OUT_OF_MEMORY, r"out of memory|OutOfMemoryError|cudaErrorMemoryAllocation|CUBLAS_STATUS_ALLOC_FAILED|resource allocation failed|CUDA_ERROR_OUT_OF_MEMORY|failed to allocate"),
-        (Diagnosis.ILLEGAL_INSTRUCTION, r"illegal instruction|cudaErrorIllegalInstruction|CUDA_ERROR_ILLEGAL_INSTRUCTION"),
-        (Diagnosis.ILLEGAL_ADDRESS, r"illegal memory access|illegal address|cudaErrorIllegalAddress|CUDA_ERROR_ILLEGAL_ADDRESS|misaligned address|cudaErrorMisalignedAddress"),
-        (Diagnosis.NO_KERNEL_IMAGE, r"no kernel image is available|cudaErrorNoKernelImageForDevice|invalid device function|cudaErrorInvalidDeviceFunction|not compiled with support for this Architecture|unsupported (?:gpu )?architecture"),
-        # compiler diagnostics carry a source location ("x.cu(42): error:", "x.cpp:12:5: error:");
-        # a bare "Error:" is a runtime message (CUTLASS "Error: Error Internal"), not a compile error
-        (Diagnosis.COMPILE_ERROR, r"Ninja build failed|\.(?:cu|cuh|h|hpp|cpp|cc|inl)(?:\(\d+\)|:\d+(?::\d+)?):\s*(?:fatal )?error|static assertion failed|nvcc fatal|compilation terminated|(?-i:^error: )"),
-        (Diagnosis.SMEM_OVER_LIMIT, r"bytes of shared memory|lacks the shared memory resources|shared memory .*exceeds|smem_over_limit|too much shared data"),
-        (Diagnosis.INITIALIZE_FAILED, r"Failed to initialize|Error Internal|kErrorInternal|initialize\(\) failed"),
-        (Diagnosis.CAN_IMPLEMENT, r"will fail for params|can_implement|Error Misaligned Operand|Error Invalid Problem|kErrorMisalignedOperand|kErrorInvalidProblem|workspace size insufficient|CUBLAS_STATUS_NOT_SUPPORTED|not supported|CUBLAS_STATUS_INVALID_VALUE|unsupported value or parameter was passed|functionality requested is not supported"),
-        (Diagnosis.NOT_INSTANTIATED, r"Unsupported tile|Config is invalid|Configuration was disabled by FAST_BUILD|Unsupported SM90 configuration|not instantiated|out of range|no kernel for"),
-        (Diagnosis.LAUNCH_FAILURE, r"launch failure|cudaErrorLaunch|too many resources requested for launch|CUBLAS_STATUS_EXECUTION_FAILED|GPU program failed to execute|launch failed|invalid configuration argument"),
-    )
-)
+# The error-text vocabulary is shared with the log reader and the verdicts (tiletune.diagnosis);
+# this maps its classes onto the retry diagnoses.
+_FROM_CLASS = {
+    ErrorClass.OUT_OF_MEMORY: Diagnosis.OUT_OF_MEMORY,
+    ErrorClass.ILLEGAL_INSTRUCTION: Diagnosis.ILLEGAL_INSTRUCTION,
+    ErrorClass.ILLEGAL_ACCESS: Diagnosis.ILLEGAL_ADDRESS,
+    ErrorClass.NO_KERNEL_IMAGE: Diagnosis.NO_KERNEL_IMAGE,
+    ErrorClass.COMPILE_ERROR: Diagnosis.COMPILE_ERROR,
+    ErrorClass.SHARED_MEMORY: Diagnosis.SMEM_OVER_LIMIT,
+    ErrorClass.TMA_DESCRIPTOR: Diagnosis.INITIALIZE_FAILED,
+    ErrorClass.INITIALIZE: Diagnosis.INITIALIZE_FAILED,
+    ErrorClass.CAN_IMPLEMENT: Diagnosis.CAN_IMPLEMENT,
+    ErrorClass.NOT_INSTANTIATED: Diagnosis.NOT_INSTANTIATED,
+    ErrorClass.LAUNCH_FAILURE: Diagnosis.LAUNCH_FAILURE,
+}
 
 _MAX_MESSAGE = 300
 
 
 def classify_text(text: str) -> Optional[Verdict]:
     """The most specific diagnosis any line of `text` supports, with that line; None if none does."""
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    if not lines:
+    if not text.strip():
         return None
-    m = _SMEM_NEED.search(text) or _SMEM_JSON_LIKE.search(text)
-    if m:
-        need, limit = int(m.group(1)), int(m.group(2))
-        if need > limit:
-            return Verdict(
-                Diagnosis.SMEM_OVER_LIMIT,
-                f"kernel needs {need:,} B of shared memory, device limit is {limit:,} B per block",
-                smem_bytes=need,
-                smem_limit=limit,
-            )
-    for diagnosis, pattern in _PATTERNS:
-        for line in lines:
-            if pattern.search(line):
-                return Verdict(diagnosis, _one_line(line))
-    return None
+    d = diagnose(text)
+    if d.smem_over:
+        assert d.smem_need is not None and d.smem_limit is not None
+        return Verdict(
+            Diagnosis.SMEM_OVER_LIMIT,
+            f"kernel needs {d.smem_need:,} B of shared memory, device limit is {d.smem_limit:,} B per block",
+            smem_bytes=d.smem_need,
+            smem_limit=d.smem_limit,
+        )
+    diagnosis = _FROM_CLASS.get(d.cls) if d.cls is not None else None
+    if diagnosis is None:  # a bare "CUDA error" the classes above do not narrow: nothing specific
+        return None
+    return Verdict(diagnosis, _one_line(d.line))
 
 
 def classify_exit(
