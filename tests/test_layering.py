@@ -31,6 +31,9 @@ LAYER_OF = {
     "tiletune.moe_extras": "records",
     "tiletune.records": "records",
     "tiletune.vocabulary": "records",
+    "tiletune.diagnosis": "records",  # error text -> class, numbers, names (no I/O)
+    "tiletune.events": "records",
+    "tiletune.samples": "records",
     # readers: sources -> TuningRecord
     "tiletune.readers": "readers",
     # decode: op semantics + the tactic catalogs -> TileConfig
@@ -41,6 +44,7 @@ LAYER_OF = {
     "tiletune.model": "model",
     "tiletune.results": "analysis",
     "tiletune.verdicts": "analysis",
+    "tiletune.event_verdicts": "analysis",
     "tiletune.model_adapter": "analysis",
     "tiletune.failures": "analysis",
     "tiletune.not_tried": "analysis",

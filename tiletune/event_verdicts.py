@@ -147,10 +147,8 @@ def _smem_inference(cat: Any, arch: str, op: str, n: int) -> Optional[str]:
     dtype = _OP_DTYPE.get(op)
     if dtype is None:
         return None
-    try:
-        from tiletune.model.smem import smem_fit
-    except ImportError:
-        return None
+    from tiletune.model.smem import smem_fit
+
     bad, limit = [], None
     for i, cfg in enumerate(cat.configs):
         try:

@@ -28,7 +28,9 @@ _OLD_LOSS_WORDS = ("skipped", "could not", "cannot", "unusable", "read error", "
 
 
 def old_wording_rule(p: InputProblem) -> bool:
-    return p.fatal or any(w in p.message.lower() for w in _OLD_LOSS_WORDS)
+    # the words are looked for in the message, not in the input's name (a corpus directory may be
+    # called "...-invalid-argument")
+    return p.fatal or any(w in p.message.replace(p.source, "").lower() for w in _OLD_LOSS_WORDS)
 
 
 # Messages where the wording guessed "note" but something in the input is thrown away (the

@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Tuple
+from typing import Any, Iterator, List, Optional, Tuple
 
+from tiletune.readers.keyparse import parse_key
 from tiletune.records import Status, TuningRecord, freeze
-
-if TYPE_CHECKING:
-    from tiletune.readers.logs_parser import LogParser
 
 _ENTRY = re.compile(r'^\s*"(?P<key>\(.*\))"\s*:\s*(?P<value>\[.*\])\s*,?\s*$')
 _META = re.compile(r'^\s*"(?P<name>_?[A-Za-z][\w]*)"\s*:\s*(?P<value>"[^"]*"|-?\d[\d.]*|true|false|null|\{)\s*,?\s*$')
@@ -71,10 +69,9 @@ class CacheFragment:
         if self._first_line is None:
             self._first_line = lineno
 
-    def records(self, parser: "LogParser") -> Iterator[TuningRecord]:
-        """One CHOSEN record per recovered entry, with the environment the whole text implies."""
-        from tiletune.readers.keyparse import parse_key
-
+    def records(self, parser: Any) -> Iterator[TuningRecord]:
+        """One CHOSEN record per recovered entry, with the environment the whole text implies
+        (`parser`: the LogParser whose source, environment and events the entries join)."""
         if not self.entries and not self.metadata:
             return
         recovered = 0

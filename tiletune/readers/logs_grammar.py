@@ -13,20 +13,15 @@ multi-line error text into one summary line plus what `tiletune.diagnosis` reads
 
 from __future__ import annotations
 
-import ast
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from tiletune import diagnosis
 from tiletune.records import Tactic
 
-_parse_literal_shared: Optional[Callable[[str], Any]]
-try:  # the shared, eval-free key parser (tiletune/readers/keyparse.py)
-    from tiletune.readers.keyparse import parse_literal as _parse_literal_shared
-except ImportError:  # pragma: no cover - only while that module is missing
-    _parse_literal_shared = None
+from tiletune.readers.keyparse import parse_literal as _parse_literal_shared  # the shared, eval-free parser
 
 # --- line grammar ----------------------------------------------------------------------------
 _HEADER = re.compile(
@@ -139,10 +134,7 @@ def _parse_literal(text: str) -> Any:
         t = _TORCH_SIZE.sub(lambda m: "(" + m.group(1) + ("," if m.group(1).strip() else "") + ")", t)
     if "<" in t:
         t = _ENUM_REPR.sub(r"\1", t)
-    if _parse_literal_shared is not None:
-        return _fz(_parse_literal_shared(t))
-    quoted = re.sub(r"(?<![\w'\"])([A-Za-z_]\w*(?:\.\w+)+)", r"'\1'", t)  # pragma: no cover
-    return _fz(ast.literal_eval(quoted))  # pragma: no cover
+    return _fz(_parse_literal_shared(t))
 
 
 def _parse_tactic(text: str) -> Tactic:
