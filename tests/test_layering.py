@@ -48,6 +48,7 @@ LAYER_OF = {
     "tiletune.model_adapter": "analysis",
     "tiletune.failures": "analysis",
     "tiletune.not_tried": "analysis",
+    "tiletune.regret": "analysis",
     "tiletune.pipeline": "analysis",
     "tiletune.overview": "analysis",
     "tiletune.diff": "analysis",

@@ -28,6 +28,7 @@ from tiletune.readers import read_inputs
 from tiletune.readers.discover import discover
 from tiletune.readers.interface import ReadContext
 from tiletune.records import Entry, InputProblem
+from tiletune.regret import evidence_notes
 from tiletune.results import InspectResult
 
 
@@ -89,6 +90,7 @@ def build(
     # what ended a run leads; then the per-(arch, op) tuning verdicts
     verdicts = (tuple(event_verdicts.run_verdicts(events, analyzed))
                 + tuple(verdicts_mod.verdicts(analyzed, failures, never_tried)))
+    calibrated = evidence_notes(analyzed, failures, never_tried, port)  # only where the inputs measured times
     return InspectResult(
         entries=analyzed,
         failures=failures,
@@ -99,7 +101,7 @@ def build(
         searched=tuple(searched),
         discovered=discovered,
         gpus=port.choices(),
-        notes=port.notes(),
+        notes=port.notes() + calibrated,
         events=tuple(events),
     )
 
