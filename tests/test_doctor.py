@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from tiletune.commands import doctor
+from tiletune.formats.doctor import render_text
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -36,7 +37,7 @@ def test_this_machine(tmp_path):
     for pkg in doctor.PACKAGES:
         assert pkg in c  # each package is reported, found or not
     assert not c["FlashInfer JIT workspaces"].found and str(tmp_path) in c["FlashInfer JIT workspaces"].note
-    lines = doctor.render_text(r).splitlines()
+    lines = render_text(r).splitlines()
     for check, line in zip(r.checks, lines):  # one line per check, saying found / not found
         m = re.match(rf"{re.escape(check.item)}\s+(found|not found)(\s|$)", line)
         assert m and (m.group(1) == "found") is check.found
@@ -54,7 +55,7 @@ def test_workspaces_and_caches_under_a_home(tmp_path, sample):
     assert w.modules_built == ("fp4_gemm_cutlass_sm120",) and w.modules_not_built == ("fused_moe_120",)
     assert by_item(r)["FlashInfer JIT workspaces"].found
     assert str(ws) in r.caches  # discovery lists the workspace as a place inspect reads
-    text = doctor.render_text(r)
+    text = render_text(r)
     assert "FlashInfer 0.6.14, arch sm120, 1 module(s) built, 1 not built (fused_moe_120)" in text
 
 

@@ -68,7 +68,7 @@ ALLOWED = {
     "decode": {"records", "catalogs"},
     "model": {"records"},
     "analysis": {"records", "readers", "catalogs", "decode", "model"},
-    "formats": {"records", "catalogs", "model", "analysis"},
+    "formats": {"records", "catalogs", "model", "analysis", "tuner"},
     # the tuner reads the inputs it retries the way inspect does (readers, decode)
     "tuner": {"records", "readers", "catalogs", "decode", "model"},
     "cli": {"records", "readers", "catalogs", "decode", "model", "analysis", "formats", "tuner"},

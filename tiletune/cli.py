@@ -251,13 +251,9 @@ def inspect_command(
         _refuse_outputs_over_inputs([("--output", output)], paths or [])
         result = _inspected(paths, arch, flashinfer_version, gpu)
         _refuse_outputs_over_inputs([("--output", output)], [], result)
-        if format is OutputFormat.json:
-            from tiletune.formats.json_out import iter_inspect as format_inspect  # written as it is made
-        elif format is OutputFormat.markdown:
-            from tiletune.formats.markdown import format_inspect
-        else:
-            from tiletune.formats.table import format_inspect
-        _emit(format_inspect(result), output)
+        from tiletune.formats import render
+
+        _emit(render("inspect", result, format.value), output)  # JSON comes in chunks, written as made
         _report_problems(result)
         return _gate(result, fail_on)
 
@@ -351,13 +347,9 @@ def diff_command(
         _refuse_outputs_over_inputs([("--output", output)], [], before)
         _refuse_outputs_over_inputs([("--output", output)], [], after)
         result = diff(before, after)
-        if format is OutputFormat.json:
-            from tiletune.formats.diff_out import format_json as render
-        elif format is OutputFormat.markdown:
-            from tiletune.formats.diff_out import format_markdown as render
-        else:
-            from tiletune.formats.diff_out import format_table as render
-        _emit(render(result), output)
+        from tiletune.formats import render
+
+        _emit(render("diff", result, format.value), output)
         _report_problems(before)
         _report_problems(after)
         if before.exit_code or after.exit_code:
@@ -385,11 +377,11 @@ def catalog_cmd(
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write here (atomically) instead of stdout.", readable=False)] = None,
 ) -> None:
     """List the FlashInfer releases the tactic catalogs cover, or one release's tactic tables."""
-    from tiletune.catalogs import listing
-
     def run() -> None:
-        view = listing.catalog_view(flashinfer_version, arch, op)
-        _emit(listing.render_json(view) if fmt == CatalogFormat.json else listing.render_table(view), output)
+        from tiletune.catalogs.listing import catalog_view
+        from tiletune.formats import render
+
+        _emit(render("catalog", catalog_view(flashinfer_version, arch, op), fmt.value), output)
 
     _guard(run)
 
@@ -552,9 +544,9 @@ def doctor_command(
 
     def run() -> None:
         from tiletune.commands import doctor
+        from tiletune.formats import render
 
-        report = doctor.collect()
-        _emit(doctor.to_json(report) if format is DoctorFormat.json else doctor.render_text(report), output)
+        _emit(render("doctor", doctor.collect(), format.value), output)
 
     _guard(run)
 

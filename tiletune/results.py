@@ -1,8 +1,8 @@
-"""The inspect result types: what the analysis stage hands to formatters and to `verdicts`.
+"""The result types the commands hand to formatters (frozen data only: no I/O, no model calls).
 
-Frozen data only (no I/O, no model calls): `InspectResult` holds the analysed entries, the
-aggregated failures, the never-tried catalog tiles, the verdicts and the input problems.
-Formatters read these and compute nothing.
+`InspectResult` (inspect, report) holds the analysed entries, the aggregated failures, the
+never-tried catalog tiles, the verdicts and the input problems; `verdicts` builds its `Verdict`s.
+`DoctorReport` is what `tiletune doctor` found. Formatters read these and compute nothing.
 
 Units in `Analysis`: bytes, seconds, FLOP per byte, FLOP/s, bytes/s, fractions (0..1).
 Formatters convert (KiB, us, %) and label model values as such.
@@ -10,8 +10,8 @@ Formatters convert (KiB, us, %) and label model values as such.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import NamedTuple, Optional
+from dataclasses import dataclass, field
+from typing import NamedTuple, Optional, Tuple
 
 from tiletune.events import Event
 from tiletune.records import CatalogRef, Entry, InputProblem, Problem, Tactic, TileConfig, quick_init
@@ -211,5 +211,51 @@ def loses_data(problem: InputProblem) -> bool:
 
 
 
-__all__ = ["Analysis", "AnalyzedEntry", "Failure", "FailureReason", "GpuChoice", "InspectResult", "NotTried",
+
+# --- tiletune doctor ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Check:
+    """One line of the report: `found` False means looked for and absent (`note` says where/why)."""
+
+    item: str
+    found: bool
+    value: Optional[str] = None
+    note: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class Gpu:
+    index: int
+    name: str
+    driver: Optional[str]
+    memory_mib: Optional[int]
+    compute_capability: Optional[str]
+    arch: Optional[str]  # tiletune's name for it (sm90, sm120 ...), from compute capability or name
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """A FlashInfer JIT workspace directory (`<cache>/<version>/<arch>/`), listed without reading files."""
+
+    path: str
+    flashinfer_version: Optional[str]
+    arch_dir: str
+    arch: Optional[str]
+    modules_built: Tuple[str, ...]
+    modules_not_built: Tuple[str, ...]
+    has_log: bool
+
+
+@dataclass(frozen=True)
+class DoctorReport:
+    checks: Tuple[Check, ...]
+    gpus: Tuple[Gpu, ...] = ()
+    workspaces: Tuple[Workspace, ...] = ()
+    caches: Tuple[str, ...] = ()
+    searched: Tuple[str, ...] = field(default_factory=tuple)
+
+
+__all__ = ["Check", "DoctorReport", "Gpu", "Workspace", "Analysis", "AnalyzedEntry", "Failure", "FailureReason", "GpuChoice", "InspectResult", "NotTried",
            "Verdict", "loses_data"]

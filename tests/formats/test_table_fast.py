@@ -49,9 +49,33 @@ def test_edge_rows_match_tabulate(rows):
     [["caf\u00e9 \u4e2d", "1"]],  # non-ASCII: tabulate's width rules apply
     [["two\nlines", "1"]],  # multi-line cells
     [[None, "1"]],  # not a string
-    [["short row"]],
 ])
 def test_other_cells_fall_back_to_tabulate(rows):
     headers = ["tile", "N"]
     assert table._simple_table(rows, headers, ["left", "right"]) is None
     assert table._tab(rows, headers) == _tabulate(rows, headers)
+
+
+def test_wrapped_cells_match_tabulate_without_touching_its_global():
+    """The tabulate path (failure tables wrap long cells) writes what tabulate writes with no header
+    padding, and leaves tabulate's module-wide MIN_PADDING as it found it (other users share it)."""
+    before = tabulate.MIN_PADDING
+    rows = [["fp8_gemm", "a long error text that wraps around somewhere in the middle", "3"], ["bf16", "é", "12"]]
+    headers, caps = ["op", "error", "count"], [26, 20, 8]
+    got = table._tab(rows, headers, caps)
+    assert tabulate.MIN_PADDING == before
+    old = tabulate.MIN_PADDING
+    tabulate.MIN_PADDING = 0
+    try:
+        want = tabulate.tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True, maxcolwidths=caps,
+                                 colalign=["right" if h in table._NUMERIC else "left" for h in headers])
+    finally:
+        tabulate.MIN_PADDING = old
+    assert got == want
+    assert len(got.splitlines()) > len(rows) + 2  # the error cell did wrap
+
+
+def test_a_short_row_keeps_every_header():
+    """tabulate drops the first headers when rows have fewer cells; the table keeps them all."""
+    assert table._simple_table([["short row"]], ["tile", "N"], ["left", "right"]) is None
+    assert table._tab([["short row"]], ["tile", "N"]).splitlines()[0].split() == ["tile", "N"]

@@ -103,13 +103,13 @@ def test_diagnosis_values_are_stable_strings():
 def test_a_refused_attempt_is_not_run_not_failed(tmp_path):
     """A child that refuses the way the worker does (an engine_error result): the retry summary
     counts it apart, and the ledger it wrote reads back as not_run (a tactic never run)."""
-    from tiletune.commands.retry import render
+    from tiletune.formats.retry import RetrySummary, render_table
 
     led = tmp_path / "ledger.jsonl"
     run = run_retry([make_target("pass"), make_target("refuse"), make_target("exit3")], FakeEngine(), led,
                     progress=None, env=dict(FAKE_ENV), workers=1, gpus=[])
     assert [a.diagnosis.value for a in run.attempts] == ["passed", "engine_error", "initialize_failed"]
-    assert "1 passed, 1 failed, 1 not run" in render(run, [], as_json=False)
+    assert "1 passed, 1 failed, 1 not run" in render_table(RetrySummary(run, []))
     recs = [r for r in ledger_reader.read(led, ReadContext()) if hasattr(r, "status")]
     assert [r.status for r in recs] == [Status.PASSED, Status.NOT_RUN, Status.FAILED]
     assert "not attempted" in recs[1].error

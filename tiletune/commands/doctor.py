@@ -7,71 +7,28 @@ torch) read from package metadata, FlashInfer JIT workspaces and the caches `ins
 
 It must be fast and work with no GPU: nothing here imports torch or flashinfer (torch's CUDA
 version is read from its `torch/version.py` file), subprocesses have a short time limit, and
-workspaces are listed, not read. Rendering is separate from collecting: `collect()` returns a
-frozen `DoctorReport`; `render_text` / `to_json` format it.
+workspaces are listed, not read. `collect()` returns a frozen `results.DoctorReport`;
+`tiletune.formats.doctor` renders it.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
-import json
 import os
 import re
 import shutil
 import subprocess
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, Optional, Sequence, Tuple
 
+from tiletune.results import Check, DoctorReport, Gpu, Workspace
+
 SUBPROCESS_TIMEOUT_S = 10.0
-SCHEMA = "tiletune.doctor/1"
 
 # Packages whose versions matter to tiletune (distribution names as pip knows them).
 PACKAGES = ("flashinfer-python", "flashinfer-cubin", "flashinfer-jit-cache", "nvidia-cutlass",
             "nvidia-cutlass-dsl", "torch", "apache-tvm-ffi")
-
-
-@dataclass(frozen=True)
-class Check:
-    """One line of the report: `found` False means looked for and absent (`note` says where/why)."""
-
-    item: str
-    found: bool
-    value: Optional[str] = None
-    note: Optional[str] = None
-
-
-@dataclass(frozen=True)
-class Gpu:
-    index: int
-    name: str
-    driver: Optional[str]
-    memory_mib: Optional[int]
-    compute_capability: Optional[str]
-    arch: Optional[str]  # tiletune's name for it (sm90, sm120 ...), from compute capability or name
-
-
-@dataclass(frozen=True)
-class Workspace:
-    """A FlashInfer JIT workspace directory (`<cache>/<version>/<arch>/`), listed without reading files."""
-
-    path: str
-    flashinfer_version: Optional[str]
-    arch_dir: str
-    arch: Optional[str]
-    modules_built: Tuple[str, ...]
-    modules_not_built: Tuple[str, ...]
-    has_log: bool
-
-
-@dataclass(frozen=True)
-class DoctorReport:
-    checks: Tuple[Check, ...]
-    gpus: Tuple[Gpu, ...] = ()
-    workspaces: Tuple[Workspace, ...] = ()
-    caches: Tuple[str, ...] = ()
-    searched: Tuple[str, ...] = field(default_factory=tuple)
 
 
 Runner = Callable[[Sequence[str]], Optional[str]]
@@ -222,27 +179,3 @@ def collect(env: Optional[Mapping[str, str]] = None, home: Optional[Path] = None
     caches, searched, cache_check = _caches(env, home)
     checks.append(cache_check)
     return DoctorReport(tuple(checks), gpus, workspaces, caches, searched)
-
-
-# --- rendering --------------------------------------------------------------------------------
-def to_json(report: DoctorReport) -> str:
-    return json.dumps({"schema": SCHEMA, **asdict(report)}, indent=2)
-
-
-def render_text(report: DoctorReport) -> str:
-    width = max(len(c.item) for c in report.checks) + 2
-    lines = []
-    for c in report.checks:
-        state = "found    " if c.found else "not found"
-        text = " ".join(x for x in (c.value, f"({c.note})" if c.note else None) if x)
-        lines.append(f"{c.item:<{width}}{state}  {text}".rstrip())
-    for w in report.workspaces:
-        lines.append(f"  workspace {w.path}: FlashInfer {w.flashinfer_version or '?'}, arch {w.arch or w.arch_dir}, "
-                     f"{len(w.modules_built)} module(s) built"
-                     + (f", {len(w.modules_not_built)} not built ({', '.join(w.modules_not_built[:5])})" if w.modules_not_built else "")
-                     + (", flashinfer_jit.log" if w.has_log else ""))
-    for p in report.caches:
-        lines.append(f"  cache {p}")
-    if not report.caches and report.searched:
-        lines.append("  searched: " + "; ".join(report.searched))
-    return "\n".join(lines) + "\n"

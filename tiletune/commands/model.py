@@ -6,11 +6,12 @@ Every bad input becomes a one-line ModelError / UsageError (exit 2 in cli.py); n
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, Dict, Optional, Tuple
 
 from tiletune.errors import ModelError, UsageError
+from tiletune.formats import render
+from tiletune.formats.model_view import ModelAnswer
 from tiletune.model import gpus as gpu_table
 from tiletune.model.kernel import normalize_schedule
 from tiletune.model.perf import DTYPE_BITS, analyze
@@ -34,8 +35,6 @@ def run_model(*, dtype: str, m: int, n: int, k: int, tile: str, gpu: Optional[st
               top_k: Optional[int], stage_policy: Optional[str], exact: bool, gpu_file: Optional[str], fmt: str,
               schedule: Optional[str] = None, stages: Optional[int] = None, fast_accum: Optional[bool] = None,
               sm_clock: Optional[float] = None) -> str:
-    from tiletune.formats import model_view
-
     d = dtype.strip().lower()
     if d not in DTYPE_BITS:
         raise UsageError(f"--dtype {dtype!r}: choose one of {', '.join(DTYPE_BITS)}")
@@ -77,11 +76,7 @@ def run_model(*, dtype: str, m: int, n: int, k: int, tile: str, gpu: Optional[st
 
         res = replace(res, notes=(note,) + res.notes)
     compiled = _exact(cfg, res.arch, d, grouped or bool(experts), stage_policy) if exact else None
-    if fmt == "json":
-        return json.dumps(model_view.to_dict(res, compiled), indent=2)
-    if fmt == "markdown":
-        return model_view.to_markdown(res, compiled)
-    return model_view.to_table(res, compiled)
+    return render("model", ModelAnswer(res, compiled), fmt)
 
 
 def _exact(cfg: TileConfig, arch: str, dtype: str, grouped: bool, stage_policy: Optional[str]) -> Dict[str, Any]:
@@ -93,10 +88,4 @@ def _exact(cfg: TileConfig, arch: str, dtype: str, grouped: bool, stage_policy: 
 
 
 def run_gpus(*, fmt: str, gpu_file: Optional[str]) -> str:
-    from tiletune.formats import model_view
-
-    t = gpu_table.table(gpu_file)
-    defaults = dict(t.defaults)
-    if fmt == "json":
-        return json.dumps(model_view.gpus_json(t.gpus, defaults), indent=2)
-    return model_view.gpus_table(t.gpus, defaults)
+    return render("gpus", gpu_table.table(gpu_file), fmt)

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, TextIO, Tuple
 
 from tiletune.errors import TunerError, UsageError
+from tiletune.formats import render
+from tiletune.formats.retry import RetrySummary
 from tiletune.records import InputProblem
 from tiletune.tuner import classify, fingerprint
 from tiletune.tuner.engine import Attempt, Diagnosis, RetryTarget
@@ -203,7 +205,7 @@ def retry(opts: RetryOptions, *, progress: Optional[TextIO] = sys.stderr, env: O
         notes.append("nothing to retry: no failed or blocklisted configs in the inputs (use --all for every config)")
     notes += export(opts, key_problems, input_ledgers)
     fatal = any(p.fatal for p in problems)
-    text = render(run, notes, as_json=opts.as_json)
+    text = render("retry", RetrySummary(run, notes), "json" if opts.as_json else "table")
     return RetryOutcome(run=run, problems=problems, notes=notes, text=text, exit_code=2 if fatal else 0)
 
 
@@ -293,57 +295,3 @@ def write_reproducers(targets: Sequence[RetryTarget], out_dir: Path, *, top_k: O
             continue
         notes.append(f"--reproducer: wrote {sub} (build.sh, run.sh, README.txt)")
     return notes
-
-
-def _fmt_time(t: Optional[float]) -> str:
-    return "" if t is None else f"{t * 1e6:.1f} us"
-
-
-def render(run: Optional[RetryRun], notes: List[str], *, as_json: bool) -> str:
-    """The summary printed on stdout: one row per attempt made now (measurements are labelled measured)."""
-    attempts: List[Attempt] = run.attempts if run else []
-    if as_json:
-        from tiletune.tuner.ledger import attempt_to_json
-
-        return json.dumps(
-            {
-                "schema": "tiletune.retry/1",
-                "ledger": str(run.ledger) if run else None,
-                "env_id": run.env_id if run else None,
-                "error_bounds": classify.ERROR_BOUNDS,
-                "attempts": [attempt_to_json(a, env_id=run.env_id) for a in attempts] if run else [],
-                "skipped": [t.key for t in run.skipped] if run else [],
-                "notes": notes,
-            },
-            indent=2,
-        )
-    from tabulate import tabulate
-
-    rows = []
-    for a in attempts:
-        bound = f" (<= {a.error_bound:.1e})" if a.error_bound is not None and a.rel_error is not None else ""
-        rows.append([
-            a.target.op, a.target.runner, a.target.tactic,
-            _shape(a.target), a.diagnosis.value, _fmt_time(a.time_s),
-            "" if a.tflops is None else f"{a.tflops:.1f}",
-            "" if a.rel_error is None else f"{a.rel_error:.2e}{bound}",
-            a.message if not a.passed else "",
-        ])
-    out = []
-    if rows:
-        out.append(tabulate(rows, headers=["op", "runner", "tactic", "b x M x N x K", "result", "time (measured, median)", "TFLOP/s", "rel. error (bound)", "why"]))
-        passed = sum(1 for a in attempts if a.passed)
-        not_run = sum(1 for a in attempts if a.diagnosis is Diagnosis.ENGINE_ERROR)  # never started: not a failure
-        out.append(f"\n{passed} passed, {len(attempts) - passed - not_run} failed"
-                   + (f", {not_run} not run (engine_error: see why)" if not_run else "") + f"; ledger: {run.ledger}")
-    if run and run.skipped:
-        out.append(f"{len(run.skipped)} already finished in this environment with the same options (see the ledger; --no-resume to redo)")
-    out.append("Relative error = ||out - ref|| / ||ref|| against a float32 reference from the dequantized inputs; "
-               "bounds: " + ", ".join(f"{k} {v:.2g}" for k, v in classify.ERROR_BOUNDS.items()))
-    out.extend(notes)
-    return "\n".join(out)
-
-
-def _shape(t: RetryTarget) -> str:
-    p = t.problem
-    return "?" if p is None else f"{p.batch}x{p.m}x{p.n}x{p.k}"

@@ -1,0 +1,36 @@
+"""The output layer: every command's result becomes text here, and only here.
+
+`FORMATTERS` names, per command, the renderer of each --format it offers (see interface.py);
+commands and the CLI call `render(command, result, fmt)`. Formatters read finished results
+(`tiletune.results`, the model's and the tuner's types) and compute nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tiletune.formats.interface import Formatter, Rendered
+
+FORMATTERS: dict[str, Formatter] = {
+    f.command: f
+    for f in (
+        Formatter("inspect", {"table": "table:format_inspect", "json": "json_out:iter_inspect",
+                              "markdown": "markdown:format_inspect"}),
+        Formatter("diff", {"table": "diff_out:format_table", "json": "diff_out:format_json",
+                           "markdown": "diff_out:format_markdown"}),
+        Formatter("catalog", {"table": "catalog:render_table", "json": "catalog:render_json"}),
+        Formatter("retry", {"table": "retry:render_table", "json": "retry:render_json"}),
+        Formatter("model", {"table": "model_view:answer_table", "json": "model_view:answer_json",
+                            "markdown": "model_view:answer_markdown"}),
+        Formatter("gpus", {"table": "model_view:gpu_table_text", "json": "model_view:gpu_table_json"}),
+        Formatter("doctor", {"table": "doctor:render_text", "json": "doctor:to_json"}),
+    )
+}
+
+
+def render(command: str, result: Any, fmt: str) -> Rendered:
+    """`result` of `command` in format `fmt` (UsageError when the command does not write that format)."""
+    return FORMATTERS[command].render(result, fmt)
+
+
+__all__ = ["FORMATTERS", "Formatter", "Rendered", "render"]

@@ -6,10 +6,11 @@ here only, each with its unit; every modelled value is marked "model", a compile
 
 from __future__ import annotations
 
+import json
 import math
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence
 
-from tiletune.model.gpus import PEAK_KINDS, GpuSpec
+from tiletune.model.gpus import PEAK_KINDS, GpuSpec, GpuTable
 from tiletune.model.perf import ModelResult
 
 KIB = 1024.0
@@ -238,3 +239,33 @@ def gpus_table(gpus: Sequence[GpuSpec], defaults: Dict[str, str]) -> str:
               "published, n/f = not found. Sources per number: tiletune gpus --format json. Defaults per arch: "
               + ", ".join(f"{a} -> {k}" for a, k in defaults.items()))
     return tabulate.tabulate(rows, headers=head, tablefmt="simple", disable_numparse=True) + "\n\n" + legend
+
+
+# --- the formatter interface's entry points (tiletune.formats.FORMATTERS) ------------------------
+
+
+class ModelAnswer(NamedTuple):
+    """What `tiletune model` shows: the model's result and, with --exact, the compiled kernel's numbers."""
+
+    result: ModelResult
+    exact: Optional[Dict[str, Any]] = None
+
+
+def answer_table(answer: ModelAnswer) -> str:
+    return to_table(answer.result, answer.exact)
+
+
+def answer_markdown(answer: ModelAnswer) -> str:
+    return to_markdown(answer.result, answer.exact)
+
+
+def answer_json(answer: ModelAnswer) -> str:
+    return json.dumps(to_dict(answer.result, answer.exact), indent=2)
+
+
+def gpu_table_text(table: GpuTable) -> str:
+    return gpus_table(table.gpus, dict(table.defaults))
+
+
+def gpu_table_json(table: GpuTable) -> str:
+    return json.dumps(gpus_json(table.gpus, dict(table.defaults)), indent=2)

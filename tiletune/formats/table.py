@@ -33,23 +33,20 @@ def _tab(rows, headers, maxcolwidths=None) -> str:
         fast = _simple_table(rows, headers, aligns)
         if fast is not None:
             return fast
-    import tabulate as tabulate_mod
+    from tabulate import tabulate
 
-    # tabulate widens every column by 2 beyond its header by default; the two-space column gap is enough
-    tabulate_mod.MIN_PADDING = 0
-    return tabulate_mod.tabulate(
-        rows,
-        headers=headers,
-        tablefmt="simple",
-        disable_numparse=True,
-        maxcolwidths=maxcolwidths,
-        colalign=aligns,
-    )
+    # Given headers, tabulate widens every column to its header plus MIN_PADDING (2), a module
+    # global every tabulate user shares; the two-space column gap is enough. So the header goes in
+    # as the first row (rows are not padded) and its rule is moved under it: without headers,
+    # "simple" draws that rule above and below the rows. Caps never wrap a header (none is longer).
+    caps = None if maxcolwidths is None else [max(w, len(h)) for w, h in zip(maxcolwidths, headers)]
+    lines = tabulate([list(headers), *rows], tablefmt="simple", disable_numparse=True, maxcolwidths=caps,
+                     colalign=aligns).split("\n")
+    return "\n".join([lines[1], lines[0], *lines[2:-1]])
 
 
 def _simple_table(rows, headers, aligns) -> "str | None":
-    """The text `tabulate(..., tablefmt="simple", disable_numparse=True, colalign=aligns)` writes
-    with MIN_PADDING 0, for one-line cells of printable ASCII; None for anything else (tabulate
+    """The text `_tab`'s tabulate path writes (tabulate's "simple" table without header padding), for one-line cells of printable ASCII; None for anything else (tabulate
     then handles it). Why: tabulate inspects every cell's type (about 50 us per row), which made a
     50,000-entry table take seconds. tests/formats/test_table_fast.py holds it to tabulate's text.
     """

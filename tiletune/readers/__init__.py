@@ -13,7 +13,6 @@ or line skipped: the CLI exits 2) or is a note that loses nothing (exit status s
 
 from __future__ import annotations
 
-import importlib
 import os
 import stat
 from dataclasses import dataclass
@@ -64,18 +63,16 @@ _modules: Optional[tuple[ModuleType, ...]] = None
 
 
 def reader_modules() -> tuple[ModuleType, ...]:
-    """The reader modules that exist, in routing order."""
+    """The reader modules, in routing order (imported on first use: `tiletune --help` needs none)."""
     global _modules
     if _modules is None:
-        found = []
-        for name in _READER_NAMES:
-            try:
-                found.append(importlib.import_module(f"tiletune.readers.{name}"))
-            except ModuleNotFoundError as e:
-                # TODO(lead): require all readers once landed
-                if e.name != f"tiletune.readers.{name}":
-                    raise
-        _modules = tuple(found)
+        from tiletune.readers import (
+            blocklist, flashinfer_v1, flashinfer_v2, jit_workspace, ledger, logs, sglang, trtllm, vllm,
+        )
+
+        by_name = {m.__name__.rpartition(".")[2]: m for m in (
+            blocklist, flashinfer_v1, flashinfer_v2, jit_workspace, ledger, logs, sglang, trtllm, vllm)}
+        _modules = tuple(by_name[name] for name in _READER_NAMES)
     return _modules
 
 

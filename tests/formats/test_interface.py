@@ -1,0 +1,29 @@
+"""The formatter interface: every command's renderers exist, and a format a command lacks is a usage error."""
+
+from __future__ import annotations
+
+import pytest
+
+from tiletune.errors import UsageError
+from tiletune.formats import FORMATTERS, render
+
+
+@pytest.mark.parametrize("command", sorted(FORMATTERS))
+def test_every_renderer_named_exists(command):
+    f = FORMATTERS[command]
+    assert "table" in f.formats and "json" in f.formats
+    for fmt in f.formats:
+        assert callable(f.renderer(fmt))
+
+
+def test_a_format_the_command_lacks_is_one_usage_error():
+    with pytest.raises(UsageError, match="--format markdown: tiletune catalog writes table or json"):
+        render("catalog", {"schema": "tiletune.catalog/1", "releases": []}, "markdown")
+
+
+def test_render_goes_through_the_named_function():
+    view = {"schema": "tiletune.catalog/1", "releases": [{"flashinfer_version": "0.7.2", "catalogs": [
+        {"op": "fp4_gemm", "arch": "sm120", "runner": "CutlassFp4GemmRunner", "variant": None, "tactics": 7}]}]}
+    text = render("catalog", view, "table")
+    assert "0.7.2" in text and "sm120:7" in text
+    assert render("catalog", view, "json").startswith("{")

@@ -1,0 +1,33 @@
+"""`tiletune doctor`'s report as text or JSON (schema tiletune.doctor/1)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+
+from tiletune.results import DoctorReport
+
+SCHEMA = "tiletune.doctor/1"
+
+
+def to_json(report: DoctorReport) -> str:
+    return json.dumps({"schema": SCHEMA, **asdict(report)}, indent=2)
+
+
+def render_text(report: DoctorReport) -> str:
+    width = max(len(c.item) for c in report.checks) + 2
+    lines = []
+    for c in report.checks:
+        state = "found    " if c.found else "not found"
+        text = " ".join(x for x in (c.value, f"({c.note})" if c.note else None) if x)
+        lines.append(f"{c.item:<{width}}{state}  {text}".rstrip())
+    for w in report.workspaces:
+        lines.append(f"  workspace {w.path}: FlashInfer {w.flashinfer_version or '?'}, arch {w.arch or w.arch_dir}, "
+                     f"{len(w.modules_built)} module(s) built"
+                     + (f", {len(w.modules_not_built)} not built ({', '.join(w.modules_not_built[:5])})" if w.modules_not_built else "")
+                     + (", flashinfer_jit.log" if w.has_log else ""))
+    for p in report.caches:
+        lines.append(f"  cache {p}")
+    if not report.caches and report.searched:
+        lines.append("  searched: " + "; ".join(report.searched))
+    return "\n".join(lines) + "\n"

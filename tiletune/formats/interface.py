@@ -1,0 +1,40 @@
+"""The formatter interface: one `Formatter` per command, mapping each --format it offers to the
+function that renders the command's result in that format.
+
+A renderer takes the command's finished result and returns text: one string, or string chunks
+written as they come (inspect's JSON for a big cache). It computes nothing. Renderers are named
+as "module:function" inside tiletune.formats and imported on use, so a command loads only the
+formatting code of the format it prints.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping, Union, cast
+
+from tiletune.errors import UsageError
+
+Rendered = Union[str, Iterable[str]]
+
+
+@dataclass(frozen=True)
+class Formatter:
+    """How one command's result is written: format name -> "module:function" in tiletune.formats."""
+
+    command: str
+    renderers: Mapping[str, str]
+
+    @property
+    def formats(self) -> tuple[str, ...]:
+        return tuple(self.renderers)
+
+    def renderer(self, fmt: str) -> Callable[[Any], Rendered]:
+        target = self.renderers.get(fmt)
+        if target is None:
+            raise UsageError(f"--format {fmt}: tiletune {self.command} writes {' or '.join(self.renderers)}")
+        module, _, name = target.partition(":")
+        return cast(Callable[[Any], Rendered], getattr(importlib.import_module(f"tiletune.formats.{module}"), name))
+
+    def render(self, result: Any, fmt: str) -> Rendered:
+        return self.renderer(fmt)(result)

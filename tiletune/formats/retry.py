@@ -1,0 +1,77 @@
+"""`tiletune retry`'s summary as a table or JSON (schema tiletune.retry/1)."""
+
+from __future__ import annotations
+
+import json
+from typing import List, NamedTuple, Optional
+
+from tabulate import tabulate
+
+from tiletune.ledger_format import Diagnosis
+from tiletune.tuner import classify
+from tiletune.tuner.engine import Attempt, RetryTarget
+from tiletune.tuner.ledger import attempt_to_json
+from tiletune.tuner.orchestrator import RetryRun
+
+
+class RetrySummary(NamedTuple):
+    """What one retry produced: the run (None when nothing was attempted) and the notes to print."""
+
+    run: Optional[RetryRun]
+    notes: List[str]
+
+
+def _fmt_time(t: Optional[float]) -> str:
+    return "" if t is None else f"{t * 1e6:.1f} us"
+
+
+def render_json(summary: RetrySummary) -> str:
+    """Schema tiletune.retry/1: each attempt as the ledger writes it (tuner.ledger.attempt_to_json)."""
+    run, notes = summary
+    attempts: List[Attempt] = run.attempts if run else []
+    return json.dumps(
+        {
+            "schema": "tiletune.retry/1",
+            "ledger": str(run.ledger) if run else None,
+            "env_id": run.env_id if run else None,
+            "error_bounds": classify.ERROR_BOUNDS,
+            "attempts": [attempt_to_json(a, env_id=run.env_id) for a in attempts] if run else [],
+            "skipped": [t.key for t in run.skipped] if run else [],
+            "notes": notes,
+        },
+        indent=2,
+    )
+
+
+def render_table(summary: RetrySummary) -> str:
+    """The summary printed on stdout: one row per attempt made now (measurements are labelled measured)."""
+    run, notes = summary
+    attempts: List[Attempt] = run.attempts if run else []
+    rows = []
+    for a in attempts:
+        bound = f" (<= {a.error_bound:.1e})" if a.error_bound is not None and a.rel_error is not None else ""
+        rows.append([
+            a.target.op, a.target.runner, a.target.tactic,
+            _shape(a.target), a.diagnosis.value, _fmt_time(a.time_s),
+            "" if a.tflops is None else f"{a.tflops:.1f}",
+            "" if a.rel_error is None else f"{a.rel_error:.2e}{bound}",
+            a.message if not a.passed else "",
+        ])
+    out = []
+    if rows:
+        out.append(tabulate(rows, headers=["op", "runner", "tactic", "b x M x N x K", "result", "time (measured, median)", "TFLOP/s", "rel. error (bound)", "why"]))
+        passed = sum(1 for a in attempts if a.passed)
+        not_run = sum(1 for a in attempts if a.diagnosis is Diagnosis.ENGINE_ERROR)  # never started: not a failure
+        out.append(f"\n{passed} passed, {len(attempts) - passed - not_run} failed"
+                   + (f", {not_run} not run (engine_error: see why)" if not_run else "") + f"; ledger: {run.ledger}")
+    if run and run.skipped:
+        out.append(f"{len(run.skipped)} already finished in this environment with the same options (see the ledger; --no-resume to redo)")
+    out.append("Relative error = ||out - ref|| / ||ref|| against a float32 reference from the dequantized inputs; "
+               "bounds: " + ", ".join(f"{k} {v:.2g}" for k, v in classify.ERROR_BOUNDS.items()))
+    out.extend(notes)
+    return "\n".join(out)
+
+
+def _shape(t: RetryTarget) -> str:
+    p = t.problem
+    return "?" if p is None else f"{p.batch}x{p.m}x{p.n}x{p.k}"
