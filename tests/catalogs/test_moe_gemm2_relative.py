@@ -15,18 +15,18 @@ import jsonschema
 import pytest
 
 from tiletune import catalogs
-from tiletune.catalogs import moe
+from tiletune.vocabulary import FUSED_MOE_OPS, MOE_RUNNER
 from tiletune.formats.json_out import decode_dict
 from tiletune.records import Decoded
 
-G1, G2 = moe.OPS
+G1, G2 = FUSED_MOE_OPS
 BF16 = {"act": "bf16", "weight": "bf16", "finalize": True}
 AFFECTED = ["0.6.7", "0.6.7.post3", "0.6.10.post1", "0.6.13", "0.6.14"]
 FIXED = ["0.6.15", "0.6.16", "0.6.18rc1", "0.7.2.post1"]
 
 
 def gemm2(version):
-    (cat,) = catalogs.lookup(version, "sm90", G2, moe.RUNNER, BF16)
+    (cat,) = catalogs.lookup(version, "sm90", G2, MOE_RUNNER, BF16)
     assert (cat.index_offset, len(cat.configs)) == (45, 81)
     return cat
 
@@ -58,7 +58,7 @@ def test_fixed_release_runs_what_it_profiled(version):
 
 
 def test_gemm1_is_never_affected():
-    (cat,) = catalogs.lookup("0.6.14", "sm90", G1, moe.RUNNER, BF16)
+    (cat,) = catalogs.lookup("0.6.14", "sm90", G1, MOE_RUNNER, BF16)
     assert cat.gemm2_relative_ids is None and catalogs.resolve(cat, 30).runs is None
 
 
