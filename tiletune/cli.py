@@ -2,7 +2,7 @@
 
 Every command delegates to a library function the tests can call directly. `TiletuneError`s
 are caught here alone and printed as one line ("tiletune: <message>") with exit status 2;
-anything else is a bug and may show a traceback.
+anything else is a bug, and is still printed as one line naming the inputs, exit status 2.
 Reports go to stdout (or `--output`, written atomically); progress and summaries to stderr.
 """
 
@@ -14,7 +14,9 @@ import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, List, Optional, TypeVar, Union
+from typing import Callable, Iterable, Iterator, List, Optional, Sequence, TypeVar, Union
+
+import click
 
 import typer
 from typing import Annotated
@@ -42,13 +44,30 @@ class OutputFormat(str, enum.Enum):
     markdown = "markdown"
 
 
-def _guard(fn: Callable[[], T]) -> T:
-    """Run `fn`; turn a TiletuneError into its one-line message and exit code, no traceback."""
+def _guard(fn: Callable[[], T], inputs: Sequence[object] = ()) -> T:
+    """Run `fn`; turn a TiletuneError into its one-line message and exit code, no traceback.
+
+    The last resort: any other exception (a bug an input provoked) becomes one line naming the
+    inputs and exit status 2. Readers already turn one input's surprise into a problem of that
+    input, so by then everything else has been read; this catches what is left.
+    """
     try:
         return fn()
     except TiletuneError as e:
         typer.echo(f"tiletune: {e}", err=True)
         raise typer.Exit(code=e.exit_code) from None
+    except (click.exceptions.Exit, click.exceptions.Abort, click.exceptions.ClickException):
+        raise
+    except Exception as e:  # noqa: BLE001 - never a traceback for what an input did
+        from tiletune.errors import unexpected
+
+        named = ", ".join(str(i) for i in inputs) or "the default inputs"
+        typer.echo(f"tiletune: {_clip(named)}: {unexpected(e)}", err=True)
+        raise typer.Exit(code=2) from None
+
+
+def _clip(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _emit(text: Union[str, Iterable[str]], output: Optional[Path]) -> None:
@@ -137,10 +156,10 @@ def _inspected(paths: Optional[List[Path]], arch: Optional[str], flashinfer_vers
     return result
 
 
-def _run_batch(run: Callable[[], int]) -> None:
+def _run_batch(run: Callable[[], int], inputs: Sequence[object]) -> None:
     """Run an inspecting command's body with the collector paused; exit with the status it returns."""
     with _gc_paused():
-        code = _guard(run)
+        code = _guard(run, inputs)
     if code:
         raise typer.Exit(code=code)
 
@@ -257,7 +276,7 @@ def inspect_command(
         _report_problems(result)
         return _gate(result, fail_on)
 
-    _run_batch(run)
+    _run_batch(run, paths or ())
 
 
 class ReportFormat(str, enum.Enum):
@@ -313,7 +332,7 @@ def report_command(
         _report_problems(result)
         return _gate(result, fail_on)
 
-    _run_batch(run)
+    _run_batch(run, paths or ())
 
 
 @app.command("diff")
@@ -451,7 +470,7 @@ def retry_command(
             typer.echo(f"tiletune: {p.message}", err=True)
         return outcome.exit_code
 
-    code = _guard(run)
+    code = _guard(run, [*(paths or ()), ledger])
     if code:
         raise typer.Exit(code=code)
 
@@ -502,7 +521,7 @@ def model_command(
                          fmt=format.value, schedule=schedule, stages=stages, fast_accum=fast_accum, sm_clock=sm_clock)
         _emit(text, output)
 
-    _guard(run)
+    _guard(run, [gpu_file] if gpu_file else ())
 
 
 def _gpu_files(gpu_file: Optional[Path]) -> List[Path]:
@@ -526,7 +545,7 @@ def gpus_command(
         _refuse_outputs_over_inputs([("--output", output)], _gpu_files(gpu_file))
         _emit(run_gpus(fmt=format.value, gpu_file=str(gpu_file) if gpu_file else None), output)
 
-    _guard(run)
+    _guard(run, [gpu_file] if gpu_file else ())
 
 
 class DoctorFormat(str, enum.Enum):

@@ -35,3 +35,11 @@ class OutputError(TiletuneError):
 
 class UsageError(TiletuneError):
     """Bad command-line use that typer itself cannot catch."""
+
+
+def unexpected(e: BaseException) -> str:
+    """An exception tiletune did not expect, as one short line (for the last-resort handlers that keep
+    one bad input from stopping the rest, and the CLI's)."""
+    text = " ".join(str(e).split())
+    text = text if len(text) <= 200 else text[:197] + "..."
+    return f"unexpected {type(e).__name__}" + (f" ({text})" if text else "") + "; a tiletune bug, please report it"

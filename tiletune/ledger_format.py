@@ -9,12 +9,12 @@ records. Kept below both so that neither imports the other.
 from __future__ import annotations
 
 import enum
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, Iterator, Optional
 
-from tiletune.errors import TunerError
+from tiletune import inputs
+from tiletune.errors import ReaderError, TunerError
 
 SCHEMA = "tiletune.ledger/1"
 
@@ -51,12 +51,71 @@ class LedgerLine:
     problem: Optional[str] = None  # one-line message when `data` is None
 
 
+# The type every field must have where present (None is always allowed except for the three
+# required ones); a line that breaks this is skipped with one line naming the field, so no consumer
+# (the reader, resume, --blocklist, --pin-cache) meets a string where it expects an object.
+_STR, _NUM, _INT = (str,), (int, float), (int,)
+_FIELD_TYPES: Dict[str, tuple] = {
+    "key": _STR, "op": _STR, "diagnosis": _STR, "engine": _STR, "runner": _STR, "tactic": (int, str, list),
+    "arch": _STR, "flashinfer_version": _STR, "dtype": _STR, "source": _STR, "previous_error": _STR, "raw_key": _STR,
+    "shapes": (list,), "extras": (list,), "problem": (dict,), "config": (dict,), "run_options": (dict,),
+    "passed": (bool,), "message": _STR, "started_at": _STR, "duration_s": _NUM, "time_s": _NUM, "times_s": (list,),
+    "tflops": _NUM, "rel_error": _NUM, "error_bound": _NUM, "smem_bytes": _INT, "smem_limit": _INT,
+    "stderr_tail": _STR, "env": (dict,), "env_id": _STR,
+}
+_REQUIRED = ("key", "op", "diagnosis")
+_PROBLEM_INTS = ("m", "n", "k")
+_ENV_STRINGS = ("gpu", "flashinfer", "cuda_runtime")
+
+
+def _type_name(v: Any) -> str:
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", int: "a number",
+            float: "a number"}.get(type(v), type(v).__name__)
+
+
+def _wrong_field(data: Dict[str, Any]) -> Optional[str]:
+    """The first field whose type no consumer can use, described; None when the line is usable."""
+    for name, types in _FIELD_TYPES.items():
+        v = data.get(name)
+        if v is None:
+            continue
+        if not isinstance(v, types):
+            return f"field {name!r} is {_type_name(v)}"
+    problem = data.get("problem")
+    if problem is not None:
+        for k in _PROBLEM_INTS:
+            v = problem.get(k)
+            if not isinstance(v, int) or isinstance(v, bool):
+                return f"problem.{k} is {'missing' if v is None else _type_name(v)}, expected an integer"
+        if not isinstance(problem.get("batch", 1), (int, type(None))):
+            return f"problem.batch is {_type_name(problem['batch'])}"
+    env = data.get("env")
+    if env is not None:
+        for k in _ENV_STRINGS:
+            if env.get(k) is not None and not isinstance(env[k], str):
+                return f"env.{k} is {_type_name(env[k])}, expected a string"
+    times = data.get("times_s")
+    if times is not None and not all(isinstance(t, (int, float)) and not isinstance(t, bool) for t in times):
+        return "times_s holds something other than numbers"
+    config = data.get("config")
+    if config is not None:
+        for k in ("tile", "cluster"):
+            v = config.get(k)
+            if v is not None and not (isinstance(v, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in v)):
+                return f"config.{k} is not an array of integers"
+    return None
+
+
 def iter_lines(path: Path) -> Iterator[LedgerLine]:
-    """Stream a ledger line by line. A torn or foreign line is a LedgerLine with `problem` set."""
+    """Stream a ledger line by line. A torn, foreign or malformed line is a LedgerLine with `problem` set.
+
+    The file must be a regular file (a FIFO would block); each line is parsed with tiletune's
+    bounded JSON (depth, digits) and its fields' types are checked before anyone uses them.
+    """
     try:
-        f = open(path, "rb")
-    except OSError as e:
-        raise TunerError(f"{path}: cannot read ledger: {e.strerror or e}") from e
+        f = inputs.open_input(path, what="ledger")
+    except ReaderError as e:
+        raise TunerError(f"{e} (as a ledger)") from None
     with f:
         for n, raw in enumerate(f, start=1):
             text = raw.decode("utf-8", errors="replace").strip()
@@ -64,17 +123,21 @@ def iter_lines(path: Path) -> Iterator[LedgerLine]:
                 continue
             torn = not raw.endswith(b"\n")
             try:
-                data = json.loads(text)
-            except ValueError as e:
-                what = "torn last line (a run was killed mid-write?)" if torn else f"not JSON ({e.msg})"
+                data = inputs.loads(text, f"{path}:{n}")
+            except ReaderError as e:
+                what = "torn last line (a run was killed mid-write?)" if torn else str(e).split(": ", 1)[-1]
                 yield LedgerLine(n, None, f"{path}:{n}: {what}; line skipped")
                 continue
             if not isinstance(data, dict) or data.get("schema") != SCHEMA:
                 yield LedgerLine(n, None, f"{path}:{n}: not a {SCHEMA} record; line skipped")
                 continue
-            missing = [k for k in ("key", "op", "diagnosis") if k not in data]
+            missing = [k for k in _REQUIRED if k not in data]
             if missing:
                 yield LedgerLine(n, None, f"{path}:{n}: record lacks {', '.join(missing)}; line skipped")
+                continue
+            wrong = _wrong_field(data)
+            if wrong is not None:
+                yield LedgerLine(n, None, f"{path}:{n}: {wrong}; line skipped")
                 continue
             yield LedgerLine(n, data)
 

@@ -83,7 +83,7 @@ def test_user_file_adds_and_overrides(tmp_path, monkeypatch):
     assert h.mem_bw_bytes_per_s == 4000e9 and h.origin == str(f) and h.peak("fp8") is None
 
 
-@pytest.mark.parametrize("content,msg", [("{not json", "not valid JSON"), ('{"gpus": 3}', "'gpus' list"),
+@pytest.mark.parametrize("content,msg", [("{not json", "invalid JSON"), ('{"gpus": 3}', "'gpus' list"),
                                           ('{"gpus": [{"key": "x", "name": "X", "arch": "sm999"}]}', "arch"),
                                           ('{"gpus": [{"key": "x", "name": "X", "arch": "sm90"}]}', "missing field")])
 def test_bad_user_file_is_one_line_error_naming_the_file(tmp_path, content, msg):

@@ -105,7 +105,7 @@ def test_limit_is_configurable(tmp_path, sample, monkeypatch):
     p = sample("v1/sm120-rtxpro6000-0.6.14-fp4-moe.json")
     monkeypatch.setenv("TILETUNE_MAX_JSON_MB", "0.001")
     out = read_inputs([p], CTX)
-    assert out.records == () and "over tiletune's 0 MiB limit" in out.problems[0].message
+    assert out.records == () and "over tiletune's 0.001 MiB limit" in out.problems[0].message
 
 
 def test_thousands_of_unrelated_files_and_a_symlink_loop(tmp_path, sample):

@@ -70,7 +70,8 @@ def test_override_beats_metadata(sample):
     ("[1, 2]", "top level is a JSON list"),
     ('{"_metadata": {}}', '"invalid_tactics" is missing'),
     ('{"invalid_tactics": [1]}', '"invalid_tactics" is a JSON list'),
-    (b"\xff\xfe{", "not UTF-8"),
+    (b"{\"a\xff\xfe\": 1}", "not UTF-8"),
+    (b"\xff\xfe{", "not UTF-16-LE"),
 ])
 def test_bad_files_are_one_fatal_line(tmp_path, content, fragment):
     p = tmp_path / "bl.json"
@@ -93,7 +94,7 @@ def test_bad_entries_are_skipped_with_a_note(tmp_path):
 
 def test_missing_file(tmp_path):
     recs, probs = read_all(tmp_path / "none.json")
-    assert recs == [] and probs[0].fatal and "cannot read blocklist" in probs[0].message
+    assert recs == [] and probs[0].fatal and "cannot open blocklist (No such file" in probs[0].message
 
 
 def test_sniff(sample, tmp_path):

@@ -259,10 +259,13 @@ def export(opts: RetryOptions, key_problems: Dict[str, Any], input_ledgers: Sequ
 
 
 def _is_v1_cache(path: Path) -> bool:
+    from tiletune import inputs
+    from tiletune.errors import ReaderError
+
     try:
-        with open(path, "rb") as f:
+        with inputs.open_input(path) as f:
             head = f.read(4096)
-    except OSError:
+    except (OSError, ReaderError):
         return False
     return b'"_metadata"' in head or b"('" in head
 

@@ -31,6 +31,7 @@ DTYPE_PEAK: Dict[str, Optional[str]] = {
     "fp32": "tf32", "int8": "int8", "int4": None,
 }
 GPU_FILE_ENV = "TILETUNE_GPU_FILE"
+GPU_FILE_MAX_BYTES = 16 << 20  # a GPU table is a few KiB
 
 
 @dataclass(frozen=True)
@@ -213,12 +214,13 @@ def _load(user_file: Optional[str]) -> GpuTable:
     docs = [(builtin, "built-in gpus.json")]
     if user_file:
         p = Path(user_file)
-        try:
-            docs.append((json.loads(p.read_text()), str(p)))
-        except OSError as e:
-            raise ModelError(f"{p}: cannot read GPU file ({e.strerror or e})") from None
-        except json.JSONDecodeError as e:
-            raise ModelError(f"{p}: not valid JSON (line {e.lineno}: {e.msg})") from None
+        from tiletune import inputs
+        from tiletune.errors import ReaderError
+
+        try:  # a regular file (a FIFO would block, /dev/zero never end), bounded JSON
+            docs.append((inputs.load_file(p, limit=GPU_FILE_MAX_BYTES, what="GPU file"), str(p)))
+        except ReaderError as e:
+            raise ModelError(f"{e} (as a GPU file)") from None
     return _build(tuple(docs))
 
 

@@ -20,6 +20,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Optional, Sequence, Union
 
+from tiletune import inputs
+from tiletune.errors import ReaderError, unexpected
 from tiletune.events import Event
 from tiletune.readers.interface import ReadContext
 from tiletune.records import InputProblem, TuningRecord
@@ -77,13 +79,14 @@ def reader_modules() -> tuple[ModuleType, ...]:
 
 
 def _head(path: Path) -> Union[bytes, InputProblem]:
+    """The first bytes of a regular file, as UTF-8 (UTF-16 and BOM text re-encoded for the sniffers)."""
     try:
-        with open(path, "rb") as f:
-            return f.read(_HEAD_BYTES)
-    except PermissionError:
-        return InputProblem(str(path), f"{path}: cannot read it (permission denied)", loses_data=True)
-    except IsADirectoryError:
-        return b""
+        with inputs.open_input(path) as f:
+            return inputs.sniffable(f.read(_HEAD_BYTES))
+    except ReaderError as e:
+        if "is a directory" in str(e):
+            return b""
+        return InputProblem(str(path), str(e), loses_data=True)
     except OSError as e:
         return InputProblem(str(path), f"{path}: cannot read it ({e.strerror or e})", loses_data=True)
 
@@ -141,6 +144,11 @@ class _Collector:
                     problems.append(item)
         except OSError as e:  # a file vanished or lost permission mid-read
             problems.append(InputProblem(str(path), f"{path}: read failed ({e.strerror or e})", loses_data=True))
+        except ReaderError as e:  # a reader's own one-line refusal
+            problems.append(InputProblem(str(path), str(e) if str(e).startswith(str(path)) else f"{path}: {e}",
+                                         loses_data=True))
+        except Exception as e:  # noqa: BLE001 - last resort: one bad input must not stop the others
+            problems.append(InputProblem(str(path), f"{path}: could not be read: {unexpected(e)}", loses_data=True))
         if (len(records) == n_records and mod.KIND != "log" and path.is_file()
                 and any("invalid JSON" in p.message for p in problems[n_problems:])):
             self._recover_pasted(path, n_problems)
@@ -236,7 +244,11 @@ class _Collector:
                                               fatal=False, loses_data=False))  # nothing there to lose
 
     def _walk(self, d: Path, depth: int) -> None:
-        if depth > _MAX_DEPTH or not self.first_visit(d):
+        if depth > _MAX_DEPTH:
+            self.problems.append(InputProblem(str(d), f"{d}: more than {_MAX_DEPTH} directories deep; not walked further "
+                                              "(name it on the command line to read it)", fatal=False, loses_data=True))
+            return
+        if not self.first_visit(d):
             return  # a symlink loop, or a second way into a directory already read
         mod = _route(d, b"")
         if mod is not None:

@@ -19,6 +19,8 @@ import re
 from pathlib import Path
 from typing import Any, Iterator, Union
 
+from tiletune import inputs
+from tiletune.errors import ReaderError
 from tiletune.readers.interface import ReadContext
 from tiletune.records import InputProblem, Status, TuningRecord, freeze
 
@@ -49,23 +51,9 @@ def read(path: Path, ctx: ReadContext) -> Iterator[Union[TuningRecord, InputProb
     """BLOCKED records for every tactic in the file; one-line problems for anything malformed."""
     source = str(path)
     try:
-        size = Path(path).stat().st_size
-        if size > MAX_BYTES:
-            yield _problem(source, f"blocklist is {size} bytes (over {MAX_BYTES}); not a FlashInfer blocklist")
-            return
-        with open(path, "rb") as f:
-            data = json.loads(f.read().decode("utf-8"))
-    except OSError as e:
-        yield _problem(source, f"cannot read blocklist ({e.strerror or e})")
-        return
-    except UnicodeDecodeError as e:
-        yield _problem(source, f"not UTF-8 text (byte {e.start})")
-        return
-    except json.JSONDecodeError as e:
-        yield _problem(source, f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}")
-        return
-    except RecursionError:
-        yield _problem(source, "JSON nested too deeply")
+        data = inputs.load_file(path, limit=MAX_BYTES, what="blocklist", why=" (real blocklists are KBs)")
+    except ReaderError as e:
+        yield InputProblem(source, str(e), fatal=True, loses_data=True)
         return
     if not isinstance(data, dict):
         yield _problem(source, f"top level is a JSON {type(data).__name__}, expected an object with \"invalid_tactics\"")

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Optional, Union
 
+from tiletune import inputs
+from tiletune.errors import ReaderError
 from tiletune.readers.interface import ReadContext
 from tiletune.readers.keyparse import KeyParseError, KeyParser
 from tiletune.records import Environment, InputProblem, Status, TuningRecord, freeze
@@ -65,35 +67,13 @@ def max_json_bytes() -> int:
 
 
 def load_json(path: Path) -> Union[Any, InputProblem]:
-    """Parse a JSON file read-only, or return the one-line reason it cannot be used."""
+    """Parse a JSON file read-only (a regular file under the size limit, with bounded depth and
+    digits: see tiletune.inputs), or return the one-line reason it cannot be used."""
     try:
-        size = path.stat().st_size
-        limit = max_json_bytes()
-        if size > limit:
-            return InputProblem(
-                str(path),
-                f"{path}: {size / 2**20:.0f} MiB JSON file is over tiletune's {limit / 2**20:.0f} MiB "
-                "limit for caches (parsing it would need about 10x that in memory); set "
-                "TILETUNE_MAX_JSON_MB to raise the limit",
-                loses_data=True,
-            )
-        with open(path, "rb") as f:
-            data = f.read()
-    except PermissionError:
-        return InputProblem(str(path), f"{path}: cannot read it (permission denied)", loses_data=True)
-    except OSError as e:
-        return InputProblem(str(path), f"{path}: cannot read it ({e.strerror or e})", loses_data=True)
-    if b"\x00" in data[:4096]:
-        return InputProblem(str(path), f"{path}: binary file, not a JSON cache", loses_data=True)
-    try:
-        return json.loads(data)
-    except UnicodeDecodeError:
-        return InputProblem(str(path), f"{path}: not UTF-8 text, not a JSON cache", loses_data=True)
-    except json.JSONDecodeError as e:
-        tail = data.rstrip()[-1:]
-        hint = " (the file ends early: truncated?)" if tail not in (b"}", b"]") else ""
-        return InputProblem(str(path), f"{path}: invalid JSON at line {e.lineno} column {e.colno}: {e.msg}{hint}",
-                            loses_data=True)
+        return inputs.load_file(path, limit=max_json_bytes(), what="JSON file", override="TILETUNE_MAX_JSON_MB",
+                                why=" for caches (parsing it would need about 10x that in memory)")
+    except ReaderError as e:
+        return InputProblem(str(path), str(e), loses_data=True)
 
 
 def sniff(path: Path, head: bytes) -> bool:
@@ -245,8 +225,8 @@ def _namespaced_records(path: Path, records: Any, env: Environment, rank: Option
         without_tactic = 0
         for record_key, record in table.items():
             try:
-                op_key = json.loads(record_key)
-            except ValueError:
+                op_key = inputs.loads(record_key, f"{path}: _records key")
+            except ReaderError:
                 op_key = {}
             op_key = op_key if isinstance(op_key, dict) else {}
             custom_op = op_key.get("custom_op")
@@ -292,10 +272,10 @@ def _runner_class(identity: Any) -> str:
     """`runner_identity` is compact JSON `{"class": ..., "fields": ...}`; the class name is the runner."""
     if isinstance(identity, str):
         try:
-            cls = json.loads(identity).get("class")
+            cls = inputs.loads(identity, "runner_identity").get("class")
             if isinstance(cls, str):
                 return cls.rsplit(".", 1)[-1]
-        except (ValueError, AttributeError):
+        except (ReaderError, AttributeError):
             pass
     return "unknown"
 
@@ -316,4 +296,7 @@ def finite_or_none(x: Any) -> Optional[float]:
     """A JSON number as float, None for non-numbers and inf/nan (TRT-LLM stores inf for 'never timed')."""
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         return None
-    return float(x) if math.isfinite(x) else None
+    try:
+        return float(x) if math.isfinite(x) else None
+    except OverflowError:  # an integer beyond float range
+        return None

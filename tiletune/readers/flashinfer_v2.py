@@ -23,6 +23,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
+from tiletune import inputs
+from tiletune.errors import ReaderError
 from tiletune.readers import flashinfer_v1, sglang
 from tiletune.readers.flashinfer_v1 import Item, PathHints, _short, load_json, policy_detail
 from tiletune.readers.interface import ReadContext
@@ -60,14 +62,14 @@ def _hints(path: Path) -> Optional[PathHints]:
 
 def _environment(store: Path, ctx: ReadContext, problems: list[InputProblem]) -> Environment:
     manifest_path = store / "manifest.json"
-    manifest = load_json(manifest_path) if manifest_path.is_file() else None
+    manifest = load_json(manifest_path) if manifest_path.exists() else None
     if isinstance(manifest, InputProblem):
         # a manifest that is there but cannot be used (unreadable, invalid, too large): a loss
         problems.append(InputProblem(manifest.source, manifest.message + "; environment unknown",
                                      fatal=False, loses_data=True))
         manifest = None
     if manifest is None:
-        if not manifest_path.is_file():
+        if not manifest_path.exists():
             problems.append(InputProblem(str(store), f"{store}: no manifest.json; FlashInfer version and GPU unknown",
                                          fatal=False, loses_data=False))  # nothing was there to lose
         manifest = {}
@@ -113,16 +115,9 @@ def read(path: Path, ctx: ReadContext) -> Iterator[Item]:
 def _read_entry(f: Path, store: Path, env: Environment, rank: Optional[str], parser: KeyParser) -> Iterator[Item]:
     src = str(store)
     try:
-        if f.stat().st_size > _ENTRY_LIMIT:
-            yield InputProblem(src, f"{f}: {f.stat().st_size} bytes is too large for a store entry; skipped",
-                               fatal=False, loses_data=True)
-            return
-    except OSError as e:
-        yield InputProblem(src, f"{f}: cannot read it ({e.strerror or e}); skipped", fatal=False, loses_data=True)
-        return
-    entry = load_json(f)
-    if isinstance(entry, InputProblem):
-        yield InputProblem(src, entry.message + "; entry skipped", fatal=False, loses_data=True)
+        entry = inputs.load_file(f, limit=_ENTRY_LIMIT, what="store entry", why=" (one entry is a few hundred bytes)")
+    except ReaderError as e:
+        yield InputProblem(src, f"{e}; entry skipped", fatal=False, loses_data=True)
         return
     if not (isinstance(entry, dict) and isinstance(entry.get("key"), str) and isinstance(entry.get("runner"), str) and "tactic" in entry):
         yield InputProblem(src, f"{f}: not a store entry (needs string 'key', string 'runner' and 'tactic'); skipped",

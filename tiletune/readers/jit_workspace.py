@@ -22,12 +22,15 @@ detail["tile"]. Nothing in the workspace is written or locked.
 
 from __future__ import annotations
 
+import io
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
+from tiletune import inputs
+from tiletune.errors import ReaderError
 from tiletune.readers import logs
 from tiletune.readers.interface import ReadContext
 from tiletune.readers.jit_identity import WorkspaceIdentity, workspace_identity  # noqa: F401 - re-exported (doctor, tests)
@@ -145,9 +148,9 @@ def _moe_instantiations(stem: str, generated: Optional[Path]) -> List[Instantiat
 
 def _read_small(path: Path) -> Optional[str]:
     try:
-        with open(path, "rb") as f:
+        with inputs.open_input(path) as f:
             data = f.read(MAX_GENERATED_BYTES)
-    except OSError:
+    except (OSError, ReaderError):  # unreadable, or not a regular file (a FIFO would block)
         return None
     return data.decode("utf-8", errors="replace")
 
@@ -160,12 +163,12 @@ def _ninja_builds(build_ninja: Path) -> List[Tuple[str, str, str]]:
     """(object name, rule, source path) for every compile step in build.ninja (streamed)."""
     out: List[Tuple[str, str, str]] = []
     try:
-        with open(build_ninja, "r", encoding="utf-8", errors="replace") as f:
+        with io.TextIOWrapper(inputs.open_input(build_ninja), encoding="utf-8", errors="replace") as f:
             for line in f:
                 m = _BUILD_LINE.match(line)
                 if m and m["rule"] in ("cuda_compile", "compile"):
                     out.append((os.path.basename(m["out"]), m["rule"], m["src"]))
-    except OSError:
+    except (OSError, ReaderError):  # unreadable, or not a regular file (a FIFO would block)
         pass
     return out
 
@@ -174,7 +177,7 @@ def _ninja_log(path: Path) -> Dict[str, int]:
     """Output basename -> build milliseconds from a `.ninja_log` (v5: start, end, mtime, output, hash)."""
     done: Dict[str, int] = {}
     try:
-        with open(path, "r", encoding="utf-8", errors="replace") as f:
+        with io.TextIOWrapper(inputs.open_input(path), encoding="utf-8", errors="replace") as f:
             for line in f:
                 if line.startswith("#"):
                     continue
@@ -184,7 +187,7 @@ def _ninja_log(path: Path) -> Dict[str, int]:
                         done[os.path.basename(parts[3])] = int(parts[1]) - int(parts[0])
                     except ValueError:
                         continue
-    except OSError:
+    except (OSError, ReaderError):  # unreadable, or not a regular file (a FIFO would block)
         pass
     return done
 

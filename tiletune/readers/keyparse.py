@@ -26,6 +26,8 @@ import json
 import re
 from typing import Any, NamedTuple, Optional, Tuple
 
+from tiletune.inputs import MAX_INT_DIGITS
+
 
 class KeyParseError(ValueError):
     """The key text is not a tuple literal of the expected shape."""
@@ -59,6 +61,8 @@ class ParsedKey(NamedTuple):
 # punctuation; inside quotes nothing that could be mistaken for structure.
 _OUTSIDE_CHARS = str.maketrans("", "", "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_.-+ ,()[]")
 _INSIDE_BAD = re.compile(r"[(),\[\]]")
+_MAX_NUMBER_CHARS = MAX_INT_DIGITS  # dimensions, tactics and 64-bit hashes; Python refuses ints past 4,300 digits
+_LONG_NUMBER = re.compile(r"\d{%d}" % (_MAX_NUMBER_CHARS + 1))
 _FAST_MAX_PARENS = 400  # real keys have a few dozen; deeper nesting goes to the depth-guarded parser
 # Bare names in a value position (after "(", "[" or ", "), other than the three constants.
 _BARE_NAME = re.compile(r"(?<=[(\[ ])(?!(?:True|False|None)(?=[,)\]]))([A-Za-z_][\w.]*)(?=[,)\]])")
@@ -72,7 +76,7 @@ _NAME_MARK = "\ue000"  # (private-use char) prefixed to bare names inside the JS
 
 def _fast(text: str) -> Any:
     """JSON rewrite of a simple key; returns nested tuples, or raises ValueError."""
-    if '"' in text or "\\" in text or text.count("(") > _FAST_MAX_PARENS:
+    if '"' in text or "\\" in text or text.count("(") > _FAST_MAX_PARENS or _LONG_NUMBER.search(text):
         raise ValueError("needs the exact parser")
     parts = text.split("'")
     if len(parts) % 2 == 0 or _INSIDE_BAD.search("".join(parts[1::2])) or "".join(parts[0::2]).translate(_OUTSIDE_CHARS):
@@ -167,6 +171,8 @@ def _parse_value(toks: list[tuple[str, str]], i: int, depth: int) -> tuple[Any, 
         raise KeyParseError("key ends early")
     kind, tok = toks[i]
     if kind == "num":
+        if len(tok) > _MAX_NUMBER_CHARS:
+            raise KeyParseError(f"a number of {len(tok):,} characters (tiletune reads up to {_MAX_NUMBER_CHARS})")
         return (float(tok) if any(c in tok for c in ".eE") else int(tok)), i + 1
     if kind == "str":
         return _unquote(tok), i + 1
@@ -218,6 +224,8 @@ class KeyParser:
         t = self._dims.get(piece)
         if t is None:
             body = piece.rstrip(",")
+            if len(body) > _MAX_NUMBER_CHARS and _LONG_NUMBER.search(body):
+                return None  # the general parser names the number
             try:
                 t = tuple(map(int, body.split(","))) if body else ()
             except ValueError:

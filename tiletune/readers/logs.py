@@ -22,6 +22,8 @@ import re
 from pathlib import Path
 from typing import BinaryIO, Iterable, Iterator, Optional, Tuple, Union
 
+from tiletune import inputs
+from tiletune.errors import ReaderError
 from tiletune.events import Event
 from tiletune.readers.interface import ReadContext
 from tiletune.readers.jit_identity import workspace_identity
@@ -87,9 +89,9 @@ def read_log(path: Path, ctx: ReadContext, parser: Optional[LogParser] = None,
     source = str(path)
     p = parser or LogParser(source, env or environment_for(path, ctx))
     try:
-        f = open(path, "rb")
-    except OSError as e:
-        yield InputProblem(source, f"{source}: cannot open log ({e.strerror or e})", fatal=True, loses_data=True)
+        f = inputs.open_input(path, what="log")  # a regular file only: a FIFO or /dev/zero never ends
+    except ReaderError as e:
+        yield InputProblem(source, str(e), fatal=True, loses_data=True)
         return
     with f:
         try:
@@ -121,7 +123,7 @@ _TEXT_SUFFIXES = ("", ".log", ".out", ".err", ".txt")
 def _scan_for_marker(path: Path) -> bool:
     """Look past the first 4 KiB (text-like names only) for an autotuner marker, in 1 MiB chunks."""
     try:
-        with open(path, "rb") as f:
+        with inputs.open_input(path) as f:
             tail, read = b"", 0
             while read < SNIFF_SCAN_BYTES:
                 chunk = f.read(1 << 20)
@@ -133,7 +135,7 @@ def _scan_for_marker(path: Path) -> bool:
                 if any(m in buf for m in _SCAN_MARKERS):
                     return True
                 tail, read = buf[-32:], read + len(chunk)
-    except OSError:
+    except (OSError, ReaderError):
         return False
     return False
 

@@ -135,10 +135,14 @@ def write_pinned_cache(
     """
     if out_path.resolve() == source_cache.resolve():
         raise TunerError(f"{out_path}: refusing to overwrite the source cache; give a new path")
+    from tiletune import inputs
+    from tiletune.errors import ReaderError
+    from tiletune.readers.flashinfer_v1 import max_json_bytes
+
     try:
-        data = json.loads(source_cache.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise TunerError(f"{source_cache}: cannot read cache to pin: {e}") from e
+        data = inputs.load_file(source_cache, limit=max_json_bytes(), what="JSON cache", override="TILETUNE_MAX_JSON_MB")
+    except ReaderError as e:
+        raise TunerError(f"{e} (the cache to pin)") from None
     if not isinstance(data, dict):
         raise TunerError(f"{source_cache}: not a FlashInfer JSON cache (top level is not an object)")
     best: Dict[Tuple[str, str, Tuple[int, int, int, int]], Tuple[float, Any]] = {}
