@@ -27,6 +27,7 @@ LAYER_OF = {
     "tiletune.buckets": "records",
     "tiletune.errors": "records",
     "tiletune.fileio": "records",
+    "tiletune.inputs": "records",
     "tiletune.ledger_format": "records",
     "tiletune.moe_extras": "records",
     "tiletune.records": "records",

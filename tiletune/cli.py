@@ -375,7 +375,7 @@ def diff_command(
             return 2
         return 1 if result.differs else 0
 
-    _run_batch(run)
+    _run_batch(run, [old, new, *(old_also or []), *(new_also or [])])
 
 
 class CatalogFormat(str, enum.Enum):
