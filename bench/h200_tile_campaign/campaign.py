@@ -284,10 +284,12 @@ def device(args: argparse.Namespace) -> int:
     only = set(args.only.split(",")) if args.only else None
     if only:
         jobs = [j for j in jobs if j["id"] in only]
-    if not args.skip_compile_only:
+    extra = "none" if args.skip_compile_only else args.extra
+    if extra != "none":
         # the long run builds are submitted first, the quick type-only queries fill in behind them
-        jobs += [{"id": "compile-only-" + re.sub(r"[^A-Za-z0-9]+", "-", c["label"]).strip("-"), "compile_only": True,
-                  **c} for c in COMPILE_ONLY]
+        if extra == "all":
+            jobs += [{"id": "compile-only-" + re.sub(r"[^A-Za-z0-9]+", "-", c["label"]).strip("-"),
+                      "compile_only": True, **c} for c in COMPILE_ONLY]
         jobs += [{"id": "query-" + re.sub(r"[^A-Za-z0-9]+", "-", c["label"]).strip("-"), "compile_only": True,
                   "query": True, **c} for c in QUERIES]
     say(f"building {len(jobs)} binaries, {args.jobs} at a time")
@@ -461,7 +463,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     d.add_argument("--iters", type=int, default=40)
     d.add_argument("--samples", type=int, default=256)
     d.add_argument("--only", default="", help="comma-separated config ids")
-    d.add_argument("--skip-compile-only", action="store_true")
+    d.add_argument("--skip-compile-only", action="store_true", help="same as --extra none")
+    d.add_argument("--extra", choices=("all", "queries", "none"), default="all",
+                   help="Blackwell builds besides the SM90 runs: run builds and type-only queries, queries only, none")
     c = sub.add_parser("collate")
     c.add_argument("run")
     c.add_argument("-o", "--output", required=True)

@@ -6,7 +6,8 @@ H200 machine's nvcc (bench/h200_tile_campaign/results/run1/builds.jsonl):
   2 stages, 111,616 B against the 101,376 B SM12x limit;
 - SM120 MXFP8 128x32x128 swap-AB: the kernel runs the problem transposed (kernel_problem);
 - SM120 NVFP4 128x128x256 swap-AB stream-K: the stream-K tile scheduler, swapped problem;
-- SM100 bf16 (sm100_gemm.cu) and MXFP8 (blockscaled_gemm.cu) build.
+- SM100 bf16 1SM 128x128x128 swap-AB (sm100_gemm.cu): 3 stages, 231,424 B; SM100 MXFP8 1SM
+  128x128x256 (blockscaled_gemm.cu): 3 stages, 220,160 B (results/run2/builds.jsonl).
 Five type-only compiles, two at a time: a few minutes on a loaded 2-core machine.
 """
 
@@ -33,10 +34,14 @@ CASES = {
 
 
 @pytest.fixture(scope="module")
-def binaries(headers, tmp_path_factory):
-    cache = tmp_path_factory.mktemp("cutlass-builds")
+def cache_root(tmp_path_factory):
+    return tmp_path_factory.mktemp("tiletune-cache")  # $TILETUNE_CACHE_DIR layout: <root>/cutlass-builds
+
+
+@pytest.fixture(scope="module")
+def binaries(headers, cache_root):
     builds = {name: ce.kernel_build(cfg, arch, dt, query=True) for name, (cfg, arch, dt) in CASES.items()}
-    results = ce.build_many(list(builds.values()), jobs=2, headers=headers, cache=cache)
+    results = ce.build_many(list(builds.values()), jobs=2, headers=headers, cache=cache_root / "cutlass-builds")
     return dict(zip(builds, results))
 
 
@@ -73,5 +78,22 @@ def test_sm100_bf16_and_mxfp8_families_build(binaries):
     bf16 = _query(binaries, "sm100_bf16_swap")
     assert (bf16["kernel"], bf16["dtype"], bf16["stages"], bf16["smem_bytes"]) == ("sm100_gemm", "bf16", 3, 231_424)
     mx = _query(binaries, "sm100_mxfp8")
-    assert mx["kernel"] == "blockscaled_gemm" and mx["dtype"] == "mxfp8" and mx["stages"] >= 2
-    assert mx["smem_bytes"] <= mx["smem_limit"] == 232_448
+    assert (mx["kernel"], mx["dtype"], mx["schedule"]) == ("blockscaled_gemm", "mxfp8", "1sm")
+    assert (mx["stages"], mx["smem_bytes"], mx["smem_limit"]) == (3, 220_160, 232_448)
+
+
+def test_model_exact_takes_sm120_mxfp8(binaries, cache_root, monkeypatch):
+    """`model --exact --dtype mxfp8 --arch sm120` (refused as 'NVFP4 only' before) compiles the MXFP8
+    kernel type FlashInfer's SM120 runner builds (the build above, found in the same cache)."""
+    from typer.testing import CliRunner
+
+    from tiletune.cli import app
+
+    monkeypatch.setenv(ce.CACHE_DIR_ENV, str(cache_root))
+    r = CliRunner().invoke(app, ["model", "--dtype", "mxfp8", "--arch", "sm120", "--m", "16", "--n", "7168", "--k",
+                                 "4096", "--tile", "256x128x128", "--stage-policy", "fixed:2", "--exact",
+                                 "--format", "json"])
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.stdout)["smem"]
+    assert s["kind"] == "compiled" and (s["stages"], s["bytes"], s["fits"]) == (2, 111_616, False)
+    assert s["verdict"] == "overflows_at_initialize" and s["cutlass_version"].startswith("4.5")
