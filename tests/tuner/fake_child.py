@@ -37,8 +37,9 @@ def main():
     elif mode == "hang_grandchild":
         # a grandchild that would outlive a plain kill of the child; it records its pid
         p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
-        with open(result + ".grandchild", "w") as f:
-            f.write(str(p.pid))
+        with open(result + ".grandchild.tmp", "w") as f:
+            f.write(f"{p.pid} {os.getpid()}")  # grandchild, then child
+        os.replace(result + ".grandchild.tmp", result + ".grandchild")
         time.sleep(600)
     elif mode == "exit3":
         print("RuntimeError: [FP4 gemm Runner] Failed to initialize cutlass FP4 gemm on sm120/sm121. Error: Error Internal",

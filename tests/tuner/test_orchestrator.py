@@ -54,7 +54,7 @@ def test_timeout_kills_the_whole_process_group(tmp_path):
     run, _, _ = _run(tmp_path, ["hang_grandchild"], timeout_s=1.5, scratch_root=tmp_path / "s", keep_scratch=True)
     assert run.attempts[0].diagnosis is Diagnosis.TIMEOUT
     pidfile = next((tmp_path / "s").rglob("result.json.grandchild"))
-    pid = int(pidfile.read_text())
+    pid = int(pidfile.read_text().split()[0])
     deadline = time.time() + 5
     while time.time() < deadline:
         try:

@@ -8,7 +8,12 @@ Why each choice:
 - stdout/stderr go to log files in the attempt's scratch dir, not pipes: a chatty child can fill a
   pipe buffer and block forever while the parent waits on it;
 - the result comes back as a JSON file the child writes at the end (or, for binaries that cannot
-  write files, the last JSON line on stdout), so garbage printed on the way does not matter.
+  write files, the last JSON line on stdout), so garbage printed on the way does not matter;
+- children die with the parent however it ends: SIGINT/SIGTERM unwind through `run_child`, which
+  kills the group it started; the child gets SIGKILL from the kernel when the parent dies
+  (PR_SET_PDEATHSIG, Linux); and a `Watchdog` process, which learns of the parent's death when
+  the pipe only the parent writes to reaches EOF, kills every group still registered and removes
+  the scratch directories, the one cleanup a SIGKILLed parent cannot do itself.
 
 `run_child` never raises for what the child did: start failures (OSError), timeouts, signals,
 missing or torn result files all come back as `ChildResult` data.
@@ -16,13 +21,16 @@ missing or torn result files all come back as `ChildResult` data.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import signal
 import subprocess
+import sys
+import threading
 import time
 from pathlib import Path
-from typing import Any, Mapping, Optional, Tuple
+from typing import IO, Any, Mapping, Optional, Tuple, Union
 
 from tiletune.tuner.engine import ChildResult, ChildSpec
 
@@ -30,11 +38,13 @@ TAIL_CHARS = 4000  # how much of each stream the ledger keeps; full logs stay in
 KILL_GRACE_S = 2.0  # after SIGTERM to the group, how long before SIGKILL
 
 
-def run_child(spec: ChildSpec, *, timeout_s: float, scratch: Path) -> ChildResult:
+def run_child(spec: ChildSpec, *, timeout_s: float, scratch: Path, watchdog: Optional["Watchdog"] = None) -> ChildResult:
     """Run `spec` in a new session with a time limit; always return a ChildResult.
 
     stdout/stderr are written to `scratch/stdout.log` and `scratch/stderr.log`; their tails are
-    returned. On timeout the whole process group gets SIGTERM, then SIGKILL after a short grace.
+    returned. On timeout the whole process group gets SIGTERM, then SIGKILL after a short grace;
+    so it does when this wait is interrupted (KeyboardInterrupt, SystemExit), before re-raising.
+    `watchdog`: told about the group while it runs (see Watchdog).
     """
     scratch.mkdir(parents=True, exist_ok=True)
     out_path, err_path = scratch / "stdout.log", scratch / "stderr.log"
@@ -57,6 +67,7 @@ def run_child(spec: ChildSpec, *, timeout_s: float, scratch: Path) -> ChildResul
                 cwd=str(spec.cwd) if spec.cwd else None,
                 env=env,
                 start_new_session=True,
+                preexec_fn=_die_with(os.getpid()),
             )
         except OSError as e:
             return ChildResult(
@@ -71,11 +82,19 @@ def run_child(spec: ChildSpec, *, timeout_s: float, scratch: Path) -> ChildResul
                 result_error=f"child did not start: {e}",
             )
         timed_out = False
+        if watchdog is not None:
+            watchdog.guard_group(proc.pid)
         try:
             proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             timed_out = True
             _kill_group(proc)
+        except BaseException:  # interrupted (SIGINT, SIGTERM made SystemExit): the group goes with us
+            _kill_group(proc)
+            raise
+        finally:
+            if watchdog is not None:
+                watchdog.release_group(proc.pid)
     duration = time.monotonic() - start
     rc = proc.returncode
     exit_code: Optional[int] = None
@@ -98,6 +117,120 @@ def run_child(spec: ChildSpec, *, timeout_s: float, scratch: Path) -> ChildResul
         result=result,
         result_error=result_error,
     )
+
+
+_PR_SET_PDEATHSIG = 1
+try:
+    _prctl = ctypes.CDLL(None, use_errno=True).prctl if sys.platform.startswith("linux") else None
+except (OSError, AttributeError):
+    _prctl = None
+
+
+def _die_with(parent_pid: int):  # -> the preexec_fn
+    """In the child, before exec: SIGKILL me when the parent dies (survives exec); if the parent
+    is already gone (it died between fork and here), exit at once. Resolved before fork, so the
+    forked child calls only prctl and getppid."""
+    if _prctl is None:
+        return None
+
+    def preexec() -> None:
+        _prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        if os.getppid() != parent_pid:
+            os._exit(1)
+
+    return preexec
+
+
+# The watchdog: a small process in its own session reading commands from a pipe that only the
+# parent holds open. "+g PGID" / "-g PGID": a process group to kill if the parent dies, or not any
+# more; "+d PATH" / "-d PATH": likewise a directory to remove; "exit": the parent is done, leave
+# without touching anything. EOF without "exit" means the parent died: SIGTERM the groups, SIGKILL
+# what is left after a short grace, remove the directories.
+_WATCHDOG = r"""
+import os, shutil, signal, sys, time
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+signal.signal(signal.SIGHUP, signal.SIG_IGN)
+groups, dirs = set(), set()
+for line in sys.stdin:
+    cmd, _, arg = line.removesuffix(chr(10)).partition(" ")
+    if cmd == "exit":
+        sys.exit(0)
+    target = groups if cmd[1:] == "g" else dirs
+    value = int(arg) if cmd[1:] == "g" else arg
+    (target.add if cmd[0] == "+" else target.discard)(value)
+for sig, grace in ((signal.SIGTERM, %(grace)r), (signal.SIGKILL, 0)) if groups else ():
+    for g in groups:
+        try:
+            os.killpg(g, sig)
+        except OSError:
+            pass
+    time.sleep(grace)
+for d in dirs:
+    shutil.rmtree(d, ignore_errors=True)
+"""
+
+
+class Watchdog:
+    """Kills registered process groups and removes registered directories if this process dies
+    without saying goodbye (SIGKILL included). Use as a context manager; the exit says goodbye."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._proc: Optional[subprocess.Popen] = None
+        try:
+            self._proc = subprocess.Popen(
+                [sys.executable, "-c", _WATCHDOG % {"grace": KILL_GRACE_S}], stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, text=True,
+            )
+        except OSError:  # no watchdog: the parent-death signal and the parent's own cleanup remain
+            self._proc = None
+
+    def _send(self, line: str) -> None:
+        if self._proc is None or self._proc.stdin is None:
+            return
+        with self._lock:
+            try:
+                self._proc.stdin.write(line + "\n")
+                self._proc.stdin.flush()
+            except (OSError, ValueError):  # the watchdog died: nothing to tell
+                pass
+
+    def guard_group(self, pgid: int) -> None:
+        self._send(f"+g {pgid}")
+
+    def release_group(self, pgid: int) -> None:
+        self._send(f"-g {pgid}")
+
+    def guard_dir(self, path: Union[str, Path]) -> None:
+        self._send(f"+d {path}")
+
+    def release_dir(self, path: Union[str, Path]) -> None:
+        self._send(f"-d {path}")
+
+    def close(self, *, kill_registered: bool = False) -> None:
+        """Goodbye: the watchdog leaves without killing or removing anything; with
+        `kill_registered` it first does what it would do had this process died, and is waited for."""
+        if self._proc is None:
+            return
+        if not kill_registered:
+            self._send("exit")
+        stdin: Optional[IO[str]] = self._proc.stdin
+        try:
+            if stdin is not None:
+                stdin.close()
+        except OSError:
+            pass
+        try:
+            self._proc.wait(timeout=KILL_GRACE_S + 10)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+        self._proc = None
+
+    def __enter__(self) -> "Watchdog":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _kill_group(proc: subprocess.Popen) -> None:

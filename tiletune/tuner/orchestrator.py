@@ -9,6 +9,10 @@ its children to its GPU with CUDA_VISIBLE_DEVICES. Progress (done/total, ETA) go
 
 An engine that raises for one target (a bug or a TiletuneError) costs that target an
 ENGINE_ERROR attempt, not the run.
+
+Killing the parent kills its children and removes the scratch directory: SIGINT and SIGTERM
+(turned into SystemExit here) unwind through `run_child`, which kills the running group, and the
+`finally` below; after a SIGKILL, isolation's parent-death signal and Watchdog do it.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import os
 import queue
 import re
 import shutil
+import signal
 import sys
 import tempfile
 import threading
@@ -30,7 +35,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, TextIO
 from tiletune.tuner import fingerprint
 from tiletune.tuner import resume as resume_ids
 from tiletune.tuner.engine import Attempt, Diagnosis, Engine, RetryTarget
-from tiletune.tuner.isolation import run_child
+from tiletune.tuner.isolation import Watchdog, run_child
 from tiletune.tuner.ledger import Ledger
 
 
@@ -145,8 +150,11 @@ def run_retry(
     n_workers = workers if workers is not None else max(1, len(gpu_ids))
     n_workers = max(1, min(n_workers, len(todo)))
     own_scratch = scratch_root is None
+    watchdog = Watchdog()
     root = Path(tempfile.mkdtemp(prefix="tiletune-retry-")) if own_scratch else Path(scratch_root)
     root.mkdir(parents=True, exist_ok=True)
+    if own_scratch and not keep_scratch:
+        watchdog.guard_dir(root)
     bar = Progress(len(todo), progress)
     work: "queue.Queue[tuple[int, RetryTarget]]" = queue.Queue()
     for i, t in enumerate(todo):
@@ -161,13 +169,15 @@ def run_retry(
                 i, target = work.get_nowait()
             except queue.Empty:
                 return
-            attempt = _attempt_one(engine, target, root / f"{i:05d}-{_safe_name(target.key)}", timeout_s, gpu)
+            attempt = _attempt_one(engine, target, root / f"{i:05d}-{_safe_name(target.key)}", timeout_s, gpu, watchdog)
             attempt = dataclasses.replace(attempt, env=_merge_env(env, attempt.env, gpu))
             with lock:
                 ledger.append(attempt, env_id=eid)
                 results[i] = attempt
             bar.report(attempt)
 
+    restore_sigterm = _sigterm_unwinds()
+    finished_normally = False
     try:
         if n_workers == 1:
             worker(0)
@@ -177,21 +187,39 @@ def run_retry(
                 th.start()
             for th in threads:
                 th.join()
+        finished_normally = True
     finally:
         if own_scratch and not keep_scratch:
             shutil.rmtree(root, ignore_errors=True)
+        # interrupted: other workers' children may still run; the watchdog kills what is registered
+        watchdog.close(kill_registered=not finished_normally)
+        restore_sigterm()
     run.attempts = [results[i] for i in sorted(results)]
     return run
 
 
-def _attempt_one(engine: Engine, target: RetryTarget, scratch: Path, timeout_s: float, gpu: Optional[str]) -> Attempt:
+def _sigterm_unwinds():  # -> a function restoring the previous handler
+    """While the run lasts, SIGTERM raises SystemExit(143) so the `finally` blocks clean up (the
+    default action would end the process on the spot). Only the main thread may set handlers."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def unwind(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, unwind)
+    return lambda: signal.signal(signal.SIGTERM, previous)
+
+
+def _attempt_one(engine: Engine, target: RetryTarget, scratch: Path, timeout_s: float, gpu: Optional[str],
+                 watchdog: Optional[Watchdog] = None) -> Attempt:
     started = now_iso()
     t0 = time.monotonic()
     try:
         spec = engine.child_spec(target, scratch)
         if gpu is not None:
             spec = dataclasses.replace(spec, env=tuple(spec.env) + (("CUDA_VISIBLE_DEVICES", gpu),))
-        child = run_child(spec, timeout_s=timeout_s, scratch=scratch)
+        child = run_child(spec, timeout_s=timeout_s, scratch=scratch, watchdog=watchdog)
         attempt = engine.interpret(target, child)
     except Exception as e:  # one bad target must not end the run; the ledger says what happened
         return Attempt(
