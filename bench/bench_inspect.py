@@ -161,7 +161,7 @@ def main() -> None:
     goals = {2000: (0.3, None), 50000: (1.5, 500)}
     lines.append("")
     for stage in ("inspect", "table", "read_inputs"):
-        for n, mb, res in rows:
+        for n, _mb, res in rows:
             if n in goals:
                 t_goal, m_goal = goals[n]
                 t, c, rss = res[stage]

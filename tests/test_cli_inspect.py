@@ -13,7 +13,6 @@ from importlib import resources
 import jsonschema
 import pytest
 
-
 SM120 = "v1/sm120-rtxpro6000-0.6.14-fp4-moe.json"
 H200 = "real/flashinfer-0.7.2.post1-h200-fp8_gemm-cublas.json"
 

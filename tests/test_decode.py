@@ -3,8 +3,6 @@ Expected tiles are the hand-read lists of tests/catalogs/test_dense_catalogs.py.
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from tiletune.catalogs import nearest_releases

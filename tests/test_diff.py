@@ -131,8 +131,9 @@ def test_unusable_input_exits_2(run, tmp_path):
 
 
 def test_json_matches_the_shipped_schema(run, tmp_path):
-    import jsonschema
     from importlib import resources
+
+    import jsonschema
 
     schema = json.loads(resources.files("tiletune.schemas").joinpath("diff.schema.json").read_text())
     old = _cache(tmp_path / "old.json", "0.6.10", {16: 2, 128: 0})

@@ -8,7 +8,6 @@ from the shipped catalogs, and discovery with nothing found is not an error.
 
 from __future__ import annotations
 
-
 import pytest
 
 from tiletune import model

@@ -7,8 +7,8 @@ from typing import Optional
 
 import pytest
 
-from tiletune.results import AnalyzedEntry
 from tiletune.records import Entry, Environment, Problem, Status, TuningRecord, quick_init
+from tiletune.results import AnalyzedEntry
 
 
 def _twin(cls: type) -> type:

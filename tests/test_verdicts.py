@@ -7,8 +7,8 @@ Inputs are hand-built records and `Analysis` values (numbers from research/hardw
 
 from __future__ import annotations
 
-from tiletune.results import Analysis, AnalyzedEntry, Failure, FailureReason, NotTried
 from tiletune.records import CatalogRef, Decoded, Entry, Environment, Problem, Status, TileConfig, TuningRecord
+from tiletune.results import Analysis, AnalyzedEntry, Failure, FailureReason, NotTried
 from tiletune.verdicts import explain_failure, short_error, smem_from_text, verdicts
 
 WHEEL_MXFP8 = (

@@ -14,12 +14,10 @@ import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, List, Optional, Sequence, TypeVar, Union
+from typing import Annotated, Callable, Iterable, Iterator, List, Optional, Sequence, TypeVar, Union
 
 import click
-
 import typer
-from typing import Annotated
 
 from tiletune import __version__
 from tiletune.errors import TiletuneError
@@ -604,7 +602,7 @@ def main() -> None:
         sys.stderr.flush()
     except (BrokenPipeError, OSError):  # e.g. `tiletune inspect | head`: nothing left to tell the reader
         pass
-    os._exit(code or 0)
+    os._exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":  # pragma: no cover

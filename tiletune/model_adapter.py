@@ -155,14 +155,14 @@ class ModelPort:
         take `_analyze_entry`."""
         memoised = self._memoised
         gpus: dict[tuple[Optional[str], Optional[str]], tuple[Any, str, Optional[str]]] = {}
-        out = []
+        out: list[AnalyzedEntry] = []
         append = out.append
         for entry in entries:
             d = entry.decode
             problem = entry.problem
             config = d.config if type(d) is Decoded else None
             dtype = None if problem is None else (problem.dtype_a or problem.dtype_b)
-            if config is None or dtype is None:
+            if config is None or dtype is None or problem is None:
                 append(_analyze_entry(entry, self))
                 continue
             env = entry.record.env
@@ -241,17 +241,17 @@ def project(res: Any, *, gpu: str, dtype: str, m: int) -> Analysis:
             res.time_low_s, res.time_high_s, res.efficiency_compute, res.efficiency_roofline, res.flops,
             res.peak_dense, res.peak_sparse, res.bandwidth, res.ctas, res.sms, smem.notes + res.notes,
         ))
-    smem = getattr(res, "smem", None)
-    verdict = getattr(smem, "verdict", None)
-    notes = tuple(getattr(smem, "notes", ()) or ()) + tuple(getattr(res, "notes", ()) or ())
+    fit = getattr(res, "smem", None)
+    verdict = getattr(fit, "verdict", None)
+    notes = tuple(getattr(fit, "notes", ()) or ()) + tuple(getattr(res, "notes", ()) or ())
     g = getattr(res, "__dict__", None) or {n: getattr(res, n, None) for n in _RESULT_FIELDS}
     return Analysis(
         gpu=gpu,
         dtype=dtype,
         m_evaluated=m,
-        smem_bytes=getattr(smem, "shared_storage_bytes", None),
-        smem_limit=getattr(smem, "limit_bytes", None),
-        smem_stages=getattr(smem, "stages", None),
+        smem_bytes=getattr(fit, "shared_storage_bytes", None),
+        smem_limit=getattr(fit, "limit_bytes", None),
+        smem_stages=getattr(fit, "stages", None),
         smem_verdict=str(verdict) if verdict is not None else None,
         intensity_problem=g.get("intensity_problem"),
         intensity_tile=g.get("intensity_tile"),

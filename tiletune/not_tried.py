@@ -14,6 +14,7 @@ from tiletune.archs import arch_family
 from tiletune.records import CatalogRef, Decoded, Status
 from tiletune.results import AnalyzedEntry, NotTried
 
+
 def not_tried(analyzed: Sequence[AnalyzedEntry]) -> Iterable[NotTried]:
     """Per catalog list touched by the inputs: the tactics no record mentions."""
     decodes: dict[int, Decoded] = {}  # by identity, in order of first use: decode shares one object per answer

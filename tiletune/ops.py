@@ -25,8 +25,7 @@ from typing import Any, Optional, Sequence, Union
 from tiletune import moe_extras
 from tiletune.buckets import CUSTOM_BUCKETS_NOTE, bucket_range
 from tiletune.records import Problem, TuningRecord
-from tiletune.vocabulary import DENSE_GEMM_OPS, FUSED_MOE_OPS, PACKED_CONTAINERS, dtype_from_torch, is_torch_dtype, strip_torch
-
+from tiletune.vocabulary import FUSED_MOE_OPS, PACKED_CONTAINERS, dtype_from_torch, is_torch_dtype, strip_torch
 
 ProblemOrReason = tuple[Optional[Problem], Optional[str]]
 

@@ -260,9 +260,9 @@ def verdicts(
         for f in sorted(flist, key=lambda f: -f.count):
             by_reason.setdefault(_reason_phrase(f, skipped_detail.get((f.arch, f.flashinfer_version, f.op))), []).append(f)
         for phrase, group in by_reason.items():
-            labels = [_failure_label(f) for f in group]
+            failed = [_failure_label(f) for f in group]
             n = sum(f.count for f in group)
-            parts.append(f"{_join(labels)} failed {_times(n)} ({phrase})")
+            parts.append(f"{_join(failed)} failed {_times(n)} ({phrase})")
         if passed.get(key):
             parts.append(f"{_join(passed[key])} passed on retry")
         if not_run.get(key):

@@ -25,10 +25,10 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from bench_targets import grid  # noqa: E402  (the grid: kept apart so tests replay the same targets)
+
 from tiletune.tuner import cutlass_engine as ce  # noqa: E402
 from tiletune.tuner.isolation import run_child  # noqa: E402
-
-from bench_targets import grid  # noqa: E402  (the grid: kept apart so tests replay the same targets)
 
 
 def check_carried_cache(cache: Path) -> None:
@@ -98,7 +98,8 @@ def main() -> int:
                                   "tflops": attempt.tflops, "rel_error": attempt.rel_error,
                                   "error_bound": attempt.error_bound, "smem_bytes": attempt.smem_bytes,
                                   "smem_limit": attempt.smem_limit, "env": dict(attempt.env)}) + "\n")
-            raw.flush(); att.flush()
+            raw.flush()
+            att.flush()
             rows.append((t.key, attempt.diagnosis.value, attempt.time_s, attempt.tflops, attempt.rel_error,
                          attempt.smem_bytes))
     print(f"{'config':42} {'diagnosis':18} {'ms':>8} {'TFLOP/s':>8} {'rel_err':>9} {'smem B':>8}")

@@ -131,7 +131,10 @@ def ceilings(dev: torch.device, reps: int) -> dict:
     t = []
     for _ in range(reps):
         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record(); dst.copy_(src); e.record(); torch.cuda.synchronize()
+        s.record()
+        dst.copy_(src)
+        e.record()
+        torch.cuda.synchronize()
         t.append(s.elapsed_time(e) * 1e-3)
     copy_tbps = [2 * n / x / 1e12 for x in t]
     del src, dst
@@ -141,7 +144,10 @@ def ceilings(dev: torch.device, reps: int) -> dict:
     g = []
     for _ in range(reps):
         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record(); c(); e.record(); torch.cuda.synchronize()
+        s.record()
+        c()
+        e.record()
+        torch.cuda.synchronize()
         g.append(2 * 8192**3 / (s.elapsed_time(e) * 1e-3) / 1e12)
     return {"d2d_copy_TBps_read_plus_write": copy_tbps, "bf16_8192cubed_TFLOPs": g}
 

@@ -64,7 +64,7 @@ def main(argv) -> int:
     pairs = collections.defaultdict(dict)
     for r in logged:
         pairs[(r["config_id"], r["family"], r["problem"]["m"])][r["l2"]] = r["median_us"]
-    for (cid, fam, m), p in pairs.items():
+    for (_cid, _fam, m), p in pairs.items():
         if "warm" in p and "cold" in p:
             ratios["M <= 128" if m <= 128 else "M >= 1024" if m >= 1024 else "128 < M < 1024"].append(p["cold"] / p["warm"])
     print("### Cold / warm L2 median time ratio\n")

@@ -19,7 +19,6 @@ import argparse
 import concurrent.futures
 import datetime as dt
 import json
-import os
 import re
 import shlex
 import statistics

@@ -58,7 +58,7 @@ def holdout(rows: List[dict], group: Callable[[dict], tuple], label: Callable[[t
         # ranking: pairs with at least one held-out row, both predicted by the same fit
         both = {i: tf.predict(r, tc)[0] for i, r in enumerate(rows)
                 if i in held or any(tf.problem_key(r) == tf.problem_key(rows[j]) for j in idx)}
-        gd, tt, bo, pr = tf.ranking(both, rows, only=lambda a, b: group(a) == g or group(b) == g)
+        gd, tt, bo, pr = tf.ranking(both, rows, only=lambda a, b, g=g: group(a) == g or group(b) == g)
         good, total, best_ok, probs = good + gd, total + tt, best_ok + bo, probs + pr
         e = tf.errors(pred, rows)
         lines.append(f"| {label(g)} | {len(train)} | {e['n']} | {_pct(e['median'])} | {_pct(e['p90'])} | "

@@ -2,7 +2,8 @@
 selection plus the sources of the two bf16 JIT modules (mm_bf16_cublaslt.cu, tinygemm2.cu; both
 include only headers that selection already keeps).
 
-Usage: python3 bench/retry_h200_x2/trim_wheel.py .whl/orig/flashinfer_python-0.7.2.post1-py3-none-any.whl .whl/fi2/flashinfer_python-0.7.2.post1-py3-none-any.whl
+Usage: python3 bench/retry_h200_x2/trim_wheel.py .whl/orig/flashinfer_python-0.7.2.post1-py3-none-any.whl \
+           .whl/fi2/flashinfer_python-0.7.2.post1-py3-none-any.whl
 """
 
 import importlib.util

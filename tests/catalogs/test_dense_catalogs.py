@@ -9,7 +9,6 @@ drifts from what the source says, these fail.
 from __future__ import annotations
 
 import itertools
-
 import re
 
 import pytest

@@ -9,8 +9,7 @@ import re
 import pytest
 
 from tools.catalogs import moe as X
-from tools.catalogs.cpp import ExtractError
-from tools.catalogs.cpp import drop_fast_build
+from tools.catalogs.cpp import ExtractError, drop_fast_build
 from tools.catalogs.sources import Source
 
 NEW = "0.7.2.post1"  # a release with the mixed-input enum-tile dispatcher (v0.6.18rc1 and later)

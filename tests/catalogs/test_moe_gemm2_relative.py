@@ -15,9 +15,9 @@ import jsonschema
 import pytest
 
 from tiletune import catalogs
-from tiletune.vocabulary import FUSED_MOE_OPS, MOE_RUNNER
 from tiletune.formats.json_out import decode_dict
 from tiletune.records import Decoded
+from tiletune.vocabulary import FUSED_MOE_OPS, MOE_RUNNER
 
 G1, G2 = FUSED_MOE_OPS
 BF16 = {"act": "bf16", "weight": "bf16", "finalize": True}

@@ -84,7 +84,7 @@ NVCC_LOG = """\
     static_assert(Stages >= 2, "Specialization requires Stages set to value 2 or more.");
     ^
 1 error detected in the compilation of "kernels/blockscaled_gemm.cu".
-"""
+"""  # noqa: E501 - verbatim compiler output
 
 
 def test_first_error_line_skips_warnings():

@@ -60,9 +60,9 @@ def test_dense_targets_keep_the_plain_run_line():
 
 
 def test_reproducer_for_a_moe_target_runs_the_experts_as_groups(tmp_path, monkeypatch):
+    from tiletune.commands.retry import write_reproducers
     from tiletune.records import Problem, TileConfig
     from tiletune.tuner import cutlass_engine as ce
-    from tiletune.commands.retry import write_reproducers
     from tiletune.tuner.engine import RetryTarget
 
     inc = tmp_path / "cutlass" / "include" / "cutlass"

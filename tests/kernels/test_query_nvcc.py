@@ -9,7 +9,6 @@ at a time: about 40 s on a 2-core machine.
 
 from __future__ import annotations
 
-
 import pytest
 
 from tiletune.records import TileConfig

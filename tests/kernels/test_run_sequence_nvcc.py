@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
+from tiletune.records import Problem, TileConfig
 from tiletune.tuner import cutlass_engine as ce
 from tiletune.tuner.engine import ChildResult, Diagnosis, RetryTarget
-from tiletune.records import Problem, TileConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 KERNELS = ROOT / "kernels"

@@ -14,7 +14,8 @@ from tiletune.records import InputProblem, Status, TuningRecord
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def read_all(path, ctx=ReadContext()):
+def read_all(path, ctx=None):
+    ctx = ReadContext() if ctx is None else ctx
     items = list(blocklist.read(Path(path), ctx))
     return [i for i in items if isinstance(i, TuningRecord)], [i for i in items if isinstance(i, InputProblem)]
 

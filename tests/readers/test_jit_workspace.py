@@ -15,7 +15,8 @@ from tiletune.records import InputProblem, Status, TuningRecord
 WS = "jit/flashinfer/0.6.14/120f"
 
 
-def read_all(path, ctx=ReadContext()):
+def read_all(path, ctx=None):
+    ctx = ReadContext() if ctx is None else ctx
     items = list(jw.read(Path(path), ctx))
     return [i for i in items if isinstance(i, TuningRecord)], [i for i in items if isinstance(i, InputProblem)]
 

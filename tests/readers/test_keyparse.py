@@ -79,12 +79,12 @@ def test_50k_keys_fast_path_agrees_with_exact_parser():
         m = 1 << (i % 14)
         n = (2048, 4096, 7168, 10240)[i % 4]
         if i % 3 == 0:
-            keys.append(f"('fp4_gemm', 'CutlassFp4GemmRunner', (({m}, {n // 2}), ({n // 2}, {n + i % 7}), (-1, {n // 16}), (), (0,), (-1, {n}), (0,), (0,), (-1,)), ())")
+            keys.append(f"('fp4_gemm', 'CutlassFp4GemmRunner', (({m}, {n // 2}), ({n // 2}, {n + i % 7}), (-1, {n // 16}), (), (0,), (-1, {n}), (0,), (0,), (-1,)), ())")  # noqa: E501 - a real key's layout, one key per line
         elif i % 3 == 1:
             keys.append(f"('trtllm::fused_moe::gemm1', 'MoERunner', (({m}, 2048), (128, {1536 + i % 11}, 2048), (0,), (128, 2048, 768), (0,)), "
-                        "(torch.bfloat16, torch.bfloat16, torch.bfloat16, 8, 1, 0, 1, 0, 1, 0, False, False, False, False, False, False, True, 3, False, True))")
+                        "(torch.bfloat16, torch.bfloat16, torch.bfloat16, 8, 1, 0, 1, 0, 1, 0, False, False, False, False, False, False, True, 3, False, True))")  # noqa: E501 - a real key's layout, one key per line
         else:
-            keys.append(f"('fp8_gemm', 'CublasFp8GemmRunner', ((1, {m}, {n}), (1, {n}, {4096 + i % 5}), (), (), (1, -1, 4096), (-1,)), (torch.float8_e4m3fn, torch.float8_e4m3fn, torch.bfloat16))")
+            keys.append(f"('fp8_gemm', 'CublasFp8GemmRunner', ((1, {m}, {n}), (1, {n}, {4096 + i % 5}), (), (), (1, -1, 4096), (-1,)), (torch.float8_e4m3fn, torch.float8_e4m3fn, torch.bfloat16))")  # noqa: E501 - a real key's layout, one key per line
     parser = KeyParser()
     parsed = [parser.parse(k) for k in keys]  # speed: bench/bench_inspect.py prints it
     assert len(parsed) == 50_000 and parsed[1].extras[3] == 8

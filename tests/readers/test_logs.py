@@ -21,7 +21,8 @@ FP4 = "<flashinfer.gemm.gemm_base._create_cutlass_fp4_gemm_module.<locals>.cutla
 MOE = "<flashinfer.fused_moe.core.get_cutlass_fused_moe_module.<locals>.MoERunner object at 0x7c70ccce8350>"
 
 
-def read_all(path, ctx=ReadContext()):
+def read_all(path, ctx=None):
+    ctx = ReadContext() if ctx is None else ctx
     items = list(logs.read(Path(path), ctx))
     recs = [i for i in items if isinstance(i, TuningRecord)]
     probs = [i for i in items if isinstance(i, InputProblem)]

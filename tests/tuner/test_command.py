@@ -8,17 +8,16 @@ import shutil
 from pathlib import Path
 
 import pytest
+from tuner_fakes import FAKE_ENV, FakeEngine
 from typer.testing import CliRunner
 
 from tiletune.cli import app
+from tiletune.commands.retry import RetryOptions, retry
 from tiletune.errors import UsageError
 from tiletune.records import Entry, Environment, Problem, Status, TuningRecord, Undecoded
 from tiletune.tuner import exports
-from tiletune.commands.retry import RetryOptions, retry
 from tiletune.tuner.ledger import Ledger
 from tiletune.tuner.targets import parse_shape, parse_tactics, targets_from_entries
-
-from tuner_fakes import FAKE_ENV, FakeEngine
 
 ROOT = Path(__file__).resolve().parents[2]
 H200_CACHE = ROOT / "cache_samples" / "real" / "flashinfer-0.7.2.post1-h200-fp8_gemm-cublas.json"
@@ -149,8 +148,8 @@ def test_real_h200_ledger_reads_back_and_exports_flashinfer_blocklist(tmp_path):
 
 
 def test_reproducer_delegates_to_the_cutlass_writer(tmp_path):
-    from tiletune.records import TileConfig
     from tiletune.commands.retry import write_reproducers
+    from tiletune.records import TileConfig
     from tiletune.tuner.engine import RetryTarget
 
     decoded = RetryTarget(key="bf16_gemm|X|3|1x128x4096x4096|bf16", op="bf16_gemm", runner="X", tactic=3, arch="sm90",

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from tiletune.commands.retry import RetryOptions, collect_targets
 from tiletune.errors import TunerError, UsageError
 from tiletune.ops import problem_for
 from tiletune.records import Environment, Status, TuningRecord
 from tiletune.tuner import worker
-from tiletune.commands.retry import RetryOptions, collect_targets
 from tiletune.tuner.flashinfer_engine import FlashInferEngine
 from tiletune.tuner.targets import explicit_targets, parse_shape
 

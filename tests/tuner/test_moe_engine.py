@@ -6,7 +6,6 @@ an RTX PRO 6000 with 0.6.14), numpy maths written independently of the module's,
 processes (the worker itself for refusals; a stand-in answering jit-status for the build stop).
 """
 
-import json
 import math
 import stat
 import sys

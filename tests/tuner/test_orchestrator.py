@@ -12,11 +12,10 @@ import os
 import time
 
 import pytest
+from tuner_fakes import FAKE_ENV, FakeEngine, make_target
 
 from tiletune.tuner.engine import Diagnosis
 from tiletune.tuner.orchestrator import run_retry
-
-from tuner_fakes import FAKE_ENV, FakeEngine, make_target
 
 
 def _run(tmp_path, modes, **kw):

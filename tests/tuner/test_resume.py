@@ -12,12 +12,12 @@ import dataclasses
 import json
 from pathlib import Path
 
+from tuner_fakes import FAKE_ENV, FakeEngine
+
+from tiletune.commands.retry import RetryOptions, collect_targets, retry
 from tiletune.records import TileConfig
 from tiletune.tuner import resume
-from tiletune.commands.retry import RetryOptions, collect_targets, retry
 from tiletune.tuner.ledger import Ledger
-
-from tuner_fakes import FAKE_ENV, FakeEngine
 
 ROOT = Path(__file__).resolve().parents[2]
 # fused-MoE keys written by SGLang with FlashInfer 0.6.14: no key extras, so neither dtype nor top_k

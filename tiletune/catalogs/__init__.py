@@ -56,7 +56,7 @@ from typing import Any, Iterable, Mapping, Optional
 from packaging.version import InvalidVersion, Version
 
 from tiletune.errors import CatalogError
-from tiletune.records import CatalogRef, Decoded, Decode, RunsOther, TileConfig, Undecoded, freeze
+from tiletune.records import CatalogRef, Decode, Decoded, RunsOther, TileConfig, Undecoded, freeze
 
 SCHEMA = "tiletune.catalogs/2"
 
@@ -80,8 +80,8 @@ class Catalog:
 def config_from_json(d: Mapping[str, Any]) -> TileConfig:
     """Build a TileConfig from one catalog config object."""
     return TileConfig(
-        tile=tuple(d["tile"]),  # type: ignore[arg-type]
-        cluster=tuple(d.get("cluster") or (1, 1, 1)),  # type: ignore[arg-type]
+        tile=tuple(d["tile"]),
+        cluster=tuple(d.get("cluster") or (1, 1, 1)),
         swap_ab=bool(d.get("swap_ab", False)),
         stream_k=bool(d.get("stream_k", False)),
         name=d.get("name", ""),
@@ -90,7 +90,7 @@ def config_from_json(d: Mapping[str, Any]) -> TileConfig:
         epilogue_fusion=d.get("epilogue_fusion"),
         stages=d.get("stages"),
         style=d.get("style", "tma_ws"),
-        mma_tile=tuple(d["mma_tile"]) if d.get("mma_tile") else None,  # type: ignore[arg-type]
+        mma_tile=tuple(d["mma_tile"]) if d.get("mma_tile") else None,
     )
 
 
@@ -245,9 +245,7 @@ def lookup(
     if canon is None:
         return []
     cats = _catalogs(canon, arch, op, runner)
-    if variant:
-        cats = [c for c in cats if all(c.variant.get(k) == v for k, v in variant.items())]
-    return list(cats)
+    return [c for c in cats if not variant or all(c.variant.get(k) == v for k, v in variant.items())]
 
 
 @functools.lru_cache(maxsize=1024)

@@ -34,7 +34,6 @@ from tiletune.records import Problem, TuningRecord
 from tiletune.vocabulary import FUSED_MOE_OPS, MOE_RUNNER, PACKED_CONTAINERS, dtype_from_torch, strip_torch
 
 
-
 def _dtype(value: Any) -> Optional[str]:
     """'torch.bfloat16' (or a key Name of it) -> 'bf16'; containers of packed data stay 'uint8'/'int64'."""
     name = strip_torch(value)

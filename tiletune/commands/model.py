@@ -10,7 +10,7 @@ import re
 from typing import Any, Dict, Optional, Tuple
 
 from tiletune.errors import ModelError, UsageError
-from tiletune.formats import render
+from tiletune.formats import render_text
 from tiletune.formats.model_view import ModelAnswer
 from tiletune.model import gpus as gpu_table
 from tiletune.model.kernel import normalize_schedule
@@ -76,7 +76,7 @@ def run_model(*, dtype: str, m: int, n: int, k: int, tile: str, gpu: Optional[st
 
         res = replace(res, notes=(note,) + res.notes)
     compiled = _exact(cfg, res.arch, d, grouped or bool(experts), stage_policy) if exact else None
-    return render("model", ModelAnswer(res, compiled), fmt)
+    return render_text("model", ModelAnswer(res, compiled), fmt)
 
 
 def _exact(cfg: TileConfig, arch: str, dtype: str, grouped: bool, stage_policy: Optional[str]) -> Dict[str, Any]:
@@ -88,4 +88,4 @@ def _exact(cfg: TileConfig, arch: str, dtype: str, grouped: bool, stage_policy: 
 
 
 def run_gpus(*, fmt: str, gpu_file: Optional[str]) -> str:
-    return render("gpus", gpu_table.table(gpu_file), fmt)
+    return render_text("gpus", gpu_table.table(gpu_file), fmt)

@@ -9,18 +9,17 @@ JSON on stdout; progress goes to stderr.
 from __future__ import annotations
 
 import dataclasses
-import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, TextIO, Tuple
 
 from tiletune.errors import TunerError, UsageError
-from tiletune.formats import render
+from tiletune.formats import render_text
 from tiletune.formats.retry import RetrySummary
 from tiletune.records import InputProblem
-from tiletune.tuner import classify, fingerprint
-from tiletune.tuner.engine import Attempt, Diagnosis, RetryTarget
+from tiletune.tuner import fingerprint
+from tiletune.tuner.engine import RetryTarget
 from tiletune.tuner.orchestrator import RetryRun, run_retry
 from tiletune.tuner.resume import options_for
 from tiletune.tuner.targets import explicit_targets, parse_shape, parse_tactics, targets_from_entries
@@ -205,7 +204,7 @@ def retry(opts: RetryOptions, *, progress: Optional[TextIO] = sys.stderr, env: O
         notes.append("nothing to retry: no failed or blocklisted configs in the inputs (use --all for every config)")
     notes += export(opts, key_problems, input_ledgers)
     fatal = any(p.fatal for p in problems)
-    text = render("retry", RetrySummary(run, notes), "json" if opts.as_json else "table")
+    text = render_text("retry", RetrySummary(run, notes), "json" if opts.as_json else "table")
     return RetryOutcome(run=run, problems=problems, notes=notes, text=text, exit_code=2 if fatal else 0)
 
 
@@ -254,7 +253,8 @@ def export(opts: RetryOptions, key_problems: Dict[str, Any], input_ledgers: Sequ
         if len(caches) != 1:
             raise UsageError(f"--pin-cache needs exactly one FlashInfer JSON cache among the inputs (found {len(caches)})")
         changed = exports.write_pinned_cache(caches[0], attempts, opts.pin_cache, key_problems=key_problems)
-        notes.append(f"wrote {opts.pin_cache}: copy of {caches[0]} with {len(changed)} entr{'y' if len(changed) == 1 else 'ies'} pinned to the fastest passing tactic")
+        entries = "1 entry" if len(changed) == 1 else f"{len(changed)} entries"
+        notes.append(f"wrote {opts.pin_cache}: copy of {caches[0]} with {entries} pinned to the fastest passing tactic")
     return notes
 
 

@@ -33,4 +33,9 @@ def render(command: str, result: Any, fmt: str) -> Rendered:
     return FORMATTERS[command].render(result, fmt)
 
 
-__all__ = ["FORMATTERS", "Formatter", "Rendered", "render"]
+def render_text(command: str, result: Any, fmt: str) -> str:
+    """`render`, as one string."""
+    return FORMATTERS[command].render_text(result, fmt)
+
+
+__all__ = ["FORMATTERS", "Formatter", "Rendered", "render", "render_text"]

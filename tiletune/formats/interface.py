@@ -38,3 +38,8 @@ class Formatter:
 
     def render(self, result: Any, fmt: str) -> Rendered:
         return self.renderer(fmt)(result)
+
+    def render_text(self, result: Any, fmt: str) -> str:
+        """`render`, joined into one string (for results that are never big)."""
+        out = self.render(result, fmt)
+        return out if isinstance(out, str) else "".join(out)

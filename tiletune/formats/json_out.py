@@ -16,6 +16,7 @@ import math
 from typing import Any, Iterable, Iterator, Optional
 
 from tiletune import __version__
+from tiletune.records import Decoded, Problem, TileConfig, Undecoded
 from tiletune.results import (
     Analysis,
     AnalyzedEntry,
@@ -26,7 +27,6 @@ from tiletune.results import (
     Verdict,
     loses_data,
 )
-from tiletune.records import Decoded, Problem, TileConfig, Undecoded
 
 SCHEMA = "tiletune.inspect/1"
 

@@ -22,8 +22,8 @@ from tiletune import __version__
 from tiletune.formats import markdown as md
 from tiletune.formats import view
 from tiletune.formats.json_out import analysis_dict, inspect_dict
-from tiletune.results import Failure, InspectResult
 from tiletune.records import Status
+from tiletune.results import Failure, InspectResult
 
 SCHEMA = "tiletune.report/1"
 
@@ -140,7 +140,7 @@ def chosen_sections(result: InspectResult) -> list[tuple[str, str, list[list[str
         notes: dict[str, int] = {}
 
         def ref(t: str) -> str:
-            return f"[{notes.setdefault(t, len(notes) + 1)}]"
+            return f"[{notes.setdefault(t, len(notes) + 1)}]"  # noqa: B023 - called within this iteration
 
         for ae in sorted(items, key=view._row_key):
             p, a, r = ae.entry.problem, ae.analysis, ae.record
@@ -356,7 +356,8 @@ def format_report(result: InspectResult, ctx: ReportContext) -> str:
 
     out += ["## Failures", ""]
     if result.failures:
-        out.append(md.table(("tile", "tactic", "count", "reason"), [_failure_summary_row(f) for f in sorted(result.failures, key=lambda f: (f.arch or "~", f.op, -f.count))], align_right=[2]))
+        by_arch_op = sorted(result.failures, key=lambda f: (f.arch or "~", f.op, -f.count))
+        out.append(md.table(("tile", "tactic", "count", "reason"), [_failure_summary_row(f) for f in by_arch_op], align_right=[2]))
         out.append("")
         out.append(md.details("Error texts and model numbers per failure", _failure_details(result.failures)))
     else:

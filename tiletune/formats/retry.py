@@ -58,8 +58,9 @@ def render_table(summary: RetrySummary) -> str:
             a.message if not a.passed else "",
         ])
     out = []
-    if rows:
-        out.append(tabulate(rows, headers=["op", "runner", "tactic", "b x M x N x K", "result", "time (measured, median)", "TFLOP/s", "rel. error (bound)", "why"]))
+    if rows and run is not None:
+        out.append(tabulate(rows, headers=["op", "runner", "tactic", "b x M x N x K", "result", "time (measured, median)", "TFLOP/s",
+                                           "rel. error (bound)", "why"]))
         passed = sum(1 for a in attempts if a.passed)
         not_run = sum(1 for a in attempts if a.diagnosis is Diagnosis.ENGINE_ERROR)  # never started: not a failure
         out.append(f"\n{passed} passed, {len(attempts) - passed - not_run} failed"

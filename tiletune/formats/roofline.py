@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-from tiletune.results import InspectResult
 from tiletune.records import Status
+from tiletune.results import InspectResult
 
 
 @dataclass(frozen=True)
@@ -101,9 +101,11 @@ def render_png(plot: RooflinePlot, *, dpi: int = 110) -> Optional[bytes]:
         ax.axvline(ridge, color="#999999", lw=0.8, ls=":")
         ax.text(ridge * 1.08, 0.03, f"ridge {ridge:,.0f} FLOP/B", transform=ax.get_xaxis_transform(), fontsize=8, color="#555555")
         if plot.chosen:
-            ax.scatter([p[0] for p in plot.chosen], [p[1] / 1e12 for p in plot.chosen], s=28, color="#1f77b4", zorder=3, label="chosen tile (model, top of bucket)")
+            ax.scatter([p[0] for p in plot.chosen], [p[1] / 1e12 for p in plot.chosen], s=28, color="#1f77b4", zorder=3,
+                       label="chosen tile (model, top of bucket)")
         if plot.failed:
-            ax.scatter([p[0] for p in plot.failed], [p[1] / 1e12 for p in plot.failed], s=40, marker="x", color="#d62728", zorder=3, label="failed tile (model, had it run)")
+            ax.scatter([p[0] for p in plot.failed], [p[1] / 1e12 for p in plot.failed], s=40, marker="x", color="#d62728", zorder=3,
+                       label="failed tile (model, had it run)")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("arithmetic intensity (FLOP/B, whole problem)")

@@ -46,7 +46,8 @@ def _tab(rows, headers, maxcolwidths=None) -> str:
 
 
 def _simple_table(rows, headers, aligns) -> "str | None":
-    """The text `_tab`'s tabulate path writes (tabulate's "simple" table without header padding), for one-line cells of printable ASCII; None for anything else (tabulate
+    """The text `_tab`'s tabulate path writes (tabulate's "simple" table without header padding),
+    for one-line cells of printable ASCII; None for anything else (tabulate
     then handles it). Why: tabulate inspects every cell's type (about 50 us per row), which made a
     50,000-entry table take seconds. tests/formats/test_table_fast.py holds it to tabulate's text.
     """

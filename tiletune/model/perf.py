@@ -27,8 +27,8 @@ from tiletune.model.calibration import Constants, combine, constants_for
 from tiletune.model.gpus import DTYPE_PEAK, GpuSpec, Peak
 from tiletune.model.kernel import Kernel, resolve
 from tiletune.model.mainloop import Cycles, TileConstants
-from tiletune.model.transfer import widening
 from tiletune.model.smem import SF_VEC, SmemFit, smem_fit
+from tiletune.model.transfer import widening
 from tiletune.records import Problem, TileConfig
 from tiletune.vocabulary import BITS, INPUT_DTYPES
 
@@ -145,7 +145,7 @@ def _bytes(dtype: str, dtype_out: str, rows: int, n: int, k: int, groups_b: int,
     sfa = sfb = 0
     vec = SF_VEC.get(dtype)
     if vec:
-        kb = -(-(-(-k // vec)) // 4) * 4  # scale bytes per row (ceil(k / vec)), padded to the 4-wide atom
+        kb = ((k + vec - 1) // vec + 3) // 4 * 4  # scale bytes per row (ceil(k / vec)), padded to the 4-wide atom
         sfa = -(-groups_sf_rows // 128) * 128 * kb if groups_sf_rows else 0
         sfb = groups_b * -(-n // 128) * 128 * kb
     d = rows * n * OUT_BITS.get(dtype_out, 16) // 8

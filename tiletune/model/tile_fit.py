@@ -106,7 +106,7 @@ def predict(row: dict, tc: TileConstants, gpu=None) -> Tuple[float, float, float
     """(expected, low, high) seconds for one measured row on the H200 (or `gpu`)."""
     from tiletune.model.gpus import find
     from tiletune.model.perf import estimate
-    from tiletune.records import Problem, TileConfig
+    from tiletune.records import Problem
 
     g = gpu or find("NVIDIA H200")
     cfg = _config(row)

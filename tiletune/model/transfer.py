@@ -20,8 +20,9 @@ model's largest miss there is a factor 0.62 (GB200 nvfp4 1024 x 7168 x 4608, 128
 needs a total widening of 0.45 with the H200 band; 0.30 + 0.10 + 0.10 = 0.50 holds it with a
 margin. w_clock: the H200 ran dense GEMMs at 1365-1500 MHz at its power cap against 1980 MHz max
 (bench/h200_clocks), a 25-30 % spread the model only avoids where the clock is known; 0.10 is the
-part a datasheet boost clock already accounts for being a lower, "typical" figure (an assumption). The rule is tested (tests/model/test_transfer.py) and README'd; the output
-says the band was widened and why.
+part a datasheet boost clock already accounts for being a lower, "typical" figure (an assumption).
+The rule is tested (tests/model/test_transfer.py) and README'd; the output says the band was
+widened and why.
 """
 
 from __future__ import annotations

@@ -69,7 +69,15 @@ def reader_modules() -> tuple[ModuleType, ...]:
     global _modules
     if _modules is None:
         from tiletune.readers import (
-            blocklist, flashinfer_v1, flashinfer_v2, jit_workspace, ledger, logs, sglang, trtllm, vllm,
+            blocklist,
+            flashinfer_v1,
+            flashinfer_v2,
+            jit_workspace,
+            ledger,
+            logs,
+            sglang,
+            trtllm,
+            vllm,
         )
 
         by_name = {m.__name__.rpartition(".")[2]: m for m in (

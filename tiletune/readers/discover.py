@@ -18,7 +18,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Optional
 
 _VERSION_DIR = re.compile(r"^\d+\.\d+")
 
@@ -35,8 +35,11 @@ def _expand(value: str, home: Path) -> Path:
     return Path(home / value[2:]) if value.startswith("~/") else Path(value)
 
 
-def discover(env: Mapping[str, str] = os.environ, home: Path = Path.home()) -> Discovery:
-    """The default cache/log/blocklist locations that exist under `env` and `home`."""
+def discover(env: Optional[Mapping[str, str]] = None, home: Optional[Path] = None) -> Discovery:
+    """The default cache/log/blocklist locations that exist under `env` and `home` (default: this
+    process's environment and home, read at the call)."""
+    env = os.environ if env is None else env
+    home = Path.home() if home is None else home
     found: list[Path] = []
     searched: list[str] = []
 

@@ -165,7 +165,7 @@ def read_stream(f: BinaryIO, source: str, ctx: ReadContext, limit: int,
                 first: bytes = b"") -> Iterator[Item]:
     """Stream text from an open binary stream (stdin): at most `limit` bytes, `first` already read."""
     p = LogParser(source, ctx.environment())
-    stream: BinaryIO = io.BufferedReader(_Chained(first, f)) if first else f  # type: ignore[assignment]
+    stream: BinaryIO = io.BufferedReader(_Chained(first, f)) if first else f
     for lineno, text in iter_lines(stream, p.facts, limit=limit):
         yield from p.feed(lineno, text)
     if stream.read(1):
@@ -184,7 +184,7 @@ class _Chained(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, b) -> int:  # type: ignore[no-untyped-def]  # b: a writable buffer
+    def readinto(self, b) -> int:  # b: a writable buffer
         if self._first:
             n = min(len(b), len(self._first))
             b[:n], self._first = self._first[:n], self._first[n:]

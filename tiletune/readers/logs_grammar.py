@@ -19,9 +19,8 @@ from functools import lru_cache
 from typing import Any, Dict, List, Optional, Tuple
 
 from tiletune import diagnosis
-from tiletune.records import Tactic
-
 from tiletune.readers.keyparse import parse_literal as _parse_literal_shared  # the shared, eval-free parser
+from tiletune.records import Tactic
 
 # --- line grammar ----------------------------------------------------------------------------
 _HEADER = re.compile(

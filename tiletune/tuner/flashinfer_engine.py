@@ -125,7 +125,7 @@ class FlashInferEngine:
         modules = dict(status.get("modules") or {})
         self.jit_report = {"status": modules, "refused": dict(status.get("refused") or {})}
         if self.progress is not None:
-            for pair, why in self.jit_report["refused"].items():
+            for why in self.jit_report["refused"].values():
                 self.progress.write(f"tiletune retry: {why}\n")
             self.progress.flush()
         missing = {n: s["path"] for n, s in modules.items() if not s.get("compiled")}
@@ -138,7 +138,8 @@ class FlashInferEngine:
                 "tiletune does not build them silently: pass --allow-jit-build to build them once before the attempts"
             )
         if self.progress is not None:
-            self.progress.write(f"tiletune retry: building FlashInfer JIT module(s) {', '.join(missing)} ({'; '.join(BUILD_ESTIMATES.get(n, '?') for n in missing)})\n")
+            estimates = "; ".join(BUILD_ESTIMATES.get(n, "?") for n in missing)
+            self.progress.write(f"tiletune retry: building FlashInfer JIT module(s) {', '.join(missing)} ({estimates})\n")
             self.progress.flush()
         timeout = MOE_JIT_BUILD_TIMEOUT_S if any(n.startswith("fused_moe_") for n in missing) else JIT_BUILD_TIMEOUT_S
         built = self._run_mode("jit-build", {"modules": sorted(missing)}, Path(_tmpdir()) / "jit-build", timeout)

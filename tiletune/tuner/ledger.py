@@ -30,7 +30,6 @@ from tiletune.records import Problem, TileConfig, to_jsonable
 from tiletune.tuner.engine import Attempt, RetryTarget
 
 
-
 def target_to_json(t: RetryTarget, *, engine: str) -> Dict[str, Any]:
     """The fields of a ledger line that say what was attempted (resume compares these)."""
     return {

@@ -597,7 +597,7 @@ def attempt_fused_moe(spec: Dict[str, Any]) -> Dict[str, Any]:
     dev = torch.device("cuda")
     torch.backends.cuda.matmul.allow_tf32 = False  # the reference must be true fp32
     gen = torch.Generator(device=dev).manual_seed(int(spec.get("seed", 0)))
-    T, E, H, I, K = mp.tokens, mp.experts, mp.hidden, mp.inter, mp.top_k
+    T, E, H, I, K = mp.tokens, mp.experts, mp.hidden, mp.inter, mp.top_k  # noqa: E741 - the MoE papers' names
     out_dtype = getattr(torch, mp.out_dtype)
     x_hi = torch.randn((T, H), device=dev, generator=gen)
     w1_hi = torch.randn((E, mp.fc1_rows, H), device=dev, generator=gen) / H**0.5  # GEMM1 outputs ~ N(0, 1)

@@ -283,7 +283,7 @@ def cexpr(expr: str, env: Mapping[str, Any], flags: Optional[Mapping[str, int]] 
         while peek() in levels[level]:
             f = fns[take()]
             w = binary(level + 1)
-            v = (lambda f, a, b: lambda: f(a, b))(f, v, w)
+            v = (lambda f, a, b: lambda: f(a, b))(f, v, w)  # noqa: B023 - f, v, w are bound by the outer call
         return v
 
     def ternary() -> Thunk:

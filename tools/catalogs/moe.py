@@ -286,7 +286,8 @@ class Heuristic:
         if not loop:
             raise ExtractError(f"{where}: schedule loop not recognised")
         inner = tail[loop.end() - 1 : close_of(tail, loop.end() - 1) + 1]
-        clusters = re.findall(r"(?:CutlassGemmConfig|CutlassGemmConfig\s+candidate)\(tile_config,\s*mainloop_schedule,\s*epilogue_schedule,\s*ClusterShape::(ClusterShape_\w+)\)", inner)
+        clusters = re.findall(r"(?:CutlassGemmConfig|CutlassGemmConfig\s+candidate)\(tile_config,\s*mainloop_schedule,"
+                              r"\s*epilogue_schedule,\s*ClusterShape::(ClusterShape_\w+)\)", inner)
         if len(clusters) != inner.count("push_back(candidate)") or not clusters:
             raise ExtractError(f"{where}: cluster list not recognised")
         if not re.search(r"auto\s+const\s+epilogue_schedule\s*=\s*EpilogueScheduleType::AUTO\s*;", tail):
