@@ -65,5 +65,5 @@ def test_killing_the_parent_kills_the_hung_child_and_its_group_and_removes_scrat
         if parent.poll() is None:
             parent.kill()
     for pid in pids:
-        _poll(f"process {pid} outlived its retry parent (killed by {sig.name})", lambda: _gone(pid))
+        _poll(f"process {pid} outlived its retry parent (killed by {sig.name})", lambda pid=pid: _gone(pid))
     _poll(f"scratch left behind: {list(tmp.iterdir())}", lambda: not any(tmp.iterdir()))
