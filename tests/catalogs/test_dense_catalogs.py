@@ -239,7 +239,8 @@ def test_data_file_records_sources():
 
     doc = json.loads(resources.files("tiletune.catalogs").joinpath("data/dense-gemm.json").read_text())
     assert doc["generated_by"]["command"].startswith("python3 -m tools.catalogs")
-    assert re.fullmatch(r"[0-9a-f]{40}", doc["generated_by"]["tool_revision"])
+    rev = doc["generated_by"]["tool_revision"]
+    assert re.fullmatch(r"[0-9a-f]{40}", rev["commit"]) and re.fullmatch(r"[0-9a-f]{40}", rev["tools_catalogs_tree"])
     for v, rel in doc["releases"].items():
         assert rel["source"]["commit"] and len(rel["source"]["commit"]) == 40, v
         # every release on PyPI is read from its wheel there; only the release candidates from git

@@ -10,7 +10,7 @@ a list once in `lists`, a release's set of catalog rows (and of not-extracted no
 
     {"schema": "tiletune.catalogs/2",
      "family": "dense-gemm",
-     "generated_by": {"tool": ..., "tool_revision": "<tiletune commit>", "command": ..., "sources": ...},
+     "generated_by": {"tool": ..., "tool_revision": {"commit": ..., "tools_catalogs_tree": ...}, "command": ..., "sources": ...},
      "releases": {"0.6.11": {"source": {"kind": "wheel", "ref": "<wheel file>", "sha256": ..., "commit": ...}
                                        | {"kind": "git-tag", "ref": "v0.6.18rc1", "commit": ...},
                              "catalogs": "<catalog set id>",

@@ -12,5 +12,5 @@ from tools.catalogs.sources import Source
 # family (data file name) -> (extractor of one release, first release it covers)
 FAMILIES: dict[str, tuple[Callable[[Source], ReleaseData], str]] = {
     dense.FAMILY: (dense.extract, "0.6.3"),
-    moe.FAMILY: (moe.extract, "0.6.7"),
+    moe.FAMILY: (moe.extract, "0.6.3"),
 }

@@ -40,16 +40,19 @@ def open_source(version: str, wheel_dir: Path, clone: Optional[Path]) -> sources
     return sources.git_tag(clone, version)
 
 
-def tool_revision() -> str:
-    """The tiletune commit the extractor ran from ('+modified' when tools/catalogs has uncommitted changes)."""
+def tool_revision() -> dict[str, str]:
+    """The tiletune commit the extractor ran from, and the git tree id of tools/catalogs at that
+    commit: the tree id names the tool's exact code even after the commit is rebased onto a newer
+    main ('+modified' when tools/catalogs had uncommitted changes)."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, check=True).stdout.strip()
+
     try:
-        head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
-                              check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--", "tools/catalogs"],
-                               capture_output=True, text=True, check=True).stdout.strip()
+        head, tree = git("rev-parse", "HEAD"), git("rev-parse", "HEAD:tools/catalogs")
+        dirty = git("status", "--porcelain", "--", "tools/catalogs")
     except (OSError, subprocess.CalledProcessError):
-        return "unknown (not run from a git checkout)"
-    return head + ("+modified" if dirty else "")
+        return {"commit": "unknown (not run from a git checkout)"}
+    return {"commit": head, "tools_catalogs_tree": tree + ("+modified" if dirty else "")}
 
 
 def build_family(family: str, versions: Sequence[str], wheel_dir: Path, clone: Optional[Path], command: str,

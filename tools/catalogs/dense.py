@@ -375,6 +375,7 @@ class RunnerSpec:
     binding: str
     jit_fn: str
     launchers: tuple[str, ...] = ()  # kernel templates: SMTypeAdapter (2-SM scale, schedule), stage policy
+    requirement: str = ""  # gemm_base.py's backend check, whose @supported_compute_capability names the archs
 
 
 G = "include/flashinfer/gemm/"
@@ -383,20 +384,23 @@ G = "include/flashinfer/gemm/"
 # serve the 10.x/11.x parts their @supported_compute_capability lists name.
 RUNNERS: tuple[RunnerSpec, ...] = (
     RunnerSpec("fp4_gemm", "CutlassFp4GemmRunner", ("sm100", "sm110"), G + "fp4_gemm_cutlass_template.h",
-               "csrc/fp4_gemm_cutlass.cu", "gen_gemm_sm100_module_cutlass_fp4", (G + "fp4_gemm_template_sm100.h",)),
+               "csrc/fp4_gemm_cutlass.cu", "gen_gemm_sm100_module_cutlass_fp4", (G + "fp4_gemm_template_sm100.h",), "_cutlass_gemm_fp4_requirement"),
     RunnerSpec("fp4_gemm", "CutlassFp4GemmRunner", ("sm103",), G + "fp4_gemm_cutlass_template_sm103.h",
                "csrc/fp4_gemm_cutlass_sm103.cu", "gen_gemm_sm103_module_cutlass_fp4",
                (G + "fp4_gemm_template_sm103.h", G + "fp4_gemm_template_sm100.h")),
     RunnerSpec("fp4_gemm", "CutlassFp4GemmRunner", ("sm120",), G + "fp4_gemm_cutlass_template_sm120.h",
                "csrc/fp4_gemm_cutlass_sm120.cu", "gen_gemm_sm120_module_cutlass_fp4", (G + "fp4_gemm_template_sm120.h",)),
     RunnerSpec("mxfp8_gemm", "CutlassMxfp8GemmRunner", ("sm100", "sm103", "sm110"), G + "mxfp8_gemm_cutlass_template.h",
-               "csrc/mxfp8_gemm_cutlass.cu", "gen_gemm_sm100_module_cutlass_mxfp8", (G + "mxfp8_gemm_template_sm100.h",)),
+               "csrc/mxfp8_gemm_cutlass.cu", "gen_gemm_sm100_module_cutlass_mxfp8", (G + "mxfp8_gemm_template_sm100.h",),
+               "_cutlass_gemm_mxfp8_requirement"),
     RunnerSpec("mxfp8_gemm", "CutlassMxfp8GemmRunner", ("sm120",), G + "mxfp8_gemm_cutlass_template_sm120.h",
                "csrc/mxfp8_gemm_cutlass_sm120.cu", "gen_gemm_sm120_module_cutlass_mxfp8", (G + "mxfp8_gemm_template_sm120.h",)),
     RunnerSpec("fp8_gemm", "CutlassFp8GemmRunner", ("sm100", "sm103", "sm110"), G + "fp8_gemm_cutlass_template.h",
-               "csrc/fp8_gemm_cutlass.cu", "gen_gemm_sm100_module_cutlass_fp8", (G + "fp8_gemm_template_sm100.h",)),
+               "csrc/fp8_gemm_cutlass.cu", "gen_gemm_sm100_module_cutlass_fp8", (G + "fp8_gemm_template_sm100.h",),
+               "_cutlass_bmm_fp8_requirement"),
     RunnerSpec("bf16_gemm", "CutlassBf16GemmRunner", ("sm100", "sm103"), G + "bf16_gemm_cutlass_template.h",
-               "csrc/bf16_gemm_cutlass.cu", "gen_gemm_sm100_module_cutlass_bf16", (G + "bf16_gemm_template_sm100.h",)),
+               "csrc/bf16_gemm_cutlass.cu", "gen_gemm_sm100_module_cutlass_bf16", (G + "bf16_gemm_template_sm100.h",),
+               "_cutlass_mm_bf16_requirement"),
 )
 
 
@@ -693,14 +697,140 @@ def extract_release(src: Any) -> tuple[list[dict[str, Any]], dict[str, dict[str,
         for arch in archs:
             rows.append({"op": op, "runner": runner, "arch": arch, "variant": {}, "list": lid})
 
+    gemm_base = src.read("flashinfer/gemm/gemm_base.py") or ""
     for spec in RUNNERS:
         lst = extract_runner(src, spec, header, jit)
-        if lst is not None:
-            add(spec.op, spec.runner, spec.archs, lst)
+        if lst is None:
+            continue
+        archs = spec.archs
+        # SM107 (0.6.16 on): its compute capability is 10.x, which gemm_base.py routes to the SM100 module
+        if "sm100" in archs and spec.requirement and 107 in supported_capabilities(gemm_base, spec.requirement):
+            archs = archs + ("sm107",)
+        add(spec.op, spec.runner, archs, lst)
+        for op in ops_tuned_with(gemm_base, spec):
+            add(op, spec.runner, archs, lst)
     fp8 = extract_fp8_sm120(src)
     if fp8 is not None:
         add("fp8_gemm", "CutlassFp8GemmRunner", ("sm120",), fp8)
+    svd = extract_svdquant(src)
+    if svd is not None:
+        lst, archs = svd
+        add("nvfp4_svdquant_gemm", "Nvfp4SvdquantGemmRunner", archs, lst)
     return rows, lists
+
+
+def _function_sources(py: str) -> dict[str, str]:
+    """Top-level function name -> its source text, for a Python module's text."""
+    try:
+        tree = ast.parse(py)
+    except SyntaxError as e:
+        raise ExtractError(f"flashinfer/gemm/gemm_base.py: not Python ({e})") from e
+    return {n.name: ast.get_source_segment(py, n) or "" for n in tree.body if isinstance(n, ast.FunctionDef)}
+
+
+def supported_capabilities(py: str, function: str) -> set[int]:
+    """The compute capabilities `@supported_compute_capability([...])` lists on `function` ({} when none)."""
+    m = re.search(r"@supported_compute_capability\(\s*\[([\d,\s]*)\]\s*\)\s*\ndef\s+" + re.escape(function) + r"\(", py)
+    return {int(x) for x in re.findall(r"\d+", m.group(1))} if m else set()
+
+
+def ops_tuned_with(py: str, spec: RunnerSpec) -> list[str]:
+    """Further autotuner op names a release tunes this runner under: 0.7.4's bf16 mm tunes the
+    CUTLASS runner (with the PDL variants of other backends) as "bf16_gemm_pdl_auto" when pdl=None."""
+    if spec.runner != "CutlassBf16GemmRunner" or not py:
+        return []
+    out = []
+    for text in _function_sources(py).values():
+        if "get_gemm_sm100_module_cutlass_bf16().cutlass_bf16_gemm_runner()" not in text:
+            continue
+        for op in re.findall(r"custom_op\s*=\s*\"(bf16_gemm_\w+)\"", text):
+            if re.search(r"tuner\.choose_one\(\s*custom_op\s*,\s*runners\s*,", text) and op not in out:
+                out.append(op)
+    return out
+
+
+SVD = "nvfp4_svdquant_gemm"
+
+
+def extract_svdquant(src: Any) -> Optional[tuple[dict[str, Any], tuple[str, ...]]]:
+    """The NVFP4 SVDQuant GEMM (0.6.16 on): its tactic is a `Nvfp4SvdquantGemmTactic` value, which
+    `resolve_tactic()` maps to a kernel shape and a runtime cluster (with its fallback); the kernel
+    shape names the `SvdquantGemmConfig<MmaTileShape, EpilogueSchedule, MainloopSchedule>` the
+    launcher runs (the .cu's switch). -1 runs tactic 0 (the binding). None before 0.6.16."""
+    hpath, tpath, cpath = G + SVD + "_cutlass.h", G + SVD + "_template_sm100.h", "csrc/" + SVD + "_cutlass_sm100.cu"
+    htext, ttext, ctext = (src.read(p) for p in (hpath, tpath, cpath))
+    if htext is None:
+        return None
+    if ttext is None or ctext is None:
+        raise ExtractError(f"{src.ref}: {hpath} without {tpath} / {cpath}")
+    h, t, c = strip_comments(htext), strip_comments(ttext), strip_comments(ctext)
+    em = re.search(r"enum\s+class\s+Nvfp4SvdquantGemmTactic\s*:\s*int\s*\{", h)
+    nm = re.search(r"kNvfp4SvdquantGemmNumTactics\s*=\s*(\d+)\s*;", h)
+    if not em or not nm:
+        raise ExtractError(f"{src.ref}:{hpath}: tactic enum or tactic count not found")
+    tactics: dict[int, str] = {}
+    for item in split_top(h[em.end():close_of(h, em.end() - 1)]):
+        im = re.fullmatch(r"(\w+)\s*=\s*(\d+)", item)
+        if not im:
+            raise ExtractError(f"{src.ref}:{hpath}: tactic {item!r} has no explicit value")
+        tactics[int(im.group(2))] = im.group(1)
+    count = int(nm.group(1))
+    if sorted(tactics) != list(range(count)):
+        raise ExtractError(f"{src.ref}:{hpath}: tactic values are not 0..{count - 1}")
+    configs = {m.group(1): m for m in re.finditer(
+        r"using\s+(\w+)\s*=\s*SvdquantGemmConfig<\s*Shape<\s*_(\d+)\s*,\s*_(\d+)\s*,\s*_(\d+)\s*>\s*,\s*"
+        r"cutlass::epilogue::(\w+)\s*,\s*cutlass::gemm::(\w+)\s*(?:,\s*Shape<\s*_(\d+)\s*,\s*_(\d+)\s*>\s*)?>\s*;", t)}
+    resolve = function_body_of(t, "resolve_tactic", f"{src.ref}:{tpath}")
+    runtime = {m.group(1): (m.group(2), [int(m.group(i)) for i in (3, 4, 5)], [int(m.group(i)) for i in (6, 7, 8)])
+               for m in re.finditer(r"case\s+Nvfp4SvdquantGemmTactic::(\w+)\s*:\s*return\s*\{\s*KernelShape::(\w+)\s*,"
+                                    r"\s*dim3\((\d+),\s*(\d+),\s*(\d+)\)\s*,\s*dim3\((\d+),\s*(\d+),\s*(\d+)\)\s*\}\s*;", resolve)}
+    run = function_body_of(c, "nvfp4_svdquant_gemm_run", f"{src.ref}:{cpath}")
+    shape_cfg = dict(re.findall(r"case\s+KernelShape::(\w+)\s*:\s*return\s+svdquant_detail::run_tactic<\s*svdquant_detail::(\w+)\s*>", run))
+    if not re.search(r"int\s+const\s+tacticId\s*=\s*tactic\s*<\s*0\s*\?\s*0\s*:", c):
+        raise ExtractError(f"{src.ref}:{cpath}: what tactic -1 runs is not 'tactic < 0 ? 0'")
+    out = []
+    for i in range(count):
+        name = tactics[i]
+        if name not in runtime:
+            raise ExtractError(f"{src.ref}:{tpath}: resolve_tactic() has no case for {name}")
+        shape, cluster, fallback = runtime[name]
+        cm = configs.get(shape_cfg.get(shape, ""))
+        if cm is None:
+            raise ExtractError(f"{src.ref}: kernel shape {shape} runs no SvdquantGemmConfig this extractor can read")
+        mma = [int(cm.group(k)) for k in (2, 3, 4)]
+        two_sm = cm.group(6).startswith("KernelTmaWarpSpecialized2Sm")
+        if two_sm != cm.group(5).endswith("2Sm"):
+            raise ExtractError(f"{src.ref}:{tpath}: {cm.group(1)} mixes 1-SM and 2-SM schedules")
+        tile = [mma[0] // 2, mma[1], mma[2]] if two_sm else mma
+        cfg = {"tile": tile, "name": name, "cluster": cluster, "swap_ab": False, "stream_k": False,
+               "mainloop_schedule": cm.group(6), "epilogue_schedule": cm.group(5), "epilogue_fusion": None,
+               "stages": None, "style": "tma_ws", "mma_tile": mma if two_sm else None, "known_failure": None,
+               "fallback_cluster": "x".join(map(str, fallback))}
+        if cm.group(7):
+            cfg["epilogue_tile"] = [int(cm.group(7)), int(cm.group(8))]
+        out.append(cfg)
+    archs = tuple(f"sm{cc}" for cc in sorted(supported_capabilities(src.read("flashinfer/gemm/gemm_svdquant.py") or "",
+                                                                     "_cutlass_nvfp4_svdquant_requirement")))
+    if not archs:
+        raise ExtractError(f"{src.ref}:flashinfer/gemm/gemm_svdquant.py: no supported compute capabilities found")
+    return {
+        "source_file": tpath,
+        "function": "resolve_tactic (Nvfp4SvdquantGemmTactic -> kernel shape, runtime cluster)",
+        "dispatch_file": cpath,
+        "binding_file": cpath,
+        "jit_generator": None,
+        "fallback": 0,
+        "fallback_config": None,
+        "index_offset": 0,
+        "configs": out,
+    }, archs
+
+
+def function_body_of(text: str, name: str, where: str) -> str:
+    body = find_function_body(text, name)
+    if body is None:
+        raise ExtractError(f"{where}: no definition of {name}()")
+    return body
 
 
 def list_id(op: str, arch: str, lst: dict[str, Any]) -> str:
