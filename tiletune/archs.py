@@ -11,7 +11,7 @@ import functools
 import re
 from typing import Optional
 
-KNOWN_ARCHS = ("sm80", "sm86", "sm89", "sm90", "sm100", "sm103", "sm110", "sm120", "sm121")
+KNOWN_ARCHS = ("sm80", "sm86", "sm89", "sm90", "sm100", "sm103", "sm107", "sm110", "sm120", "sm121")
 
 # Ordered: first match wins, so the more specific names come first. Patterns are matched
 # case-insensitively against the whole device name as torch / nvidia-smi print it.

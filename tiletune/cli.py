@@ -381,6 +381,7 @@ class CatalogFormat(str, enum.Enum):
 
     table = "table"
     json = "json"
+    markdown = "markdown"
 
 
 @app.command("catalog")
@@ -388,9 +389,9 @@ def catalog_cmd(
     flashinfer_version: Annotated[
         Optional[str], typer.Option("--flashinfer-version", help="Release whose tactic tables to show (e.g. 0.6.14).")
     ] = None,
-    arch: Annotated[Optional[str], typer.Option("--arch", help="sm100, sm103, sm110, sm120 (sm121 uses sm120's).")] = None,
+    arch: Annotated[Optional[str], typer.Option("--arch", help="sm90, sm100, sm103, sm107, sm110, sm120 (sm121 uses sm120's).")] = None,
     op: Annotated[Optional[str], typer.Option("--op", help="fp4_gemm, mxfp8_gemm, fp8_gemm, bf16_gemm, ...")] = None,
-    fmt: Annotated[CatalogFormat, typer.Option("--format", help="table or json.")] = CatalogFormat.table,
+    fmt: Annotated[CatalogFormat, typer.Option("--format", "-f", help="table, json or markdown.")] = CatalogFormat.table,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write here (atomically) instead of stdout.", readable=False)] = None,
 ) -> None:
     """List the FlashInfer releases the tactic catalogs cover, or one release's tactic tables."""

@@ -90,7 +90,8 @@ def _decode_uncached(record: TuningRecord, problem: Optional[Problem]) -> Decode
         return Undecoded(reason="MoERunner without its op: the log never said whether it tuned gemm1 or gemm2")
     why_not = not_cutlass_reason(op, runner)
     if why_not:
-        return Undecoded(reason=why_not, not_a_cutlass_tactic=True)
+        named = name_non_cutlass_tactic(op, runner, record.tactic)
+        return Undecoded(reason=f"{why_not}: {named}" if named else why_not, not_a_cutlass_tactic=True)
     is_moe = op in FUSED_MOE_OPS
     if not is_moe and not catalogs.has_catalogs_for(op, runner):
         return Undecoded(reason=f"{op}/{runner}: no tactic catalog in tiletune for this runner "
@@ -151,6 +152,28 @@ def not_cutlass_reason(op: str, runner: str) -> Optional[str]:
     for prefix, reason in _NOT_CUTLASS:
         if runner.startswith(prefix):
             return reason
+    return None
+
+
+def name_non_cutlass_tactic(op: str, runner: str, tactic: Any) -> Optional[str]:
+    """What a non-CUTLASS tactic names, as far as its own value says (FlashInfer's source gives its
+    shape): trtllm-gen MoE `[tile_tokens_dim, config_index]` (fused_moe/core.py) carries the tile
+    along tokens, the N of its transposed GEMM; a cuDNN tactic is an execution-plan index, or from
+    0.6.16 on an (engine id, knobs) pair (gemm_base.py _cudnn_graph_engine_knob_tactics). None when
+    the value has no such shape."""
+    pair = tuple(tactic) if isinstance(tactic, (list, tuple)) else None
+    if ops.is_trtllm_gen_moe(op) and pair is not None and len(pair) == 2 and all(
+            isinstance(x, int) and not isinstance(x, bool) for x in pair):
+        tile, config = pair
+        cfg = "the default config (-1)" if config == -1 else f"kernel config {config} of the trtllm-gen cubin package"
+        return f"tile N = {tile} tokens (tile_tokens_dim), {cfg}"
+    if runner.startswith("Cudnn"):
+        if isinstance(tactic, int) and not isinstance(tactic, bool):
+            return ("cuDNN's default plan (-1)" if tactic == -1 else
+                    f"cuDNN execution plan {tactic} (index into the plans cuDNN's heuristics built for this graph and GPU)")
+        if pair is not None and len(pair) == 2 and isinstance(pair[0], int) and isinstance(pair[1], (list, tuple)):
+            knobs = ", ".join(f"{k[0]}={k[1]}" for k in pair[1] if isinstance(k, (list, tuple)) and len(k) == 2)
+            return f"cuDNN engine {pair[0]}" + (f" with knobs {knobs} (knob type=value)" if knobs else " (no knobs)")
     return None
 
 

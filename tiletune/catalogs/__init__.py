@@ -49,7 +49,7 @@ from __future__ import annotations
 import bisect
 import functools
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Iterable, Mapping, Optional
 
@@ -75,6 +75,9 @@ class Catalog:
     # fused-MoE GEMM2 list of a release whose binding reads stored ids below its length as
     # relative: where the data says so (the binding's file and function), else None
     gemm2_relative_ids: Optional[str] = None
+    # the data's config objects, parallel to configs: fields TileConfig leaves out (dynamic and
+    # fallback cluster, enable_cuda_kernel, ...) for listings; not compared
+    raw: tuple[Mapping[str, Any], ...] = field(default=(), compare=False, repr=False)
 
 
 def config_from_json(d: Mapping[str, Any]) -> TileConfig:
@@ -171,6 +174,7 @@ def _catalogs(version: str, arch: str, op: str, runner: str) -> tuple[Catalog, .
             index_offset=int(lst.get("index_offset", 0)),
             variant=dict(c.get("variant") or {}),
             gemm2_relative_ids=quirk if quirk and int(lst.get("index_offset", 0)) > 0 else None,
+            raw=tuple(docs[name]["configs"][i] for i in lst["configs"]),
         ))
     return tuple(out)
 

@@ -16,8 +16,13 @@ from tiletune.records import TileConfig
 SCHEMA = "tiletune.catalog/1"
 
 
-def _config_row(index: int, cfg: TileConfig, known: Optional[str]) -> dict[str, Any]:
-    return {
+# data fields beyond TileConfig that tell two configs of one list apart
+_EXTRA_FIELDS = ("sm_version", "dynamic_cluster", "fallback_cluster", "enable_cuda_kernel")
+
+
+def _config_row(index: int, cfg: TileConfig, known: Optional[str], raw: Optional[dict[str, Any]] = None) -> dict[str, Any]:
+    extra = {k: raw[k] for k in _EXTRA_FIELDS if raw and k in raw}
+    return {**extra, 
         "index": index,
         "name": cfg.name,
         "tile": list(cfg.tile),
@@ -25,6 +30,8 @@ def _config_row(index: int, cfg: TileConfig, known: Optional[str]) -> dict[str, 
         "swap_ab": cfg.swap_ab,
         "stream_k": cfg.stream_k,
         "mainloop_schedule": cfg.mainloop_schedule,
+        "epilogue_schedule": cfg.epilogue_schedule,
+        "epilogue_fusion": cfg.epilogue_fusion,
         "stages": cfg.stages,
         "mma_tile": list(cfg.mma_tile) if cfg.mma_tile else None,
         "known_failure": known,
@@ -77,7 +84,9 @@ def catalog_view(version: Optional[str] = None, arch: Optional[str] = None, op: 
     tables = []
     for _, a, o, r in sel:
         for cat in catalogs.lookup(canon, a, o, r):
-            rows = [_config_row(i + cat.index_offset, c, cat.known_failures[i]) for i, c in enumerate(cat.configs)]
+            raws = cat.raw or (None,) * len(cat.configs)
+            rows = [_config_row(i + cat.index_offset, c, cat.known_failures[i], dict(raws[i]) if raws[i] else None)
+                    for i, c in enumerate(cat.configs)]
             if cat.fallback is not None:
                 fb = f"index {cat.fallback + cat.index_offset}"
             elif cat.fallback_config is not None:

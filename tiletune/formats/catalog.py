@@ -1,43 +1,104 @@
-"""`tiletune catalog`'s view (catalogs.listing.catalog_view, schema tiletune.catalog/1) as a table or JSON."""
+"""`tiletune catalog` output: the view `catalogs.listing.catalog_view` builds, as a terminal table,
+GitHub Markdown or JSON. Pure: view in, string out.
+
+A tactic table shows the columns that tell its tactics apart: epilogue schedule, epilogue fusion,
+kernel SM, dynamic and fallback cluster and the CUDA-kernel flag appear in the tables where they vary
+(fused-MoE FINALIZE copies, SM103's appended SM100 kernels, SM100 epilogues and runtime clusters,
+SM90 weight-only lists), so two tactics never print the same row.
+"""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Callable, Sequence
 
-from tabulate import tabulate
+from tiletune.formats import markdown as md
+
+# (header, value of a config row) of the columns every tactic table shows
+_BASE: tuple[tuple[str, Callable[[dict[str, Any]], str]], ...] = (
+    ("tactic", lambda c: str(c["index"])),
+    ("enum", lambda c: c["name"]),
+    ("CTA tile (elem)", lambda c: "x".join(map(str, c["tile"]))),
+    ("cluster", lambda c: "x".join(map(str, c["cluster"]))),
+    ("swap_ab", lambda c: "yes" if c["swap_ab"] else ""),
+    ("stream_k", lambda c: "yes" if c["stream_k"] else ""),
+    ("mainloop schedule", lambda c: c["mainloop_schedule"] or ""),
+    ("stages", lambda c: str(c["stages"]) if c["stages"] is not None else "auto"),
+    ("2-SM MMA tile", lambda c: "x".join(map(str, c["mma_tile"])) if c["mma_tile"] else ""),
+)
+# shown only where they vary within a table
+_VARYING: tuple[tuple[str, Callable[[dict[str, Any]], str]], ...] = (
+    ("epilogue schedule", lambda c: c.get("epilogue_schedule") or ""),
+    ("epilogue fusion", lambda c: c.get("epilogue_fusion") or ""),
+    # SM103 fused MoE FP4: the SM100 kernels appended after the SM103 ones
+    ("kernel SM", lambda c: f"sm{c['sm_version']}" if c.get("sm_version") else ""),
+    # SM100 fused MoE: the runtime cluster ("Undefined" = the static one) and its fallback
+    ("dynamic cluster", lambda c: c.get("dynamic_cluster") or ""),
+    ("fallback cluster", lambda c: c.get("fallback_cluster") or ""),
+    # SM90 weight-only: the heuristic's extra "CUDA kernel" entry (the MoE dispatch runs its tile)
+    ("CUDA kernel flag", lambda c: "set" if c.get("enable_cuda_kernel") else ""),
+)
+_FAILURE = ("known failure", lambda c: c["known_failure"] or "")
+
+
+def columns(configs: Sequence[dict[str, Any]]) -> list[tuple[str, Callable[[dict[str, Any]], str]]]:
+    """The columns of one tactic table: the base ones, each varying one, the known failure."""
+    varying = [col for col in _VARYING if len({col[1](c) for c in configs}) > 1]
+    return [*_BASE, *varying, _FAILURE]
+
+
+def _tables(view: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
+    out = []
+    for t in view["tables"]:
+        var = "".join(f" {k}={v}" for k, v in sorted(t["variant"].items()))
+        title = (f"FlashInfer {view['flashinfer_version']} {t['arch']} {t['op']} / {t['runner']}{var}: "
+                 f"{t['tactics']} tactics, -1 = {t['fallback']} (from {t['source_file']})")
+        cols = columns(t["configs"])
+        out.append((title, [h for h, _ in cols], [[f(c) for _, f in cols] for c in t["configs"]]))
+    return out
+
+
+def _release_rows(view: dict[str, Any]) -> list[list[str]]:
+    rows = []
+    for r in view["releases"]:
+        per_op: dict[str, dict[str, set]] = {}
+        for c in r["catalogs"]:
+            per_op.setdefault(c["op"], {}).setdefault(c["arch"], set()).add(c["tactics"])
+        for i, (o, archs) in enumerate(sorted(per_op.items())):
+            sizes = "  ".join(f"{a}:{'/'.join(str(x) if x else '-1 only' for x in sorted(n))}"
+                              for a, n in sorted(archs.items()))
+            rows.append([r["flashinfer_version"] if i == 0 else "", o, sizes])
+    return rows
+
+
+RELEASES_TITLE = ("Tactic catalogs per FlashInfer release: arch:number of tactics (a/b = lists that differ by "
+                  "variant, e.g. MoE dtype). sm121 uses sm120's lists.")
+
+
+def render_table(view: dict[str, Any]) -> str:
+    """Plain-text rendering."""
+    from tabulate import tabulate
+
+    if "releases" in view:
+        return RELEASES_TITLE + "\n" + tabulate(_release_rows(view), headers=["release", "op", "archs"],
+                                                tablefmt="simple") + "\n"
+    out = []
+    for title, headers, rows in _tables(view):
+        out += [title, tabulate(rows, headers=headers, tablefmt="simple"), ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def render_markdown(view: dict[str, Any]) -> str:
+    """GitHub-flavoured Markdown: one pipe table per catalog, long ones folded."""
+    if "releases" in view:
+        rows = _release_rows(view)
+        return RELEASES_TITLE + "\n\n" + md.table(["release", "op", "archs"], rows) + "\n"
+    out = [f"# FlashInfer {view['flashinfer_version']} tactic catalogs", ""]
+    for title, headers, rows in _tables(view):
+        out += [f"**{md.cell(title)}**", "", md.maybe_fold(f"{len(rows)} tactics", md.table(headers, rows, align_right=[0]),
+                                                          len(rows)), ""]
+    return "\n".join(out).rstrip() + "\n"
 
 
 def render_json(view: dict[str, Any]) -> str:
     return json.dumps(view, indent=1)
-
-
-def render_table(view: dict[str, Any]) -> str:
-    """Plain-text rendering of catalog_view's result."""
-    if "releases" in view:
-        rows = []
-        for r in view["releases"]:
-            per_op: dict[str, dict[str, set]] = {}
-            for c in r["catalogs"]:
-                per_op.setdefault(c["op"], {}).setdefault(c["arch"], set()).add(c["tactics"])
-            for i, (o, archs) in enumerate(sorted(per_op.items())):
-                sizes = "  ".join(f"{a}:{'/'.join(str(x) if x else '-1 only' for x in sorted(n))}"
-                                  for a, n in sorted(archs.items()))
-                rows.append([r["flashinfer_version"] if i == 0 else "", o, sizes])
-        return ("Tactic catalogs per FlashInfer release: arch:number of tactics (a/b = lists that differ by "
-                "variant, e.g. MoE dtype). sm121 uses sm120's lists.\n"
-                + tabulate(rows, headers=["release", "op", "archs"], tablefmt="simple") + "\n")
-    out = []
-    for t in view["tables"]:
-        var = "".join(f" {k}={v}" for k, v in sorted(t["variant"].items()))
-        out.append(f"FlashInfer {view['flashinfer_version']} {t['arch']} {t['op']} / {t['runner']}{var}: "
-                   f"{t['tactics']} tactics, -1 = {t['fallback']} (from {t['source_file']})")
-        rows = [[c["index"], c["name"], "x".join(map(str, c["tile"])), "x".join(map(str, c["cluster"])),
-                 "yes" if c["swap_ab"] else "", "yes" if c["stream_k"] else "", c["mainloop_schedule"] or "",
-                 c["stages"] if c["stages"] is not None else "auto",
-                 "x".join(map(str, c["mma_tile"])) if c["mma_tile"] else "", c["known_failure"] or ""] for c in t["configs"]]
-        out.append(tabulate(rows, headers=["tactic", "enum", "CTA tile (elem)", "cluster", "swap_ab", "stream_k",
-                                           "mainloop schedule", "stages", "2-SM MMA tile", "known failure"],
-                            tablefmt="simple"))
-        out.append("")
-    return "\n".join(out).rstrip() + "\n"
