@@ -725,7 +725,8 @@ def _function_sources(py: str) -> dict[str, str]:
         tree = ast.parse(py)
     except SyntaxError as e:
         raise ExtractError(f"flashinfer/gemm/gemm_base.py: not Python ({e})") from e
-    return {n.name: ast.get_source_segment(py, n) or "" for n in tree.body if isinstance(n, ast.FunctionDef)}
+    lines = py.splitlines()  # (ast.get_source_segment re-splits the module per call: quadratic here)
+    return {n.name: "\n".join(lines[n.lineno - 1:n.end_lineno]) for n in tree.body if isinstance(n, ast.FunctionDef)}
 
 
 def supported_capabilities(py: str, function: str) -> set[int]:
