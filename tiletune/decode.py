@@ -227,6 +227,8 @@ def _candidates_text(cats: Sequence[Catalog], results: Sequence[Decode]) -> str:
     rows: dict[tuple[str, str], list[str]] = {}
     for c, r in zip(cats, results):
         label = r.config.label() if isinstance(r, Decoded) else "out of range"
+        if isinstance(r, Decoded) and r.runs is not None:  # the 0.6.3..0.6.14 GEMM2 id pitfall
+            label += f" profiled, runs {r.runs.config.label()}"
         fin = c.variant.get("finalize")
         rows.setdefault((_pair_text(c.variant), label), []).append("" if fin is None else f"finalize={fin}")
     labels_per_pair: dict[str, int] = {}

@@ -71,3 +71,17 @@ def test_json_carries_both_configs_and_the_reason_per_the_schema():
     decode_schema = schema["properties"]["entries"]["items"]["properties"]["decode"]
     jsonschema.validate(out, decode_schema)
     assert "runs" not in decode_dict(catalogs.resolve(gemm2("0.6.15"), 60))
+
+
+def test_ambiguous_pre_rc2_key_names_what_runs_too():
+    # sm120 nvfp4 MoE key of the bundled 0.6.14 sample (shapes only: nvfp4 x nvfp4 or fp8 x mxfp4);
+    # GEMM1 has 20 tactics, GEMM2 40, so GEMM2 tactic 24 is read as relative
+    from tiletune import decode
+    from tiletune.readers.keyparse import parse_key
+    from tiletune.records import Environment, Status, TuningRecord, Undecoded
+
+    key = parse_key(f"('{G2}', 'MoERunner', ((1, 2560), (512, 1280, 160), (0,), (512, 2560, 40), (0,)), ())")
+    r = TuningRecord(source="t", source_kind="test", op=G2, runner="MoERunner", tactic=24, status=Status.CHOSEN,
+                     env=Environment(flashinfer_version="0.6.14", arch="sm120"), shapes=key.shapes, extras=())
+    d = decode.decode_tactic(r)
+    assert isinstance(d, Undecoded) and "ambiguous" in d.reason and "profiled, runs" in d.reason
