@@ -85,3 +85,27 @@ def test_ambiguous_pre_rc2_key_names_what_runs_too():
                      env=Environment(flashinfer_version="0.6.14", arch="sm120"), shapes=key.shapes, extras=())
     d = decode.decode_tactic(r)
     assert isinstance(d, Undecoded) and "ambiguous" in d.reason and "profiled, runs" in d.reason
+
+
+def test_inspect_shows_both_in_table_markdown_and_json(tmp_path):
+    # an sm120 NVFP4 MoE key (activations packed: x's last dim is half the hidden size, so the
+    # variant is nvfp4 x nvfp4 for sure): GEMM1 20 tactics, GEMM2 40, GEMM2 tactic 24 misread
+    from typer.testing import CliRunner
+
+    from tiletune.cli import app
+
+    cache = tmp_path / "cache.json"
+    cache.write_text(json.dumps({
+        "_metadata": {"flashinfer_version": "0.6.14", "gpu": "NVIDIA RTX PRO 6000 Blackwell Server Edition"},
+        f"('{G2}', 'MoERunner', ((1, 1280), (512, 1280, 160), (0,), (512, 2560, 40), (0,)), ())": ["MoERunner", 24],
+    }))
+    (cat,) = catalogs.lookup("0.6.14", "sm120", G2, MOE_RUNNER, {"act": "nvfp4", "weight": "nvfp4", "finalize": True})
+    profiled, runs = cat.configs[4].label(), cat.configs[24].label()
+    for fmt in ("table", "markdown"):
+        r = CliRunner().invoke(app, ["inspect", str(cache), "-f", fmt])
+        assert r.exit_code == 0, r.output
+        assert f"{profiled} profiled, runs {runs}" in r.output and "profiled as GEMM2 entry 4" in r.output
+    r = CliRunner().invoke(app, ["inspect", str(cache), "-f", "json"])
+    entry = json.loads(r.output)["entries"][0]
+    assert entry["decode"]["runs"]["index"] == 24 and entry["decode"]["runs"]["label"] == runs
+    assert entry["config"]["label"] == profiled
