@@ -54,11 +54,12 @@ from tools.catalogs.cpp import ExtractError, clean, close_of, enum_shape, functi
 from tools.catalogs.cpp import cexpr as _cexpr
 from tools.catalogs.cpp import run_function as _run_function
 from tools.catalogs.cpp import run_items as _run_items
+from tiletune.vocabulary import FUSED_MOE_OPS, MOE_RUNNER
 from tools.catalogs.document import ReleaseData
 
 FAMILY = "fused-moe"
-OPS = ("trtllm::fused_moe::gemm1", "trtllm::fused_moe::gemm2")
-RUNNER = "MoERunner"
+OPS = FUSED_MOE_OPS  # the op names and runner of the data rows: tiletune's one vocabulary
+RUNNER = MOE_RUNNER
 
 HEUR = "csrc/nv_internal/tensorrt_llm/kernels/cutlass_kernels/cutlass_heuristic.cpp"
 DISPATCH = "csrc/nv_internal/tensorrt_llm/kernels/cutlass_kernels/moe_gemm/moe_gemm_template_dispatch.h"
