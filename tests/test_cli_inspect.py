@@ -23,7 +23,7 @@ def _no_server_env(no_server_env):
 
 
 def test_table_on_the_sm120_sample(run, sample):
-    r = run("inspect", sample(SM120))
+    r = run("inspect", sample(SM120), "--all")
     assert r.exit_code == 0, r.output
     assert "== sm120 fp4_gemm - CutlassFp4GemmRunner (flashinfer 0.6.14) ==" in r.stdout
     assert "Verdicts" in r.stdout and "sm120 fp4_gemm: winners" in r.stdout

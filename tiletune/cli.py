@@ -144,12 +144,13 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _inspected(paths: Optional[List[Path]], arch: Optional[str], flashinfer_version: Optional[str], gpu: Optional[str]):
+def _inspected(paths: Optional[List[Path]], arch: Optional[str], flashinfer_version: Optional[str], gpu: Optional[str],
+               select: Optional[Callable[..., bool]] = None):
     """The inspect result for these inputs (what inspect and report start from), kept until the
     process exits (see `main`)."""
     from tiletune.pipeline import inspect
 
-    result = inspect(list(paths or []), _inspect_context(arch, flashinfer_version), gpu=gpu)
+    result = inspect(list(paths or []), _inspect_context(arch, flashinfer_version), gpu=gpu, select=select)
     _keep_until_exit(result)
     return result
 
@@ -256,25 +257,89 @@ def inspect_command(
     gpu: Annotated[Optional[str], typer.Option("--gpu", help="GPU to model on (a `tiletune gpus` name). Default: the GPU the inputs name, else the arch's default SKU.")] = None,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write here (atomically) instead of stdout.", readable=False)] = None,
     fail_on: Annotated[Optional[FailOn], typer.Option("--fail-on", help=_FAIL_ON_HELP)] = None,
+    all_rows: Annotated[bool, typer.Option("--all", help="One row per tactic (every profiled, failed and chosen one) instead of one line per M bucket.")] = False,
+    only_op: Annotated[Optional[List[str]], typer.Option("--op", help="Only this op (repeatable), e.g. fp4_gemm.")] = None,
+    only_arch: Annotated[Optional[List[str]], typer.Option("--only-arch", help="Only entries of this arch (repeatable); --arch sets the arch instead.")] = None,
+    only_rank: Annotated[Optional[List[str]], typer.Option("--rank", help="Only this rank (repeatable), as inspect names it: tp1_pp0_dp0, rank3.")] = None,
+    only_status: Annotated[Optional[List[str]], typer.Option("--status", help="Only entries with this status (repeatable): chosen, failed, profiled, ...")] = None,
+    runtime_m: Annotated[Optional[str], typer.Option("--m", help="Which tile runs at these runtime M (e.g. 37 or the CUDA-graph sizes 1,2,4,8,16,24,32), through the release's bucket mapping.")] = None,
 ) -> None:
     """Which tiles won, which failed and why, which were never tried: per arch and op.
 
-    Exit status 0 when every input was read (findings are not errors), 2 when any input was
-    unusable (after printing everything that could be inspected). With no PATH and nothing
-    found, says what was searched and exits 0.
+    The table shows one line per M bucket (chosen tile, measured time, runner-up and margin,
+    failed and never-tried counts) and a tile map; --all lists every tactic. JSON always holds
+    every entry. Exit status 0 when every input was read (findings are not errors), 2 when any
+    input was unusable (after printing everything that could be inspected). With no PATH and
+    nothing found, says what was searched and exits 0.
     """
 
     def run() -> int:
         _refuse_outputs_over_inputs([("--output", output)], paths or [])
-        result = _inspected(paths, arch, flashinfer_version, gpu)
+        select = _entry_filter(only_op, only_arch, only_rank, only_status)
+        ms = _runtime_ms(runtime_m)
+        result = _inspected(paths, arch, flashinfer_version, gpu, select)
         _refuse_outputs_over_inputs([("--output", output)], [], result)
         from tiletune.formats import render
 
-        _emit(render("inspect", result, format.value), output)  # JSON comes in chunks, written as made
+        view = {"all_rows": all_rows, "runtime_m": ms, "width": _terminal_width(output)}
+        _emit(render("inspect", result, format.value, **view), output)  # JSON comes in chunks, written as made
         _report_problems(result)
         return _gate(result, fail_on)
 
     _run_batch(run, paths or ())
+
+
+def _entry_filter(ops, archs, ranks, statuses):  # -> Optional[Callable[[Entry], bool]]
+    """inspect's --op / --only-arch / --rank / --status as one predicate (None: keep everything)."""
+    from tiletune.archs import normalize_arch
+    from tiletune.errors import UsageError
+    from tiletune.records import Status
+
+    if not (ops or archs or ranks or statuses):
+        return None
+    want_arch = set()
+    for a in archs or ():
+        norm = normalize_arch(a)
+        if norm is None:
+            raise UsageError(f"--only-arch {a!r} is not an architecture (sm90, sm100, sm120, ...)")
+        want_arch.add(norm)
+    known = {s.value for s in Status}
+    for s in statuses or ():
+        if s not in known:
+            raise UsageError(f"--status {s!r} is not a status; use one of {', '.join(sorted(known))}")
+    want_ops, want_ranks, want_status = set(ops or ()), set(ranks or ()), set(statuses or ())
+
+    def keep(e) -> bool:  # noqa: ANN001 - records.Entry
+        r = e.record
+        return ((not want_ops or r.op in want_ops) and (not want_arch or r.env.arch in want_arch)
+                and (not want_ranks or r.rank in want_ranks) and (not want_status or r.status.value in want_status))
+
+    return keep
+
+
+def _runtime_ms(text: Optional[str]) -> tuple[int, ...]:
+    """--m '1,2,4,8' -> (1, 2, 4, 8); at most 64 values, each 1..2**31."""
+    from tiletune.errors import UsageError
+
+    if text is None:
+        return ()
+    out = []
+    for part in text.replace(" ", "").split(","):
+        if not part.isdigit() or not 1 <= int(part) <= 1 << 31:
+            raise UsageError(f"--m {text!r}: each value must be a whole number of tokens from 1 to 2**31 (e.g. --m 1,2,4,8,37)")
+        out.append(int(part))
+    if len(out) > 64:
+        raise UsageError(f"--m takes at most 64 values ({len(out)} given)")
+    return tuple(out)
+
+
+def _terminal_width(output: Optional[Path]) -> int:
+    """The terminal's width for the table (120 when writing a file or not to a terminal)."""
+    import shutil
+
+    if output is not None or not sys.stdout.isatty():
+        return 120
+    return max(80, shutil.get_terminal_size((120, 24)).columns)
 
 
 class ReportFormat(str, enum.Enum):

@@ -36,11 +36,14 @@ class Pick:
     time_ms: Optional[float]
     spread: Optional[float] = None  # relative spread of its samples ((max - min) / min), when known
     not_cutlass: bool = False
+    candidates: Optional[str] = None  # undecoded: what the candidate tiles share ('128x128x{128|256}')
 
     def label(self) -> str:
         if self.config is not None:
             return self.config.label()
-        return f"tactic {self.tactic}" + (" (non-CUTLASS)" if self.not_cutlass else "")
+        if self.not_cutlass:
+            return f"tactic {self.tactic} (non-CUTLASS)"
+        return f"tactic {self.tactic} undecoded" + (f" ({self.candidates}?)" if self.candidates else "")
 
     def short(self) -> str:
         """For the tile map: the tile, or `tac N` for a tactic with no tile."""
@@ -106,8 +109,10 @@ def _pick(ae: Any) -> Pick:
     samples = _samples(rec)
     if len(samples) >= 2 and min(samples) > 0:
         spread = (max(samples) - min(samples)) / min(samples)
+    d = ae.entry.decode
+    candidates = d.candidates_label() if hasattr(d, "candidates_label") else None
     return Pick(rec.tactic, ae.entry.config, None if rec.time_ms is None else float(rec.time_ms), spread,
-                bool(getattr(ae.entry.decode, "not_a_cutlass_tactic", False)))
+                bool(getattr(d, "not_a_cutlass_tactic", False)), candidates)
 
 
 def _samples(rec: Any) -> tuple[float, ...]:
@@ -147,7 +152,7 @@ def overview(result: Any) -> Overview:
         arch, op, runner, n, k = gkey
         out.append(Group(arch, op, runner, n, k, versions[gkey], lines,
                          uncovered(lines, versions[gkey], _is_moe(op))))
-    return Overview(tuple(out), tuple(rank_disagreements(result)))
+    return Overview(tuple(out), tuple(rank_disagreements(result.entries)))
 
 
 def _bucket_line(aes: Sequence[Any], catalog_sizes: dict[tuple[Any, ...], int]) -> Optional[BucketLine]:
@@ -263,11 +268,11 @@ def at_runtime_m(group: Group, m: int) -> tuple[int, Optional[BucketLine]]:
 # --- rank disagreement -------------------------------------------------------------------------
 
 
-def rank_disagreements(result: Any) -> Iterable[RankDisagreement]:
+def rank_disagreements(analyzed: Iterable[Any]) -> Iterable[RankDisagreement]:
     """Per server (rank files sharing one layout directory) and bucket: ranks whose winners differ."""
     per: dict[tuple[Any, ...], dict[str, Pick]] = defaultdict(dict)
     problems: dict[tuple[Any, ...], Problem] = {}
-    for ae in result.entries:
+    for ae in analyzed:
         rec = ae.entry.record
         p = ae.entry.problem
         if rec.status is not Status.CHOSEN or rec.rank is None or p is None:
@@ -291,3 +296,45 @@ def rank_disagreements(result: Any) -> Iterable[RankDisagreement]:
             basis = "sample spread" if spreads else "default 5 % noise"
         yield RankDisagreement(key[1], key[2], key[3], problems[key], key[0],
                                tuple(sorted(picks.items())), beyond, basis)
+
+
+# --- what to do next about a failure -----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TileHistory:
+    """Which catalogued releases list a config for (arch, op, runner), and under which tactic."""
+
+    listed: tuple[tuple[str, int], ...]  # (release, tactic index) where the config is in the list
+    absent: tuple[str, ...]  # releases with a list for (arch, op, runner) that lacks the config
+    moved: tuple[str, ...]  # releases where the failed tactic number names a different config
+
+
+def tile_history(config: TileConfig, tactic: Tactic, arch: str, op: str, runner: str) -> TileHistory:
+    """The tile across every catalogued release (decoded from each release's own catalog)."""
+    from tiletune import catalogs  # the decode layer; imported here: most views never need it
+    from tiletune.diff import config_identity
+
+    want = config_identity(config)
+    listed: list[tuple[str, int]] = []
+    absent: list[str] = []
+    moved: list[str] = []
+    for release in catalogs.releases():
+        cats = catalogs.lookup(release, arch, op, runner)
+        if not cats:
+            continue
+        found = None
+        for cat in cats:
+            for i, c in enumerate(cat.configs):
+                if config_identity(c) == want:
+                    found = i + cat.index_offset
+                    break
+            if found is not None:
+                break
+        if found is None:
+            absent.append(release)
+        else:
+            listed.append((release, found))
+        if isinstance(tactic, int) and not isinstance(tactic, bool) and found != tactic:
+            moved.append(release)
+    return TileHistory(tuple(listed), tuple(absent), tuple(moved))

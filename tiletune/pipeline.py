@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Mapping, Optional, Sequence
+from typing import Callable, Mapping, Optional, Sequence
 
 from tiletune import event_verdicts
 from tiletune import verdicts as verdicts_mod
@@ -24,6 +24,7 @@ from tiletune.events import Event
 from tiletune.failures import aggregate_failures, not_built_ops
 from tiletune.model_adapter import ModelPort
 from tiletune.not_tried import not_tried as find_not_tried
+from tiletune.overview import rank_disagreements
 from tiletune.readers import read_inputs
 from tiletune.readers.discover import discover
 from tiletune.readers.interface import ReadContext
@@ -39,12 +40,15 @@ def inspect(
     gpu: Optional[str] = None,
     env: Optional[Mapping[str, str]] = None,
     home: Optional[Path] = None,
+    select: Optional[Callable[[Entry], bool]] = None,
 ) -> InspectResult:
     """Read `paths` (or discover inputs when empty), decode, analyse, aggregate, judge.
 
     `gpu` names the GPU to model on (the spec table's name); without it each entry is modelled
     on the GPU its input names, else on the arch's default SKU (and the result says so).
     `env` / `home` are where discovery looks (default: this process's environment and home).
+    `select` keeps only the decoded entries it accepts (inspect's --op / --only-arch / --rank /
+    --status filters), before anything is aggregated, so verdicts and failures agree with the view.
     """
     searched: tuple[str, ...] = ()
     discovered = False
@@ -55,6 +59,8 @@ def inspect(
             return InspectResult((), (), (), (), (), (), searched=searched, discovered=True)
     outcome = read_inputs(list(paths), ctx)
     entries = [decode(r) for r in outcome.records]
+    if select is not None:
+        entries = [e for e in entries if select(e)]
     return build(
         entries,
         events=outcome.events,
@@ -87,9 +93,10 @@ def build(
     analyzed = port.analyze_entries(entries)
     failures = tuple(aggregate_failures(analyzed, port, not_built_ops(entries)))
     never_tried = tuple(find_not_tried(analyzed))
-    # what ended a run leads; then the per-(arch, op) tuning verdicts
+    # what ended a run leads; then the per-(arch, op) tuning verdicts (with the buckets whose ranks disagree)
     verdicts = (tuple(event_verdicts.run_verdicts(events, analyzed))
-                + tuple(verdicts_mod.verdicts(analyzed, failures, never_tried)))
+                + tuple(verdicts_mod.with_rank_disagreements(
+                    verdicts_mod.verdicts(analyzed, failures, never_tried), tuple(rank_disagreements(analyzed)))))
     calibrated = evidence_notes(analyzed, failures, never_tried, port)  # only where the inputs measured times
     return InspectResult(
         entries=analyzed,

@@ -11,10 +11,13 @@ Formatters convert (KiB, us, %) and label model values as such.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NamedTuple, Optional, Tuple
+from typing import TYPE_CHECKING, NamedTuple, Optional, Tuple
 
 from tiletune.events import Event
 from tiletune.records import CatalogRef, Entry, InputProblem, Problem, Tactic, TileConfig, quick_init
+
+if TYPE_CHECKING:
+    from tiletune.overview import RankDisagreement
 
 
 class Analysis(NamedTuple):
@@ -155,6 +158,8 @@ class Verdict:
     disagreements: int = 0  # failures where the evidence and the shared-memory model disagree
     fatal: bool = False  # a verdict about a fatal event (what ended a run); these come first
     source: Optional[str] = None  # the input a run verdict (about events) is about
+    # ranks of one server (one layout directory) that kept different winners for one bucket
+    rank_disagreements: tuple["RankDisagreement", ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

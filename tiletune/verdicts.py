@@ -11,12 +11,15 @@ never counted as failures. Pure functions over pipeline records; no I/O.
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from collections import Counter, OrderedDict
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from tiletune import diagnosis
 from tiletune.archs import arch_family
 from tiletune.records import Decoded, Status, Undecoded
+from tiletune.overview import RankDisagreement
 from tiletune.results import Analysis, AnalyzedEntry, Failure, FailureReason, NotTried, Verdict
 
 # Texts that mean "there is no kernel for this tile", shared-memory numbers and the short form of
@@ -291,6 +294,25 @@ def verdicts(
             undecoded=undecoded[key],
             disagreements=disagreements,
         )
+
+
+def with_rank_disagreements(verdicts: Iterable["Verdict"], found: Sequence["RankDisagreement"]) -> Iterable["Verdict"]:
+    """Each (arch, op) verdict with the buckets whose ranks (of one server) kept different winners."""
+    by_key: dict[tuple[Optional[str], str], list["RankDisagreement"]] = {}
+    for d in found:
+        by_key.setdefault((d.arch, d.op), []).append(d)
+    for v in verdicts:
+        mine = by_key.get((v.arch, v.op))
+        if not mine:
+            yield v
+            continue
+        beyond = sum(1 for d in mine if d.beyond_noise)
+        tail = f"ranks disagree in {len(mine)} bucket(s)"
+        if beyond:
+            tail += f", {beyond} beyond measurement noise"
+        elif all(d.beyond_noise is None for d in mine):
+            tail += " (no measured times to say whether it matters)"
+        yield dataclasses.replace(v, text=f"{v.text}; {tail}", rank_disagreements=tuple(mine))
 
 
 def _not_run_reason(error: Optional[str], width: int = 80) -> str:

@@ -19,7 +19,7 @@ def test_table_and_fold():
 
 
 def test_inspect_markdown(synthetic_result):
-    text = md.format_inspect(synthetic_result)
+    text = md.format_inspect(synthetic_result, all_rows=True)  # --all: one row per tactic
     assert text.startswith("# tiletune inspect\n")
     assert "## sm120 fp4_gemm - CutlassFp4GemmRunner (flashinfer 0.6.14)" in text
     assert "| 9-16 | 7168 | 4608 | 3 | 128x128x256 |" in text

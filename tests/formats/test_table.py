@@ -7,7 +7,7 @@ from tiletune.results import InspectResult
 
 
 def test_sections_rows_and_units(synthetic_result):
-    text = format_inspect(synthetic_result)
+    text = format_inspect(synthetic_result, all_rows=True)
     assert "== sm120 fp4_gemm - CutlassFp4GemmRunner (flashinfer 0.6.14) ==" in text
     assert "modelled on RTX PRO 6000 Blackwell Server Edition (named in the inputs)" in text
     # 83,968 B / 1024 = 82.0 KiB; 16 failures across two logs are one failure row with count 16
@@ -21,7 +21,7 @@ def test_sections_rows_and_units(synthetic_result):
 
 
 def test_undecoded_shows_the_reason_not_a_tile(synthetic_result):
-    text = format_inspect(synthetic_result)
+    text = format_inspect(synthetic_result, all_rows=True)
     line = next(line for line in text.splitlines() if " 40 " in line and "257-512" in line)
     assert "undecoded [" in line
     assert "index 40 out of range" in text

@@ -65,9 +65,9 @@ def test_inspect_does_not_count_not_run_as_failures(tmp_path):
     assert "failed" not in by_op["fp4_gemm"]["text"]
     assert by_op["bf16_gemm"]["failed"] == 4 and "not run" not in by_op["bf16_gemm"]["text"]
 
-    table = CliRunner().invoke(app, ["inspect", str(LEDGER)])
+    table = CliRunner().invoke(app, ["inspect", str(LEDGER), "--all"])
     assert table.exit_code == 0 and "3 not_run" in table.output and "not run by retry" in table.output
-    md = CliRunner().invoke(app, ["inspect", str(LEDGER), "--format", "markdown"])
+    md = CliRunner().invoke(app, ["inspect", str(LEDGER), "--format", "markdown", "--all"])
     assert md.exit_code == 0 and "| not_run [" in md.output  # with a footnote: why it did not run
 
 

@@ -29,9 +29,10 @@ FORMATTERS: dict[str, Formatter] = {
 }
 
 
-def render(command: str, result: Any, fmt: str) -> Rendered:
-    """`result` of `command` in format `fmt` (UsageError when the command does not write that format)."""
-    return FORMATTERS[command].render(result, fmt)
+def render(command: str, result: Any, fmt: str, **view: Any) -> Rendered:
+    """`result` of `command` in format `fmt` (UsageError when the command does not write that format);
+    `view` holds the command's view options (see Formatter.render)."""
+    return FORMATTERS[command].render(result, fmt, **view)
 
 
 def render_text(command: str, result: Any, fmt: str) -> str:

@@ -11,6 +11,7 @@ from typing import Any, Optional, Sequence
 
 from tiletune.overview import BucketLine, Group, Overview, Pick, RankDisagreement, at_runtime_m
 
+CHOSEN_WIDTH = 48  # a bucket whose sources chose differently lists them up to this width (--all shows each)
 COMPACT_HEADERS = ["M bucket", "chosen", "meas us", "t us*", "eff %*", "runner-up", "margin", "failed", "never tried"]
 NUMERIC = {"meas us", "t us*", "eff %*", "margin", "failed", "never tried"}
 
@@ -33,7 +34,9 @@ def chosen_cell(line: BucketLine) -> str:
     if line.fallback_only:
         return "fallback tactic -1"
     if len(line.chosen) > 1:
-        return " | ".join(p.label() for p in line.chosen) + " (sources disagree)"
+        shown = ", ".join(p.label() for p in line.chosen)
+        head = f"{len(line.chosen)} winners by source: "
+        return head + (shown if len(head) + len(shown) <= CHOSEN_WIDTH else shown[:CHOSEN_WIDTH - len(head) - 1].rstrip(", ") + "…")
     return line.chosen[0].label()
 
 
@@ -83,9 +86,10 @@ def compact_rows(group: Group, analyses: dict[Any, Any]) -> list[list[str]]:
     return rows
 
 
-def group_title(g: Group) -> str:
+def group_title(g: Group, *, runner: bool = True) -> str:
     v = f"flashinfer {g.flashinfer_version}" if g.flashinfer_version else "flashinfer version unknown"
-    return f"{g.arch or 'unknown arch'} {g.op} - {g.runner}, N {g.n}, K {g.k} ({v})"
+    who = f"{g.op} - {g.runner}" if runner else g.op
+    return f"{g.arch or 'unknown arch'} {who}, N {g.n}, K {g.k} ({v})"
 
 
 def uncovered_line(g: Group) -> Optional[str]:
@@ -194,13 +198,6 @@ def tile_map_text(ov: Overview, colour: bool = False) -> str:
     return "\n".join(lines)
 
 
-def tile_map_markdown(ov: Overview) -> str:
-    from tiletune.formats.markdown import table
-
-    headers, rows = tile_map(ov)
-    return table(headers, rows) if rows else ""
-
-
 def tile_map_png(ov: Overview) -> Optional[bytes]:
     """The tile map as a PNG (matplotlib, the `plot` extra); None when matplotlib is missing."""
     try:
@@ -238,3 +235,71 @@ def tile_map_png(ov: Overview) -> Optional[bytes]:
     fig.savefig(buf, format="png", dpi=120)
     plt.close(fig)
     return buf.getvalue()
+
+
+# --- next steps for a failure --------------------------------------------------------------------
+
+
+def _quote(path: str) -> str:
+    import shlex
+
+    return shlex.quote(path)
+
+
+def history_text(history: Any) -> str:
+    """'listed as tactic 4 in 0.6.8.post1-0.6.10.post1, as 6 in 0.6.11-0.7.0; absent from 0.7.1 on'."""
+    runs: list[list[Any]] = []  # [first release, last release, tactic]
+    for release, tactic in history.listed:
+        if runs and runs[-1][2] == tactic:
+            runs[-1][1] = release
+        else:
+            runs.append([release, release, tactic])
+    if not runs:
+        return "no catalogued release lists this tile"
+    spans = ", ".join(f"as {t} in {a}" + (f"-{b}" if b != a else "") for a, b, t in runs)
+    text = "listed " + spans
+    last = history.listed[-1][0]
+    from tiletune import catalogs
+
+    later = [r for r in history.absent if catalogs.releases().index(r) > catalogs.releases().index(last)]
+    if later:
+        text += f"; absent from {later[0]} on" if len(later) == len(catalogs.releases()) - catalogs.releases().index(later[0]) else f"; absent in {', '.join(later)}"
+    return text
+
+
+def next_step(f: Any, history: Any = None) -> str:
+    """What to do about one aggregated failure: the retry-and-blocklist command, and how the tile
+    fares across releases (from each release's own catalog)."""
+    tactic = f.tactic if isinstance(f.tactic, (int, str)) else None
+    inputs = " ".join(_quote(s) for s in f.sources[:2]) + (" ..." if len(f.sources) > 2 else "")
+    parts = []
+    if tactic is not None:
+        parts.append(f"retry it on this GPU and write a FlashInfer blocklist of what still fails: "
+                     f"tiletune retry {inputs} --op {f.op} --tactic {tactic} --blocklist tiletune-blocklist.json")
+    if history is not None:
+        parts.append("across releases (decoded from each catalog) this tile is " + history_text(history))
+    return "next: " + "; ".join(parts) if parts else ""
+
+
+def next_steps(failures: Sequence[Any], history_of: Any) -> list[str]:
+    """Per (arch, op, inputs): one retry-and-blocklist command for its failed tactics, then each
+    failed tile across releases. `history_of(config, tactic, arch, op, runner)` gives a TileHistory."""
+    groups: dict[tuple[Any, ...], list[Any]] = {}
+    for f in failures:
+        groups.setdefault((f.arch, f.op, f.sources[:2], len(f.sources) > 2), []).append(f)
+    lines = []
+    for (arch, op, sources, more), fs in groups.items():
+        tactics = [str(f.tactic) for f in fs if isinstance(f.tactic, int) and not isinstance(f.tactic, bool)]
+        head = f"next for {arch or '?'} {op}"
+        if tactics:
+            inputs = " ".join(_quote(s) for s in sources) + (" ..." if more else "")
+            lines.append(f"{head}: retry on this GPU, then write a FlashInfer blocklist of what still fails: "
+                         f"tiletune retry {inputs} --op {op} --tactic {','.join(tactics)} --blocklist tiletune-blocklist.json")
+        tiles = []
+        for f in fs:
+            if f.config is None or not f.arch:
+                continue
+            tiles.append(f"{f.config.label()} (tactic {f.tactic}) {history_text(history_of(f.config, f.tactic, f.arch, f.op, f.runner))}")
+        if tiles:
+            lines.append(f"{head}: across releases (decoded from each release's catalog): " + "; ".join(tiles))
+    return lines

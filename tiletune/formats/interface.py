@@ -36,8 +36,10 @@ class Formatter:
         module, _, name = target.partition(":")
         return cast(Callable[[Any], Rendered], getattr(importlib.import_module(f"tiletune.formats.{module}"), name))
 
-    def render(self, result: Any, fmt: str) -> Rendered:
-        return self.renderer(fmt)(result)
+    def render(self, result: Any, fmt: str, **view: Any) -> Rendered:
+        """`view`: the command's view options (inspect: all_rows, runtime_m, width); every renderer
+        of a command that has them accepts them, and a format that shows everything ignores them."""
+        return self.renderer(fmt)(result, **view) if view else self.renderer(fmt)(result)
 
     def render_text(self, result: Any, fmt: str) -> str:
         """`render`, joined into one string (for results that are never big)."""

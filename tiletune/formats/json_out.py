@@ -416,6 +416,20 @@ def verdict_dict(v: Verdict) -> dict[str, Any]:
         "disagreements": v.disagreements,
         "fatal": v.fatal,
         "source": v.source,
+        "rank_disagreements": [rank_disagreement_dict(d) for d in v.rank_disagreements],
+    }
+
+
+def rank_disagreement_dict(d: Any) -> dict[str, Any]:
+    """One bucket whose ranks (files of one server's layout directory) kept different winners."""
+    return {
+        "problem": problem_dict(d.problem),
+        "runner": d.runner,
+        "server": d.server,
+        "choices": [{"rank": rank, "tactic": to_jsonable(p.tactic), "config": config_dict(p.config),
+                     "time_us": None if p.time_ms is None else p.time_ms * 1000.0} for rank, p in d.choices],
+        "beyond_noise": d.beyond_noise,
+        "basis": d.basis,
     }
 
 
@@ -462,8 +476,9 @@ def format_inspect(result: InspectResult) -> str:
 _CHUNK_ENTRIES = 2000
 
 
-def iter_inspect(result: InspectResult) -> Iterator[str]:
-    """`format_inspect`'s text in chunks, for writing as it is made.
+def iter_inspect(result: InspectResult, **_view: Any) -> Iterator[str]:
+    """`format_inspect`'s text in chunks, for writing as it is made. JSON holds every entry, so the
+    table's view options (`_view`: all_rows, runtime_m, width) change nothing here.
 
     A 50,000-entry cache yields 50,000 entries whose parts repeat (the environment per input,
     the decoded config, the model numbers per distinct case): each repeated part is encoded once

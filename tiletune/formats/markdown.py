@@ -55,8 +55,41 @@ def numeric_columns(headers: Sequence[str]) -> list[int]:
     return [i for i, h in enumerate(headers) if h in numeric]
 
 
-def format_inspect(result: InspectResult) -> str:
-    """Inspect output as Markdown."""
+def compact_sections(result: InspectResult, runtime_m: Sequence[int] = ()) -> list[str]:
+    """The per-bucket view and the tile map as Markdown (the default; `--all` lists every tactic)."""
+    from tiletune.formats import glance
+    from tiletune.overview import overview
+
+    ov = overview(result)
+    analyses = glance.analyses_by_choice(result)
+    out: list[str] = []
+    for g in ov.groups:
+        rows = glance.compact_rows(g, analyses)
+        out += [f"## {cell(glance.group_title(g))}", ""]
+        out.append(maybe_fold(f"{len(rows)} buckets", table(glance.COMPACT_HEADERS, rows, align_right=numeric_columns(glance.COMPACT_HEADERS)), len(rows)))
+        line = glance.uncovered_line(g)
+        if line:
+            out += ["", f"_{cell(line)}_"]
+        out.append("")
+    if ov.groups:
+        out += [f"_{cell(glance.COMPACT_LEGEND)}_", ""]
+    if ov.rank_disagreements:
+        out += ["## Rank disagreements", ""]
+        out += [f"- {cell(glance.rank_line(d))}" for d in ov.rank_disagreements]
+        out.append("")
+    if runtime_m:
+        out += ["## At runtime M", ""]
+        out += [f"- {cell(line)}" for line in glance.runtime_m_lines(ov, runtime_m)]
+        out.append("")
+    headers, rows = glance.tile_map(ov)
+    if rows:
+        out += ["## Tile map", "", table(headers, rows), "", f"_{cell(glance.MAP_LEGEND)}_", ""]
+    return out
+
+
+def format_inspect(result: InspectResult, *, all_rows: bool = False, runtime_m: Sequence[int] = (), width: int = 0) -> str:
+    """Inspect output as Markdown (per-bucket lines by default, every tactic with `all_rows`;
+    `width` is the terminal's and does not apply to Markdown)."""
     from tiletune.formats.table import nothing_found
 
     if result.discovered and not result.sources and not result.entries and not result.problems:
@@ -67,7 +100,9 @@ def format_inspect(result: InspectResult) -> str:
         out.append("")
         out += [f"- {cell(v.text)}" for v in result.verdicts]
         out.append("")
-    for sec in view.entry_sections(result):
+    if not all_rows:
+        out += compact_sections(result, runtime_m)
+    for sec in view.entry_sections(result) if all_rows else ():
         out.append(f"## {cell(sec.title)}")
         out.append("")
         out.append(f"_{cell(sec.gpu_line)}_")
@@ -78,9 +113,14 @@ def format_inspect(result: InspectResult) -> str:
             out += [f"- {cell(n)}" for n in sec.footnotes]
         out.append("")
     if result.failures:
+        from tiletune.formats.glance import next_steps
+        from tiletune.overview import tile_history
+
         out.append("## Failures")
         out.append("")
         out.append(table(view.FAILURE_HEADERS, view.failure_rows(result.failures, error_width=60), align_right=[3]))
+        out.append("")
+        out += [f"- {cell(line)}" for line in next_steps(result.failures, tile_history)]
         out.append("")
     if result.not_tried:
         out.append("## Never tried")

@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import textwrap
 
-from tiletune.formats import view
+from typing import Sequence
+
+from tiletune.formats import glance, view
+from tiletune.overview import overview, tile_history
 from tiletune.results import InspectResult
 
 WIDTH = 120  # terminal width the report is laid out for
 
 
-def _wrap(text: str, indent: str = "  ") -> list[str]:
-    """Prose lines wrapped to WIDTH with a hanging indent (tables are sized separately)."""
-    return textwrap.wrap(text, WIDTH, initial_indent=indent, subsequent_indent=indent + "    ", break_on_hyphens=False) or [indent]
+def _wrap(text: str, indent: str = "  ", width: int = WIDTH) -> list[str]:
+    """Prose lines wrapped to `width` with a hanging indent (tables are sized separately)."""
+    return textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent + "    ", break_on_hyphens=False) or [indent]
 
 
 # Failure table column caps (characters); tabulate wraps longer cells so rows fit 120 columns.
@@ -99,26 +102,81 @@ def nothing_found(result: InspectResult) -> str:
     return "\n".join(lines) + "\n"
 
 
-def format_inspect(result: InspectResult) -> str:
-    """The whole terminal report."""
+def _fit_compact(rows: list[list[str]], width: int) -> tuple[list[str], list[list[str]]]:
+    """The compact table's columns, dropping the least needed ones until a row fits `width`."""
+    headers = list(glance.COMPACT_HEADERS)
+    for drop in ("never tried", "eff %*", "t us*", "margin", "runner-up"):
+        widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+        if sum(widths) + 2 * (len(widths) - 1) <= width:
+            break
+        i = headers.index(drop)
+        headers.pop(i)
+        rows = [r[:i] + r[i + 1:] for r in rows]
+    return headers, rows
+
+
+def _compact_sections(result: InspectResult, runtime_m: Sequence[int], width: int) -> list[str]:
+    """Per (arch, op, runner, N, K): one line per M bucket (the default view; --all lists tactics)."""
+    ov = overview(result)
+    analyses = glance.analyses_by_choice(result)
+    out: list[str] = []
+    for g in ov.groups:
+        title = f"== {glance.group_title(g)} =="
+        out.append(title if len(title) <= width else f"== {glance.group_title(g, runner=False)} ==")
+        headers, rows = _fit_compact(glance.compact_rows(g, analyses), width)
+        out.append(_simple_table(rows, headers, ["right" if h in glance.NUMERIC else "left" for h in headers])
+                   or _tab(rows, headers))
+        line = glance.uncovered_line(g)
+        if line:
+            out += _wrap(line, indent="", width=width)
+        out.append("")
+    if ov.groups:
+        out += _wrap(glance.COMPACT_LEGEND, indent="", width=width)
+        out.append("")
+    if ov.rank_disagreements:
+        out.append("Rank disagreements (ranks of one server that kept different winners)")
+        for d in ov.rank_disagreements:
+            out += _wrap(glance.rank_line(d), width=width)
+        out.append("")
+    if runtime_m:
+        out.append("At runtime M (FlashInfer's default bucket mapping for each release)")
+        for line in glance.runtime_m_lines(ov, runtime_m):
+            out += _wrap(line, width=width)
+        out.append("")
+    tmap = glance.tile_map_text(ov)
+    if tmap and (len(ov.groups) > 1 or any(len(g.lines) > 1 for g in ov.groups)):
+        if max(len(x) for x in tmap.splitlines()) <= width:
+            out += ["Tile map", tmap]
+            out += _wrap(glance.MAP_LEGEND, indent="", width=width)
+            out.append("")
+    return out
+
+
+def format_inspect(result: InspectResult, *, all_rows: bool = False, runtime_m: Sequence[int] = (), width: int = WIDTH) -> str:
+    """The whole terminal report: compact per-bucket lines by default, every tactic with `all_rows`."""
     if result.discovered and not result.sources and not result.entries and not result.problems:
         return nothing_found(result)
-    out: list[str] = [_summary(result), ""]
+    out: list[str] = [*_wrap(_summary(result), indent="", width=width), ""]
     if result.verdicts:
         out.append("Verdicts")
         for v in result.verdicts:
-            out += _wrap(v.text)
+            out += _wrap(v.text, width=width)
         out.append("")
-    for sec in view.entry_sections(result):
-        out.append(f"== {sec.title} ==")
-        out += _wrap(sec.gpu_line, indent="")
-        out.append(_tab(sec.rows, sec.headers))
-        for note in sec.footnotes:
-            out += _wrap(note, indent="")
-        out.append("")
+    if all_rows:
+        for sec in view.entry_sections(result):
+            out.append(f"== {sec.title} ==")
+            out += _wrap(sec.gpu_line, indent="", width=width)
+            out.append(_tab(sec.rows, sec.headers))
+            for note in sec.footnotes:
+                out += _wrap(note, indent="", width=width)
+            out.append("")
+    else:
+        out += _compact_sections(result, runtime_m, width)
     if result.failures:
         out.append("Failures (per op/runner/tactic, counted across inputs)")
         out.append(_tab(view.failure_rows(result.failures), view.FAILURE_HEADERS, _FAILURE_WIDTHS))
+        for line in glance.next_steps(result.failures, tile_history):
+            out += _wrap(line, width=width)
         out.append("")
     if result.not_tried:
         out.append("Never tried")
@@ -148,6 +206,6 @@ def format_inspect(result: InspectResult) -> str:
             out += _wrap(n)
         out.append("")
     out.append("Legend")
-    for line in view.legend(result):
+    for line in view.legend(result, compact=not all_rows):
         out += _wrap(line)
     return "\n".join(out) + "\n"

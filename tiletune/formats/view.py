@@ -381,15 +381,18 @@ def split_problems(result: InspectResult) -> tuple[list, list]:
     return losses, [p for p in result.problems if not loses_data(p)]
 
 
-def legend(result: InspectResult) -> list[str]:
-    """Units and which numbers are model estimates vs measurements."""
-    lines = [
-        "* model values (analytic estimate, not a measurement), evaluated at the top of each M bucket on the GPU named in the section.",
-        "smem KiB*: kernel shared storage (1 KiB = 1024 B) and its fit against the per-block opt-in limit "
-        "(fits / OVER = overflows at initialize / no-build = fewer than 2 pipeline stages).",
-        "FLOP/B*: whole-problem arithmetic intensity; bound*: memory or compute bound on the roofline; "
-        "t us*: expected kernel time in microseconds; eff %*: expected throughput over the GPU's DENSE tensor peak.",
-    ]
+def legend(result: InspectResult, *, compact: bool = False) -> list[str]:
+    """Units and which numbers are model estimates vs measurements (`compact`: the per-bucket view's columns)."""
+    lines = ["* model values (analytic estimate, not a measurement), evaluated at the top of each M bucket on the GPU named in the section."]
+    if compact:
+        lines.append("t us*: expected kernel time in microseconds; eff %*: expected throughput over the GPU's DENSE tensor peak.")
+    else:
+        lines += [
+            "smem KiB*: kernel shared storage (1 KiB = 1024 B) and its fit against the per-block opt-in limit "
+            "(fits / OVER = overflows at initialize / no-build = fewer than 2 pipeline stages).",
+            "FLOP/B*: whole-problem arithmetic intensity; bound*: memory or compute bound on the roofline; "
+            "t us*: expected kernel time in microseconds; eff %*: expected throughput over the GPU's DENSE tensor peak.",
+        ]
     if any(ae.record.time_ms is not None for ae in result.entries):
         lines.append("meas us: time measured by the source (autotuner avg_time / TRT-LLM min_time / retry ledger).")
     lines.append("M bucket: the runtime M range FlashInfer's default bucket mapping sends to the key's M ('256?': range unknown); tac: the tactic as stored.")
