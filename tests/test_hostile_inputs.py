@@ -182,7 +182,7 @@ def test_an_unexpected_error_in_one_reader_is_one_line_and_the_rest_is_read(run,
 def test_an_unexpected_error_after_reading_is_one_line_exit_2(run, monkeypatch):
     from tiletune.formats import json_out
 
-    def boom(result):
+    def boom(result, **view):
         raise RecursionError("deep")
         yield  # pragma: no cover
 
