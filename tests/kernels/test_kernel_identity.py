@@ -109,9 +109,36 @@ def test_reproducer_folder_says_what_the_swapped_kernel_runs(tmp_path):
     assert "--m=16 --n=7168 --k=4096" in run  # the problem's M, N, K: the binary swaps them
     assert "its M runs over the problem's N: it runs M=7168 N=16 K=4096" in readme
     assert "tiletune has never run it: compiled only" in readme
+    assert "compiled only" in build and "compiled only" in run  # build.sh and run.sh say it too (run.sh on stderr)
     unswapped = ce.write_reproducer(TileConfig(tile=(128, 128, 256), stream_k=True), "sm120", "nvfp4",
                                     tmp_path / "u", problem=(16, 7168, 4096), headers=headers)
     text = unswapped["readme"].read_text()
     assert "not swapped" in text and "StreamKScheduler" in text and "-DTT_STREAM_K=1" in unswapped["build"].read_text()
     sm90 = ce.write_reproducer(TileConfig(tile=(128, 128, 64)), "sm90", "bf16", tmp_path / "h", headers=headers)
     assert "compiled only" not in sm90["readme"].read_text()
+
+
+def test_retry_reproducers_of_the_demos_mxfp8_failures_are_mxfp8(tmp_path, monkeypatch):
+    """`retry cache_samples/demo --engine cutlass --op mxfp8_gemm --reproducer DIR` on the real demo
+    (its keys record the output dtype, 'bfloat16'): every folder builds the MXFP8 kernel. Writing a
+    folder compiles nothing; a CUTLASS tree with only its version header stands in for the headers."""
+    from typer.testing import CliRunner
+
+    from tiletune.cli import app
+
+    inc = tmp_path / "cutlass" / "include" / "cutlass"
+    inc.mkdir(parents=True)
+    (inc / "version.h").write_text("#define CUTLASS_MAJOR 4\n#define CUTLASS_MINOR 5\n#define CUTLASS_PATCH 0\n")
+    monkeypatch.setenv(ce.CUTLASS_DIR_ENV, str(tmp_path / "cutlass"))
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "repro"
+    r = CliRunner().invoke(app, ["retry", str(ROOT / "cache_samples" / "demo"), "--engine", "cutlass", "--op",
+                                 "mxfp8_gemm", "--no-run", "--reproducer", str(out)])
+    assert r.exit_code == 0, r.output
+    builds = sorted(out.glob("*/build.sh"))
+    assert builds, r.output
+    for b in builds:
+        text = b.read_text()
+        assert "-DTT_FORMAT=1" in text and "blockscaled_gemm.cu" in text, b
+        assert "dtype mxfp8" in (b.parent / "README.txt").read_text()
+    assert "bfloat16': the" not in r.output  # the old refusal named the output dtype

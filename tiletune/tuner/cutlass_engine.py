@@ -606,9 +606,11 @@ def write_reproducer(
         "set -euo pipefail\ncd \"$(dirname \"$0\")\"\n"
         f"CUTLASS_DIR=${{CUTLASS_DIR:-{shlex.quote(str(root))}}}\n"
         f"{line}\n"
+        + "".join(f"echo {shlex.quote(n)}\n" for n in _blackwell_note(kb))
     )
     run_line = " ".join([f"./{binary}"] + _run_args(problem, groups=groups if grouped else None))
-    run_sh = "#!/usr/bin/env bash\n# Prints one JSON line (see README.txt).\nset -uo pipefail\ncd \"$(dirname \"$0\")\"\n" + run_line + "\n"
+    run_sh = ("#!/usr/bin/env bash\n# Prints one JSON line (see README.txt).\nset -uo pipefail\ncd \"$(dirname \"$0\")\"\n"
+              + "".join(f"echo {shlex.quote(n)} >&2\n" for n in _blackwell_note(kb)) + run_line + "\n")
     readme = (
         f"tiletune CUTLASS reproducer: {kb.label()}\n"
         f"tile {config.label()} on {arch}, dtype {dtype}{', grouped' if grouped else ''}, "
