@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Mapping, Optional, Sequence
 
 from tiletune import catalogs
 from tiletune.archs import arch_family, normalize_arch
@@ -20,9 +20,9 @@ SCHEMA = "tiletune.catalog/1"
 _EXTRA_FIELDS = ("sm_version", "dynamic_cluster", "fallback_cluster", "enable_cuda_kernel")
 
 
-def _config_row(index: int, cfg: TileConfig, known: Optional[str], raw: Optional[dict[str, Any]] = None) -> dict[str, Any]:
+def _config_row(index: int, cfg: TileConfig, known: Optional[str], raw: Optional[Mapping[str, Any]] = None) -> dict[str, Any]:
     extra = {k: raw[k] for k in _EXTRA_FIELDS if raw and k in raw}
-    return {**extra, 
+    return {**extra,
         "index": index,
         "name": cfg.name,
         "tile": list(cfg.tile),
@@ -84,8 +84,8 @@ def catalog_view(version: Optional[str] = None, arch: Optional[str] = None, op: 
     tables = []
     for _, a, o, r in sel:
         for cat in catalogs.lookup(canon, a, o, r):
-            raws = cat.raw or (None,) * len(cat.configs)
-            rows = [_config_row(i + cat.index_offset, c, cat.known_failures[i], dict(raws[i]) if raws[i] else None)
+            raws: Sequence[Optional[Mapping[str, Any]]] = cat.raw or (None,) * len(cat.configs)
+            rows = [_config_row(i + cat.index_offset, c, cat.known_failures[i], raws[i])
                     for i, c in enumerate(cat.configs)]
             if cat.fallback is not None:
                 fb = f"index {cat.fallback + cat.index_offset}"

@@ -49,12 +49,12 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
+from tiletune.vocabulary import FUSED_MOE_OPS, MOE_RUNNER
 from tools.catalogs import sources
 from tools.catalogs.cpp import ExtractError, clean, close_of, enum_shape, function_body, scan
 from tools.catalogs.cpp import cexpr as _cexpr
 from tools.catalogs.cpp import run_function as _run_function
 from tools.catalogs.cpp import run_items as _run_items
-from tiletune.vocabulary import FUSED_MOE_OPS, MOE_RUNNER
 from tools.catalogs.document import ReleaseData
 
 FAMILY = "fused-moe"
