@@ -37,10 +37,11 @@ class Pick:
     spread: Optional[float] = None  # relative spread of its samples ((max - min) / min), when known
     not_cutlass: bool = False
     candidates: Optional[str] = None  # undecoded: what the candidate tiles share ('128x128x{128|256}')
+    runs: Optional[str] = None  # the tile that runs when the binding runs another than it profiled (Decoded.runs)
 
     def label(self) -> str:
         if self.config is not None:
-            return self.config.label()
+            return self.config.label() + (f" profiled, runs {self.runs}" if self.runs else "")
         if self.not_cutlass:
             return f"tactic {self.tactic} (non-CUTLASS)"
         return f"tactic {self.tactic} undecoded" + (f" ({self.candidates}?)" if self.candidates else "")
@@ -111,8 +112,10 @@ def _pick(ae: Any) -> Pick:
         spread = (max(samples) - min(samples)) / min(samples)
     d = ae.entry.decode
     candidates = d.candidates_label() if hasattr(d, "candidates_label") else None
+    runs = getattr(d, "runs", None)
     return Pick(rec.tactic, ae.entry.config, None if rec.time_ms is None else float(rec.time_ms), spread,
-                bool(getattr(d, "not_a_cutlass_tactic", False)), candidates)
+                bool(getattr(d, "not_a_cutlass_tactic", False)), candidates,
+                runs.config.label() if runs is not None else None)
 
 
 def _samples(rec: Any) -> tuple[float, ...]:

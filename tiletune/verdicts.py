@@ -187,6 +187,8 @@ def verdicts(
                 lbl = labels.get(id(cfg))
                 if lbl is None:
                     lbl = labels[id(cfg)] = cfg.label()
+                if d.runs is not None:  # type: ignore[union-attr]  # the binding runs another config (0.6.3..0.6.14 GEMM2)
+                    lbl = f"{lbl} profiled, runs {d.runs.config.label()}"  # type: ignore[union-attr]
                 won = winners.get(key)
                 if won is None:
                     won = winners[key] = Counter()

@@ -102,7 +102,10 @@ def test_inspect_shows_both_in_table_markdown_and_json(tmp_path):
     (cat,) = catalogs.lookup("0.6.14", "sm120", G2, MOE_RUNNER, {"act": "nvfp4", "weight": "nvfp4", "finalize": True})
     profiled, runs = cat.configs[4].label(), cat.configs[24].label()
     for fmt in ("table", "markdown"):
-        r = CliRunner().invoke(app, ["inspect", str(cache), "-f", fmt])
+        r = CliRunner().invoke(app, ["inspect", str(cache), "-f", fmt])  # the per-bucket view
+        assert r.exit_code == 0, r.output
+        assert f"{profiled} profiled, runs {runs}" in r.output
+        r = CliRunner().invoke(app, ["inspect", str(cache), "-f", fmt, "--all"])  # every tactic, with the reason
         assert r.exit_code == 0, r.output
         assert f"{profiled} profiled, runs {runs}" in r.output and "profiled as GEMM2 entry 4" in r.output
     r = CliRunner().invoke(app, ["inspect", str(cache), "-f", "json"])
