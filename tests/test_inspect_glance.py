@@ -102,3 +102,14 @@ def test_tile_map_png_is_a_picture(sample):
 
     png = tile_map_png(overview(inspect([sample("demo")], ReadContext())))
     assert png is not None and png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 2000
+
+
+def test_report_carries_the_tile_map_as_picture_and_folded_table(run, sample, tmp_path):
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "report.md"
+    r = run("report", sample("demo"), "-o", out)
+    assert r.exit_code == 0, r.output
+    text = out.read_text()
+    assert "## Tile map" in text and "![tile map: winning tile per bucket (decoded)](report-tilemap.png)" in text
+    assert (tmp_path / "report-tilemap.png").read_bytes()[:4] == b"\x89PNG"
+    assert "<summary>Tile map as a table (2 rows)</summary>" in text

@@ -84,7 +84,7 @@ def test_render_files_writes_pictures_beside_the_report(tmp_path):
     files = report.render_files(_result(), output=out, as_json=False, plot=True, redact_names=True,
                                 paths=["/data/alice/cache"], gpu=None, generated_at="T")
     pngs = [p for p in files if p is not None and p.suffix == ".png"]
-    assert [p.name for p in pngs] == ["ticket-roofline-sm120-fp4_gemm.png"]
+    assert [p.name for p in pngs] == ["ticket-roofline-sm120-fp4_gemm.png", "ticket-tilemap.png"]
     assert files[pngs[0]][:8] == b"\x89PNG\r\n\x1a\n"
     text = files[out]
     assert "](ticket-roofline-sm120-fp4_gemm.png)" in text

@@ -199,7 +199,8 @@ def tile_map_text(ov: Overview, colour: bool = False) -> str:
 
 
 def tile_map_png(ov: Overview) -> Optional[bytes]:
-    """The tile map as a PNG (matplotlib, the `plot` extra); None when matplotlib is missing."""
+    """The tile map as a PNG (matplotlib, the `plot` extra); None when matplotlib is missing.
+    One colour per winning tile; marks (!N failed, ~ won by noise) printed under the tile."""
     try:
         import matplotlib
 
@@ -212,24 +213,39 @@ def tile_map_png(ov: Overview) -> Optional[bytes]:
     headers, rows = tile_map(ov)
     if not rows:
         return None
-    tiles = sorted({c for r in rows for c in r[1:] if c not in (".", "fallback", "disagree")})
+    buckets = [int(h) for h in headers[1:]]
+    cells: list[list[tuple[str, str]]] = []  # (tile, marks) per row and bucket
+    for g in ov.groups:
+        by_m = {line.problem.m: line for line in g.lines if not line.fallback_only}
+        row = []
+        for b in buckets:
+            line = by_m.get(b)
+            if line is None:
+                row.append((".", ""))
+                continue
+            tile = line.chosen[0].short() if len(line.chosen) == 1 else "ranks/sources disagree"
+            marks = (f"!{line.failed} failed " if line.failed else "") + ("~ noise" if line.won_by_noise else "")
+            row.append((tile, marks.strip()))
+        cells.append(row)
+    tiles = sorted({t for r in cells for t, _ in r if t != "."})
     palette = plt.get_cmap("tab20")
     colour_of = {t: palette(i % 20) for i, t in enumerate(tiles)}
-    fig_w = max(6.0, 1.3 * (len(headers) - 1) + 3.0)
-    fig, ax = plt.subplots(figsize=(fig_w, 0.5 * len(rows) + 1.6))
-    for y, r in enumerate(rows):
-        for x, c in enumerate(r[1:]):
-            face = (0.95, 0.95, 0.95, 1) if c == "." else (0.9, 0.3, 0.3, 1) if c == "fallback" else colour_of.get(c, (0.8, 0.8, 0.8, 1))
+    fig_w = max(6.0, 1.4 * len(buckets) + 3.5)
+    fig, ax = plt.subplots(figsize=(fig_w, 0.55 * len(rows) + 1.8))
+    for y, r in enumerate(cells):
+        for x, (tile, marks) in enumerate(r):
+            face = (0.95, 0.95, 0.95, 1) if tile == "." else colour_of[tile]
             ax.add_patch(plt.Rectangle((x, y), 1, 1, facecolor=face, edgecolor="white"))
-            if c != ".":
-                ax.text(x + 0.5, y + 0.5, c.replace(" ", "\n", 1), ha="center", va="center", fontsize=6)
-    ax.set_xlim(0, len(headers) - 1)
+            if tile != ".":
+                ax.text(x + 0.5, y + 0.5, tile.replace(" ", "\n", 1) + (f"\n{marks}" if marks else ""),
+                        ha="center", va="center", fontsize=6)
+    ax.set_xlim(0, len(buckets))
     ax.set_ylim(0, len(rows))
     ax.invert_yaxis()
-    ax.set_xticks([i + 0.5 for i in range(len(headers) - 1)], headers[1:], fontsize=7)
+    ax.set_xticks([i + 0.5 for i in range(len(buckets))], [str(b) for b in buckets], fontsize=7)
     ax.set_yticks([i + 0.5 for i in range(len(rows))], [r[0] for r in rows], fontsize=7)
-    ax.set_xlabel("M bucket (upper M)")
-    ax.set_title("tiletune tile map: winning tile per bucket (decoded); !N = N tactics failed", fontsize=8)
+    ax.set_xlabel("M bucket (upper M)", fontsize=8)
+    fig.suptitle("Winning tile per bucket (tiles decoded from the release's catalog; tac N: a tactic with no tile)", fontsize=9)
     fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=120)

@@ -41,6 +41,7 @@ class ReportContext:
     gpu: Optional[str] = None  # --gpu as given
     output_name: str = "report.md"
     options: tuple[str, ...] = ()  # other flags that shaped the result (--arch sm120, --flashinfer-version ...)
+    tile_map_png: Optional[str] = None  # relative file name of the tile-map picture, when drawn
 
 
 # --- environment -------------------------------------------------------------------------------
@@ -381,6 +382,7 @@ def format_report(result: InspectResult, ctx: ReportContext) -> str:
 
     out += ["## Reproduce", "", "```bash", *commands(result, ctx), "```", ""]
 
+    out += _tile_map_section(result, ctx)
     if ctx.plots:
         out += ["## Roofline", ""]
         for arch, op, rel in ctx.plots:
@@ -460,12 +462,28 @@ def report_dict(result: InspectResult, ctx: ReportContext) -> dict[str, Any]:
         "commands": commands(result, ctx),
         "plots": [{"arch": a, "op": o, "file": rel} for a, o, rel in ctx.plots],
         "plot_note": ctx.plot_note,
+        "tile_map_png": ctx.tile_map_png,
         "inspect": inspect_dict(result),
     }
 
 
 def format_report_json(result: InspectResult, ctx: ReportContext) -> str:
     return json.dumps(report_dict(result, ctx), indent=1, ensure_ascii=False) + "\n"
+
+
+def _tile_map_section(result: InspectResult, ctx: ReportContext) -> list[str]:
+    """The winning tile per (op, N x K) and M bucket: a picture when drawn, the table folded."""
+    from tiletune.formats import glance
+    from tiletune.overview import overview
+
+    headers, rows = glance.tile_map(overview(result))
+    if not rows:
+        return []
+    out = ["## Tile map", ""]
+    if ctx.tile_map_png:
+        out += [f"![tile map: winning tile per bucket (decoded)]({ctx.tile_map_png})", ""]
+    out += [md.details(f"Tile map as a table ({len(rows)} rows)", md.table(headers, rows) + "\n\n_" + md.cell(glance.MAP_LEGEND) + "_"), ""]
+    return out
 
 
 # --- files -------------------------------------------------------------------------------------
@@ -513,6 +531,15 @@ def render_files(
             name = f"{output.stem}-{p.filename_stem}.png"
             files[output.parent / name] = png
             plots.append((p.arch, p.op, name))
+    tile_map_name = None
+    if plot and output is not None and roofline.matplotlib_available():
+        from tiletune.formats.glance import tile_map_png
+        from tiletune.overview import overview
+
+        png = tile_map_png(overview(result))
+        if png is not None:
+            tile_map_name = f"{output.stem}-tilemap.png"
+            files[output.parent / tile_map_name] = png
     ctx = ReportContext(
         paths=tuple(paths),
         generated_at=stamp,
@@ -521,6 +548,7 @@ def render_files(
         gpu=gpu,
         output_name=output.name if output is not None else "report.md",
         options=tuple(options),
+        tile_map_png=tile_map_name,
     )
     text = format_report_json(result, ctx) if as_json else format_report(result, ctx)
     if redact_names:
