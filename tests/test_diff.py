@@ -168,3 +168,26 @@ def test_real_rank_files_that_disagree_are_winner_changes_in_bucket_order(run):
     assert changed == [(7168, 2048, 32, 0, 1), (7168, 2048, 256, 1, 0)]
     assert all(c["before"]["not_a_cutlass_tactic"] and c["before"]["config"] is None for c in out["changes"])
     assert any("different ranks" in n for n in out["notes"])
+
+
+def test_winner_change_carries_measured_times_and_the_old_winners_margin(run, tmp_path):
+    import shutil
+
+    root = Path(__file__).resolve().parent.parent / "cache_samples" / "demo"
+    cache = json.loads((root / "sglang" / "flashinfer_autotune" / "autotune_config.json").read_text())
+    for side in ("old", "new"):
+        (tmp_path / side).mkdir()
+        shutil.copy(root / "flashinfer" / "0.6.17" / "120f" / "flashinfer_jit.log", tmp_path / side / "flashinfer_jit.log")
+    (tmp_path / "old" / "cache.json").write_text(json.dumps(cache))
+    key = next(k for k in cache if k.startswith("('fp4_gemm'") and "((16, " in k)
+    cache[key] = ["CutlassFp4GemmRunner", 9]  # the runner-up of that bucket in the demo's DEBUG log
+    (tmp_path / "new" / "cache.json").write_text(json.dumps(cache))
+    code, out = _diff(run, tmp_path / "old", tmp_path / "new", "--arch", "sm120",
+                      "--old-flashinfer-version", "0.6.17", "--new-flashinfer-version", "0.6.17")
+    assert code == 1
+    [c] = out["changes"]
+    assert (c["before"]["tactic"], c["after"]["tactic"]) == (8, 9)
+    assert c["before"]["time_basis"] == c["after"]["time_basis"] == "measured"
+    assert c["before"]["won_by_noise"] is True and 0 < c["before"]["margin"] < 0.05
+    assert c["time_change"] == pytest.approx(c["before"]["margin"])  # the new winner is the old runner-up
+    assert c["beyond_noise"] is False

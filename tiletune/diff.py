@@ -18,6 +18,7 @@ Pure: results in, a frozen `DiffResult` out; nothing here reads files or prints.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Optional, Sequence
@@ -41,6 +42,8 @@ class Side:
     time_ms: Optional[float]  # measured, from the input (log, TRT-LLM min_time, ledger); None if unknown
     samples: int = 0  # how many timed runs stand behind time_ms (0: unknown)
     not_cutlass: bool = False  # a cuBLAS / cuDNN / trtllm-gen tactic: there is no tile to name
+    margin: Optional[float] = None  # measured: how much slower the runner-up of its bucket was (relative)
+    won_by_noise: Optional[bool] = None  # the margin is within the samples' spread (or 5 % without samples)
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,6 +229,7 @@ def diff(old: Any, new: Any) -> DiffResult:
                      f"(OLD ranks: {_names(old_ranks)}; NEW ranks: {_names(new_ranks)})")
     ow, nw = _winners(old, with_rank), _winners(new, with_rank)
     old_times, new_times = _profiled_times(old), _profiled_times(new)
+    old_lines, new_lines = _bucket_lines(old), _bucket_lines(new)
     changes: list[Change] = []
     undetermined: list[Undetermined] = []
     unchanged = 0
@@ -244,7 +248,10 @@ def diff(old: Any, new: Any) -> DiffResult:
         if set(a.sides) == set(b.sides):
             unchanged += 1
             continue
-        before, after = _pick(a.sides), _pick(b.sides)
+        # the winners that differ (a side holds several when its sources disagree)
+        gone = {i: v for i, v in a.sides.items() if i not in b.sides} or a.sides
+        came = {i: v for i, v in b.sides.items() if i not in a.sides} or b.sides
+        before, after = _pick(gone), _pick(came)
         before = _with_time(before, old_times, key, a.problem)
         after = _with_time(after, new_times, key, b.problem)
         if _incomparable(before, after):
@@ -255,6 +262,8 @@ def diff(old: Any, new: Any) -> DiffResult:
                 "decoded both (name the releases with --old-flashinfer-version / --new-flashinfer-version if the "
                 "inputs do not)"))
             continue
+        before = _with_quality(before, old_lines.get(_bucket_of(key, a.problem)))
+        after = _with_quality(after, new_lines.get(_bucket_of(key, b.problem)))
         change, noise, beyond = _time_change(before, after)
         changes.append(Change("winner_changed", arch, op, runner, b.problem or a.problem, before, after,
                               time_change=change, noise=noise, beyond_noise=beyond))
@@ -298,6 +307,27 @@ def _with_time(side: Side, times: Mapping[tuple[Any, ...], float], key: tuple[An
         return side
     t = times.get((key[0], key[1], key[2], problem_key(p), repr(side.tactic)))
     return side if t is None else Side(side.tactic, side.config, side.flashinfer_version, t, side.samples, side.not_cutlass)
+
+
+def _bucket_lines(result: Any) -> dict[tuple[Any, ...], Any]:
+    """(arch, op, runner, problem key) -> the overview's line for that bucket (margin, won by noise)."""
+    from tiletune.overview import overview
+
+    out = {}
+    for g in overview(result).groups:
+        for line in g.lines:
+            out[(g.arch, g.op, g.runner, problem_key(line.problem))] = line
+    return out
+
+
+def _bucket_of(key: tuple[Any, ...], p: Optional[Problem]) -> tuple[Any, ...]:
+    return (key[0], key[1], key[2], problem_key(p))
+
+
+def _with_quality(side: Side, line: Any) -> Side:
+    if line is None or line.margin is None:
+        return side
+    return dataclasses.replace(side, margin=line.margin, won_by_noise=line.won_by_noise)
 
 
 def _incomparable(before: Side, after: Side) -> bool:

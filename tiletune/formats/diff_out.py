@@ -59,6 +59,8 @@ def _side_label(s: Optional[Side]) -> str:
     text += ")"
     if s.time_ms is not None:
         text += f" {s.time_ms * 1000:.1f} us measured"
+    if s.margin is not None:
+        text += f", won by {s.margin * 100:.1f}%" + (" (within noise)" if s.won_by_noise else "")
     return text
 
 
@@ -172,6 +174,8 @@ def _side_dict(s: Optional[Side]) -> Optional[dict[str, Any]]:
         "time_us": None if s.time_ms is None else s.time_ms * 1000.0,
         "time_basis": None if s.time_ms is None else "measured",
         "not_a_cutlass_tactic": s.not_cutlass,
+        "margin": s.margin,
+        "won_by_noise": s.won_by_noise,
     }
 
 
