@@ -23,6 +23,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
+from tiletune.overview import config_identity, overview
 from tiletune.records import Problem, Status, Tactic, TileConfig
 
 # Relative time change under which two winners' times are called equal when the inputs carry no
@@ -111,12 +112,6 @@ class DiffResult:
 
 
 # --- identity ----------------------------------------------------------------------------------
-
-
-def config_identity(c: TileConfig) -> tuple[Any, ...]:
-    """What makes two configs the same kernel, whatever the tactic number or enum name."""
-    return (c.tile, c.cluster, c.swap_ab, c.stream_k, c.mainloop_schedule, c.epilogue_schedule,
-            c.epilogue_fusion, c.stages, c.style, c.mma_tile)
 
 
 def _ident(config: Optional[TileConfig], tactic: Tactic, version: Optional[str]) -> tuple[Any, ...]:
@@ -311,8 +306,6 @@ def _with_time(side: Side, times: Mapping[tuple[Any, ...], float], key: tuple[An
 
 def _bucket_lines(result: Any) -> dict[tuple[Any, ...], Any]:
     """(arch, op, runner, problem key) -> the overview's line for that bucket (margin, won by noise)."""
-    from tiletune.overview import overview
-
     out = {}
     for g in overview(result).groups:
         for line in g.lines:

@@ -101,6 +101,12 @@ class Overview:
     rank_disagreements: tuple[RankDisagreement, ...]
 
 
+def config_identity(c: TileConfig) -> tuple[Any, ...]:
+    """What makes two configs the same kernel, whatever the tactic number or enum name."""
+    return (c.tile, c.cluster, c.swap_ab, c.stream_k, c.mainloop_schedule, c.epilogue_schedule,
+            c.epilogue_fusion, c.stages, c.style, c.mma_tile)
+
+
 # --- building ----------------------------------------------------------------------------------
 
 
@@ -316,7 +322,6 @@ class TileHistory:
 def tile_history(config: TileConfig, tactic: Tactic, arch: str, op: str, runner: str) -> TileHistory:
     """The tile across every catalogued release (decoded from each release's own catalog)."""
     from tiletune import catalogs  # the decode layer; imported here: most views never need it
-    from tiletune.diff import config_identity
 
     want = config_identity(config)
     listed: list[tuple[str, int]] = []
