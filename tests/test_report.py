@@ -9,17 +9,14 @@ from __future__ import annotations
 import json
 import os
 import re
-import sys
 from pathlib import Path
 
 import pytest
+from synthetic import port, synthetic_entries  # the shared synthetic data (tests/synthetic.py)
 
-sys.path.insert(0, str(Path(__file__).parent / "formats"))
-from synthetic import port, synthetic_entries  # noqa: E402  (the shared synthetic data)
-
-from tiletune import __version__  # noqa: E402
-from tiletune.formats import report  # noqa: E402
-from tiletune.pipeline import build  # noqa: E402
+from tiletune import __version__
+from tiletune.formats import report
+from tiletune.pipeline import build
 
 GOLDEN = Path(__file__).parent / "golden"
 

@@ -3,7 +3,7 @@
 Runs each GEMM in a loop for --seconds while a thread samples nvidia-smi every 100 ms
 (clocks.sm, clocks.mem, power.draw, power.limit, temperature, clocks_event_reasons.active).
 Prints one JSON document: per dtype/shape the sampled clocks (MHz) and power (W) during the loop,
-and the GEMM rate (TFLOP/s, CUDA events). Command: see COMMAND.md beside this file.
+and the GEMM rate (TFLOP/s, CUDA events). Command: see README.md beside this file.
 """
 import argparse
 import json

@@ -1,6 +1,6 @@
 """Fit the time model's constants on half of the H200 sweep and report the error on the other half.
 
-CPU only: `python3 bench/h200_sweep/analyze.py [bench/h200_sweep/h200_sweep.json]` prints the
+CPU only: `python3 bench/h200_sweep/analyze.py [bench/h200_sweep/results/run1/h200_sweep.json]` prints the
 Markdown that RESULTS.md holds (fit on even-indexed shapes, error on odd-indexed ones; the rule
 is in tiletune.model.fit.split_rows).
 """
@@ -10,4 +10,4 @@ import sys
 from tiletune.model.fit import report
 
 if __name__ == "__main__":
-    print(report(sys.argv[1] if len(sys.argv) > 1 else "bench/h200_sweep/h200_sweep.json"))
+    print(report(sys.argv[1] if len(sys.argv) > 1 else "bench/h200_sweep/results/run1/h200_sweep.json"))

@@ -1,8 +1,8 @@
 """Validate `tiletune model` (the tile-aware model) against every measured CUTLASS configuration.
 
-    python3 bench/model_validation/validate.py [MEASUREMENTS.jsonl | DIR ...] > bench/model_validation/RESULTS.md
+    python3 bench/model_validation/validate.py [MEASUREMENTS.jsonl | DIR ...] > bench/model_validation/results/run1/RESULTS.md
 
-Default inputs: bench/cutlass_sm90_grid/raw.jsonl and bench/h200_tile_campaign/ (when present),
+Default inputs: bench/cutlass_sm90_grid/results/run2/raw.jsonl and bench/h200_tile_campaign/ (when present),
 each line one CUTLASS kernel measured on the H200 by tiletune's CUTLASS engine. Pure Python, CPU.
 
 What it prints (Markdown):
@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 from tiletune.model import tile_fit as tf  # noqa: E402
 from tiletune.model.mainloop import FITTED  # noqa: E402
 
-GRID = "bench/cutlass_sm90_grid/raw.jsonl"
+GRID = "bench/cutlass_sm90_grid/results/run2/raw.jsonl"
 CAMPAIGN = "bench/h200_tile_campaign"
 
 

@@ -14,15 +14,16 @@ import json
 from pathlib import Path
 
 import pytest
+from h200_grid_targets import grid  # the grid definition the runs used (bench/cutlass_sm90_grid/run_grid.py runs it)
 
 from tiletune.tuner.cutlass_engine import CutlassEngine
 from tiletune.tuner.engine import ChildResult, Diagnosis
 
 ROOT = Path(__file__).resolve().parents[2]
-GRID = ROOT / "bench" / "cutlass_sm90_grid"
+GRID = ROOT / "tests" / "data" / "cutlass_sm90_grid"  # copies of bench/cutlass_sm90_grid/results/*/raw.jsonl
 
 
-RUNS = ["", "run3_refactor"]  # run 2 (the grid's own folder) and run 3
+RUNS = ["run2", "run3_refactor"]
 
 
 def _lines(name):
@@ -33,26 +34,16 @@ def _lines(name):
 
 
 def _replay(run=""):
-    from bench_targets import grid  # noqa: E402  (the grid definition the run used)
 
     targets = {t.key: t for t in grid()}
     eng = CutlassEngine()
     out = []
-    for raw in _lines(f"{run}/raw.jsonl" if run else "raw.jsonl"):
+    for raw in _lines(f"{run}/raw.jsonl"):
         child = ChildResult(argv=tuple(raw["argv"]), exit_code=raw["exit_code"], signal=raw["signal"],
                             timed_out=raw["timed_out"], duration_s=0.0, stdout_tail="",
                             stderr_tail=raw.get("stderr_tail") or "", result=raw["result"])
         out.append((targets[raw["key"]], eng.interpret(targets[raw["key"]], child)))
     return out
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _grid_on_path():
-    import sys
-
-    sys.path.insert(0, str(GRID))
-    yield
-    sys.path.remove(str(GRID))
 
 
 @pytest.mark.parametrize("run", RUNS)

@@ -5,7 +5,7 @@ engine's diagnosis reads (tiletune/tuner/cutlass_engine.py interpret, classify.p
 - each kernels/*.cu run mode hands its GEMM to tt::run_gemm and asks CUTLASS nothing itself;
 - a stand-in GEMM (data/run_sequence_stub.cu: each step's answer chosen on its command line,
   compiled with nvcc against the real header, about 15 s) prints, for a can_implement refusal,
-  exactly the error line the real sm90_gemm printed on the H200 (bench/cutlass_sm90_grid/raw.jsonl)
+  exactly the error line the real sm90_gemm printed on the H200 (bench/cutlass_sm90_grid/results/run2/raw.jsonl)
   and gets the same diagnosis. Without a GPU the initialize step is not reached (the workspace
   cannot be allocated) and the line says so; on a GPU the probe after a failed initialize must
   print what the real 8-stage kernel printed there.
@@ -27,7 +27,7 @@ from tiletune.tuner.engine import ChildResult, Diagnosis, RetryTarget
 ROOT = Path(__file__).resolve().parents[2]
 KERNELS = ROOT / "kernels"
 STUB = Path(__file__).parent / "data" / "run_sequence_stub.cu"
-RUN2 = ROOT / "bench" / "cutlass_sm90_grid" / "raw.jsonl"
+RUN2 = ROOT / "tests" / "data" / "cutlass_sm90_grid" / "run2" / "raw.jsonl"
 
 
 def _strip_comments(text: str) -> str:

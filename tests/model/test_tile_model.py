@@ -17,7 +17,7 @@ from tiletune.model.transfer import W_ARCH, W_CLOCK, W_DTYPE, widening
 from tiletune.records import Problem, TileConfig
 
 ROOT = Path(__file__).resolve().parents[2]
-GRID = ROOT / "bench" / "cutlass_sm90_grid" / "raw.jsonl"
+GRID = ROOT / "tests" / "data" / "cutlass_sm90_grid" / "run2" / "raw.jsonl"
 H200 = find("H200")
 P4K = Problem(4096, 4096, 4096)
 

@@ -2,7 +2,7 @@
 status not_run, not failed: inspect's verdicts and failures leave them out and say so apart, the
 JSON carries the status (schema enum), and a retry takes them again by default.
 
-Real ledger: bench/retry_h200_x2/results/ledger.jsonl, written on 2x H200 by `tiletune retry`
+Real ledger: bench/retry_h200_x2/results/run1/ledger.jsonl, written on 2x H200 by `tiletune retry`
 (3 engine_error lines: the Blackwell-only CUTLASS fp4/mxfp8 runners refused on SM90).
 """
 
@@ -23,7 +23,7 @@ from tiletune.records import Status
 from tiletune.tuner.targets import targets_from_entries
 
 ROOT = Path(__file__).resolve().parents[2]
-LEDGER = ROOT / "bench" / "retry_h200_x2" / "results" / "ledger.jsonl"
+LEDGER = ROOT / "tests" / "data" / "retry_h200_x2" / "ledger.jsonl"
 
 
 def _records(path):

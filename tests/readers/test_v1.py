@@ -132,13 +132,14 @@ def test_committed_samples_are_what_make_samples_writes(tmp_path):
             assert (tmp_path / rel).read_bytes() == (root / rel).read_bytes(), rel
 
 
-def test_bench_cache_generator_is_read_whole(tmp_path):
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-    from bench_inspect import make_cache
+def test_bench_cache_generators_are_read_whole(tmp_path):
+    """The speed bench's two workloads (tests/readers/big_caches.py) read with no problem and no key lost."""
+    from big_caches import make_cache, make_fp4_distinct
 
     make_cache(700, tmp_path / "c.json")
     recs, probs = _read(tmp_path / "c.json")
     assert probs == () and len(recs) == 700 and len({r.raw_key for r in recs}) == 700
+    make_fp4_distinct(700, tmp_path / "d.json")
+    recs, probs = _read(tmp_path / "d.json")
+    assert probs == () and len(recs) == 700 and {r.op for r in recs} == {"fp4_gemm"}
+    assert len({r.raw_key for r in recs}) == 700 and {r.tactic for r in recs} == set(range(32))

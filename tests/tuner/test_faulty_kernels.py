@@ -1,6 +1,6 @@
 """Real CUDA faults, classified: the H200 recording replayed, the fixture compiled, and run live on a GPU.
 
-bench/faults_h200/faults.jsonl holds what each mode of tests/fixtures/faulty_kernels.cu left behind
+bench/faults_h200/results/run1/faults.jsonl holds what each mode of tests/fixtures/faulty_kernels.cu left behind
 on an H200 (the CUDA runtime's own words, exit status, timeout). Replaying it through
 `classify_exit` pins the classifier to real CUDA text, not to strings a test invented.
 """
@@ -16,7 +16,7 @@ import pytest
 from tiletune.tuner.classify import classify_exit
 
 ROOT = Path(__file__).resolve().parents[2]
-RECORDING = ROOT / "bench" / "faults_h200" / "faults.jsonl"
+RECORDING = ROOT / "tests" / "data" / "faults_h200" / "faults.jsonl"
 FIXTURE = ROOT / "tests" / "fixtures" / "faulty_kernels.cu"
 
 
@@ -47,12 +47,9 @@ def test_fixture_compiles_for_sm90a(tmp_path):
 @pytest.mark.gpu
 @pytest.mark.nvcc
 def test_live_faults_classify_as_expected(tmp_path):
-    import sys
+    import faulty_driver  # the same driver that made the recording (bench/faults_h200/run_faults.py)
 
-    sys.path.insert(0, str(ROOT / "bench" / "faults_h200"))
-    import run_faults  # the same driver that made the recording
-
-    binary = run_faults.build("sm_90a", tmp_path)
+    binary = faulty_driver.build("sm_90a", tmp_path)
     for mode in ("ok", "illegal_address", "trap", "out_of_memory"):
-        row = run_faults.run_mode(binary, mode, timeout_s=30)
+        row = faulty_driver.run_mode(binary, mode, timeout_s=30)
         assert row["diagnosis"] == row["expected"], row

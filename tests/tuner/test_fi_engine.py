@@ -149,7 +149,7 @@ def test_prepare_stops_when_a_module_is_missing_and_building_is_not_allowed(fake
 
 # -- the real two-GPU H200 ledger (bench/retry_h200_x2) ----------------------------------------------
 
-H200_X2 = Path(__file__).resolve().parents[2] / "bench" / "retry_h200_x2" / "results" / "ledger.jsonl"
+H200_X2 = Path(__file__).resolve().parents[2] / "tests" / "data" / "retry_h200_x2" / "ledger.jsonl"
 
 
 def test_h200_x2_ledger_ran_one_worker_per_gpu():

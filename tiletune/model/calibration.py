@@ -61,8 +61,8 @@ class Constants:
 
 DEFAULT = Constants("uncalibrated defaults (research ranges)", eta_mma=0.8, eta_bw=0.85, t_fixed_s=6.5 * US)
 
-# Fitted on bench/h200_sweep/h200_sweep.json (cuBLAS 13.1 nvjet kernels, H200, 2026-11-30), even-indexed
-# shapes only, by `python3 -m tiletune.model.fit bench/h200_sweep/h200_sweep.json`.
+# Fitted on bench/h200_sweep/results/run1/h200_sweep.json (cuBLAS 13.1 nvjet kernels, H200, 2026-11-30), even-indexed
+# shapes only, by `python3 -m tiletune.model.fit bench/h200_sweep/results/run1/h200_sweep.json`.
 # ratio_band = 2.5th/97.5th percentile of measured/model on the fitting half.
 FITTED: Dict[Tuple[str, str], Constants] = {
     ("sm90", "bf16"): Constants("h200-cublas-2026-11-30 bf16", eta_mma=0.84, eta_bw=0.71, t_fixed_s=8.00 * US,

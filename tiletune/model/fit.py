@@ -147,4 +147,4 @@ def report(path: str) -> str:
 
 
 if __name__ == "__main__":  # pragma: no cover - dev tool
-    print(report(sys.argv[1] if len(sys.argv) > 1 else "bench/h200_sweep/h200_sweep.json"))
+    print(report(sys.argv[1] if len(sys.argv) > 1 else "bench/h200_sweep/results/run1/h200_sweep.json"))

@@ -194,7 +194,7 @@ FITTED: Dict[str, TileConstants] = {
         "h200-cutlass-grid-2026-11-30", issue_cooperative=1.365, issue_pingpong=1.6275, inst_cycles=22.5,
         promote_cycles=105.8, serial_factor=2.31, cluster_cost=0.0299, latency_cycles=1000.0, epi_bytes_per_clk=57.76,
         epi_cycles=525.0, eta_bw=0.8, t_fixed_s=5.25e-6, p=4.0, ratio_band=(0.90, 1.12),
-        fitted_on="14 CUTLASS SM90 configs, 4096^3, bench/cutlass_sm90_grid/raw.jsonl"),
+        fitted_on="14 CUTLASS SM90 configs, 4096^3, bench/cutlass_sm90_grid/results/run2/raw.jsonl"),
 }
 
 

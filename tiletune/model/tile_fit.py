@@ -2,7 +2,7 @@
 
 Dev tool and library (bench/model_validation/validate.py and the evidence calibration use it);
 pure Python, so it runs on the CPU-only machines. Reads measurement lines as tiletune's CUTLASS
-engine writes them (bench/cutlass_sm90_grid/raw.jsonl: {"key", "result": {dtype, schedule, tile,
+engine writes them (bench/cutlass_sm90_grid/results/run2/raw.jsonl: {"key", "result": {dtype, schedule, tile,
 cluster, stages, stage_policy, problem: {m, n, k}, time_ms, ...}}) or the same fields at top level.
 
 Fit: coordinate descent on the mean |log(model / measured)|, with a weak pull of each constant
@@ -249,6 +249,6 @@ def errors(pred: Dict[int, Tuple[float, float, float]], rows: Sequence[dict]) ->
 if __name__ == "__main__":  # pragma: no cover - dev tool
     import sys
 
-    data = load(sys.argv[1:] or ["bench/cutlass_sm90_grid/raw.jsonl"])
+    data = load(sys.argv[1:] or ["bench/cutlass_sm90_grid/results/run2/raw.jsonl"])
     c = fit(data, "h200-cutlass")
     print(c)

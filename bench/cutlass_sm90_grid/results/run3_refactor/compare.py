@@ -4,7 +4,7 @@ For every config: the diagnosis in each run, the median time in each and their r
 fields of the reproducer's line that differ, leaving out what is measured anew each run (times,
 throughput, device clocks) and the binary's path (its cache key hashes the sources, so it changes).
 
-    python3 bench/cutlass_sm90_grid/run3_refactor/compare.py
+    python3 bench/cutlass_sm90_grid/results/run3_refactor/compare.py
 """
 
 from __future__ import annotations

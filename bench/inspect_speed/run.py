@@ -1,0 +1,135 @@
+"""How fast `tiletune inspect` is, as ratios to a bare `json.load` of the same file in the same run.
+
+    python3 bench/inspect_speed/run.py                      # every workload, 3 runs each
+    python3 bench/inspect_speed/run.py --runs 5 --out bench/inspect_speed/results/RUN/results.md
+
+Machines of this kind differ 2-3x in absolute time (and a shared machine's load moves it too), so
+every figure is divided by the floor any JSON reader pays: `python -c 'json.load(open(FILE))'` on
+the same file, timed in the same run. Absolute seconds are printed only beside the machine they
+came from (first lines of the output).
+
+Workloads (caches from tests/readers/big_caches.py, written to a temp dir):
+- mixed-2k, mixed-50k: SM120 FP4 GEMMs over 20 real (N, K) pairs and CUTLASS fused-MoE keys,
+  repeated over M buckets (many entries share one modelled case);
+- fp4-distinct-2k, fp4-distinct-50k: distinct SM120 fp4_gemm CUTLASS keys, one per shape, every
+  tactic of the 32-entry list: every entry is decoded and modelled on its own.
+For each: `tiletune inspect FILE --format json` and `tiletune inspect FILE` (the terminal table),
+each in a fresh child process with stdout to /dev/null, process start included.
+And: `tiletune --help` against a bare `python -c 'import typer'`.
+
+Each figure is the median of --runs wall-clock runs after one untimed warm-up; CPU seconds
+(user+sys of the child) are printed too (they stay meaningful when other jobs load the machine);
+peak RSS is the child's own (wait4 rusage), in MB. Goals (issue 12 item 7): 50,000 entries within
+9x of json.load, then 5x; 2,000 within 4x; --help within 2x of importing typer; memory flat.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests" / "readers"))  # the workload generators the tests also read
+
+from big_caches import make_cache, make_fp4_distinct  # noqa: E402
+
+# Children run as on a normal install: bytecode caching on (some sandboxes set
+# PYTHONDONTWRITEBYTECODE, which makes every start recompile typer/click/tiletune from source).
+CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+CHILD_ENV["PYTHONPATH"] = str(REPO)
+
+WORKLOADS = {
+    "mixed-2k": (make_cache, 2000),
+    "mixed-50k": (make_cache, 50000),
+    "fp4-distinct-2k": (make_fp4_distinct, 2000),
+    "fp4-distinct-50k": (make_fp4_distinct, 50000),
+}
+GOALS = {2000: (4.0,), 50000: (9.0, 5.0)}  # ratio to json.load: the goal, then the next step
+
+
+def child(argv: list[str]) -> tuple[float, float, float]:
+    """Run argv with stdout to /dev/null; (wall s, CPU s = user+sys, peak RSS MB) of that child alone."""
+    with open(os.devnull, "wb") as null:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=null, stderr=subprocess.PIPE, cwd=REPO, env=CHILD_ENV)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+    code = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    if code not in (0, 1):  # 1: findings; 2 would mean the input was not read
+        raise SystemExit(f"{' '.join(argv)} failed ({code}): {err.strip()[-500:]}")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024  # ru_maxrss is KiB on Linux
+
+
+def measure(argv: list[str], runs: int) -> tuple[float, float, float]:
+    child(argv)  # untimed warm-up: page cache and .pyc files in place
+    got = [child(argv) for _ in range(runs)]
+    return statistics.median(w for w, _, _ in got), statistics.median(c for _, c, _ in got), max(r for _, _, r in got)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--workloads", nargs="+", default=list(WORKLOADS), choices=list(WORKLOADS))
+    ap.add_argument("--out", type=Path, help="also write the output (Markdown) here")
+    args = ap.parse_args()
+    py = sys.executable
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="tiletune-bench-") as tmp:
+        for name in args.workloads:
+            make, n = WORKLOADS[name]
+            path = Path(tmp) / f"{name}.json"
+            make(n, path)
+            base = measure([py, "-c", "import json, sys; json.load(open(sys.argv[1]))", str(path)], args.runs)
+            res = {
+                "inspect --format json": measure([py, "-m", "tiletune", "inspect", str(path), "--format", "json"], args.runs),
+                "inspect (table)": measure([py, "-m", "tiletune", "inspect", str(path)], args.runs),
+            }
+            rows.append((name, n, path.stat().st_size / 1e6, base, res))
+            print(f"{name} done", file=sys.stderr)
+    typer = measure([py, "-c", "import typer"], args.runs)
+    help_ = measure([py, "-m", "tiletune", "--help"], args.runs)
+
+    load = os.getloadavg()[0]
+    lines = [
+        f"Machine: {platform.python_implementation()} {platform.python_version()}, {platform.machine()}, "
+        f"{os.cpu_count()} CPUs, load average {load:.1f} at the end; median of {args.runs} runs after one warm-up, "
+        "process start included, bytecode caching on.",
+        "",
+        "Ratio = the command's wall time / a bare `json.load` of the same file in this run (CPU-time ratio beside it);",
+        "MB = peak RSS of the child. Absolute seconds (this machine only) in the last columns.",
+        "",
+        "| workload | entries | file MB | command | wall ratio | cpu ratio | MB | MB ratio | wall s | json.load wall s |",
+        "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    verdicts = []
+    for name, n, mb, (bw, bc, br), res in rows:
+        for cmd, (w, c, r) in res.items():
+            lines.append(f"| {name} | {n:,} | {mb:.1f} | {cmd} | {w / bw:.1f}x | {c / bc:.1f}x | {r:.0f} | {r / br:.1f}x "
+                         f"| {w:.2f} | {bw:.2f} |")
+            goals = GOALS.get(n, ())
+            if goals:
+                met = [f"{g:g}x: {'met' if w / bw <= g else 'NOT met'}" for g in goals]
+                verdicts.append(f"{name}, {cmd}: {w / bw:.1f}x (cpu {c / bc:.1f}x); goal " + ", then ".join(met))
+    lines.append(f"| --help | | | `tiletune --help` vs `python -c 'import typer'` | {help_[0] / typer[0]:.1f}x "
+                 f"| {help_[1] / typer[1]:.1f}x | {help_[2]:.0f} | {help_[2] / typer[2]:.1f}x | {help_[0]:.2f} | "
+                 f"(typer {typer[0]:.2f}) |")
+    verdicts.append(f"--help: {help_[0] / typer[0]:.1f}x of importing typer; goal 2x: "
+                    f"{'met' if help_[0] / typer[0] <= 2 else 'NOT met'}")
+    lines += ["", *verdicts]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text)
+
+
+if __name__ == "__main__":
+    main()
