@@ -12,14 +12,13 @@ never counted as failures. Pure functions over pipeline records; no I/O.
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections import Counter, OrderedDict
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from tiletune import diagnosis
 from tiletune.archs import arch_family
-from tiletune.records import Decoded, Status, Undecoded
 from tiletune.overview import RankDisagreement
+from tiletune.records import Decoded, Status, Undecoded
 from tiletune.results import Analysis, AnalyzedEntry, Failure, FailureReason, NotTried, Verdict
 
 # Texts that mean "there is no kernel for this tile", shared-memory numbers and the short form of

@@ -279,7 +279,8 @@ def history_text(history: Any) -> str:
 
     later = [r for r in history.absent if catalogs.releases().index(r) > catalogs.releases().index(last)]
     if later:
-        text += f"; absent from {later[0]} on" if len(later) == len(catalogs.releases()) - catalogs.releases().index(later[0]) else f"; absent in {', '.join(later)}"
+        all_later = len(later) == len(catalogs.releases()) - catalogs.releases().index(later[0])
+        text += f"; absent from {later[0]} on" if all_later else f"; absent in {', '.join(later)}"
     return text
 
 

@@ -8,7 +8,6 @@ The only module that imports tabulate (lazily, so `tiletune --help` stays fast).
 from __future__ import annotations
 
 import textwrap
-
 from typing import Sequence
 
 from tiletune.formats import glance, view
