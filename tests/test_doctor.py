@@ -10,7 +10,6 @@ import shutil
 import stat
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from tiletune.commands import doctor
@@ -85,13 +84,11 @@ def test_gpu_path_with_a_standin_nvidia_smi(tmp_path):
     assert c["NVIDIA driver"].value == "580.82.07" and c["CUDA (driver supports up to)"].value == "13.0"
 
 
-def test_cli_json_is_fast_and_parses(tmp_path):
-    t0 = time.monotonic()
+def test_cli_json_parses(tmp_path):
+    # the timeout only stops a hang (each probe has its own limit); it is not a speed requirement
     p = subprocess.run([sys.executable, "-m", "tiletune", "doctor", "--format", "json"], capture_output=True, text=True,
-                       env=dict(os.environ, HOME=str(tmp_path), PYTHONPATH=str(ROOT)), timeout=60)
-    elapsed = time.monotonic() - t0
+                       env=dict(os.environ, HOME=str(tmp_path), PYTHONPATH=str(ROOT)), timeout=600)
     assert p.returncode == 0, p.stderr
     data = json.loads(p.stdout)
     assert data["schema"] == "tiletune.doctor/1" and {c["item"] for c in data["checks"]} >= {"GPU", "nvcc", "flashinfer-python"}
-    assert elapsed < 60  # guards against a hang (subprocess limits), not a speed goal
     assert "torch" not in p.stderr

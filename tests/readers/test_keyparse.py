@@ -1,12 +1,16 @@
-"""keyparse: FlashInfer / TRT-LLM cache keys are parsed exactly, without eval, and fast."""
+"""keyparse: FlashInfer / TRT-LLM cache keys are parsed exactly, without eval, and in linear time.
+
+Linear time is shown by counting work (regex_steps.py), never by timing: speed is bench/'s job.
+"""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
+from tiletune.readers import keyparse
 from tiletune.readers.keyparse import KeyParseError, KeyParser, Name, _exact, parse_key, parse_literal
+
+from regex_steps import Counting
 
 REAL_KEY = (  # from the real 0.7.2.post1 H200 cache in cache_samples/real/
     "('fp8_gemm', 'CublasFp8GemmRunner', ((1, 1, 4096), (1, 4096, 4096), (), (), (1, -1, 4096), (-1,)), "
@@ -94,16 +98,53 @@ def test_50k_keys_fast_path_agrees_with_exact_parser():
         assert (p.op, p.runner, p.shapes, p.extras) == (v[0], v[1], v[2], v[3])
 
 
-@pytest.mark.parametrize(
-    "text",
-    ["(" * 30 + "{", "(" * 5000, "('a', 'b', " + "(" * 2000 + "1" + ")" * 2000 + ")", "1 " * 5000 + "{"],
-)
-def test_garbled_keys_fail_fast_and_cleanly(text):
-    # linear-time checks (no regex backtracking) and a depth limit (no RecursionError)
-    t0 = time.process_time()
+@pytest.fixture
+def regex_work(monkeypatch):
+    """Every regex the key parser runs, wrapped to count a backtracking matcher's steps; returns
+    a function giving the total so far."""
+    counters = []
+    for name in ("_KEY_LAYOUT", "_INSIDE_BAD", "_BARE_NAME", "_TOKEN"):
+        counters.append(Counting(getattr(keyparse, name)))
+        monkeypatch.setattr(keyparse, name, counters[-1])
+    consts = tuple((Counting(pattern), repl) for pattern, repl in keyparse._CONSTS)
+    counters += [c for c, _ in consts]
+    monkeypatch.setattr(keyparse, "_CONSTS", consts)
+    return lambda: sum(c.steps for c in counters)
+
+
+def _work_per_size(regex_work, family, sizes=(250, 500, 1000, 2000)):
+    """Regex steps to parse family(n) for growing n (the parse may fail: garbled keys do)."""
+    counts = []
+    for n in sizes:
+        before = regex_work()
+        try:
+            KeyParser().parse(family(n))
+        except KeyParseError:
+            pass
+        counts.append(regex_work() - before)
+    return counts
+
+
+def _assert_linear(counts, sizes=(250, 500, 1000, 2000)):
+    # doubling the input may at most (about) double the work: quadratic work would quadruple it
+    growth = [b / a for a, b in zip(counts, counts[1:])]
+    assert all(g <= 2.2 for g in growth), f"regex steps {counts} for sizes {sizes}: growth {growth}"
+
+
+GARBLED = {
+    "unclosed parens": lambda n: "(" * n + "{",
+    "only open parens": lambda n: "(" * n,
+    "deep nesting": lambda n: "('a', 'b', " + "(" * n + "1" + ")" * n + ")",
+    "numbers then junk": lambda n: "1 " * n + "{",
+}
+
+
+@pytest.mark.parametrize("family", GARBLED.values(), ids=GARBLED.keys())
+def test_garbled_keys_fail_cleanly_in_linear_work(family, regex_work):
+    # a depth limit (no RecursionError) and regexes whose work grows linearly with the key
     with pytest.raises(KeyParseError):
-        parse_key(text)
-    assert time.process_time() - t0 < 0.5
+        parse_key(family(5000))
+    _assert_linear(_work_per_size(regex_work, family))
 
 
 @pytest.mark.parametrize("text", [
@@ -125,12 +166,29 @@ def test_structural_path_agrees_with_exact_parser(text):
     assert p.extras == want_extras
 
 
-def test_structural_regex_stays_linear_on_long_garbled_keys():
-    for text in ["('a', 'b', ((" + "1, " * 200_000 + ")", "('a', 'b', ((1), " + "(2), " * 100_000 + "x",
-                 "('a', 'b', ((1, 2)), " + ")" * 200_000]:
-        t0 = time.process_time()
-        try:
-            KeyParser().parse(text)
-        except KeyParseError:
-            pass
-        assert time.process_time() - t0 < 0.5
+LONG_GARBLED = {
+    "unclosed shape": lambda n: "('a', 'b', ((" + "1, " * n + ")",
+    "many shapes then junk": lambda n: "('a', 'b', ((1), " + "(2), " * n + "x",
+    "closing parens": lambda n: "('a', 'b', ((1, 2)), " + ")" * n,
+    "valid, many shapes": lambda n: "('a', 'b', ((1, 2)" + ", (3, 4)" * n + "), (torch.bfloat16, 8))",
+}
+
+
+@pytest.mark.parametrize("family", LONG_GARBLED.values(), ids=LONG_GARBLED.keys())
+def test_structural_regex_stays_linear_on_long_garbled_keys(family, regex_work):
+    counts = _work_per_size(regex_work, family)
+    assert counts[0] > 250  # the count is real work, not zero
+    _assert_linear(counts)
+
+
+def test_the_step_counter_sees_quadratic_backtracking():
+    """The counter itself: a pattern known to backtrack quadratically is reported as such."""
+    import re
+
+    bad = Counting(re.compile(r"x*y"))  # searched in x...x: every start position rescans the rest
+    counts = []
+    for n in (50, 100, 200):
+        before = bad.steps
+        bad.search("x" * n)
+        counts.append(bad.steps - before)
+    assert counts[2] / counts[1] > 3.5

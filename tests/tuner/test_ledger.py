@@ -35,7 +35,7 @@ def test_killed_parent_loses_at_most_the_attempt_in_flight_and_rerun_resumes(tmp
                   timeout_s=20, progress=None, env=dict(FAKE_ENV), workers=1, gpus=[])
     """)
     parent = subprocess.Popen([sys.executable, "-c", script])
-    deadline = time.time() + 60
+    deadline = time.time() + 600  # a bound on waiting, not a speed requirement
     while time.time() < deadline:
         if ledger.exists() and len(ledger.read_text().splitlines()) >= 2:
             break

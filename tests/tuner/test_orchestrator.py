@@ -54,7 +54,7 @@ def test_timeout_kills_the_whole_process_group(tmp_path):
     assert run.attempts[0].diagnosis is Diagnosis.TIMEOUT
     pidfile = next((tmp_path / "s").rglob("result.json.grandchild"))
     pid = int(pidfile.read_text().split()[0])
-    deadline = time.time() + 5
+    deadline = time.time() + 120  # a bound on waiting for the kill, not a speed requirement
     while time.time() < deadline:
         try:
             os.kill(pid, 0)
