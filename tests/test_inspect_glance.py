@@ -113,3 +113,15 @@ def test_report_carries_the_tile_map_as_picture_and_folded_table(run, sample, tm
     assert "## Tile map" in text and "![tile map: winning tile per bucket (decoded)](report-tilemap.png)" in text
     assert (tmp_path / "report-tilemap.png").read_bytes()[:4] == b"\x89PNG"
     assert "<summary>Tile map as a table (2 rows)</summary>" in text
+
+
+def test_tile_map_colours_only_when_asked(sample):
+    from tiletune.formats.table import format_inspect
+    from tiletune.pipeline import inspect
+    from tiletune.readers.interface import ReadContext
+
+    result = inspect([sample("demo")], ReadContext())
+    plain, coloured = format_inspect(result), format_inspect(result, colour=True)
+    assert "\x1b[" not in plain
+    tile_map = coloured.split("Tile map", 1)[1].split("\n\n", 1)[0]
+    assert "\x1b[31m128x32x128 !4" in tile_map and "\x1b[32m128x64x128 swapAB ~" in tile_map

@@ -281,7 +281,7 @@ def inspect_command(
         _refuse_outputs_over_inputs([("--output", output)], [], result)
         from tiletune.formats import render
 
-        view = {"all_rows": all_rows, "runtime_m": ms, "width": _terminal_width(output)}
+        view = {"all_rows": all_rows, "runtime_m": ms, "width": _terminal_width(output), "colour": _colour(output)}
         _emit(render("inspect", result, format.value, **view), output)  # JSON comes in chunks, written as made
         _report_problems(result)
         return _gate(result, fail_on)
@@ -331,6 +331,11 @@ def _runtime_ms(text: Optional[str]) -> tuple[int, ...]:
     if len(out) > 64:
         raise UsageError(f"--m takes at most 64 values ({len(out)} given)")
     return tuple(out)
+
+
+def _colour(output: Optional[Path]) -> bool:
+    """ANSI colours only on a terminal, and never when NO_COLOR is set (no-color.org)."""
+    return output is None and sys.stdout.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
 
 
 def _terminal_width(output: Optional[Path]) -> int:

@@ -37,7 +37,7 @@ class Formatter:
         return cast(Callable[[Any], Rendered], getattr(importlib.import_module(f"tiletune.formats.{module}"), name))
 
     def render(self, result: Any, fmt: str, **view: Any) -> Rendered:
-        """`view`: the command's view options (inspect: all_rows, runtime_m, width); every renderer
+        """`view`: the command's view options (inspect: all_rows, runtime_m, width, colour); every renderer
         of a command that has them accepts them, and a format that shows everything ignores them."""
         return self.renderer(fmt)(result, **view) if view else self.renderer(fmt)(result)
 

@@ -478,7 +478,7 @@ _CHUNK_ENTRIES = 2000
 
 def iter_inspect(result: InspectResult, **_view: Any) -> Iterator[str]:
     """`format_inspect`'s text in chunks, for writing as it is made. JSON holds every entry, so the
-    table's view options (`_view`: all_rows, runtime_m, width) change nothing here.
+    table's view options (`_view`: all_rows, runtime_m, width, colour) change nothing here.
 
     A 50,000-entry cache yields 50,000 entries whose parts repeat (the environment per input,
     the decoded config, the model numbers per distinct case): each repeated part is encoded once

@@ -87,9 +87,10 @@ def compact_sections(result: InspectResult, runtime_m: Sequence[int] = ()) -> li
     return out
 
 
-def format_inspect(result: InspectResult, *, all_rows: bool = False, runtime_m: Sequence[int] = (), width: int = 0) -> str:
+def format_inspect(result: InspectResult, *, all_rows: bool = False, runtime_m: Sequence[int] = (), width: int = 0,
+                   colour: bool = False) -> str:
     """Inspect output as Markdown (per-bucket lines by default, every tactic with `all_rows`;
-    `width` is the terminal's and does not apply to Markdown)."""
+    `width` and `colour` are the terminal's and do not apply to Markdown)."""
     from tiletune.formats.table import nothing_found
 
     if result.discovered and not result.sources and not result.entries and not result.problems:

@@ -114,7 +114,7 @@ def _fit_compact(rows: list[list[str]], width: int) -> tuple[list[str], list[lis
     return headers, rows
 
 
-def _compact_sections(result: InspectResult, runtime_m: Sequence[int], width: int) -> list[str]:
+def _compact_sections(result: InspectResult, runtime_m: Sequence[int], width: int, colour: bool = False) -> list[str]:
     """Per (arch, op, runner, N, K): one line per M bucket (the default view; --all lists tactics)."""
     ov = overview(result)
     analyses = glance.analyses_by_choice(result)
@@ -145,14 +145,16 @@ def _compact_sections(result: InspectResult, runtime_m: Sequence[int], width: in
     tmap = glance.tile_map_text(ov)
     if tmap and (len(ov.groups) > 1 or any(len(g.lines) > 1 for g in ov.groups)):
         if max(len(x) for x in tmap.splitlines()) <= width:
-            out += ["Tile map", tmap]
+            out += ["Tile map", glance.tile_map_text(ov, colour=True) if colour else tmap]
             out += _wrap(glance.MAP_LEGEND, indent="", width=width)
             out.append("")
     return out
 
 
-def format_inspect(result: InspectResult, *, all_rows: bool = False, runtime_m: Sequence[int] = (), width: int = WIDTH) -> str:
-    """The whole terminal report: compact per-bucket lines by default, every tactic with `all_rows`."""
+def format_inspect(result: InspectResult, *, all_rows: bool = False, runtime_m: Sequence[int] = (), width: int = WIDTH,
+                   colour: bool = False) -> str:
+    """The whole terminal report: compact per-bucket lines by default, every tactic with `all_rows`;
+    `colour` marks the tile map's cells (green won, red failed or fallback) with ANSI colours."""
     if result.discovered and not result.sources and not result.entries and not result.problems:
         return nothing_found(result)
     out: list[str] = [*_wrap(_summary(result), indent="", width=width), ""]
@@ -170,7 +172,7 @@ def format_inspect(result: InspectResult, *, all_rows: bool = False, runtime_m: 
                 out += _wrap(note, indent="", width=width)
             out.append("")
     else:
-        out += _compact_sections(result, runtime_m, width)
+        out += _compact_sections(result, runtime_m, width, colour)
     if result.failures:
         out.append("Failures (per op/runner/tactic, counted across inputs)")
         out.append(_tab(view.failure_rows(result.failures), view.FAILURE_HEADERS, _FAILURE_WIDTHS))
