@@ -17,7 +17,8 @@ import re
 from typing import Any, Callable, List, Optional, Tuple
 
 try:  # the standard library's regex parser (3.11: re._parser; 3.10: sre_parse)
-    from re import _constants as C, _parser as P  # type: ignore[attr-defined]
+    from re import _constants as C  # type: ignore[attr-defined]
+    from re import _parser as P
 except ImportError:  # pragma: no cover - Python 3.10
     import sre_constants as C  # type: ignore[no-redef]
     import sre_parse as P  # type: ignore[no-redef]
@@ -27,6 +28,18 @@ _CATEGORIES = {
     C.CATEGORY_WORD: lambda c: c.isalnum() or c == "_", C.CATEGORY_NOT_WORD: lambda c: not (c.isalnum() or c == "_"),
     C.CATEGORY_SPACE: str.isspace, C.CATEGORY_NOT_SPACE: lambda c: not c.isspace(),
 }
+
+
+def _is(x: str) -> Callable[[str], bool]:
+    return lambda c: c == x
+
+
+def _is_not(x: str) -> Callable[[str], bool]:
+    return lambda c: c != x
+
+
+def _between(lo: str, hi: str) -> Callable[[str], bool]:
+    return lambda c: lo <= c <= hi
 
 
 class Steps:
@@ -46,9 +59,9 @@ class Steps:
 
     def _emit(self, op: Any, av: Any) -> None:
         if op is C.LITERAL:
-            self.prog.append(("char", lambda c, x=chr(av): c == x))
+            self.prog.append(("char", _is(chr(av))))
         elif op is C.NOT_LITERAL:
-            self.prog.append(("char", lambda c, x=chr(av): c != x))
+            self.prog.append(("char", _is_not(chr(av))))
         elif op is C.ANY:
             self.prog.append(("char", (lambda c: True) if self.dotall else (lambda c: c != "\n")))
         elif op is C.IN:
@@ -110,9 +123,9 @@ class Steps:
         tests: List[Callable[[str], bool]] = []
         for op, av in items[1:] if negate else items:
             if op is C.LITERAL:
-                tests.append(lambda c, x=chr(av): c == x)
+                tests.append(_is(chr(av)))
             elif op is C.RANGE:
-                tests.append(lambda c, lo=chr(av[0]), hi=chr(av[1]): lo <= c <= hi)
+                tests.append(_between(chr(av[0]), chr(av[1])))
             elif op is C.CATEGORY:
                 tests.append(_CATEGORIES[av])
             else:

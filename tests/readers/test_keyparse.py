@@ -6,11 +6,10 @@ Linear time is shown by counting work (regex_steps.py), never by timing: speed i
 from __future__ import annotations
 
 import pytest
+from regex_steps import Counting
 
 from tiletune.readers import keyparse
 from tiletune.readers.keyparse import KeyParseError, KeyParser, Name, _exact, parse_key, parse_literal
-
-from regex_steps import Counting
 
 REAL_KEY = (  # from the real 0.7.2.post1 H200 cache in cache_samples/real/
     "('fp8_gemm', 'CublasFp8GemmRunner', ((1, 1, 4096), (1, 4096, 4096), (), (), (1, -1, 4096), (-1,)), "
