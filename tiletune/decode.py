@@ -20,7 +20,7 @@ from tiletune import catalogs, ops
 from tiletune.archs import arch_family
 from tiletune.catalogs import Catalog, moe, nearest_releases
 from tiletune.records import Decode, Decoded, Entry, Environment, Problem, Status, TuningRecord, Undecoded, freeze
-from tiletune.vocabulary import FUSED_MOE_OPS
+from tiletune.vocabulary import FUSED_MOE_FAMILY, FUSED_MOE_OPS
 
 # Runner-name prefixes of tactics that are not CUTLASS config indices, and what they are instead.
 _NOT_CUTLASS: tuple[tuple[str, str], ...] = (
@@ -46,6 +46,8 @@ def decode(record: TuningRecord) -> Entry:
 
 def decode_tactic(record: TuningRecord, problem: Optional[Problem] = None) -> Decode:
     """What `record.tactic` means for its op/runner on its release and arch."""
+    if record.source_kind == "log" and (not record.env.flashinfer_version or not record.env.arch):
+        return _decode_uncached(record, problem)  # the reason names the clues a text is searched for
     if record.op not in FUSED_MOE_OPS:  # dense: the answer depends on these five values only
         args = (record.op, record.runner, record.env.flashinfer_version, record.env.arch, record.tactic)
         try:
@@ -86,8 +88,8 @@ def _decode_uncached(record: TuningRecord, problem: Optional[Problem]) -> Decode
         # an INFO "Skipped N unsupported tactic(s)" count: the line names no runner and no tactic
         return Undecoded(reason="runner not named: an INFO summary counts failed tactics without naming them "
                                 "(FLASHINFER_LOGGING_LEVEL=debug logs each)")
-    if runner == "MoERunner" and not op:
-        return Undecoded(reason="MoERunner without its op: the log never said whether it tuned gemm1 or gemm2")
+    if runner == "MoERunner" and op in ("", FUSED_MOE_FAMILY):
+        return _moe_either_gemm(record)
     why_not = not_cutlass_reason(op, runner)
     if why_not:
         named = name_non_cutlass_tactic(op, runner, record.tactic)
@@ -117,6 +119,25 @@ def _decode_uncached(record: TuningRecord, problem: Optional[Problem]) -> Decode
         return _decode_cached(canon, arch_family(arch), op, runner, key, record.tactic)
     except TypeError:  # unhashable tactic: decode uncached
         return _decode_cached.__wrapped__(canon, arch_family(arch), op, runner, key, record.tactic)
+
+
+def _moe_either_gemm(record: TuningRecord) -> Undecoded:
+    """A CUTLASS fused-MoE MoERunner tactic whose text never says gemm1 or gemm2: both candidates."""
+    import dataclasses
+
+    if not record.env.flashinfer_version or not record.env.arch:
+        return Undecoded(reason="CUTLASS fused-MoE MoERunner; gemm1 or gemm2 not named; " + missing_env_reason(record))
+    cands, said = [], []
+    for op in FUSED_MOE_OPS:
+        d = _decode_uncached(dataclasses.replace(record, op=op), None)
+        if isinstance(d, Decoded):
+            cands.append(d.config)
+            said.append(f"{op.rsplit('::', 1)[-1]} {d.config.label()}")
+        elif isinstance(d, Undecoded):
+            cands.extend(d.candidates)
+            said.append(f"{op.rsplit('::', 1)[-1]} {d.candidates_label() or 'not decoded (' + d.reason.split(';')[0][:120] + ')'}")
+    return Undecoded(reason="CUTLASS fused-MoE MoERunner tactic; the text does not say gemm1 or gemm2: "
+                            + "; ".join(said), candidates=tuple(cands))
 
 
 def missing_env_reason(record: TuningRecord) -> str:

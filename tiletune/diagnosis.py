@@ -84,7 +84,7 @@ _KERNEL_FILE = re.compile(
 )
 # "on sm120/sm121", "on sm100", "for SM120", "_sm100_module", "fp4_gemm_cutlass_sm120"
 _ARCH_IN_ERROR = re.compile(r"\bon (sm_?\d{2,3}[af]?(?:\s*/\s*sm_?\d{2,3}[af]?)*)", re.I)
-_BOX_DIM = re.compile(r"boxDim\s*\(?\s*\(?(\d+)\s*,\s*(\d+)(?:\s*,\s*(\d+))?")
+_BOX_DIM = re.compile(r"boxDim\s*[:=]?\s*[\(\[]?\s*(\d+(?:\s*,\s*\d+)*)")
 _RUNNER_LABEL = re.compile(r"\[(?P<label>[A-Za-z0-9 _-]*?(?:Runner|gemm|GEMM)[A-Za-z0-9 _-]*)\]")
 
 # A FlashInfer runner label -> (op, runner-family words). Order: most specific first.
@@ -169,7 +169,7 @@ def box_dim(text: str) -> Optional[Tuple[int, ...]]:
     m = _BOX_DIM.search(text)
     if not m:
         return None
-    return tuple(int(g) for g in m.groups() if g is not None)
+    return tuple(int(g) for g in re.split(r"\s*,\s*", m.group(1)))
 
 
 def op_for_runner_label(label: str) -> Optional[str]:

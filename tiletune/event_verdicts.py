@@ -19,7 +19,8 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
 
 from tiletune.archs import arch_family
-from tiletune.events import Event
+from tiletune.events import Event, InputFacts
+
 from tiletune.results import Verdict
 
 if TYPE_CHECKING:
@@ -34,11 +35,15 @@ def _fact_arch(ev: Event) -> Optional[str]:
     return str(a) if a else None
 
 
-def run_verdicts(events: Sequence[Event], analyzed: Sequence["AnalyzedEntry"]) -> Iterable["Verdict"]:
+def run_verdicts(events: Sequence[Event], analyzed: Sequence["AnalyzedEntry"],
+                 inputs: Sequence[InputFacts] = ()) -> Iterable["Verdict"]:
     """One verdict per input that has events worth a line (fatal first)."""
     by_source: "OrderedDict[str, list[Event]]" = OrderedDict()
+    ended = {i.source: i.ended for i in inputs if i.ended is not None and i.ended.value}
     for ev in events:
         by_source.setdefault(ev.source, []).append(ev)
+    for source in ended:
+        by_source.setdefault(source, [])
     arch_of: dict[str, Optional[str]] = {}
     tactic_lines: set[str] = set()
     for a in analyzed:
@@ -61,6 +66,10 @@ def run_verdicts(events: Sequence[Event], analyzed: Sequence["AnalyzedEntry"]) -
             op = str(first.fact("op") or "")
             fatal_lines.append(Verdict(arch=arch, op=op, text=text, fatal=True, source=source))
             continue
+        if source in ended:
+            fatal_lines.append(Verdict(arch=arch, op="", fatal=True, source=source, text=(
+                f"the run ended ({ended[source].source}) but the text does not show what ended it "
+                f"(the lines before the traceback may be cut or elided) ({source})")))
         parts = []
         oom = [e for e in evs if e.kind == "oom_fallback"]
         for e in oom:

@@ -105,4 +105,27 @@ class Event:
         }
 
 
-__all__ = ["EVENT_KINDS", "Event", "Fact", "HOW"]
+@dataclass(frozen=True, slots=True)
+class InputFacts:
+    """What one text input says about its run as a whole: arch, GPU, FlashInfer version, servers.
+
+    Each is a `Fact` (how known, from where) or None when the text does not say; `conflicts`
+    lists clues that disagree (then nothing is chosen and the user is asked)."""
+
+    source: str
+    arch: Optional[Fact] = None
+    gpu: Optional[Fact] = None
+    flashinfer_version: Optional[Fact] = None
+    servers: Tuple[Tuple[str, Fact], ...] = ()  # (server, version fact)
+    conflicts: Tuple[str, ...] = ()
+    ended: Optional[Fact] = None  # the text shows a process ending (a traceback, "hit an exception")
+
+    def to_jsonable(self) -> dict[str, Any]:
+        f = lambda x: x.to_jsonable() if x is not None else None  # noqa: E731
+        return {"source": self.source, "arch": f(self.arch), "gpu": f(self.gpu),
+                "flashinfer_version": f(self.flashinfer_version),
+                "servers": [{"server": s, **v.to_jsonable()} for s, v in self.servers],
+                "conflicts": list(self.conflicts), "ended": f(self.ended)}
+
+
+__all__ = ["EVENT_KINDS", "Event", "Fact", "HOW", "InputFacts"]

@@ -20,7 +20,7 @@ from typing import Callable, Mapping, Optional, Sequence
 from tiletune import event_verdicts
 from tiletune import verdicts as verdicts_mod
 from tiletune.decode import decode
-from tiletune.events import Event
+from tiletune.events import Event, InputFacts
 from tiletune.failures import aggregate_failures, not_built_ops
 from tiletune.model_adapter import ModelPort
 from tiletune.not_tried import not_tried as find_not_tried
@@ -64,6 +64,7 @@ def inspect(
     return build(
         entries,
         events=outcome.events,
+        inputs=outcome.inputs,
         problems=outcome.problems,
         sources=outcome.sources,
         searched=searched,
@@ -82,6 +83,7 @@ def build(
     gpu: Optional[str] = None,
     model: Optional[ModelPort] = None,
     events: Sequence[Event] = (),
+    inputs: Sequence[InputFacts] = (),
 ) -> InspectResult:
     """Analyse decoded entries and derive failures, not-tried lists and verdicts.
 
@@ -94,7 +96,7 @@ def build(
     failures = tuple(aggregate_failures(analyzed, port, not_built_ops(entries)))
     never_tried = tuple(find_not_tried(analyzed))
     # what ended a run leads; then the per-(arch, op) tuning verdicts (with the buckets whose ranks disagree)
-    verdicts = (tuple(event_verdicts.run_verdicts(events, analyzed))
+    verdicts = (tuple(event_verdicts.run_verdicts(events, analyzed, inputs))
                 + tuple(verdicts_mod.with_rank_disagreements(
                     verdicts_mod.verdicts(analyzed, failures, never_tried), tuple(rank_disagreements(analyzed)))))
     calibrated = evidence_notes(analyzed, failures, never_tried, port)  # only where the inputs measured times
@@ -110,6 +112,7 @@ def build(
         gpus=port.choices(),
         notes=port.notes() + calibrated,
         events=tuple(events),
+        inputs=tuple(inputs),
     )
 
 

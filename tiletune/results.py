@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple, Optional, Tuple
 
-from tiletune.events import Event
+from tiletune.events import Event, InputFacts
 from tiletune.records import CatalogRef, Entry, InputProblem, Problem, Tactic, TileConfig, quick_init
 
 if TYPE_CHECKING:
@@ -186,6 +186,12 @@ class InspectResult:
     gpus: tuple[GpuChoice, ...] = ()
     notes: tuple[str, ...] = ()
     events: tuple[Event, ...] = ()  # non-entry facts of logs and pasted text (tiletune.events)
+    inputs: tuple[InputFacts, ...] = ()  # what each text input says about its run (arch, versions)
+
+    @property
+    def run_ended(self) -> bool:
+        """A fatal event, or an input whose text shows a process ending even where it does not say why."""
+        return bool(self.fatal_events) or any(i.ended is not None and i.ended.value for i in self.inputs)
 
     @property
     def fatal_events(self) -> tuple[Event, ...]:
@@ -196,9 +202,9 @@ class InspectResult:
         """`--fail-on fatal|failed`: True when such findings exist (the CLI then exits 1); 'failed'
         covers failed tactics and fatal events."""
         if what == "fatal":
-            return bool(self.fatal_events)
+            return self.run_ended
         if what == "failed":
-            return bool(self.failures) or bool(self.fatal_events)
+            return bool(self.failures) or self.run_ended
         raise ValueError(f"--fail-on {what!r}: expected fatal or failed")
 
     @property

@@ -446,7 +446,8 @@ def inspect_dict(result: InspectResult, *, entries: bool = True, notes: Optional
         "not_tried": [not_tried_dict(nt) for nt in result.not_tried],
         "verdicts": [verdict_dict(v) for v in result.verdicts],
         "events": [e.to_jsonable() for e in result.events],
-        "fatal": bool(result.fatal_events),
+        "inputs": [i.to_jsonable() for i in result.inputs],
+        "fatal": result.run_ended,
         "problems": [
             {"source": p.source, "message": p.message, "fatal": p.fatal, "loses_data": loses_data(p)} for p in result.problems
         ],

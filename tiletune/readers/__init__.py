@@ -22,7 +22,7 @@ from typing import Optional, Sequence, Union
 
 from tiletune import inputs
 from tiletune.errors import ReaderError, unexpected
-from tiletune.events import Event
+from tiletune.events import Event, InputFacts
 from tiletune.readers.interface import ReadContext
 from tiletune.records import InputProblem, TuningRecord
 
@@ -59,6 +59,7 @@ class ReadOutcome:
     problems: tuple[InputProblem, ...]
     sources: tuple[tuple[str, str], ...]
     events: tuple[Event, ...] = ()  # non-entry facts of logs and pasted text (tiletune.events)
+    inputs: tuple[InputFacts, ...] = ()  # what each text input says about its run (arch, versions)
 
 
 _modules: Optional[tuple[ModuleType, ...]] = None
@@ -109,6 +110,17 @@ def _route(path: Path, head: bytes) -> Optional[ModuleType]:
     return None
 
 
+def _is_text(head: bytes) -> bool:
+    """Non-empty, no NUL byte, UTF-8 (a cut multi-byte character at the 4 KiB edge allowed), not JSON."""
+    if not head or b"\x00" in head or head.lstrip()[:1] in (b"{", b"["):
+        return False
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return e.start >= len(head) - 3
+    return True
+
+
 def _describe_unknown(path: Path, head: bytes) -> str:
     if not head:
         return f"{path}: empty file, nothing to read"
@@ -124,6 +136,7 @@ class _Collector:
         self.problems: list[InputProblem] = []
         self.sources: list[tuple[str, str]] = []
         self.events: list[Event] = []
+        self.inputs: list[InputFacts] = []
         self.stdin_read = False
         self.seen: set[tuple[int, int]] = set()  # (device, inode) of every file and directory visited
 
@@ -148,6 +161,8 @@ class _Collector:
                     records.append(item)
                 elif isinstance(item, Event):
                     events.append(item)
+                elif isinstance(item, InputFacts):
+                    self.inputs.append(item)
                 else:
                     problems.append(item)
         except OSError as e:  # a file vanished or lost permission mid-read
@@ -178,6 +193,10 @@ class _Collector:
         if mod is None and explicit and path.suffix == ".json" and head.lstrip()[:1] in (b"{", b"["):
             # JSON the sniffers do not recognise: the v1 reader says precisely what is wrong with it
             mod = next((m for m in reader_modules() if m.__name__.endswith(".flashinfer_v1")), None)
+        if mod is None and explicit and _is_text(head):
+            # a text file named on the command line (a ticket, a crash output): the log reader says
+            # what it holds (events, a pasted cache) or that it holds nothing tiletune reads
+            mod = next((m for m in reader_modules() if m.__name__.endswith(".logs")), None)
         if mod is None:
             if explicit:
                 self.problems.append(InputProblem(str(path), _describe_unknown(path, head), loses_data=True))
@@ -196,6 +215,7 @@ class _Collector:
         del self.problems[n_problems:]
         self.records.extend(recovered)
         self.events.extend(i for i in items if isinstance(i, Event))
+        self.inputs.extend(i for i in items if isinstance(i, InputFacts))
         self.problems.extend(i for i in items if isinstance(i, InputProblem))
         first = json_problem[0].message.split(": ", 1)[-1] if json_problem else "invalid JSON"
         self.problems.append(InputProblem(str(path), f"{path}: not valid JSON ({first}); read as a pasted cache, "
@@ -239,6 +259,8 @@ class _Collector:
                 self.records.append(item)
             elif isinstance(item, Event):
                 self.events.append(item)
+            elif isinstance(item, InputFacts):
+                self.inputs.append(item)
             else:
                 self.problems.append(item)
         if len(self.records) > n or any(isinstance(i, Event) for i in items):
@@ -316,5 +338,5 @@ def read_inputs(paths: Sequence[Union[str, Path]], ctx: ReadContext) -> ReadOutc
         else:  # a FIFO or device would block or never end: never open one
             c.problems.append(InputProblem(str(path), f"{path}: not a regular file or directory", loses_data=True))
     return ReadOutcome(records=tuple(c.records), problems=tuple(c.problems), sources=tuple(c.sources),
-                       events=tuple(c.events))
+                       events=tuple(c.events), inputs=tuple(c.inputs))
 

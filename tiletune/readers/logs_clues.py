@@ -30,6 +30,11 @@ _JIT_PATH = re.compile(r"\.cache/flashinfer/(?P<ver>" + _VER + r")/(?P<arch>\d{2
 _SGLANG_CACHE = re.compile(r"/autotune/(?P<ver>" + _VER + r")/(?P<arch>sm_?\d{2,3}[afn]?)/(?:(?P<hash>[0-9a-f]{6,})/)?(?:rank_tp(?P<tp>\d+)_pp(?P<pp>\d+)_dp(?P<dp>\d+))?")
 _VLLM_CACHE = re.compile(r"flashinfer_autotune_cache/(?P<ver>" + _VER + r")/(?P<arch>\d{2,3}[afn]?)/")
 _MODULE = re.compile(r"(?:_|\b)sm(?P<arch>\d{2,3})[af]?_module\b|\b(?:fp4|fp8|mxfp8|bf16)_gemm_cutlass_sm(?P<arch2>\d{2,3})\b|fused_moe_(?P<arch3>\d{2,3})\b")
+# "Compute Capability: 12.0", "compute capability 12.1"; CUTLASS kernel names "cutlass3x_sm90_...",
+# cubin / kernel names ending "_sm100f"; nvcc "-arch=sm_121" (what a binary was built for: weakest)
+_CC = re.compile(r"compute capability[: ]+(?P<cc>\d{1,2}\.\d)", re.I)
+_KERNEL_NAME = re.compile(r"\bcutlass3x_sm(?P<a>\d{2,3})_|_sm(?P<b>\d{2,3})[af]?(?:\.cubin|\b(?=\s|$|`|'|\)))")
+_BUILD_ARCH = re.compile(r"-arch[= ](?:sm|compute)_(?P<a>\d{2,3})[af]?\b")
 _GPU_GATE = re.compile(r"NVIDIA|GeForce|RTX|\bGB10\b|\bGB[23]00\b|\bB[123]00\b|\bH[12]00\b|DGX Spark")
 _GPU_NAME = re.compile(r"NVIDIA (?:GeForce )?[A-Za-z0-9][A-Za-z0-9 .-]{1,60}")
 _FI_VERSION = re.compile(
@@ -41,7 +46,8 @@ _SERVER_BANNERS: Tuple[Tuple[str, "re.Pattern[str]"], ...] = (
 )
 
 # Strength of each clue kind (higher wins).
-_ARCH_STRENGTH = {"jit path": 6, "cache path": 6, "kernel file name": 5, "gpu name": 4, "module name": 3, "error text": 2}
+_ARCH_STRENGTH = {"jit path": 6, "cache path": 6, "compute capability": 6, "kernel file name": 5, "kernel name": 5,
+                  "gpu name": 4, "module name": 3, "error text": 2, "build flag": 1}
 _VERSION_STRENGTH = {"jit path": 6, "cache path": 6, "package version": 5, "server release pin": 1}
 
 
@@ -140,6 +146,24 @@ class ClueSet:
                                lineno, "on " + "/".join(archs)))
         if _GPU_GATE.search(text):
             self._gpu(lineno, text)
+        if "apability" in text:
+            m = _CC.search(text)
+            if m:
+                arch = normalize_arch(m.group("cc"))
+                if arch:
+                    self._add(Clue("arch", arch, "decoded", "compute capability", lineno, m.group(0)))
+        if "_sm" in text:
+            m = _KERNEL_NAME.search(text)
+            if m:
+                arch = normalize_arch(m.group("a") or m.group("b"))
+                if arch:
+                    self._add(Clue("arch", arch, "decoded", "kernel name", lineno, m.group(0).strip("_")))
+        if "-arch" in text:
+            m = _BUILD_ARCH.search(text)
+            if m:
+                arch = normalize_arch(m.group("a"))
+                if arch:  # what a binary was built for, not necessarily the device
+                    self._add(Clue("arch", arch, "inferred", "build flag", lineno, m.group(0)))
         if "vllm" in low or "sglang" in low or "tensorrt" in low:
             for server, rx in _SERVER_BANNERS:
                 m = rx.search(text)
@@ -195,6 +219,10 @@ class ClueSet:
     def best_version(self) -> Tuple[Optional[Clue], List[Clue]]:
         best, conflicts = self._best("flashinfer_version", _VERSION_STRENGTH)
         if best is not None:
+            # a JIT/cache path names the base release ("0.6.8"); a package line may refine it ("0.6.8.post1")
+            finer = [c for c in conflicts if str(c.value).startswith(str(best.value)) and c.value != best.value]
+            if finer and len(finer) == len(conflicts):
+                return finer[0], []
             return best, conflicts
         for s in self.servers():
             server, ver = s.value

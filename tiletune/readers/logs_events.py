@@ -31,14 +31,26 @@ MAX_LINES_KEPT = 64
 MAX_EVENTS = 4096  # distinct events per input; past it only counts grow
 _ATTACH_WINDOW = 12  # lines after a fatal line that may still carry its kernel file / boxDim
 
-_INIT_FAILED = re.compile(r"Failed to initialize (?:the )?cutlass (?P<what>.+?)(?: on (?P<archs>sm_?\d{2,3}[af]?(?:\s*/\s*sm_?\d{2,3}[af]?)*))?\s*[.:]\s*Error:\s*(?P<status>Error [A-Za-z ]+?)(?=\s*(?:\(|$|\.|,))", re.I)
-_TRT_ASSERT = re.compile(r"Assertion failed: Failed to initialize cutlass (?P<what>TMA WS grouped gemm|grouped gemm|[\w ]+?gemm)", re.I)
+_INIT_FAILED = re.compile(r"Failed to (?P<phase>initialize|run) (?:the )?cutlass (?P<what>.+?)(?: on (?P<archs>sm_?\d{2,3}[af]?(?:\s*/\s*sm_?\d{2,3}[af]?)*))?\s*[.:]\s*Error:\s*(?P<status>Error [A-Za-z ]+?)(?=\s*(?:\(|$|\.|,|`|'|\"))", re.I)
+_TRT_ASSERT = re.compile(r"Assertion failed: (?:Failed to initialize cutlass (?P<what>TMA WS grouped gemm|grouped gemm|[\w ]+?gemm)|Error occurred when (?P<run>running GEMM))", re.I)
+# a CUTLASS status returned by initialize() in a plain CUTLASS program ("Status::kErrorInternal during initialize()")
+_CUTLASS_INIT = re.compile(r"(?:Status::)?(?P<status>kError\w+) (?:during|in|from|at) initialize\(\)")
+# exception markers: a runner's line raised (not only printed per tactic)
+_RAISED = re.compile(r"\b\w+(?:Error|Exception): |what\(\):|terminate called|Assertion failed|\bERROR\b|\[E\]|Traceback")
+# a process that ended: upgrades a "maybe fatal" event before it (a sticky CUDA error after a tactic failure)
+_DIED = re.compile(r"hit an exception|Traceback \(most recent call last\)|Engine core initialization failed|"
+                   r"Worker failed|Process EngineCore|core dumped|Aborted|Failed to initialize executor|"
+                   r"Scheduler hit an exception|WorkerProc hit|RuntimeError: |File \"[^\"]+\", line \d+, in \w", re.I)
+# a dispatcher that has no kernel for the tile it was asked for, raised: the runner cannot run
+_UNSUPPORTED_TILE = re.compile(r"(?P<exc>\w+Error: )?(?P<msg>Unsupported tile shape config (?P<cfg>\d+) for MoE gemm|Unsupported tile \([^)]*\) and cluster \([^)]*\) shape combination for arch \d+|Config is invalid for \w+ GEMM)")
 _TMA = re.compile(r"Failed to initialize the TMA descriptor", re.I)
 _SMEM_EXCEEDED = re.compile(r"(?P<what>[\w ]*GEMM) requires (?P<need>\d[\d,]*) bytes (?:of )?shared memory,? but (?:the )?device (?:only )?supports (?P<limit>\d[\d,]*)", re.I)
-_CUDA = re.compile(r"(?:torch\.(?:Accelerator|Cuda)Error: )?CUDA error: (?P<msg>[A-Za-z][^\n]*?)(?=\s*(?:CUDA kernel errors|Search for|Compile with|\(|$))|(?P<name>CUDA_ERROR_[A-Z_]+|cudaError[A-Z]\w+)")
+_SMEM_LACKS = re.compile(r"GPU lacks the shared memory resources to run (?P<what>\w+) kernel", re.I)
+_SMEM_TRITON = re.compile(r"OutOfResources: (?:out of resource: )?shared memory, Required: (?P<need>\d+), Hardware limit: (?P<limit>\d+)")
+_CUDA = re.compile(r"(?:torch\.(?:Accelerator|Cuda)Error: )?(?:CUDA error|Error \[CUDA\]): (?P<msg>[A-Za-z][^\n]*?)(?=\s*(?:CUDA kernel errors|Search for|Compile with|\(|$))|(?P<name>CUDA_ERROR_[A-Z_]+|cudaError[A-Z]\w+)")
 _CUDA_IGNORE = re.compile(r"CUDA kernel errors might be|For debugging consider passing|Compile with `TORCH_USE_CUDA_DSA`|See above for details", re.I)
-_CACHE_PATH = re.compile(r"Running FlashInfer autotune with cache:\s*(?P<path>\S+)")
-_TQDM = re.compile(r"Tuning (?P<op>[\w:.]+?):\s*(?P<pct>\d+)%\|[^|]*\|\s*(?P<done>\d+)/(?P<total>\d+)")
+_CACHE_PATH = re.compile(r"(?:Running FlashInfer autotune with cache|Using FlashInfer autotune cache file|FlashInfer autotune cache(?: file)?)[:\s]+(?P<path>/\S+)")
+_TQDM = re.compile(r"Tuning (?P<op>[\w:.]+?):\s*(?:(?P<pct>\d+)%\s*(?:\|[^|]*\|)?)?\s*(?P<done>\d+)/(?P<total>\d+)")
 _SERVED = re.compile(r"Application startup complete|Uvicorn running on|The server is fired up|ready to roll|Starting vLLM API server|Available routes are", re.I)
 
 
@@ -54,12 +66,15 @@ class EventLog:
         self._events: Dict[Tuple[Any, ...], Dict[str, Any]] = {}
         self._open: Optional[Tuple[Tuple[Any, ...], int]] = None  # a fatal event that may get more facts
         self._served_line: Optional[int] = None  # the first "server is up" line
+        self._died_line: Optional[int] = None  # the first line that shows a process ending
         self._last_box: Optional[Tuple[Tuple[int, ...], int]] = None  # (boxDim, line) of the last TMA dump line
+        self._last_cuda: Dict[str, int] = {}
         self.dropped = 0
 
     # ----- recording ---------------------------------------------------------------------------
     def add(self, kind: str, line: Optional[int], text: str, summary: str, facts: Dict[str, Fact],
-            key: Tuple[Any, ...] = (), fatal: Optional[bool] = None, count: int = 1) -> Tuple[Any, ...]:
+            key: Tuple[Any, ...] = (), fatal: Optional[bool] = None, count: int = 1,
+            maybe_fatal: bool = False) -> Tuple[Any, ...]:
         ident = (kind,) + tuple(key)
         ev = self._events.get(ident)
         if ev is None:
@@ -67,7 +82,7 @@ class EventLog:
                 self.dropped += count
                 return ident
             ev = self._events[ident] = dict(kind=kind, line=line, text=text.strip()[:500], summary=summary,
-                                            facts=dict(facts), fatal=fatal, count=0, lines=[])
+                                            facts=dict(facts), fatal=fatal, count=0, lines=[], maybe_fatal=maybe_fatal)
         ev["count"] += count
         if line is not None and len(ev["lines"]) < MAX_LINES_KEPT:
             ev["lines"].append(line)
@@ -84,13 +99,24 @@ class EventLog:
     def events(self) -> List[Event]:
         out = []
         for ev in sorted(self._events.values(), key=lambda e: (e["line"] or 0)):
+            if ev["fatal"] is False and ev.get("maybe_fatal") and self._died_line is not None and ev["line"] is not None \
+                    and ev["line"] <= self._died_line:
+                ev["fatal"] = None  # the process ended after it: the kind's default (fatal) holds
+                ev["facts"]["ended_run"] = Fact(True, "inferred", f"a process ended after it (line {self._died_line})")
             if (self._served_line is not None and ev["line"] is not None and ev["line"] > self._served_line
                     and ev["kind"] in ("runner_init_failed", "cuda_error", "tma_descriptor_failed", "smem_exceeded")):
                 ev["facts"].setdefault("served_before", Fact(True, "decoded", f"server-ready line {self._served_line}"))
+            if ev["fatal"] is False and ev.get("maybe_fatal"):
+                ev["facts"].setdefault("ended_run", Fact(False, "inferred", "no line after it shows the process ending"))
             out.append(Event(kind=ev["kind"], source=self.source, summary=ev["summary"], text=ev["text"],
                              line=ev["line"], count=ev["count"], lines=tuple(ev["lines"]),
                              facts=tuple(ev["facts"].items()), fatal=ev["fatal"]))
         return out
+
+    @property
+    def died_line(self) -> Optional[int]:
+        """The first line that shows a process ending (a traceback, 'hit an exception'), or None."""
+        return self._died_line
 
     @property
     def any_fatal(self) -> bool:
@@ -110,7 +136,9 @@ class EventLog:
                 self._last_box = (bd, lineno)
         if self._served_line is None and _SERVED.search(text):
             self._served_line = lineno
-        if "Failed to initialize" in text or "failed to initialize" in text:
+        if self._died_line is None and _DIED.search(text):
+            self._died_line = lineno
+        if "Failed to" in text or "failed to" in text or "Assertion failed" in text:
             if _TMA.search(text):
                 self._tma(lineno, text)
             elif "Assertion failed" in text and _TRT_ASSERT.search(text):
@@ -119,16 +147,31 @@ class EventLog:
                 m = _INIT_FAILED.search(text)
                 if m:
                     self._init_failed(lineno, text, m)
-        elif "shared memory" in text and "requires" in text:
-            m = _SMEM_EXCEEDED.search(text)
+        elif "initialize()" in text and "kError" in text:
+            m = _CUTLASS_INIT.search(text)
+            if m:
+                self._cutlass_init(lineno, text, m)
+        if "shared memory" in text:
+            m = _SMEM_EXCEEDED.search(text) or _SMEM_TRITON.search(text)
             if m:
                 self._smem_exceeded(lineno, text, m)
+            elif _SMEM_LACKS.search(text):
+                self._smem_exceeded(lineno, text, None)
         if "CUDA" in text or "cudaError" in text:
             self._cuda(lineno, text)
-        if "Running FlashInfer autotune with cache" in text:
+        if "autotune cache" in text or "autotune with cache" in text:
             m = _CACHE_PATH.search(text)
             if m:
                 self.cache_path(lineno, text, m.group("path"))
+        if "Unsupported tile" in text or "Config is invalid" in text:
+            m = _UNSUPPORTED_TILE.search(text)
+            if m:
+                raised = bool(m.group("exc")) or bool(_RAISED.search(text))
+                self.add("runner_init_failed", lineno, text,
+                         f"a runner has no kernel for the tile it was asked to run: {m.group('msg')}",
+                         {"error_class": Fact("not_instantiated", "decoded", "error text"),
+                          "error": Fact(m.group("msg"), "decoded", "error text")},
+                         key=("unsupported", m.group("msg")), fatal=None if raised else False, maybe_fatal=not raised)
 
     def _fatal_seen(self) -> None:
         """Hook for a fatal line (kept for symmetry; start-up vs serving is decided in events())."""
@@ -152,20 +195,34 @@ class EventLog:
         if d.smem_need is not None:
             facts["smem_need_bytes"] = Fact(d.smem_need, "measured", "error text")
             facts["smem_limit_bytes"] = Fact(d.smem_limit, "measured", "error text")
-        self._fatal_seen()
-        summary = (f"the {op or what} CUTLASS runner failed to initialize"
+        phase = m.group("phase").lower()
+        facts["phase"] = Fact(phase, "decoded", "error text")
+        raised = bool(_RAISED.search(text[: m.start()])) or bool(_RAISED.search(text))
+        summary = (f"the {op or what} CUTLASS runner failed to {phase}"
                    + (f" on {'/'.join(archs)}" if archs else "") + f", {status}")
         if d.smem_over:
             summary += f" (needs {d.smem_need:,} B of shared memory, limit {d.smem_limit:,} B)"
+        if not raised:
+            summary += " (printed, not shown raised: not shown to end the run)"
         ident = self.add("runner_init_failed", lineno, text, summary, facts,
-                         key=(d.runner_label or what, archs, status, d.smem_need))
+                         key=(d.runner_label or what, archs, status, d.smem_need, phase),
+                         fatal=None if raised else False, maybe_fatal=not raised)
         self._open = (ident, lineno)
 
     def _trt_assert(self, lineno: int, text: str) -> None:
         m = _TRT_ASSERT.search(text)
         assert m is not None
         d = diagnosis.diagnose(text)
-        what = m.group("what").strip()
+        if m.group("run"):
+            facts0: Dict[str, Fact] = {"phase": Fact("run", "decoded", "assertion text"),
+                                       "error_class": Fact("launch_failure", "inferred", "'Error occurred when running GEMM'")}
+            kf = re.search(r"([\w/]+\.(?:cpp|cu|h)):(\d+)", text)
+            if kf:
+                facts0["file"] = Fact(f"{kf.group(1).rsplit('/', 1)[-1]}:{kf.group(2)}", "decoded", "assertion text")
+            self.add("runner_init_failed", lineno, text, "a TensorRT-LLM GEMM runner failed while running (assertion)",
+                     facts0, key=("trt-run", facts0.get("file").value if "file" in facts0 else None))
+            return
+        what = (m.group("what") or "").strip()
         facts: Dict[str, Fact] = {"runner": Fact(f"TensorRT-LLM cutlass {what}", "decoded", "assertion text"),
                                   "op": Fact("fused_moe", "inferred", f"'{what}' is the CUTLASS fused-MoE grouped GEMM"),
                                   "error_class": Fact("initialize", "decoded", "assertion text")}
@@ -211,15 +268,41 @@ class EventLog:
             facts["box_dim"] = Fact(self._last_box[0], "decoded", f"TMA descriptor dump (line {self._last_box[1]})")
         self._fatal_seen()
         box = facts.get("box_dim")
+        code = re.search(r"TMA descriptor\s+(\d+)", text)
+        # "... due to an illegal memory access": a sticky CUDA error, the process cannot go on
+        cls, _ = diagnosis.classify(text.replace("Failed to initialize the TMA descriptor", ""))
+        sticky = cls in (diagnosis.ErrorClass.ILLEGAL_ACCESS, diagnosis.ErrorClass.ILLEGAL_INSTRUCTION)
+        if code:
+            facts["error_code"] = Fact(int(code.group(1)), "decoded", "error text (a CUresult)")
         ident = self.add("tma_descriptor_failed", lineno, text,
-                         "a TMA descriptor was rejected (cuTensorMapEncode failed)"
+                         "a TMA descriptor was rejected (cuTensorMapEncode failed"
+                         + (f", CUresult {code.group(1)}" if code else "") + ")"
                          + (f"; boxDim {box.value} is the tile's TMA box" if box else ""),
-                         facts, key=(box.value if box else None,))
+                         facts, key=(box.value if box else None, code.group(1) if code else None),
+                         fatal=None if sticky else False, maybe_fatal=not sticky)
         self._open = (ident, lineno)
 
-    def _smem_exceeded(self, lineno: int, text: str, m: "re.Match[str]") -> None:
+    def _cutlass_init(self, lineno: int, text: str, m: "re.Match[str]") -> None:
+        status = m.group("status")
+        facts = {"cutlass_status": Fact(status, "decoded", "error text"), "phase": Fact("initialize", "decoded", "error text"),
+                 "error_class": Fact("initialize", "decoded", "error text")}
+        d = diagnosis.diagnose(text)
+        if d.smem_need is not None:
+            facts["smem_need_bytes"] = Fact(d.smem_need, "measured", "error text")
+        self.add("runner_init_failed", lineno, text, f"a CUTLASS kernel failed in initialize() with {status}", facts,
+                 key=("cutlass", status))
+
+    def _smem_exceeded(self, lineno: int, text: str, m: "Optional[re.Match[str]]") -> None:
+        if m is None:  # "GPU lacks the shared memory resources to run GroupedGEMM kernel": no numbers
+            lm = _SMEM_LACKS.search(text)
+            what = lm.group("what") if lm else "kernel"
+            self.add("smem_exceeded", lineno, text, f"the GPU lacks the shared memory to run the {what} kernel (no byte counts in the text)",
+                     {"error_class": Fact("shared_memory", "decoded", "error text"), "kernel": Fact(what, "decoded", "error text")},
+                     key=("lacks", what))
+            return
         need, limit = int(m.group("need").replace(",", "")), int(m.group("limit").replace(",", ""))
-        what = m.group("what").strip()
+        what = m.groupdict().get("what") or ("Triton kernel" if "OutOfResources" in text else "kernel")
+        what = what.strip()
         facts = {"smem_need_bytes": Fact(need, "measured", "error text"),
                  "smem_limit_bytes": Fact(limit, "measured", "error text (the device's per-block limit)"),
                  "error_class": Fact("shared_memory", "decoded", "error text")}
@@ -243,8 +326,31 @@ class EventLog:
         cls, _ = diagnosis.classify(text)
         facts = {"error": Fact(msg, "decoded", "error text"),
                  "error_class": Fact((cls or diagnosis.ErrorClass.CUDA_ERROR).value, "decoded", "error text")}
-        self._fatal_seen()
-        self.add("cuda_error", lineno, text, f"CUDA error: {msg}", facts, key=(msg.lower(),))
+        # one error prints as several lines ("CUDA error: ...", its cudaError name, torch's hint):
+        # lines of the same class within a few lines of the last are one occurrence
+        klass = (cls or diagnosis.ErrorClass.CUDA_ERROR).value
+        last = self._last_cuda.get(klass)
+        self._last_cuda[klass] = lineno
+        if last is not None and lineno - last <= 5:
+            return
+        self.add("cuda_error", lineno, text, f"CUDA error: {msg}", facts, key=(klass,))
+
+    def tactic_cuda_error(self, lineno: int, text: str, op: Optional[str]) -> None:
+        """A CUDA error inside an autotuner tactic failure: the autotuner caught it, but the error is
+        sticky and often ends the process (fatal when a later line shows the process ending)."""
+        cls, _ = diagnosis.classify(text)
+        if cls not in (diagnosis.ErrorClass.ILLEGAL_ACCESS, diagnosis.ErrorClass.ILLEGAL_INSTRUCTION,
+                       diagnosis.ErrorClass.CUDA_ERROR, diagnosis.ErrorClass.LAUNCH_FAILURE):
+            return
+        m = _CUDA.search(text)
+        msg = ((m.group("msg") or m.group("name")) if m else None) or text.strip()[:200]
+        facts = {"error": Fact(msg.strip(), "decoded", "autotuner failure line"),
+                 "error_class": Fact(cls.value, "decoded", "error text"),
+                 "where": Fact("inside an autotuner tactic failure", "decoded", "log line")}
+        if op:
+            facts["op"] = Fact(op, "decoded", "profile block")
+        self.add("cuda_error", lineno, text, f"CUDA error in a tactic the autotuner skipped: {msg.strip()[:160]}", facts,
+                 key=("tactic", cls.value), fatal=False, maybe_fatal=True)
 
     # ----- helpers the parser calls -------------------------------------------------------------
     def cache_path(self, lineno: int, text: str, path: str) -> None:
@@ -256,7 +362,8 @@ class EventLog:
         for c in cs.clues:
             if c.what in ("arch", "flashinfer_version", "rank"):
                 facts[c.what] = Fact(c.value, "decoded", f"cache path {c.text}")
-        self.add("autotune_cache_path", lineno, text, f"SGLang ran FlashInfer autotune with cache {path}", facts, key=(path,))
+        who = "SGLang" if "/sglang/" in path or "Running FlashInfer autotune" in text else ("vLLM" if "vllm" in path else "the server")
+        self.add("autotune_cache_path", lineno, text, f"{who} used the FlashInfer autotune cache {path}", facts, key=(path,))
 
     def progress(self, lineno: int, body: str) -> bool:
         """A tqdm `Tuning <op>: 40%|...| 4/10` bar: the op and its profile count (final value kept)."""
@@ -271,12 +378,14 @@ class EventLog:
                      {"op": Fact(op, "decoded", "progress bar"), "profiles": Fact(total, "decoded", "progress bar"),
                       "profiles_done": Fact(done, "decoded", "progress bar")}, key=(op,), count=0)
             ev = self.get(ident)
+            if ev is not None:
+                ev["count"] += 1
+            return True
         if ev is not None:
             prev = ev["facts"]["profiles_done"].value
             if done > prev:
                 ev["facts"]["profiles_done"] = Fact(done, "decoded", "progress bar")
                 ev["facts"]["profiles"] = Fact(total, "decoded", "progress bar")
                 ev["summary"] = f"tuned {op}: {done} of {total} profiles"
-            if done == total and ev["count"] == 0 or (done == total and prev != total):
-                ev["count"] += 1  # one completed bar
+            ev["count"] += 1  # every bar update (a redraw) is one progress segment
         return True

@@ -14,9 +14,12 @@ import re
 from typing import Any, Iterator, List, Optional, Tuple
 
 from tiletune.readers.keyparse import parse_key
+from tiletune.events import Fact
 from tiletune.records import Status, TuningRecord, freeze
 
 _ENTRY = re.compile(r'^\s*"(?P<key>\(.*\))"\s*:\s*(?P<value>\[.*\])\s*,?\s*$')
+_ENTRY_OPEN = re.compile(r'^\s*"(?P<key>\(.*\))"\s*:\s*(?P<value>\[.*)$')  # a pretty-printed value follows
+MAX_VALUE_LINES = 200
 _META = re.compile(r'^\s*"(?P<name>_?[A-Za-z][\w]*)"\s*:\s*(?P<value>"[^"]*"|-?\d[\d.]*|true|false|null|\{)\s*,?\s*$')
 _ELISION = re.compile(r'^\s*(?:\.\.\.|…|\[\.\.\.\]|"\.\.\."\s*(?::\s*\.\.\.)?|\.\.\.\s*\(.*\))\s*,?\s*$')
 MAX_ENTRIES = 100_000
@@ -33,12 +36,21 @@ class CacheFragment:
         self.problems: List[str] = []
         self._first_line: Optional[int] = None
         self._in_fragment = False
+        self._open: Optional[Tuple[int, str, List[str]]] = None  # (line, key, value lines so far)
 
     def feed(self, lineno: int, text: str) -> bool:
         """True when the line belongs to a pasted cache (and was taken)."""
+        if self._open is not None:
+            return self._continue_value(text)
         if '"' not in text and not self._in_fragment:
             return False
         m = _ENTRY.match(text)
+        if not m:
+            mo = _ENTRY_OPEN.match(text)
+            if mo:
+                self._open = (lineno, mo.group("key"), [mo.group("value")])
+                self._mark(lineno)
+                return True
         if m:
             try:
                 value = json.loads(m.group("value"))
@@ -64,6 +76,31 @@ class CacheFragment:
             return True
         return False
 
+    def _continue_value(self, text: str) -> bool:
+        assert self._open is not None
+        lineno, key, parts = self._open
+        parts.append(text.strip())
+        joined = " ".join(parts).rstrip().rstrip(",")
+        if joined.count("[") == joined.count("]"):
+            self._open = None
+            try:
+                value = json.loads(joined)
+            except ValueError:
+                self.unreadable += 1
+                return True
+            if len(self.entries) < MAX_ENTRIES:
+                self.entries.append((lineno, key, value))
+        elif len(parts) > MAX_VALUE_LINES or _ELISION.match(text):
+            self._open = None
+            self.unreadable += 1
+        return True
+
+    def finish(self) -> None:
+        """An entry whose value the text cut off is counted as unreadable."""
+        if self._open is not None:
+            self._open = None
+            self.unreadable += 1
+
     def _mark(self, lineno: int) -> None:
         self._in_fragment = True
         if self._first_line is None:
@@ -72,6 +109,7 @@ class CacheFragment:
     def records(self, parser: Any) -> Iterator[TuningRecord]:
         """One CHOSEN record per recovered entry, with the environment the whole text implies
         (`parser`: the LogParser whose source, environment and events the entries join)."""
+        self.finish()
         if not self.entries and not self.metadata:
             return
         recovered = 0
@@ -100,6 +138,9 @@ class CacheFragment:
         if underscored:
             skipped.append(f"header key(s) {', '.join(underscored)} kept as metadata")
         parser.events.add("cache_fragment", self._first_line, "", what + (": " + "; ".join(skipped) if skipped else ""),
-                          {}, key=("fragment",), count=max(recovered, 1))
+                          {"entries": Fact(recovered, "decoded", "entry lines of the pasted cache"),
+                           "elided": Fact(self.elided, "decoded", "'...' lines"),
+                           "unreadable": Fact(self.unreadable, "decoded", "entry lines that could not be read")},
+                          key=("fragment",))
         if skipped:
             self.problems.append(what + "; " + "; ".join(skipped))

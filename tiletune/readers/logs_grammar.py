@@ -97,6 +97,9 @@ class ErrorText:
             d["cutlass_status"] = self.status
         if self.tu:
             d["instantiation"] = self.tu
+            kf = diagnosis.kernel_file(self.tu)
+            if kf is not None:  # decoded from the generated kernel file's name
+                d["kernel_file_arch"], d["kernel_cta_m"], d["kernel_block_scaled"] = kf.arch, kf.cta_m, kf.block_scaled
         if self.extra_lines:
             d["error_lines_folded"] = self.extra_lines
         cls, _ = diagnosis.classify(self.summary() + "\n" + "\n".join(self.candidates[:2]))

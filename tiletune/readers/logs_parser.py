@@ -36,7 +36,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
-from tiletune.events import Event, Fact
+from tiletune.events import Event, Fact, InputFacts
 from tiletune.readers.logs_clues import ClueSet
 from tiletune.readers.logs_events import EventLog
 from tiletune.readers.logs_fragments import CacheFragment
@@ -63,7 +63,7 @@ MAX_CONTINUATION = 400  # backtrace lines examined after a failure line
 MAX_PROBLEMS = 20  # unparsable-line notes per file; then one summary note
 MAX_AGGREGATES = 200_000  # distinct (op, runner, tactic, bucket, error) facts per file; past it only counts grow
 
-Item = Union[TuningRecord, InputProblem, Event]
+Item = Union[TuningRecord, InputProblem, Event, InputFacts]
 
 # --- facts about the whole file ------------------------------------------------------------------
 @dataclass
@@ -160,6 +160,8 @@ class LogParser:
         self.facts.lines += 1
         if "\x1b" in raw:
             raw = _ANSI.sub("", raw)
+        if "\\_" in raw:  # a log pasted into Markdown with its underscores escaped
+            raw = raw.replace("\\_", "_")
         # tqdm redraws with carriage returns: each segment is a line of its own
         for seg in raw.split("\r") if "\r" in raw else (raw,):
             self._line(lineno, seg)
@@ -180,6 +182,7 @@ class LogParser:
         yield from self._fragment.records(self)
         self._summary_events(aggs)
         yield from self.events.events()
+        yield self._input_facts()
         if self._problem_count > MAX_PROBLEMS:
             yield InputProblem(
                 self.source,
@@ -261,6 +264,24 @@ class LogParser:
                                 "pasted _metadata.flashinfer_version"))
         if isinstance(md.get("gpu"), str):
             self.clues.feed(None, md["gpu"])
+
+    def _input_facts(self) -> InputFacts:
+        env = self.env
+        arch = version = gpu = None
+        if env.arch:
+            how = "decoded" if env.arch_source and (env.arch_source.startswith("--") or "path" in env.arch_source
+                                                    or "kernel file" in env.arch_source) else "inferred"
+            arch = Fact(env.arch, how, env.arch_source or "?")
+        if env.flashinfer_version:
+            vs = env.version_source or "?"
+            version = Fact(env.flashinfer_version, "inferred" if vs.startswith("inferred") else "decoded", vs)
+        if env.gpu:
+            g = self.clues.best_gpu()
+            gpu = Fact(env.gpu, "decoded", g.where() if g else (env.arch_source or "?"))
+        servers = tuple((c.value[0], Fact(c.value[1], "decoded", c.where())) for c in self.clues.servers())
+        died = self.events.died_line
+        ended = Fact(True, "decoded", f"line {died} shows a process ending (traceback / exception)") if died else None
+        return InputFacts(self.source, arch, gpu, version, servers, tuple(self._late_notes), ended)
 
     def _out_note(self, message: str) -> None:
         self._late_notes.append(message)
@@ -451,6 +472,7 @@ class LogParser:
         ev.detail.update(phase=phase, level=level)
         self._push(ev)
         self._last_fail = ev
+        self.events.tactic_cuda_error(lineno, err, op or self._block_op)
         self._start_continuation(ev, prefix)
 
     def _failed_when(self, lineno: int, level: Optional[str], rest: str, prefix: str) -> None:
@@ -613,6 +635,9 @@ class LogParser:
             return by_class, "op inferred from the runner class"
         if self._op_hint:
             return self._op_hint, "op taken from the 'Tuning <op>' progress bar"
+        if ev.runner == "MoERunner" and "cutlass_fused_moe" in ev.runner_repr:
+            return "trtllm::fused_moe", ("op family inferred from the runner's module (get_cutlass_fused_moe_module); "
+                                         "gemm1 or gemm2 not named")
         return "", "op unknown: the profile block never named it"
 
     def _flush_block(self, op: Optional[str] = None, shapes: Any = None, extras: Any = None, oom_line: Optional[int] = None) -> None:
