@@ -40,14 +40,17 @@ _GPU_NAME = re.compile(r"NVIDIA (?:GeForce )?[A-Za-z0-9][A-Za-z0-9 .-]{1,60}")
 _FI_VERSION = re.compile(
     r"flashinfer(?:[-_](?:python|cubin|jit[-_]cache))?\s*(?:==|:|\s+version[: ]|\s+v?(?=\d))\s*v?(?P<ver>" + _VER + r")", re.I)
 _SERVER_BANNERS: Tuple[Tuple[str, "re.Pattern[str]"], ...] = (
-    ("vllm", re.compile(r"vLLM API server version (?P<ver>[\w.+-]+)|LLM engine \(v(?P<ver2>[\w.+-]+)\)|\bvllm\s*==\s*(?P<ver3>[\w.+-]+)|vLLM Version\s*:\s*(?P<ver4>[\w.+-]+)", re.I)),
+    ("vllm", re.compile(r"vLLM API server version (?P<ver>[\w.+-]+)|LLM engine \(v(?P<ver2>[\w.+-]+)\)|\bvllm\s*==\s*(?P<ver3>[\w.+-]+)|vLLM Version\s*:\s*(?P<ver4>[\w.+-]+)"
+                        r"|█\s+version\s+(?P<ver5>\d[\w.+-]*)", re.I)),  # the ASCII-art start-up banner of vLLM 0.2x
     ("sglang", re.compile(r"\bsglang\s*==\s*(?P<ver>[\w.+-]+)|sglang version\s*[:=]?\s*v?(?P<ver2>\d[\w.+-]*)|SGLang v(?P<ver3>\d[\w.+-]*)", re.I)),
     ("tensorrt_llm", re.compile(r"TensorRT-LLM version:\s*(?P<ver>[\w.+-]+)|tensorrt[_-]llm\s*==\s*(?P<ver2>[\w.+-]+)", re.I)),
 )
 
 # Strength of each clue kind (higher wins).
-_ARCH_STRENGTH = {"jit path": 6, "cache path": 6, "compute capability": 6, "kernel file name": 5, "kernel name": 5,
-                  "gpu name": 4, "module name": 3, "error text": 2, "build flag": 1}
+# a kernel / module / file name names the family its code was built for (sm120 kernels run on
+# sm121, the sm100 module on sm103): weaker than the device's own name or capability
+_ARCH_STRENGTH = {"jit path": 6, "cache path": 6, "compute capability": 6, "gpu name": 4, "kernel file name": 3,
+                  "kernel name": 3, "module name": 3, "error text": 2, "build flag": 1}
 _VERSION_STRENGTH = {"jit path": 6, "cache path": 6, "package version": 5, "server release pin": 1}
 
 
@@ -164,7 +167,7 @@ class ClueSet:
                 arch = normalize_arch(m.group("a"))
                 if arch:  # what a binary was built for, not necessarily the device
                     self._add(Clue("arch", arch, "inferred", "build flag", lineno, m.group(0)))
-        if "vllm" in low or "sglang" in low or "tensorrt" in low:
+        if "vllm" in low or "sglang" in low or "tensorrt" in low or "llm engine" in low or ("█" in text and "version" in low):
             for server, rx in _SERVER_BANNERS:
                 m = rx.search(text)
                 if m:

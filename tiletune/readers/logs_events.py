@@ -36,7 +36,7 @@ _TRT_ASSERT = re.compile(r"Assertion failed: (?:Failed to initialize cutlass (?P
 # a CUTLASS status returned by initialize() in a plain CUTLASS program ("Status::kErrorInternal during initialize()")
 _CUTLASS_INIT = re.compile(r"(?:Status::)?(?P<status>kError\w+) (?:during|in|from|at) initialize\(\)")
 # exception markers: a runner's line raised (not only printed per tactic)
-_RAISED = re.compile(r"\b\w+(?:Error|Exception): |what\(\):|terminate called|Assertion failed|\bERROR\b|\[E\]|Traceback")
+_RAISED = re.compile(r"\b\w+(?:Error|Exception): |\b\w+\.errors\.\w+: |what\(\):|terminate called|Assertion failed|\bERROR\b|\[E\]|Traceback")
 # a process that ended: upgrades a "maybe fatal" event before it (a sticky CUDA error after a tactic failure)
 _DIED = re.compile(r"hit an exception|Traceback \(most recent call last\)|Engine core initialization failed|"
                    r"Worker failed|Process EngineCore|core dumped|Aborted|Failed to initialize executor|"
@@ -296,9 +296,10 @@ class EventLog:
         if m is None:  # "GPU lacks the shared memory resources to run GroupedGEMM kernel": no numbers
             lm = _SMEM_LACKS.search(text)
             what = lm.group("what") if lm else "kernel"
+            raised = bool(_RAISED.search(text))
             self.add("smem_exceeded", lineno, text, f"the GPU lacks the shared memory to run the {what} kernel (no byte counts in the text)",
                      {"error_class": Fact("shared_memory", "decoded", "error text"), "kernel": Fact(what, "decoded", "error text")},
-                     key=("lacks", what))
+                     key=("lacks", what), fatal=None if raised else False, maybe_fatal=not raised)
             return
         need, limit = int(m.group("need").replace(",", "")), int(m.group("limit").replace(",", ""))
         what = m.groupdict().get("what") or ("Triton kernel" if "OutOfResources" in text else "kernel")
@@ -308,10 +309,11 @@ class EventLog:
                  "error_class": Fact("shared_memory", "decoded", "error text")}
         if "moe" in what.lower():
             facts["op"] = Fact("fused_moe", "inferred", f"'{what}'")
-        self._fatal_seen()
+        raised = bool(_RAISED.search(text))
         ident = self.add("smem_exceeded", lineno, text,
-                         f"{what} needs {need:,} B of shared memory, the device allows {limit:,} B per block",
-                         facts, key=(what, need, limit))
+                         f"{what} needs {need:,} B of shared memory, the device allows {limit:,} B per block"
+                         + ("" if raised else " (printed, not shown raised: not shown to end the run)"),
+                         facts, key=(what, need, limit), fatal=None if raised else False, maybe_fatal=not raised)
         self._open = (ident, lineno)
 
     def _cuda(self, lineno: int, text: str) -> None:
