@@ -20,7 +20,8 @@ CTX = ReadContext()
 @pytest.mark.parametrize(
     "name, fatal, expected",
     [
-        ("truncated.json", True, "invalid JSON at line 26 column 3: Unterminated string starting at (the file ends early: truncated?)"),
+        # the entries before the cut are recovered line by line; what followed it is lost (exit 2)
+        ("truncated.json", False, "invalid JSON at line 26 column 3: Unterminated string starting at (the file ends early: truncated?)"),
         ("wrong-type.json", True, "top level is a JSON array, expected an object of cache entries"),
         ("empty.json", True, "empty file, nothing to read"),
         ("binary.json", True, "binary file"),
@@ -57,9 +58,9 @@ def test_unknown_op_is_kept(sample):
 
 def test_one_bad_input_does_not_stop_the_others(sample, tmp_path):
     out = read_inputs([sample("bad/truncated.json"), tmp_path / "missing.json", sample("v1/sm120-rtx5090-0.6.8-fp4-3part.json")], CTX)
-    assert [p.fatal for p in out.problems] == [True, True]
+    assert [(p.fatal, p.loses_data) for p in out.problems] == [(False, True), (True, True)]
     assert out.problems[1].message == f"{tmp_path / 'missing.json'}: no such file or directory"
-    assert len(out.records) == 40
+    assert len(out.records) == 40 + 4  # the good cache, and the 4 entries before the truncated file's cut
 
 
 def test_broken_symlink(tmp_path):
@@ -168,8 +169,9 @@ def test_fifo_is_refused_without_opening_it(tmp_path):
 
 def test_sources_list_only_inputs_that_were_used(sample):
     good, bad = sample("v1/sm120-rtx5090-0.6.8-fp4-3part.json"), sample("bad/truncated.json")
-    out = read_inputs([bad, good], CTX)
-    assert out.sources == ((str(good), "flashinfer-v1"),)
+    out = read_inputs([bad, good, bad.parent / "notes.txt"], CTX)
+    # the truncated cache is used (its entries before the cut); a text with nothing tiletune reads is not
+    assert out.sources == ((str(bad), "flashinfer-v1"), (str(good), "flashinfer-v1"))
 
 
 NOBODY = 65534

@@ -197,11 +197,26 @@ class _Collector:
             # a text file named on the command line (a ticket, a crash output): the log reader says
             # what it holds (events, a pasted cache) or that it holds nothing tiletune reads
             mod = next((m for m in reader_modules() if m.__name__.endswith(".logs")), None)
+            if mod is not None:
+                self._text_fallback(mod, path, head)
+                return
         if mod is None:
             if explicit:
                 self.problems.append(InputProblem(str(path), _describe_unknown(path, head), loses_data=True))
             return
         self.run(mod, path)
+
+    def _text_fallback(self, mod: ModuleType, path: Path, head: bytes) -> None:
+        """A named text file no reader claimed: keep what the log reader finds (events, a pasted
+        cache, clues); when it finds nothing, the file is not a format tiletune reads (exit 2)."""
+        n_rec, n_ev, n_inp, n_prob = len(self.records), len(self.events), len(self.inputs), len(self.problems)
+        self.run(mod, path)
+        if len(self.records) == n_rec and len(self.events) == n_ev:
+            del self.problems[n_prob:]
+            del self.inputs[n_inp:]
+            if self.sources and self.sources[-1][0] == str(path):
+                self.sources.pop()
+            self.problems.append(InputProblem(str(path), _describe_unknown(path, head), loses_data=True))
 
     def _recover_pasted(self, path: Path, n_problems: int) -> None:
         """A cache pasted with `...` lines (or cut short) is no JSON: recover its entries line by line."""
@@ -218,9 +233,13 @@ class _Collector:
         self.inputs.extend(i for i in items if isinstance(i, InputFacts))
         self.problems.extend(i for i in items if isinstance(i, InputProblem))
         first = json_problem[0].message.split(": ", 1)[-1] if json_problem else "invalid JSON"
-        self.problems.append(InputProblem(str(path), f"{path}: not valid JSON ({first}); read as a pasted cache, "
-                                                     f"{len(recovered)} entr{'y' if len(recovered) == 1 else 'ies'} recovered line by line",
-                                          fatal=False, loses_data=False))
+        n = f"{len(recovered)} entr{'y' if len(recovered) == 1 else 'ies'}"
+        if "ends early" in first:  # cut off: what followed the cut is lost (exit status 2), the rest is recovered
+            self.problems.insert(n_problems, InputProblem(str(path), f"{path}: {first}; {n} before the cut recovered line by line, "
+                                                         "the rest is lost", fatal=False, loses_data=True))
+        else:  # a paste with '...' elisions: every entry that is there was read
+            self.problems.insert(n_problems, InputProblem(str(path), f"{path}: not valid JSON ({first}); read as a pasted cache, "
+                                                         f"{n} recovered line by line", fatal=False, loses_data=False))
 
     def stdin(self) -> None:
         """`-`: stdin read as a stream under the JSON size limit: a JSON cache, else text (a log, a ticket)."""

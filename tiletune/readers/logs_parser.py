@@ -182,7 +182,9 @@ class LogParser:
         yield from self._fragment.records(self)
         self._summary_events(aggs)
         yield from self.events.events()
-        yield self._input_facts()
+        facts = self._input_facts()
+        if facts.arch or facts.gpu or facts.flashinfer_version or facts.servers or facts.ended or facts.conflicts:
+            yield facts
         if self._problem_count > MAX_PROBLEMS:
             yield InputProblem(
                 self.source,
