@@ -88,3 +88,72 @@ def test_dispatch_switch_reads_elements_and_throws():
     assert cases["CtaShape128x128x64B"].tile == (128, 128, 128)
     assert cases["CtaShape128x128x128B"].tile == (128, 128, 256)
     assert default.tile is None and default.throws == "[Error] Config is invalid"
+
+
+def test_supported_capabilities_and_pdl_auto_op_read_from_gemm_base():
+    py = '''
+@supported_compute_capability([100, 103, 107])
+def _cutlass_mm_bf16_requirement(a, b):
+    return True
+
+
+def mm_bf16(a, b, pdl=None):
+    runners = []
+    if "cutlass" in runner_names:
+        runners.append(get_gemm_sm100_module_cutlass_bf16().cutlass_bf16_gemm_runner())
+    custom_op = "bf16_gemm"
+    if pdl is None:
+        custom_op = "bf16_gemm_pdl_auto"
+    runner, tactic = tuner.choose_one(
+        custom_op,
+        runners,
+        CONFIG,
+        inputs,
+    )
+'''
+    assert ex.supported_capabilities(py, "_cutlass_mm_bf16_requirement") == {100, 103, 107}
+    assert ex.supported_capabilities(py, "_cutlass_gemm_fp4_requirement") == set()
+    bf16 = next(s for s in ex.RUNNERS if s.runner == "CutlassBf16GemmRunner")
+    assert ex.ops_tuned_with(py, bf16) == ["bf16_gemm_pdl_auto"]
+    # the op name alone is not enough: the CUTLASS runner must be among the runners tuned under it
+    assert ex.ops_tuned_with(py.replace("cutlass_bf16_gemm_runner()", "other_runner()"), bf16) == []
+    fp4 = next(s for s in ex.RUNNERS if s.op == "fp4_gemm")
+    assert ex.ops_tuned_with(py, fp4) == []
+
+
+class _Files:
+    """A release made of a few files (the extractor reads by repository path)."""
+
+    ref = "test"
+
+    def __init__(self, files):
+        self.files = files
+
+    def read(self, path):
+        return self.files.get(path)
+
+
+def test_svdquant_unknown_shapes_are_refused():
+    h = ("enum class Nvfp4SvdquantGemmTactic : int { kA = 0, kB = 1 };\n"
+         "inline constexpr int kNvfp4SvdquantGemmNumTactics = 2;")
+    t = ("using TA = SvdquantGemmConfig<Shape<_128, _256, _128>, cutlass::epilogue::TmaWarpSpecialized1Sm,\n"
+         "  cutlass::gemm::KernelTmaWarpSpecialized1SmNvf4Sm100>;\n"
+         "inline RuntimeTactic resolve_tactic(int tactic) { switch (static_cast<Nvfp4SvdquantGemmTactic>(tactic)) {\n"
+         "  case Nvfp4SvdquantGemmTactic::kA: return {KernelShape::kA, dim3(1, 1, 1), dim3(1, 1, 1)};\n"
+         "  default: throw 1; } }")
+    c = ("void nvfp4_svdquant_gemm_run(int tactic) { switch (x) {\n"
+         "  case KernelShape::kA: return svdquant_detail::run_tactic<svdquant_detail::TA>(1); } }\n"
+         "int const tacticId = tactic < 0 ? 0 : static_cast<int>(tactic);")
+    G = "include/flashinfer/gemm/"
+    files = {G + "nvfp4_svdquant_gemm_cutlass.h": h, G + "nvfp4_svdquant_gemm_template_sm100.h": t,
+             "csrc/nvfp4_svdquant_gemm_cutlass_sm100.cu": c,
+             "flashinfer/gemm/gemm_svdquant.py": "@supported_compute_capability([100])\n"
+                                                 "def _cutlass_nvfp4_svdquant_requirement(*a):\n    return True\n"}
+    with pytest.raises(ExtractError, match="resolve_tactic.. has no case for kB"):
+        ex.extract_svdquant(_Files(files))
+    files[G + "nvfp4_svdquant_gemm_template_sm100.h"] = t.replace(
+        "  default:", "  case Nvfp4SvdquantGemmTactic::kB: return {KernelShape::kA, dim3(2, 1, 1), dim3(1, 1, 1)};\n  default:")
+    lst, archs = ex.extract_svdquant(_Files(files))
+    assert archs == ("sm100",) and [c["cluster"] for c in lst["configs"]] == [[1, 1, 1], [2, 1, 1]]
+    assert lst["configs"][0]["tile"] == [128, 256, 128] and lst["fallback"] == 0
+    assert ex.extract_svdquant(_Files({})) is None  # before 0.6.16: no SVDQuant GEMM

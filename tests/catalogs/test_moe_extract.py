@@ -125,3 +125,19 @@ def test_weight_only_schedule_choice_it_does_not_know_is_refused(flashinfer_whee
 
     with pytest.raises(ExtractError, match="structure|cooperative branch"):
         X.release_catalogs(Patched(rel, read))
+
+
+@pytest.mark.pypi
+def test_gemm2_id_reading_is_read_from_the_binding(flashinfer_wheel):
+    # 0.6.14 reads a GEMM2 id below the GEMM2 length as relative; 0.6.15 reads it as absolute
+    *_, old = X.release_catalogs(flashinfer_wheel("0.6.14"))
+    *_, new = X.release_catalogs(flashinfer_wheel("0.6.15"))
+    assert old.gemm2_relative is True and new.gemm2_relative is False
+
+    def read(path: str, text: str) -> str:  # a third way of reading the id: refused, not guessed
+        if path == X.BINDING:
+            text = text.replace("best_gemm2_profile = mAllProfiles.at(id2);", "best_gemm2_profile = mAllProfiles.at(id2 % 7);")
+        return text
+
+    with pytest.raises(ExtractError, match="setRunnerProfiles.. reads the GEMM2 id in a way"):
+        X.release_catalogs(Patched(flashinfer_wheel("0.6.15"), read))
