@@ -19,7 +19,7 @@
 //   -DTT_SWAP_AB=1         1: the kernel computes D^T = B * A^T (its M runs over the problem's N);
 //                          0: the plain product (FlashInfer has no such SM100 bf16/fp8 tactic)
 //   -DTILETUNE_QUERY_ONLY  build only the kernel TYPE: prints SharedStorageSize and stages, no GPU needed.
-// The run is tt::run_dense (tt_common.hpp): inputs hashed on the GPU, --problems and --l2 as sm90_gemm.
+// The run is tt::run_dense (tt_dense.hpp): inputs hashed on the GPU, --problems and --l2 as sm90_gemm.
 #include <cstdio>
 
 #include "cute/tensor.hpp"
@@ -33,6 +33,7 @@
 #include "cutlass/util/packed_stride.hpp"
 
 #include "tt_common.hpp"
+#include "tt_dense.hpp"
 
 #ifndef TT_DTYPE
 #define TT_DTYPE 0

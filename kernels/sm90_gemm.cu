@@ -20,7 +20,7 @@
 //   -DTILETUNE_QUERY_ONLY  build only the kernel TYPE: prints SharedStorageSize and stages, no GPU needed.
 // Inputs are generated on the GPU from a hash of (seed, operand, index); the check recomputes the
 // same values on the host, so a run needs no host copy of A or B (fast for campaigns of big shapes).
-// The run itself is tt::run_dense (tt_common.hpp), shared with sm100_gemm.cu.
+// The run itself is tt::run_dense (tt_dense.hpp), shared with sm100_gemm.cu.
 // Build (run):
 //   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr \
 //        -I$CUTLASS/include -I$CUTLASS/tools/util/include -Ikernels kernels/sm90_gemm.cu -o g && ./g --m=4096 --n=4096 --k=4096
@@ -38,6 +38,7 @@
 #include "cutlass/util/packed_stride.hpp"
 
 #include "tt_common.hpp"
+#include "tt_dense.hpp"
 
 #ifndef TT_DTYPE
 #define TT_DTYPE 0

@@ -7,7 +7,7 @@ set -euo pipefail
 dest=$1; cutlass=$2
 root=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$dest/kernels"
-cp "$root"/kernels/*.cu "$root"/kernels/tt_common.hpp "$dest/kernels/"
+cp "$root"/kernels/*.cu "$root"/kernels/*.hpp "$dest/kernels/"
 cp "$root"/bench/h200_tile_campaign/campaign.py "$root"/bench/h200_tile_campaign/device_run.sh "$dest/"
 [ -f "$dest/cutlass.tar.gz" ] || tar -czf "$dest/cutlass.tar.gz" -C "$cutlass" include tools/util/include
 du -sh "$dest"

@@ -111,7 +111,7 @@ def test_reproducer_folder_has_exact_lines(tmp_path, monkeypatch):
     assert "sm90_gemm.cu -o sm90_gemm" in build
     assert "./sm90_gemm --m=4096 --n=4096 --k=4100" in paths["run"].read_text()
     assert (out / "sm90_gemm.cu").read_bytes() == (ce.kernels_dir() / "sm90_gemm.cu").read_bytes()
-    assert (out / "tt_common.hpp").is_file()
+    assert (out / "tt_common.hpp").is_file() and (out / "tt_dense.hpp").is_file()  # every header the .cu includes
     assert "CUTLASS 4.5.0" in paths["readme"].read_text()
     for p in (paths["build"], paths["run"]):
         assert subprocess.run(["bash", "-n", str(p)]).returncode == 0  # valid shell

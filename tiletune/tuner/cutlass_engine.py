@@ -65,6 +65,9 @@ _BLOCKSCALED_DTYPES = {"nvfp4": 0, "fp4": 0, "e2m1": 0, "float4_e2m1fn_x2": 0,
 # an mxfp8_gemm key says 'bfloat16').
 OP_OPERAND_DTYPES = {"fp4_gemm": "nvfp4", "mxfp8_gemm": "mxfp8", "fp8_gemm": "fp8", "bf16_gemm": "bf16"}
 
+# The headers every reproducer may include (copied into reproducer folders, hashed into build keys).
+SUPPORT_HEADERS = ("tt_common.hpp", "tt_dense.hpp")
+
 # The output of every reproducer is bf16 (the dtype the relative-error bound is chosen for).
 OUTPUT_DTYPE = "bfloat16"
 
@@ -369,7 +372,7 @@ def cache_dir() -> Path:
 def _build_key(kb: KernelBuild, headers: CutlassHeaders, kdir: Path, nvcc_ver: Optional[str]) -> str:
     """Hash of everything that changes the binary: sources, flags, CUTLASS tree and nvcc."""
     h = hashlib.sha256()
-    for name in (kb.source, "tt_common.hpp"):
+    for name in (kb.source, *SUPPORT_HEADERS):
         h.update((kdir / name).read_bytes())
     h.update(json.dumps([kb.source, kb.arch, kb.defines, kb.query]).encode())
     # The CUTLASS version and a digest of its version.h, not its path, so a build cache carried to
@@ -579,7 +582,7 @@ def write_reproducer(
     stages: Optional[int] = None,
     headers: Optional[CutlassHeaders] = None,
 ) -> Dict[str, Path]:
-    """Write a stand-alone reproducer folder: the .cu, tt_common.hpp, build.sh, run.sh, README.txt.
+    """Write a stand-alone reproducer folder: the .cu, its support headers, build.sh, run.sh, README.txt.
 
     The build line is the exact nvcc command the engine uses, with the CUTLASS path as a variable
     (`CUTLASS_DIR`, defaulting to the tree found here) so the folder works on another machine.
@@ -588,7 +591,7 @@ def write_reproducer(
     headers = headers or find_cutlass()
     kdir = kernels_dir()
     out_dir.mkdir(parents=True, exist_ok=True)
-    for name in (kb.source, "tt_common.hpp"):
+    for name in (kb.source, *SUPPORT_HEADERS):
         shutil.copyfile(kdir / name, out_dir / name)
     binary = kb.kernel
     cmd = nvcc_command(kb, headers, Path(binary), kdir=Path("."))
