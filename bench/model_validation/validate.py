@@ -142,14 +142,17 @@ def main(argv: List[str]) -> int:
     tc = FITTED.get("sm90") or tf.PRIOR
     out += [f"## Every measured configuration, committed constants ({tc.name}; in-sample where they were fitted)", "",
             "<details><summary>rows</summary>", "",
-            "| dtype | M | N | K | tile | cluster | schedule | fast accum | measured us | model us | error |",
-            "|---|---|---|---|---|---|---|---|---|---|---|"]
+            "| dtype | M | N | K | L2 | tile | cluster | schedule | fast accum | swap-AB / stream-K / epilogue | "
+            "measured us | model us | error |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     errs = []
-    for r in sorted(rows, key=lambda r: (r["dtype"], r["n"], r["k"], r["m"], r["tile"])):
+    for r in sorted(rows, key=lambda r: (r["dtype"], r["n"], r["k"], r["m"], r["l2"], r["tile"])):
         t = tf.predict(r, tc)[0]
         errs.append(abs(t / r["time_s"] - 1))
-        out.append(f"| {r['dtype']} | {r['m']} | {r['n']} | {r['k']} | {'x'.join(map(str, r['tile']))} | "
-                   f"{'x'.join(map(str, r['cluster'][:2]))} | {r['schedule']} | {r['fast_accum']} | "
+        extra = "/".join(x for x in ("swap-AB" if r.get("swap_ab") else "", "stream-K" if r.get("stream_k") else "",
+                                     r.get("epilogue") or "") if x) or "-"
+        out.append(f"| {r['dtype']} | {r['m']} | {r['n']} | {r['k']} | {r['l2']} | {'x'.join(map(str, r['tile']))} | "
+                   f"{'x'.join(map(str, r['cluster'][:2]))} | {r['schedule']} | {r['fast_accum']} | {extra} | "
                    f"{r['time_s'] * 1e6:.1f} | {t * 1e6:.1f} | {t / r['time_s'] - 1:+.1%} |")
     out += ["", "</details>", "", f"In-sample median error with the committed constants: "
             f"{_pct(statistics.median(errs))} over {len(errs)} rows.", "",

@@ -98,7 +98,7 @@ def _kernel_dict(res: ModelResult) -> Optional[Dict[str, Any]]:
             "fast_accum": k.fast_accum, "epilogue": k.epilogue, "inferred": list(k.basis),
             "cycles_per_kblock": _r(c.kblock, 1), "mma_cycles_per_kblock": _r(c.mma, 1),
             "smem_cycles_per_kblock": _r(c.smem, 1), "epilogue_cycles_per_tile": _r(c.epilogue, 1),
-            "bottleneck": c.bottleneck, "wgmma_serialised": c.serialised, "accumulator_registers": c.acc_regs or None}
+            "bottleneck": c.bottleneck, "accumulators_spill": c.spills, "accumulator_registers": c.acc_regs or None}
 
 
 def _clock_rows(res: ModelResult) -> List[List[str]]:

@@ -20,15 +20,18 @@ constant is named after the mechanism it prices. Per k-block of BM x BN x BK on 
 4. fp8 without fast accumulation (SM90): every k-block the partial accumulators are added into
    fp32 ones on the CUDA cores (BM*BN adds at 128/clk/SM) after the wgmma pipeline drains
    (`promote_cycles`); the second accumulator set doubles the registers: when
-   2 x (BM_per_warpgroup x BN / 128) + 40 exceeds the 232 registers a math thread gets, wgmma
-   issue serialises (ptxas C7510), `x serial_factor`. A mechanism inferred from register
-   arithmetic, not from a ptxas log of these builds.
+   2 x (BM_per_warpgroup x BN / 128) + 40 exceeds the 232 registers a math thread gets, the
+   accumulators spill to local memory, `x spill_factor`. Confirmed by ptxas on the campaign's
+   builds (bench/h200_tile_campaign: 912 B of spill stores at fp8 128x256 and 256x128 plain, 0 at
+   128x128 and for every FP8FastAccum build).
 5. Clusters: multicast saves L2 reads but adds a cross-CTA barrier per k-block:
    `x (1 + cluster_cost)` for a cluster of 2 or more CTAs.
 6. Stages: a CTA keeps (stages - 1) k-blocks in flight; by Little's law a k-block cannot take
    less than `latency_cycles / (stages - 1)` (what makes small-M, few-CTA problems slow).
 7. Epilogue per tile: BM*BN output bytes at `epi_bytes_per_clk` plus `epi_cycles`; cooperative
-   kernels pay it after every tile, ping-pong hides it behind the other warpgroup's mainloop.
+   kernels pay it after every tile, ping-pong hides it behind the other warpgroup's mainloop. The
+   no-smem epilogue (FlashInfer's SM90 GEMMs) stores D straight from registers instead of staging it
+   in shared memory for asynchronous TMA stores: `x epi_direct_factor`.
 Units: SM clock cycles (seconds only in perf.py, at the sustained clock).
 """
 
@@ -58,11 +61,12 @@ class TileConstants:
     issue_pingpong: float = 1.55
     inst_cycles: float = 25.0
     promote_cycles: float = 120.0
-    serial_factor: float = 2.2
+    spill_factor: float = 2.2
     cluster_cost: float = 0.03
     latency_cycles: float = 1000.0
     epi_bytes_per_clk: float = 64.0
     epi_cycles: float = 500.0
+    epi_direct_factor: float = 2.0
     eta_bw: float = 0.8
     t_fixed_s: float = 5e-6
     p: float = 4.0
@@ -84,12 +88,13 @@ class TileFacts(NamedTuple):
     one_issuer: bool  # one warpgroup issues MMAs at a time (ping-pong, single-warpgroup)
     insts: int  # MMA instructions that warpgroup issues per k-block
     promote_adds: float  # fp32 promotion adds per k-block per SM (0: fast accumulation / not SM90 fp8)
-    serialised: bool
+    spills: bool
     clustered: bool
     stages: int
     epi_bytes: float  # output bytes per tile
     pingpong: bool
     acc_regs: int
+    epi_direct: bool = False  # no-smem epilogue: D stored from registers
 
 
 class Cycles(NamedTuple):
@@ -100,7 +105,7 @@ class Cycles(NamedTuple):
     kblock: float
     epilogue: float  # per tile (ping-pong hides it behind the other warpgroup's mainloop: tile_cycles)
     bottleneck: str
-    serialised: bool
+    spills: bool
     acc_regs: int  # fp32 accumulator registers per math thread (SM90)
     pingpong: bool = False
 
@@ -140,11 +145,11 @@ def tile_facts(kernel: Kernel, tile: Tuple[int, int, int], bits: int, arch: str,
     acc_regs = bm_wg * bn // 128 if fam == "sm90" else 0
     promote = fam == "sm90" and kernel.fast_accum is False
     live = (2 if promote else 1) * acc_regs + SM90_REG_OVERHEAD
-    serialised = fam == "sm90" and live > SM90_MATH_REGS
+    spills = fam == "sm90" and live > SM90_MATH_REGS
     st = stages if stages and stages > 1 else 2
-    return TileFacts(mma, smem, one_issuer, insts, bm * bn if promote else 0.0, serialised,
+    return TileFacts(mma, smem, one_issuer, insts, bm * bn if promote else 0.0, spills,
                      kernel.cluster[0] * kernel.cluster[1] > 1, st, bm * bn * out_bits / 8.0,
-                     sched == "pingpong", acc_regs)
+                     sched == "pingpong", acc_regs, kernel.epilogue.replace("_", "").replace("-", "") == "nosmem")
 
 
 def cycles(f: TileFacts, tc: TileConstants) -> Cycles:
@@ -156,18 +161,20 @@ def cycles(f: TileFacts, tc: TileConstants) -> Cycles:
         kb = core * tc.issue_cooperative
     if f.promote_adds:
         kb += tc.promote_cycles + f.promote_adds / FADD_PER_CLK
-    if f.serialised:
-        kb *= tc.serial_factor
+    if f.spills:
+        kb *= tc.spill_factor
     if f.clustered:
         kb *= 1.0 + tc.cluster_cost
     bottleneck = "MMA issue" if f.mma >= f.smem else "shared-memory bandwidth"
-    if f.serialised:
-        bottleneck = "serialised wgmma (accumulator registers)"
+    if f.spills:
+        bottleneck = "accumulator registers spill"
     lat = tc.latency_cycles / (f.stages - 1)
     if lat > kb:
         kb, bottleneck = lat, f"memory latency ({f.stages} stages in flight)"
     epi = f.epi_bytes / tc.epi_bytes_per_clk + tc.epi_cycles
-    return Cycles(f.mma, f.smem, kb, epi, bottleneck, f.serialised, f.acc_regs, f.pingpong)
+    if f.epi_direct:
+        epi *= tc.epi_direct_factor
+    return Cycles(f.mma, f.smem, kb, epi, bottleneck, f.spills, f.acc_regs, f.pingpong)
 
 
 def kblock_cycles(kernel: Kernel, tile: Tuple[int, int, int], bits: int, arch: str, flop_per_clk: float,
@@ -187,14 +194,15 @@ def tile_cycles(kblocks: int, c: Cycles) -> float:
 
 # Fitted on measured CUTLASS SM90 kernels on the H200 by `python3 -m tiletune.model.tile_fit`
 # (bench/model_validation/ holds the command, the data it read and the held-out table).
-# Band: the 5th / 95th percentile of measured / model on held-out tiles (validate.py), not the
-# fit's own residuals, which are smaller than what a new tile sees.
+# Band: the 5th / 95th percentile of measured / model on the fitting data; validate.py shows how
+# often it holds on held-out tiles and (N, K) families (85-88 %).
 FITTED: Dict[str, TileConstants] = {
     "sm90": TileConstants(
-        "h200-cutlass-grid-2026-11-30", issue_cooperative=1.365, issue_pingpong=1.6275, inst_cycles=22.5,
-        promote_cycles=105.8, serial_factor=2.31, cluster_cost=0.0299, latency_cycles=1000.0, epi_bytes_per_clk=57.76,
-        epi_cycles=525.0, eta_bw=0.8, t_fixed_s=5.25e-6, p=4.0, ratio_band=(0.90, 1.12),
-        fitted_on="14 CUTLASS SM90 configs, 4096^3, bench/cutlass_sm90_grid/results/run2/raw.jsonl"),
+        "h200-cutlass-2026-12-01", issue_cooperative=1.30, issue_pingpong=1.55, inst_cycles=29.14,
+        promote_cycles=119.7, spill_factor=2.2, cluster_cost=0.0315, latency_cycles=1000.0, epi_bytes_per_clk=64.0,
+        epi_cycles=500.0, epi_direct_factor=2.1, eta_bw=0.72, t_fixed_s=4.5e-6, p=4.0, ratio_band=(0.913, 1.326),
+        fitted_on="1,790 CUTLASS SM90 measurements on the H200: bench/cutlass_sm90_grid/raw.jsonl and "
+                  "bench/h200_tile_campaign/results/run1/results.jsonl (warm and cold L2)"),
 }
 
 

@@ -394,10 +394,11 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
         notes.append(f"kernel: {kernel.label()}; per k-block {cyc.kblock:,.0f} cycles ({cyc.bottleneck}; MMA alone "
                      f"{cyc.mma:,.0f}, shared-memory traffic {cyc.smem:,.0f})")
         notes.extend(kernel.basis)
-        if cyc.serialised:
+        if cyc.spills:
             notes.append(f"{cyc.acc_regs} fp32 accumulator registers per math thread"
                          + (" (doubled by fp8 promotion)" if kernel.fast_accum is False else "")
-                         + f" exceed the {mainloop.SM90_MATH_REGS}-register budget: wgmma issue serialises (inferred)")
+                         + f" exceed the {mainloop.SM90_MATH_REGS}-register budget of a math thread: they spill to "
+                           f"local memory (ptxas: 912 B spill stores at fp8 128x256 plain, bench/h200_tile_campaign)")
         if widen:
             notes.append(f"band widened by {widen:.0%} (rule: tiletune/model/transfer.py): " + "; ".join(why))
     t_floor = max(flops / dense, bytes_min / bw)

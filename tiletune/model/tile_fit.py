@@ -28,8 +28,9 @@ US = 1e-6
 PRIOR = TileConstants("prior")
 BOUNDS: Dict[str, Tuple[float, float]] = {
     "issue_cooperative": (1.0, 2.5), "issue_pingpong": (1.0, 3.0), "inst_cycles": (0.0, 120.0),
-    "promote_cycles": (0.0, 800.0), "serial_factor": (1.0, 4.0), "cluster_cost": (0.0, 0.3),
+    "promote_cycles": (0.0, 800.0), "spill_factor": (1.0, 4.0), "cluster_cost": (0.0, 0.3),
     "latency_cycles": (200.0, 6000.0), "epi_bytes_per_clk": (8.0, 256.0), "epi_cycles": (0.0, 4000.0),
+    "epi_direct_factor": (1.0, 8.0),
     "eta_bw": (0.4, 1.0), "t_fixed_s": (1e-6, 15e-6), "p": (1.5, 12.0),
 }
 PRIOR_WEIGHT = 0.01
@@ -49,14 +50,19 @@ def _fast_accum(res: dict) -> Optional[bool]:
 
 
 def row_from(obj: dict, source: str = "") -> Optional[dict]:
-    """One measurement line -> a row, or None when it holds no successful timing."""
+    """One measurement line -> a row, or None when it holds no successful timing. Two layouts:
+    the CUTLASS engine's ({"key", "result": {..., "time_ms"}}, bench/cutlass_sm90_grid) and the
+    tile campaign's (top-level fields, "median_us", "mainloop", "tile_scheduler", "l2",
+    bench/h200_tile_campaign)."""
     res = obj.get("result") if isinstance(obj.get("result"), dict) else obj
     t_ms = res.get("time_ms")
+    if t_ms is None and isinstance(res.get("median_us"), (int, float)):
+        t_ms = res["median_us"] * 1e-3
     if t_ms is None and isinstance(res.get("time_s"), (int, float)):
         t_ms = res["time_s"] * 1e3
     if not isinstance(t_ms, (int, float)) or t_ms <= 0:
         return None
-    if res.get("run") not in (None, "Success") or res.get("mode") not in (None, "run"):
+    if res.get("run") not in (None, "Success") or res.get("mode") not in (None, "run") or res.get("passed") is False:
         return None
     prob = res.get("problem") or {}
     try:
@@ -68,16 +74,32 @@ def row_from(obj: dict, source: str = "") -> Optional[dict]:
     dtype = "fp8" if dtype.startswith(("fp8", "e4m3", "float8")) else ("bf16" if dtype.startswith("bf16") else dtype)
     if dtype not in ("fp8", "bf16", "fp16"):
         return None
-    arch = str(res.get("arch") or "sm90").replace("a", "") if res.get("arch") else "sm90"
+    arch = str(res.get("arch") or "sm90")
     if not arch.startswith("sm9"):
         return None
     cluster = tuple(int(v) for v in (res.get("cluster") or (1, 1, 1)))[:3]
     cluster = cluster + (1,) * (3 - len(cluster))
     policy = str(res.get("stage_policy") or "")
     fixed = res.get("stages") if policy.startswith("fixed") or policy.startswith("stagecount") else None
-    return {"key": obj.get("key") or res.get("key") or "", "source": source, "dtype": dtype, "m": m, "n": n, "k": k,
-            "tile": tile, "cluster": cluster, "schedule": res.get("schedule"), "stages": fixed,
-            "fast_accum": _fast_accum(res), "time_s": float(t_ms) * 1e-3, "l2": res.get("l2")}
+    fast = _fast_accum(res)
+    if dtype == "fp8" and res.get("mainloop") in ("default", "fp8_fast_accum"):
+        fast = res["mainloop"] == "fp8_fast_accum"
+    return {"key": obj.get("config_id") or obj.get("key") or res.get("key") or "", "source": source, "dtype": dtype,
+            "m": m, "n": n, "k": k, "tile": tile, "cluster": cluster, "schedule": res.get("schedule"),
+            "stages": fixed, "fast_accum": fast, "time_s": float(t_ms) * 1e-3, "l2": res.get("l2") or "warm",
+            "stream_k": res.get("tile_scheduler") == "stream_k", "swap_ab": bool(res.get("swap_ab")),
+            "epilogue": res.get("epilogue"), "family": res.get("family"), "clock_logged": res.get("clock_logged")}
+
+
+def dedupe(rows: List[dict]) -> List[dict]:
+    """One row per (config, problem, L2 state): a re-timed measurement (the campaign's second call,
+    clock logged) replaces the first."""
+    out: Dict[tuple, dict] = {}
+    for r in rows:
+        key = config_key(r) + problem_key(r) + (r["l2"], r["source"])
+        if key not in out or (r.get("clock_logged") and not out[key].get("clock_logged")):
+            out[key] = r
+    return list(out.values())
 
 
 def load(paths: Iterable[str]) -> List[dict]:
@@ -86,7 +108,7 @@ def load(paths: Iterable[str]) -> List[dict]:
     rows: List[dict] = []
     for p in paths:
         path = Path(p)
-        files = sorted(path.rglob("*.jsonl")) if path.is_dir() else [path]
+        files = sorted(path.rglob("results.jsonl") or path.rglob("*.jsonl")) if path.is_dir() else [path]
         for f in files:
             for line in f.read_text().splitlines():
                 line = line.strip()
@@ -99,7 +121,7 @@ def load(paths: Iterable[str]) -> List[dict]:
                 r = row_from(obj, str(f)) if isinstance(obj, dict) else None
                 if r is not None:
                     rows.append(r)
-    return rows
+    return dedupe(rows)
 
 
 def predict(row: dict, tc: TileConstants, gpu=None) -> Tuple[float, float, float]:
@@ -121,11 +143,13 @@ _CONFIGS: Dict[tuple, object] = {}
 def _config(row: dict):
     from tiletune.records import TileConfig
 
-    key = (row["tile"], row["cluster"], row.get("stages"), row.get("schedule"))
+    key = (row["tile"], row["cluster"], row.get("stages"), row.get("schedule"), row.get("stream_k", False),
+           row.get("swap_ab", False), row.get("epilogue"))
     cfg = _CONFIGS.get(key)
     if cfg is None:
         cfg = _CONFIGS[key] = TileConfig(tile=row["tile"], cluster=row["cluster"], stages=row.get("stages"),
-                                         mainloop_schedule=row.get("schedule"))
+                                         mainloop_schedule=row.get("schedule"), stream_k=row.get("stream_k", False),
+                                         swap_ab=row.get("swap_ab", False), epilogue_schedule=row.get("epilogue"))
     return cfg
 
 
@@ -201,11 +225,12 @@ def fit(rows: Sequence[dict], name: str, start: Optional[TileConstants] = None, 
 # --- scoring ----------------------------------------------------------------------------------------
 
 def problem_key(r: dict) -> tuple:
-    return (r["dtype"], r["m"], r["n"], r["k"])
+    return (r["dtype"], r["m"], r["n"], r["k"], r.get("l2", "warm"))
 
 
 def config_key(r: dict) -> tuple:
-    return (r["tile"], r["cluster"], r.get("schedule"), r.get("stages"), r.get("fast_accum"))
+    return (r["tile"], r["cluster"], r.get("schedule"), r.get("stages"), r.get("fast_accum"), r.get("stream_k", False),
+            r.get("swap_ab", False), r.get("epilogue"))
 
 
 def ranking(pred: Dict[int, float], rows: Sequence[dict], only: Optional[Callable[[dict, dict], bool]] = None,
