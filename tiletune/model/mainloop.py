@@ -32,6 +32,9 @@ constant is named after the mechanism it prices. Per k-block of BM x BN x BK on 
    kernels pay it after every tile, ping-pong hides it behind the other warpgroup's mainloop. The
    no-smem epilogue (FlashInfer's SM90 GEMMs) stores D straight from registers instead of staging it
    in shared memory for asynchronous TMA stores: `x epi_direct_factor`.
+8. Stream-K: the k-blocks are spread evenly over the SMs; each SM's share starts and ends inside
+   tiles whose partial fp32 accumulators are written to a workspace, waited for and reduced:
+   `streamk_fixup_cycles` per SM (perf.py adds it to the stream-K schedule).
 Units: SM clock cycles (seconds only in perf.py, at the sustained clock).
 """
 
@@ -67,6 +70,7 @@ class TileConstants:
     epi_bytes_per_clk: float = 64.0
     epi_cycles: float = 500.0
     epi_direct_factor: float = 2.0
+    streamk_fixup_cycles: float = 3000.0
     eta_bw: float = 0.8
     t_fixed_s: float = 5e-6
     p: float = 4.0
@@ -198,11 +202,12 @@ def tile_cycles(kblocks: int, c: Cycles) -> float:
 # often it holds on held-out tiles and (N, K) families (85-88 %).
 FITTED: Dict[str, TileConstants] = {
     "sm90": TileConstants(
-        "h200-cutlass-2026-12-01", issue_cooperative=1.30, issue_pingpong=1.55, inst_cycles=29.14,
-        promote_cycles=119.7, spill_factor=2.2, cluster_cost=0.0315, latency_cycles=1000.0, epi_bytes_per_clk=64.0,
-        epi_cycles=500.0, epi_direct_factor=2.1, eta_bw=0.72, t_fixed_s=4.5e-6, p=4.0, ratio_band=(0.913, 1.326),
-        fitted_on="1,790 CUTLASS SM90 measurements on the H200: bench/cutlass_sm90_grid/raw.jsonl and "
-                  "bench/h200_tile_campaign/results/run1/results.jsonl (warm and cold L2)"),
+        "h200-cutlass-2026-12-01", issue_cooperative=1.30, issue_pingpong=1.55, inst_cycles=27.68,
+        promote_cycles=114.0, spill_factor=2.2, cluster_cost=0.0314, latency_cycles=1000.0, epi_bytes_per_clk=63.84,
+        epi_cycles=525.0, epi_direct_factor=2.1, streamk_fixup_cycles=3150.0, eta_bw=0.608, t_fixed_s=4.96e-6, p=4.41,
+        ratio_band=(0.903, 1.376),
+        fitted_on="1,934 CUTLASS SM90 measurements on the H200: bench/cutlass_sm90_grid/raw.jsonl and "
+                  "bench/h200_tile_campaign/results/run1 + run2 (warm and cold L2)"),
 }
 
 

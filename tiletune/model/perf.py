@@ -378,7 +378,7 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
                                      SF_VEC.get(dtype), OUT_BITS.get(dtype_out, 16))
         if stream_k:
             per_slot = -(-(tiles * k_iters) // slots)
-            cycles = per_slot * cyc.kblock + -(-tiles // slots) * cyc.epilogue
+            cycles = per_slot * cyc.kblock + -(-tiles // slots) * cyc.epilogue + tc.streamk_fixup_cycles
         else:
             cycles = waves * mainloop.tile_cycles(k_per_cta, cyc)
         t_comp = cycles / clock

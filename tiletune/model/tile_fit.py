@@ -30,7 +30,7 @@ BOUNDS: Dict[str, Tuple[float, float]] = {
     "issue_cooperative": (1.0, 2.5), "issue_pingpong": (1.0, 3.0), "inst_cycles": (0.0, 120.0),
     "promote_cycles": (0.0, 800.0), "spill_factor": (1.0, 4.0), "cluster_cost": (0.0, 0.3),
     "latency_cycles": (200.0, 6000.0), "epi_bytes_per_clk": (8.0, 256.0), "epi_cycles": (0.0, 4000.0),
-    "epi_direct_factor": (1.0, 8.0),
+    "epi_direct_factor": (1.0, 8.0), "streamk_fixup_cycles": (0.0, 40000.0),
     "eta_bw": (0.4, 1.0), "t_fixed_s": (1e-6, 15e-6), "p": (1.5, 12.0),
 }
 PRIOR_WEIGHT = 0.01
@@ -92,12 +92,14 @@ def row_from(obj: dict, source: str = "") -> Optional[dict]:
 
 
 def dedupe(rows: List[dict]) -> List[dict]:
-    """One row per (config, problem, L2 state): a re-timed measurement (the campaign's second call,
-    clock logged) replaces the first."""
+    """One row per (config, problem, L2 state). A later file replaces an earlier one (the campaign's
+    run2 re-measured stream-K after fixing it); within one file a re-timed line with its clock
+    logged (the campaign's second call) replaces the first."""
     out: Dict[tuple, dict] = {}
     for r in rows:
-        key = config_key(r) + problem_key(r) + (r["l2"], r["source"])
-        if key not in out or (r.get("clock_logged") and not out[key].get("clock_logged")):
+        key = config_key(r) + problem_key(r)
+        old = out.get(key)
+        if old is None or old["source"] != r["source"] or (r.get("clock_logged") or not old.get("clock_logged")):
             out[key] = r
     return list(out.values())
 
@@ -159,6 +161,7 @@ class _Pre(NamedTuple):
     facts: mainloop.TileFacts
     waves: int
     kblocks: int
+    stream_k: Tuple[int, int]  # (k-blocks per SM, tiles per SM) under stream-K, else (0, 0)
     clock: float
     mem_bytes: float
     bw: float
@@ -175,14 +178,21 @@ def _pre(row: dict) -> _Pre:
                  arch="sm90", constants=PRIOR, schedule=row.get("schedule"), fast_accum=row.get("fast_accum"))
     f = mainloop.tile_facts(e.kernel, e.tile, DTYPE_BITS[row["dtype"]], "sm90", e.peak_dense / (g.sms * g.boost_clock_hz),
                             e.smem.stages, None, 16)
-    return _Pre(f, e.waves, e.k_iters, e.clock_hz, e.bytes.minimum + e.bytes.partials, e.bandwidth,
+    sk = (0, 0)
+    if row.get("stream_k"):
+        tiles = -(-e.kernel_m // e.tile[0]) * -(-e.kernel_n // e.tile[1]) * e.groups
+        sk = (-(-(tiles * e.k_iters) // e.slots), -(-tiles // e.slots))
+    return _Pre(f, e.waves, e.k_iters, sk, e.clock_hz, e.bytes.minimum + e.bytes.partials, e.bandwidth,
                 math.log(row["time_s"]))
 
 
 def fast_time(p: _Pre, tc: TileConstants) -> float:
     """perf.estimate's expected time from precomputed facts (tests check the two agree)."""
     c = mainloop.cycles(p.facts, tc)
-    t_comp = p.waves * mainloop.tile_cycles(p.kblocks, c) / p.clock
+    if p.stream_k[0]:
+        t_comp = (p.stream_k[0] * c.kblock + p.stream_k[1] * c.epilogue + tc.streamk_fixup_cycles) / p.clock
+    else:
+        t_comp = p.waves * mainloop.tile_cycles(p.kblocks, c) / p.clock
     return tc.t_fixed_s + combine(t_comp, p.mem_bytes / (p.bw * tc.eta_bw), tc.p)
 
 
