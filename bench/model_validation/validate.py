@@ -1,8 +1,8 @@
 """Validate `tiletune model` (the tile-aware model) against every measured CUTLASS configuration.
 
-    python3 bench/model_validation/validate.py [MEASUREMENTS.jsonl | DIR ...] > bench/model_validation/results/run1/RESULTS.md
+    python3 bench/model_validation/validate.py [MEASUREMENTS.jsonl | DIR ...] > bench/model_validation/results/run2/RESULTS.md
 
-Default inputs: bench/cutlass_sm90_grid/results/run2/raw.jsonl and bench/h200_tile_campaign/ (when present),
+Default inputs: bench/cutlass_sm90_grid/results/run2/raw.jsonl and bench/h200_tile_campaign/results/ (run1, run2),
 each line one CUTLASS kernel measured on the H200 by tiletune's CUTLASS engine. Pure Python, CPU.
 
 What it prints (Markdown):

@@ -189,7 +189,7 @@ def test_cli_bad_kernel_options_are_one_line_exit_2(args, msg):
 
 # --- the H200 tile campaign (bench/h200_tile_campaign) --------------------------------------------
 
-CAMPAIGN = ROOT / "bench" / "h200_tile_campaign"
+CAMPAIGN = ROOT / "tests" / "data" / "h200_tile_campaign"  # the campaign's results, fields the loader reads
 
 
 @pytest.fixture(scope="module")

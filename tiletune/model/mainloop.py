@@ -206,7 +206,7 @@ FITTED: Dict[str, TileConstants] = {
         promote_cycles=114.0, spill_factor=2.2, cluster_cost=0.0314, latency_cycles=1000.0, epi_bytes_per_clk=63.84,
         epi_cycles=525.0, epi_direct_factor=2.1, streamk_fixup_cycles=3150.0, eta_bw=0.608, t_fixed_s=4.96e-6, p=4.41,
         ratio_band=(0.903, 1.376),
-        fitted_on="1,934 CUTLASS SM90 measurements on the H200: bench/cutlass_sm90_grid/raw.jsonl and "
+        fitted_on="1,934 CUTLASS SM90 measurements on the H200: bench/cutlass_sm90_grid/results/run2/raw.jsonl and "
                   "bench/h200_tile_campaign/results/run1 + run2 (warm and cold L2)"),
 }
 

@@ -110,7 +110,7 @@ def load(paths: Iterable[str]) -> List[dict]:
     rows: List[dict] = []
     for p in paths:
         path = Path(p)
-        files = sorted(path.rglob("results.jsonl") or path.rglob("*.jsonl")) if path.is_dir() else [path]
+        files = (sorted(path.rglob("results.jsonl")) or sorted(path.rglob("*.jsonl"))) if path.is_dir() else [path]
         for f in files:
             for line in f.read_text().splitlines():
                 line = line.strip()
