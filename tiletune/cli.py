@@ -27,6 +27,7 @@ app = typer.Typer(
     help="See which CUTLASS tiles FlashInfer's autotuner picked, which failed and why; model them; re-try them.",
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
+    rich_markup_mode=None,  # click's plain help: rendering it with rich imports ~1 s of modules first
     context_settings={"help_option_names": ["-h", "--help"]},
     add_completion=False,
 )
