@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
 
 from tiletune.archs import arch_family
 from tiletune.events import Event, InputFacts
-
 from tiletune.results import Verdict
 
 if TYPE_CHECKING:

@@ -13,8 +13,8 @@ import json
 import re
 from typing import Any, Iterator, List, Optional, Tuple
 
-from tiletune.readers.keyparse import parse_key
 from tiletune.events import Fact
+from tiletune.readers.keyparse import parse_key
 from tiletune.records import Status, TuningRecord, freeze
 
 _ENTRY = re.compile(r'^\s*"(?P<key>\(.*\))"\s*:\s*(?P<value>\[.*\])\s*,?\s*$')
