@@ -29,7 +29,7 @@ app = typer.Typer(
     pretty_exceptions_show_locals=False,
     rich_markup_mode=None,  # click's plain help: rendering it with rich imports ~1 s of modules first
     context_settings={"help_option_names": ["-h", "--help"]},
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion (typer: bash, zsh, fish, powershell)
 )
 
 T = TypeVar("T")
@@ -492,7 +492,7 @@ def retry_command(
     op: Annotated[Optional[List[str]], typer.Option("--op", help="Only this op (repeatable), e.g. fp8_gemm.")] = None,
     tactic: Annotated[Optional[str], typer.Option("--tactic", help="Only these tactics: 3, 0-7 or 1,4,9-11.")] = None,
     shape: Annotated[Optional[List[str]], typer.Option("--shape", help="Try --op/--tactic at MxNxK or BxMxNxK (repeatable) instead of configs from inputs.")] = None,
-    runner: Annotated[Optional[str], typer.Option("--runner", help="Runner class for --shape (defaults: fp8_gemm CublasFp8GemmRunner, bf16_gemm CublasltBf16GemmRunner, fp4_gemm CutlassFp4GemmRunner, mxfp8_gemm CutlassMxfp8GemmRunner).")] = None,
+    runner: Annotated[Optional[str], typer.Option("--runner", help="Runner class for --shape (default: the op's runner, listed above).")] = None,
     dtype_out: Annotated[str, typer.Option("--dtype-out", help="Output dtype for --shape (bfloat16 or float16).")] = "bfloat16",
     dtype: Annotated[Optional[str], typer.Option("--dtype", help="Input dtype of fused-MoE keys that do not record it (before FlashInfer 0.6.18rc2): bf16, fp16 or fp8.")] = None,
     top_k: Annotated[Optional[int], typer.Option("--top-k", help="top_k of fused-MoE keys that do not record it (before FlashInfer 0.6.18rc2).")] = None,
@@ -511,14 +511,20 @@ def retry_command(
     no_run: Annotated[bool, typer.Option("--no-run", help="Attempt nothing; only write --blocklist / --pin-cache from the ledger (works without a GPU).")] = False,
     arch: Annotated[Optional[str], typer.Option("--arch", help="Override the arch the inputs imply.")] = None,
     flashinfer_version: Annotated[Optional[str], typer.Option("--flashinfer-version", help="Override the FlashInfer version the inputs imply.")] = None,
-    format: Annotated[OutputFormat, typer.Option("--format", "-f", help="table or json (schema tiletune.retry/1).")] = OutputFormat.table,
+    format: Annotated[OutputFormat, typer.Option("--format", "-f", help="table, markdown (for a ticket) or json (schema tiletune.retry/1).")] = OutputFormat.table,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the summary here (atomically) instead of stdout.", readable=False)] = None,
 ) -> None:
-    """Re-attempt failed (or any) configs on this GPU, each in a fresh process with a time limit.
+    """Re-attempt failed (or any) configs on this GPU, each in a fresh process.
 
-    Every attempt is diagnosed (passed with time and error, or why it failed) and appended to
-    the ledger as soon as it ends. Exit status 0 when the attempts ran (failures are findings),
-    2 for unusable inputs or when retry itself cannot run.
+    Every attempt is diagnosed (passed with time and error, or why it
+    failed) and appended to the ledger as soon as it ends. Exit status 0
+    when the attempts ran (failures are findings), 2 for unusable inputs or
+    when retry cannot run here: without a usable CUDA device it says so in
+    one line before building anything (--reproducer, --no-run need no GPU).
+
+    --runner defaults for --shape: fp8_gemm CublasFp8GemmRunner,
+    bf16_gemm CublasltBf16GemmRunner, fp4_gemm CutlassFp4GemmRunner,
+    mxfp8_gemm CutlassMxfp8GemmRunner.
     """
 
     def run() -> int:
@@ -531,7 +537,7 @@ def retry_command(
             since_driver=since_driver, timeout_s=timeout, jobs=jobs, allow_jit_build=allow_jit_build,
             resume=not no_resume, blocklist=blocklist, pin_cache=pin_cache, reproducer=reproducer,
             workspace_bytes=workspace_bytes, input_amplitude=input_amplitude, iters=iters, arch=ctx.arch,
-            flashinfer_version=ctx.flashinfer_version, as_json=format is OutputFormat.json, no_run=no_run,
+            flashinfer_version=ctx.flashinfer_version, as_json=format is OutputFormat.json, fmt=format.value, no_run=no_run,
             moe_dtype=dtype, top_k=top_k, output=output,
         )
         outcome = retry(opts)

@@ -57,6 +57,7 @@ class RetryOptions:
     arch: Optional[str] = None
     flashinfer_version: Optional[str] = None
     as_json: bool = False
+    fmt: str = "table"  # the summary's format: table, markdown or json (as_json=True means json)
     no_run: bool = False
     moe_dtype: Optional[str] = None  # --dtype: fused-MoE keys without extras (before FlashInfer 0.6.18rc2)
     top_k: Optional[int] = None  # --top-k: likewise
@@ -204,7 +205,7 @@ def retry(opts: RetryOptions, *, progress: Optional[TextIO] = sys.stderr, env: O
         notes.append("nothing to retry: no failed or blocklisted configs in the inputs (use --all for every config)")
     notes += export(opts, key_problems, input_ledgers)
     fatal = any(p.fatal for p in problems)
-    text = render_text("retry", RetrySummary(run, notes), "json" if opts.as_json else "table")
+    text = render_text("retry", RetrySummary(run, notes), "json" if opts.as_json else opts.fmt)
     return RetryOutcome(run=run, problems=problems, notes=notes, text=text, exit_code=2 if fatal else 0)
 
 

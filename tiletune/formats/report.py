@@ -141,7 +141,7 @@ def chosen_sections(result: InspectResult) -> list[tuple[str, str, list[list[str
         notes: dict[str, int] = {}
 
         def ref(t: str) -> str:
-            return f"[{notes.setdefault(t, len(notes) + 1)}]"  # noqa: B023 - called within this iteration
+            return view.note_marker(notes.setdefault(t, len(notes) + 1))  # noqa: B023 - called within this iteration
 
         for ae in sorted(items, key=view._row_key):
             p, a, r = ae.entry.problem, ae.analysis, ae.record
@@ -171,7 +171,7 @@ def chosen_sections(result: InspectResult) -> list[tuple[str, str, list[list[str
             # cuBLAS / cuDNN / trtllm-gen winners: no tile to show or model, one line says so
             whys = sorted({getattr(ae.entry.decode, "reason", "not decoded") for ae in items})
             rows, notes = [], {f"{len(items)} chosen tactic(s), none a decodable CUTLASS tile: {'; '.join(whys)}": 1}
-        out.append((sec.title, sec.gpu_line, rows, [f"[{n}] {t}" for t, n in notes.items()]))
+        out.append((sec.title, sec.gpu_line, rows, [f"{view.note_marker(n)} {t}" for t, n in notes.items()]))
     return out
 
 

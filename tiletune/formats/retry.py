@@ -1,9 +1,9 @@
-"""`tiletune retry`'s summary as a table or JSON (schema tiletune.retry/1)."""
+"""`tiletune retry`'s summary as a table, Markdown (for a ticket) or JSON (schema tiletune.retry/1)."""
 
 from __future__ import annotations
 
 import json
-from typing import List, NamedTuple, Optional
+from typing import Any, List, NamedTuple, Optional
 
 from tabulate import tabulate
 
@@ -43,10 +43,11 @@ def render_json(summary: RetrySummary) -> str:
     )
 
 
-def render_table(summary: RetrySummary) -> str:
-    """The summary printed on stdout: one row per attempt made now (measurements are labelled measured)."""
-    run, notes = summary
-    attempts: List[Attempt] = run.attempts if run else []
+HEADERS = ["op", "runner", "tactic", "b x M x N x K", "result", "time (measured, median)", "TFLOP/s",
+           "rel. error (bound)", "why"]
+
+
+def _rows(attempts: List[Attempt]) -> List[List[Any]]:
     rows = []
     for a in attempts:
         bound = f" (<= {a.error_bound:.1e})" if a.error_bound is not None and a.rel_error is not None else ""
@@ -57,19 +58,53 @@ def render_table(summary: RetrySummary) -> str:
             "" if a.rel_error is None else f"{a.rel_error:.2e}{bound}",
             a.message if not a.passed else "",
         ])
-    out = []
-    if rows and run is not None:
-        out.append(tabulate(rows, headers=["op", "runner", "tactic", "b x M x N x K", "result", "time (measured, median)", "TFLOP/s",
-                                           "rel. error (bound)", "why"]))
-        passed = sum(1 for a in attempts if a.passed)
-        not_run = sum(1 for a in attempts if a.diagnosis is Diagnosis.ENGINE_ERROR)  # never started: not a failure
-        out.append(f"\n{passed} passed, {len(attempts) - passed - not_run} failed"
-                   + (f", {not_run} not run (engine_error: see why)" if not_run else "") + f"; ledger: {run.ledger}")
+    return rows
+
+
+def _tally(run: RetryRun) -> str:
+    passed = sum(1 for a in run.attempts if a.passed)
+    not_run = sum(1 for a in run.attempts if a.diagnosis is Diagnosis.ENGINE_ERROR)  # never started: not a failure
+    return (f"{passed} passed, {len(run.attempts) - passed - not_run} failed"
+            + (f", {not_run} not run (engine_error: see why)" if not_run else "") + f"; ledger: {run.ledger}")
+
+
+def _skipped(run: Optional[RetryRun]) -> List[str]:
     if run and run.skipped:
-        out.append(f"{len(run.skipped)} already finished in this environment with the same options (see the ledger; --no-resume to redo)")
-    out.append("Relative error = ||out - ref|| / ||ref|| against a float32 reference from the dequantized inputs; "
+        return [f"{len(run.skipped)} already finished in this environment with the same options (see the ledger; --no-resume to redo)"]
+    return []
+
+
+_ERROR_NOTE = ("Relative error = ||out - ref|| / ||ref|| against a float32 reference from the dequantized inputs; "
                "bounds: " + ", ".join(f"{k} {v:.2g}" for k, v in classify.ERROR_BOUNDS.items()))
+
+
+def render_table(summary: RetrySummary) -> str:
+    """The summary printed on stdout: one row per attempt made now (measurements are labelled measured)."""
+    run, notes = summary
+    out = []
+    if run is not None and run.attempts:
+        out.append(tabulate(_rows(run.attempts), headers=HEADERS))
+        out.append("\n" + _tally(run))
+    out += _skipped(run)
+    out.append(_ERROR_NOTE)
     out.extend(notes)
+    return "\n".join(out)
+
+
+def render_markdown(summary: RetrySummary) -> str:
+    """The summary as GitHub Markdown (a ticket): a table of the attempts, then the notes as a list."""
+    from tiletune.formats.markdown import cell
+
+    run, notes = summary
+    out = ["## tiletune retry", ""]
+    if run is not None and run.attempts:
+        out.append("| " + " | ".join(HEADERS) + " |")
+        out.append("|" + "---|" * len(HEADERS))
+        out += ["| " + " | ".join(cell(str(c)) for c in row) + " |" for row in _rows(run.attempts)]
+        out += ["", cell(_tally(run))]
+    else:
+        out.append("No attempt was made in this run.")
+    out += ["", *(f"- {cell(line)}" for line in [*_skipped(run), _ERROR_NOTE, *notes])]
     return "\n".join(out)
 
 

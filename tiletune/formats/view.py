@@ -150,18 +150,27 @@ def _gpu_line(result: InspectResult, arch: Optional[str]) -> str:
     return "not modelled"
 
 
+def note_marker(n: int) -> str:
+    """Footnote n (1-based) as a letter, [a] .. [z], [aa] ..: sources are numbered [1], [2] in the
+    same tables, so a marker never means both."""
+    letters = ""
+    while n > 0:
+        n, r = divmod(n - 1, 26)
+        letters = chr(ord("a") + r) + letters
+    return f"[{letters}]"
+
+
 class _Notes:
-    """Numbered footnotes, each text once per section."""
+    """Lettered footnotes, each text once per section."""
 
     def __init__(self) -> None:
         self.items: "OrderedDict[str, int]" = OrderedDict()
 
     def ref(self, text: str) -> str:
-        n = self.items.setdefault(text, len(self.items) + 1)
-        return f"[{n}]"
+        return note_marker(self.items.setdefault(text, len(self.items) + 1))
 
     def lines(self) -> list[str]:
-        return [f"[{n}] {t}" for t, n in self.items.items()]
+        return [f"{note_marker(n)} {t}" for t, n in self.items.items()]
 
 
 def entry_sections(result: InspectResult, *, statuses: Optional[Sequence[Status]] = None) -> list[Section]:
