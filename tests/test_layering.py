@@ -35,6 +35,7 @@ LAYER_OF = {
     "tiletune.diagnosis": "records",  # error text -> class, numbers, names (no I/O)
     "tiletune.events": "records",
     "tiletune.samples": "records",
+    "tiletune.data": "records",
     # readers: sources -> TuningRecord
     "tiletune.readers": "readers",
     # decode: op semantics + the tactic catalogs -> TileConfig

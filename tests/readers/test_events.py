@@ -258,3 +258,47 @@ def test_one_vocabulary():
 
     assert classify_text(TRT_ASSERT).diagnosis is Diagnosis.INITIALIZE_FAILED
     assert smem_from_text("MoE grouped GEMM requires 105472 bytes shared memory but device supports 101376") == (105472, 101376)
+
+
+def test_repeated_ledger_attempts_aggregate(tmp_path):
+    src = ROOT / "cache_samples/ledgers/h200-fp8_gemm-cublas-0.7.2.post1.jsonl"
+    lines = [ln for ln in src.read_text().splitlines() if ln.strip()]
+    big = tmp_path / "ledger.jsonl"
+    with open(big, "w") as f:
+        for i in range(30):  # the same session appended 30 times, times varied
+            for ln in lines:
+                a = json.loads(ln)
+                if isinstance(a.get("time_s"), float):
+                    a["time_s"] *= 1 + i / 1000
+                f.write(json.dumps(a) + "\n")
+    from tiletune.readers import ledger
+
+    recs = [r for r in ledger.read(big, ReadContext()) if isinstance(r, TuningRecord)]
+    single = [r for r in ledger.read(src, ReadContext()) if isinstance(r, TuningRecord)]
+    assert len(recs) == len(single) and sum(r.count for r in recs) == 30 * len(lines)
+    timed = [r for r in recs if r.status is Status.PASSED]
+    d = timed[0].detail_dict()
+    assert d["time_count"] == 30 and len(d["time_samples_ms"]) <= MAX_SAMPLES and d["time_min_ms"] <= timed[0].time_ms
+
+
+def test_server_banner_gives_the_pinned_flashinfer_as_an_inference():
+    # an SGLang environment dump line; the pin comes from sglang 0.5.5's own wheel METADATA
+    items = list(logs.parse_lines([(1, "sglang==0.5.5"), (2, "[FP4 gemm Runner] Failed to initialize cutlass FP4 gemm on "
+                                                              "sm120/sm121. Error: Error Internal")], "t.log", ReadContext().environment()))
+    (facts,) = [i for i in items if type(i).__name__ == "InputFacts"]
+    assert facts.flashinfer_version.value == "0.5.0" and facts.flashinfer_version.how == "inferred"
+    assert "sglang==0.5.5" in facts.flashinfer_version.source and "METADATA" in facts.flashinfer_version.source
+    banner = next(i for i in items if isinstance(i, Event) and i.kind == "version_banner")
+    assert banner.fact("flashinfer_version") == "0.5.0"
+
+
+def test_pin_table_tool_reads_requirements_by_code():
+    sys.path.insert(0, str(ROOT / "tools"))
+    import server_pins
+
+    assert server_pins.pin_from_text("torch==2.8.0\nflashinfer-python[cu13]==0.6.12 ; extra == 'srt'\n") == {
+        "pin": "0.6.12", "spec": "flashinfer-python[cu13]==0.6.12"}
+    assert server_pins.pin_from_text("flashinfer_python>=0.2.9\n")["pin"] is None
+    assert server_pins.pin_from_text("numpy\n") is None
+    table = json.loads((ROOT / "tiletune/data/server_flashinfer_pins.json").read_text())
+    assert table["generated_by"] and all(e["source"] for e in table["servers"]["sglang"].values())

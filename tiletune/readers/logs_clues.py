@@ -117,14 +117,16 @@ class ClueSet:
         self.clues.append(clue)
 
     def feed(self, lineno: Optional[int], text: str) -> None:
-        if "flashinfer" in text or "autotune" in text:
+        if ".cache/flashinfer/" in text:
             for m in _JIT_PATH.finditer(text):
                 self._path(lineno, m, "jit path")
+        if "/autotune/" in text or "flashinfer_autotune_cache/" in text:
             for rx in (_SGLANG_CACHE, _VLLM_CACHE):
                 for m in rx.finditer(text):
                     self._path(lineno, m, "cache path")
         low = text.lower()
-        if "flashinfer" in low:
+        if "flashinfer" in low and ("flashinfer-" in low or "flashinfer_python" in low or "flashinfer_cubin" in low
+                                    or "flashinfer " in low or "flashinfer=" in low or "flashinfer:" in low):
             for m in _FI_VERSION.finditer(text):
                 if "/" in text[max(0, m.start() - 1):m.start()]:
                     continue  # a path component, handled above
@@ -147,7 +149,7 @@ class ClueSet:
                 # "on sm120/sm121": the device is one of these; the first names the catalog family
                 self._add(Clue("arch", archs[0], "decoded" if len(archs) == 1 else "inferred", "error text",
                                lineno, "on " + "/".join(archs)))
-        if _GPU_GATE.search(text):
+        if ("NVIDIA" in text or "RTX" in text or "GB" in text or "DGX" in text or "00" in text) and _GPU_GATE.search(text):
             self._gpu(lineno, text)
         if "apability" in text:
             m = _CC.search(text)
@@ -167,7 +169,8 @@ class ClueSet:
                 arch = normalize_arch(m.group("a"))
                 if arch:  # what a binary was built for, not necessarily the device
                     self._add(Clue("arch", arch, "inferred", "build flag", lineno, m.group(0)))
-        if "vllm" in low or "sglang" in low or "tensorrt" in low or "llm engine" in low or ("█" in text and "version" in low):
+        if ("version" in low or "==" in low or "llm engine" in low) and (
+                "vllm" in low or "sglang" in low or "tensorrt" in low or "llm engine" in low or "█" in text):
             for server, rx in _SERVER_BANNERS:
                 m = rx.search(text)
                 if m:

@@ -325,7 +325,8 @@ class LogParser:
                 return
             level, msg, prefix = None, text[t.start():], text[: t.start()]
         self._end_continuation()
-        self.clues.feed(lineno, text)
+        if "avg_time" not in text and "median_time" not in text:  # timing lines repeat the chosen line's repr
+            self.clues.feed(lineno, text)
         if msg.startswith("Building JIT module "):
             name = msg[len("Building JIT module "):].split(";", 1)[0].strip()
             self.facts.add_unique(self.facts.modules_built, name)
