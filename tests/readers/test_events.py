@@ -293,12 +293,12 @@ def test_server_banner_gives_the_pinned_flashinfer_as_an_inference():
 
 
 def test_pin_table_tool_reads_requirements_by_code():
-    sys.path.insert(0, str(ROOT / "tools"))
-    import server_pins
+    import runpy
 
-    assert server_pins.pin_from_text("torch==2.8.0\nflashinfer-python[cu13]==0.6.12 ; extra == 'srt'\n") == {
+    pin_from_text = runpy.run_path(str(ROOT / "tools" / "server_pins.py"))["pin_from_text"]
+    assert pin_from_text("torch==2.8.0\nflashinfer-python[cu13]==0.6.12 ; extra == 'srt'\n") == {
         "pin": "0.6.12", "spec": "flashinfer-python[cu13]==0.6.12"}
-    assert server_pins.pin_from_text("flashinfer_python>=0.2.9\n")["pin"] is None
-    assert server_pins.pin_from_text("numpy\n") is None
+    assert pin_from_text("flashinfer_python>=0.2.9\n")["pin"] is None
+    assert pin_from_text("numpy\n") is None
     table = json.loads((ROOT / "tiletune/data/server_flashinfer_pins.json").read_text())
     assert table["generated_by"] and all(e["source"] for e in table["servers"]["sglang"].values())
