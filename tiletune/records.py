@@ -297,7 +297,16 @@ class InputProblem:
 
 
 def to_jsonable(value: Any) -> Any:
-    """Tuples -> lists, enums -> values, recursively: the form a tactic or shape had in its JSON."""
+    """Tuples -> lists, enums -> values, mappings -> dicts with str keys, recursively: the form a
+    tactic or shape had in its JSON. Exact type checks first: this runs for every shape of every
+    entry, and isinstance checks against typing.Mapping cost seconds on a 50,000-entry cache."""
+    t = type(value)
+    if t is tuple or t is list:
+        return [v if type(v) in _JSON_SCALARS else to_jsonable(v) for v in value]
+    if t in _JSON_SCALARS:
+        return value
+    if t is dict:
+        return {str(k): to_jsonable(v) for k, v in value.items()}
     if isinstance(value, enum.Enum):
         return value.value
     if isinstance(value, (list, tuple)):
@@ -305,6 +314,9 @@ def to_jsonable(value: Any) -> Any:
     if isinstance(value, Mapping):
         return {str(k): to_jsonable(v) for k, v in value.items()}
     return value
+
+
+_JSON_SCALARS = frozenset((int, float, str, bool, type(None)))
 
 
 def freeze(value: Any) -> Any:

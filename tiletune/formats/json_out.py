@@ -10,13 +10,12 @@ and `"kind": "model"`; `time_ms` is the source's own measurement.
 
 from __future__ import annotations
 
-import enum
 import json
 import math
 from typing import Any, Iterable, Iterator, Optional
 
 from tiletune import __version__
-from tiletune.records import Decoded, Problem, TileConfig, Undecoded
+from tiletune.records import Decoded, Problem, TileConfig, Undecoded, to_jsonable
 from tiletune.results import (
     Analysis,
     AnalyzedEntry,
@@ -31,25 +30,6 @@ from tiletune.results import (
 SCHEMA = "tiletune.inspect/1"
 
 
-def to_jsonable(value: Any) -> Any:
-    """Tuples -> lists, enums -> values, recursively. Exact type checks, because this runs for every
-    shape of every entry (records.to_jsonable's isinstance checks against typing.Mapping cost
-    seconds on a 50,000-entry cache)."""
-    t = type(value)
-    if t is tuple or t is list:
-        return [v if type(v) in _SCALARS else to_jsonable(v) for v in value]
-    if t in _SCALARS:
-        return value
-    if t is dict:
-        return {str(k): to_jsonable(v) for k, v in value.items()}
-    if isinstance(value, enum.Enum):
-        return value.value
-    if isinstance(value, (tuple, list)):
-        return [to_jsonable(v) for v in value]
-    return value
-
-
-_SCALARS = frozenset((int, float, str, bool, type(None)))
 
 
 class NoteTable:
