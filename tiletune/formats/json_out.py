@@ -30,8 +30,6 @@ from tiletune.results import (
 SCHEMA = "tiletune.inspect/1"
 
 
-
-
 class NoteTable:
     """Problem notes ("k = 2 x the key's packed byte count ...") repeat across thousands of
     entries: the output lists each text once in `problem_notes` and problems refer to it by
