@@ -147,6 +147,21 @@ def test_prepare_stops_when_a_module_is_missing_and_building_is_not_allowed(fake
     assert log.read_text().splitlines()[-1] == 'jit-build ["mm_bf16_cublaslt"]'
 
 
+def test_prepare_leaves_no_scratch_behind(fake_python, monkeypatch, tmp_path):
+    """jit-status / jit-build ran in tiletune-jit-* directories that 3d96422 never removed."""
+    import tempfile
+
+    exe, log = fake_python
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    eng = FlashInferEngine(python=str(exe), allow_jit_build=True)
+    monkeypatch.setattr(eng, "unavailable_reason", lambda: None)
+    eng.prepare(_targets("bf16_gemm", "CublasltBf16GemmRunner"), jobs=1)
+    assert [ln.split()[0] for ln in log.read_text().splitlines()] == ["jit-status", "jit-build"]
+    assert list(tmp.iterdir()) == []
+
+
 # -- the real two-GPU H200 ledger (bench/retry_h200_x2) ----------------------------------------------
 
 H200_X2 = Path(__file__).resolve().parents[2] / "tests" / "data" / "retry_h200_x2" / "ledger.jsonl"

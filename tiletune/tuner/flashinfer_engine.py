@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import json
+import shutil
 import sys
 from pathlib import Path
 from typing import Any, Dict, Optional, Sequence
@@ -120,8 +121,7 @@ class FlashInferEngine:
                         and not (t.op in FUSED_MOE_OPS and isinstance(self.moe_spec(t), str))})
         if not pairs:
             return  # every attempt will say the engine cannot run its runner
-        scratch = Path(_tmpdir()) / "jit-status"
-        status = self._run_mode("jit-status", {"pairs": [list(p) for p in pairs]}, scratch, JIT_STATUS_TIMEOUT_S)
+        status = self._run_mode("jit-status", {"pairs": [list(p) for p in pairs]}, JIT_STATUS_TIMEOUT_S)
         modules = dict(status.get("modules") or {})
         self.jit_report = {"status": modules, "refused": dict(status.get("refused") or {})}
         if self.progress is not None:
@@ -142,7 +142,7 @@ class FlashInferEngine:
             self.progress.write(f"tiletune retry: building FlashInfer JIT module(s) {', '.join(missing)} ({estimates})\n")
             self.progress.flush()
         timeout = MOE_JIT_BUILD_TIMEOUT_S if any(n.startswith("fused_moe_") for n in missing) else JIT_BUILD_TIMEOUT_S
-        built = self._run_mode("jit-build", {"modules": sorted(missing)}, Path(_tmpdir()) / "jit-build", timeout)
+        built = self._run_mode("jit-build", {"modules": sorted(missing)}, timeout)
         self.jit_report["built"] = built.get("modules")
 
     def child_spec(self, target: RetryTarget, scratch: Path) -> ChildSpec:
@@ -194,19 +194,25 @@ class FlashInferEngine:
             return f"{target.op} tactic {target.tactic}: {e}"
         return mp.to_spec()
 
-    def _run_mode(self, mode: str, fields: Dict[str, Any], scratch: Path, timeout_s: float) -> Dict[str, Any]:
-        scratch.mkdir(parents=True, exist_ok=True)
-        spec = {"mode": mode, "result_file": str(scratch / "result.json"), **fields}
-        (scratch / "spec.json").write_text(json.dumps(spec))
-        child = run_child(
-            ChildSpec(
-                argv=(self.python, "-m", "tiletune.tuner.worker", str(scratch / "spec.json")),
-                env=(("PYTHONPATH", _pythonpath()),),
-                result_file=scratch / "result.json",
-            ),
-            timeout_s=timeout_s,
-            scratch=scratch,
-        )
+    def _run_mode(self, mode: str, fields: Dict[str, Any], timeout_s: float) -> Dict[str, Any]:
+        """One worker run outside the attempts (jit-status, jit-build), in a scratch dir removed after."""
+        root = Path(_tmpdir())
+        try:
+            scratch = root / mode
+            scratch.mkdir(parents=True, exist_ok=True)
+            spec = {"mode": mode, "result_file": str(scratch / "result.json"), **fields}
+            (scratch / "spec.json").write_text(json.dumps(spec))
+            child = run_child(
+                ChildSpec(
+                    argv=(self.python, "-m", "tiletune.tuner.worker", str(scratch / "spec.json")),
+                    env=(("PYTHONPATH", _pythonpath()),),
+                    result_file=scratch / "result.json",
+                ),
+                timeout_s=timeout_s,
+                scratch=scratch,
+            )
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
         r = child.result or {}
         if not r.get("ok"):
             v = classify.classify_exit(
