@@ -11,7 +11,7 @@ from typing import Iterable, Mapping, Optional, Sequence
 
 from tiletune import catalogs
 from tiletune.model_adapter import ModelPort
-from tiletune.records import Decoded, Entry, Problem, Status, Undecoded
+from tiletune.records import Decoded, Entry, Problem, Status, Undecoded, server_origin
 from tiletune.results import AnalyzedEntry, Failure
 from tiletune.verdicts import explain_failure
 
@@ -39,12 +39,14 @@ def aggregate_failures(
         status = r.status
         if status is Status.FAILED or status is Status.PASSED:
             key = (r.env.arch, r.env.flashinfer_version, r.op, r.runner, r.tactic)
+            if r.env.arch is None:  # unknown arch: never merged across servers
+                key += (server_origin(r),)
             if status is Status.FAILED:
                 groups.setdefault(key, []).append(a)
             else:
                 passed.add(key)
     for key, items in groups.items():
-        arch, version, op, runner, tactic = key
+        arch, version, op, runner, tactic = key[:5]
         errors: Counter[str] = Counter()
         sources: list[str] = []
         problems: list[Problem] = []
@@ -92,6 +94,7 @@ def aggregate_failures(
             passed_later=key in passed,
             problems=tuple(problems),
             not_cutlass=isinstance(first.entry.decode, Undecoded) and first.entry.decode.not_a_cutlass_tactic,
+            origin=key[5] if len(key) > 5 else None,
         )
 
 

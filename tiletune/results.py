@@ -123,6 +123,7 @@ class Failure:
     passed_later: bool = False  # a retry ledger shows it passing
     not_cutlass: bool = False  # a cuBLAS / cuDNN / trtllm-gen tactic: there is no tile to name
     problems: tuple[Problem, ...] = ()  # the shape buckets it failed for (distinct)
+    origin: Optional[str] = None  # arch unknown: the one server (layout directory or file) it comes from
 
     @property
     def error(self) -> str:

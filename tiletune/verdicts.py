@@ -18,7 +18,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 from tiletune import diagnosis
 from tiletune.archs import arch_family
 from tiletune.overview import RankDisagreement
-from tiletune.records import Decoded, Status, Undecoded
+from tiletune.records import Decoded, Status, Undecoded, server_origin
 from tiletune.results import Analysis, AnalyzedEntry, Failure, FailureReason, NotTried, Verdict
 
 # Texts that mean "there is no kernel for this tile", shared-memory numbers and the short form of
@@ -177,7 +177,7 @@ def verdicts(
     labels: dict[int, str] = {}  # id(config) -> label: decoded configs are shared, label() builds a string
     for a in analyzed:
         r = a.entry.record  # (not the `record` property: this loop runs once per entry)
-        key = (r.env.arch, r.op)
+        key = (r.env.arch, r.op) if r.env.arch is not None else (None, r.op, server_origin(r))
         keys.setdefault(key, None)
         d = a.entry.decode
         if r.status is Status.CHOSEN:
@@ -228,7 +228,8 @@ def verdicts(
             skipped_detail.setdefault((r.env.arch, r.env.flashinfer_version, r.op), r.detail_dict())
     fails: dict[tuple[Optional[str], str], list["Failure"]] = {}
     for f in failures:
-        key = (f.arch, f.op)
+        # unknown arch: one verdict per server (a failure of unknown arch comes from one origin)
+        key = (f.arch, f.op) if f.arch is not None else (None, f.op, _failure_origin(f))
         keys.setdefault(key, None)
         fails.setdefault(key, []).append(f)
     nts: dict[tuple[Optional[str], str], list["NotTried"]] = {}
@@ -237,8 +238,9 @@ def verdicts(
             if key[1] == nt.op and key[0] is not None and arch_family(key[0]) == arch_family(nt.arch):
                 nts.setdefault(key, []).append(nt)
 
-    for key in sorted(keys, key=lambda k: (k[0] or "~", k[1])):
-        arch, op = key
+    for key in sorted(keys, key=lambda k: (k[0] or "~", k[1], k[2:])):
+        arch, op = key[0], key[1]
+        origin = key[2] if len(key) > 2 else None
         parts: list[str] = []
         won = winners.get(key, Counter())
         ranked = sorted(won.items(), key=lambda x: (-x[1], x[0]))
@@ -284,7 +286,7 @@ def verdicts(
             parts.append(f"{nt_total} catalog tile(s) never tried ({ev})")
         if not parts:
             parts.append("no chosen, failed, blocked or compiled tactics recorded")
-        text = f"{arch or 'unknown arch'} {op}: " + "; ".join(parts)
+        text = f"{arch or 'unknown arch'} {op}{f' ({origin})' if origin else ''}: " + "; ".join(parts)
         yield Verdict(
             arch=arch,
             op=op,
@@ -294,6 +296,7 @@ def verdicts(
             not_tried=nt_total,
             undecoded=undecoded[key],
             disagreements=disagreements,
+            source=origin,
         )
 
 
@@ -314,6 +317,11 @@ def with_rank_disagreements(verdicts: Iterable["Verdict"], found: Sequence["Rank
         elif all(d.beyond_noise is None for d in mine):
             tail += " (no measured times to say whether it matters)"
         yield dataclasses.replace(v, text=f"{v.text}; {tail}", rank_disagreements=tuple(mine))
+
+
+def _failure_origin(f: "Failure") -> Optional[str]:
+    """The server a failure of unknown arch belongs to (failures.py groups them by origin)."""
+    return f.origin
 
 
 def _not_run_reason(error: Optional[str], width: int = 80) -> str:

@@ -302,3 +302,18 @@ def test_pin_table_tool_reads_requirements_by_code():
     assert pin_from_text("numpy\n") is None
     table = json.loads((ROOT / "tiletune/data/server_flashinfer_pins.json").read_text())
     assert table["generated_by"] and all(e["source"] for e in table["servers"]["sglang"].values())
+
+
+def test_loose_logs_of_unknown_arch_are_not_merged(tmp_path):
+    line = ("2026-06-10 10:00:00,000 - INFO - autotuner.py:700 - flashinfer.jit: [Autotuner]: Skipped 3 unsupported "
+            "tactic(s) for fp4_gemm (enable debug logs to see details)\n")
+    a, b = tmp_path / "machine-a.log", tmp_path / "machine-b.log"
+    a.write_text(line)
+    b.write_text(line)
+    r = inspect([tmp_path], ReadContext())
+    assert len(r.failures) == 2 and {f.origin for f in r.failures} == {str(a), str(b)}
+    texts = [v.text for v in r.verdicts if v.op == "fp4_gemm"]
+    assert len(texts) == 2 and all("machine-" in t for t in texts)
+    # with the arch known the same facts of one arch and release are compared across inputs (one row)
+    r = inspect([tmp_path], ReadContext(arch="sm120", flashinfer_version="0.6.14"))
+    assert len(r.failures) == 1 and r.failures[0].count == 6
