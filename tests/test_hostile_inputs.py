@@ -262,3 +262,37 @@ def test_open_input_refuses_devices_and_fifos(fifo):
             inputs.read_input(p, limit=1 << 20)
     with pytest.raises(ReaderError, match="limit"):
         inputs.read_input(GOOD, limit=10)
+
+
+# --- strict JSON, capped ranges -------------------------------------------------------------------
+
+def _strict(text: str):
+    def refuse(name):
+        raise AssertionError(f"bare {name} in JSON output")
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_json_output_has_no_nan_or_infinity(run, tmp_path):
+    doc = json.loads(GOOD.read_text())
+    keys = [k for k in doc if k != "_metadata"]
+    doc[keys[0]] = ["CutlassFp4GemmRunner", float("nan")]
+    doc[keys[1]] = ["CutlassFp4GemmRunner", 3, ["cuda_graph_profile_replays", float("inf"), "l2_cache_policy", "cold"]]
+    cache = tmp_path / "nan.json"
+    cache.write_text(json.dumps(doc))  # Python writes bare NaN / Infinity, as FlashInfer's json.dump would
+    assert "NaN" in cache.read_text()
+    res = run("inspect", cache, "--format", "json")
+    out = _strict(res.stdout)
+    assert any(e["tactic"] is None for e in out["entries"])
+    assert any("written as null" in n for n in out["notes"])
+    res = run("report", cache, "--format", "json", "--no-plot")
+    assert any("written as null" in n for n in _strict(res.stdout)["notes"])
+
+
+@pytest.mark.parametrize("spec, fragment", [
+    ("0-1000000000000", "names 1,000,000,000,001 tactics; at most 100,000"),
+    ("1-" + "9" * 5000, "numbers over 18 digits"),
+    ("9" * 5000, "over 18 digits"),
+])
+def test_tactic_ranges_are_capped(run, spec, fragment):
+    res = run("retry", GOOD, "--tactic", spec, "--no-run")
+    assert res.exit_code == 2 and fragment in res.stderr and "Traceback" not in res.output

@@ -53,7 +53,7 @@ def _guard(fn: Callable[[], T], inputs: Sequence[object] = ()) -> T:
     try:
         return fn()
     except TiletuneError as e:
-        typer.echo(f"tiletune: {e}", err=True)
+        _say(f"tiletune: {e}")
         raise typer.Exit(code=e.exit_code) from None
     except (click.exceptions.Exit, click.exceptions.Abort, click.exceptions.ClickException):
         raise
@@ -61,7 +61,7 @@ def _guard(fn: Callable[[], T], inputs: Sequence[object] = ()) -> T:
         from tiletune.errors import unexpected
 
         named = ", ".join(str(i) for i in inputs) or "the default inputs"
-        typer.echo(f"tiletune: {_clip(named)}: {unexpected(e)}", err=True)
+        _say(f"tiletune: {_clip(named)}: {unexpected(e)}")
         raise typer.Exit(code=2) from None
 
 
@@ -69,10 +69,21 @@ def _clip(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def _say(message: str) -> None:
+    """One line to stderr, without the terminal escapes an input may have put in it."""
+    from tiletune.formats.safe_text import terminal_safe
+
+    typer.echo(terminal_safe(message), err=True)
+
+
 def _emit(text: Union[str, Iterable[str]], output: Optional[Path]) -> None:
     """Print `text` (or text chunks, written as they come) to stdout, or write it atomically to
-    `output`; a newline is added when the text does not end with one."""
-    chunks = _newline_ended([text] if isinstance(text, str) else text)
+    `output`; a newline is added when the text does not end with one. Terminal escapes and control
+    characters from the inputs are removed from every chunk (a sequence cut between two chunks
+    loses its ESC, which leaves harmless text)."""
+    from tiletune.formats.safe_text import terminal_safe
+
+    chunks = map(terminal_safe, _newline_ended([text] if isinstance(text, str) else text))
     if output is None:
         _write_stdout(chunks)
         return
@@ -212,7 +223,7 @@ def _report_problems(result, to_stderr: bool = True) -> None:  # noqa: ANN001 - 
         from tiletune.results import loses_data
 
         for p in result.problems:
-            typer.echo(f"tiletune: {'' if loses_data(p) else 'note: '}{p.message}", err=True)
+            _say(f"tiletune: {'' if loses_data(p) else 'note: '}{p.message}")
 
 
 def _stdout_is_the_stderr_terminal() -> bool:
@@ -361,7 +372,8 @@ def report_command(
     *,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Report file (e.g. report.md); roofline PNGs are written beside it. Default: stdout, no pictures.", readable=False)] = None,
     format: Annotated[ReportFormat, typer.Option("--format", "-f", help="markdown (for a GitHub issue) or json.")] = ReportFormat.markdown,
-    redact: Annotated[bool, typer.Option("--redact", help="Replace directories, host and user names.")] = False,
+    redact: Annotated[bool, typer.Option("--redact/--no-redact", help="Replace directories, host and user names (the default: reports leave the machine); --no-redact keeps them.")] = True,
+    full: Annotated[bool, typer.Option("--full", help="Everything, uncapped (to attach as a file); by default the report is capped to fit a GitHub issue.")] = False,
     gpu: Annotated[Optional[str], typer.Option("--gpu", help="GPU to model on (a `tiletune gpus` name).")] = None,
     no_plot: Annotated[bool, typer.Option("--no-plot", help="Do not draw roofline PNGs.")] = False,
     arch: Annotated[Optional[str], typer.Option("--arch", help="Override the arch the inputs imply.")] = None,
@@ -376,9 +388,11 @@ def report_command(
     def run() -> int:
         from tiletune.fileio import write_atomic
         from tiletune.formats.report import render_files
+        from tiletune.formats.safe_text import terminal_safe
 
         _refuse_outputs_over_inputs([("--output", output)], paths or [])
         result = _inspected(paths, arch, flashinfer_version, gpu)
+        notices: list[str] = []
         files = render_files(
             result,
             output=output,
@@ -388,13 +402,17 @@ def report_command(
             paths=[str(p) for p in (paths or [])],
             gpu=gpu,
             options=[*(("--arch", arch) if arch else ()), *(("--flashinfer-version", flashinfer_version) if flashinfer_version else ())],
+            full=full,
+            notices=notices,
         )
+        for n in notices:
+            _say(f"tiletune: note: {n}")
         _refuse_outputs_over_inputs([("--output", p) for p in files if p is not None], paths or [], result)
         for path, data in files.items():
             if path is None:
-                _write_stdout([data if isinstance(data, str) else data.decode()])
+                _write_stdout([terminal_safe(data if isinstance(data, str) else data.decode())])
             else:
-                write_atomic(path, data)
+                write_atomic(path, terminal_safe(data) if isinstance(data, str) else data)
         if output is not None:
             extra = len(files) - 1
             typer.echo(f"tiletune: wrote {output}" + (f" and {extra} picture(s) beside it" if extra else ""), err=True)
@@ -543,7 +561,7 @@ def retry_command(
         outcome = retry(opts)
         _emit(outcome.text, output)
         for p in outcome.problems:
-            typer.echo(f"tiletune: {p.message}", err=True)
+            _say(f"tiletune: {p.message}")
         return outcome.exit_code
 
     code = _guard(run, [*(paths or ()), ledger])

@@ -215,4 +215,6 @@ def diff_dict(result: DiffResult) -> dict[str, Any]:
 
 
 def format_json(result: DiffResult) -> str:
-    return json.dumps(diff_dict(result), indent=2, allow_nan=False) + "\n"
+    from tiletune.formats.strict_json import dumps
+
+    return dumps(diff_dict(result), indent=2) + "\n"

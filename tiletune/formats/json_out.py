@@ -440,6 +440,8 @@ def inspect_dict(result: InspectResult, *, entries: bool = True, notes: Optional
     return doc
 
 
+from tiletune.formats.strict_json import NOTE as STRICT_NOTE, finite_only  # noqa: E402
+
 _PLACEHOLDER = "\u0000entries\u0000"
 _encode_str = json.encoder.encode_basestring  # C-accelerated, quotes included; non-ASCII kept
 _isfinite = math.isfinite
@@ -471,19 +473,28 @@ def iter_inspect(result: InspectResult, **_view: Any) -> Iterator[str]:
     yield pre + "["
     batch: list[str] = []
     first = True
+    non_finite = 0  # NaN / Infinity written as null (strict JSON); the notes say so
     for frag in _entry_fragments(result, enc, notes):
         batch.append(frag)
         if len(batch) == _CHUNK_ENTRIES:
-            yield ("" if first else ",") + ",".join(batch)
+            chunk, n = finite_only(("" if first else ",") + ",".join(batch))
+            non_finite += n
+            yield chunk
             batch.clear()
             first = False
     if batch:
-        yield ("" if first else ",") + ",".join(batch)
+        chunk, n = finite_only(("" if first else ",") + ",".join(batch))
+        non_finite += n
+        yield chunk
     doc = inspect_dict(result, entries=False, notes=notes)
     if list(doc)[: len(head)] != list(head):  # the chunk above wrote these keys first
         raise AssertionError("inspect_dict must start with the keys of `head`")
     doc["entries"] = _PLACEHOLDER
-    yield "]" + enc(doc).split(enc(_PLACEHOLDER), 1)[1] + "\n"
+    tail, n = finite_only(enc(doc).split(enc(_PLACEHOLDER), 1)[1])
+    if non_finite or n:
+        doc["notes"] = [*doc["notes"], STRICT_NOTE]
+        tail, _ = finite_only(enc(doc).split(enc(_PLACEHOLDER), 1)[1])
+    yield "]" + tail + "\n"
 
 
 def _js(v: Any, enc: Any) -> str:

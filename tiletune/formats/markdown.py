@@ -1,49 +1,90 @@
 """`--format markdown` for inspect: the same sections as the terminal table, as GitHub-flavoured
-Markdown (pipe tables, long tables folded in <details>). Also the small helpers the bug-ticket
-report reuses. Pure: result in, string out; no tabulate.
+Markdown (pipe tables, long tables folded in <details>). Also the helpers the bug-ticket report
+reuses, which make everything from the inputs inert: `cell` (text), `code` (inline code),
+`code_block` (fenced), `details` (folds). Pure: result in, string out; no tabulate.
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+import re
+from typing import Optional, Sequence
 
 from tiletune.formats import view
+from tiletune.formats.safe_text import terminal_safe
 from tiletune.results import InspectResult
 
 FOLD_ROWS = 12  # tables longer than this fold into <details> so the page stays scannable
 
 
-def cell(text: str) -> str:
-    """Escape a value for a GFM table cell (pipes, newlines, stray HTML)."""
-    return (
-        str(text)
-        .replace("\\", "\\\\")
-        .replace("|", "\\|")
-        .replace("<", "&lt;")
-        .replace(">", "&gt;")
-        .replace("\n", " ")
-    )
+# Characters that mean something to GitHub-flavoured Markdown anywhere in a line; each is
+# backslash-escaped (it then renders as itself): code spans, emphasis (`_` only where it can open
+# or close one: not between letters), strikethrough, links and images (no `[`, no link), table
+# pipes. `<`, `>` and `&` become entities instead, so no HTML tag (`<img>`, `</details>`, `<h1>`)
+# and no entity the input spelled out can come alive. At the start of the text, what would begin
+# a heading, a list or a setext underline is escaped too.
+_MD_SPECIAL = re.compile(r"([\\`*~\[\]|])|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+_LEADING = re.compile(r"^(?:[#+=-]|\d+(?=[.)](?:\s|$)))")
+# After escaping, what GitHub still links on its own: bare URLs (www./scheme://) and @mentions.
+# A word joiner after "@" and inside "://" / "www." keeps the text readable and unlinked.
+_MENTION = re.compile(r"@(?=[A-Za-z0-9])")
+_AUTOLINK = re.compile(r"(?i)(?<=[a-z]):(?=//)|(?<![\w.])www(?=\.)")
+_ZWJ = "\u2060"
 
 
-def code(text: str) -> str:
-    """Inline code that survives backticks inside the text."""
-    t = str(text)
-    fence = "``" if "`" in t else "`"
-    pad = " " if fence == "``" else ""
+def clip(text: str, limit: Optional[int]) -> str:
+    """`text` cut to `limit` characters (None: not cut), the cut marked with an ellipsis."""
+    if limit is None or len(text) <= limit:
+        return text
+    return text[: max(limit - 1, 0)] + "\u2026"
+
+
+def cell(text: object, limit: Optional[int] = None, *, line_start: bool = True) -> str:
+    """Any value from the inputs as inert Markdown text: safe in a table cell, a list item, a heading
+    or emphasis. Terminal escapes removed, newlines folded, every Markdown/HTML construct escaped
+    (links, images, tags, entities, code spans, emphasis), URLs and @mentions unlinked."""
+    t = clip(" ".join(terminal_safe(str(text)).split()), limit)
+    t = t.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    t = _MD_SPECIAL.sub(lambda m: "\\" + m.group(0), t)
+    if line_start:  # a table cell cannot start a heading or a list: no need to escape there
+        t = _LEADING.sub(lambda m: m.group(0) + "\\" if m.group(0)[0].isdigit() else "\\" + m.group(0), t)
+    t = _MENTION.sub("@" + _ZWJ, t)
+    return _AUTOLINK.sub(lambda m: m.group(0) + _ZWJ if m.group(0) != ":" else ":" + _ZWJ, t)
+
+
+def code(text: object, limit: Optional[int] = None) -> str:
+    """Inline code: delimiters one backtick longer than any run inside, so the text cannot end it.
+    Inside a code span GitHub renders no HTML, links or mentions; newlines are folded."""
+    t = clip(" ".join(terminal_safe(str(text)).split()), limit)
+    fence = "`" * (_longest_backtick_run(t) + 1)
+    pad = " " if t.startswith("`") or t.endswith("`") or fence != "`" else ""
     return f"{fence}{pad}{t}{pad}{fence}"
+
+
+def code_block(lines: Sequence[str], lang: str = "") -> str:
+    """A fenced code block whose fence is longer than any backtick run in the lines (at least 3), so
+    no line from the inputs can close it."""
+    body = "\n".join(terminal_safe(str(x)).replace("\r", "") for x in lines)
+    fence = "`" * max(3, _longest_backtick_run(body) + 1)
+    return f"{fence}{lang}\n{body}\n{fence}"
+
+
+def _longest_backtick_run(text: str) -> int:
+    runs = re.findall(r"`+", text)
+    return max(map(len, runs)) if runs else 0
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, align_right: Sequence[int] = ()) -> str:
     """A GFM pipe table; columns in `align_right` (indices) right-aligned (numbers)."""
-    head = "| " + " | ".join(cell(h) for h in headers) + " |"
+    head = "| " + " | ".join(cell(h, line_start=False) for h in headers) + " |"
     sep = "|" + "|".join("---:" if i in align_right else "---" for i in range(len(headers))) + "|"
-    body = ["| " + " | ".join(cell(c) for c in r) + " |" for r in rows]
+    body = ["| " + " | ".join(cell(c, line_start=False) for c in r) + " |" for r in rows]
     return "\n".join([head, sep, *body])
 
 
 def details(summary: str, body: str, *, open_: bool = False) -> str:
-    """A <details> fold; blank lines around the body so GitHub renders the Markdown inside."""
-    return f"<details{' open' if open_ else ''}>\n<summary>{summary}</summary>\n\n{body}\n\n</details>"
+    """A <details> fold; blank lines around the body so GitHub renders the Markdown inside. The
+    summary is escaped here; the body is Markdown the caller built from escaped parts."""
+    return f"<details{' open' if open_ else ''}>\n<summary>{cell(summary)}</summary>\n\n{body}\n\n</details>"
 
 
 def maybe_fold(summary: str, body: str, rows: int) -> str:
@@ -94,7 +135,7 @@ def format_inspect(result: InspectResult, *, all_rows: bool = False, runtime_m: 
     from tiletune.formats.table import nothing_found
 
     if result.discovered and not result.sources and not result.entries and not result.problems:
-        return "```\n" + nothing_found(result) + "```\n"
+        return code_block([nothing_found(result).rstrip("\n")]) + "\n"
     out: list[str] = ["# tiletune inspect", ""]
     if result.verdicts:
         out.append("## Verdicts")

@@ -260,7 +260,9 @@ def answer_markdown(answer: ModelAnswer) -> str:
 
 
 def answer_json(answer: ModelAnswer) -> str:
-    return json.dumps(to_dict(answer.result, answer.exact), indent=2)
+    from tiletune.formats.strict_json import dumps
+
+    return dumps(to_dict(answer.result, answer.exact), indent=2)
 
 
 def gpu_table_text(table: GpuTable) -> str:

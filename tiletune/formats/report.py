@@ -4,19 +4,21 @@ Sections: verdict per arch and op, environment (versions, GPU, driver when known
 model used and its dense vs sparse peak), chosen tiles with intensity and expected efficiency,
 failures with the reason behind each, never-tried tiles, unusable inputs, the commands that
 reproduce it, and roofline pictures (files written beside the report, linked relatively).
-Long sections fold in <details>. `redact()` replaces directories, the host name and the user
-name so a report can leave the machine. Pure: `format_report(result, ctx) -> str`; writing
+Long sections fold in <details>, and by default every section is capped so the whole report fits
+a GitHub issue (`--full` for everything). Everything from the inputs is escaped (formats.markdown)
+and, by default, redacted (formats.redact: directories, host and user names) so a report can
+leave the machine. Pure: `format_report(result, ctx) -> str`; writing
 files is the CLI's job.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
+from urllib.parse import quote
 
 from tiletune import __version__
 from tiletune.formats import markdown as md
@@ -131,7 +133,8 @@ def _band(a) -> str:  # noqa: ANN001 - Analysis
 
 
 def chosen_sections(result: InspectResult) -> list[tuple[str, str, list[list[str]], list[str]]]:
-    """(title, gpu line, rows, footnotes) per section, chosen entries only."""
+    """(title, gpu line, rows, footnotes) per section, chosen entries only. A section with no decodable
+    tile has no rows; its notes are then a summary line followed by each distinct reason."""
     out = []
     for sec in view.entry_sections(result, statuses=(Status.CHOSEN,)):
         items = [ae for ae in result.entries if ae.record.status is Status.CHOSEN and ae.record.op == sec.op
@@ -170,7 +173,8 @@ def chosen_sections(result: InspectResult) -> list[tuple[str, str, list[list[str
         if not any(ae.config is not None for ae in items):
             # cuBLAS / cuDNN / trtllm-gen winners: no tile to show or model, one line says so
             whys = sorted({getattr(ae.entry.decode, "reason", "not decoded") for ae in items})
-            rows, notes = [], {f"{len(items)} chosen tactic(s), none a decodable CUTLASS tile: {'; '.join(whys)}": 1}
+            out.append((sec.title, sec.gpu_line, [], [f"{len(items)} chosen tactic(s), none a decodable CUTLASS tile", *whys]))
+            continue
         out.append((sec.title, sec.gpu_line, rows, [f"{view.note_marker(n)} {t}" for t, n in notes.items()]))
     return out
 
@@ -236,51 +240,9 @@ def commands(result: InspectResult, ctx: ReportContext) -> list[str]:
     return lines
 
 
-# --- redaction ---------------------------------------------------------------------------------
+# --- redaction: tiletune.formats.redact (re-exported for callers of the old names) --------------
 
-# An absolute directory inside a text: "/data/alice/logs/" (its file name is kept); "~/..." is left
-# alone once the home directory has been folded into "~".
-_ABS_DIR = re.compile(r"(?<![\w./:<>~-])/(?:[\w.@+%=,-]+/)+")
-
-
-def redact(text: str, *, host_names: Sequence[str] = (), user_names: Sequence[str] = (), home: Optional[str] = None) -> str:
-    """Replace absolute directories with <dir1>, <dir2>... (numbered by first appearance; file names
-    are kept), and host / user names with <host> / <user>. Deterministic for a given text."""
-    if home:
-        text = text.replace(home.rstrip("/") + "/", "~/")
-    numbers: dict[str, str] = {}
-
-    def sub(m: "re.Match[str]") -> str:
-        d = m.group(0)
-        if d not in numbers:
-            numbers[d] = f"<dir{len(numbers) + 1}>/"
-        return numbers[d]
-
-    text = _ABS_DIR.sub(sub, text)
-    for names, token in ((host_names, "<host>"), (user_names, "<user>")):
-        for name in sorted({n for n in names if n and len(n) >= 3}, key=len, reverse=True):
-            text = re.sub(rf"(?<![\w-]){re.escape(name)}(?![\w-])", token, text)
-    return text
-
-
-def local_identity() -> tuple[list[str], list[str], Optional[str]]:
-    """(host names, user names, home) of this machine, for `redact`."""
-    import getpass
-    import os
-    import socket
-
-    hosts = {socket.gethostname()}
-    try:
-        hosts.add(socket.getfqdn())
-    except OSError:
-        pass
-    hosts |= {h.split(".")[0] for h in list(hosts)}
-    users = set()
-    try:
-        users.add(getpass.getuser())
-    except Exception:  # noqa: BLE001 - no user name is fine
-        pass
-    return sorted(hosts), sorted(users), os.path.expanduser("~")
+from tiletune.formats.redact import Redactor, local_identity, redact  # noqa: E402,F401
 
 
 # --- Markdown ----------------------------------------------------------------------------------
@@ -316,20 +278,82 @@ def _summary_line(result: InspectResult) -> str:
     return s + "."
 
 
-def format_report(result: InspectResult, ctx: ReportContext) -> str:
-    """The Markdown report."""
-    out: list[str] = [f"# {md.cell(_title(result))}", "", _summary_line(result), ""]
+# --- fitting a ticket ---------------------------------------------------------------------------
+
+# GitHub refuses issue and comment bodies over 65,536 characters; keep a margin for what the user
+# types around the report.
+TICKET_CHARS = 60_000
+MAX_LINE = 1_000  # a ticket line longer than this is unreadable; long texts are cut well before it
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How much of each section a report shows; None: everything (--full)."""
+
+    rows: Optional[int]  # chosen-tile rows per section
+    items: Optional[int]  # verdicts, failures, problems, notes, never-tried lines, inputs
+    details: Optional[int]  # failures with error texts and model numbers
+    text: Optional[int]  # characters of one text from the inputs (an error, a message, a reason)
+
+
+FULL = Limits(None, None, None, None)
+# Tried in order until the report fits TICKET_CHARS; each step shows less of every section.
+TICKET_STEPS = (Limits(40, 40, 12, 300), Limits(16, 20, 6, 200), Limits(6, 10, 3, 160), Limits(2, 5, 1, 120),
+                Limits(0, 2, 0, 100))
+
+
+def _capped(items: Sequence[Any], limit: Optional[int]) -> tuple[Sequence[Any], int]:
+    """(the items shown, how many were left out)."""
+    if limit is None or len(items) <= limit:
+        return items, 0
+    return items[:limit], len(items) - limit
+
+
+def _left_out(n: int, what: str, ctx: ReportContext) -> str:
+    return (f"_{n:,} more {what} left out to fit a GitHub issue; the full report (attach it as a file): "
+            f"{md.code(_full_command(ctx))}_")
+
+
+def _full_command(ctx: ReportContext) -> str:
+    paths = " ".join(_q(p) for p in ctx.paths)
+    opts = (f" --gpu {_q(ctx.gpu)}" if ctx.gpu else "") + "".join(f" {_q(o)}" for o in ctx.options)
+    stem = Path(ctx.output_name).stem or "report"
+    return f"tiletune report {paths}{opts} --full -o {_q(stem + '-full.md')}".replace("  ", " ")
+
+
+def format_report(result: InspectResult, ctx: ReportContext, *, full: bool = False) -> str:
+    """The Markdown report. By default it fits a GitHub issue (TICKET_CHARS, lines under MAX_LINE):
+    long sections are capped, with a count of what was left out and the command that writes the
+    full report; `full=True` shows everything."""
+    if full:
+        return _render(result, ctx, FULL)
+    for limits in TICKET_STEPS:
+        text = _render(result, ctx, limits)
+        if len(text) <= TICKET_CHARS:
+            return text
+    cut = text[: TICKET_CHARS - 400]
+    cut = cut[: cut.rfind("\n") + 1]
+    return cut + "\n" + _left_out(1, "part of this report", ctx) + "\n"
+
+
+def _render(result: InspectResult, ctx: ReportContext, lim: Limits) -> str:
+    c = lambda text: md.cell(text, lim.text)  # noqa: E731 - every text from the inputs goes through this
+    out: list[str] = [f"# {md.cell(_title(result), 200)}", "", c(_summary_line(result)), ""]
 
     out += ["## Verdict", ""]
     if result.verdicts:
-        for v in result.verdicts:
+        shown, more = _capped(result.verdicts, lim.items)
+        for v in shown:
             head, _, rest = v.text.partition(": ")
-            out.append(f"- **{md.cell(head)}**: {md.cell(rest)}")
+            out.append(f"- **{c(head)}**: {c(rest)}")
+        if more:
+            out += ["", _left_out(more, "verdict(s)", ctx)]
     else:
         out.append("- nothing to judge: no tuning records were found")
     out.append("")
 
-    out += ["## Environment", "", md.table(("component", "version / value (where it came from)"), environment(result)), ""]
+    env_rows = [(k, clip_text(v, lim.text)) for k, v in environment(result)]
+    out += ["## Environment", "", md.table(("component", "version / value (where it came from)"), env_rows), ""]
 
     out += ["## Chosen tiles", ""]
     out.append(
@@ -342,91 +366,141 @@ def format_report(result: InspectResult, ctx: ReportContext) -> str:
     if not sections:
         out += ["_No chosen tactics in the inputs._", ""]
     for title, gpu_line, rows, notes in sections:
+        out += [f"### {c(title)}", ""]
         if not rows:
-            out += [f"### {md.cell(title)}", "", f"_{md.cell(notes[0].split('] ', 1)[1])}_", ""]
+            # cuBLAS / cuDNN / trtllm-gen winners, or tactics several catalogs decode differently: the
+            # reasons (the fused-MoE 'ambiguous' ones run to thousands of characters) fold
+            count, reasons = notes[0], notes[1:]
+            shown, more = _capped(reasons, lim.items)
+            body = "\n".join(f"- {c(w)}" for w in shown) + (f"\n\n{_left_out(more, 'reason(s)', ctx)}" if more else "")
+            if len(reasons) == 1:
+                out += [f"_{c(count)}: {c(reasons[0])}_", ""]
+                continue
+            out += [f"_{c(count)}_", ""]
+            if reasons:
+                out += [md.details(f"{len(reasons)} reason(s)", body), ""]
             continue
-        body = md.table(CHOSEN_HEADERS, rows, align_right=[1, 2, 5, 6, 8, 9, 10])
+        out += [f"_{c(gpu_line)}_", ""]
+        shown, more = _capped(rows, lim.rows)
+        if not shown:
+            out += [_left_out(more, "row(s) of this section", ctx), ""]
+            continue
+        body = md.table(CHOSEN_HEADERS, [[clip_text(x, lim.text) for x in r] for r in shown],
+                        align_right=[1, 2, 5, 6, 8, 9, 10])
         if notes:
-            body += "\n\n" + "\n".join(f"- {md.cell(n)}" for n in notes)
-        out.append(f"### {md.cell(title)}")
-        out.append("")
-        out.append(f"_{md.cell(gpu_line)}_")
-        out.append("")
-        out.append(md.maybe_fold(f"{len(rows)} buckets (click to expand)", body, len(rows)))
+            body += "\n\n" + "\n".join(f"- {c(n)}" for n in notes)
+        if more:
+            body += "\n\n" + _left_out(more, "row(s) of this section", ctx)
+        out.append(md.maybe_fold(f"{len(rows)} buckets (click to expand)", body, len(shown)))
         out.append("")
 
     out += ["## Failures", ""]
     if result.failures:
-        by_arch_op = sorted(result.failures, key=lambda f: (f.arch or "~", f.op, -f.count))
-        out.append(md.table(("tile", "tactic", "count", "reason"), [_failure_summary_row(f) for f in by_arch_op], align_right=[2]))
+        ordered = sorted(result.failures, key=lambda f: (f.arch or "~", f.op, -f.count))
+        shown, more = _capped(ordered, lim.items)
+        out.append(md.table(("tile", "tactic", "count", "reason"),
+                            [[clip_text(x, lim.text) for x in _failure_summary_row(f)] for f in shown], align_right=[2]))
+        if more:
+            out += ["", _left_out(more, "failure(s)", ctx)]
         out.append("")
-        out.append(md.details("Error texts and model numbers per failure", _failure_details(result.failures)))
+        by_count = sorted(result.failures, key=lambda f: -f.count)
+        detailed, more = _capped(by_count, lim.details)
+        if detailed:
+            body = _failure_details(detailed, lim.text)
+            if more:
+                body += "\n\n" + _left_out(more, "failure detail(s)", ctx)
+            out.append(md.details("Error texts and model numbers per failure" + (" (the most frequent)" if more else ""), body))
     else:
         out.append("_No failed tactics in the inputs. A cache stores only winners; add the warm-up log "
                    "(FLASHINFER_LOGGING_LEVEL=debug) to see which tactics failed._")
     out.append("")
 
     if result.not_tried:
-        body = "\n".join(f"- {md.cell(view.not_tried_line(nt, limit=40))}" for nt in result.not_tried)
-        body += f"\n\n_{md.cell(view.NOT_TRIED_NOTE)}_"
+        shown, more = _capped(result.not_tried, lim.items)
+        body = "\n".join(f"- {c(view.not_tried_line(nt, limit=12))}" for nt in shown)
+        if more:
+            body += "\n\n" + _left_out(more, "line(s)", ctx)
+        body += f"\n\n_{c(view.NOT_TRIED_NOTE)}_"
         total = sum(len(nt.tactics) for nt in result.not_tried)
         out += ["## Never tried", "", md.details(f"{total} catalog tile(s) with no record in the inputs", body), ""]
 
     losses, notes = view.split_problems(result)
     if losses:
         out += ["## Inputs that could not be used", ""]
-        out += [f"- {md.cell(p.message)}" for p in losses]
+        shown, more = _capped(losses, lim.items)
+        body = "\n".join(f"- {c(p.message)}" for p in shown)
+        if more:
+            body += "\n\n" + _left_out(more, "problem(s)", ctx)
+        out.append(body if len(shown) <= md.FOLD_ROWS else md.details(f"{len(losses)} input problem(s)", body))
         out.append("")
     if notes:
-        out += [md.details(f"Notes on the inputs ({len(notes)})", "\n".join(f"- {md.cell(p.message)}" for p in notes)), ""]
+        shown, more = _capped(notes, lim.items)
+        body = "\n".join(f"- {c(p.message)}" for p in shown) + (f"\n\n{_left_out(more, 'note(s)', ctx)}" if more else "")
+        out += [md.details(f"Notes on the inputs ({len(notes)})", body), ""]
 
-    out += ["## Reproduce", "", "```bash", *commands(result, ctx), "```", ""]
+    out += ["## Reproduce", "", md.code_block([md.clip(x, MAX_LINE - 10) for x in commands(result, ctx)], "bash"), ""]
 
     out += _tile_map_section(result, ctx)
     if ctx.plots:
-        out += ["## Roofline", ""]
+        out += ["## Roofline", "",
+                "Pictures of the model (files written beside the report). GitHub does not read local files: "
+                "drag these into the issue to show them:", ""]
+        out += [f"- {md.code(rel)}" for _arch, _op, rel in ctx.plots]
+        out.append("")
         for arch, op, rel in ctx.plots:
-            out.append(f"![{md.cell(arch)} {md.cell(op)} roofline (model)]({rel})")
+            out.append(f"![{md.cell(arch)} {md.cell(op)} roofline (model)]({quote(rel)})")
             out.append("")
     elif ctx.plot_note:
-        out += ["## Roofline", "", f"_{md.cell(ctx.plot_note)}_", ""]
+        out += ["## Roofline", "", f"_{c(ctx.plot_note)}_", ""]
 
-    srcs = "\n".join(f"- {md.cell(line)}" for line in view.source_legend(result)) or "- none"
+    legend = view.source_legend(result)
+    shown, more = _capped(legend, lim.items)
+    srcs = "\n".join(f"- {c(line)}" for line in shown) or "- none"
+    if more:
+        srcs += "\n\n" + _left_out(more, "input(s)", ctx)
     out += [md.details(f"Inputs ({len(result.sources)})", srcs), ""]
     if result.notes:
-        out += [md.details("Notes", "\n".join(f"- {md.cell(n)}" for n in result.notes)), ""]
+        shown, more = _capped(result.notes, lim.items)
+        body = "\n".join(f"- {c(n)}" for n in shown) + (f"\n\n{_left_out(more, 'note(s)', ctx)}" if more else "")
+        out += [md.details("Notes", body), ""]
     out.append(
-        f"<sub>Generated by tiletune {__version__}{' on ' + ctx.generated_at if ctx.generated_at else ''}. "
-        "Values marked * are model estimates, not measurements; efficiency is against the dense tensor peak.</sub>"
+        f"<sub>Generated by tiletune {__version__}{' on ' + md.cell(ctx.generated_at) if ctx.generated_at else ''}. "
+        "Values marked \\* are model estimates, not measurements; efficiency is against the dense tensor peak.</sub>"
     )
     return "\n".join(out) + "\n"
 
 
+def clip_text(text: str, limit: Optional[int]) -> str:
+    """A table value cut to `limit` characters (md.table escapes it)."""
+    return md.clip(" ".join(str(text).split()), limit)
+
+
 def _failure_summary_row(f: Failure) -> list[str]:
     tile = view.failure_tile(f)
-    reason = f.reason.summary + (" - **passed on a later retry**" if f.passed_later else "")
+    reason = f.reason.summary + (" - passed on a later retry" if f.passed_later else "")
     return [f"{f.arch or '?'} {f.op}: {tile}", view.tactic_cell(f.tactic), str(f.count), reason]
 
 
-def _failure_details(failures: Iterable[Failure]) -> str:
+def _failure_details(failures: Iterable[Failure], limit: Optional[int] = None) -> str:
+    c = lambda text: md.cell(text, limit)  # noqa: E731
     parts = []
     for f in failures:
         tile = f.config.label() if f.config is not None else "(tile unknown)"
         head = f"{f.arch or '?'} {f.op} {f.runner} tactic {view.tactic_cell(f.tactic)}"
-        parts.append(f"**{md.cell(head)}** - {md.cell(tile)}, failed {f.count} time(s)")
+        parts.append(f"**{c(head)}** - {c(tile)}, failed {f.count} time(s)")
         parts.append("")
         if f.decode_note:
-            parts.append(f"- not decoded: {md.cell(f.decode_note)}")
+            parts.append(f"- not decoded: {c(f.decode_note)}")
         a = f.analysis
         if a is not None and a.smem_bytes is not None:
             parts.append(
-                f"- model ({md.cell(a.gpu)}): shared storage {view.fmt_bytes(a.smem_bytes)} in {a.smem_stages or '?'} stage(s) "
-                f"against a limit of {view.fmt_bytes(a.smem_limit)}: {(a.smem_verdict or 'no verdict').replace('_', ' ')}"
+                f"- model ({c(a.gpu)}): shared storage {view.fmt_bytes(a.smem_bytes)} in {a.smem_stages or '?'} stage(s) "
+                f"against a limit of {view.fmt_bytes(a.smem_limit)}: {c((a.smem_verdict or 'no verdict').replace('_', ' '))}"
             )
-        parts.append(f"- reason ({f.reason.basis}): {md.cell(f.reason.summary)}")
+        parts.append(f"- reason ({c(f.reason.basis)}): {c(f.reason.summary)}")
         for text, n in f.errors[:5]:
-            parts.append(f"- error x{n}: {md.code(text[:400])}")
-        parts.append(f"- seen in: {md.cell(', '.join(f.sources[:5]))}{' ...' if len(f.sources) > 5 else ''}")
+            parts.append(f"- error x{n}: {md.code(text, min(limit or 400, 400))}")
+        parts.append(f"- seen in: {c(', '.join(f.sources[:5]))}{' ...' if len(f.sources) > 5 else ''}")
         parts.append("")
     return "\n".join(parts).rstrip()
 
@@ -468,7 +542,9 @@ def report_dict(result: InspectResult, ctx: ReportContext) -> dict[str, Any]:
 
 
 def format_report_json(result: InspectResult, ctx: ReportContext) -> str:
-    return json.dumps(report_dict(result, ctx), indent=1, ensure_ascii=False) + "\n"
+    from tiletune.formats.strict_json import dumps
+
+    return dumps(report_dict(result, ctx), indent=1, ensure_ascii=False) + "\n"
 
 
 def _tile_map_section(result: InspectResult, ctx: ReportContext) -> list[str]:
@@ -500,11 +576,15 @@ def render_files(
     gpu: Optional[str],
     generated_at: Optional[str] = None,
     options: Sequence[str] = (),
+    full: bool = False,
+    notices: Optional[list] = None,
 ) -> dict[Optional[Path], Any]:
     """Everything `tiletune report` writes: {report path (None = stdout): text, PNG path: bytes}.
 
     Pictures go beside the report as `<stem>-roofline-<arch>-<op>.png` and are linked by that
-    relative name; without `output` there is nowhere to put them, and the report says so.
+    relative name; without `output` there is nowhere to put them, and the report says so. What is
+    for the user and not for the ticket (how to install matplotlib) is appended to `notices`, for
+    stderr. `redact_names`: directories, user and host names replaced (see formats.redact).
     """
     import datetime
 
@@ -522,7 +602,9 @@ def render_files(
     elif not data:
         note = "No roofline picture: no chosen tile has model numbers (nothing decoded, or the model could not run)."
     elif not roofline.matplotlib_available():
-        note = "Roofline pictures need matplotlib: pip install 'tiletune[plot]'."
+        note = "No roofline picture (matplotlib is not installed where the report was made)."
+        if notices is not None:
+            notices.append("roofline pictures need matplotlib: pip install 'tiletune[plot]'")
     else:
         for p in data:
             png = roofline.render_png(p)
@@ -550,10 +632,11 @@ def render_files(
         options=tuple(options),
         tile_map_png=tile_map_name,
     )
-    text = format_report_json(result, ctx) if as_json else format_report(result, ctx)
+    text = format_report_json(result, ctx) if as_json else format_report(result, ctx, full=full)
     if redact_names:
         hosts, users, home = local_identity()
-        text = redact(text, host_names=hosts, user_names=users, home=home)
+        known = [*paths, *(src for src, _kind in result.sources), *(p.source for p in result.problems)]
+        text = Redactor(known, host_names=hosts, user_names=users, home=home)(text)
     report: dict[Optional[Path], Any] = {output: text}
     report.update(files)
     return report

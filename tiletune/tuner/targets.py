@@ -44,6 +44,13 @@ def _tactic_text(tactic: Any) -> str:
     return str(v).replace(" ", "") if isinstance(v, list) else str(v)
 
 
+MAX_TACTICS = 100_000  # what --tactic may name in all: a range is expanded, so it is capped
+
+
+def _shown(text: str) -> str:
+    return text if len(text) <= 40 else text[:18] + "..." + text[-18:]
+
+
 def parse_tactics(text: Optional[str]) -> Optional[List[Any]]:
     """'3' / '0-7' / '1,4,9-11' -> [ints]; None -> None. Non-integer tactics are matched as text."""
     if text is None:
@@ -55,11 +62,18 @@ def parse_tactics(text: Optional[str]) -> Optional[List[Any]]:
             continue
         m = re.fullmatch(r"(-?\d+)-(\d+)", part)
         if m:
+            if max(len(m.group(1)), len(m.group(2))) > 18:
+                raise UsageError(f"--tactic: {_shown(part)} is not a tactic range tiletune can take (numbers over 18 digits)")
             lo, hi = int(m.group(1)), int(m.group(2))
             if hi < lo:
                 raise UsageError(f"--tactic: empty range {part!r}")
+            if hi - lo + 1 + len(out) > MAX_TACTICS:
+                raise UsageError(f"--tactic: {part} names {hi - lo + 1:,} tactics; at most {MAX_TACTICS:,} "
+                                 "(catalogs hold a few hundred per runner)")
             out.extend(range(lo, hi + 1))
         elif re.fullmatch(r"-?\d+", part):
+            if len(part) > 19:
+                raise UsageError(f"--tactic: {_shown(part)} is not a tactic (over 18 digits)")
             out.append(int(part))
         else:
             out.append(part)

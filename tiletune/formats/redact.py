@@ -1,0 +1,132 @@
+"""Redaction for reports that leave the machine: directories, the user name and the host name.
+
+`Redactor(paths, host_names, user_names, home)` replaces, in any text (Markdown or JSON):
+- the home directory by `~`;
+- the directory part of every input path the report names (absolute or relative, with spaces or
+  any other character; also in its Markdown-escaped spelling) by `<dir1>`, `<dir2>`... numbered
+  shortest first; a path named as a directory becomes `<dirN>` whole, and what lies below a
+  numbered directory keeps its relative names (`<dir1>/v1/cache.json`);
+- any other absolute directory (in error texts, log lines) by the same numbering; file names stay;
+- user and host names in any letter case, also inside file names (`alice-cache.json`,
+  `cache_GPUBOX7.log`): names of 3 or more characters wherever they stand between separators,
+  shorter ones only inside a path, file, host or e-mail name (a one-letter user name must not
+  eat every "a" in the prose).
+Deterministic for given inputs; nothing here reads the machine except `local_identity()`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Iterable, Optional, Sequence
+
+__all__ = ["Redactor", "local_identity", "redact"]
+
+# An absolute directory inside a text: "/data/alice/logs/" (its file name is kept); "~/..." is left
+# alone once the home directory has been folded into "~". No spaces: without the input paths'
+# own list there is no telling where such a path ends.
+_ABS_DIR = re.compile(r"(?<![\w./:<>~\\-])/(?:[\w.@+%=,-]+/)+")
+# Separators a name can stand between inside a file or host name ("_" is one: cache_alice.json).
+_EDGE_BEFORE = r"(?<![A-Za-z0-9])"
+_EDGE_AFTER = r"(?![A-Za-z0-9])"
+# A token that is a path, a file, a host or an e-mail name: where short names are replaced.
+_PATHISH = re.compile(r"[^\s'\"`()\[\]<>|,;]*[/._@-][^\s'\"`()\[\]<>|,;]*")
+
+
+def _escaped(path: str) -> str:
+    from tiletune.formats.markdown import cell
+
+    return cell(path)
+
+
+class Redactor:
+    """A text -> text function; see the module docstring."""
+
+    def __init__(self, paths: Iterable[str] = (), *, host_names: Sequence[str] = (), user_names: Sequence[str] = (),
+                 home: Optional[str] = None) -> None:
+        self.home = home.rstrip("/") + "/" if home and home.rstrip("/") else None
+        dirs: set[str] = set()
+        for p in paths:
+            p = str(p)
+            if not p or p in ("-", "."):
+                continue
+            if self.home and p.startswith(self.home):
+                p = "~/" + p[len(self.home):]
+            real = self.home + p[2:] if p.startswith("~/") and self.home else p
+            # a path that is not here (a report of another machine's paths): a name with a suffix is a file
+            is_dir = os.path.isdir(real) or (not os.path.exists(real) and "." not in os.path.basename(real.rstrip("/")))
+            d = p.rstrip("/") if is_dir else p[: p.rfind("/") + 1]
+            if d and d not in ("~", "~/", "/"):
+                dirs.add(d)
+        self.numbers: dict[str, str] = {}
+        for d in sorted({d.rstrip("/") for d in dirs}, key=lambda d: (len(d), d)):
+            # below a directory already numbered the relative structure stays: <dir1>/wild/x/ticket.txt
+            if not any(d.startswith(known + "/") for known in self.numbers):
+                self.numbers[d] = f"<dir{len(self.numbers) + 1}>"
+        # (spelling, token) longest first, each directory in its raw and its Markdown-escaped spelling
+        pairs = []
+        for d, token in self.numbers.items():
+            for spelling in {d, _escaped(d)}:
+                pairs.append((spelling, token))
+        self.pairs = sorted(pairs, key=lambda x: -len(x[0]))
+        names = [(n, "<host>") for n in host_names if n] + [(n, "<user>") for n in user_names if n]
+        self.long_names = [(re.compile(_EDGE_BEFORE + re.escape(n) + _EDGE_AFTER, re.IGNORECASE), t)
+                           for n, t in sorted(names, key=lambda x: -len(x[0])) if len(n) >= 3]
+        self.short_names = [(re.compile(_EDGE_BEFORE + re.escape(n) + _EDGE_AFTER, re.IGNORECASE), t)
+                            for n, t in sorted(names, key=lambda x: -len(x[0])) if len(n) < 3]
+
+    def __call__(self, text: str) -> str:
+        if self.home:
+            text = re.sub(re.escape(self.home.rstrip("/")) + r"(?![\w.-])", "~", text)
+        for spelling, token in self.pairs:
+            if spelling in text:
+                text = text.replace(spelling, token)
+        text = _ABS_DIR.sub(self._number, text)
+        for pattern, token in self.long_names:
+            text = pattern.sub(token, text)
+        if self.short_names:
+            text = _PATHISH.sub(self._short_in_path, text)
+        return text
+
+    def _number(self, m: "re.Match[str]") -> str:
+        d = m.group(0).rstrip("/")
+        if d not in self.numbers:
+            self.numbers[d] = f"<dir{len(self.numbers) + 1}>"
+        return self.numbers[d] + "/"
+
+    def _short_in_path(self, m: "re.Match[str]") -> str:
+        token = m.group(0)
+        for pattern, name in self.short_names:
+            token = pattern.sub(name, token)
+        return token
+
+
+def redact(text: str, *, host_names: Sequence[str] = (), user_names: Sequence[str] = (), home: Optional[str] = None,
+           paths: Iterable[str] = ()) -> str:
+    """`Redactor(...)(text)` in one call."""
+    return Redactor(paths, host_names=host_names, user_names=user_names, home=home)(text)
+
+
+def local_identity() -> tuple[list[str], list[str], Optional[str]]:
+    """(host names, user names, home) of this machine, for `Redactor`."""
+    import getpass
+    import socket
+
+    hosts = {socket.gethostname()}
+    try:
+        hosts.add(socket.getfqdn())
+    except OSError:
+        pass
+    hosts |= {h.split(".")[0] for h in list(hosts)}
+    hosts.discard("localhost")
+    users = {os.environ.get(v, "") for v in ("USER", "LOGNAME")}
+    try:
+        users.add(getpass.getuser())
+    except Exception:  # noqa: BLE001 - no user name is fine
+        pass
+    home = os.path.expanduser("~")
+    if home and home not in ("/", "~"):
+        users.add(os.path.basename(home.rstrip("/")))
+    users.discard("")
+    hosts.discard("")
+    return sorted(hosts), sorted(users), home if home not in ("/", "~") else None
