@@ -28,7 +28,8 @@ SAMPLES = ROOT / "cache_samples"
 GOOD = SAMPLES / "v1" / "sm120-rtx5090-0.6.8-fp4-3part.json"
 LEDGER = SAMPLES / "ledgers" / "h200-fp8_gemm-cublas-0.7.2.post1.jsonl"
 
-EVIL = "x\n```\n<img src=x onerror=alert(1)> ``</details><h1>pwned</h1>`` [link](https://evil.example/) ![i](https://evil.example/i.png) @alice www.evil.example \x1b]0;title\x07\x1b[2J"
+EVIL = ("x\n```\n<img src=x onerror=alert(1)> ``</details><h1>pwned</h1>`` [link](https://evil.example/) "
+        "![i](https://evil.example/i.png) @alice www.evil.example \x1b]0;title\x07\x1b[2J")
 
 
 def _html(text: str) -> str:

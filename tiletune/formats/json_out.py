@@ -15,6 +15,8 @@ import math
 from typing import Any, Iterable, Iterator, Optional
 
 from tiletune import __version__
+from tiletune.formats.strict_json import NOTE as STRICT_NOTE
+from tiletune.formats.strict_json import finite_only
 from tiletune.records import Decoded, Problem, TileConfig, Undecoded, to_jsonable
 from tiletune.results import (
     Analysis,
@@ -439,8 +441,6 @@ def inspect_dict(result: InspectResult, *, entries: bool = True, notes: Optional
     doc["problem_notes"] = notes.texts
     return doc
 
-
-from tiletune.formats.strict_json import NOTE as STRICT_NOTE, finite_only  # noqa: E402
 
 _PLACEHOLDER = "\u0000entries\u0000"
 _encode_str = json.encoder.encode_basestring  # C-accelerated, quotes included; non-ASCII kept

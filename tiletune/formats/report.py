@@ -24,6 +24,7 @@ from tiletune import __version__
 from tiletune.formats import markdown as md
 from tiletune.formats import view
 from tiletune.formats.json_out import analysis_dict, inspect_dict
+from tiletune.formats.redact import Redactor, local_identity, redact  # noqa: F401 - redact re-exported
 from tiletune.records import Status
 from tiletune.results import Failure, InspectResult
 
@@ -240,9 +241,7 @@ def commands(result: InspectResult, ctx: ReportContext) -> list[str]:
     return lines
 
 
-# --- redaction: tiletune.formats.redact (re-exported for callers of the old names) --------------
-
-from tiletune.formats.redact import Redactor, local_identity, redact  # noqa: E402,F401
+# --- redaction: tiletune.formats.redact (Redactor, local_identity, redact re-exported) --------------
 
 
 # --- Markdown ----------------------------------------------------------------------------------
