@@ -439,13 +439,15 @@ def _render(result: InspectResult, ctx: ReportContext, lim: Limits) -> str:
 
     out += ["## Reproduce", "", md.code_block([md.clip(x, MAX_LINE - 10) for x in commands(result, ctx)], "bash"), ""]
 
-    out += _tile_map_section(result, ctx)
-    if ctx.plots:
-        out += ["## Roofline", "",
-                "Pictures of the model (files written beside the report). GitHub does not read local files: "
-                "drag these into the issue to show them:", ""]
-        out += [f"- {md.code(rel)}" for _arch, _op, rel in ctx.plots]
+    pictures = ([ctx.tile_map_png] if ctx.tile_map_png else []) + [rel for _arch, _op, rel in ctx.plots]
+    if pictures:
+        out += ["## Pictures to upload", "",
+                "Written beside the report. GitHub does not read local files: drag these into the issue to show them.", ""]
+        out += [f"- {md.code(p)}" for p in pictures]
         out.append("")
+    out += _tile_map_section(result, ctx, lim)
+    if ctx.plots:
+        out += ["## Roofline", ""]
         for arch, op, rel in ctx.plots:
             out.append(f"![{md.cell(arch)} {md.cell(op)} roofline (model)]({quote(rel)})")
             out.append("")
@@ -546,8 +548,9 @@ def format_report_json(result: InspectResult, ctx: ReportContext) -> str:
     return dumps(report_dict(result, ctx), indent=1, ensure_ascii=False) + "\n"
 
 
-def _tile_map_section(result: InspectResult, ctx: ReportContext) -> list[str]:
-    """The winning tile per (op, N x K) and M bucket: a picture when drawn, the table folded."""
+def _tile_map_section(result: InspectResult, ctx: ReportContext, lim: Limits = FULL) -> list[str]:
+    """The winning tile per (op, N x K) and M bucket: a picture when drawn, the table folded (capped
+    to `lim.items` rows in a ticket)."""
     from tiletune.formats import glance
     from tiletune.overview import overview
 
@@ -556,8 +559,12 @@ def _tile_map_section(result: InspectResult, ctx: ReportContext) -> list[str]:
         return []
     out = ["## Tile map", ""]
     if ctx.tile_map_png:
-        out += [f"![tile map: winning tile per bucket (decoded)]({ctx.tile_map_png})", ""]
-    out += [md.details(f"Tile map as a table ({len(rows)} rows)", md.table(headers, rows) + "\n\n_" + md.cell(glance.MAP_LEGEND) + "_"), ""]
+        out += [f"![tile map: winning tile per bucket (decoded)]({quote(ctx.tile_map_png)})", ""]
+    shown, more = _capped(rows, lim.items)
+    body = md.table(headers, [[clip_text(x, lim.text) for x in r] for r in shown]) + "\n\n_" + md.cell(glance.MAP_LEGEND) + "_"
+    if more:
+        body += "\n\n" + _left_out(more, "row(s) of the tile map", ctx)
+    out += [md.details(f"Tile map as a table ({len(rows)} rows)", body), ""]
     return out
 
 
