@@ -76,14 +76,17 @@ def _say(message: str) -> None:
     typer.echo(terminal_safe(message), err=True)
 
 
-def _emit(text: Union[str, Iterable[str]], output: Optional[Path]) -> None:
+def _emit(text: Union[str, Iterable[str]], output: Optional[Path], *, json: bool = False, colour: bool = False) -> None:
     """Print `text` (or text chunks, written as they come) to stdout, or write it atomically to
     `output`; a newline is added when the text does not end with one. Terminal escapes and control
     characters from the inputs are removed from every chunk (a sequence cut between two chunks
     loses its ESC, which leaves harmless text)."""
-    from tiletune.formats.safe_text import terminal_safe
+    from tiletune.formats.safe_text import json_safe, terminal_safe
 
-    chunks = map(terminal_safe, _newline_ended([text] if isinstance(text, str) else text))
+    def safe(chunk: str) -> str:
+        return json_safe(chunk) if json else terminal_safe(chunk, keep_colours=colour)
+
+    chunks = map(safe, _newline_ended([text] if isinstance(text, str) else text))
     if output is None:
         _write_stdout(chunks)
         return
@@ -294,7 +297,8 @@ def inspect_command(
         from tiletune.formats import render
 
         view = {"all_rows": all_rows, "runtime_m": ms, "width": _terminal_width(output), "colour": _colour(output)}
-        _emit(render("inspect", result, format.value, **view), output)  # JSON comes in chunks, written as made
+        _emit(render("inspect", result, format.value, **view), output,  # JSON comes in chunks, written as made
+              json=format is OutputFormat.json, colour=view["colour"])
         _report_problems(result)
         return _gate(result, fail_on)
 
@@ -455,7 +459,7 @@ def diff_command(
         result = diff(before, after)
         from tiletune.formats import render
 
-        _emit(render("diff", result, format.value), output)
+        _emit(render("diff", result, format.value), output, json=format is OutputFormat.json)
         _report_problems(before)
         _report_problems(after)
         if before.exit_code or after.exit_code:

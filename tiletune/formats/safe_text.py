@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["terminal_safe"]
+__all__ = ["json_safe", "terminal_safe"]
 
 # 7-bit sequences are removed whole (ESC always starts one); a string sequence (OSC, DCS, ...) only
 # up to its terminator on the same line, at most 512 characters, so an unterminated one cannot eat
@@ -27,8 +27,35 @@ _SEQUENCE = re.compile(
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
-def terminal_safe(text: str) -> str:
-    """`text` without terminal escape sequences; other control characters (not tab or newline) as U+FFFD."""
-    if not _CONTROL.search(text):  # the usual case: one C-speed scan
+# every byte but the control characters a terminal acts on (tab and newline are kept)
+_NOT_CONTROL = bytes(range(256)).translate(None, bytes([*range(0, 9), *range(11, 32), 127]))
+_C1_OR_DEL = re.compile(r"[\x7f-\x9f]")
+
+
+# The colours tiletune itself writes on a terminal (red, green, reset): kept when asked to.
+_OWN_COLOURS = re.compile(r"\x1b\[(?:31|32|0)m")
+
+
+def terminal_safe(text: str, *, keep_colours: bool = False) -> str:
+    """`text` without terminal escape sequences; other control characters (not tab or newline) as U+FFFD.
+    `keep_colours`: tiletune's own colour codes (red, green, reset) stay (an input's copy of them can
+    only colour text, not move the cursor, retitle the window or hide anything)."""
+    if text.isascii():  # O(1): then a C-speed pass finds any control byte (a regex scan is 10x slower)
+        if not text.encode("ascii").translate(None, _NOT_CONTROL):
+            return text
+    elif not _CONTROL.search(text):
         return text
+    if keep_colours:
+        parts = _OWN_COLOURS.split(text)
+        codes = _OWN_COLOURS.findall(text)
+        clean = [_CONTROL.sub("\ufffd", _SEQUENCE.sub("", p)) for p in parts]
+        return "".join(c + (codes[i] if i < len(codes) else "") for i, c in enumerate(clean))
     return _CONTROL.sub("\ufffd", _SEQUENCE.sub("", text))
+
+
+def json_safe(text: str) -> str:
+    """`terminal_safe` for JSON text, which escapes every C0 control character itself: only DEL and the
+    C1 characters (kept raw in non-ASCII output) are replaced; ASCII text is returned at once."""
+    if text.isascii():
+        return text.replace("\x7f", "\ufffd") if "\x7f" in text else text
+    return _C1_OR_DEL.sub("\ufffd", text)
