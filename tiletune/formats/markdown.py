@@ -194,7 +194,7 @@ def format_inspect(result: InspectResult, *, all_rows: bool = False, runtime_m: 
         out.append("")
     out.append("## Legend")
     out.append("")
-    # the legend's "*" marks model columns: escaped, else "- * ..." renders as a nested bullet and
-    # two of them as emphasis
-    out += ["- " + cell(line).replace("*", "\\*") for line in view.legend(result)]
+    # the legend's "*" marks model columns: cell() escapes it, else "- * ..." renders as a nested
+    # bullet and two of them as emphasis
+    out += ["- " + cell(line) for line in view.legend(result)]
     return "\n".join(out) + "\n"
