@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
 
 from tiletune.archs import arch_family
 from tiletune.events import Event, InputFacts
+from tiletune.records import Status
 from tiletune.results import Verdict
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ def run_verdicts(events: Sequence[Event], analyzed: Sequence["AnalyzedEntry"],
     for a in analyzed:
         r = a.entry.record
         arch_of.setdefault(r.source, r.env.arch)
-        if r.tactic is not None:
+        if r.tactic is not None and r.status is not Status.FALLBACK:  # a fallback says no tuned config covered it
             tactic_lines.add(r.source)
     fatal_lines, other_lines = [], []
     for source, evs in by_source.items():
@@ -80,7 +81,9 @@ def run_verdicts(events: Sequence[Event], analyzed: Sequence["AnalyzedEntry"],
                          f"which tactics won or failed is not in this log ({DEBUG_HINT})")
         hits = [e for e in evs if e.kind == "config_cache_hit"]
         if hits and source not in tactic_lines:
-            parts.append(f"{len(hits)} op(s) used tuned configs from a cache ({', '.join(str(e.fact('op')) for e in hits[:4])})")
+            loaded = [e.fact("configs") for e in evs if e.kind == "configs_loaded" and e.fact("configs") is not None]
+            parts.append(f"{len(hits)} op(s) used tuned configs from a cache ({', '.join(str(e.fact('op')) for e in hits[:4])})"
+                         + (f", {sum(loaded)} config(s) loaded" if loaded else ""))
         if parts:
             other_lines.append(Verdict(arch=arch, op="", text="; ".join(parts) + f" ({source})", source=source))
     yield from fatal_lines
