@@ -54,9 +54,9 @@ def decode_tactic(record: TuningRecord, problem: Optional[Problem] = None) -> De
             return _dense_cached(*args)
         except TypeError:  # unhashable tactic
             return _decode_uncached(record, problem)
-    args = (record.op, record.runner, record.env.flashinfer_version, record.env.arch, record.extras, record.tactic)
+    moe_args = (record.op, record.runner, record.env.flashinfer_version, record.env.arch, record.extras, record.tactic)
     try:
-        hit = _moe_by_extras(*args)
+        hit = _moe_by_extras(*moe_args)
     except TypeError:  # an unhashable extra or tactic
         hit = None
     return hit if hit is not None else _decode_uncached(record, problem)
@@ -267,7 +267,8 @@ def _why_missing(version: str, arch: str, missing: Sequence[Mapping[str, Any]]) 
     absence of at least one of them (its not_extracted notes); None otherwise."""
     if not missing or "act" not in missing[0]:
         return None
-    parts, explained = {}, False
+    parts: dict[str, Optional[str]] = {}
+    explained = False
     for v in missing:
         why = moe.why_no_list(version, arch, v)
         explained = explained or why is not None

@@ -68,8 +68,9 @@ def quick_init(cls: type) -> type:
     exec(f"def __init__(self, {', '.join(args)}):\n" + "\n".join(body) + "\n", ns)  # noqa: S102 - code built above
     init = ns["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
-    init.__annotations__ = dict(cls.__init__.__annotations__)
-    init.__doc__ = cls.__init__.__doc__
+    generated = cls.__dict__["__init__"]  # the dataclass's own __init__, replaced below
+    init.__annotations__ = dict(generated.__annotations__)
+    init.__doc__ = generated.__doc__
     cls.__init__ = init  # type: ignore[misc]
     return cls
 
@@ -257,8 +258,8 @@ class Undecoded:
             dims.append(str(vals[0]) if len(vals) == 1 else "{" + "|".join(map(str, vals)) + "}")
         out = "x".join(dims)
         for flag, word in (("swap_ab", "swapAB"), ("stream_k", "streamK")):
-            vals = {getattr(c, flag) for c in self.candidates}
-            if vals == {True}:
+            flags = {getattr(c, flag) for c in self.candidates}
+            if flags == {True}:
                 out += f" {word}"
             elif len(vals) > 1:
                 out += f" {word}?"

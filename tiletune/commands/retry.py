@@ -287,9 +287,10 @@ def write_reproducers(targets: Sequence[RetryTarget], out_dir: Path, *, top_k: O
             if p is not None and p.experts:  # a MoE GEMM: experts as groups, per-expert M (uniform routing)
                 from tiletune.tuner.moe_problem import grouped_gemm_mnk
 
-                if not (p.top_k or top_k):
+                k_routed = p.top_k or top_k
+                if not k_routed:
                     raise TunerError("the key does not record top_k; pass --top-k")
-                problem = grouped_gemm_mnk(tokens=p.m_range[1] if p.m_range else p.m, top_k=p.top_k or top_k,
+                problem = grouped_gemm_mnk(tokens=p.m_range[1] if p.m_range else p.m, top_k=k_routed,
                                            experts=p.experts, n=p.n, k=p.k)
                 groups = p.experts
             write_reproducer(t.config, t.arch, operand_dtype(t), sub,

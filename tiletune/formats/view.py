@@ -327,9 +327,10 @@ def _entry_row(
     if p is None:
         n_k = _NO_NK
     else:
-        n_k = cells.nk.get((p.n, p.k))  # a GEMM's N and K repeat over its buckets
-        if n_k is None:
-            n_k = cells.nk[(p.n, p.k)] = (fmt_int(p.n), fmt_int(p.k))
+        hit = cells.nk.get((p.n, p.k))  # a GEMM's N and K repeat over its buckets
+        if hit is None:
+            hit = cells.nk[(p.n, p.k)] = (fmt_int(p.n), fmt_int(p.k))
+        n_k = hit
     row = [m, *n_k, tactic_cell(r.tactic), tile, status, *model_cells]
     if has_meas:
         row.insert(ENTRY_HEADERS.index("t us*") + 1, "-" if r.time_ms is None else f"{r.time_ms * 1000:.1f}")

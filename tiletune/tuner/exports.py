@@ -25,7 +25,7 @@ import json
 from collections import defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Mapping, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Sequence, Tuple
 
 from tiletune import __version__
 from tiletune.errors import TunerError
@@ -100,7 +100,7 @@ def blocklist_metadata(attempts: Iterable[Mapping[str, Any]]) -> Dict[str, str]:
     return meta
 
 
-def write_blocklist(attempts: List[Mapping[str, Any]], path: Path) -> Tuple[Dict[str, List[Any]], Dict[str, List[Any]]]:
+def write_blocklist(attempts: Sequence[Mapping[str, Any]], path: Path) -> Tuple[Dict[str, List[Any]], Dict[str, List[Any]]]:
     """Write the blocklist of still-failing tactics to `path` (new file, atomic). Returns (blocked, mixed)."""
     block, mixed = still_failing(attempts)
     meta = blocklist_metadata(attempts)
@@ -123,7 +123,7 @@ def _generation(data: Mapping[str, Any]) -> str:
 
 def write_pinned_cache(
     source_cache: Path,
-    attempts: List[Mapping[str, Any]],
+    attempts: Sequence[Mapping[str, Any]],
     out_path: Path,
     *,
     key_problems: Mapping[str, Tuple[str, str, Tuple[int, int, int, int]]],
