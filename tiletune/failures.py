@@ -15,7 +15,7 @@ from tiletune.records import Decoded, Entry, Problem, Status, Undecoded, server_
 from tiletune.results import AnalyzedEntry, Failure
 from tiletune.verdicts import explain_failure
 
-_FailKey = tuple  # (arch, version, op, runner, tactic)
+_FailKey = tuple  # (arch, version, op, runner, tactic[, server origin when the arch is unknown])
 
 
 def not_built_ops(entries: Iterable[Entry]) -> dict[tuple[Optional[str], str], str]:
@@ -38,7 +38,7 @@ def aggregate_failures(
         r = a.entry.record  # (not the `record` property: this loop runs once per entry)
         status = r.status
         if status is Status.FAILED or status is Status.PASSED:
-            key = (r.env.arch, r.env.flashinfer_version, r.op, r.runner, r.tactic)
+            key: _FailKey = (r.env.arch, r.env.flashinfer_version, r.op, r.runner, r.tactic)
             if r.env.arch is None:  # unknown arch: never merged across servers
                 key += (server_origin(r),)
             if status is Status.FAILED:

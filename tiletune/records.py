@@ -261,7 +261,7 @@ class Undecoded:
             flags = {getattr(c, flag) for c in self.candidates}
             if flags == {True}:
                 out += f" {word}"
-            elif len(vals) > 1:
+            elif len(flags) > 1:
                 out += f" {word}?"
         return out
 
