@@ -296,9 +296,10 @@ def inspect_command(
         _refuse_outputs_over_inputs([("--output", output)], [], result)
         from tiletune.formats import render
 
-        view = {"all_rows": all_rows, "runtime_m": ms, "width": _terminal_width(output), "colour": _colour(output)}
+        colour = _colour(output)
+        view = {"all_rows": all_rows, "runtime_m": ms, "width": _terminal_width(output), "colour": colour}
         _emit(render("inspect", result, format.value, **view), output,  # JSON comes in chunks, written as made
-              json=format is OutputFormat.json, colour=view["colour"])
+              json=format is OutputFormat.json, colour=colour)
         _report_problems(result)
         return _gate(result, fail_on)
 

@@ -10,7 +10,6 @@ import sys
 
 import flashinfer
 import torch
-
 from warmup import M_MAX, NK, call
 
 
