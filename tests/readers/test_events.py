@@ -282,24 +282,24 @@ def test_repeated_ledger_attempts_aggregate(tmp_path):
 
 
 def test_server_banner_gives_the_pinned_flashinfer_as_an_inference():
-    # an SGLang environment dump line; the pin comes from sglang 0.5.5's own wheel METADATA
+    # an SGLang environment dump line; the pin comes from sglang 0.5.5's own published requirements
     items = list(logs.parse_lines([(1, "sglang==0.5.5"), (2, "[FP4 gemm Runner] Failed to initialize cutlass FP4 gemm on "
                                                               "sm120/sm121. Error: Error Internal")], "t.log", ReadContext().environment()))
     (facts,) = [i for i in items if type(i).__name__ == "InputFacts"]
     assert facts.flashinfer_version.value == "0.5.0" and facts.flashinfer_version.how == "inferred"
-    assert "sglang==0.5.5" in facts.flashinfer_version.source and "METADATA" in facts.flashinfer_version.source
+    assert "sglang==0.5.5" in facts.flashinfer_version.source and "sglang-0.5.5" in facts.flashinfer_version.source
     banner = next(i for i in items if isinstance(i, Event) and i.kind == "version_banner")
     assert banner.fact("flashinfer_version") == "0.5.0"
 
 
 def test_pin_table_tool_reads_requirements_by_code():
-    import runpy
+    # tools/server_pins (its own tests: tests/tools/test_server_pins_*.py)
+    from tools.server_pins.parse import flashinfer_requirements, summarize
 
-    pin_from_text = runpy.run_path(str(ROOT / "tools" / "server_pins.py"))["pin_from_text"]
-    assert pin_from_text("torch==2.8.0\nflashinfer-python[cu13]==0.6.12 ; extra == 'srt'\n") == {
-        "pin": "0.6.12", "spec": "flashinfer-python[cu13]==0.6.12"}
-    assert pin_from_text("flashinfer_python>=0.2.9\n")["pin"] is None
-    assert pin_from_text("numpy\n") is None
+    got = summarize(flashinfer_requirements("torch==2.8.0\nflashinfer-python[cu13]==0.6.12 ; extra == 'srt'\n"))
+    assert (got["pin"], got["spec"], got["extra"]) == ("0.6.12", "flashinfer-python==0.6.12", "srt")
+    assert summarize(flashinfer_requirements("flashinfer_python>=0.2.9\n"))["pin"] is None
+    assert flashinfer_requirements("numpy\n") == []
     table = json.loads((ROOT / "tiletune/data/server_flashinfer_pins.json").read_text())
     assert table["generated_by"] and all(e["source"] for e in table["servers"]["sglang"].values())
 

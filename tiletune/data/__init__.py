@@ -1,1 +1,1 @@
-"""Data tables tiletune ships (each records the public sources and the command that rebuilds it)."""
+"""Data tables shipped with tiletune (server_flashinfer_pins.json: see tools/server_pins)."""
