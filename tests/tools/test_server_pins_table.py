@@ -41,6 +41,18 @@ def test_schema_and_provenance():
     assert server_pins() == doc  # the loader reads this very file
 
 
+def test_a_built_wheel_carries_the_table():
+    from pathlib import Path
+
+    import pytest
+
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+
+    conf = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())
+    assert "data/*.json" in conf["tool"]["setuptools"]["package-data"]["tiletune"]
+    assert resources.files("tiletune.data").joinpath("__init__.py").is_file()  # a package, so setuptools finds it
+
+
 def test_pins_read_by_hand():
     # Each expectation below was read by a person in the published file named (not by the tool):
     # - sglang 0.4.6: pyproject.toml of sglang-0.4.6.tar.gz (PyPI sdist; python/pyproject.toml at
