@@ -14,10 +14,11 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from pip._internal.models.index import PyPI
 
 from tools.catalogs import sources
 
-PYPI_PROBE = "https://pypi.org/simple/flashinfer-python/"
+PYPI_PROBE = PyPI.simple_url + "/flashinfer-python/"  # pip's own default index (PyPI)
 
 
 def _pypi_reachable() -> bool:

@@ -104,7 +104,7 @@ class Wheel(Source):
 
     def describe(self) -> dict[str, Any]:
         return {"kind": "wheel", "ref": self.ref, "sha256": self.sha256(), "commit": self.commit,
-                "url": f"https://pypi.org/project/flashinfer-python/{self.version}/#files"}
+                "pip": f"flashinfer-python=={self.version}"}  # what `pip download` fetched (PyPI)
 
 
 @dataclass

@@ -76,7 +76,7 @@ def build(args: argparse.Namespace, log=print) -> Dict[str, Any]:
             cmd += [f"--{server}-repo", PLACEHOLDER[server]]
         else:
             reads, skipped = sources.pypi_releases(server, since)
-            how = {"kind": "PyPI wheel METADATA (PEP 658 .metadata files)", "index": sources.PYPI_JSON.format(name=server),
+            how = {"kind": "PyPI wheel METADATA (PEP 658 .metadata files)", "index": f"PyPI JSON API for {server} (pip's default index)",
                    "repository": sources.REPOSITORIES[server]}
         rows = table(reads)
         servers[server] = rows

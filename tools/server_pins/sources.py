@@ -15,13 +15,15 @@ from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from packaging.version import InvalidVersion, Version
+from pip._internal.models.index import PyPI
 
 from tools.server_pins.parse import flashinfer_requirements
 
 REPOSITORIES = {"vllm": "https://github.com/vllm-project/vllm", "sglang": "https://github.com/sgl-project/sglang"}
 SDIST_LIMIT = 64 << 20  # bytes: vLLM sdists reach ~50 MB; a larger one is skipped (and said so)
-FILES_HOST = "https://files.pythonhosted.org"
-PYPI_JSON = "https://pypi.org/pypi/{name}/json"
+# pip's own default index (PyPI): where its JSON API and files live, as pip itself names them
+FILES_HOST = f"https://{PyPI.file_storage_domain}"
+PYPI_JSON = PyPI.pypi_url + "/{name}/json"
 # The files at a release tag that hold (or built) the FlashInfer requirement, per server; each
 # that exists at the tag is read (vLLM moved requirements-cuda.txt to requirements/cuda.txt in 0.8.x).
 REPO_FILES = {
