@@ -18,6 +18,7 @@ from tiletune.errors import TunerError, UsageError
 from tiletune.formats import render_text
 from tiletune.formats.retry import RetrySummary
 from tiletune.records import InputProblem
+from tiletune.results import loses_data
 from tiletune.tuner import fingerprint
 from tiletune.tuner.engine import RetryTarget
 from tiletune.tuner.orchestrator import RetryRun, run_retry
@@ -204,9 +205,11 @@ def retry(opts: RetryOptions, *, progress: Optional[TextIO] = sys.stderr, env: O
     else:
         notes.append("nothing to retry: no failed or blocklisted configs in the inputs (use --all for every config)")
     notes += export(opts, key_problems, input_ledgers)
-    fatal = any(p.fatal for p in problems)
+    # any loss in the inputs (a skipped ledger line or key, not only a whole unusable file) is exit 2,
+    # as for inspect; the attempts that could run have run and are in the ledger
+    lost = any(loses_data(p) for p in problems)
     text = render_text("retry", RetrySummary(run, notes), "json" if opts.as_json else opts.fmt)
-    return RetryOutcome(run=run, problems=problems, notes=notes, text=text, exit_code=2 if fatal else 0)
+    return RetryOutcome(run=run, problems=problems, notes=notes, text=text, exit_code=2 if lost else 0)
 
 
 def _device_problem() -> Optional[str]:
