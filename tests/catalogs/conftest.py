@@ -9,24 +9,26 @@ be reached; with TILETUNE_REQUIRE_PYPI=1 (CI) that is a failure instead.
 from __future__ import annotations
 
 import os
-import urllib.error
-import urllib.request
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from pip._internal.models.index import PyPI
 
 from tools.catalogs import sources
 
-PYPI_PROBE = PyPI.simple_url + "/flashinfer-python/"  # pip's own default index (PyPI)
+# Asked through pip itself (its configured index), in a child: importing pip's internals here would
+# load the standard library's distutils into the test process and break setuptools' later import.
+PYPI_PROBE = "pip index versions flashinfer-python"
 
 
 def _pypi_reachable() -> bool:
     try:
-        with urllib.request.urlopen(PYPI_PROBE, timeout=15) as r:
-            return r.status == 200
-    except (urllib.error.URLError, OSError):
+        r = subprocess.run([sys.executable, "-m", "pip", "index", "versions", "flashinfer-python"],
+                           capture_output=True, text=True, timeout=60)
+    except (subprocess.TimeoutExpired, OSError):
         return False
+    return r.returncode == 0 and "flashinfer-python" in r.stdout
 
 
 @pytest.fixture(scope="session")

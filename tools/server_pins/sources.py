@@ -15,15 +15,20 @@ from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from packaging.version import InvalidVersion, Version
-from pip._internal.models.index import PyPI
 
 from tools.server_pins.parse import flashinfer_requirements
 
 REPOSITORIES = {"vllm": "https://github.com/vllm-project/vllm", "sglang": "https://github.com/sgl-project/sglang"}
 SDIST_LIMIT = 64 << 20  # bytes: vLLM sdists reach ~50 MB; a larger one is skipped (and said so)
-# pip's own default index (PyPI): where its JSON API and files live, as pip itself names them
-FILES_HOST = f"https://{PyPI.file_storage_domain}"
-PYPI_JSON = PyPI.pypi_url + "/{name}/json"
+
+
+def _pypi() -> Tuple[str, str]:
+    """(files host URL, JSON API URL template) of pip's own default index (PyPI), as pip names them.
+    Imported on use: pip's internals load the standard library's distutils, which a process that
+    later imports setuptools must not have loaded."""
+    from pip._internal.models.index import PyPI
+
+    return f"https://{PyPI.file_storage_domain}", PyPI.pypi_url + "/{name}/json"
 # The files at a release tag that hold (or built) the FlashInfer requirement, per server; each
 # that exists at the tag is read (vLLM moved requirements-cuda.txt to requirements/cuda.txt in 0.8.x).
 REPO_FILES = {
@@ -82,7 +87,7 @@ def _file_url(index_url: str, wheel: dict) -> str:
         return url
     b2 = wheel.get("digests", {}).get("blake2b_256")
     if b2:
-        return f"{FILES_HOST}/packages/{b2[:2]}/{b2[2:4]}/{b2[4:]}/{wheel['filename']}"
+        return f"{_pypi()[0]}/packages/{b2[:2]}/{b2[2:4]}/{b2[4:]}/{wheel['filename']}"
     return urllib.parse.urljoin(index_url, url)
 
 
@@ -90,7 +95,7 @@ def pypi_releases(server: str, since: Optional[Version] = None, workers: int = 4
     """Every release of `server` on PyPI (from `since` on) that has a wheel: its METADATA text (the
     PEP 658 `.metadata` file PyPI serves beside each wheel, a few kB, not the wheel itself). Also the
     releases skipped, with why."""
-    index_url = PYPI_JSON.format(name=server)
+    index_url = _pypi()[1].format(name=server)
     index = json.loads(_get(index_url))
     todo, skipped = [], []
     for ver, files in index.get("releases", {}).items():
