@@ -44,9 +44,9 @@ def test_uncovered_runtime_m_between_and_above_the_held_buckets(tmp_path):
 
 
 def test_release_before_0_6_10_uses_power_of_two_floor(tmp_path):
-    assert which_bucket(37, "0.6.9", moe=False) == 32
-    assert which_bucket(37, "0.6.11", moe=False) == 64
-    assert which_bucket(300, "0.6.11", moe=False) == 512
+    assert which_bucket(37, "0.6.9") == 32
+    assert which_bucket(37, "0.6.11") == 64
+    assert which_bucket(300, "0.6.11") == 512
 
 
 def test_runtime_m_finds_the_serving_bucket_or_none(tmp_path):

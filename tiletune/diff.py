@@ -23,12 +23,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
-from tiletune.overview import config_identity, overview
+from tiletune.overview import DEFAULT_NOISE, config_identity, overview
 from tiletune.records import Problem, Status, Tactic, TileConfig
-
-# Relative time change under which two winners' times are called equal when the inputs carry no
-# samples to estimate the spread from (the project's own H200 grid repeated within 3 %).
-DEFAULT_NOISE = 0.05
 
 _RUNS = frozenset({Status.CHOSEN, Status.PROFILED, Status.PASSED, Status.COMPILED})
 
@@ -41,7 +37,6 @@ class Side:
     config: Optional[TileConfig]
     flashinfer_version: Optional[str]
     time_ms: Optional[float]  # measured, from the input (log, TRT-LLM min_time, ledger); None if unknown
-    samples: int = 0  # how many timed runs stand behind time_ms (0: unknown)
     not_cutlass: bool = False  # a cuBLAS / cuDNN / trtllm-gen tactic: there is no tile to name
     margin: Optional[float] = None  # measured: how much slower the runner-up of its bucket was (relative)
     won_by_noise: Optional[bool] = None  # the margin is within the samples' spread (or 5 % without samples)
@@ -136,13 +131,10 @@ class _Winners:
     sides: dict[tuple[Any, ...], Side]  # ident -> winner (several only when ranks disagree)
 
 
-def _entries(result: Any) -> Iterable[Any]:
-    return result.entries
-
 
 def _winners(result: Any, with_rank: bool) -> dict[tuple[Any, ...], _Winners]:
     out: dict[tuple[Any, ...], _Winners] = {}
-    for ae in _entries(result):
+    for ae in result.entries:
         rec = ae.entry.record
         if rec.status is not Status.CHOSEN:
             continue
@@ -156,15 +148,14 @@ def _winners(result: Any, with_rank: bool) -> dict[tuple[Any, ...], _Winners]:
         prev = w.sides.get(ident)
         t = float(rec.time_ms) if rec.time_ms is not None else None
         if prev is None or (t is not None and (prev.time_ms is None or t < prev.time_ms)):
-            w.sides[ident] = Side(rec.tactic, ae.entry.config, rec.env.flashinfer_version, t,
-                                  rec.count if t is not None else 0, _not_cutlass(ae))
+            w.sides[ident] = Side(rec.tactic, ae.entry.config, rec.env.flashinfer_version, t, _not_cutlass(ae))
     return out
 
 
 def _profiled_times(result: Any) -> dict[tuple[Any, ...], float]:
     """Fastest measured time per (source, arch, op, runner, bucket, tactic) from profiled records."""
     best: dict[tuple[Any, ...], float] = {}
-    for ae in _entries(result):
+    for ae in result.entries:
         rec = ae.entry.record
         if rec.time_ms is None or rec.status not in _RUNS:
             continue
@@ -184,7 +175,7 @@ class _FailureSide:
 def _failure_side(result: Any) -> _FailureSide:
     failed: dict[tuple[Any, ...], tuple[Side, list[Problem], list[str]]] = {}
     ran: set[tuple[Any, ...]] = set()
-    for ae in _entries(result):
+    for ae in result.entries:
         rec = ae.entry.record
         ident = _ident(ae.entry.config, rec.tactic, rec.env.flashinfer_version)
         key = (rec.env.arch, rec.op, rec.runner, ident)
@@ -192,7 +183,7 @@ def _failure_side(result: Any) -> _FailureSide:
             slot = failed.get(key)
             if slot is None:
                 slot = failed[key] = (Side(rec.tactic, ae.entry.config, rec.env.flashinfer_version, None,
-                                           not_cutlass=_not_cutlass(ae)), [], [])
+                                           _not_cutlass(ae)), [], [])
             p = ae.entry.problem
             if p is not None and p not in slot[1]:
                 slot[1].append(p)
@@ -208,7 +199,7 @@ def _not_cutlass(ae: Any) -> bool:
 
 
 def _ranks(result: Any) -> frozenset[Optional[str]]:
-    return frozenset(ae.entry.record.rank for ae in _entries(result) if ae.entry.record.status is Status.CHOSEN)
+    return frozenset(ae.entry.record.rank for ae in result.entries if ae.entry.record.status is Status.CHOSEN)
 
 
 # --- the comparison ----------------------------------------------------------------------------
@@ -301,7 +292,7 @@ def _with_time(side: Side, times: Mapping[tuple[Any, ...], float], key: tuple[An
     if side.time_ms is not None:
         return side
     t = times.get((key[0], key[1], key[2], problem_key(p), repr(side.tactic)))
-    return side if t is None else Side(side.tactic, side.config, side.flashinfer_version, t, side.samples, side.not_cutlass)
+    return side if t is None else dataclasses.replace(side, time_ms=t)
 
 
 def _bucket_lines(result: Any) -> dict[tuple[Any, ...], Any]:
@@ -362,7 +353,7 @@ _METADATA_FIELDS = ("cublas_version", "cudnn_version", "torch_version", "cutlass
 def environment_values(result: Any) -> dict[str, tuple[str, ...]]:
     """Distinct values per environment field over a side's records (as the inputs state them)."""
     seen: dict[str, set[str]] = defaultdict(set)
-    for ae in _entries(result):
+    for ae in result.entries:
         env = ae.entry.record.env
         for f in _ENV_FIELDS:
             v = getattr(env, f)

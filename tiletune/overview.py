@@ -255,8 +255,9 @@ def uncovered(lines: Sequence[BucketLine], version: Optional[str], moe: bool) ->
     return tuple(gaps)
 
 
-def which_bucket(m: int, version: Optional[str], moe: bool) -> int:
-    """The bucket FlashInfer's default mapping sends runtime M to in this release."""
+def which_bucket(m: int, version: Optional[str]) -> int:
+    """The bucket FlashInfer's default mapping sends runtime M to in this release (MoE's
+    tune_max_num_tokens cap is applied by `at_runtime_m`, which knows the held buckets)."""
     hybrid = uses_hybrid(version)
     if hybrid is False:
         return pow2_floor(m)
@@ -265,7 +266,7 @@ def which_bucket(m: int, version: Optional[str], moe: bool) -> int:
 
 def at_runtime_m(group: Group, m: int) -> tuple[int, Optional[BucketLine]]:
     """(bucket, the line that serves it or None) for runtime M in this group."""
-    b = which_bucket(m, group.flashinfer_version, _is_moe(group.op))
+    b = which_bucket(m, group.flashinfer_version)
     if _is_moe(group.op):
         b = min(b, max((line.problem.m for line in group.lines), default=b))
     for line in group.lines:

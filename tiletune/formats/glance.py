@@ -284,20 +284,6 @@ def history_text(history: Any) -> str:
     return text
 
 
-def next_step(f: Any, history: Any = None) -> str:
-    """What to do about one aggregated failure: the retry-and-blocklist command, and how the tile
-    fares across releases (from each release's own catalog)."""
-    tactic = f.tactic if isinstance(f.tactic, (int, str)) else None
-    inputs = " ".join(_quote(s) for s in f.sources[:2]) + (" ..." if len(f.sources) > 2 else "")
-    parts = []
-    if tactic is not None:
-        parts.append(f"retry it on this GPU and write a FlashInfer blocklist of what still fails: "
-                     f"tiletune retry {inputs} --op {f.op} --tactic {tactic} --blocklist tiletune-blocklist.json")
-    if history is not None:
-        parts.append("across releases (decoded from each catalog) this tile is " + history_text(history))
-    return "next: " + "; ".join(parts) if parts else ""
-
-
 def next_steps(failures: Sequence[Any], history_of: Any) -> list[str]:
     """Per (arch, op, inputs): one retry-and-blocklist command for its failed tactics, then each
     failed tile across releases. `history_of(config, tactic, arch, op, runner)` gives a TileHistory."""
