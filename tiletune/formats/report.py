@@ -136,7 +136,7 @@ def _band(a) -> str:  # noqa: ANN001 - Analysis
 def chosen_sections(result: InspectResult) -> list[tuple[str, str, list[list[str]], list[str]]]:
     """(title, gpu line, rows, footnotes) per section, chosen entries only. A section with no decodable
     tile has no rows; its notes are then a summary line followed by each distinct reason."""
-    out = []
+    out: list[tuple[str, str, list[list[str]], list[str]]] = []
     for sec in view.entry_sections(result, statuses=(Status.CHOSEN,)):
         items = [ae for ae in result.entries if ae.record.status is Status.CHOSEN and ae.record.op == sec.op
                  and ae.record.runner == sec.runner and ae.arch == sec.arch

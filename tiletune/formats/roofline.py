@@ -42,15 +42,15 @@ def roofline_data(result: InspectResult) -> list[RooflinePlot]:
         a = ae.analysis
         if a is None or ae.config is None or ae.arch is None:
             continue
-        if None in (a.intensity_problem, a.flops, a.time_expected_s, a.peak_dense_flops, a.bandwidth):
+        if a.intensity_problem is None or a.flops is None or a.peak_dense_flops is None or a.bandwidth is None:
             continue
-        if not a.time_expected_s:
+        if not a.time_expected_s:  # None or zero: no point to plot
             continue
         g = groups.setdefault(
             (ae.arch, ae.record.op),
             {"gpu": a.gpu, "peak": a.peak_dense_flops, "bw": a.bandwidth, "chosen": {}, "failed": {}},
         )
-        point = (float(a.intensity_problem), float(a.flops) / float(a.time_expected_s), ae.config.label())
+        point = (float(a.intensity_problem), float(a.flops) / a.time_expected_s, ae.config.label())
         if ae.record.status is Status.CHOSEN:
             g["chosen"][point] = None
         elif ae.record.status is Status.FAILED:

@@ -148,7 +148,7 @@ def kernel_build(
     sched = (schedule or config.mainloop_schedule or "").lower()
     if sched in ("auto", "kernelscheduleauto") and a == "sm90":
         sched = ""
-    base = (("TT_TILE_M", tile[0]), ("TT_TILE_N", tile[1]), ("TT_TILE_K", tile[2]))
+    base: Tuple[Tuple[str, int], ...] = (("TT_TILE_M", tile[0]), ("TT_TILE_N", tile[1]), ("TT_TILE_K", tile[2]))
     d = (dtype or "").lower()
     cl = tuple(int(v) for v in config.cluster)
     swap, stream_k = int(bool(config.swap_ab)), int(bool(config.stream_k))
@@ -784,9 +784,9 @@ class CutlassEngine:
         if r.get("device") is None and r.get("mode") == "run" and cuda_error:
             return done(Diagnosis.ENGINE_ERROR, f"no usable CUDA device: {error}")
         if r.get("can_implement") is None and error:  # stopped before CUTLASS was asked anything
-            v = classify.classify_text(f"{cuda_error}\n{error}")
-            if v is not None and v.diagnosis in (Diagnosis.OUT_OF_MEMORY, Diagnosis.NO_KERNEL_IMAGE):
-                return done(v.diagnosis, error)
+            hit = classify.classify_text(f"{cuda_error}\n{error}")
+            if hit is not None and hit.diagnosis in (Diagnosis.OUT_OF_MEMORY, Diagnosis.NO_KERNEL_IMAGE):
+                return done(hit.diagnosis, error)
             return done(Diagnosis.ENGINE_ERROR, f"the reproducer stopped before can_implement: {error}")
         if _status_ok(r.get("can_implement")) is False:
             return done(Diagnosis.CAN_IMPLEMENT, f"can_implement rejected the problem: {error or r.get('can_implement')}")
@@ -801,9 +801,9 @@ class CutlassEngine:
                             f"(initialize: {r.get('initialize')}; {cuda_error or 'no CUDA error name'})")
             return done(Diagnosis.INITIALIZE_FAILED, error or f"initialize: {r.get('initialize')}")
         if _status_ok(r.get("run")) is False or (error and r.get("run") is None):
-            v = classify.classify_text(f"{cuda_error}\n{error}")
-            if v is not None:
-                return done(v.diagnosis, v.message)
+            hit = classify.classify_text(f"{cuda_error}\n{error}")
+            if hit is not None:
+                return done(hit.diagnosis, hit.message)
             return done(Diagnosis.LAUNCH_FAILURE, error or f"run: {r.get('run')}")
         nonfinite = int(r.get("nonfinite") or 0)
         verdict = classify.judge_numerics(rel_error=r.get("rel_error"), nonfinite=nonfinite, dtype_out=OUTPUT_DTYPE)

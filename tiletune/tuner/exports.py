@@ -25,11 +25,14 @@ import json
 from collections import defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Mapping, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from tiletune import __version__
 from tiletune.errors import TunerError
 from tiletune.fileio import write_atomic
+
+# (op, runner or None, (batch, m, n, k)): one retried problem, as decoded from a cache key
+ProblemIdent = Tuple[str, Optional[str], Tuple[int, int, int, int]]
 
 METADATA_FIELDS = (
     "flashinfer_version",
@@ -126,7 +129,7 @@ def write_pinned_cache(
     attempts: Sequence[Mapping[str, Any]],
     out_path: Path,
     *,
-    key_problems: Mapping[str, Tuple[str, str, Tuple[int, int, int, int]]],
+    key_problems: Mapping[str, ProblemIdent],
 ) -> List[Tuple[str, Any, Any]]:
     """Copy `source_cache` to `out_path` with retried keys pinned to their fastest passing tactic.
 
@@ -145,22 +148,22 @@ def write_pinned_cache(
         raise TunerError(f"{e} (the cache to pin)") from None
     if not isinstance(data, dict):
         raise TunerError(f"{source_cache}: not a FlashInfer JSON cache (top level is not an object)")
-    best: Dict[Tuple[str, str, Tuple[int, int, int, int]], Tuple[float, Any]] = {}
+    best: Dict[ProblemIdent, Tuple[float, Any]] = {}
     for a in _latest(attempts).values():
         p = a.get("problem") or {}
         if not a.get("passed") or a.get("time_s") is None or not p:
             continue
-        ident = (a["op"], a.get("runner"), (p.get("batch", 1), p["m"], p["n"], p["k"]))
+        ident: ProblemIdent = (a["op"], a.get("runner"), (p.get("batch", 1), p["m"], p["n"], p["k"]))
         if ident not in best or a["time_s"] < best[ident][0]:
             best[ident] = (a["time_s"], a.get("tactic"))
     changed = []
     for key, value in list(data.items()):
         if key.startswith("_") or not isinstance(value, list) or len(value) < 2:
             continue
-        ident = key_problems.get(key)
-        if ident is None or ident not in best:
+        known = key_problems.get(key)
+        if known is None or known not in best:
             continue
-        new_tactic = best[ident][1]
+        new_tactic = best[known][1]
         if value[1] != new_tactic:
             changed.append((key, value[1], new_tactic))
             data[key] = [value[0], new_tactic, *value[2:]]

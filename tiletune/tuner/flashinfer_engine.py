@@ -231,7 +231,7 @@ def interpret_worker_result(engine: str, target: RetryTarget, child: ChildResult
     """Turn a worker child's outcome into an Attempt (shared with tests' fake engines)."""
     r: Dict[str, Any] = dict(child.result or {})
     env = tuple(sorted((str(k), v) for k, v in (r.get("env") or {}).items()))
-    base = dict(
+    base: Dict[str, Any] = dict(
         target=target,
         engine=engine,
         started_at="",

@@ -274,8 +274,10 @@ def _read_result(spec: ChildSpec, stdout_path: Path) -> Tuple[Optional[Mapping[s
             return None, f"result file unreadable: {e}"
         try:
             value = json.loads(text)
-        except ValueError as e:
+        except json.JSONDecodeError as e:  # a ValueError with the position
             return None, f"result file is not valid JSON ({e.msg} at char {e.pos}; {len(text)} bytes)"
+        except ValueError as e:  # e.g. a digit string over the int limit
+            return None, f"result file is not valid JSON ({e}; {len(text)} bytes)"
         if not isinstance(value, dict):
             return None, f"result file holds a JSON {type(value).__name__}, expected an object"
         return value, None

@@ -151,7 +151,7 @@ def run_retry(
     n_workers = max(1, min(n_workers, len(todo)))
     own_scratch = scratch_root is None
     watchdog = Watchdog()
-    root = Path(tempfile.mkdtemp(prefix="tiletune-retry-")) if own_scratch else Path(scratch_root)
+    root = Path(tempfile.mkdtemp(prefix="tiletune-retry-")) if scratch_root is None else Path(scratch_root)
     root.mkdir(parents=True, exist_ok=True)
     if own_scratch and not keep_scratch:
         watchdog.guard_dir(root)

@@ -293,7 +293,7 @@ def _not_built(op: str, runner: str) -> Optional[Dict[str, Any]]:
 
 
 def _out_dtype(spec: Dict[str, Any], torch):
-    return getattr(torch, torch_dtype_name(spec.get("dtype_out") or "bfloat16"))
+    return getattr(torch, torch_dtype_name(spec.get("dtype_out") or "bfloat16") or "bfloat16")
 
 
 def _measure(run: Callable[[], Any], out, ref, spec: Dict[str, Any], flops: float, result: Dict[str, Any]) -> Dict[str, Any]:
@@ -339,7 +339,7 @@ def attempt_fp8_gemm(spec: Dict[str, Any]) -> Dict[str, Any]:
 
     p = spec["problem"]
     b, m, n, k = p["batch"], p["m"], p["n"], p["k"]
-    out_dtype = getattr(torch, torch_dtype_name(spec.get("dtype_out") or "bfloat16"))
+    out_dtype = getattr(torch, torch_dtype_name(spec.get("dtype_out") or "bfloat16") or "bfloat16")
     amplitude = float(spec.get("input_amplitude") or 0.0)
     dev = torch.device("cuda")
     torch.backends.cuda.matmul.allow_tf32 = False  # the reference must be true fp32
