@@ -16,7 +16,8 @@ from synthetic import port, synthetic_entries  # the shared synthetic data (test
 
 from tiletune import __version__
 from tiletune.formats import report
-from tiletune.pipeline import build
+from tiletune.pipeline import build, inspect
+from tiletune.readers.interface import ReadContext
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -104,3 +105,17 @@ def test_a_winner_seen_in_cache_and_log_is_one_row(sample):
     sections = {title: rows for title, _, rows, _ in chosen_sections(inspect([sample("demo")], ReadContext()))}
     (fp4_rows,) = [rows for title, rows in sections.items() if "fp4_gemm" in title]
     assert [(r[0], r[3], r[4]) for r in fp4_rows] == [("9-16", "8", "128x64x128 swapAB"), ("17-32", "8", "128x64x128 swapAB")]
+
+
+def test_title_leads_with_what_ended_the_run(tmp_path):
+    """A fatal event leads the verdicts, so it leads the title too (not the first failing op)."""
+    log = tmp_path / "server.log"
+    log.write_text(
+        "INFO 09-06 12:00:01 [gpu_model_runner.py:1] Loading model\n"
+        "(EngineCore_0 pid=1) RuntimeError: [FP4 gemm Runner] Failed to initialize cutlass FP4 gemm on sm120. Error: Error Internal\n",
+        encoding="utf-8",
+    )
+    title = report._title(inspect([log], ReadContext(), env={}, home=tmp_path))
+    assert title.startswith("tiletune report: run aborted - "), title
+    assert "fp4_gemm" in title and "failing tactics" not in title
+    assert report._title(_result()) == "tiletune report: failing tactics - sm120 fp4_gemm"

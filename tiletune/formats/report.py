@@ -26,7 +26,7 @@ from tiletune.formats import view
 from tiletune.formats.json_out import analysis_dict, inspect_dict
 from tiletune.formats.redact import Redactor, local_identity, redact  # noqa: F401 - redact re-exported
 from tiletune.records import Status
-from tiletune.results import Failure, InspectResult
+from tiletune.results import Failure, InspectResult, Verdict
 
 SCHEMA = "tiletune.report/1"
 
@@ -248,11 +248,22 @@ def commands(result: InspectResult, ctx: ReportContext) -> list[str]:
 
 
 def _title(result: InspectResult) -> str:
-    ops = [f"{v.arch or '?'} {v.op}" for v in result.verdicts]
-    failing = [f"{v.arch or '?'} {v.op}" for v in result.verdicts if v.failed]
-    subject = failing or ops
-    head = ", ".join(subject[:3]) + (f" (+{len(subject) - 3} more)" if len(subject) > 3 else "")
-    what = "failing tactics" if failing else "autotuned tiles"
+    """What a ticket's reader should see first: what ended a run when something did (the verdicts
+    lead with it too), else the failing ops, else the ops tuned."""
+
+    def name(v: Verdict) -> str:
+        return " ".join(x for x in (v.arch, v.op) if x) or "see the verdict"
+
+    fatal = [v for v in result.verdicts if v.fatal]
+    failing = [v for v in result.verdicts if v.failed and not v.fatal]
+    if fatal:
+        what, subject = "run aborted", fatal
+    elif failing:
+        what, subject = "failing tactics", failing
+    else:
+        what, subject = "autotuned tiles", [v for v in result.verdicts if v.op]
+    names = list(dict.fromkeys(name(v) for v in subject))
+    head = ", ".join(names[:3]) + (f" (+{len(names) - 3} more)" if len(names) > 3 else "")
     return f"tiletune report: {what} - {head}" if head else "tiletune report"
 
 
