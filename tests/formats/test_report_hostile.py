@@ -106,6 +106,20 @@ def test_redact_paths_of_any_shape_and_short_names_in_any_case():
     assert not re.search(r"(?i)gpubox|/data|/srv|\bal\b", out.replace("all", ""))
 
 
+def test_generic_account_names_are_not_redacted_in_prose(monkeypatch):
+    """Running as root (a container, CI) must not turn "root cause" into "<user> cause"; a real user
+    name still goes, and the home folder is still folded into ~."""
+    from tiletune.formats.redact import local_identity
+
+    monkeypatch.setenv("USER", "root")
+    monkeypatch.setenv("LOGNAME", "alice")
+    monkeypatch.setenv("HOME", "/root")
+    hosts, users, home = local_identity()
+    assert "root" not in users and "alice" in users
+    out = Redactor(host_names=hosts, user_names=users, home=home)("root cause: /root/logs/x.log by Alice")
+    assert out.startswith("root cause: ~/logs/x.log by <user>"), out
+
+
 def test_redact_names_inside_escaped_markdown():
     r = Redactor(["/data/x_/[y]/c.json"], user_names=["alice"], host_names=[])
     assert r(md.cell("/data/x_/[y]/c.json alice_x")) == "<dir1>/c.json <user>_x"

@@ -22,6 +22,12 @@ from typing import Iterable, Optional, Sequence
 
 __all__ = ["Redactor", "local_identity", "redact"]
 
+# Shared system and image account names identify no one, and several are words ("root cause",
+# "the user"): redacting them would garble prose and protect nothing. Their home folders are
+# still folded into "~" and other directories still numbered.
+GENERIC_ACCOUNTS = frozenset({"root", "admin", "user", "ubuntu", "debian", "centos", "fedora", "ec2-user", "runner",
+                              "nobody", "jovyan", "docker", "nvidia", "guest", "vscode", "codespace"})
+
 # An absolute directory inside a text: "/data/alice/logs/" (its file name is kept); "~/..." is left
 # alone once the home directory has been folded into "~". No spaces: without the input paths'
 # own list there is no telling where such a path ends.
@@ -108,7 +114,8 @@ def redact(text: str, *, host_names: Sequence[str] = (), user_names: Sequence[st
 
 
 def local_identity() -> tuple[list[str], list[str], Optional[str]]:
-    """(host names, user names, home) of this machine, for `Redactor`."""
+    """(host names, user names, home) of this machine, for `Redactor`; generic account names
+    (GENERIC_ACCOUNTS) are no user names here."""
     import getpass
     import socket
 
@@ -127,6 +134,6 @@ def local_identity() -> tuple[list[str], list[str], Optional[str]]:
     home = os.path.expanduser("~")
     if home and home not in ("/", "~"):
         users.add(os.path.basename(home.rstrip("/")))
-    users.discard("")
+    users = {u for u in users if u and u.lower() not in GENERIC_ACCOUNTS}
     hosts.discard("")
     return sorted(hosts), sorted(users), home if home not in ("/", "~") else None
