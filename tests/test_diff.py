@@ -191,3 +191,17 @@ def test_winner_change_carries_measured_times_and_the_old_winners_margin(run, tm
     assert c["before"]["won_by_noise"] is True and 0 < c["before"]["margin"] < 0.05
     assert c["time_change"] == pytest.approx(c["before"]["margin"])  # the new winner is the old runner-up
     assert c["beyond_noise"] is False
+
+
+def test_time_change_noise_is_at_least_5_percent_and_widens_with_the_samples_spread():
+    """Across two runs a within-run sample spread may widen the noise threshold, never narrow it."""
+    from tiletune.diff import Side, _time_change
+
+    def side(t_ms, spread=None):
+        return Side(tactic=1, config=None, flashinfer_version="0.7.2.post1", time_ms=t_ms, spread=spread)
+
+    assert _time_change(side(1.0), side(1.07)) == (pytest.approx(0.07), 0.05, "default 5 %")
+    assert _time_change(side(1.0, 0.01), side(1.07, 0.02)) == (pytest.approx(0.07), 0.05, "default 5 %")
+    change, noise, basis = _time_change(side(1.0, 0.12), side(1.07, 0.03))
+    assert (noise, basis) == (0.12, "samples") and abs(change) < noise
+    assert _time_change(side(None), side(1.0)) == (None, None, None)

@@ -40,6 +40,7 @@ class Side:
     not_cutlass: bool = False  # a cuBLAS / cuDNN / trtllm-gen tactic: there is no tile to name
     margin: Optional[float] = None  # measured: how much slower the runner-up of its bucket was (relative)
     won_by_noise: Optional[bool] = None  # the margin is within the samples' spread (or 5 % without samples)
+    spread: Optional[float] = None  # measured: the winner's own sample spread ((max - min) / min), when known
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +50,8 @@ class Change:
     kind: "winner_changed" | "added" | "removed" | "newly_failing" | "recovered".
     `problem` is None for failure changes matched across buckets (`problems` lists the buckets).
     `time_change` is (new - old) / old of the winners' measured times when both are known;
-    `beyond_noise` says whether that exceeds `noise` (None when either time is unknown).
+    `beyond_noise` says whether that exceeds `noise` (None when either time is unknown);
+    `noise_basis` says where `noise` came from ("samples" or "default 5 %").
     """
 
     kind: str
@@ -63,6 +65,7 @@ class Change:
     time_change: Optional[float] = None
     noise: Optional[float] = None
     beyond_noise: Optional[bool] = None
+    noise_basis: Optional[str] = None
     errors: tuple[str, ...] = ()  # failure texts (newly failing: NEW's; recovered: OLD's)
 
 
@@ -250,9 +253,10 @@ def diff(old: Any, new: Any) -> DiffResult:
             continue
         before = _with_quality(before, old_lines.get(_bucket_of(key, a.problem)))
         after = _with_quality(after, new_lines.get(_bucket_of(key, b.problem)))
-        change, noise, beyond = _time_change(before, after)
+        change, noise, basis = _time_change(before, after)
         changes.append(Change("winner_changed", arch, op, runner, b.problem or a.problem, before, after,
-                              time_change=change, noise=noise, beyond_noise=beyond))
+                              time_change=change, noise=noise, noise_basis=basis,
+                              beyond_noise=None if change is None or noise is None else abs(change) > noise))
     changes.extend(_failure_changes(_failure_side(old), _failure_side(new)))
     return DiffResult(
         changes=tuple(changes),
@@ -311,7 +315,7 @@ def _bucket_of(key: tuple[Any, ...], p: Optional[Problem]) -> tuple[Any, ...]:
 def _with_quality(side: Side, line: Any) -> Side:
     if line is None or line.margin is None:
         return side
-    return dataclasses.replace(side, margin=line.margin, won_by_noise=line.won_by_noise)
+    return dataclasses.replace(side, margin=line.margin, won_by_noise=line.won_by_noise, spread=line.chosen_spread)
 
 
 def _incomparable(before: Side, after: Side) -> bool:
@@ -320,11 +324,18 @@ def _incomparable(before: Side, after: Side) -> bool:
     return before.flashinfer_version != after.flashinfer_version or before.flashinfer_version is None
 
 
-def _time_change(before: Side, after: Side) -> tuple[Optional[float], Optional[float], Optional[bool]]:
+def _time_change(before: Side, after: Side) -> tuple[Optional[float], Optional[float], Optional[str]]:
+    """(relative change, noise threshold, its basis). Across two runs the noise is at least
+    DEFAULT_NOISE: a sample spread is measured within one run (one boot, one clock state) and
+    understates what moves between runs, so samples can only widen the threshold, never narrow it
+    (inspect's won-by-noise compares two tactics of one run, where the spread alone is right)."""
     if before.time_ms is None or after.time_ms is None or before.time_ms <= 0:
         return None, None, None
     change = (after.time_ms - before.time_ms) / before.time_ms
-    return change, DEFAULT_NOISE, abs(change) > DEFAULT_NOISE
+    spreads = [s for s in (before.spread, after.spread) if s is not None]
+    if spreads and max(spreads) > DEFAULT_NOISE:
+        return change, max(spreads), "samples"
+    return change, DEFAULT_NOISE, "default 5 %"
 
 
 def _failure_changes(old: _FailureSide, new: _FailureSide) -> list[Change]:

@@ -65,6 +65,7 @@ class BucketLine:
     failed: int  # distinct tactics that failed in this bucket
     never_tried: Optional[int]  # catalog tactics with no record in this bucket (None: unknown)
     fallback_only: bool  # no tuned bucket: at run time this M ran the fallback tactic (-1); problem.m is that runtime M
+    chosen_spread: Optional[float] = None  # the winner's own sample spread ((max - min) / min), when its samples are known
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,17 +189,18 @@ def _bucket_line(aes: Sequence[Any], catalog_sizes: dict[tuple[Any, ...], int]) 
         if ident not in timed or pk.time_ms < timed[ident].time_ms:  # type: ignore[operator]
             timed[ident] = pk
     winners = list(chosen.values())
-    runner_up = margin = won_by_noise = basis = wt = None
+    runner_up = margin = won_by_noise = basis = wt = own_spread = None
     if len(winners) == 1:
         w = winners[0]
+        own = timed.get(repr(w.tactic))
+        own_spread = own.spread if own else w.spread
         wt = w.time_ms if w.time_ms is not None else (timed.get(repr(w.tactic)).time_ms if repr(w.tactic) in timed else None)
         others = sorted((p for i, p in timed.items() if i != repr(w.tactic)), key=lambda p: p.time_ms)  # type: ignore[arg-type, return-value]
         if wt is not None and others:
             runner_up = others[0]
             margin = (runner_up.time_ms - wt) / wt if wt > 0 else None  # type: ignore[operator]
             if margin is not None:
-                own = timed.get(repr(w.tactic))
-                spreads = [s for s in (own.spread if own else w.spread, runner_up.spread) if s is not None]
+                spreads = [s for s in (own_spread, runner_up.spread) if s is not None]
                 if spreads:
                     won_by_noise, basis = margin < max(spreads), "samples"
                 else:
@@ -214,7 +216,8 @@ def _bucket_line(aes: Sequence[Any], catalog_sizes: dict[tuple[Any, ...], int]) 
             size = catalog_sizes.get((ref.flashinfer_version, ref.arch, ref.op, ref.runner, ref.variant))
     never = max(size - len(tried), 0) if (size is not None and logged) else None
     fallback_only = not chosen_aes and bool(fallback)
-    return BucketLine(problem, tuple(winners), wt, runner_up, margin, won_by_noise, basis, failed, never, fallback_only)
+    return BucketLine(problem, tuple(winners), wt, runner_up, margin, won_by_noise, basis, failed, never, fallback_only,
+                      own_spread)
 
 
 def _catalog_sizes(result: Any) -> dict[tuple[Any, ...], int]:

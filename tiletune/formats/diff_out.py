@@ -72,7 +72,10 @@ def _time_cell(c: Change) -> str:
     if c.time_change is None:
         return ""
     verdict = "beyond noise" if c.beyond_noise else "within noise"
-    return f"{c.time_change * 100:+.1f} % ({verdict}, threshold {c.noise * 100:.0f} %)" if c.noise is not None else f"{c.time_change * 100:+.1f} %"
+    if c.noise is None:
+        return f"{c.time_change * 100:+.1f} %"
+    basis = " from the samples' spread" if c.noise_basis == "samples" else ""
+    return f"{c.time_change * 100:+.1f} % ({verdict}, threshold {c.noise * 100:.0f} %{basis})"
 
 
 def _where(c: Change) -> str:
@@ -176,6 +179,7 @@ def _side_dict(s: Optional[Side]) -> Optional[dict[str, Any]]:
         "not_a_cutlass_tactic": s.not_cutlass,
         "margin": s.margin,
         "won_by_noise": s.won_by_noise,
+        "spread": s.spread,
     }
 
 
@@ -191,6 +195,7 @@ def _change_dict(c: Change) -> dict[str, Any]:
         "after": _side_dict(c.after),
         "time_change": c.time_change,
         "noise": c.noise,
+        "noise_basis": c.noise_basis,
         "beyond_noise": c.beyond_noise,
         "errors": list(c.errors),
     }
