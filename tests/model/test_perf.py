@@ -127,3 +127,49 @@ def test_named_tuples_built_with_every_field():
     e = estimate(Problem(m=64, n=4096, k=4096), TileConfig(tile=(128, 128, 64)), gpus.find("H200"), dtype="bf16")
     assert len(e) == len(Estimate._fields) and len(e.bytes) == len(Bytes._fields)
     assert e._asdict()["notes"] == e.notes and e.bytes.partials == 0
+
+
+def test_plan_memo_matches_the_plain_computation():
+    # estimate keeps everything but the problem's sizes per (config, GPU, dtype, ...) in one memo
+    # (perf._PLANS): with the memo warm, every answer equals the one computed with it emptied first
+    import math
+
+    from tiletune.model import gpus, perf
+    from tiletune.model.mainloop import FITTED
+
+    configs = [TileConfig(tile=(128, 128, 256)), TileConfig(tile=(128, 256, 64), cluster=(2, 1, 1)),
+               TileConfig(tile=(64, 128, 128), swap_ab=True), TileConfig(tile=(128, 128, 128), stream_k=True),
+               TileConfig(tile=(128, 64, 64), mainloop_schedule="KernelTmaWarpSpecializedPingpong", stages=3),
+               TileConfig(tile=(256, 128, 64), cluster=(2, 1, 1))]
+    problems = [Problem(m=1, n=7168, k=4608, dtype_out="bf16"), Problem(m=4096, n=4096, k=4096),
+                Problem(m=128, n=2 * 768, k=2048, experts=128, top_k=8), Problem(m=48, n=1000, k=333, batch=3)]
+    cases = [("H200", "sm90", "bf16"), ("H200", "sm90", "fp8"), ("RTX PRO 6000 WS", "sm120", "nvfp4"),
+             ("B200", "sm100", "fp8")]
+    kws = [{}, {"split_k": 2}, {"constants": constants_for("sm90", "fp8")}, {"constants": FITTED["sm90"]},
+           {"sm_clock_hz": 1.5e9}, {"schedule": "pingpong"}, {"stage_policy": "max"}]
+
+    def answer(*args, **kw):
+        try:
+            return perf.estimate(*args, **kw)
+        except ModelError as e:
+            return str(e)
+
+    def same(a, b):
+        if isinstance(a, str) or isinstance(b, str):
+            return a == b
+        return all(x == y or (isinstance(x, float) and math.isnan(x) and math.isnan(y)) for x, y in zip(a, b))
+
+    grid = [(p, cfg, gpus.find(g), dict(dtype=dtype, arch=arch, **kw))
+            for g, arch, dtype in cases for kw in kws for cfg in configs for p in problems]
+    perf._PLANS.clear()
+    warm = [answer(p, cfg, gpu, **kw) for p, cfg, gpu, kw in grid]  # one memo across every case: a key part
+    assert 0 < len(perf._PLANS) < len(grid) // 2  # left out would hand a stale plan to a later case
+    errors = 0
+    for (p, cfg, gpu, kw), got in zip(grid, warm):
+        perf._PLANS.clear()
+        plain = answer(p, cfg, gpu, **kw)
+        # an equal config that is another object (keyed by identity): the same answer
+        twin = answer(p, TileConfig(**{f: getattr(cfg, f) for f in cfg.__dataclass_fields__}), gpu, **kw)
+        assert same(got, plain) and same(twin, plain), (gpu.name, kw, cfg, p)
+        errors += isinstance(plain, str)
+    assert len(grid) == 4 * 7 * 6 * 4 and 0 < errors < len(grid) // 2  # some cases are model errors, most not

@@ -18,7 +18,7 @@ Units: FLOP, bytes, seconds, FLOP/s. Every number is a model ("kind": "model").
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, NamedTuple, Optional, Tuple, Union
+from typing import Any, Dict, NamedTuple, Optional, Tuple, Union
 
 from tiletune.archs import normalize_arch
 from tiletune.errors import ModelError
@@ -243,15 +243,7 @@ class _Context(NamedTuple):
     ridge: float  # FLOP/B where the dense peak meets DRAM bandwidth
 
 
-# (gpu key, dtype, arch as given) -> context; the identity check keeps a different spec that
-# happens to share the key from a stale hit
-_CONTEXTS: Dict[Tuple[str, str, Optional[str]], _Context] = {}
-
-
 def _context(gpu: GpuSpec, dtype: str, arch: Optional[str]) -> _Context:
-    hit = _CONTEXTS.get((gpu.key, dtype, arch))
-    if hit is not None and hit.gpu is gpu:
-        return hit
     if dtype not in DTYPE_BITS:
         raise ModelError(f"unknown dtype {dtype!r}; known: {', '.join(DTYPE_BITS)}")
     a = normalize_arch(arch) if arch else gpu.arch
@@ -260,10 +252,105 @@ def _context(gpu: GpuSpec, dtype: str, arch: Optional[str]) -> _Context:
     if _FAMILY.get(a, a) != _FAMILY.get(gpu.arch, gpu.arch):
         raise ModelError(f"arch {a} does not match {gpu.name} ({gpu.arch}); pick a GPU of that arch with --gpu")
     peak = gpu.peak_for_dtype(dtype)
-    ctx = _Context(gpu, a, peak, _peak_notes(peak), constants_for(a, dtype), peak.dense / gpu.sms,
-                   peak.dense / gpu.mem_bw_bytes_per_s)
-    _CONTEXTS[(gpu.key, dtype, arch)] = ctx
-    return ctx
+    return _Context(gpu, a, peak, _peak_notes(peak), constants_for(a, dtype), peak.dense / gpu.sms,
+                    peak.dense / gpu.mem_bw_bytes_per_s)
+
+
+class _Plan(NamedTuple):
+    """Everything `estimate` works out before it looks at the problem's sizes: what one (tile
+    config, GPU, dtype, output dtype, arch, grouping, stage policy, kernel options, constants)
+    implies: the shared-memory fit, the kernel, cycles per k-block, the clock, the band and their
+    notes. `_planned` keeps one per such case; `_plan` is the plain computation."""
+
+    config: TileConfig  # the key's objects, held so their ids stay theirs while the memo holds them
+    gpu: GpuSpec
+    constants_given: Optional[Union[Constants, TileConstants]]
+    ctx: _Context
+    bm: int
+    bn: int
+    bk: int
+    fit: SmemFit
+    intensity_tile: float
+    kernel: Optional[Kernel]
+    slots: int
+    constants: Constants  # the generic model's constants (given ones on the generic path)
+    tile_constants: Optional[TileConstants]  # the tile-aware model's (None on the generic path)
+    calibration_name: str
+    cycles: Optional[Cycles]
+    clock_hz: Optional[float]
+    clock_basis: str
+    sustained_hz: Optional[float]  # a measured sustained clock below `clock_hz`, when no clock was given
+    widen: float
+    notes: Tuple[str, ...]  # the kernel's notes (estimate adds the problem's around them)
+
+
+def _plan(config: TileConfig, gpu: GpuSpec, dtype: str, dtype_out: str, arch: Optional[str], grouped: bool,
+          stage_policy: Optional[str], constants: Optional[Union[Constants, TileConstants]], schedule: Optional[str],
+          fast_accum: Optional[bool], sm_clock_hz: Optional[float]) -> _Plan:
+    ctx = _context(gpu, dtype, arch)
+    a = ctx.arch
+    bm, bn, bk = config.tile
+    if not (type(bm) is int and type(bn) is int and type(bk) is int):
+        bm, bn, bk = (int(v) for v in config.tile)
+    if min(bm, bn, bk) <= 0:
+        raise ModelError(f"tile {bm}x{bn}x{bk}: every dimension must be > 0")
+    fit, intensity_tile = _tile_facts(config, a, dtype, grouped, stage_policy, bm, bn, bk)
+    kernel = None if isinstance(constants, Constants) else resolve(config, a, dtype, schedule=schedule,
+                                                                    fast_accum=fast_accum)
+    slots = gpu.sms  # 1 CTA per SM: TMA warp-specialised GEMMs fill shared memory (research 2.4)
+    if kernel is None:
+        c = constants if isinstance(constants, Constants) else ctx.constants
+        return _Plan(config, gpu, constants, ctx, bm, bn, bk, fit, intensity_tile, None, slots, c, None, c.name,
+                     None, None, "", None, 0.0, ())
+    cs = max(1, kernel.cluster[0] * kernel.cluster[1])
+    slots = max(cs, gpu.sms // cs * cs)  # a cluster's CTAs launch together: leftover SMs stay idle
+    tc = constants if constants is not None else mainloop.constants_for(a)
+    clock, clock_basis = _clock(gpu, sm_clock_hz)
+    # FLOP per clock per SM: the dense peak over SMs x the clock the datasheet quotes it at
+    flop_per_clk = ctx.peak.dense / (gpu.sms * (gpu.boost_clock_hz or clock))
+    cyc = mainloop.kblock_cycles(kernel, (bm, bn, bk), DTYPE_BITS[dtype], a, flop_per_clk, fit.stages, tc,
+                                 SF_VEC.get(dtype), OUT_BITS.get(dtype_out, 16))
+    widen, why = widening(tc, gpu.max_clock_hz is not None or sm_clock_hz is not None, dtype)
+    sustained = gpu.sustained_clock(dtype)
+    if not (sustained and sm_clock_hz is None and sustained < clock):
+        sustained = None
+    notes = [f"kernel: {kernel.label()}; per k-block {cyc.kblock:,.0f} cycles ({cyc.bottleneck}; MMA alone "
+             f"{cyc.mma:,.0f}, shared-memory traffic {cyc.smem:,.0f})"]
+    notes.extend(kernel.basis)
+    if cyc.spills:
+        notes.append(f"{cyc.acc_regs} fp32 accumulator registers per math thread"
+                     + (" (doubled by fp8 promotion)" if kernel.fast_accum is False else "")
+                     + f" exceed the {mainloop.SM90_MATH_REGS}-register budget of a math thread: they spill to "
+                       f"local memory (ptxas: 912 B spill stores at fp8 128x256 plain, bench/h200_tile_campaign)")
+    if widen:
+        notes.append(f"band widened by {widen:.0%} (rule: tiletune/model/transfer.py): " + "; ".join(why))
+    return _Plan(config, gpu, constants, ctx, bm, bn, bk, fit, intensity_tile, kernel, slots, ctx.constants, tc,
+                 tc.name, cyc, clock, clock_basis, sustained, widen, tuple(notes))
+
+
+# The one memo of the model: a big cache models tens of thousands of problems with a few dozen
+# catalog configs, and everything but the problem's sizes is the same for each. Keyed by the
+# identity of the config, GPU and constants objects (hashing a config costs more than the lookup
+# saves); the plan holds them, so an id cannot be reused while its entry exists.
+# tests/model/test_perf.py pins `estimate` with the memo to `estimate` with it emptied each call.
+_PLANS: Dict[Tuple[Any, ...], _Plan] = {}
+_PLANS_MAX = 4096
+
+
+def _planned(config: TileConfig, gpu: GpuSpec, dtype: str, dtype_out: str, arch: Optional[str], grouped: bool,
+             stage_policy: Optional[str], constants: Optional[Union[Constants, TileConstants]],
+             schedule: Optional[str], fast_accum: Optional[bool], sm_clock_hz: Optional[float]) -> _Plan:
+    key = (id(config), id(gpu), dtype, dtype_out, arch, grouped, stage_policy, id(constants), schedule, fast_accum,
+           sm_clock_hz)
+    hit = _PLANS.get(key)
+    if hit is not None and hit.config is config and hit.gpu is gpu and hit.constants_given is constants:
+        return hit
+    plan = _plan(config, gpu, dtype, dtype_out, arch, grouped, stage_policy, constants, schedule, fast_accum,
+                 sm_clock_hz)
+    if len(_PLANS) >= _PLANS_MAX:
+        _PLANS.clear()
+    _PLANS[key] = plan
+    return plan
 
 
 def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, arch: Optional[str] = None,
@@ -285,16 +372,13 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
     stream_k = config.stream_k
     if split_k > 1 and stream_k:
         raise ModelError("split-K and stream-K are alternatives; choose one")
-    ctx = _context(gpu, dtype, arch)
-    a, peak = ctx.arch, ctx.peak
-    bm, bn, bk = config.tile
-    if not (type(bm) is int and type(bn) is int and type(bk) is int):
-        bm, bn, bk = (int(v) for v in config.tile)
-    if min(bm, bn, bk) <= 0:
-        raise ModelError(f"tile {bm}x{bn}x{bk}: every dimension must be > 0")
     experts = problem.experts
     is_grouped = bool(experts) if grouped is None else grouped
     dtype_out = problem.dtype_out or "bf16"
+    pl = _planned(config, gpu, dtype, dtype_out, arch, is_grouped, stage_policy, constants, schedule, fast_accum,
+                  sm_clock_hz)
+    ctx, bm, bn, bk, slots, kernel = pl.ctx, pl.bm, pl.bn, pl.bk, pl.slots, pl.kernel
+    a, peak = ctx.arch, ctx.peak
     notes = []
 
     # --- the problem as the kernel sees it ------------------------------------------------------
@@ -319,24 +403,7 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
     if weight_groups != 1:  # B and SFB scale with the experts / batch that are actually streamed
         byt = Bytes(byt.a, int(byt.b * weight_groups), byt.sfa, int(byt.sfb * weight_groups), byt.d)
 
-    # --- shared memory and the tile's own intensity ----------------------------------------------
-    facts_key = (id(config), a, dtype, is_grouped, stage_policy)  # by identity: hashing a config costs more
-    hit = _TILE_FACTS.get(facts_key)
-    if hit is not None and hit[0] is config:
-        fit, intensity_tile = hit[1], hit[2]
-    else:
-        fit, intensity_tile = _tile_facts(config, a, dtype, is_grouped, stage_policy, bm, bn, bk)
-        if len(_TILE_FACTS) > 4096:
-            _TILE_FACTS.clear()
-        _TILE_FACTS[facts_key] = (config, fit, intensity_tile)  # keeps `config` alive: its id stays its own
-
     # --- schedule ----------------------------------------------------------------------------------
-    tile_model = not isinstance(constants, Constants)
-    kernel = resolve(config, a, dtype, schedule=schedule, fast_accum=fast_accum) if tile_model else None
-    slots = gpu.sms  # 1 CTA per SM: TMA warp-specialised GEMMs fill shared memory (research 2.4)
-    if kernel is not None:
-        cs = max(1, kernel.cluster[0] * kernel.cluster[1])
-        slots = max(cs, gpu.sms // cs * cs)  # a cluster's CTAs launch together: leftover SMs stay idle
     tiles, ctas, wave_eff, waves, k_iters, k_per_cta = _schedule(mk, nk, k, groups, bm, bn, bk, slots, split_k,
                                                                    stream_k)
     mk_padded, nk_padded = -(-mk // bm) * bm, -(-nk // bn) * bn
@@ -352,13 +419,10 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
     bytes_min = byt.a + byt.b + byt.sfa + byt.sfb + byt.d  # Bytes.minimum
 
     dense, bw = peak.dense, gpu.mem_bw_bytes_per_s
-    cyc = clock = None
-    clock_basis = ""
+    c, cyc, clock, widen = pl.constants, pl.cycles, pl.clock_hz, pl.widen
     t_sustained = None
-    widen = 0.0
-    if kernel is None:
-        c = constants or ctx.constants
-        cal_name = c.name
+    tc = pl.tile_constants
+    if tc is None or cyc is None or clock is None:  # the generic model
         if stream_k:
             t_comp = tiles * k_iters * 2.0 * bm * bn * bk / (dense * c.eta_mma * min(1.0, ctas / slots))
         else:
@@ -368,14 +432,6 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
         t_exp = t_fixed + combine(t_comp, t_mem, c.p)
         t_low, t_high = c.band(t_exp, t_comp, t_mem)
     else:
-        tc = constants if constants is not None else mainloop.constants_for(a)
-        c = ctx.constants
-        cal_name = tc.name
-        clock, clock_basis = _clock(gpu, sm_clock_hz)
-        # FLOP per clock per SM: the dense peak over SMs x the clock the datasheet quotes it at
-        flop_per_clk = dense / (gpu.sms * (gpu.boost_clock_hz or clock))
-        cyc = mainloop.kblock_cycles(kernel, (bm, bn, bk), DTYPE_BITS[dtype], a, flop_per_clk, fit.stages, tc,
-                                     SF_VEC.get(dtype), OUT_BITS.get(dtype_out, 16))
         if stream_k:
             per_slot = -(-(tiles * k_iters) // slots)
             cycles = per_slot * cyc.kblock + -(-tiles // slots) * cyc.epilogue + tc.streamk_fixup_cycles
@@ -385,22 +441,11 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
         t_mem = (bytes_min + partial_bytes) / (bw * tc.eta_bw)
         t_fixed = tc.t_fixed_s
         t_exp = t_fixed + combine(t_comp, t_mem, tc.p)
-        widen, why = widening(tc, gpu.max_clock_hz is not None or sm_clock_hz is not None, dtype)
         lo, hi = tc.ratio_band
         t_low, t_high = t_exp * lo / (1.0 + widen), t_exp * hi * (1.0 + widen)
-        sustained = gpu.sustained_clock(dtype)
-        if sustained and sm_clock_hz is None and sustained < clock:
-            t_sustained = t_fixed + combine(cycles / sustained, t_mem, tc.p)
-        notes.append(f"kernel: {kernel.label()}; per k-block {cyc.kblock:,.0f} cycles ({cyc.bottleneck}; MMA alone "
-                     f"{cyc.mma:,.0f}, shared-memory traffic {cyc.smem:,.0f})")
-        notes.extend(kernel.basis)
-        if cyc.spills:
-            notes.append(f"{cyc.acc_regs} fp32 accumulator registers per math thread"
-                         + (" (doubled by fp8 promotion)" if kernel.fast_accum is False else "")
-                         + f" exceed the {mainloop.SM90_MATH_REGS}-register budget of a math thread: they spill to "
-                           f"local memory (ptxas: 912 B spill stores at fp8 128x256 plain, bench/h200_tile_campaign)")
-        if widen:
-            notes.append(f"band widened by {widen:.0%} (rule: tiletune/model/transfer.py): " + "; ".join(why))
+        if pl.sustained_hz is not None:
+            t_sustained = t_fixed + combine(cycles / pl.sustained_hz, t_mem, tc.p)
+        notes += pl.notes
     t_floor = max(flops / dense, bytes_min / bw)
     ai = flops / bytes_min
     ridge = ctx.ridge
@@ -417,10 +462,11 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
     notes += ctx.peak_notes
 
     return _new_tuple(Estimate, (  # every field, in order (see _new_tuple)
-        a, dtype, dtype_out, (bm, bn, bk), mk, nk, k, groups, flops, byt, ai, intensity_tile, ridge, bound, peak,
+        a, dtype, dtype_out, (bm, bn, bk), mk, nk, k, groups, flops, byt, ai, pl.intensity_tile, ridge, bound, peak,
         dense, peak.sparse, bw, gpu.sms, ctas, slots, waves, wave_eff, tile_eff, k_eff,
         k_iters, t_floor, t_comp, t_mem, t_fixed, t_exp, t_low, t_high, flops / (dense * t_exp), t_floor / t_exp,
-        min(1.0, ai / ridge), fit, c, tuple(notes), kernel, cyc, clock, clock_basis, t_sustained, widen, cal_name))
+        min(1.0, ai / ridge), pl.fit, c, tuple(notes), kernel, cyc, clock, pl.clock_basis, t_sustained, widen,
+        pl.calibration_name))
 
 
 def _clock(gpu: GpuSpec, sm_clock_hz: Optional[float]) -> Tuple[float, str]:
@@ -438,15 +484,9 @@ def _clock(gpu: GpuSpec, sm_clock_hz: Optional[float]) -> Tuple[float, str]:
 
 
 _FAMILY = {"sm121": "sm120", "sm103": "sm100"}
-# (id(config), arch, dtype, grouped, stage policy) -> (config, fit, tile intensity): a big cache
-# reuses a few dozen catalog configs for tens of thousands of cases
-_TILE_FACTS: Dict[Tuple[int, str, str, bool, Optional[str]], Tuple[TileConfig, SmemFit, float]] = {}
-
-
 def _tile_facts(config: TileConfig, arch: str, dtype: str, grouped: bool, stage_policy: Optional[str],
                 bm: int, bn: int, bk: int) -> Tuple[SmemFit, float]:
-    """(shared-memory fit, the tile's own intensity in FLOP per byte staged per k-step). Not memoised
-    itself: `estimate` keeps the answer per config identity, and smem_fit memoises per value."""
+    """(shared-memory fit, the tile's own intensity in FLOP per byte staged per k-step)."""
     fit = smem_fit(config, arch, dtype, grouped=grouped, stage_policy=stage_policy)
     bits = DTYPE_BITS[dtype]
     staged = bm * bk * bits / 8 + bn * bk * bits / 8
