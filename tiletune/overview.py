@@ -194,7 +194,7 @@ def _bucket_line(aes: Sequence[Any], catalog_sizes: dict[tuple[Any, ...], int]) 
         w = winners[0]
         own = timed.get(repr(w.tactic))
         own_spread = own.spread if own else w.spread
-        wt = w.time_ms if w.time_ms is not None else (timed.get(repr(w.tactic)).time_ms if repr(w.tactic) in timed else None)
+        wt = w.time_ms if w.time_ms is not None else (own.time_ms if own else None)
         others = sorted((p for i, p in timed.items() if i != repr(w.tactic)), key=lambda p: p.time_ms)  # type: ignore[arg-type, return-value]
         if wt is not None and others:
             runner_up = others[0]

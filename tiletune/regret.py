@@ -11,16 +11,24 @@ never tried, the best of them per bucket gets the same comparison. Every such nu
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from tiletune.errors import TiletuneError
 from tiletune.model.evidence import Calibration, Sample, calibrate
-from tiletune.records import Problem
+from tiletune.records import Problem, TileConfig
 from tiletune.results import AnalyzedEntry, Failure, NotTried
 
 MAX_SAMPLES = 120  # per fit, evenly spread: a TRT-LLM cache can time thousands of entries
 MAX_LINES = 12  # regret lines per calibrated group; the rest are counted
 WEAK_HELDOUT = 0.25  # held-out median error above which a regret line says the calibration is weak
+
+
+class _Timed(NamedTuple):
+    """An entry with everything a fit needs: its problem, its decoded config, its measured time."""
+
+    problem: Problem
+    config: TileConfig
+    time_s: float
 
 
 def _bucket(p: Problem) -> Tuple[int, int, int, int]:
@@ -40,24 +48,23 @@ def _us(t: float) -> str:
 def evidence_notes(analyzed: Sequence[AnalyzedEntry], failures: Sequence[Failure], never_tried: Sequence[NotTried],
                    port: Any) -> Tuple[str, ...]:
     """Notes for InspectResult: one calibration line per group with measured times, then the regrets."""
-    groups: Dict[tuple, List[AnalyzedEntry]] = {}
+    groups: Dict[tuple, List[_Timed]] = {}
     for ae in analyzed:
         r = ae.record
-        problem = ae.entry.problem
-        if r.time_ms is None or ae.config is None or problem is None or not (r.time_ms > 0):
+        problem, config = ae.entry.problem, ae.config
+        if r.time_ms is None or config is None or problem is None or not (r.time_ms > 0):
             continue
         dtype = problem.dtype_a or problem.dtype_b
         if dtype is None:
             continue
-        groups.setdefault((r.env.arch, r.env.gpu, dtype, r.op), []).append(ae)
+        groups.setdefault((r.env.arch, r.env.gpu, dtype, r.op), []).append(_Timed(problem, config, r.time_ms * 1e-3))
     notes: List[str] = []
     for (arch, named, dtype, op), items in groups.items():
         spec, gpu_name, why = port.gpu_for(arch, named)
         if spec is None:
             continue
         step = max(1, len(items) // MAX_SAMPLES)
-        samples = [Sample(ae.config.label(), ae.entry.problem, ae.config, ae.record.time_ms * 1e-3)
-                   for ae in items[::step]]
+        samples = [Sample(t.config.label(), t.problem, t.config, t.time_s) for t in items[::step]]
         try:
             cal = calibrate(samples, spec, dtype, arch)
         except TiletuneError:
@@ -75,13 +82,12 @@ def evidence_notes(analyzed: Sequence[AnalyzedEntry], failures: Sequence[Failure
     return tuple(notes)
 
 
-def _best_measured(items: Sequence[AnalyzedEntry]) -> Dict[tuple, Tuple[float, str, Problem]]:
+def _best_measured(items: Sequence[_Timed]) -> Dict[tuple, Tuple[float, str, Problem]]:
     best: Dict[tuple, Tuple[float, str, Problem]] = {}
-    for ae in items:
-        key = _bucket(ae.entry.problem)
-        t = ae.record.time_ms * 1e-3
-        if key not in best or t < best[key][0]:
-            best[key] = (t, ae.config.label(), ae.entry.problem)
+    for t in items:
+        key = _bucket(t.problem)
+        if key not in best or t.time_s < best[key][0]:
+            best[key] = (t.time_s, t.config.label(), t.problem)
     return best
 
 
