@@ -163,8 +163,19 @@ def nvcc_line(source: str, arch: str, defs: Dict[str, int], out: str, kernels: s
              "-o", out])
 
 
-def problems_for(family: Dict[str, Any]) -> str:
-    return ",".join(f"{m}x{family['n']}x{family['k']}" for m in M_VALUES)
+def problems_for(family: Dict[str, Any], m_values: Optional[List[int]] = None) -> str:
+    return ",".join(f"{m}x{family['n']}x{family['k']}" for m in (m_values or M_VALUES))
+
+
+def parse_families(text: str) -> List[Dict[str, Any]]:
+    """'name:N:K,name:N:K' (--families) -> family dicts; empty -> the campaign's FAMILIES."""
+    if not text:
+        return FAMILIES
+    fams = []
+    for part in text.split(","):
+        name, n, k = part.split(":")
+        fams.append({"name": name, "n": int(n), "k": int(k), "why": "given with --families"})
+    return fams
 
 
 # ----------------------------------------------------------------------------- device step
@@ -307,15 +318,17 @@ def device(args: argparse.Namespace) -> int:
             else:
                 say(f"built {rec['id']}: rc {rec['rc']} in {rec.get('seconds')} s regs {rec.get('registers')} "
                     f"spills {rec.get('spill_store_bytes')} C7510 {rec.get('c7510_wgmma_serialized')} {rec.get('error', '')}")
-    runs = [(j, fam) for fam in FAMILIES for j in jobs if not j.get("compile_only") and builds[j["id"]]["rc"] == 0]
-    say(f"running {len(runs)} invocations ({len(M_VALUES)} problems each, L2 {args.l2})")
+    families = parse_families(args.families)
+    m_values = [int(m) for m in args.m_values.split(",")] if args.m_values else M_VALUES
+    runs = [(j, fam) for fam in families for j in jobs if not j.get("compile_only") and builds[j["id"]]["rc"] == 0]
+    say(f"running {len(runs)} invocations ({len(m_values)} problems each, L2 {args.l2})")
     done = 0
     with SmiLogger(out / "smi.csv"), open(out / "raw.jsonl", "a") as raw:
         for j, fam in runs:
             if time.monotonic() > deadline:
                 say(f"budget reached: {len(runs) - done} invocations not run")
                 break
-            argv = [str(bindir / j["id"]), f"--problems={problems_for(fam)}", f"--l2={args.l2}",
+            argv = [str(bindir / j["id"]), f"--problems={problems_for(fam, m_values)}", f"--l2={args.l2}",
                     f"--warmup={args.warmup}", f"--iters={args.iters}", f"--samples={args.samples}"]
             start = time.time()
             prev = start
@@ -462,6 +475,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     d.add_argument("--iters", type=int, default=40)
     d.add_argument("--samples", type=int, default=256)
     d.add_argument("--only", default="", help="comma-separated config ids")
+    d.add_argument("--families", default="", help="name:N:K,... instead of the campaign's four families")
+    d.add_argument("--m-values", default="", help="comma-separated M values instead of 1..8192")
     d.add_argument("--skip-compile-only", action="store_true", help="same as --extra none")
     d.add_argument("--extra", choices=("all", "queries", "none"), default="all",
                    help="Blackwell builds besides the SM90 runs: run builds and type-only queries, queries only, none")

@@ -34,6 +34,7 @@ from tiletune.model.mainloop import FITTED  # noqa: E402
 
 GRID = "bench/cutlass_sm90_grid/results/run2/raw.jsonl"
 CAMPAIGN = "bench/h200_tile_campaign"
+L2_RUN = "bench/h200_l2_residency/results/run1/results.jsonl"
 
 
 def _pct(x: float) -> str:
@@ -72,6 +73,53 @@ def summary(name: str, rows: Sequence[dict], pred: dict, rank: dict) -> str:
     best = rank["best_ok"] / rank["probs"] if rank["probs"] else float("nan")
     return (f"| {name} | {e['n']} | {_pct(e['median'])} | {_pct(e['p90'])} | {_pct(e['band'])} | "
             f"{rank['good']}/{rank['total']} ({_pct(share)}) | {rank['best_ok']}/{rank['probs']} ({_pct(best)}) |")
+
+
+def l2_section() -> List[str]:
+    """The L2-residency term against bench/h200_l2_residency (never fitted on: the committed constants
+    predict every row). Per (weights resident in the usable L2 or not): error and band per L2 state,
+    and the warm-over-cold speedup the model predicts against the one measured."""
+    from tiletune.model import find
+    from tiletune.model import l2 as l2_term
+    from tiletune.model.perf import DTYPE_BITS
+
+    path = ROOT / L2_RUN
+    if not path.exists():
+        return []
+    rows = tf.load([str(path)])
+    tc = FITTED.get("sm90") or tf.PRIOR
+    g = find("NVIDIA H200")
+    out = ["## L2 residency (bench/h200_l2_residency/results/run1: held out, never fitted on)", "",
+           f"{len(rows)} measurements, 5 (N, K) shapes whose weights fit in / exceed the H200's usable L2 "
+           f"({l2_term.USABLE_SHARE:.0%} of {g.l2_bytes / 2**20:.0f} MiB), M 1-256, each warm and cold. "
+           "Committed constants. Speedup = cold / warm time of the same config and problem.", "",
+           "| operands | L2 | rows | median error | 90th pct | band holds | warm speedup measured (median) | "
+           "predicted (median) |", "|---|---|---|---|---|---|---|---|"]
+
+    def resident(r: dict) -> bool:
+        b = DTYPE_BITS[r["dtype"]] // 8 if DTYPE_BITS[r["dtype"]] >= 8 else 1
+        foot = (r["m"] * r["k"] + r["n"] * r["k"]) * b + r["m"] * r["n"] * 2
+        return l2_term.term(g, foot, "warm", None).resident
+
+    pred = {i: tf.predict(r, tc) for i, r in enumerate(rows)}
+    by_key: Dict[tuple, Dict[str, int]] = {}
+    for i, r in enumerate(rows):
+        by_key.setdefault(tf.config_key(r) + (r["m"], r["n"], r["k"]), {})[r["l2"]] = i
+    for res in (True, False):
+        for state in ("warm", "cold"):
+            idx = [i for i, r in enumerate(rows) if resident(r) == res and r["l2"] == state]
+            if not idx:
+                continue
+            e = tf.errors({i: pred[i] for i in idx}, rows)
+            sp_m, sp_p = [], []
+            for d in by_key.values():
+                if "warm" in d and "cold" in d and resident(rows[d["warm"]]) == res:
+                    sp_m.append(rows[d["cold"]]["time_s"] / rows[d["warm"]]["time_s"])
+                    sp_p.append(pred[d["cold"]][0] / pred[d["warm"]][0])
+            out.append(f"| {'fit in L2' if res else 'exceed L2'} | {state} | {len(idx)} | {_pct(e['median'])} | "
+                       f"{_pct(e['p90'])} | {_pct(e['band'])} | "
+                       f"{statistics.median(sp_m):.2f} | {statistics.median(sp_p):.2f} |")
+    return out + [""]
 
 
 def main(argv: List[str]) -> int:
@@ -139,6 +187,7 @@ def main(argv: List[str]) -> int:
                        f"{t / r['time_s'] - 1:+.1%} |")
         out.append("")
 
+    out += l2_section()
     tc = FITTED.get("sm90") or tf.PRIOR
     out += [f"## Every measured configuration, committed constants ({tc.name}; in-sample where they were fitted)", "",
             "<details><summary>rows</summary>", "",

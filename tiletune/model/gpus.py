@@ -74,6 +74,9 @@ class GpuSpec:
     power_limit_w: Optional[float] = None
     sustained_clock_hz: Tuple[Tuple[str, float], ...] = ()
     clock_source: Optional[str] = None
+    # L2 read bandwidth (bytes/s) where measured or published (sources["l2_read_bw_gbps"]); None:
+    # tiletune.model.l2 estimates it and says so
+    l2_read_bw_bytes_per_s: Optional[float] = None
 
     def sustained_clock(self, dtype: str) -> Optional[float]:
         """Measured sustained SM clock (Hz) under GEMM load for `dtype` (fp16 reads bf16's), else None."""
@@ -130,7 +133,8 @@ def _spec_from_json(g: Dict[str, Any], origin: str) -> GpuSpec:
         sustained = g.get("sustained_clock_mhz") or {}
         if not isinstance(sustained, dict) or any(float(v) <= 0 for v in sustained.values()):
             raise ModelError(f"{where}: sustained_clock_mhz must map dtype -> MHz > 0")
-        for name, v in (("max_clock_mhz", max_clock), ("power_limit_w", power)):
+        l2_bw = g.get("l2_read_bw_gbps")
+        for name, v in (("max_clock_mhz", max_clock), ("power_limit_w", power), ("l2_read_bw_gbps", l2_bw)):
             if v is not None and float(v) <= 0:
                 raise ModelError(f"{where}: {name} must be > 0")
         return GpuSpec(
@@ -145,7 +149,8 @@ def _spec_from_json(g: Dict[str, Any], origin: str) -> GpuSpec:
             max_clock_hz=None if max_clock is None else float(max_clock) * 1e6,
             power_limit_w=None if power is None else float(power),
             sustained_clock_hz=tuple(sorted((str(k), float(v) * 1e6) for k, v in sustained.items())),
-            clock_source=g.get("clock_source"))
+            clock_source=g.get("clock_source"),
+            l2_read_bw_bytes_per_s=None if l2_bw is None else float(l2_bw) * 1e9)
     except ModelError:
         raise
     except (KeyError, TypeError, ValueError) as e:

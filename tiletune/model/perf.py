@@ -22,13 +22,14 @@ from typing import Any, Dict, NamedTuple, Optional, Tuple, Union
 
 from tiletune.archs import normalize_arch
 from tiletune.errors import ModelError
+from tiletune.model import l2 as l2_term
 from tiletune.model import mainloop
 from tiletune.model.calibration import Constants, combine, constants_for
 from tiletune.model.gpus import DTYPE_PEAK, GpuSpec, Peak
 from tiletune.model.kernel import Kernel, resolve
 from tiletune.model.mainloop import Cycles, TileConstants
 from tiletune.model.smem import SF_VEC, SmemFit, smem_fit
-from tiletune.model.transfer import widening
+from tiletune.model.transfer import L2_REASON, W_L2, widening
 from tiletune.records import Problem, TileConfig
 from tiletune.vocabulary import BITS, INPUT_DTYPES
 
@@ -356,7 +357,8 @@ def _planned(config: TileConfig, gpu: GpuSpec, dtype: str, dtype_out: str, arch:
 def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, arch: Optional[str] = None,
              stage_policy: Optional[str] = None, split_k: int = 1, grouped: Optional[bool] = None,
              constants: Optional[Union[Constants, TileConstants]] = None, schedule: Optional[str] = None,
-             fast_accum: Optional[bool] = None, sm_clock_hz: Optional[float] = None) -> Estimate:
+             fast_accum: Optional[bool] = None, sm_clock_hz: Optional[float] = None,
+             l2: Optional[str] = None) -> Estimate:
     """The model's numbers for `problem` run with `config` on `gpu` in `dtype` (see `analyze`).
 
     `constants`: None or `TileConstants` -> the tile-aware model (mainloop.py); a `Constants`
@@ -438,14 +440,32 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
         else:
             cycles = waves * mainloop.tile_cycles(k_per_cta, cyc)
         t_comp = cycles / clock
+        # L2 residency (l2.py): a warm timing of a working set that stays in L2 reads it at the L2 rate
+        l2t = l2_term.term(gpu, bytes_min, l2_term.check_state(l2), clock)
         t_mem = (bytes_min + partial_bytes) / (bw * tc.eta_bw)
         t_fixed = tc.t_fixed_s
-        t_exp = t_fixed + combine(t_comp, t_mem, tc.p)
+        t_cold = t_exp = t_fixed + combine(t_comp, t_mem, tc.p)
+        t_warm = t_cold
+        if l2t.resident and l2t.bandwidth:
+            t_mem_warm = (bytes_min + partial_bytes) / (l2t.bandwidth * tc.eta_bw)
+            t_warm = t_fixed + combine(t_comp, t_mem_warm, tc.p)
+            if l2t.warm_applies:
+                t_mem, t_exp = t_mem_warm, t_warm
+        # per case (the plan's widening is per config): the L2 term matters here (>2 %), may apply
+        # (warm or unknown) and runs at an estimated L2 rate -> the rule's L2 part (transfer.py)
+        if l2t.state != "cold" and not l2t.measured and t_warm < 0.98 * t_cold:
+            widen += W_L2
+            notes.append(f"band widened by a further {W_L2:.0%} (rule: tiletune/model/transfer.py): {L2_REASON}")
         lo, hi = tc.ratio_band
         t_low, t_high = t_exp * lo / (1.0 + widen), t_exp * hi * (1.0 + widen)
+        if l2t.state is None and t_warm < t_exp:  # unknown L2 state: the band reaches down to the warm time
+            t_low = min(t_low, t_warm * lo / (1.0 + widen))
         if pl.sustained_hz is not None:
             t_sustained = t_fixed + combine(cycles / pl.sustained_hz, t_mem, tc.p)
         notes += pl.notes
+        l2_line = l2_term.note(l2t)
+        if l2_line:
+            notes.append(l2_line)
     t_floor = max(flops / dense, bytes_min / bw)
     ai = flops / bytes_min
     ridge = ctx.ridge
@@ -509,7 +529,7 @@ def analyze(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, a
             stage_policy: Optional[str] = None, split_k: int = 1, grouped: Optional[bool] = None,
             alternatives: bool = False, constants: Optional[Union[Constants, TileConstants]] = None,
             schedule: Optional[str] = None, fast_accum: Optional[bool] = None,
-            sm_clock_hz: Optional[float] = None) -> ModelResult:
+            sm_clock_hz: Optional[float] = None, l2: Optional[str] = None) -> ModelResult:
     """Model `problem` run with `config` on `gpu` in `dtype` (see the module docstring).
 
     Swap-AB: the kernel's M runs over the problem's N. Grouped/MoE (`problem.experts` set, or
@@ -518,11 +538,12 @@ def analyze(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, a
     GPU lacks, or an impossible tile.
     """
     e = estimate(problem, config, gpu, dtype=dtype, arch=arch, stage_policy=stage_policy, split_k=split_k,
-                 grouped=grouped, constants=constants, schedule=schedule, fast_accum=fast_accum, sm_clock_hz=sm_clock_hz)
+                 grouped=grouped, constants=constants, schedule=schedule, fast_accum=fast_accum, sm_clock_hz=sm_clock_hz,
+                 l2=l2)
     alts: Tuple[Alternative, ...] = ()
     if alternatives:
         alts = _alternatives(problem, config, gpu, dtype, e.arch, stage_policy, constants,
-                             dict(schedule=schedule, fast_accum=fast_accum, sm_clock_hz=sm_clock_hz))
+                             dict(schedule=schedule, fast_accum=fast_accum, sm_clock_hz=sm_clock_hz, l2=l2))
     peak = e.peak
     return ModelResult(
         gpu_key=gpu.key, gpu_name=gpu.name, arch=e.arch, dtype=dtype, dtype_out=e.dtype_out, tile=e.tile,

@@ -19,6 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
+from tiletune.model import l2 as l2_term
 from tiletune.model import mainloop
 from tiletune.model.calibration import combine
 from tiletune.model.mainloop import TileConstants
@@ -135,7 +136,8 @@ def predict(row: dict, tc: TileConstants, gpu=None) -> Tuple[float, float, float
     g = gpu or find("NVIDIA H200")
     cfg = _config(row)
     e = estimate(Problem(m=row["m"], n=row["n"], k=row["k"], dtype_out="bf16"), cfg, g, dtype=row["dtype"],
-                 arch="sm90", constants=tc, schedule=row.get("schedule"), fast_accum=row.get("fast_accum"))
+                 arch="sm90", constants=tc, schedule=row.get("schedule"), fast_accum=row.get("fast_accum"),
+                 l2=row.get("l2"))
     return e.time_expected_s, e.time_low_s, e.time_high_s
 
 
@@ -182,8 +184,9 @@ def _pre(row: dict) -> _Pre:
     if row.get("stream_k"):
         tiles = -(-e.kernel_m // e.tile[0]) * -(-e.kernel_n // e.tile[1]) * e.groups
         sk = (-(-(tiles * e.k_iters) // e.slots), -(-tiles // e.slots))
-    return _Pre(f, e.waves, e.k_iters, sk, e.clock_hz, e.bytes.minimum + e.bytes.partials, e.bandwidth,
-                math.log(row["time_s"]))
+    l2t = l2_term.term(g, e.bytes.minimum, row.get("l2"), e.clock_hz)  # as perf.estimate: warm + resident -> L2 rate
+    bw = l2t.bandwidth if l2t.warm_applies and l2t.bandwidth else e.bandwidth
+    return _Pre(f, e.waves, e.k_iters, sk, e.clock_hz, e.bytes.minimum + e.bytes.partials, bw, math.log(row["time_s"]))
 
 
 def fast_time(p: _Pre, tc: TileConstants) -> float:

@@ -1,0 +1,79 @@
+"""The L2-residency term (tiletune/model/l2.py) and its part in the band-widening rule (transfer.py)."""
+
+import pytest
+
+from tiletune.errors import ModelError
+from tiletune.model import analyze, find
+from tiletune.model import l2 as l2_term
+from tiletune.model.mainloop import FITTED
+from tiletune.model.transfer import W_ARCH, W_CLOCK, W_DTYPE, W_L2, widening
+from tiletune.records import Problem, TileConfig
+
+H200 = find("H200")
+RTX = find("RTX PRO 6000 Server")
+FP4_DECODE = Problem(16, 7168, 4608)  # 7168 x 4608 nvfp4 weights: 16.5 MB + 2 MB of scales
+FP4_BIG = Problem(16, 28672, 8192)  # 117 MB of fp4 weights: more than half of a 128 MB L2
+TILE = TileConfig(tile=(128, 64, 128), swap_ab=True)
+
+
+def test_resident_only_up_to_the_usable_share_of_l2():
+    usable = int(RTX.l2_bytes * l2_term.USABLE_SHARE)
+    assert l2_term.term(RTX, usable, "warm", None).resident
+    assert not l2_term.term(RTX, usable + 1, "warm", None).resident
+    assert not l2_term.term(RTX, usable + 1, "warm", None).warm_applies
+    assert not l2_term.term(RTX, 1000, "cold", None).warm_applies
+
+
+def test_bandwidth_is_measured_on_the_h200_and_an_estimate_elsewhere():
+    bw, measured, basis = l2_term.bandwidth(H200, 1.98e9)
+    assert measured and bw == pytest.approx(6.5e12) and "measured" in basis
+    bw, measured, basis = l2_term.bandwidth(RTX, 2.43e9)
+    assert not measured and "estimate" in basis
+    # the estimate is the H200's per-SM-per-clock rate scaled to this GPU
+    assert bw == pytest.approx(6.5e12 / (132 * 1.98e9) * 188 * 2.43e9)
+
+
+def test_warm_timing_of_resident_weights_runs_at_the_l2_rate():
+    cold = analyze(FP4_DECODE, TILE, RTX, dtype="nvfp4", l2="cold")
+    warm = analyze(FP4_DECODE, TILE, RTX, dtype="nvfp4", l2="warm")
+    assert warm.time_expected_s < 0.7 * cold.time_expected_s  # GDDR7 1.6 TB/s against an L2 several times faster
+    assert any("L2-warm timing" in n for n in warm.notes)
+    assert any("cold-L2 timing" in n for n in cold.notes)
+    # warm and the L2 rate estimated: the rule widens the band, and says why
+    assert warm.band_widening == pytest.approx(W_ARCH + W_CLOCK + W_DTYPE + W_L2)
+    assert any("L2 read bandwidth is an estimate" in n for n in warm.notes)
+    assert cold.band_widening == pytest.approx(W_ARCH + W_CLOCK + W_DTYPE)
+
+
+def test_weights_larger_than_the_usable_l2_are_read_from_dram_even_warm():
+    cold = analyze(FP4_BIG, TILE, RTX, dtype="nvfp4", l2="cold")
+    warm = analyze(FP4_BIG, TILE, RTX, dtype="nvfp4", l2="warm")
+    assert warm.time_expected_s == pytest.approx(cold.time_expected_s)
+    assert not any("L2" in n and "fit in" in n for n in warm.notes)
+
+
+def test_unknown_l2_state_expects_cold_and_the_band_reaches_the_warm_time():
+    cold = analyze(FP4_DECODE, TILE, RTX, dtype="nvfp4", l2="cold")
+    warm = analyze(FP4_DECODE, TILE, RTX, dtype="nvfp4", l2="warm")
+    unknown = analyze(FP4_DECODE, TILE, RTX, dtype="nvfp4")
+    assert unknown.time_expected_s == pytest.approx(cold.time_expected_s)
+    assert unknown.time_low_s <= warm.time_expected_s < unknown.time_expected_s < unknown.time_high_s
+    assert any("L2 state is unknown" in n for n in unknown.notes)
+
+
+def test_the_h200_term_is_measured_so_it_adds_no_widening():
+    p = Problem(64, 7168, 2048)  # 14.7 MB of fp8 weights: resident in the H200's usable 31 MB
+    warm = analyze(p, TileConfig(tile=(64, 128, 128)), H200, dtype="fp8", l2="warm")
+    cold = analyze(p, TileConfig(tile=(64, 128, 128)), H200, dtype="fp8", l2="cold")
+    assert warm.band_widening == 0.0 and warm.time_expected_s <= cold.time_expected_s
+
+
+def test_widening_rule_adds_the_l2_part_only_when_asked():
+    tc = FITTED["sm90"]
+    assert widening(tc, True, "fp8", l2_estimated=True) == (W_L2, widening(tc, True, "fp8", True)[1])
+    assert widening(tc, True, "fp8")[0] == 0.0
+
+
+def test_a_bad_l2_state_is_a_model_error():
+    with pytest.raises(ModelError, match="L2 state"):
+        analyze(FP4_DECODE, TILE, RTX, dtype="nvfp4", l2="lukewarm")
