@@ -73,7 +73,8 @@ ERR = "[FP4 gemm Runner] Failed to initialize cutlass FP4 gemm on sm120/sm121. E
 
 
 def synthetic_entries():
-    cache, log_a, log_b = "/data/alice/cache/fp4.json", "/data/alice/logs/warmup-a.log", "/data/alice/logs/warmup-b.log"
+    # one server's run: its cache and two warm-up logs in one folder (tiletune.source_groups)
+    cache, log_a, log_b = "/data/alice/warmup/fp4.json", "/data/alice/warmup/warmup-a.log", "/data/alice/warmup/warmup-b.log"
     ents = [
         Entry(rec(cache, Status.CHOSEN, 3), problem(1, 1, 1), Decoded(T128, REF, 3)),
         Entry(rec(cache, Status.CHOSEN, 3), problem(16, 9, 16), Decoded(T128, REF, 3)),

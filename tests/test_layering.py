@@ -49,6 +49,7 @@ LAYER_OF = {
     "tiletune.event_verdicts": "analysis",
     "tiletune.model_adapter": "analysis",
     "tiletune.failures": "analysis",
+    "tiletune.source_groups": "analysis",  # which inputs are one server run (records in, groups out)
     "tiletune.not_tried": "analysis",
     "tiletune.regret": "analysis",
     "tiletune.pipeline": "analysis",

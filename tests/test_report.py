@@ -40,7 +40,7 @@ def _golden(name: str, text: str) -> None:
     assert text == path.read_text(encoding="utf-8"), f"differs from {path}; TILETUNE_UPDATE_GOLDEN=1 to accept"
 
 
-CTX = report.ReportContext(paths=("/data/alice/cache", "/data/alice/logs"), generated_at="2026-11-30 12:00 UTC",
+CTX = report.ReportContext(paths=("/data/alice/warmup",), generated_at="2026-11-30 12:00 UTC",
                            plots=(("sm120", "fp4_gemm", "report-roofline-sm120-fp4_gemm.png"),))
 
 
@@ -80,7 +80,7 @@ def test_render_files_writes_pictures_beside_the_report(tmp_path):
     pytest.importorskip("matplotlib")
     out = tmp_path / "sub" / "ticket.md"
     files = report.render_files(_result(), output=out, as_json=False, plot=True, redact_names=True,
-                                paths=["/data/alice/cache"], gpu=None, generated_at="T")
+                                paths=["/data/alice/warmup"], gpu=None, generated_at="T")
     pngs = [p for p in files if p is not None and p.suffix == ".png"]
     assert [p.name for p in pngs] == ["ticket-roofline-sm120-fp4_gemm.png", "ticket-tilemap.png"]
     assert files[pngs[0]][:8] == b"\x89PNG\r\n\x1a\n"

@@ -8,6 +8,10 @@ tiles in different FlashInfer releases, so tactic numbers are compared only with
 and a winner that cannot be decoded on either side of a release change is reported as
 undetermined, never as changed or unchanged.
 
+Source groups (one server's inputs each, tiletune.source_groups) are matched by their place when
+both sides hold the same several (OLD/hostA with NEW/hostA); otherwise each side's groups are
+compared as one warm-up, and a note says so.
+
 Failures are matched by (arch, op, runner, config identity) across buckets: logs that name a failed
 tactic often carry no bucket. A tactic is newly failing when NEW records it failing and OLD does
 not; it recovered when OLD records it failing and NEW shows it running (chosen, profiled, passed,
@@ -67,6 +71,7 @@ class Change:
     beyond_noise: Optional[bool] = None
     noise_basis: Optional[str] = None
     errors: tuple[str, ...] = ()  # failure texts (newly failing: NEW's; recovered: OLD's)
+    group: Optional[str] = None  # the source group (label, the same on both sides) when the sides are matched per group
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,15 +140,21 @@ class _Winners:
 
 
 
-def _winners(result: Any, with_rank: bool) -> dict[tuple[Any, ...], _Winners]:
+def _group_labels(result: Any) -> dict[str, str]:
+    """input -> its source group's label (the group's place relative to what the side's groups share)."""
+    return {s: g.label for g in getattr(result, "source_groups", ()) for s in g.sources}
+
+
+def _winners(result: Any, with_rank: bool, by_group: bool = False) -> dict[tuple[Any, ...], _Winners]:
     out: dict[tuple[Any, ...], _Winners] = {}
+    labels = _group_labels(result) if by_group else {}
     for ae in result.entries:
         rec = ae.entry.record
         if rec.status is not Status.CHOSEN:
             continue
         p = ae.entry.problem
         key = (rec.env.arch, rec.op, rec.runner, problem_key(p) if p is not None else ("raw", rec.shapes),
-               rec.rank if with_rank else None)
+               rec.rank if with_rank else None, labels.get(rec.source))
         w = out.get(key)
         if w is None:
             w = out[key] = _Winners(p, {})
@@ -175,13 +186,14 @@ class _FailureSide:
     ran: set[tuple[Any, ...]]
 
 
-def _failure_side(result: Any) -> _FailureSide:
+def _failure_side(result: Any, by_group: bool = False) -> _FailureSide:
     failed: dict[tuple[Any, ...], tuple[Side, list[Problem], list[str]]] = {}
     ran: set[tuple[Any, ...]] = set()
+    labels = _group_labels(result) if by_group else {}
     for ae in result.entries:
         rec = ae.entry.record
         ident = _ident(ae.entry.config, rec.tactic, rec.env.flashinfer_version)
-        key = (rec.env.arch, rec.op, rec.runner, ident)
+        key = (rec.env.arch, rec.op, rec.runner, ident, labels.get(rec.source))
         if rec.status is Status.FAILED:
             slot = failed.get(key)
             if slot is None:
@@ -216,7 +228,17 @@ def diff(old: Any, new: Any) -> DiffResult:
     if not with_rank and (old_ranks - {None} or new_ranks - {None}):
         notes.append("the two sides hold different ranks, so winners are compared per bucket across ranks "
                      f"(OLD ranks: {_names(old_ranks)}; NEW ranks: {_names(new_ranks)})")
-    ow, nw = _winners(old, with_rank), _winners(new, with_rank)
+    # source groups (servers): matched by their place when both sides hold the same set of several
+    # (old/hostA vs new/hostA); else every group of a side is one warm-up, and the note says so
+    old_groups = sorted({g.label for g in getattr(old, "source_groups", ())})
+    new_groups = sorted({g.label for g in getattr(new, "source_groups", ())})
+    by_group = len(old_groups) > 1 and old_groups == new_groups
+    if not by_group and (len(old_groups) > 1 or len(new_groups) > 1):
+        notes.append(f"OLD holds {len(old_groups)} source group(s) ({', '.join(old_groups) or 'none'}) and NEW "
+                     f"{len(new_groups)} ({', '.join(new_groups) or 'none'}), not the same places: each side's groups are "
+                     "compared as one warm-up (give one server per side, or the same folders under OLD and NEW, to compare "
+                     "server by server)")
+    ow, nw = _winners(old, with_rank, by_group), _winners(new, with_rank, by_group)
     old_times, new_times = _profiled_times(old), _profiled_times(new)
     old_lines, new_lines = _bucket_lines(old), _bucket_lines(new)
     changes: list[Change] = []
@@ -225,13 +247,14 @@ def diff(old: Any, new: Any) -> DiffResult:
     for key in sorted(set(ow) | set(nw), key=_sort_key):
         arch, op, runner = key[0], key[1], key[2]
         a, b = ow.get(key), nw.get(key)
+        group = key[5]
         if a is None and b is not None:
             for side in b.sides.values():
-                changes.append(Change("added", arch, op, runner, b.problem, None, side))
+                changes.append(Change("added", arch, op, runner, b.problem, None, side, group=group))
             continue
         if b is None and a is not None:
             for side in a.sides.values():
-                changes.append(Change("removed", arch, op, runner, a.problem, side, None))
+                changes.append(Change("removed", arch, op, runner, a.problem, side, None, group=group))
             continue
         assert a is not None and b is not None
         if set(a.sides) == set(b.sides):
@@ -256,8 +279,8 @@ def diff(old: Any, new: Any) -> DiffResult:
         change, noise, basis = _time_change(before, after)
         changes.append(Change("winner_changed", arch, op, runner, b.problem or a.problem, before, after,
                               time_change=change, noise=noise, noise_basis=basis,
-                              beyond_noise=None if change is None or noise is None else abs(change) > noise))
-    changes.extend(_failure_changes(_failure_side(old), _failure_side(new)))
+                              beyond_noise=None if change is None or noise is None else abs(change) > noise, group=group))
+    changes.extend(_failure_changes(_failure_side(old, by_group), _failure_side(new, by_group)))
     return DiffResult(
         changes=tuple(changes),
         undetermined=tuple(undetermined),
@@ -343,13 +366,13 @@ def _failure_changes(old: _FailureSide, new: _FailureSide) -> list[Change]:
     for key in sorted(set(new.failed) - set(old.failed), key=_sort_key):
         side, problems, errors = new.failed[key]
         out.append(Change("newly_failing", key[0], key[1], key[2], None, None, side,
-                          problems=tuple(problems), errors=tuple(errors)))
+                          problems=tuple(problems), errors=tuple(errors), group=key[4]))
     for key in sorted(set(old.failed) - set(new.failed), key=_sort_key):
         if key not in new.ran:
             continue  # NEW says nothing about it: no evidence it recovered
         side, problems, errors = old.failed[key]
         out.append(Change("recovered", key[0], key[1], key[2], None, side, side,
-                          problems=tuple(problems), errors=tuple(errors)))
+                          problems=tuple(problems), errors=tuple(errors), group=key[4]))
     return out
 
 

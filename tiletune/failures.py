@@ -11,11 +11,11 @@ from typing import Iterable, Mapping, Optional, Sequence
 
 from tiletune import catalogs
 from tiletune.model_adapter import ModelPort
-from tiletune.records import Decoded, Entry, Problem, Status, Undecoded, server_origin
+from tiletune.records import Decoded, Entry, Problem, Status, Undecoded
 from tiletune.results import AnalyzedEntry, Failure
 from tiletune.verdicts import explain_failure
 
-_FailKey = tuple  # (arch, version, op, runner, tactic[, server origin when the arch is unknown])
+_FailKey = tuple  # (arch, version, op, runner, tactic, source group)
 
 
 def not_built_ops(entries: Iterable[Entry]) -> dict[tuple[Optional[str], str], str]:
@@ -30,23 +30,25 @@ def not_built_ops(entries: Iterable[Entry]) -> dict[tuple[Optional[str], str], s
 
 
 def aggregate_failures(
-    analyzed: Sequence[AnalyzedEntry], port: ModelPort, jit_not_built: Mapping[tuple[Optional[str], str], str]
+    analyzed: Sequence[AnalyzedEntry], port: ModelPort, jit_not_built: Mapping[tuple[Optional[str], str], str],
+    group_of: Optional[Mapping[str, str]] = None,
 ) -> Iterable[Failure]:
+    """One Failure per (arch, version, op, runner, tactic) and source group (`group_of`: input ->
+    group name; inputs of two servers are never merged into one row)."""
+    group_of = group_of or {}
     groups: "OrderedDict[_FailKey, list[AnalyzedEntry]]" = OrderedDict()
     passed: set[_FailKey] = set()
     for a in analyzed:
         r = a.entry.record  # (not the `record` property: this loop runs once per entry)
         status = r.status
         if status is Status.FAILED or status is Status.PASSED:
-            key: _FailKey = (r.env.arch, r.env.flashinfer_version, r.op, r.runner, r.tactic)
-            if r.env.arch is None:  # unknown arch: never merged across servers
-                key += (server_origin(r),)
+            key: _FailKey = (r.env.arch, r.env.flashinfer_version, r.op, r.runner, r.tactic, group_of.get(r.source))
             if status is Status.FAILED:
                 groups.setdefault(key, []).append(a)
             else:
                 passed.add(key)
     for key, items in groups.items():
-        arch, version, op, runner, tactic = key[:5]
+        arch, version, op, runner, tactic, group = key
         errors: Counter[str] = Counter()
         sources: list[str] = []
         problems: list[Problem] = []
@@ -94,7 +96,7 @@ def aggregate_failures(
             passed_later=key in passed,
             problems=tuple(problems),
             not_cutlass=isinstance(first.entry.decode, Undecoded) and first.entry.decode.not_a_cutlass_tactic,
-            origin=key[5] if len(key) > 5 else None,
+            group=group,
         )
 
 

@@ -7,7 +7,7 @@ record"; with a profiling log the autotuner's attempts are listed, so it means n
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Iterable, Optional, Sequence
+from typing import Iterable, Mapping, Optional, Sequence
 
 from tiletune import catalogs
 from tiletune.archs import arch_family
@@ -15,21 +15,24 @@ from tiletune.records import CatalogRef, Decoded, Status
 from tiletune.results import AnalyzedEntry, NotTried
 
 
-def not_tried(analyzed: Sequence[AnalyzedEntry]) -> Iterable[NotTried]:
-    """Per catalog list touched by the inputs: the tactics no record mentions."""
-    decodes: dict[int, Decoded] = {}  # by identity, in order of first use: decode shares one object per answer
-    logged: set[tuple[Optional[str], str]] = set()  # (arch, op) with per-tactic log evidence
+def not_tried(analyzed: Sequence[AnalyzedEntry], group_of: Optional[Mapping[str, str]] = None) -> Iterable[NotTried]:
+    """Per source group (`group_of`: input -> group name) and catalog list touched by its inputs:
+    the tactics no record of that group mentions."""
+    group_of = group_of or {}
+    decodes: dict[tuple[int, Optional[str]], Decoded] = {}  # by identity and group, in order of first use
+    logged: set[tuple[Optional[str], str, Optional[str]]] = set()  # (arch, op, group) with per-tactic log evidence
     for a in analyzed:
         r = a.entry.record
+        group = group_of.get(r.source)
         if r.status is Status.PROFILED or (r.status is Status.FAILED and r.source_kind == "log"):
-            logged.add((r.env.arch, r.op))
+            logged.add((r.env.arch, r.op, group))
         d = a.entry.decode
         if isinstance(d, Decoded) and r.status is not Status.NOT_RUN:  # never run: not tried either
-            decodes[id(d)] = d
-    tried: "OrderedDict[CatalogRef, set[int]]" = OrderedDict()
-    for d in decodes.values():
-        tried.setdefault(d.catalog, set()).add(d.index)
-    for ref, indices in tried.items():
+            decodes[(id(d), group)] = d  # decode shares one object per answer
+    tried: "OrderedDict[tuple[CatalogRef, Optional[str]], set[int]]" = OrderedDict()
+    for (_, group), d in decodes.items():
+        tried.setdefault((d.catalog, group), set()).add(d.index)
+    for (ref, group), indices in tried.items():
         cats = [c for c in catalogs.lookup(ref.flashinfer_version, ref.arch, ref.op, ref.runner, dict(ref.variant)) if c.ref == ref]
         if not cats:
             continue
@@ -49,8 +52,10 @@ def not_tried(analyzed: Sequence[AnalyzedEntry]) -> Iterable[NotTried]:
             tactics=missing,
             tried=len(cat.configs) - len(missing),
             evidence="profiling log"
-            if any(op == ref.op and a is not None and arch_family(a) == arch_family(ref.arch) for a, op in logged)
+            if any(op == ref.op and g == group and a is not None and arch_family(a) == arch_family(ref.arch)
+                   for a, op, g in logged)
             else "winners only",
+            group=group,
         )
 
 

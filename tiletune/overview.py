@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 from os.path import dirname
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from tiletune.buckets import bucket_range, hybrid_ceil, pow2_floor, uses_hybrid
 from tiletune.records import Problem, Status, Tactic, TileConfig
@@ -80,6 +80,8 @@ class Group:
     flashinfer_version: Optional[str]
     lines: tuple[BucketLine, ...]
     uncovered: tuple[tuple[int, Optional[int]], ...]  # runtime M ranges (lo, hi; hi None = and above)
+    source_group: Optional[str] = None  # the source group (one server's inputs) the buckets come from
+    label: Optional[str] = None  # that group's short name, set only when the inputs hold several groups
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +92,7 @@ class RankDisagreement:
     op: str
     runner: str
     problem: Problem
-    server: str  # the layout directory the rank files share
+    server: str  # the source group (layout directory) the rank files share
     choices: tuple[tuple[str, Pick], ...]  # (rank, its winner)
     beyond_noise: Optional[bool]  # None when the times are unknown
     basis: str
@@ -139,30 +141,33 @@ def _is_moe(op: str) -> bool:
 
 
 def overview(result: Any) -> Overview:
-    """Build the at-a-glance view of an inspect result."""
+    """Build the at-a-glance view of an inspect result (per source group: servers are never merged)."""
+    group_of = {s: g.name for g in getattr(result, "source_groups", ()) for s in g.sources}
     by_bucket: dict[tuple[Any, ...], list[Any]] = defaultdict(list)
     for ae in result.entries:
         p = ae.entry.problem
         if p is None:
             continue
         rec = ae.entry.record
-        by_bucket[(rec.env.arch, rec.op, rec.runner, p.n, p.k, p.batch, p.experts, p.top_k, p.m)].append(ae)
+        by_bucket[(rec.env.arch, rec.op, rec.runner, p.n, p.k, group_of.get(rec.source),
+                   p.batch, p.experts, p.top_k, p.m)].append(ae)
     catalog_sizes = _catalog_sizes(result)
     groups: dict[tuple[Any, ...], list[BucketLine]] = defaultdict(list)
     versions: dict[tuple[Any, ...], Optional[str]] = {}
     for key, aes in by_bucket.items():
-        gkey = key[:5]
+        gkey = key[:6]
         versions.setdefault(gkey, aes[0].entry.record.env.flashinfer_version)
         line = _bucket_line(aes, catalog_sizes)
         if line is not None:
             groups[gkey].append(line)
     out = []
-    for gkey in sorted(groups, key=lambda g: (g[0] or "", g[1], g[2], g[3], g[4])):
+    label = getattr(result, "group_label", lambda _name: None)
+    for gkey in sorted(groups, key=lambda g: (g[0] or "", g[1], g[2], g[3], g[4], g[5] or "")):
         lines = tuple(sorted(groups[gkey], key=lambda line: line.problem.m))
-        arch, op, runner, n, k = gkey
+        arch, op, runner, n, k, group = gkey
         out.append(Group(arch, op, runner, n, k, versions[gkey], lines,
-                         uncovered(lines, versions[gkey], _is_moe(op))))
-    return Overview(tuple(out), tuple(rank_disagreements(result.entries)))
+                         uncovered(lines, versions[gkey], _is_moe(op)), group, label(group)))
+    return Overview(tuple(out), tuple(rank_disagreements(result.entries, group_of)))
 
 
 def _bucket_line(aes: Sequence[Any], catalog_sizes: dict[tuple[Any, ...], int]) -> Optional[BucketLine]:
@@ -281,8 +286,9 @@ def at_runtime_m(group: Group, m: int) -> tuple[int, Optional[BucketLine]]:
 # --- rank disagreement -------------------------------------------------------------------------
 
 
-def rank_disagreements(analyzed: Iterable[Any]) -> Iterable[RankDisagreement]:
-    """Per server (rank files sharing one layout directory) and bucket: ranks whose winners differ."""
+def rank_disagreements(analyzed: Iterable[Any], group_of: Optional[Mapping[str, str]] = None) -> Iterable[RankDisagreement]:
+    """Per server (rank files of one source group: `group_of` maps input -> group, else the files'
+    directory) and bucket: ranks whose winners differ."""
     per: dict[tuple[Any, ...], dict[str, Pick]] = defaultdict(dict)
     problems: dict[tuple[Any, ...], Problem] = {}
     for ae in analyzed:
@@ -290,7 +296,7 @@ def rank_disagreements(analyzed: Iterable[Any]) -> Iterable[RankDisagreement]:
         p = ae.entry.problem
         if rec.status is not Status.CHOSEN or rec.rank is None or p is None:
             continue
-        key = (dirname(rec.source), rec.env.arch, rec.op, rec.runner, p.n, p.k, p.batch, p.experts, p.top_k, p.m)
+        key = ((group_of or {}).get(rec.source) or dirname(rec.source), rec.env.arch, rec.op, rec.runner, p.n, p.k, p.batch, p.experts, p.top_k, p.m)
         per[key][rec.rank] = _pick(ae)
         problems[key] = p
     for key in sorted(per, key=lambda k: tuple("" if v is None else str(v).zfill(12) for v in k)):

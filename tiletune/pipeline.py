@@ -4,8 +4,9 @@
 
     discover (no paths) -> readers.read_inputs -> decode.decode per record
         -> model_adapter: model analysis per decoded entry (at the TOP of its M bucket, per case)
-        -> failures: aggregated per (arch, version, op, runner, tactic) -> reasons
-        -> not_tried: catalog tiles no record mentions -> verdicts
+        -> source_groups: which inputs are one server's run (never merged with another's)
+        -> failures: aggregated per (arch, version, op, runner, tactic, group) -> reasons
+        -> not_tried: catalog tiles no record of the group mentions -> verdicts per (arch, op, group)
 
 The result is one frozen `results.InspectResult` that formatters turn into text without
 computing anything. Nothing here prints or writes files.
@@ -13,6 +14,7 @@ computing anything. Nothing here prints or writes files.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 from typing import Callable, Mapping, Optional, Sequence
@@ -31,6 +33,7 @@ from tiletune.readers.interface import ReadContext
 from tiletune.records import Entry, InputProblem
 from tiletune.regret import evidence_notes
 from tiletune.results import InspectResult
+from tiletune.source_groups import source_groups
 
 
 def inspect(
@@ -92,13 +95,21 @@ def build(
     """
     port = model if model is not None else ModelPort.default(gpu)
     port.inputs_name(_gpu_named_per_arch(entries))
+    # which inputs are one server's run: nothing below merges two groups
+    groups = source_groups([e.record for e in entries], sources=sources, inputs=inputs,
+                           event_sources=(ev.source for ev in events))
+    group_of = {s: g.name for g in groups for s in g.sources}
+    labels_of = {g.name: g.label for g in groups} if len(groups) > 1 else None
     analyzed = port.analyze_entries(entries)
-    failures = tuple(aggregate_failures(analyzed, port, not_built_ops(entries)))
-    never_tried = tuple(find_not_tried(analyzed))
-    # what ended a run leads; then the per-(arch, op) tuning verdicts (with the buckets whose ranks disagree)
-    verdicts = (tuple(event_verdicts.run_verdicts(events, analyzed, inputs))
+    failures = tuple(aggregate_failures(analyzed, port, not_built_ops(entries), group_of))
+    never_tried = tuple(find_not_tried(analyzed, group_of))
+    # what ended a run leads; then the per-(arch, op, group) tuning verdicts (with the buckets whose ranks disagree)
+    run_lines = (dataclasses.replace(v, group=group_of.get(v.source)) if v.source else v
+                 for v in event_verdicts.run_verdicts(events, analyzed, inputs))
+    verdicts = (tuple(run_lines)
                 + tuple(verdicts_mod.with_rank_disagreements(
-                    verdicts_mod.verdicts(analyzed, failures, never_tried), tuple(rank_disagreements(analyzed)))))
+                    verdicts_mod.verdicts(analyzed, failures, never_tried, group_of, labels_of),
+                    tuple(rank_disagreements(analyzed, group_of)))))
     calibrated = evidence_notes(analyzed, failures, never_tried, port)  # only where the inputs measured times
     return InspectResult(
         entries=analyzed,
@@ -113,6 +124,7 @@ def build(
         notes=port.notes() + calibrated,
         events=tuple(events),
         inputs=tuple(inputs),
+        source_groups=groups,
     )
 
 

@@ -331,21 +331,3 @@ def freeze(value: Any) -> Any:
         return tuple(sorted((str(k), freeze(v)) for k, v in value.items()))
     return value
 
-
-# Readers whose inputs are one server's layout directory (ranks of one SGLang / vLLM cache, one v2
-# store, one JIT workspace): files of one such directory belong together.
-_LAYOUT_KINDS = frozenset(("sglang", "vllm", "flashinfer-v2", "jit-workspace"))
-
-
-def server_origin(record: "TuningRecord") -> Optional[str]:
-    """Which server run a record of UNKNOWN arch belongs to, so such records are never merged
-    across servers: the layout directory for layout readers, else the input file itself. None
-    when the arch is known (records of one arch and release are compared across inputs)."""
-    if record.env.arch is not None:
-        return None
-    if record.source_kind in _LAYOUT_KINDS:
-        import os.path
-
-        return os.path.dirname(record.source) or record.source
-    return record.source
-

@@ -18,6 +18,7 @@ from tiletune.records import CatalogRef, Entry, InputProblem, Problem, Tactic, T
 
 if TYPE_CHECKING:
     from tiletune.overview import RankDisagreement
+    from tiletune.source_groups import SourceGroup
 
 
 class Analysis(NamedTuple):
@@ -123,7 +124,7 @@ class Failure:
     passed_later: bool = False  # a retry ledger shows it passing
     not_cutlass: bool = False  # a cuBLAS / cuDNN / trtllm-gen tactic: there is no tile to name
     problems: tuple[Problem, ...] = ()  # the shape buckets it failed for (distinct)
-    origin: Optional[str] = None  # arch unknown: the one server (layout directory or file) it comes from
+    group: Optional[str] = None  # the source group (one server's inputs: tiletune.source_groups) it comes from
 
     @property
     def error(self) -> str:
@@ -143,6 +144,7 @@ class NotTried:
     tactics: tuple[tuple[int, TileConfig], ...]  # (tactic index as the autotuner numbers it, config)
     tried: int  # how many of the list's tactics have some record
     evidence: str  # "winners only" (only caches read) or "profiling log" (a log lists attempts)
+    group: Optional[str] = None  # the source group (one server's inputs) whose records left these untried
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +161,7 @@ class Verdict:
     disagreements: int = 0  # failures where the evidence and the shared-memory model disagree
     fatal: bool = False  # a verdict about a fatal event (what ended a run); these come first
     source: Optional[str] = None  # the input a run verdict (about events) is about
+    group: Optional[str] = None  # the source group (one server's inputs: tiletune.source_groups) it is about
     # ranks of one server (one layout directory) that kept different winners for one bucket
     rank_disagreements: tuple["RankDisagreement", ...] = ()
 
@@ -188,6 +191,17 @@ class InspectResult:
     notes: tuple[str, ...] = ()
     events: tuple[Event, ...] = ()  # non-entry facts of logs and pasted text (tiletune.events)
     inputs: tuple[InputFacts, ...] = ()  # what each text input says about its run (arch, versions)
+    source_groups: tuple["SourceGroup", ...] = ()  # which inputs are one server's run (tiletune.source_groups)
+
+    def group_labels(self) -> dict[str, str]:
+        """Source group name -> short name, when the inputs form several groups (else empty)."""
+        return {g.name: g.label for g in self.source_groups} if len(self.source_groups) > 1 else {}
+
+    def group_label(self, name: Optional[str]) -> Optional[str]:
+        """A source group's short name for text; None when the inputs form one group (nothing to tell apart)."""
+        if name is None or len(self.source_groups) < 2:
+            return None
+        return next((g.label for g in self.source_groups if g.name == name), name)
 
     @property
     def run_ended(self) -> bool:

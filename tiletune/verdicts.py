@@ -18,12 +18,13 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 from tiletune import diagnosis
 from tiletune.archs import arch_family
 from tiletune.overview import RankDisagreement
-from tiletune.records import Decoded, Status, Undecoded, server_origin
+from tiletune.records import Decoded, Status, Undecoded
 from tiletune.results import Analysis, AnalyzedEntry, Failure, FailureReason, NotTried, Verdict
 
 # Texts that mean "there is no kernel for this tile", shared-memory numbers and the short form of
 # an error all come from the one error-text vocabulary (tiletune.diagnosis).
 _SMEM_WORDS = ("shared memory", "smem")
+_Key = tuple[Optional[str], str, Optional[str]]  # (arch, op, source group)
 # Failure classes worth naming in a runtime reason.
 _KIND_PREFIX = {
     "can_implement": "can_implement rejected the problem: ",
@@ -159,25 +160,32 @@ def _times(n: int) -> str:
 
 
 def verdicts(
-    analyzed: Sequence["AnalyzedEntry"], failures: Sequence["Failure"], not_tried: Sequence["NotTried"]
+    analyzed: Sequence["AnalyzedEntry"], failures: Sequence["Failure"], not_tried: Sequence["NotTried"],
+    group_of: Optional[Mapping[str, str]] = None, labels_of: Optional[Mapping[str, str]] = None,
 ) -> Iterable["Verdict"]:
-    """One verdict per (arch, op) seen in the inputs, sorted by arch then op."""
-    keys: "OrderedDict[tuple[Optional[str], str], None]" = OrderedDict()
-    winners: dict[tuple[Optional[str], str], Counter[str]] = {}
-    undecoded: Counter[tuple[Optional[str], str]] = Counter()
-    undecoded_why: dict[tuple[Optional[str], str], Counter[str]] = {}
-    undecoded_tiles: dict[tuple[Optional[str], str], Counter[str]] = {}  # ambiguous: what candidates share
-    not_cutlass: Counter[tuple[Optional[str], str]] = Counter()
-    blocked: dict[tuple[Optional[str], str], list[str]] = {}
-    passed: dict[tuple[Optional[str], str], list[str]] = {}
-    not_run: dict[tuple[Optional[str], str], list[str]] = {}  # a retry engine could not start them: not failures
-    not_run_why: dict[tuple[Optional[str], str], Counter[str]] = {}
-    compiled: Counter[tuple[Optional[str], str]] = Counter()
-    not_built: dict[tuple[Optional[str], str], list[str]] = {}
+    """One verdict per (arch, op) and source group seen in the inputs, sorted by arch, op, group.
+
+    `group_of` maps each input to its source group (tiletune.source_groups); inputs of two groups
+    are never merged into one verdict. `labels_of` (group -> short name) is given when there are
+    several groups: each verdict then names its group.
+    """
+    group_of = group_of or {}
+    keys: "OrderedDict[_Key, None]" = OrderedDict()
+    winners: dict[_Key, Counter[str]] = {}
+    undecoded: Counter[_Key] = Counter()
+    undecoded_why: dict[_Key, Counter[str]] = {}
+    undecoded_tiles: dict[_Key, Counter[str]] = {}  # ambiguous: what candidates share
+    not_cutlass: Counter[_Key] = Counter()
+    blocked: dict[_Key, list[str]] = {}
+    passed: dict[_Key, list[str]] = {}
+    not_run: dict[_Key, list[str]] = {}  # a retry engine could not start them: not failures
+    not_run_why: dict[_Key, Counter[str]] = {}
+    compiled: Counter[_Key] = Counter()
+    not_built: dict[_Key, list[str]] = {}
     labels: dict[int, str] = {}  # id(config) -> label: decoded configs are shared, label() builds a string
     for a in analyzed:
         r = a.entry.record  # (not the `record` property: this loop runs once per entry)
-        key = (r.env.arch, r.op) if r.env.arch is not None else (None, r.op, server_origin(r))
+        key = (r.env.arch, r.op, group_of.get(r.source))
         keys.setdefault(key, None)
         d = a.entry.decode
         if r.status is Status.CHOSEN:
@@ -221,26 +229,25 @@ def verdicts(
                 not_run[key].append(lbl)
             not_run_why.setdefault(key, Counter())[_not_run_reason(r.error)] += r.count
     # INFO "Skipped N" counts: their per-profile Ns, for the catalog comparison (event_verdicts)
-    skipped_detail: dict[tuple[Optional[str], Optional[str], str], dict] = {}
+    skipped_detail: dict[tuple[Optional[str], Optional[str], str, Optional[str]], dict] = {}
     for a in analyzed:
         r = a.entry.record
         if r.status is Status.FAILED and r.tactic is None and r.source_kind == "log":
-            skipped_detail.setdefault((r.env.arch, r.env.flashinfer_version, r.op), r.detail_dict())
-    fails: dict[tuple[Optional[str], str], list["Failure"]] = {}
+            skipped_detail.setdefault((r.env.arch, r.env.flashinfer_version, r.op, group_of.get(r.source)), r.detail_dict())
+    fails: dict[_Key, list["Failure"]] = {}
     for f in failures:
-        # unknown arch: one verdict per server (a failure of unknown arch comes from one origin)
-        key = (f.arch, f.op) if f.arch is not None else (None, f.op, _failure_origin(f))
+        key = (f.arch, f.op, f.group)
         keys.setdefault(key, None)
         fails.setdefault(key, []).append(f)
-    nts: dict[tuple[Optional[str], str], list["NotTried"]] = {}
+    nts: dict[_Key, list["NotTried"]] = {}
     for nt in not_tried:
         for key in keys:
-            if key[1] == nt.op and key[0] is not None and arch_family(key[0]) == arch_family(nt.arch):
+            if key[1] == nt.op and key[2] == nt.group and key[0] is not None and arch_family(key[0]) == arch_family(nt.arch):
                 nts.setdefault(key, []).append(nt)
 
-    for key in sorted(keys, key=lambda k: (k[0] or "~", k[1], k[2:])):
-        arch, op = key[0], key[1]
-        origin = key[2] if len(key) > 2 else None
+    for key in sorted(keys, key=lambda k: (k[0] or "~", k[1], k[2] or "")):
+        arch, op, group = key
+        label = (labels_of or {}).get(group) if group is not None else None
         parts: list[str] = []
         won = winners.get(key, Counter())
         ranked = sorted(won.items(), key=lambda x: (-x[1], x[0]))
@@ -264,10 +271,10 @@ def verdicts(
         # group failures that share a reason so the line stays short
         by_reason: "OrderedDict[str, list[Failure]]" = OrderedDict()
         for f in sorted(flist, key=lambda f: -f.count):
-            by_reason.setdefault(_reason_phrase(f, skipped_detail.get((f.arch, f.flashinfer_version, f.op))), []).append(f)
-        for phrase, group in by_reason.items():
-            failed = [_failure_label(f) for f in group]
-            n = sum(f.count for f in group)
+            by_reason.setdefault(_reason_phrase(f, skipped_detail.get((f.arch, f.flashinfer_version, f.op, f.group))), []).append(f)
+        for phrase, same in by_reason.items():
+            failed = [_failure_label(f) for f in same]
+            n = sum(f.count for f in same)
             parts.append(f"{_join(failed)} failed {_times(n)} ({phrase})")
         if passed.get(key):
             parts.append(f"{_join(passed[key])} passed on retry")
@@ -286,7 +293,7 @@ def verdicts(
             parts.append(f"{nt_total} catalog tile(s) never tried ({ev})")
         if not parts:
             parts.append("no chosen, failed, blocked or compiled tactics recorded")
-        text = f"{arch or 'unknown arch'} {op}{f' ({origin})' if origin else ''}: " + "; ".join(parts)
+        text = f"{arch or 'unknown arch'} {op}{f' ({label})' if label else ''}: " + "; ".join(parts)
         yield Verdict(
             arch=arch,
             op=op,
@@ -296,17 +303,18 @@ def verdicts(
             not_tried=nt_total,
             undecoded=undecoded[key],
             disagreements=disagreements,
-            source=origin,
+            source=group if arch is None else None,  # (as before groups: the server of an unknown-arch verdict)
+            group=group,
         )
 
 
 def with_rank_disagreements(verdicts: Iterable["Verdict"], found: Sequence["RankDisagreement"]) -> Iterable["Verdict"]:
-    """Each (arch, op) verdict with the buckets whose ranks (of one server) kept different winners."""
-    by_key: dict[tuple[Optional[str], str], list["RankDisagreement"]] = {}
+    """Each (arch, op, group) verdict with the buckets whose ranks (of that server) kept different winners."""
+    by_key: dict[_Key, list["RankDisagreement"]] = {}
     for d in found:
-        by_key.setdefault((d.arch, d.op), []).append(d)
+        by_key.setdefault((d.arch, d.op, d.server), []).append(d)
     for v in verdicts:
-        mine = by_key.get((v.arch, v.op))
+        mine = by_key.get((v.arch, v.op, v.group))
         if not mine:
             yield v
             continue
@@ -317,11 +325,6 @@ def with_rank_disagreements(verdicts: Iterable["Verdict"], found: Sequence["Rank
         elif all(d.beyond_noise is None for d in mine):
             tail += " (no measured times to say whether it matters)"
         yield dataclasses.replace(v, text=f"{v.text}; {tail}", rank_disagreements=tuple(mine))
-
-
-def _failure_origin(f: "Failure") -> Optional[str]:
-    """The server a failure of unknown arch belongs to (failures.py groups them by origin)."""
-    return f.origin
 
 
 def _not_run_reason(error: Optional[str], width: int = 80) -> str:

@@ -7,6 +7,7 @@ only against the threshold the result carries.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any, Optional
 
@@ -79,6 +80,8 @@ def _time_cell(c: Change) -> str:
 
 
 def _where(c: Change) -> str:
+    if c.group is not None:  # the sides were matched server by server: name the server
+        return f"{c.group}: " + _where(dataclasses.replace(c, group=None))
     if c.problem is not None:
         return _problem_label(c.problem)
     if c.problems:
@@ -198,6 +201,7 @@ def _change_dict(c: Change) -> dict[str, Any]:
         "noise_basis": c.noise_basis,
         "beyond_noise": c.beyond_noise,
         "errors": list(c.errors),
+        "group": c.group,
     }
 
 

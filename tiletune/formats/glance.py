@@ -89,7 +89,8 @@ def compact_rows(group: Group, analyses: dict[Any, Any]) -> list[list[str]]:
 def group_title(g: Group, *, runner: bool = True) -> str:
     v = f"flashinfer {g.flashinfer_version}" if g.flashinfer_version else "flashinfer version unknown"
     who = f"{g.op} - {g.runner}" if runner else g.op
-    return f"{g.arch or 'unknown arch'} {who}, N {g.n}, K {g.k} ({v})"
+    where = f", {g.label}" if g.label else ""  # several servers' inputs: name the group
+    return f"{g.arch or 'unknown arch'} {who}, N {g.n}, K {g.k} ({v}{where})"
 
 
 def uncovered_line(g: Group) -> Optional[str]:
@@ -132,7 +133,7 @@ def runtime_m_lines(ov: Overview, ms: Sequence[int]) -> list[str]:
     for g in ov.groups:
         for m in ms:
             b, line = at_runtime_m(g, m)
-            head = f"M {m} -> bucket {b}: {g.arch or '?'} {g.op} N {g.n} K {g.k}: "
+            head = f"M {m} -> bucket {b}: {g.arch or '?'} {g.op} N {g.n} K {g.k}{f' ({g.label})' if g.label else ''}: "
             if line is None or line.fallback_only:
                 out.append(head + "no tuned bucket: FlashInfer runs its fallback tactic (-1)")
             else:
@@ -164,7 +165,8 @@ def tile_map(ov: Overview) -> tuple[list[str], list[list[str]]]:
     rows = []
     for g in ov.groups:
         by_m = {line.problem.m: line for line in g.lines if not line.fallback_only}
-        row = [f"{g.arch or '?'} {g.op} {g.n}x{g.k}"] + [_map_cell(by_m.get(b)) for b in buckets]
+        where = f" ({g.label})" if g.label else ""  # several servers' inputs: one row per group
+        row = [f"{g.arch or '?'} {g.op} {g.n}x{g.k}{where}"] + [_map_cell(by_m.get(b)) for b in buckets]
         fallbacks = [line.problem.m for line in g.lines if line.fallback_only]
         if fallbacks:
             row[0] += " (fallback at M " + ", ".join(map(str, fallbacks)) + ")"

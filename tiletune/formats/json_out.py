@@ -367,6 +367,7 @@ def failure_dict(f: Failure, notes: Optional[NoteTable] = None) -> dict[str, Any
         "passed_later": f.passed_later,
         "problems": [problem_dict(p, notes) for p in f.problems],
         "model": analysis_dict(f.analysis),
+        "group": f.group,
     }
 
 
@@ -381,6 +382,7 @@ def not_tried_dict(nt: NotTried) -> dict[str, Any]:
         "evidence": nt.evidence,
         "tried": nt.tried,
         "tactics": [{"tactic": i, "config": config_dict(c)} for i, c in nt.tactics],
+        "group": nt.group,
     }
 
 
@@ -396,6 +398,7 @@ def verdict_dict(v: Verdict) -> dict[str, Any]:
         "disagreements": v.disagreements,
         "fatal": v.fatal,
         "source": v.source,
+        "group": v.group,
         "rank_disagreements": [rank_disagreement_dict(d) for d in v.rank_disagreements],
     }
 
@@ -432,6 +435,8 @@ def inspect_dict(result: InspectResult, *, entries: bool = True, notes: Optional
             {"source": p.source, "message": p.message, "fatal": p.fatal, "loses_data": loses_data(p)} for p in result.problems
         ],
         "sources": [{"path": p, "kind": k} for p, k in result.sources],
+        "source_groups": [{"name": g.name, "label": g.label, "sources": list(g.sources), "basis": g.basis}
+                          for g in result.source_groups],
         "searched": list(result.searched),
         "discovered": result.discovered,
         "gpus": [{"arch": g.arch, "gpu": g.gpu, "how": g.how} for g in result.gpus],

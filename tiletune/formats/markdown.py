@@ -160,7 +160,7 @@ def format_inspect(result: InspectResult, *, all_rows: bool = False, runtime_m: 
 
         out.append("## Failures")
         out.append("")
-        out.append(table(view.FAILURE_HEADERS, view.failure_rows(result.failures, error_width=60), align_right=[3]))
+        out.append(table(view.FAILURE_HEADERS, view.failure_rows(result.failures, error_width=60, labels=result.group_labels()), align_right=[3]))
         out.append("")
         out += [f"- {cell(line)}" for line in next_steps(result.failures, tile_history)]
         out.append("")

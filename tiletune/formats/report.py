@@ -137,10 +137,12 @@ def chosen_sections(result: InspectResult) -> list[tuple[str, str, list[list[str
     """(title, gpu line, rows, footnotes) per section, chosen entries only. A section with no decodable
     tile has no rows; its notes are then a summary line followed by each distinct reason."""
     out: list[tuple[str, str, list[list[str]], list[str]]] = []
+    group_of = {s: g.name for g in result.source_groups for s in g.sources}
     for sec in view.entry_sections(result, statuses=(Status.CHOSEN,)):
         items = [ae for ae in result.entries if ae.record.status is Status.CHOSEN and ae.record.op == sec.op
                  and ae.record.runner == sec.runner and ae.arch == sec.arch
-                 and ae.record.env.flashinfer_version == sec.flashinfer_version]
+                 and ae.record.env.flashinfer_version == sec.flashinfer_version
+                 and group_of.get(ae.record.source) == sec.group]
         rows: list[list[str]] = []
         notes: dict[str, int] = {}
 
@@ -406,17 +408,18 @@ def _render(result: InspectResult, ctx: ReportContext, lim: Limits) -> str:
 
     out += ["## Failures", ""]
     if result.failures:
-        ordered = sorted(result.failures, key=lambda f: (f.arch or "~", f.op, -f.count))
+        ordered = sorted(result.failures, key=lambda f: (f.arch or "~", f.op, f.group or "", -f.count))
         shown, more = _capped(ordered, lim.items)
+        labels = result.group_labels()
         out.append(md.table(("tile", "tactic", "count", "reason"),
-                            [[clip_text(x, lim.text) for x in _failure_summary_row(f)] for f in shown], align_right=[2]))
+                            [[clip_text(x, lim.text) for x in _failure_summary_row(f, labels)] for f in shown], align_right=[2]))
         if more:
             out += ["", _left_out(more, "failure(s)", ctx)]
         out.append("")
         by_count = sorted(result.failures, key=lambda f: -f.count)
         detailed, more = _capped(by_count, lim.details)
         if detailed:
-            body = _failure_details(detailed, lim.text)
+            body = _failure_details(detailed, lim.text, labels)
             if more:
                 body += "\n\n" + _left_out(more, "failure detail(s)", ctx)
             out.append(md.details("Error texts and model numbers per failure" + (" (the most frequent)" if more else ""), body))
@@ -487,18 +490,20 @@ def clip_text(text: str, limit: Optional[int]) -> str:
     return md.clip(" ".join(str(text).split()), limit)
 
 
-def _failure_summary_row(f: Failure) -> list[str]:
+def _failure_summary_row(f: Failure, labels: Optional[dict[str, str]] = None) -> list[str]:
     tile = view.failure_tile(f)
     reason = f.reason.summary + (" - passed on a later retry" if f.passed_later else "")
-    return [f"{f.arch or '?'} {f.op}: {tile}", view.tactic_cell(f.tactic), str(f.count), reason]
+    where = f" ({labels[f.group]})" if labels and f.group is not None and f.group in labels else ""  # several servers: name the group
+    return [f"{f.arch or '?'} {f.op}{where}: {tile}", view.tactic_cell(f.tactic), str(f.count), reason]
 
 
-def _failure_details(failures: Iterable[Failure], limit: Optional[int] = None) -> str:
+def _failure_details(failures: Iterable[Failure], limit: Optional[int] = None, labels: Optional[dict[str, str]] = None) -> str:
     c = lambda text: md.cell(text, limit)  # noqa: E731
     parts = []
     for f in failures:
         tile = f.config.label() if f.config is not None else "(tile unknown)"
-        head = f"{f.arch or '?'} {f.op} {f.runner} tactic {view.tactic_cell(f.tactic)}"
+        where = f" ({labels[f.group]})" if labels and f.group is not None and f.group in labels else ""
+        head = f"{f.arch or '?'} {f.op}{where} {f.runner} tactic {view.tactic_cell(f.tactic)}"
         parts.append(f"**{c(head)}** - {c(tile)}, failed {f.count} time(s)")
         parts.append("")
         if f.decode_note:

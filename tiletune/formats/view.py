@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from typing import Mapping, Optional, Sequence
 
 from tiletune.records import Decoded, Problem, Status, Undecoded
 from tiletune.results import Analysis, AnalyzedEntry, Failure, InspectResult, NotTried, loses_data
@@ -51,11 +51,14 @@ class Section:
     footnotes: list[str] = field(default_factory=list)
     verdict: Optional[str] = None
     chosen: int = 0
+    group: Optional[str] = None  # the source group (one server's inputs) of its rows
+    group_label: Optional[str] = None  # set only when the inputs hold several groups
 
     @property
     def title(self) -> str:
         ver = f"flashinfer {self.flashinfer_version}" if self.flashinfer_version else "flashinfer version unknown"
-        return f"{self.arch or 'unknown arch'} {self.op} - {self.runner} ({ver})"
+        where = f", {self.group_label}" if self.group_label else ""  # several servers' inputs: name the group
+        return f"{self.arch or 'unknown arch'} {self.op} - {self.runner} ({ver}{where})"
 
 
 # --- cells -------------------------------------------------------------------------------------
@@ -176,14 +179,15 @@ class _Notes:
 def entry_sections(result: InspectResult, *, statuses: Optional[Sequence[Status]] = None) -> list[Section]:
     """Group entries into sections and render each row; `statuses` filters (e.g. chosen only)."""
     multi_source = len({ae.entry.record.source for ae in result.entries}) > 1
+    group_of = {s: g.name for g in result.source_groups for s in g.sources}  # one section per server too
     groups: "OrderedDict[tuple, list[AnalyzedEntry]]" = OrderedDict()
     for ae in result.entries:
         r = ae.entry.record
         if statuses is not None and r.status not in statuses:
             continue
-        key = (r.env.arch or "~", r.op, r.runner, r.env.flashinfer_version or "")  # (r: ae.entry.record)
+        key = (r.env.arch or "~", r.op, r.runner, r.env.flashinfer_version or "", group_of.get(r.source) or "")
         groups.setdefault(key, []).append(ae)
-    verdict_by = {(v.arch, v.op): v.text for v in result.verdicts}
+    verdict_by = {(v.arch, v.op, v.group or ""): v.text for v in result.verdicts}
     sources = _source_index(result)
     cells = _Cells()
     sections = []
@@ -209,7 +213,9 @@ def entry_sections(result: InspectResult, *, statuses: Optional[Sequence[Status]
             flashinfer_version=items[0].record.env.flashinfer_version,
             gpu_line=_gpu_line(result, arch),
             headers=tuple(headers),
-            verdict=verdict_by.get((arch, items[0].record.op)),
+            verdict=verdict_by.get((arch, items[0].record.op, key[4])),
+            group=key[4] or None,
+            group_label=result.group_label(key[4] or None),
         )
         items = sorted(items, key=_row_key)
         for ae in items:
@@ -341,17 +347,20 @@ def _entry_row(
     return row
 
 
-def failure_rows(failures: Sequence[Failure], *, error_width: int = 40) -> list[list[str]]:
-    """One row per aggregated failure: op, tactic, tile, count, short error, reason."""
+def failure_rows(failures: Sequence[Failure], *, error_width: int = 40,
+                 labels: Optional[Mapping[str, str]] = None) -> list[list[str]]:
+    """One row per aggregated failure: op, tactic, tile, count, short error, reason. `labels`
+    (source group -> short name; given when the inputs hold several groups) names each row's group."""
     from tiletune.verdicts import short_error
 
     rows = []
-    for f in sorted(failures, key=lambda f: (f.arch or "~", f.op, -f.count)):
+    for f in sorted(failures, key=lambda f: (f.arch or "~", f.op, f.group or "", -f.count)):
         tile = failure_tile(f)
+        where = f" ({labels[f.group]})" if labels and f.group is not None and f.group in labels else ""
         reason = f.reason.summary + (" - passed on a later retry" if f.passed_later else "")
         rows.append(
             [
-                f"{f.arch or '?'} {f.op}",
+                f"{f.arch or '?'} {f.op}{where}",
                 tactic_cell(f.tactic),
                 tile,
                 str(f.count),
