@@ -95,8 +95,20 @@ MOE_RUNNER = "MoERunner"
 # The dense GEMM ops tiletune has CUTLASS catalogs for.
 DENSE_GEMM_OPS: tuple[str, ...] = ("fp4_gemm", "mxfp8_gemm", "fp8_gemm", "bf16_gemm")
 
+# FlashInfer runner classes that serve exactly one tuned op in every release tiletune has catalogs
+# for, so a log line that names the runner but not the op still says the op (an inference with that
+# basis). CutlassBf16GemmRunner is not here: it serves bf16_gemm and bf16_gemm_pdl_auto. A test
+# holds this table to the shipped catalogs.
+RUNNER_OP: dict[str, str] = {
+    "CutlassFp4GemmRunner": "fp4_gemm",
+    "CutlassMxfp8GemmRunner": "mxfp8_gemm",
+    "CutlassFp8GemmRunner": "fp8_gemm",
+    "Nvfp4SvdquantGemmRunner": "nvfp4_svdquant_gemm",
+}
+
 
 __all__ = [
     "BITS", "INPUT_DTYPES", "SCALE_VECTOR", "TORCH_NAME", "PACKED_CONTAINERS", "strip_torch", "is_torch_dtype",
     "dtype_from_torch", "short_dtype", "torch_dtype_name", "FUSED_MOE_FAMILY", "FUSED_MOE_OPS", "MOE_RUNNER", "DENSE_GEMM_OPS",
+    "RUNNER_OP",
 ]

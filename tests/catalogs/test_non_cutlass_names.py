@@ -34,3 +34,18 @@ def test_values_without_such_a_shape_keep_the_plain_reason():
     assert isinstance(d, Undecoded) and "tile N" not in d.reason and d.not_a_cutlass_tactic
     d = _decode("fp8_gemm", "CublasFp8GemmRunner", 4)
     assert "cuDNN" not in d.reason
+
+
+def test_runner_op_table_matches_the_shipped_catalogs():
+    """vocabulary.RUNNER_OP (runner class -> the one op it serves, used to infer a log line's op) is
+    exactly the runners the catalogs list under a single op."""
+    from collections import defaultdict
+
+    from tiletune import catalogs
+    from tiletune.vocabulary import FUSED_MOE_OPS, RUNNER_OP
+
+    ops_of = defaultdict(set)
+    for _version, _arch, op, runner in catalogs.keys():
+        ops_of[runner].add(op)
+    single = {r: next(iter(o)) for r, o in ops_of.items() if len(o) == 1 and not o & set(FUSED_MOE_OPS)}
+    assert RUNNER_OP == single

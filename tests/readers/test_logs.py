@@ -401,3 +401,19 @@ def test_big_log_streams_in_flat_memory(tmp_path):
     assert counts[f"failedx{2 * i}"] == 4 and counts[f"chosenx{i}"] == 4
     # timings too: one aggregate per (op, runner, tactic, bucket), each with bounded samples
     assert counts[f"profiledx{i}"] == 76 and "InputProblem" not in counts
+
+
+def test_profiling_lines_without_an_op_take_it_from_the_runner_class_and_their_own_shapes():
+    """flashinfer#4163 (real, SM103): DEBUG profiling lines name CutlassFp4GemmRunner and the tensor
+    shapes, but no op and no key line. The op is inferred from the runner class (said so), and the
+    profiling line's shapes give the problem: M 512, N 6144, K 6144 (packed 3072)."""
+    from tiletune.ops import problem_for
+
+    recs, probs = read_all(ROOT / "cache_samples/wild/flashinfer-4163-sm103-fp4-gemm-debug-profiling/test.log")
+    assert [r.tactic for r in recs] == [8, 9] and not probs
+    for r in recs:
+        d = dict(r.detail)
+        assert r.op == "fp4_gemm" and "inferred from the runner class" in d["op_note"]
+        assert d["shapes_from"] == "the profiling line's tensor shapes"
+        p, why = problem_for(r)
+        assert why is None and (p.m, p.n, p.k) == (512, 6144, 6144)

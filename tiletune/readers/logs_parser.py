@@ -56,6 +56,7 @@ from tiletune.readers.logs_grammar import (
 )
 from tiletune.records import Environment, InputProblem, Status, Tactic, TuningRecord
 from tiletune.samples import TimeSamples
+from tiletune.vocabulary import RUNNER_OP
 
 KIND = "log"
 MAX_PENDING = 4096  # per-block buffer cap; a block never closes only in a truncated/corrupt log
@@ -636,6 +637,8 @@ class LogParser:
         by_class = self._op_by_class.get(ev.runner)
         if by_class:
             return by_class, "op inferred from the runner class"
+        if ev.runner in RUNNER_OP:
+            return RUNNER_OP[ev.runner], f"op inferred from the runner class: {ev.runner} serves only {RUNNER_OP[ev.runner]}"
         if self._op_hint:
             return self._op_hint, "op taken from the 'Tuning <op>' progress bar"
         if ev.runner == "MoERunner" and "cutlass_fused_moe" in ev.runner_repr:
@@ -653,7 +656,12 @@ class LogParser:
                 detail["op_note"] = note
             if ev.tensor_shapes is not None:
                 detail["tensor_shapes"] = ev.tensor_shapes
-            rec_shapes = shapes if shapes is not None else None
+            rec_shapes = shapes
+            if rec_shapes is None and ev.tensor_shapes is not None and ev_op:
+                # no key line for this block: the profiling line's own tensor shapes are the key's
+                # shapes (the autotuner keys a profile by the tensors it times)
+                rec_shapes = ev.tensor_shapes
+                detail["shapes_from"] = "the profiling line's tensor shapes"
             if ev.status is Status.PROFILED:
                 # one aggregate per (op, runner, tactic, bucket): repeated timings add to its samples
                 ident = ("profiled", ev_op, ev.runner, _hashable(ev.tactic), _hashable(rec_shapes), _hashable(extras))
