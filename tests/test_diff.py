@@ -205,3 +205,20 @@ def test_time_change_noise_is_at_least_5_percent_and_widens_with_the_samples_spr
     change, noise, basis = _time_change(side(1.0, 0.12), side(1.07, 0.03))
     assert (noise, basis) == (0.12, "samples") and abs(change) < noise
     assert _time_change(side(None), side(1.0)) == (None, None, None)
+
+
+def test_fail_on_gates_on_the_new_warm_up_not_on_changes(run):
+    """--fail-on: the findings in NEW decide 0 or 1 (as inspect --fail-on on NEW); without it, changes do."""
+    root = Path(__file__).resolve().parents[1]
+    h200 = root / "cache_samples" / "real" / "flashinfer-0.7.2.post1-h200-fp8_gemm-cublas.json"  # no failures
+    fatal = root / "cache_samples" / "wild" / "flashinfer-2065-gb10-moe-fp4-illegal-instruction" / "ticket.txt"
+    skipped = root / "cache_samples" / "wild" / "flashinfer-4049-sm120-moe-tma-descriptor-illegal-instruction" / "ticket.txt"
+    assert run("diff", h200, fatal).exit_code == 1  # entries removed: a change
+    r = run("diff", h200, fatal, "--fail-on", "fatal")
+    assert r.exit_code == 1 and "--fail-on fatal: NEW: " in r.output
+    assert run("diff", fatal, h200, "--fail-on", "fatal").exit_code == 0  # NEW is clean, though entries changed
+    assert run("diff", fatal, h200, "--fail-on", "failed").exit_code == 0
+    # NEW with failed tactics but nothing fatal: failed gates, fatal does not
+    assert run("diff", h200, skipped, "--fail-on", "failed").exit_code == 1
+    assert run("diff", h200, skipped, "--fail-on", "fatal").exit_code == 0
+    assert run("diff", h200, skipped, "--fail-on", "never").exit_code == 2

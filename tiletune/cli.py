@@ -248,11 +248,11 @@ _FAIL_ON_HELP = ("Exit 1 when such findings exist: fatal (an event that ended a 
                  "Unusable inputs still exit 2.")
 
 
-def _gate(result, fail_on: Optional[FailOn]) -> int:  # noqa: ANN001 - InspectResult
+def _gate(result, fail_on: Optional[FailOn], side: str = "") -> int:  # noqa: ANN001 - InspectResult
     """The exit status: 2 for unusable inputs, else 1 when --fail-on findings exist, else 0."""
     code = result.exit_code
     if code == 0 and fail_on is not None and result.fails_on(fail_on.value):
-        typer.echo(f"tiletune: --fail-on {fail_on.value}: "
+        typer.echo(f"tiletune: --fail-on {fail_on.value}: {side}"
                    + (f"{len(result.fatal_events)} fatal event(s)" if result.fatal_events else f"{len(result.failures)} failure(s)")
                    + " found", err=True)
         return 1
@@ -439,13 +439,17 @@ def diff_command(
     old_version: Annotated[Optional[str], typer.Option("--old-flashinfer-version", help="Override the FlashInfer version OLD implies.")] = None,
     new_version: Annotated[Optional[str], typer.Option("--new-flashinfer-version", help="Override the FlashInfer version NEW implies.")] = None,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write here (atomically) instead of stdout.", readable=False)] = None,
+    fail_on: Annotated[Optional[FailOn], typer.Option("--fail-on", help=(
+        "Gate on the NEW warm-up instead of on changes: exit 1 when NEW holds such findings (fatal: an event "
+        "that ended a run; failed: any failed tactic, or a fatal event, as `inspect --fail-on` on NEW), else 0, "
+        "whatever changed. Unusable inputs still exit 2."))] = None,
 ) -> None:
     """Compare two warm-ups in tile terms: winners that moved, buckets added or removed, tactics newly
     failing or recovered, and what changed in the environment.
 
     Across FlashInfer releases configs are compared, never tactic numbers. Exit status 0 when no
     entry differs (environment differences alone are shown), 1 when an entry does, 2 when an
-    input is unusable.
+    input is unusable. With --fail-on the findings in NEW decide 0 or 1 instead of the changes.
     """
 
     def run() -> int:
@@ -465,6 +469,8 @@ def diff_command(
         _report_problems(after)
         if before.exit_code or after.exit_code:
             return 2
+        if fail_on is not None:  # a deployment gate on the new warm-up: its findings, not the changes
+            return _gate(after, fail_on, side="NEW: ")
         return 1 if result.differs else 0
 
     _run_batch(run, [old, new, *(old_also or []), *(new_also or [])])
@@ -536,12 +542,19 @@ def retry_command(
     flashinfer_version: Annotated[Optional[str], typer.Option("--flashinfer-version", help="Override the FlashInfer version the inputs imply.")] = None,
     format: Annotated[OutputFormat, typer.Option("--format", "-f", help="table, markdown (for a ticket) or json (schema tiletune.retry/1).")] = OutputFormat.table,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the summary here (atomically) instead of stdout.", readable=False)] = None,
+    fail_on: Annotated[Optional[FailOn], typer.Option("--fail-on", help=(
+        "Exit 1 when such findings exist on this GPU: fatal (an attempt ended in an illegal instruction, illegal "
+        "address or a crashed process: what would end a server) or failed (any attempt that did not pass, or a "
+        "fatal one). Counted: this run's attempts and, for targets skipped as already done in this environment, "
+        "their ledger attempts; failures in the inputs do not count (retry re-checks them). Unusable inputs "
+        "still exit 2."))] = None,
 ) -> None:
     """Re-attempt failed (or any) configs on this GPU, each in a fresh process.
 
     Every attempt is diagnosed (passed with time and error, or why it
     failed) and appended to the ledger as soon as it ends. Exit status 0
-    when the attempts ran (failures are findings), 2 for unusable inputs or
+    when the attempts ran (failures are findings; --fail-on makes them exit
+    1), 2 for unusable inputs or
     when retry cannot run here: without a usable CUDA device it says so in
     one line before building anything (--reproducer, --no-run need no GPU).
 
@@ -567,11 +580,22 @@ def retry_command(
         _emit(outcome.text, output)
         for p in outcome.problems:
             _say(f"tiletune: {p.message}")
-        return outcome.exit_code
+        return _retry_gate(outcome, fail_on)
 
     code = _guard(run, [*(paths or ()), ledger])
     if code:
         raise typer.Exit(code=code)
+
+
+def _retry_gate(outcome, fail_on: Optional[FailOn]) -> int:  # noqa: ANN001 - commands.retry.RetryOutcome
+    """retry's exit status: 2 for lost input, else 1 when --fail-on findings exist on this GPU, else 0."""
+    found = outcome.findings
+    if outcome.exit_code == 0 and fail_on is not None and found is not None and found.fails_on(fail_on.value):
+        _say(f"tiletune: --fail-on {fail_on.value}: "
+             + (f"{len(found.fatal)} attempt(s) ended fatally" if found.fatal else f"{len(found.failed)} attempt(s) failed")
+             + " on this GPU")
+        return 1
+    return int(outcome.exit_code)
 
 
 class GpusFormat(str, enum.Enum):

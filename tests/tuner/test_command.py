@@ -205,3 +205,44 @@ def test_changed_env_on_the_real_ledger():
     assert len(newer_nvcc) == len(targets_from_entries(entries)) > 0
     assert targets_from_entries(entries, since_driver=True, current_env=dict(recorded, nvcc="13.2.10")) == []
     assert targets_from_entries(entries, since_driver=True, current_env=dict(recorded, driver="590.1"))
+
+
+def test_fail_on_counts_attempts_on_this_gpu_and_resumed_ones(tmp_path):
+    from tiletune.cli import FailOn, _retry_gate
+
+    modes = {0: "pass", 1: "smem", 2: "segv"}
+
+    class ByTactic(FakeEngine):
+        def child_spec(self, target, scratch):
+            import dataclasses
+            return super().child_spec(dataclasses.replace(target, tactic=modes[target.tactic]), scratch)
+
+    def run(tactics, ledger):
+        opts = RetryOptions(ops=["fp8_gemm"], tactic=tactics, shapes=["128x4096x4096"], ledger=ledger)
+        return retry(opts, progress=None, env=dict(FAKE_ENV), engine=ByTactic())
+
+    ok = run("0", tmp_path / "a.jsonl")  # passes: no finding either way
+    assert ok.findings.failed == [] and ok.findings.fatal == []
+    assert _retry_gate(ok, FailOn.failed) == 0 and _retry_gate(ok, FailOn.fatal) == 0
+    smem = run("0-1", tmp_path / "b.jsonl")  # a shared-memory refusal fails, but would not end a server
+    assert len(smem.findings.failed) == 1 and smem.findings.fatal == []
+    assert _retry_gate(smem, FailOn.failed) == 1 and _retry_gate(smem, FailOn.fatal) == 0 and _retry_gate(smem, None) == 0
+    crash = run("0-2", tmp_path / "c.jsonl")  # a child killed by SIGSEGV: fatal
+    assert len(crash.findings.fatal) == 1 and _retry_gate(crash, FailOn.fatal) == 1
+    # rerun: every target already finished in this environment; the ledger's outcomes still gate
+    again = run("0-2", tmp_path / "c.jsonl")
+    assert again.run.attempts == [] and len(again.run.skipped) == 3
+    assert (len(again.findings.failed), len(again.findings.fatal)) == (1, 1) and _retry_gate(again, FailOn.fatal) == 1
+
+
+def test_fail_on_in_retry_help_and_bad_values(tmp_path):
+    runner = CliRunner()
+    r = runner.invoke(app, ["retry", "--help"], env={"COLUMNS": "200"})
+    assert "--fail-on" in r.output and "failures in the inputs do not count" in " ".join(r.output.split())
+    bad = runner.invoke(app, ["retry", str(H200_CACHE), "--no-run", "--ledger", str(tmp_path / "l.jsonl"),
+                              "--fail-on", "sometimes"])
+    assert bad.exit_code == 2
+    # --no-run attempts nothing: no findings, exit 0
+    ok = runner.invoke(app, ["retry", str(H200_CACHE), "--no-run", "--ledger", str(tmp_path / "l.jsonl"),
+                             "--fail-on", "failed"])
+    assert ok.exit_code == 0, ok.output

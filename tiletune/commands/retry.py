@@ -74,6 +74,59 @@ class RetryOutcome:
     notes: List[str]
     text: str
     exit_code: int
+    findings: Optional["RetryFindings"] = None  # set by retry(): what --fail-on gates on
+
+
+# Attempt outcomes that would end a server process: sticky CUDA errors and a crashed child.
+FATAL_DIAGNOSES = frozenset(("illegal_instruction", "illegal_address", "crashed"))
+# Outcomes that are no evidence about the config: it passed, or the engine could not start it.
+NOT_FAILED = frozenset(("passed", "engine_error"))
+
+
+@dataclass
+class RetryFindings:
+    """What `retry --fail-on` gates on: each selected target's outcome on this GPU, from this run's
+    attempt or, for a target skipped because the ledger already holds its attempt in this
+    environment (same options), that attempt. Failures in the inputs do not count: retry is how
+    they are re-checked."""
+
+    failed: List[str] = field(default_factory=list)  # keys of targets whose attempt failed
+    fatal: List[str] = field(default_factory=list)  # keys whose attempt ended as FATAL_DIAGNOSES says
+
+    def fails_on(self, what: str) -> bool:
+        if what == "fatal":
+            return bool(self.fatal)
+        if what == "failed":
+            return bool(self.failed) or bool(self.fatal)
+        raise ValueError(f"--fail-on {what!r}: expected fatal or failed")
+
+
+def findings_of(run: Optional[RetryRun], engine_name: str) -> RetryFindings:
+    """The outcome of every target `run` attempted or skipped as already finished (see RetryFindings)."""
+    out = RetryFindings()
+    if run is None:
+        return out
+    outcomes = [(a.target.key, a.diagnosis.value) for a in run.attempts]
+    if run.skipped and run.ledger is not None:
+        from tiletune.tuner.ledger import Ledger
+        from tiletune.tuner.resume import line_identity, target_identity
+
+        latest: Dict[Any, str] = {}  # identity -> the last attempt's diagnosis in this environment
+        for line in Ledger(run.ledger).load().attempts:
+            if line.get("env_id") == run.env_id:
+                ident = line_identity(line)
+                if ident is not None:
+                    latest[ident] = str(line.get("diagnosis"))
+        for t in run.skipped:
+            diagnosis = latest.get(target_identity(t, engine_name))
+            if diagnosis is not None:
+                outcomes.append((t.key, diagnosis))
+    for key, diagnosis in outcomes:
+        if diagnosis in FATAL_DIAGNOSES:
+            out.fatal.append(key)
+        elif diagnosis not in NOT_FAILED:
+            out.failed.append(key)
+    return out
 
 
 # --shape defaults: the runner FlashInfer's engine drives for each op, and the op's input dtype
@@ -185,6 +238,7 @@ def retry(opts: RetryOptions, *, progress: Optional[TextIO] = sys.stderr, env: O
     if opts.reproducer is not None:
         notes += write_reproducers(targets, opts.reproducer, top_k=opts.top_k)
     run: Optional[RetryRun] = None
+    engine_name = opts.engine
     if opts.top_k is not None and opts.top_k < 1:
         raise UsageError(f"--top-k {opts.top_k}: must be 1 or more")
     if opts.no_run:
@@ -201,6 +255,7 @@ def retry(opts: RetryOptions, *, progress: Optional[TextIO] = sys.stderr, env: O
                              "neither needs a GPU)")
         if progress is not None:
             progress.write(f"tiletune retry: {len(targets)} target(s), engine {engine.name}, ledger {opts.ledger}\n")
+        engine_name = engine.name
         run = run_retry(targets, engine, opts.ledger, timeout_s=opts.timeout_s, jobs=opts.jobs, resume=opts.resume, progress=progress, env=env)
     else:
         notes.append("nothing to retry: no failed or blocklisted configs in the inputs (use --all for every config)")
@@ -209,7 +264,8 @@ def retry(opts: RetryOptions, *, progress: Optional[TextIO] = sys.stderr, env: O
     # as for inspect; the attempts that could run have run and are in the ledger
     lost = any(loses_data(p) for p in problems)
     text = render_text("retry", RetrySummary(run, notes), "json" if opts.as_json else opts.fmt)
-    return RetryOutcome(run=run, problems=problems, notes=notes, text=text, exit_code=2 if lost else 0)
+    return RetryOutcome(run=run, problems=problems, notes=notes, text=text, exit_code=2 if lost else 0,
+                        findings=findings_of(run, engine_name))
 
 
 def _device_problem() -> Optional[str]:
