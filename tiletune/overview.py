@@ -25,6 +25,7 @@ from tiletune.records import Problem, Status, Tactic, TileConfig
 DEFAULT_NOISE = 0.05  # relative; used only when the inputs carry no samples to estimate it from
 
 _TRIED = frozenset({Status.CHOSEN, Status.PROFILED, Status.FAILED, Status.PASSED})
+_TIMED = frozenset({Status.CHOSEN, Status.PROFILED, Status.PASSED})  # statuses whose time is a measurement
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +111,13 @@ def config_identity(c: TileConfig) -> tuple[Any, ...]:
             c.epilogue_fusion, c.stages, c.style, c.mma_tile)
 
 
+def choice_key(config: Optional[TileConfig], tactic: Any) -> Any:
+    """What tells two picks apart: the config itself when decoded (equal by value; hashing it is
+    far cheaper than its repr, which a big cache paid 150,000 times), else the tactic's repr (a
+    tactic may hold lists)."""
+    return config if config is not None else repr(tactic)
+
+
 # --- building ----------------------------------------------------------------------------------
 
 
@@ -129,11 +137,16 @@ def _pick(ae: Any) -> Pick:
 
 def _samples(rec: Any) -> tuple[float, ...]:
     """Timed samples (ms) a record carries in its detail, when its reader kept them."""
-    for key in ("samples_ms", "times_ms"):
-        for k, v in rec.detail:
-            if k == key and isinstance(v, tuple):
-                return tuple(float(x) for x in v if isinstance(x, (int, float)))
-    return ()
+    found = None  # samples_ms wins over times_ms; one pass over the detail (it runs once per entry)
+    for k, v in rec.detail:
+        if k == "samples_ms" and isinstance(v, tuple):
+            found = v
+            break
+        if k == "times_ms" and found is None and isinstance(v, tuple):
+            found = v
+    if found is None:
+        return ()
+    return tuple(float(x) for x in found if isinstance(x, (int, float)))
 
 
 def _is_moe(op: str) -> bool:
@@ -171,24 +184,38 @@ def overview(result: Any) -> Overview:
 
 
 def _bucket_line(aes: Sequence[Any], catalog_sizes: dict[tuple[Any, ...], int]) -> Optional[BucketLine]:
-    chosen_aes = [ae for ae in aes if ae.entry.record.status is Status.CHOSEN]
-    fallback = [ae for ae in aes if ae.entry.record.status is Status.FALLBACK]
+    # one pass over the bucket's entries (a big cache has tens of thousands of buckets)
+    chosen_aes, fallback, timed_aes = [], [], []
+    failed_tactics, tried = set(), set()
+    logged = False
+    for ae in aes:
+        rec = ae.entry.record
+        status = rec.status
+        if status is Status.CHOSEN:
+            chosen_aes.append(ae)
+        elif status is Status.FALLBACK:
+            fallback.append(ae)
+        elif status is Status.FAILED:
+            failed_tactics.add(repr(rec.tactic))
+        elif status is Status.PROFILED:
+            logged = True
+        if status in _TRIED:
+            tried.add(repr(rec.tactic))
+        if rec.time_ms is not None and status in _TIMED:
+            timed_aes.append(ae)
     if not chosen_aes and not fallback:
         return None
     problem = (chosen_aes or fallback)[0].entry.problem
     chosen: dict[str, Pick] = {}
     for ae in chosen_aes:
         pk = _pick(ae)
-        ident = repr(pk.config) if pk.config is not None else repr(pk.tactic)
+        ident = choice_key(pk.config, pk.tactic)
         prev = chosen.get(ident)
         if prev is None or (pk.time_ms is not None and (prev.time_ms is None or pk.time_ms < prev.time_ms)):
             chosen[ident] = pk
     # measured times per tactic in this bucket (profiled, chosen, passed), fastest sample kept
     timed: dict[str, Pick] = {}
-    for ae in aes:
-        rec = ae.entry.record
-        if rec.time_ms is None or rec.status not in (Status.CHOSEN, Status.PROFILED, Status.PASSED):
-            continue
+    for ae in timed_aes:
         pk = _pick(ae)
         ident = repr(pk.tactic)
         if ident not in timed or pk.time_ms < timed[ident].time_ms:  # type: ignore[operator]
@@ -210,9 +237,7 @@ def _bucket_line(aes: Sequence[Any], catalog_sizes: dict[tuple[Any, ...], int]) 
                     won_by_noise, basis = margin < max(spreads), "samples"
                 else:
                     won_by_noise, basis = margin < DEFAULT_NOISE, "default 5 %"
-    failed = len({repr(ae.entry.record.tactic) for ae in aes if ae.entry.record.status is Status.FAILED})
-    tried = {repr(ae.entry.record.tactic) for ae in aes if ae.entry.record.status in _TRIED}
-    logged = any(ae.entry.record.status is Status.PROFILED for ae in aes)
+    failed = len(failed_tactics)
     size = None
     for ae in chosen_aes:
         d = ae.entry.decode
@@ -301,7 +326,7 @@ def rank_disagreements(analyzed: Iterable[Any], group_of: Optional[Mapping[str, 
         problems[key] = p
     for key in sorted(per, key=lambda k: tuple("" if v is None else str(v).zfill(12) for v in k)):
         picks = per[key]
-        idents = {repr(pk.config) if pk.config is not None else repr(pk.tactic) for pk in picks.values()}
+        idents = {choice_key(pk.config, pk.tactic) for pk in picks.values()}
         if len(idents) < 2:
             continue
         times = [pk.time_ms for pk in picks.values()]

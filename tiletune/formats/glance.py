@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from tiletune.overview import BucketLine, Group, Overview, Pick, RankDisagreement, at_runtime_m
+from tiletune.overview import BucketLine, Group, Overview, Pick, RankDisagreement, at_runtime_m, choice_key
 
 CHOSEN_WIDTH = 48  # a bucket whose sources chose differently lists them up to this width (--all shows each)
 COMPACT_HEADERS = ["M bucket", "chosen", "meas us", "t us*", "eff %*", "runner-up", "margin", "failed", "never tried"]
@@ -50,7 +50,8 @@ def margin_cell(line: BucketLine) -> str:
 def _model_cells(line: BucketLine, analyses: dict[Any, Any]) -> tuple[str, str]:
     if len(line.chosen) != 1:
         return "-", "-"
-    a = analyses.get((line.problem, repr(line.chosen[0].config) if line.chosen[0].config else repr(line.chosen[0].tactic)))
+    pick = line.chosen[0]
+    a = analyses.get((line.problem, choice_key(pick.config, pick.tactic)))
     if a is None or a.time_expected_s is None:
         return "-", "-"
     eff = "-" if a.eff_compute is None else f"{a.eff_compute * 100:.0f}"
@@ -64,7 +65,7 @@ def analyses_by_choice(result: Any) -> dict[Any, Any]:
         if ae.analysis is None or ae.entry.problem is None:
             continue
         c = ae.entry.config
-        out[(ae.entry.problem, repr(c) if c is not None else repr(ae.entry.record.tactic))] = ae.analysis
+        out[(ae.entry.problem, choice_key(c, ae.entry.record.tactic))] = ae.analysis
     return out
 
 
