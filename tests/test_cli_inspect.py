@@ -140,7 +140,8 @@ def test_table_fits_120_columns_on_real_samples(run, sample, args):
     assert [line for line in r.stdout.splitlines() if len(line) > 120] == []
 
 
-def test_json_and_report_paths_do_not_import_tabulate_matplotlib_or_torch(sample):
+def test_json_and_report_paths_do_not_import_tabulate_matplotlib_torch_or_the_log_reader(sample):
+    # routing imports reader modules one by one until one claims the file: a cache never loads the log grammar
     import subprocess
     import sys
 
@@ -151,7 +152,7 @@ def test_json_and_report_paths_do_not_import_tabulate_matplotlib_or_torch(sample
         "from tiletune.formats import json_out, report\n"
         f"r = inspect([Path({str(sample(SM120))!r})], ReadContext())\n"
         "json_out.format_inspect(r); report.format_report(r, report.ReportContext())\n"
-        "print(sorted(m for m in ('tabulate', 'matplotlib', 'torch') if m in sys.modules))\n"
+        "print(sorted(m for m in ('tabulate', 'matplotlib', 'torch', 'tiletune.readers.logs') if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -228,8 +228,11 @@ def nearest_releases(version: str, count: int = 2) -> list[str]:
     return rels[max(0, i - count):i + count]
 
 
+@functools.lru_cache(maxsize=1024)
 def canonical_version(version: str) -> Optional[str]:
-    """The catalog release string equal to `version` (PEP 440 equality, local part dropped), or None."""
+    """The catalog release string equal to `version` (PEP 440 equality, local part dropped), or None.
+    Cached like `nearest_releases`: every decode asks, and parsing every release each time was a
+    quarter of a 2,000-entry inspect."""
     try:
         want = Version(version)
     except InvalidVersion:

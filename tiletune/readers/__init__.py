@@ -13,6 +13,7 @@ or line skipped: the CLI exits 2) or is a note that loses nothing (exit status s
 
 from __future__ import annotations
 
+import importlib
 import os
 import stat
 from dataclasses import dataclass
@@ -62,29 +63,15 @@ class ReadOutcome:
     inputs: tuple[InputFacts, ...] = ()  # what each text input says about its run (arch, versions)
 
 
-_modules: Optional[tuple[ModuleType, ...]] = None
+def _reader(name: str) -> ModuleType:
+    """One reader module, imported on first use: routing imports only the readers it tries, in
+    order, so a cache never pays for the log reader's grammar (`tiletune --help` needs none)."""
+    return importlib.import_module(f"tiletune.readers.{name}")
 
 
 def reader_modules() -> tuple[ModuleType, ...]:
-    """The reader modules, in routing order (imported on first use: `tiletune --help` needs none)."""
-    global _modules
-    if _modules is None:
-        from tiletune.readers import (
-            blocklist,
-            flashinfer_v1,
-            flashinfer_v2,
-            jit_workspace,
-            ledger,
-            logs,
-            sglang,
-            trtllm,
-            vllm,
-        )
-
-        by_name = {m.__name__.rpartition(".")[2]: m for m in (
-            blocklist, flashinfer_v1, flashinfer_v2, jit_workspace, ledger, logs, sglang, trtllm, vllm)}
-        _modules = tuple(by_name[name] for name in _READER_NAMES)
-    return _modules
+    """The reader modules, in routing order."""
+    return tuple(_reader(name) for name in _READER_NAMES)
 
 
 def _head(path: Path) -> Union[bytes, InputProblem]:
@@ -101,7 +88,8 @@ def _head(path: Path) -> Union[bytes, InputProblem]:
 
 
 def _route(path: Path, head: bytes) -> Optional[ModuleType]:
-    for mod in reader_modules():
+    for name in _READER_NAMES:
+        mod = _reader(name)
         try:
             if mod.sniff(path, head):
                 return mod
@@ -192,14 +180,12 @@ class _Collector:
         mod = _route(path, head)
         if mod is None and explicit and path.suffix == ".json" and head.lstrip()[:1] in (b"{", b"["):
             # JSON the sniffers do not recognise: the v1 reader says precisely what is wrong with it
-            mod = next((m for m in reader_modules() if m.__name__.endswith(".flashinfer_v1")), None)
+            mod = _reader("flashinfer_v1")
         if mod is None and explicit and _is_text(head):
             # a text file named on the command line (a ticket, a crash output): the log reader says
             # what it holds (events, a pasted cache) or that it holds nothing tiletune reads
-            mod = next((m for m in reader_modules() if m.__name__.endswith(".logs")), None)
-            if mod is not None:
-                self._text_fallback(mod, path, head)
-                return
+            self._text_fallback(_reader("logs"), path, head)
+            return
         if mod is None:
             if explicit:
                 self.problems.append(InputProblem(str(path), _describe_unknown(path, head), loses_data=True))

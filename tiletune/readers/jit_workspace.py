@@ -31,7 +31,6 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
 from tiletune import inputs
 from tiletune.errors import ReaderError
-from tiletune.readers import logs
 from tiletune.readers.interface import ReadContext
 from tiletune.readers.jit_identity import WorkspaceIdentity, workspace_identity  # noqa: F401 - re-exported (doctor, tests)
 from tiletune.records import Environment, InputProblem, Status, TuningRecord, freeze
@@ -316,6 +315,8 @@ def read_workspace(ws: Path, ctx: ReadContext) -> Iterator[Union[TuningRecord, I
             yield from reader.records(mod_dir)
     log = ws / "flashinfer_jit.log"
     if log.is_file():
+        from tiletune.readers import logs  # here: routing a cache imports this module, not the log grammar
+
         yield from logs.read_log(log, ctx, env=env if ident is not None else None)
 
 
