@@ -2,7 +2,7 @@
 """Peak memory of reading a big DEBUG log and a big retry ledger (issue 13: streamed and aggregated).
 
 Generates a DEBUG autotuner log and a tiletune ledger of about --mb MiB each (default 1024) by
-repeating real lines (cache_samples/logs/sm120_0.6.17_warmup_debug.log and
+repeating sample lines (cache_samples/logs/sm120_0.6.17_warmup_debug.log, a constructed log, and
 cache_samples/ledgers/h200-fp8_gemm-cublas-0.7.2.post1.jsonl, with runner addresses and times
 varied so nothing is byte-identical), then runs `tiletune inspect --format json` on each in a
 fresh process and prints its peak RSS (ru_maxrss of the child), wall time, and the aggregate

@@ -1,4 +1,6 @@
-"""Calibration on the user's own measured times (issue 10 item 4), on logs whose times are known."""
+"""Calibration on the user's own measured times (issue 10 item 4): on times the model generated (constants
+known) and on the SM120 DEBUG log in cache_samples/, which is constructed (its times are invented): it
+checks the fit's mechanics, not the model's accuracy on SM120."""
 
 from pathlib import Path
 

@@ -309,8 +309,12 @@ def _plan(config: TileConfig, gpu: GpuSpec, dtype: str, dtype_out: str, arch: Op
     clock, clock_basis = _clock(gpu, sm_clock_hz)
     # FLOP per clock per SM: the dense peak over SMs x the clock the datasheet quotes it at
     flop_per_clk = ctx.peak.dense / (gpu.sms * (gpu.boost_clock_hz or clock))
-    cyc = mainloop.kblock_cycles(kernel, (bm, bn, bk), DTYPE_BITS[dtype], a, flop_per_clk, fit.stages, tc,
+    # A kernel that stages K in slices (SM103 K=768) pipelines slices: model one slice, times the slices per tile.
+    slices = bk // fit.stage_k if fit.stage_k and bk % fit.stage_k == 0 else 1
+    cyc = mainloop.kblock_cycles(kernel, (bm, bn, bk // slices), DTYPE_BITS[dtype], a, flop_per_clk, fit.stages, tc,
                                  SF_VEC.get(dtype), OUT_BITS.get(dtype_out, 16))
+    if slices > 1:
+        cyc = cyc._replace(mma=cyc.mma * slices, smem=cyc.smem * slices, kblock=cyc.kblock * slices)
     widen, why = widening(tc, gpu.max_clock_hz is not None or sm_clock_hz is not None, dtype)
     sustained = gpu.sustained_clock(dtype)
     if not (sustained and sm_clock_hz is None and sustained < clock):

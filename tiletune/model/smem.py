@@ -58,6 +58,15 @@ SM120_KERNEL_EXTRA = {(False, False): 10_240, (True, False): 11_264, (False, Tru
 # [C] stage counts bound ReducedCapacity to [223,744, 233,856); 1 KiB is taken.
 SM100_REDUCED = SM90_LIMIT - 1_024
 SM100_EPI = {128: 17_408, 256: 67_584}  # epilogue carveout, BF16 out, C = void, by MMA tile N (block-scaled)
+# MMA N the table lacks: the carveout of the next larger N in it, an upper bound (the epilogue tile
+# and its stages do not grow as N shrinks), so the stage count is a lower bound (an inference).
+SM100_EPI_BOUND = ((128, 17_408), (256, 67_584))
+# SM103 "ultra" NVFP4/MXFP4 kernels (tile K = 768, the builder's static assertion): A/B are staged
+# in 128-byte K slices (256 fp4 elements), with separate scale-factor buffers holding a quarter
+# (nvfp4, 16-vector) or half (mxfp4) of the tile's K each; every buffer has a 16 B pipeline block.
+SM103_ULTRA_K = 768
+SM103_SLICE_BYTES = 128
+SM103_PIPE = 16
 SM100_DENSE_EPI = 17_408  # fp8/bf16 dense kernels: the N=256 carveout above does not reproduce their 4 stages
 
 # --- SM90 (sm90_gmma_builder): stage = round_up(A+B,128) + 16 B PipelineTmaAsync barriers -------
@@ -81,6 +90,7 @@ class SmemFit:
     epilogue_carveout_bytes: Optional[int] = None
     stage_budget_bytes: Optional[int] = None  # capacity left for stages after scheduler and epilogue
     error_bytes: Optional[int] = None  # +/- on shared_storage_bytes; None = unknown
+    stage_k: Optional[int] = None  # K elements one pipeline stage holds, where less than the tile's K
     cutlass_version: str = ""
     kind: str = "model"
     notes: Tuple[str, ...] = ()
@@ -144,6 +154,8 @@ def _smem_fit(config: TileConfig, arch: str, dtype: str, grouped: bool, stage_po
     base = dict(arch=a, dtype=dtype, tile=(bm, bn, bk), grouped=grouped, stage_policy=policy)
     if a in ("sm120", "sm121"):
         return _sm120(config, dtype, grouped, fixed, with_c, base)
+    if a == "sm103" and bk == SM103_ULTRA_K and dtype in ("nvfp4", "mxfp4"):
+        return _sm103_ultra(config, dtype, grouped, fixed, base)
     if a in ("sm100", "sm103"):
         return _sm100(config, dtype, grouped, fixed, base)
     if a == "sm90":
@@ -239,6 +251,12 @@ def _sm100(config: TileConfig, dtype: str, grouped: bool, fixed: Optional[int], 
         _check_block_scaled(dtype, base["arch"], bk)
         data += _sf_bytes(cta_m, bk, dtype) + _sf_bytes(mma_n, bk, dtype)
         epi = SM100_EPI.get(mma_n)
+        if epi is None:
+            bound = next((e for n, e in SM100_EPI_BOUND if mma_n <= n), None)
+            if bound is not None:
+                epi = bound
+                notes.append(f"epilogue carveout for MMA N={mma_n} not tabulated: the N<={next(n for n, e in SM100_EPI_BOUND if mma_n <= n)} "
+                             f"figure ({bound:,} B) is used as an upper bound, so the stage count is a lower bound (inferred)")
     else:
         epi = SM100_DENSE_EPI if mma_n <= 256 else None
     if epi is None:
@@ -257,6 +275,43 @@ def _sm100(config: TileConfig, dtype: str, grouped: bool, fixed: Optional[int], 
                    verdict=_verdict(stages, kernel, SM90_LIMIT), epilogue_carveout_bytes=epi, stage_budget_bytes=budget,
                    error_bytes=0 if dtype in BLOCK_SCALED and not grouped else 2048,
                    cutlass_version="CUTLASS 4.7 (research note [C]); NVFP4 128x128x256 1-SM and 2-SM also match compiled CUTLASS 4.5",
+                   notes=tuple(notes))
+
+
+def _sm103_ultra(config: TileConfig, dtype: str, grouped: bool, fixed: Optional[int], base: dict) -> SmemFit:
+    """SM103 block-scaled fp4 with K = 768 (`sm103_compute_stage_count_or_override_blockscaled`, re-stated)."""
+    bm, bn, bk = base["tile"]
+    _check_block_scaled(dtype, base["arch"], bk)
+    if config.mma_tile is not None and config.mma_tile[0] == 2 * bm:
+        two_sm, cta_m, mma_n = True, bm, int(config.mma_tile[1])
+    elif bm == 256:
+        two_sm, cta_m, mma_n = True, 128, bn
+    else:
+        two_sm, cta_m, mma_n = False, bm, bn
+    b_rows = mma_n // 2 if two_sm else mma_n
+    slice_k = SM103_SLICE_BYTES * 8 // SMEM_BITS[dtype]  # 256 fp4 elements of K per A/B buffer
+    sf_buffers = 4 if SF_VEC[dtype] == 16 else 2
+    sf = (cta_m + (256 if mma_n == 192 else mma_n)) * (bk // sf_buffers) // SF_VEC[dtype]
+    ab = (cta_m + b_rows) * SM103_SLICE_BYTES
+    stage = ab + 2 * SM103_PIPE + sf
+    epi = next((e for n, e in SM100_EPI_BOUND if mma_n <= n), None)
+    if epi is None:
+        return SmemFit(**base, stage_bytes=None, stages=None, shared_storage_bytes=None, limit_bytes=SM90_LIMIT,
+                       verdict=None, notes=(f"SM103 epilogue carveout for MMA N={mma_n} is not known to the model",))
+    budget = SM100_REDUCED - epi
+    stages = fixed if fixed is not None else budget // stage
+    sf_stages = stages + (budget - stages * stage) // (SM103_PIPE + sf)
+    kernel = stages * (ab + SM103_PIPE) + sf_stages * (sf + SM103_PIPE) + epi
+    notes = [f"SM103 K=768 kernel: A/B staged in {slice_k}-element K slices ({ab:,} B), {stages} of them in flight; "
+             f"{sf_stages} scale-factor buffers of {sf:,} B; " + ("2-SM MMA (CTA pair); " if two_sm else "1-SM MMA; ")
+             + "epilogue carveout: the SM100 BF16 figure for this N (an upper bound where N is not tabulated)"]
+    if grouped:
+        notes.append("grouped SM103 kernels reserve tensormaps too (a few hundred bytes more): not modelled")
+    return SmemFit(**base, stage_bytes=stage, stages=stages,
+                   shared_storage_bytes=kernel if stages >= 2 else None, limit_bytes=SM90_LIMIT,
+                   verdict=_verdict(stages, kernel, SM90_LIMIT), epilogue_carveout_bytes=epi, stage_budget_bytes=budget,
+                   error_bytes=2048, stage_k=slice_k,
+                   cutlass_version="CUTLASS 4.5 sm103 block-scaled builder stage rule (re-stated, not compiled here)",
                    notes=tuple(notes))
 
 
