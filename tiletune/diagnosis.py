@@ -55,7 +55,10 @@ _PATTERNS: Tuple[Tuple[ErrorClass, "re.Pattern[str]"], ...] = tuple(
         (ErrorClass.NO_KERNEL_IMAGE, r"no kernel image is available|cudaErrorNoKernelImageForDevice|invalid device function|cudaErrorInvalidDeviceFunction|not compiled with support for this Architecture|unsupported (?:gpu )?architecture"),
         # compiler diagnostics carry a source location ("x.cu(42): error:", "x.cpp:12:5: error:");
         # a bare "Error:" is a runtime message (CUTLASS "Error: Error Internal"), not a compile error
-        (ErrorClass.COMPILE_ERROR, r"Ninja build failed|\.(?:cu|cuh|h|hpp|cpp|cc|inl)(?:\(\d+\)|:\d+(?::\d+)?):\s*(?:fatal )?error|static assertion failed|nvcc fatal|compilation terminated|(?-i:^error: )"),
+        # FlashInfer's runtime checks read "Error in function 'run' at x.cu:258: Error occurred when
+        # running GEMM!": a source location too, but a run-time failure, not a compiler's
+        (ErrorClass.LAUNCH_FAILURE, r"Error occurred when running"),
+        (ErrorClass.COMPILE_ERROR, r"^(?!.*Error in function ').*?(?:Ninja build failed|\.(?:cu|cuh|h|hpp|cpp|cc|inl)(?:\(\d+\)|:\d+(?::\d+)?):\s*(?:fatal )?error|static assertion failed|nvcc fatal|compilation terminated|(?-i:^error: ))"),
         (ErrorClass.SHARED_MEMORY, r"bytes of shared memory|bytes shared memory|lacks the shared memory resources|shared memory .*exceeds|smem_over_limit|too much shared data"),
         (ErrorClass.TMA_DESCRIPTOR, r"Failed to initialize the TMA descriptor|cuTensorMapEncode\w* failed|CUDA_ERROR_INVALID_VALUE.*TMA"),
         (ErrorClass.INITIALIZE, r"Failed to initialize|Error Internal|kErrorInternal|initialize\(\) failed"),

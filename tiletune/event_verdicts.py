@@ -57,8 +57,10 @@ def run_verdicts(events: Sequence[Event], analyzed: Sequence["AnalyzedEntry"],
         arch = arch_of.get(source) or next((_fact_arch(e) for e in evs if _fact_arch(e)), None)
         if fatal:
             first = fatal[0]
-            when = "while serving" if _served_first(first) else "at start-up"
-            text = f"the server aborted {when}: {first.summary}"
+            # a raised exception says where it was only through the lines around it (stage)
+            when = "while serving" if _served_first(first) else (
+                "at start-up" if first.kind != "exception" or first.fact("stage") == "warm-up" else "")
+            text = f"the server aborted{' ' + when if when else ''}: {first.summary}"
             more = [e for e in fatal[1:] if e.summary != first.summary]
             if more:
                 text += "; then " + "; ".join(e.summary for e in more[:3]) + (f" and {len(more) - 3} more" if len(more) > 3 else "")
@@ -91,7 +93,7 @@ def run_verdicts(events: Sequence[Event], analyzed: Sequence["AnalyzedEntry"],
 
 
 def _served_first(ev: Event) -> bool:
-    return bool(ev.fact("served_before"))
+    return bool(ev.fact("served_before")) or ev.fact("stage") == "serving"
 
 
 def _where(source: str, ev: Event) -> str:

@@ -28,6 +28,7 @@ EVENT_KINDS: Mapping[str, bool] = {
     "cuda_error": True,
     "tma_descriptor_failed": True,
     "smem_exceeded": True,
+    "exception": True,  # any other raised exception from the kernels' code (type, text, runner, tactic)
     "oom_fallback": False,
     "tactics_skipped": False,
     "tactic_failed": False,

@@ -19,9 +19,9 @@ WILD = Path(__file__).resolve().parents[2] / "cache_samples" / "wild"
 EVENT_KINDS = {
     "runner_init_failed", "cuda_error", "tma_descriptor_failed", "smem_exceeded", "oom_fallback",
     "tactics_skipped", "tactic_failed", "tactic_profiled", "config_cache_hit", "configs_saved",
-    "configs_loaded", "autotune_cache_path", "tuning_progress", "version_banner", "cache_fragment",
+    "configs_loaded", "autotune_cache_path", "tuning_progress", "version_banner", "cache_fragment", "exception",
 }
-FATAL_KINDS = {"runner_init_failed", "cuda_error", "tma_descriptor_failed", "smem_exceeded"}
+FATAL_KINDS = {"runner_init_failed", "cuda_error", "tma_descriptor_failed", "smem_exceeded", "exception"}
 SOURCE_KINDS = {"issue", "pr", "comment", "blog", "file"}
 AUTHOR_ROLES = {"user", "maintainer"}
 SOURCE_KEYS = {"url", "kind", "repo", "number", "date", "author_role"}

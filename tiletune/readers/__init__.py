@@ -194,10 +194,14 @@ class _Collector:
 
     def _text_fallback(self, mod: ModuleType, path: Path, head: bytes) -> None:
         """A named text file no reader claimed: keep what the log reader finds (events, a pasted
-        cache, clues); when it finds nothing, the file is not a format tiletune reads (exit 2)."""
+        cache, clues); when it finds nothing, the file is not a format tiletune reads (exit 2).
+
+        A ticket that states only its setup (a GPU, an arch, a FlashInfer or server version, a
+        traceback) is kept too: refusing real ticket text would lose what it says."""
         n_rec, n_ev, n_inp, n_prob = len(self.records), len(self.events), len(self.inputs), len(self.problems)
         self.run(mod, path)
-        if len(self.records) == n_rec and len(self.events) == n_ev:
+        said = any(i.arch or i.gpu or i.flashinfer_version or i.servers or i.ended for i in self.inputs[n_inp:])
+        if len(self.records) == n_rec and len(self.events) == n_ev and not said:
             del self.problems[n_prob:]
             del self.inputs[n_inp:]
             if self.sources and self.sources[-1][0] == str(path):

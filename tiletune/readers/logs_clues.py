@@ -32,13 +32,19 @@ _VLLM_CACHE = re.compile(r"flashinfer_autotune_cache/(?P<ver>" + _VER + r")/(?P<
 _MODULE = re.compile(r"(?:_|\b)sm(?P<arch>\d{2,3})[af]?_module\b|\b(?:fp4|fp8|mxfp8|bf16)_gemm_cutlass_sm(?P<arch2>\d{2,3})\b|fused_moe_(?P<arch3>\d{2,3})\b")
 # "Compute Capability: 12.0", "compute capability 12.1"; CUTLASS kernel names "cutlass3x_sm90_...",
 # cubin / kernel names ending "_sm100f"; nvcc "-arch=sm_121" (what a binary was built for: weakest)
-_CC = re.compile(r"compute capability[: ]+(?P<cc>\d{1,2}\.\d)", re.I)
+_CC = re.compile(r"compute(?: capability|_cap(?:ability)?)[:= ]+`?(?P<cc>\d{1,2}\.\d)", re.I)  # + nvidia-smi's compute_cap
+# an arch written as a word of ticket text ("GB300 (SM103 / Blackwell)", "`sm_103a`"), not a path
+# component or a longer name ("kSM_100", "/sm120/"); only lines naming one arch (a list is no clue)
+_ARCH_WORD = re.compile(r"(?<![\w/.-])(?:SM|sm)_?(?P<a>\d{2,3})[af]?(?![\w/])")
 _KERNEL_NAME = re.compile(r"\bcutlass3x_sm(?P<a>\d{2,3})_|_sm(?P<b>\d{2,3})[af]?(?:\.cubin|\b(?=\s|$|`|'|\)))")
 _BUILD_ARCH = re.compile(r"-arch[= ](?:sm|compute)_(?P<a>\d{2,3})[af]?\b")
 _GPU_GATE = re.compile(r"NVIDIA|GeForce|RTX|\bGB10\b|\bGB[23]00\b|\bB[123]00\b|\bH[12]00\b|DGX Spark")
 _GPU_NAME = re.compile(r"NVIDIA (?:GeForce )?[A-Za-z0-9][A-Za-z0-9 .-]{1,60}")
+# (Markdown around the name or the version, as tickets write them: "FlashInfer `0.6.18.post1`",
+# "flashinfer-python **0.6.12**")
 _FI_VERSION = re.compile(
-    r"flashinfer(?:[-_](?:python|cubin|jit[-_]cache))?\s*(?:==|:|\s+version[: ]|\s+v?(?=\d))\s*v?(?P<ver>" + _VER + r")", re.I)
+    r"flashinfer(?:[-_](?:python|cubin|jit[-_]cache))?[*`]*\s*(?:==|:|\s+version[: ]|\s+(?=[*`]*v?\d))\s*[*`]*v?(?P<ver>"
+    + _VER + r")", re.I)
 _SERVER_BANNERS: Tuple[Tuple[str, "re.Pattern[str]"], ...] = (
     ("vllm", re.compile(r"vLLM API server version (?P<ver>[\w.+-]+)|LLM engine \(v(?P<ver2>[\w.+-]+)\)|\bvllm\s*==\s*(?P<ver3>[\w.+-]+)|vLLM Version\s*:\s*(?P<ver4>[\w.+-]+)"
                         r"|█\s+version\s+(?P<ver5>\d[\w.+-]*)", re.I)),  # the ASCII-art start-up banner of vLLM 0.2x
@@ -50,7 +56,7 @@ _SERVER_BANNERS: Tuple[Tuple[str, "re.Pattern[str]"], ...] = (
 # a kernel / module / file name names the family its code was built for (sm120 kernels run on
 # sm121, the sm100 module on sm103): weaker than the device's own name or capability
 _ARCH_STRENGTH = {"jit path": 6, "cache path": 6, "compute capability": 6, "gpu name": 4, "kernel file name": 3,
-                  "kernel name": 3, "module name": 3, "error text": 2, "build flag": 1}
+                  "kernel name": 3, "module name": 3, "error text": 2, "arch named": 2, "build flag": 1}
 _VERSION_STRENGTH = {"jit path": 6, "cache path": 6, "package version": 5, "server release pin": 1}
 
 
@@ -151,7 +157,7 @@ class ClueSet:
                                lineno, "on " + "/".join(archs)))
         if ("NVIDIA" in text or "RTX" in text or "GB" in text or "DGX" in text or "00" in text) and _GPU_GATE.search(text):
             self._gpu(lineno, text)
-        if "apability" in text:
+        if "apability" in text or "compute_cap" in text:
             m = _CC.search(text)
             if m:
                 arch = normalize_arch(m.group("cc"))
@@ -163,6 +169,11 @@ class ClueSet:
                 arch = normalize_arch(m.group("a") or m.group("b"))
                 if arch:
                     self._add(Clue("arch", arch, "decoded", "kernel name", lineno, m.group(0).strip("_")))
+        if "sm" in low:
+            words = {normalize_arch(m.group("a")) for m in _ARCH_WORD.finditer(text)} - {None}
+            if len(words) == 1:
+                arch = words.pop()
+                self._add(Clue("arch", arch, "decoded", "arch named", lineno, arch))
         if "-arch" in text:
             m = _BUILD_ARCH.search(text)
             if m:

@@ -13,6 +13,12 @@ autotuner messages (those the autotuner parser reports itself through `EventLog.
   `CUDA_ERROR_*` / `cudaError*` aborts;
 - tma_descriptor_failed: `Failed to initialize the TMA descriptor` (boxDim from the dump);
 - smem_exceeded: `MoE grouped GEMM requires N bytes shared memory but device supports M`;
+- exception: any other exception line (`ValueError: Invalid MXFP8 split-K tactic: ((128, 32), ...)`,
+  `RuntimeError: Error in function 'TllmGenFmhaRunner' at ...: Unsupported architecture`,
+  `tvm.error.InternalError: ...`) raised from FlashInfer / CUTLASS / TensorRT-LLM code or naming a
+  runner, tactic, kernel or GEMM: its type and text (continuation lines of a wrapped message
+  joined), the runner, the tactic as written, the kernel and the arch its name states, and whether
+  nearby lines place it at warm-up (autotune, dummy runs, graph capture) or while serving;
 - autotune_cache_path, version_banner (via the clues), and the tqdm progress bars.
 
 A fatal text met while an autotuner failure's backtrace is being read is that tactic's failure,
@@ -51,7 +57,41 @@ _CUDA = re.compile(r"(?:torch\.(?:Accelerator|Cuda)Error: )?(?:CUDA error|Error 
 _CUDA_IGNORE = re.compile(r"CUDA kernel errors might be|For debugging consider passing|Compile with `TORCH_USE_CUDA_DSA`|See above for details", re.I)
 _CACHE_PATH = re.compile(r"(?:Running FlashInfer autotune with cache|Using FlashInfer autotune cache file|FlashInfer autotune cache(?: file)?)[:\s]+(?P<path>/\S+)")
 _TQDM = re.compile(r"Tuning (?P<op>[\w:.]+?):\s*(?:(?P<pct>\d+)%\s*(?:\|[^|]*\|)?)?\s*(?P<done>\d+)/(?P<total>\d+)")
+# an exception line as Python prints it: `Type: message` at the start of a line, after a log prefix
+# ("ERROR 03-13 12:01:42 [x.py:932] ", "[rank0]: ", "(Worker pid=1) ") or Markdown (`- `, `> `, a backtick)
+_EXC_LINE = re.compile(r"(?P<type>\b(?:[a-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception)): (?P<msg>\S.*)$")
+_EXC_PREFIX = re.compile(r"[\s>*`#|-]*|.*[\])]:?\s+|.*\bERROR\b.*\s")
+# an exception that belongs to the kernels tiletune reads: raised from their code or naming what they run
+_EXC_RELEVANT = re.compile(r"flashinfer|cutlass|tensorrt|trtllm|tvm\.|tactic|Runner\b|Runner'|[Aa]uto[Tt]un|gemm|GEMM|"
+                           r"\bmoe\b|MoE|[Kk]ernel|\bsm_?\d{2,3}|[Uu]nsupported arch|[Ss]hared memory")
+_EXC_FUNCTION = re.compile(r"Error in function '(?P<fn>[\w:~<>]+)' at (?P<file>\S+?\.(?:cuh|cu|cpp|h|hpp|py)):(?P<line>\d+)")
+_EXC_RUNNER = re.compile(r"\b(?P<runner>[A-Z]\w*Runner)\b")
+_EXC_TACTIC = re.compile(r"\btactic\b\s*[:=]?\s*(?P<t>[\[(].*|-?\d+)", re.I)
+_EXC_KERNEL = re.compile(r"Kernel:\s*(?P<k>\w+)")
+_KERNEL_ARCH = re.compile(r"_sm(?P<a>\d{2,3}[af]?)$")
+# words that place a line at warm-up (autotune sweep, dummy runs, graph capture) or while serving
+# (code names and log lines only: prose such as "not a graph capture case" must not place it)
+_WARMUP = re.compile(r"kernel_warmup|compile_or_warm_up_model|_dummy_run|\bdummy_run|profile_run|flashinfer_autotune|"
+                     r"Autotuning process|\bTuning [\w:.]+:|capture_model|_capture_cudagraphs|capture_end\(")
+_SERVING = re.compile(r"event_loop|run_batch|forward_batch_generation|Prefill batch|Decode batch|\bPOST /|concurrency=")
+_STAGE_WINDOW = 40
+
 _SERVED = re.compile(r"Application startup complete|Uvicorn running on|The server is fired up|ready to roll|Starting vLLM API server|Available routes are", re.I)
+
+
+def _balanced(text: str) -> str:
+    """The bracketed expression at the start of `text` ("((128, 32), (1, 1), True)" of a longer line)."""
+    depth = 0
+    for i, ch in enumerate(text):
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+            if depth == 0:
+                return text[: i + 1]
+        elif depth == 0 and not (ch.isdigit() or ch == "-"):
+            return text[:i].strip() or text.strip()
+    return text.strip()
 
 
 def _label_op(label: Optional[str], what: str) -> Optional[str]:
@@ -69,13 +109,16 @@ class EventLog:
         self._died_line: Optional[int] = None  # the first line that shows a process ending
         self._last_box: Optional[Tuple[Tuple[int, ...], int]] = None  # (boxDim, line) of the last TMA dump line
         self._last_cuda: Dict[str, int] = {}
+        self._stage_hint: Dict[str, int] = {}  # "warm-up" / "serving" -> last line that said so
         self.dropped = 0
+        self._adds = 0  # add() calls: a line that made an event of a specific kind is no generic exception
 
     # ----- recording ---------------------------------------------------------------------------
     def add(self, kind: str, line: Optional[int], text: str, summary: str, facts: Dict[str, Fact],
             key: Tuple[Any, ...] = (), fatal: Optional[bool] = None, count: int = 1,
             maybe_fatal: bool = False) -> Tuple[Any, ...]:
         ident = (kind,) + tuple(key)
+        self._adds += 1
         ev = self._events.get(ident)
         if ev is None:
             if len(self._events) >= MAX_EVENTS:
@@ -130,6 +173,11 @@ class EventLog:
         """Events in a line that is not an autotuner message (or its failure's backtrace)."""
         if self._open is not None:
             self._attach(lineno, text)
+        before = self._adds
+        if _WARMUP.search(text):
+            self._stage_hint["warm-up"] = lineno
+        elif _SERVING.search(text):
+            self._stage_hint["serving"] = lineno
         if "boxDim" in text:
             bd = diagnosis.box_dim(text)
             if bd:
@@ -172,6 +220,8 @@ class EventLog:
                          {"error_class": Fact("not_instantiated", "decoded", "error text"),
                           "error": Fact(m.group("msg"), "decoded", "error text")},
                          key=("unsupported", m.group("msg")), fatal=None if raised else False, maybe_fatal=not raised)
+        if self._adds == before and ("Error" in text or "Exception" in text) and not _CUDA.search(text):
+            self._exception(lineno, text)
 
     def _fatal_seen(self) -> None:
         """Hook for a fatal line (kept for symmetry; start-up vs serving is decided in events())."""
@@ -257,6 +307,8 @@ class EventLog:
             kf = diagnosis.kernel_file(text)
             if kf is not None:
                 self._kernel_file_facts(ident, kf)
+        if ident[0] == "exception":
+            self._exception_more(ident, lineno, text)
         if "boxDim" in text and ident[0] == "tma_descriptor_failed":
             bd = diagnosis.box_dim(text)
             if bd:
@@ -281,6 +333,106 @@ class EventLog:
                          facts, key=(box.value if box else None, code.group(1) if code else None),
                          fatal=None if sticky else False, maybe_fatal=not sticky)
         self._open = (ident, lineno)
+
+    def _exception(self, lineno: int, text: str) -> None:
+        """A raised exception line from the kernels' code (or naming a runner, tactic or kernel)."""
+        m = _EXC_LINE.search(text)
+        if m is None or not _EXC_PREFIX.fullmatch(text[: m.start()]):
+            return
+        etype, msg = m.group("type"), m.group("msg").strip().rstrip("`").strip()
+        if not _EXC_RELEVANT.search(etype + " " + msg):
+            return
+        facts: Dict[str, Fact] = {"exception_type": Fact(etype, "decoded", "exception line"),
+                                  "error": Fact(msg[:400], "decoded", "exception line")}
+        cls, _ = diagnosis.classify(msg)
+        if cls is not None:
+            facts["error_class"] = Fact(cls.value, "decoded", "error text")
+        self._exception_facts(facts, msg)
+        stage = self._stage(lineno)
+        if stage is not None:
+            facts["stage"] = stage
+        ident = self.add("exception", lineno, text, "", facts, key=(etype, msg[:200]))
+        self._summarize_exception(ident)
+        # a message cut at ':' / ',' or with an open bracket goes on in the next lines (a wrapped paste)
+        wrapped = msg.endswith((":", ",")) or msg.count("(") > msg.count(")") or msg.count("[") > msg.count("]")
+        self._open = (ident, lineno)
+        ev = self.get(ident)
+        if ev is not None:
+            ev["wrapped"] = wrapped
+
+    def _exception_facts(self, facts: Dict[str, Fact], msg: str) -> None:
+        fn = _EXC_FUNCTION.search(msg)
+        if fn:
+            facts.setdefault("file", Fact(f"{fn.group('file').rsplit('/', 1)[-1]}:{fn.group('line')}", "decoded", "exception text"))
+            if fn.group("fn").endswith("Runner"):
+                facts.setdefault("runner", Fact(fn.group("fn"), "decoded", "exception text 'Error in function'"))
+            else:
+                facts.setdefault("function", Fact(fn.group("fn"), "decoded", "exception text 'Error in function'"))
+        r = _EXC_RUNNER.search(msg)
+        if r and "runner" not in facts:
+            facts["runner"] = Fact(r.group("runner"), "decoded", "exception text")
+        t = _EXC_TACTIC.search(msg)
+        if t and "tactic" not in facts:
+            facts["tactic"] = Fact(_balanced(t.group("t")), "decoded", "exception text (the tactic as written)")
+        k = _EXC_KERNEL.search(msg)
+        if k and "kernel" not in facts:
+            facts["kernel"] = Fact(k.group("k"), "decoded", "exception text")
+            a = _KERNEL_ARCH.search(k.group("k"))
+            if a:
+                facts["arch"] = Fact("sm" + a.group("a"), "decoded", f"kernel name {k.group('k')}")
+        if "op" not in facts:
+            op = diagnosis.op_for_runner_label(str(facts["runner"].value) if "runner" in facts else msg)
+            if op:
+                facts["op"] = Fact(op, "inferred", "words of the exception text")
+
+    def _exception_more(self, ident: Tuple[Any, ...], lineno: int, text: str) -> None:
+        """Lines after an exception: the rest of a wrapped message, and where the run was."""
+        ev = self.get(ident)
+        if ev is None:
+            return
+        if ev.get("wrapped"):
+            t = text.strip()
+            if not t or t.startswith("```") or _EXC_LINE.search(t) or t.startswith(("File ", "Traceback", "[")):
+                ev["wrapped"] = False
+            else:
+                msg = f"{ev['facts']['error'].value} {t}"
+                ev["facts"]["error"] = Fact(msg[:600], "decoded", f"exception text (wrapped over lines {ev['line']}-{lineno})")
+                self._exception_facts(ev["facts"], msg)
+                cls, _ = diagnosis.classify(msg)
+                if cls is not None:
+                    ev["facts"]["error_class"] = Fact(cls.value, "decoded", "error text")
+                ev["wrapped"] = not (t.endswith(")") and msg.count("(") <= msg.count(")")) and lineno - ev["line"] < 4
+        if "stage" not in ev["facts"]:
+            if _WARMUP.search(text):
+                ev["facts"]["stage"] = Fact("warm-up", "inferred", f"line {lineno} names the warm-up / autotune path")
+            elif _SERVING.search(text):
+                ev["facts"]["stage"] = Fact("serving", "inferred", f"line {lineno} names the serving loop")
+        self._summarize_exception(ident)
+
+    def _stage(self, lineno: int) -> Optional[Fact]:
+        hints = [(ln, st) for st, ln in self._stage_hint.items() if lineno - ln <= _STAGE_WINDOW]
+        if not hints:
+            return None
+        ln, st = max(hints)
+        return Fact(st, "inferred", f"line {ln} names the {'warm-up / autotune path' if st == 'warm-up' else 'serving loop'}")
+
+    def _summarize_exception(self, ident: Tuple[Any, ...]) -> None:
+        ev = self.get(ident)
+        if ev is None:
+            return
+        f = ev["facts"]
+        msg = str(f["error"].value)
+        fn = _EXC_FUNCTION.search(msg)
+        if fn:  # "Error in function 'run' at /long/path/x.cu:258: text" -> "in run (x.cu:258): text"
+            msg = f"in {fn.group('fn')} ({f['file'].value}): " + msg[fn.end():].lstrip(": ")
+        msg = re.sub(r"\s+", " ", msg)
+        if "kernel" in f:  # the kernel name is a fact of its own; the text keeps the numbers around it
+            msg = msg.replace(str(f["kernel"].value), "<kernel>")
+        text = f"{f['exception_type'].value} {msg[:200]}" if fn else f"{f['exception_type'].value}: {msg[:200]}"
+        named = [f"{k} {f[k].value}" for k in ("runner", "tactic", "kernel", "arch") if k in f and str(f[k].value) not in text]
+        if "stage" in f:
+            named.append(f"at {f['stage'].value}" if f["stage"].value == "warm-up" else "while serving")
+        ev["summary"] = text + (f" ({'; '.join(named)})" if named else "")
 
     def _cutlass_init(self, lineno: int, text: str, m: "re.Match[str]") -> None:
         status = m.group("status")

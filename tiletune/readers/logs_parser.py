@@ -207,6 +207,10 @@ class LogParser:
         has_events = bool(self.events.events())
         if not self.facts.autotuner_lines and not self._fragment.entries:
             held = "events only (see events)" if has_events else "no FlashInfer autotuner lines, events or cache entries"
+            setup = [f"{w} {v}" for w, v in (("GPU", self.env.gpu), ("arch", self.env.arch),
+                                             ("FlashInfer", self.env.flashinfer_version)) if v]
+            if setup and not has_events:  # a ticket that states its setup only: say what it does state
+                held = f"only the setup it states ({', '.join(setup)}): {held}"
             yield InputProblem(
                 self.source,
                 f"{self.source}: {held} in {self.facts.lines} lines "
@@ -573,11 +577,14 @@ class LogParser:
         agg.record["extras"] = key.extras
 
     def _out_of_bucket(self, lineno: int, body: str) -> None:
-        m = re.match(r"No tuned config covers (\S+) input_shapes=(.*?); falling back to runner=(\S+) tactic=(-?\d+)", body)
+        # the full line names the fallback runner and tactic; a ticket often quotes it shortened
+        # ("No tuned config covers bf16_gemm input_shapes=(... [H, vocab] ...)"): the op is still there
+        m = re.match(r"No tuned config covers (\S+)(?: input_shapes=(.*?))?(?:; falling back to runner=(\S+) tactic=(-?\d+))?\s*$", body)
         if not m:
             raise ValueError("unexpected 'No tuned config covers' form")
-        op, shapes_text, runner, tactic = m.group(1), m.group(2), m.group(3), int(m.group(4))
-        shapes = self._shapes_or_none(shapes_text)
+        op, shapes_text, runner = m.group(1), m.group(2), m.group(3) or ""
+        tactic = int(m.group(4)) if m.group(4) is not None else -1  # FlashInfer's fallback: runner 0, tactic -1
+        shapes = self._shapes_or_none(shapes_text) if shapes_text and "..." not in shapes_text else None
         ident = ("fallback", op, _hashable(shapes))
         agg = self._aggs.get(ident)
         if agg is None:
@@ -588,6 +595,9 @@ class LogParser:
         agg.record["detail"]["out_of_bucket"] = True
         agg.record["detail"]["reason"] = ("shape outside the tuned bucket range: the tuned cache has this op "
                                           "but no bucket covers it, so runner 0 ran tactic -1 (perf cliff)")
+        if m.group(4) is None:
+            agg.record["detail"]["abbreviated"] = ("the line is shortened: runner, tactic and shapes are not in it "
+                                                   "(FlashInfer's fallback is runner 0, tactic -1)")
 
     def _revalidation(self, lineno: int, body: str) -> None:
         # 0.7.x: a cached tactic the runner's validate_tactic() rejects at inference (logged once)

@@ -1,0 +1,155 @@
+"""Ticket text as users paste it: raised exceptions, Markdown environment lists, setup-only tickets,
+shortened autotuner lines. Every case reads a real artifact of cache_samples/wild (its provenance
+is in the artifact's artifact.json) or quotes one of its lines verbatim.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tiletune import diagnosis
+from tiletune.formats.json_out import inspect_dict
+from tiletune.pipeline import inspect
+from tiletune.readers import logs
+from tiletune.readers.interface import ReadContext
+from tiletune.readers.logs_clues import ClueSet
+from tiletune.records import Status, TuningRecord
+
+WILD = Path(__file__).resolve().parents[2] / "cache_samples" / "wild"
+
+
+def _out(slug: str) -> dict:
+    files = [str(f) for f in sorted((WILD / slug).iterdir()) if f.name != "artifact.json"]
+    return inspect_dict(inspect(files, ReadContext()))
+
+
+def _facts(ev: dict) -> dict:
+    return {k: v["value"] for k, v in ev["facts"].items()}
+
+
+def _only(out: dict, kind: str) -> dict:
+    evs = [e for e in out["events"] if e["kind"] == kind]
+    assert len(evs) == 1, [e["kind"] for e in out["events"]]
+    return evs[0]
+
+
+def test_exception_naming_a_tactic_at_warm_up_is_a_fatal_finding():
+    # flashinfer-ai/flashinfer#5269: the ValueError vLLM's warm-up raised on 4 GB300 ranks
+    out = _out("flashinfer-5269-gb300-mxfp8-split-k-tactic-valueerror")
+    ev = _only(out, "exception")
+    f = _facts(ev)
+    assert ev["fatal"] and out["fatal"]
+    assert f["exception_type"] == "ValueError"
+    assert f["tactic"] == "((128, 32), (1, 1), True, False, 2)"  # as written: a CuTe-DSL tuple, no number
+    assert f["op"] == "mxfp8_gemm" and ev["facts"]["op"]["how"] == "inferred"
+    assert f["stage"] == "warm-up" and ev["facts"]["stage"]["how"] == "inferred"
+    assert ev["facts"]["stage"]["from"].startswith("line 11 ")  # the "raised under ... kernel_warmup" line
+    lead = out["verdicts"][0]
+    assert lead["fatal"] and lead["text"].startswith("the server aborted at start-up: ValueError: Invalid MXFP8 split-K")
+    # the ticket's Markdown states the version and the GPU: both read, with where they came from
+    inp = out["inputs"][0]
+    assert inp["flashinfer_version"]["value"] == "0.6.18.post1" and "0.6.18.post1" in inp["flashinfer_version"]["from"]
+    assert inp["arch"]["value"] == "sm103" and inp["arch"]["how"] == "inferred"  # from the GPU name GB300
+
+
+def test_runner_and_source_location_of_a_flashinfer_check():
+    # flashinfer-ai/flashinfer#3263 and sgl-project/mini-sglang#129: the same check, with and without context
+    for slug in ("flashinfer-3263-sm120-tllmgen-fmha-unsupported-architecture",
+                 "minisglang-129-rtx5070-tllmgen-fmha-bare-exception"):
+        out = _out(slug)
+        f = _facts(_only(out, "exception"))
+        assert f["runner"] == "TllmGenFmhaRunner" and f["file"] == "fmhaRunner.cuh:30", slug
+        assert f["error"].endswith("Unsupported architecture")
+        assert "stage" not in f  # nothing around it says warm-up or serving
+        assert out["verdicts"][0]["text"].startswith("the server aborted: RuntimeError in TllmGenFmhaRunner (fmhaRunner.cuh:30)")
+    assert out["inputs"][0]["arch"] is None  # the bare paste names no arch: none is made up
+
+
+def test_kernel_name_and_serving_stage_of_a_batched_gemm_error():
+    # sgl-project/sglang#16624: raised while serving (the traceback goes through the scheduler's event loop)
+    out = _out("sglang-16624-trtllm-batched-gemm-run-error-sm100f")
+    ev = _only(out, "exception")
+    f = _facts(ev)
+    assert f["function"] == "run" and f["file"] == "trtllm_batched_gemm_runner.cu:258"
+    assert f["kernel"].startswith("bmm_E2m1_E2m1E2m1_Fp32_t128x8x512u2") and f["arch"] == "sm100f"
+    assert ev["facts"]["arch"]["from"].startswith("kernel name")
+    assert f["error_class"] == "launch_failure"  # a run-time failure with a source location, not a compile error
+    assert f["stage"] == "serving"
+    assert out["verdicts"][0]["text"].startswith("the server aborted while serving: RuntimeError in run (trtllm_batched_gemm_runner.cu:258)")
+
+
+def test_wrapped_exception_message_is_joined():
+    # sgl-project/sglang#31864: the author wrapped the error over three lines
+    out = _out("sglang-31864-wrapped-batched-gemm-run-error-sm100f")
+    ev = _only(out, "exception")
+    f = _facts(ev)
+    assert "Error occurred when running GEMM!" in f["error"] and "GemmMNK:  2224   512   6144" in f["error"]
+    assert f["kernel"].endswith("_dynB_sm100f") and f["error_class"] == "launch_failure"
+    assert ev["count"] == 1 and "wrapped" in ev["facts"]["error"]["from"]
+    # prose that mentions graph capture ("not an EAGLE / ... graph capture case") places nothing
+    assert "stage" not in f
+
+
+def test_error_occurred_when_running_is_no_compile_error():
+    text = ("RuntimeError: Error in function 'run' at /workspace/csrc/trtllm_batched_gemm_runner.cu:258: "
+            "Error occurred when running GEMM! (numBatches:  256 , GemmMNK:  2   512   7168 , Kernel:  x )")
+    assert diagnosis.classify(text)[0] is diagnosis.ErrorClass.LAUNCH_FAILURE
+    # a real compiler diagnostic keeps its class
+    assert diagnosis.classify("kernel.cu(42): error: identifier \"x\" is undefined")[0] is diagnosis.ErrorClass.COMPILE_ERROR
+
+
+def test_an_unrelated_exception_is_not_an_event():
+    lines = [(1, "Traceback (most recent call last):"), (2, '  File "app.py", line 3, in <module>'),
+             (3, "KeyError: 'user'"), (4, "ValueError: invalid literal for int() with base 10: 'x'")]
+    items = list(logs.parse_lines(lines, "t.log", ReadContext().environment()))
+    assert not [i for i in items if getattr(i, "kind", None) == "exception"]
+
+
+def test_markdown_environment_bullets_give_version_and_arch():
+    # flashinfer-ai/flashinfer#3537 and #4012: versions in bold, arch as a word, nvidia-smi's compute_cap
+    out = _out("flashinfer-3537-gb200-mxfp4-moe-environment-bullets")
+    inp = out["inputs"][0]
+    assert inp["flashinfer_version"]["value"] == "0.6.12" and inp["arch"]["value"] == "sm100"
+    assert not out["fatal"] and _facts(_only(out, "version_banner"))["version"] == "0.6.12"
+    cs = ClueSet()
+    cs.feed(1, "- GPU: **NVIDIA GB300** (SM103 / `compute_cap 10.3`), single GPU, TP=1")
+    kinds = {(c.kind, c.value) for c in cs.clues if c.what == "arch"}
+    assert ("compute capability", "sm103") in kinds and ("arch named", "sm103") in kinds
+    cs = ClueSet()
+    cs.feed(1, "- FlashInfer **0.6.14**")
+    cs.feed(2, "In `flashinfer-python==0.6.7.post2`, the packaged header contains:")
+    assert [c.value for c in cs.clues if c.what == "flashinfer_version"] == ["0.6.14", "0.6.7.post2"]
+
+
+def test_arch_words_are_clues_only_when_a_line_names_one():
+    cs = ClueSet()
+    cs.feed(1, "the trtllm-gen runner accepts only SM100 / SM103 here")  # a list: no clue
+    cs.feed(2, "/root/.cache/sglang/flashinfer/autotune/0.6.12/sm120/88ed/rank_tp0_pp0_dp0.json")  # a path: its own clue kind
+    cs.feed(3, "FLASHINFER_CHECK(mSM == kSM_100, ...)")  # part of a name
+    assert not [c for c in cs.clues if c.kind == "arch named"]
+
+
+def test_a_ticket_stating_only_its_setup_is_read_not_refused(tmp_path):
+    # the environment list of flashinfer-ai/flashinfer#4012, without the rest of the ticket
+    p = tmp_path / "env.md"
+    p.write_text("## Environment\n\n- GPU: **NVIDIA GB300** (SM103 / `compute_cap 10.3`), single GPU, TP=1\n"
+                 "- container run as root\n")
+    out = inspect_dict(inspect([str(p)], ReadContext()))
+    assert not any("not a format" in pr["message"] for pr in out["problems"])
+    assert out["inputs"][0]["arch"]["value"] == "sm103"
+    assert any("only the setup it states" in pr["message"] and "sm103" in pr["message"] for pr in out["problems"])
+    # a text that says nothing tiletune reads is still refused (exit 2)
+    q = tmp_path / "notes.txt"
+    q.write_text("this is not a cache\n")
+    out = inspect_dict(inspect([str(q)], ReadContext()))
+    assert any("not a format tiletune reads" in pr["message"] for pr in out["problems"])
+
+
+def test_shortened_no_tuned_config_line_keeps_its_op():
+    # vllm-project/vllm#47720 quotes the warning shortened
+    line = "[AutoTuner]: No tuned config covers bf16_gemm input_shapes=(... [H, vocab] ...)"
+    items = list(logs.parse_lines([(1, line)], "pr.md", ReadContext().environment()))
+    recs = [i for i in items if isinstance(i, TuningRecord)]
+    assert len(recs) == 1 and recs[0].op == "bf16_gemm" and recs[0].status is Status.FALLBACK and recs[0].tactic == -1
+    assert "shortened" in dict(recs[0].detail)["abbreviated"]
+    assert not [i for i in items if "could not parse" in getattr(i, "message", "")]
