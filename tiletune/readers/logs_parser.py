@@ -579,7 +579,7 @@ class LogParser:
     def _out_of_bucket(self, lineno: int, body: str) -> None:
         # the full line names the fallback runner and tactic; a ticket often quotes it shortened
         # ("No tuned config covers bf16_gemm input_shapes=(... [H, vocab] ...)"): the op is still there
-        m = re.match(r"No tuned config covers (\S+)(?: input_shapes=(.*?))?(?:; falling back to runner=(\S+) tactic=(-?\d+))?\s*$", body)
+        m = re.match(r"No tuned config covers (\S+)(?: input_shapes=([^;]*))?(?:; falling back to runner=(\S+) tactic=(-?\d+))?(?:[\s.;]|$)", body)
         if not m:
             raise ValueError("unexpected 'No tuned config covers' form")
         op, shapes_text, runner = m.group(1), m.group(2), m.group(3) or ""
