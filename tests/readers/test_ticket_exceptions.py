@@ -153,3 +153,39 @@ def test_shortened_no_tuned_config_line_keeps_its_op():
     assert len(recs) == 1 and recs[0].op == "bf16_gemm" and recs[0].status is Status.FALLBACK and recs[0].tactic == -1
     assert "shortened" in dict(recs[0].detail)["abbreviated"]
     assert not [i for i in items if "could not parse" in getattr(i, "message", "")]
+
+
+def test_where_a_ticket_says_it_was_raised():
+    # flashinfer-ai/flashinfer#5449: "at `flashinfer/gemm/gemm_base.py:5327`, called from `mm_mxfp8` ->
+    # `CuteDSLMxfp8GemmRunner.forward`" on the line after the exception
+    out = _out("flashinfer-5449-dgx-station-gb300-mxfp8-split-k-warmup")
+    ev = _only(out, "exception")
+    f = _facts(ev)
+    assert f["runner"] == "CuteDSLMxfp8GemmRunner" and f["raised_in"] == "flashinfer/gemm/gemm_base.py:5327"
+    assert ev["facts"]["runner"]["from"].startswith("line 18 ")
+    assert f["tactic"] == "((128, 16), (1, 1), True, False, 4)" and f["stage"] == "warm-up"
+    inp = out["inputs"][0]
+    assert inp["arch"]["value"] == "sm103" and inp["flashinfer_version"]["value"] == "0.6.18.post1"
+
+
+def test_innermost_kernel_code_frame_of_a_traceback():
+    lines = [(1, "Traceback (most recent call last):"),
+             (2, '  File "/usr/lib/python3.12/site-packages/vllm/model_executor/warmup/kernel_warmup.py", line 244, in flashinfer_autotune'),
+             (3, "    runner._dummy_run(**dummy_run_kwargs)"),
+             (4, '  File "/usr/lib/python3.12/site-packages/flashinfer/gemm/gemm_base.py", line 5327, in forward'),
+             (5, "    raise ValueError(f\"Invalid MXFP8 split-K tactic: {tactic}\")"),
+             (6, "ValueError: Invalid MXFP8 split-K tactic: ((128, 16), (1, 1), True, False, 4)")]
+    # (a traceback of the shape vLLM prints; the frames and the message are those flashinfer-ai/flashinfer#5449 names)
+    items = list(logs.parse_lines(lines, "t.log", ReadContext().environment()))
+    [ev] = [i for i in items if getattr(i, "kind", None) == "exception"]
+    assert ev.fact("raised_in") == "gemm_base.py:5327 in forward" and ev.fact("stage") == "warm-up"
+    assert ev.is_fatal and ev.line == 6
+
+
+def test_exception_quoted_in_a_prose_code_span():
+    # vllm-project/vllm#43033: the CI analyzer quotes the exception inside a sentence
+    out = _out("vllm-43033-b200-ci-check-failed-sf-layout-warmup")
+    f = _facts(_only(out, "exception"))
+    assert f["exception_type"] == "RuntimeError" and f["error"].endswith("Invalid sf layout in run")
+    assert f["stage"] == "warm-up"  # "during kernel warmup" in the same sentence
+    assert out["inputs"][0]["arch"]["value"] == "sm100"  # B200

@@ -60,6 +60,11 @@ _TQDM = re.compile(r"Tuning (?P<op>[\w:.]+?):\s*(?:(?P<pct>\d+)%\s*(?:\|[^|]*\|)
 # an exception line as Python prints it: `Type: message` at the start of a line, after a log prefix
 # ("ERROR 03-13 12:01:42 [x.py:932] ", "[rank0]: ", "(Worker pid=1) ") or Markdown (`- `, `> `, a backtick)
 _EXC_LINE = re.compile(r"(?P<type>\b(?:[a-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception)): (?P<msg>\S.*)$")
+# an exception quoted in a Markdown code span of prose: "... fails with `RuntimeError: Check failed: ...` during ..."
+_EXC_SPAN = re.compile(r"`(?P<type>(?:[a-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception)): (?P<msg>[^`]+)`")
+# where an exception was raised: a traceback frame of the kernels' code, or a ticket's "at `file.py:N`"
+_FRAME = re.compile(r'File "(?P<path>[^"]*(?:flashinfer|cutlass|tensorrt_llm)[^"]*)", line (?P<ln>\d+), in (?P<fn>[\w<>]+)')
+_AT_SOURCE = re.compile(r"\bat `?(?P<path>[\w./-]+\.(?:py|cu|cuh|cpp|h|hpp)):(?P<ln>\d+)")
 _EXC_PREFIX = re.compile(r"[\s>*`#|-]*|.*[\])]:?\s+|.*\bERROR\b.*\s")
 # an exception that belongs to the kernels tiletune reads: raised from their code or naming what they run
 _EXC_RELEVANT = re.compile(r"flashinfer|cutlass|tensorrt|trtllm|tvm\.|tactic|Runner\b|Runner'|[Aa]uto[Tt]un|gemm|GEMM|"
@@ -71,7 +76,7 @@ _EXC_KERNEL = re.compile(r"Kernel:\s*(?P<k>\w+)")
 _KERNEL_ARCH = re.compile(r"_sm(?P<a>\d{2,3}[af]?)$")
 # words that place a line at warm-up (autotune sweep, dummy runs, graph capture) or while serving
 # (code names and log lines only: prose such as "not a graph capture case" must not place it)
-_WARMUP = re.compile(r"kernel_warmup|compile_or_warm_up_model|_dummy_run|\bdummy_run|profile_run|flashinfer_autotune|"
+_WARMUP = re.compile(r"kernel[_ ]warmup|compile_or_warm_up_model|_dummy_run|\bdummy_run|profile_run|flashinfer_autotune|"
                      r"Autotuning process|\bTuning [\w:.]+:|capture_model|_capture_cudagraphs|capture_end\(")
 _SERVING = re.compile(r"event_loop|run_batch|forward_batch_generation|Prefill batch|Decode batch|\bPOST /|concurrency=")
 _STAGE_WINDOW = 40
@@ -110,6 +115,7 @@ class EventLog:
         self._last_box: Optional[Tuple[Tuple[int, ...], int]] = None  # (boxDim, line) of the last TMA dump line
         self._last_cuda: Dict[str, int] = {}
         self._stage_hint: Dict[str, int] = {}  # "warm-up" / "serving" -> last line that said so
+        self._frame: Optional[Tuple[str, int]] = None  # (innermost kernel-code frame, line) of the open traceback
         self.dropped = 0
         self._adds = 0  # add() calls: a line that made an event of a specific kind is no generic exception
 
@@ -174,6 +180,12 @@ class EventLog:
         if self._open is not None:
             self._attach(lineno, text)
         before = self._adds
+        if 'File "' in text or "Traceback" in text:
+            fr = _FRAME.search(text)
+            if fr:
+                self._frame = (f"{fr.group('path').rsplit('/', 1)[-1]}:{fr.group('ln')} in {fr.group('fn')}", lineno)
+            elif "Traceback (most recent call last)" in text:
+                self._frame = None
         if _WARMUP.search(text):
             self._stage_hint["warm-up"] = lineno
         elif _SERVING.search(text):
@@ -338,9 +350,11 @@ class EventLog:
         """A raised exception line from the kernels' code (or naming a runner, tactic or kernel)."""
         m = _EXC_LINE.search(text)
         if m is None or not _EXC_PREFIX.fullmatch(text[: m.start()]):
-            return
+            m = _EXC_SPAN.search(text)  # quoted in prose: the span is the whole message
+            if m is None:
+                return
         etype, msg = m.group("type"), m.group("msg").strip().rstrip("`").strip()
-        if not _EXC_RELEVANT.search(etype + " " + msg):
+        if not _EXC_RELEVANT.search(etype + " " + msg) and not (_EXC_RELEVANT.search(text) and "`" in text[: m.start() + 1]):
             return
         facts: Dict[str, Fact] = {"exception_type": Fact(etype, "decoded", "exception line"),
                                   "error": Fact(msg[:400], "decoded", "exception line")}
@@ -351,6 +365,8 @@ class EventLog:
         stage = self._stage(lineno)
         if stage is not None:
             facts["stage"] = stage
+        if self._frame is not None and lineno - self._frame[1] <= _STAGE_WINDOW:
+            facts["raised_in"] = Fact(self._frame[0], "decoded", f"traceback frame (line {self._frame[1]})")
         ident = self.add("exception", lineno, text, "", facts, key=(etype, msg[:200]))
         self._summarize_exception(ident)
         # a message cut at ':' / ',' or with an open bracket goes on in the next lines (a wrapped paste)
@@ -402,6 +418,15 @@ class EventLog:
                 if cls is not None:
                     ev["facts"]["error_class"] = Fact(cls.value, "decoded", "error text")
                 ev["wrapped"] = not (t.endswith(")") and msg.count("(") <= msg.count(")")) and lineno - ev["line"] < 4
+        if lineno - ev["line"] <= 3 and not ev.get("wrapped"):
+            # a ticket says where it was raised on the next line: "at `flashinfer/gemm/gemm_base.py:5327`,
+            # called from `mm_mxfp8` -> `CuteDSLMxfp8GemmRunner.forward`"
+            at = _AT_SOURCE.search(text)
+            if at and "raised_in" not in ev["facts"]:
+                ev["facts"]["raised_in"] = Fact(f"{at.group('path')}:{at.group('ln')}", "decoded", f"line {lineno}")
+            r = _EXC_RUNNER.search(text)
+            if r and "runner" not in ev["facts"]:
+                ev["facts"]["runner"] = Fact(r.group("runner"), "decoded", f"line {lineno} (where it was raised)")
         if "stage" not in ev["facts"]:
             if _WARMUP.search(text):
                 ev["facts"]["stage"] = Fact("warm-up", "inferred", f"line {lineno} names the warm-up / autotune path")
@@ -430,6 +455,8 @@ class EventLog:
             msg = msg.replace(str(f["kernel"].value), "<kernel>")
         text = f"{f['exception_type'].value} {msg[:200]}" if fn else f"{f['exception_type'].value}: {msg[:200]}"
         named = [f"{k} {f[k].value}" for k in ("runner", "tactic", "kernel", "arch") if k in f and str(f[k].value) not in text]
+        if "raised_in" in f and "file" not in f:
+            named.append(f"raised in {f['raised_in'].value}")
         if "stage" in f:
             named.append(f"at {f['stage'].value}" if f["stage"].value == "warm-up" else "while serving")
         ev["summary"] = text + (f" ({'; '.join(named)})" if named else "")
