@@ -9,8 +9,10 @@ tests/test_pipeline.py and tests/test_cli_inspect.py.
 
 from __future__ import annotations
 
-from types import SimpleNamespace
+import dataclasses
 
+from tiletune.model import gpus
+from tiletune.model.perf import estimate
 from tiletune.model_adapter import ModelPort
 from tiletune.records import CatalogRef, Decoded, Entry, Environment, Problem, Status, TileConfig, TuningRecord, Undecoded
 
@@ -28,36 +30,34 @@ T256 = TileConfig((256, 128, 128), name="CtaShape256x128x64B")
 SMEM = {(128, 128, 256): (83_968, 2), (256, 128, 128): (93_184, 3)}
 
 
+def model_result(problem=None, config=T128, spec=None, *, dtype="nvfp4", arch="sm120", smem=None, **fields):
+    """A real `ModelResult` (the model run on `spec`, default the RTX PRO 6000 Server as SPEC names
+    it) with recorded values put in: `smem` maps SmemFit fields, `fields` ModelResult fields."""
+    e = estimate(problem or problem_at(16), config, spec or SPEC, dtype=dtype, arch=arch)
+    if smem:
+        fields["smem"] = dataclasses.replace(e.smem, **smem)
+    return e._replace(**fields)
+
+
 def recorded_model(problem, config, spec, *, dtype, arch):
     smem, stages = SMEM[config.tile]
     flops = 2.0 * problem.m * problem.n * problem.k
-    # the same attribute names as tiletune.model.ModelResult / SmemFit
-    return SimpleNamespace(**{
-        "smem": SimpleNamespace(shared_storage_bytes=smem, limit_bytes=101_376, stages=stages, verdict="fits", notes=()),
-        "intensity_problem": 56.0 if problem.m == 16 else 3.6,
-        "intensity_tile": 85.3,
-        "bound": "memory",
-        "time_floor_s": 10.5e-6,
-        "time_expected_s": 16.0e-6,
-        "time_low_s": 12.0e-6,
-        "time_high_s": 25.0e-6,
-        "efficiency_compute": flops / 16.0e-6 / 1.87e15,
-        "efficiency_roofline": 10.5 / 16.0,
-        "flops": flops,
-        "peak_dense": 1.87e15,
-        "peak_sparse": 3.74e15,
-        "bandwidth": 1.792e12,
-        "ctas": 56,
-        "sms": 188,
-    })
+    return model_result(
+        problem, config, spec, dtype=dtype, arch=arch, notes=(),
+        smem=dict(shared_storage_bytes=smem, limit_bytes=101_376, stages=stages, verdict="fits", notes=()),
+        intensity_problem=56.0 if problem.m == 16 else 3.6, intensity_tile=85.3, bound="memory",
+        time_floor_s=10.5e-6, time_expected_s=16.0e-6, time_low_s=12.0e-6, time_high_s=25.0e-6,
+        efficiency_compute=flops / 16.0e-6 / 1.87e15, efficiency_roofline=10.5 / 16.0, flops=flops,
+        peak_dense=1.87e15, peak_sparse=3.74e15, bandwidth=1.792e12, ctas=56, sms=188,
+    )
 
 
-class _Spec:
-    name = "RTX PRO 6000 Blackwell Server Edition"
+# the real spec under the name the recorded figures use
+SPEC = dataclasses.replace(gpus.find("RTX PRO 6000 Blackwell Server Edition"), name="RTX PRO 6000 Blackwell Server Edition")
 
 
 def port():
-    return ModelPort(None, find=lambda name: _Spec(), default_for_arch=lambda arch: _Spec(), analyze=recorded_model)
+    return ModelPort(None, find=lambda name: SPEC, default_for_arch=lambda arch: SPEC, analyze=recorded_model)
 
 
 def rec(source, status, tactic, *, error=None, count=1, kind="flashinfer-v1", op="fp4_gemm", runner="CutlassFp4GemmRunner"):
@@ -67,6 +67,10 @@ def rec(source, status, tactic, *, error=None, count=1, kind="flashinfer-v1", op
 
 def problem(m, lo, hi):
     return Problem(m=m, n=7168, k=4608, m_range=(lo, hi), dtype_a="nvfp4", dtype_b="nvfp4", dtype_out="bf16")
+
+
+def problem_at(m):
+    return Problem(m=m, n=7168, k=4608, dtype_a="nvfp4", dtype_b="nvfp4", dtype_out="bf16")
 
 
 ERR = "[FP4 gemm Runner] Failed to initialize cutlass FP4 gemm on sm120/sm121. Error: Error Internal"

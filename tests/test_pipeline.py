@@ -52,8 +52,8 @@ def test_modelled_at_top_of_bucket_once_per_case():
     a = res.entries[0].analysis
     assert a is not None and a.m_evaluated == 16 and res.entries[-1].analysis.m_evaluated == 256
     # DESIGN.md fact (CUTLASS 4.5): NVFP4 SM120 128x128x256 -> 2 stages, 83,968 B, fits 101,376 B
-    assert (a.smem_stages, a.smem_bytes, a.smem_limit, a.smem_verdict) == (2, 83_968, 101_376, "fits")
-    assert a.bound == "memory" and a.time_expected_s and 0 < a.eff_compute < 1
+    assert (a.smem.stages, a.smem.shared_storage_bytes, a.smem.limit_bytes, a.smem.verdict) == (2, 83_968, 101_376, "fits")
+    assert a.bound == "memory" and a.time_expected_s and 0 < a.efficiency_compute < 1
     (g,) = res.gpus
     assert g.how == "named in the inputs" and "RTX PRO 6000" in g.gpu and "Server" in g.gpu
 
@@ -71,7 +71,7 @@ def test_failures_aggregate_across_inputs_and_evidence_wins():
     (f,) = res.failures
     assert (f.count, f.sources, f.passed_later) == (16, ("a.log", "b.log"), True)
     # the model says 256x128x128 NVFP4 fits (3 stages, 93,184 B) yet it failed: not blamed on smem
-    assert f.analysis is not None and f.analysis.smem_bytes == 93_184 and f.analysis.smem_verdict == "fits"
+    assert f.analysis is not None and f.analysis.smem.shared_storage_bytes == 93_184 and f.analysis.smem.verdict == "fits"
     assert f.reason.model_disagrees and "not explained by shared memory" in f.reason.summary
     (v,) = res.verdicts
     assert "256x128x128 failed 16 times (Error Internal; not explained by shared memory)" in v.text

@@ -1,14 +1,17 @@
 """Failure reasons and one-line verdicts: the evidence wins over the shared-memory model.
 
-Inputs are hand-built records and `Analysis` values (numbers from research/hardware-perf-model.md
+Inputs are hand-built records and model results with recorded shared-memory values (numbers from research/hardware-perf-model.md
 2.3: NVFP4 SM120 under CUTLASS 4.5, 128x128x256 -> 2 stages, 83,968 B; 256x128x128 -> 3 stages,
 93,184 B; SM12x per-block opt-in limit 101,376 B).
 """
 
 from __future__ import annotations
 
+from synthetic import model_result  # a real ModelResult with recorded values (tests/synthetic.py)
+
+from tiletune.model.perf import ModelResult
 from tiletune.records import CatalogRef, Decoded, Entry, Environment, Problem, Status, TileConfig, TuningRecord
-from tiletune.results import Analysis, AnalyzedEntry, Failure, FailureReason, NotTried
+from tiletune.results import AnalyzedEntry, Failure, FailureReason, NotTried
 from tiletune.verdicts import explain_failure, short_error, smem_from_text, verdicts
 
 WHEEL_MXFP8 = (
@@ -18,9 +21,8 @@ WHEEL_MXFP8 = (
 FP4_INTERNAL = "[FP4 gemm Runner] Failed to initialize cutlass FP4 gemm on sm120/sm121. Error: Error Internal"
 
 
-def _analysis(smem: int, verdict: str, stages: int = 2) -> Analysis:
-    return Analysis(gpu="RTX PRO 6000 Blackwell Server Edition", dtype="nvfp4", m_evaluated=16,
-                    smem_bytes=smem, smem_limit=101_376, smem_stages=stages, smem_verdict=verdict)
+def _analysis(smem: int, verdict: str, stages: int = 2) -> ModelResult:
+    return model_result(smem=dict(shared_storage_bytes=smem, limit_bytes=101_376, stages=stages, verdict=verdict))
 
 
 def test_smem_numbers_come_from_the_error_text():

@@ -1,8 +1,8 @@
 """The model adapter: inspect's one door to `tiletune.model`.
 
 `ModelPort` chooses the GPU to model each arch on (--gpu, the GPU the inputs name, else the arch's
-default SKU, and says which and why), asks the model once per distinct case (decode shapes
-repeat across thousands of entries) and projects the model's answer onto `results.Analysis`.
+default SKU, and says which and why) and asks the model once per distinct case (decode shapes
+repeat across thousands of entries); the model's `ModelResult` is what the entry holds.
 When the model cannot answer for an entry (no config, no dtype, no GPU for the arch, a dtype the
 arch lacks) the entry carries `analysis=None` and a note saying why, never a guessed number.
 """
@@ -17,9 +17,9 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 from tiletune.archs import arch_family, arch_from_gpu_name
 from tiletune.errors import ModelError, TiletuneError
 from tiletune.model import gpus as gpu_table
-from tiletune.model.perf import Estimate, estimate
+from tiletune.model.perf import ModelResult, estimate
 from tiletune.records import Decoded, Entry, Problem, TileConfig, Undecoded
-from tiletune.results import Analysis, AnalyzedEntry, GpuChoice
+from tiletune.results import AnalyzedEntry, GpuChoice
 
 # An M bucket's upper end can be open (the last GEMM bucket covers "and above"); past this we
 # model the bucket's own M rather than an absurd one.
@@ -40,14 +40,14 @@ class ModelPort:
         *,
         find: Callable[[str], Any],
         default_for_arch: Callable[[str], Any],
-        analyze: Callable[..., Any],
+        analyze: Callable[..., ModelResult],
     ) -> None:
         self._override = gpu_override
         self._find = find
         self._default = default_for_arch
         self._analyze = analyze
         self._spec_cache: dict[tuple[Optional[str], Optional[str]], tuple[Any, str, Optional[str]]] = {}
-        self._result_cache: dict[tuple[Any, ...], tuple[Optional[Analysis], Optional[str], TileConfig]] = {}
+        self._result_cache: dict[tuple[Any, ...], tuple[Optional[ModelResult], Optional[str], TileConfig]] = {}
         self._choices: "OrderedDict[tuple[Optional[str], Optional[str]], GpuChoice]" = OrderedDict()
         self._notes: list[str] = []
         self._arch_named: dict[Optional[str], str] = {}  # set by inputs_name()
@@ -56,8 +56,7 @@ class ModelPort:
 
     @classmethod
     def default(cls, gpu_override: Optional[str]) -> "ModelPort":
-        """The real model. `estimate` is `analyze`'s numeric core: the same numbers without
-        building the full ModelResult (or its alternatives), which inspect never shows."""
+        """The real model. `estimate` is `analyze` without the alternatives, which inspect never shows."""
         return cls(gpu_override, find=gpu_table.find, default_for_arch=gpu_table.default_for_arch, analyze=estimate)
 
     def inputs_name(self, gpus_by_arch: Mapping[Optional[str], str]) -> None:
@@ -122,8 +121,8 @@ class ModelPort:
 
     def analyze(
         self, problem: Problem, config: TileConfig, arch: Optional[str], named_gpu: Optional[str]
-    ) -> tuple[Optional[Analysis], Optional[str]]:
-        """The model's Analysis for this case at the top of the M bucket, or (None, why)."""
+    ) -> tuple[Optional[ModelResult], Optional[str]]:
+        """The model's result for this case at the top of the M bucket, or (None, why)."""
         spec, gpu_name, why = self.gpu_for(arch, named_gpu)
         if spec is None:
             return None, why
@@ -134,7 +133,7 @@ class ModelPort:
 
     def _memoised(
         self, problem: Problem, config: TileConfig, spec: Any, gpu_name: str, dtype: str, arch: Optional[str]
-    ) -> tuple[Optional[Analysis], Optional[str]]:
+    ) -> tuple[Optional[ModelResult], Optional[str]]:
         """`_run` once per distinct case. The key holds the problem's fields the model reads (not
         its notes or bucket range) and the config by identity: equal cases share one result
         without hashing two dataclasses per entry in Python. The memo keeps each config alive, so
@@ -181,13 +180,13 @@ class ModelPort:
 
     def _run(
         self, problem: Problem, m: int, config: TileConfig, spec: Any, gpu_name: str, dtype: str, arch: Optional[str]
-    ) -> tuple[Optional[Analysis], Optional[str]]:
+    ) -> tuple[Optional[ModelResult], Optional[str]]:
         at_top = _with_m(problem, m) if m != problem.m else problem
         try:
             res = self._analyze(at_top, config, spec, dtype=dtype, arch=arch)
         except TiletuneError as e:  # e.g. a dtype the arch lacks: data, not a crash
             return None, f"model: {e}"
-        return project(res, gpu=gpu_name, dtype=dtype, m=m), None
+        return res, None
 
 
 # Problem's fields after `m`, read in one C call: `_with_m` is dataclasses.replace(problem, m=m)
@@ -218,62 +217,6 @@ def _same_gpu(a: str, b: str) -> bool:
     return norm(a) == norm(b) or norm(a) in norm(b) or norm(b) in norm(a)
 
 
-_RESULT_FIELDS = (
-    "intensity_problem", "intensity_tile", "bound", "time_floor_s", "time_expected_s", "time_low_s", "time_high_s",
-    "efficiency_compute", "efficiency_roofline", "flops", "peak_dense", "peak_sparse", "bandwidth", "ctas", "sms",
-)
-
-
-_new_tuple = tuple.__new__
-
-
-def project(res: Any, *, gpu: str, dtype: str, m: int) -> Analysis:
-    """Map a `tiletune.model.ModelResult` onto the fields inspect shows, in base units.
-
-    Plain attribute access (this runs once per distinct case, tens of thousands of times for a
-    big cache); a field the model does not have reads as None.
-    """
-    if type(res) is Estimate:  # the default port's answer: its fields are known
-        smem = res.smem
-        return _new_tuple(Analysis, (  # every field, in order: one C call instead of NamedTuple's Python __new__
-            gpu, dtype, m, smem.shared_storage_bytes, smem.limit_bytes, smem.stages, smem.verdict,
-            res.intensity_problem, res.intensity_tile, res.bound, res.time_floor_s, res.time_expected_s,
-            res.time_low_s, res.time_high_s, res.efficiency_compute, res.efficiency_roofline, res.flops,
-            res.peak_dense, res.peak_sparse, res.bandwidth, res.ctas, res.sms, smem.notes + res.notes,
-        ))
-    fit = getattr(res, "smem", None)
-    verdict = getattr(fit, "verdict", None)
-    notes = tuple(getattr(fit, "notes", ()) or ()) + tuple(getattr(res, "notes", ()) or ())
-    g = getattr(res, "__dict__", None) or {n: getattr(res, n, None) for n in _RESULT_FIELDS}
-    return Analysis(
-        gpu=gpu,
-        dtype=dtype,
-        m_evaluated=m,
-        smem_bytes=getattr(fit, "shared_storage_bytes", None),
-        smem_limit=getattr(fit, "limit_bytes", None),
-        smem_stages=getattr(fit, "stages", None),
-        smem_verdict=str(verdict) if verdict is not None else None,
-        intensity_problem=g.get("intensity_problem"),
-        intensity_tile=g.get("intensity_tile"),
-        bound=g.get("bound"),
-        time_floor_s=g.get("time_floor_s"),
-        time_expected_s=g.get("time_expected_s"),
-        time_low_s=g.get("time_low_s"),
-        time_high_s=g.get("time_high_s"),
-        eff_compute=g.get("efficiency_compute"),
-        eff_roofline=g.get("efficiency_roofline"),
-        flops=g.get("flops"),
-        peak_dense_flops=g.get("peak_dense"),
-        peak_sparse_flops=g.get("peak_sparse"),
-        bandwidth=g.get("bandwidth"),
-        ctas=g.get("ctas"),
-        sms=g.get("sms"),
-        notes=notes,
-    )
-
-
-
-
 def _analyze_entry(entry: Entry, port: ModelPort) -> AnalyzedEntry:
     config = entry.config
     if config is None:
@@ -288,4 +231,4 @@ def _analyze_entry(entry: Entry, port: ModelPort) -> AnalyzedEntry:
 
 
 
-__all__ = ["ModelPort", "project"]
+__all__ = ["ModelPort"]

@@ -4,63 +4,23 @@
 never-tried catalog tiles, the verdicts and the input problems; `verdicts` builds its `Verdict`s.
 `DoctorReport` is what `tiletune doctor` found. Formatters read these and compute nothing.
 
-Units in `Analysis`: bytes, seconds, FLOP per byte, FLOP/s, bytes/s, fractions (0..1).
-Formatters convert (KiB, us, %) and label model values as such.
+The model's answer for an entry or a failure is the model's own `ModelResult` (held, not copied:
+it is the one type of a modelled case; units in its docstring). Formatters convert (KiB, us, %)
+and label model values as such.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, NamedTuple, Optional, Tuple
+from typing import TYPE_CHECKING, Optional, Tuple
 
 from tiletune.events import Event, InputFacts
+from tiletune.model.perf import ModelResult
 from tiletune.records import CatalogRef, Entry, InputProblem, Problem, Tactic, TileConfig, quick_init
 
 if TYPE_CHECKING:
     from tiletune.overview import RankDisagreement
     from tiletune.source_groups import SourceGroup
-
-
-class Analysis(NamedTuple):
-    """What the performance model says for one (problem at the top of its M bucket, tile, GPU).
-
-    Every number is a model estimate (never a measurement); None where the model could not say.
-    `smem_verdict` is "fits" | "does_not_build" | "overflows_at_initialize" | None.
-    A NamedTuple rather than a frozen dataclass: inspect builds one per distinct modelled case
-    (tens of thousands for a big cache), and a tuple is built in one C call instead of a slot
-    store per field.
-    """
-
-    gpu: str
-    dtype: str
-    m_evaluated: int
-    smem_bytes: Optional[int] = None
-    smem_limit: Optional[int] = None
-    smem_stages: Optional[int] = None
-    smem_verdict: Optional[str] = None
-    intensity_problem: Optional[float] = None  # FLOP/B, whole problem, minimum DRAM bytes
-    intensity_tile: Optional[float] = None  # FLOP/B, one CTA tile per K step
-    bound: Optional[str] = None  # "memory" | "compute"
-    time_floor_s: Optional[float] = None
-    time_expected_s: Optional[float] = None
-    time_low_s: Optional[float] = None
-    time_high_s: Optional[float] = None
-    eff_compute: Optional[float] = None  # expected FLOP/s over the DENSE peak
-    eff_roofline: Optional[float] = None  # roofline floor time over expected time
-    flops: Optional[float] = None
-    peak_dense_flops: Optional[float] = None  # FLOP/s
-    peak_sparse_flops: Optional[float] = None  # FLOP/s; the vendor's 2:4 figure, shown as an aside only
-    bandwidth: Optional[float] = None  # bytes/s
-    ctas: Optional[int] = None
-    sms: Optional[int] = None
-    notes: tuple[str, ...] = ()
-
-    @property
-    def fits(self) -> Optional[bool]:
-        """True/False when the model gave a verdict, None when it could not."""
-        if self.smem_verdict is None:
-            return None
-        return self.smem_verdict == "fits"
 
 
 @quick_init  # built once per entry / modelled case
@@ -69,7 +29,7 @@ class AnalyzedEntry:
     """One decoded record plus the model's view of it (or why there is none)."""
 
     entry: Entry
-    analysis: Optional[Analysis] = None
+    analysis: Optional[ModelResult] = None  # the model's answer at the top of the entry's M bucket
     analysis_note: Optional[str] = None  # why `analysis` is None (not decoded, no dtype, model missing, ...)
 
     @property
@@ -120,7 +80,7 @@ class Failure:
     errors: tuple[tuple[str, int], ...]  # (error text, count), most frequent first
     sources: tuple[str, ...]
     reason: FailureReason
-    analysis: Optional[Analysis] = None
+    analysis: Optional[ModelResult] = None
     passed_later: bool = False  # a retry ledger shows it passing
     not_cutlass: bool = False  # a cuBLAS / cuDNN / trtllm-gen tactic: there is no tile to name
     problems: tuple[Problem, ...] = ()  # the shape buckets it failed for (distinct)
@@ -283,5 +243,5 @@ class DoctorReport:
     searched: Tuple[str, ...] = field(default_factory=tuple)
 
 
-__all__ = ["Check", "DoctorReport", "Gpu", "Workspace", "Analysis", "AnalyzedEntry", "Failure", "FailureReason", "GpuChoice", "InspectResult", "NotTried",
+__all__ = ["Check", "DoctorReport", "Gpu", "Workspace", "AnalyzedEntry", "Failure", "FailureReason", "GpuChoice", "InspectResult", "NotTried",
            "Verdict", "loses_data"]

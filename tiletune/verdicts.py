@@ -17,9 +17,10 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from tiletune import diagnosis
 from tiletune.archs import arch_family
+from tiletune.model.perf import ModelResult
 from tiletune.overview import RankDisagreement
 from tiletune.records import Decoded, Status, Undecoded
-from tiletune.results import Analysis, AnalyzedEntry, Failure, FailureReason, NotTried, Verdict
+from tiletune.results import AnalyzedEntry, Failure, FailureReason, NotTried, Verdict
 
 # Texts that mean "there is no kernel for this tile", shared-memory numbers and the short form of
 # an error all come from the one error-text vocabulary (tiletune.diagnosis).
@@ -54,7 +55,7 @@ def _fmt_bytes(n: int) -> str:
 def explain_failure(
     *,
     errors: Sequence[str],
-    analysis: Optional["Analysis"],
+    analysis: Optional[ModelResult],
     known_failure: Optional[str] = None,
     jit_not_built: Optional[str] = None,
     detail: Optional[Mapping[str, Any]] = None,
@@ -66,7 +67,7 @@ def explain_failure(
     """
     text = errors[0] if errors else ""
     detail = detail or {}
-    model_fits = analysis.fits if analysis is not None else None
+    model_fits = analysis.smem.fits if analysis is not None else None
 
     need_limit = None
     # the log reader parses "(kernel needs N bytes ..., limit is M bytes)" into these keys
@@ -80,8 +81,8 @@ def explain_failure(
         need, limit = need_limit
         summary = f"shared memory: needs {_fmt_bytes(need)}, per-block limit {_fmt_bytes(limit)} (from the error text)"
         disagrees = model_fits is True and need > limit
-        if analysis is not None and analysis.smem_bytes is not None:
-            summary += f"; model estimated {_fmt_bytes(analysis.smem_bytes)}"
+        if analysis is not None and analysis.smem.shared_storage_bytes is not None:
+            summary += f"; model estimated {_fmt_bytes(analysis.smem.shared_storage_bytes)}"
             if disagrees:
                 summary += " and says it fits: the model underestimates this kernel, the error text wins"
         return FailureReason(kind="smem", summary=summary, basis="error text", need_bytes=need, limit_bytes=limit,
@@ -105,9 +106,9 @@ def explain_failure(
             basis="jit workspace",
         )
 
-    if analysis is not None and analysis.smem_verdict in ("does_not_build", "overflows_at_initialize"):
-        need, limit = analysis.smem_bytes, analysis.smem_limit
-        what = "does not build (fewer than 2 stages)" if analysis.smem_verdict == "does_not_build" else "overflows at initialize"
+    if analysis is not None and analysis.smem.verdict in ("does_not_build", "overflows_at_initialize"):
+        need, limit = analysis.smem.shared_storage_bytes, analysis.smem.limit_bytes
+        what = "does not build (fewer than 2 stages)" if analysis.smem.verdict == "does_not_build" else "overflows at initialize"
         nums = f": needs {_fmt_bytes(need)} > limit {_fmt_bytes(limit)}" if need is not None and limit is not None else ""
         err = f"; error text: {short_error(text)}" if text else ""
         return FailureReason(
@@ -120,8 +121,8 @@ def explain_failure(
     if model_fits is True:
         assert analysis is not None
         fits = ""
-        if analysis.smem_bytes is not None and analysis.smem_limit is not None:
-            fits = f": {_fmt_bytes(analysis.smem_bytes)} fits in {_fmt_bytes(analysis.smem_limit)}"
+        if analysis.smem.shared_storage_bytes is not None and analysis.smem.limit_bytes is not None:
+            fits = f": {_fmt_bytes(analysis.smem.shared_storage_bytes)} fits in {_fmt_bytes(analysis.smem.limit_bytes)}"
         said = f"{short_error(text)}; " if text else ""
         mentions_smem = any(w in low for w in _SMEM_WORDS)
         return FailureReason(
@@ -129,8 +130,8 @@ def explain_failure(
             summary=f"{said}not explained by shared memory (model says the tile fits{fits})"
             + ("; the error text mentions shared memory" if mentions_smem else ""),
             basis="error text" if text else "model",
-            need_bytes=analysis.smem_bytes,
-            limit_bytes=analysis.smem_limit,
+            need_bytes=analysis.smem.shared_storage_bytes,
+            limit_bytes=analysis.smem.limit_bytes,
             model_disagrees=True,
         )
     if text:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
+from synthetic import SPEC, model_result, problem_at  # a real ModelResult with recorded values (tests/synthetic.py)
 
 from tiletune.formats.json_out import _model_json, _num, analysis_dict
-from tiletune.results import Analysis
 
 ENC = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
@@ -18,21 +19,26 @@ def test_num_matches_json_dumps(v):
     assert _num(v) == json.dumps(v)
 
 
-FULL = Analysis(gpu="NVIDIA RTX PRO 6000 Blackwell Server Edition", dtype="nvfp4", m_evaluated=16, smem_bytes=83_968,
-                smem_limit=101_376, smem_stages=2, smem_verdict="fits", intensity_problem=56.04321,
-                intensity_tile=227.5555, bound="memory", time_floor_s=1.054e-5, time_expected_s=2.2e-5,
-                time_low_s=1.5e-5, time_high_s=3.1e-5, eff_compute=0.0123456, eff_roofline=0.4791,
-                flops=1.05e9, peak_dense_flops=1.87e15, peak_sparse_flops=3.74e15, bandwidth=1.792e12, ctas=56,
-                sms=188, notes=("a note",))
+FULL = model_result(spec=dataclasses.replace(SPEC, name="NVIDIA RTX PRO 6000 Blackwell Server Edition"), notes=("a note",),
+                    smem=dict(shared_storage_bytes=83_968, limit_bytes=101_376, stages=2, verdict="fits"),
+                    intensity_problem=56.04321, intensity_tile=227.5555, bound="memory", time_floor_s=1.054e-5,
+                    time_expected_s=2.2e-5, time_low_s=1.5e-5, time_high_s=3.1e-5, efficiency_compute=0.0123456,
+                    efficiency_roofline=0.4791, flops=1.05e9, peak_dense=1.87e15, peak_sparse=3.74e15,
+                    bandwidth=1.792e12, ctas=56, sms=188)
+NONE = dict.fromkeys(("intensity_problem", "intensity_tile", "bound", "time_floor_s", "time_expected_s", "time_low_s",
+                      "time_high_s", "efficiency_compute", "efficiency_roofline", "flops", "peak_dense", "peak_sparse",
+                      "bandwidth", "ctas", "sms"))
+NO_FIT = dict.fromkeys(("shared_storage_bytes", "limit_bytes", "stages", "verdict"))
 
 
 @pytest.mark.parametrize("a", [
     FULL,
-    Analysis(gpu="H200 \u00e9\"quoted\"", dtype="fp8", m_evaluated=1),  # every optional field None, odd characters
-    Analysis(gpu="x", dtype="bf16", m_evaluated=8, smem_verdict="does_not_build", time_expected_s=float("inf"),
-             eff_compute=float("nan"), ctas=0, sms=132),
-    Analysis(gpu="x", dtype="fp8", m_evaluated=8, intensity_problem=3, time_floor_s=1, eff_roofline=1,
-             peak_dense_flops=989_000_000_000_000, time_low_s=-float("inf")),  # ints where floats are usual
+    # every optional number None, odd characters in the GPU name
+    model_result(spec=dataclasses.replace(SPEC, name="H200 \u00e9\"quoted\""), dtype="nvfp4", smem=NO_FIT, **NONE),
+    model_result(problem_at(8), smem=dict(NO_FIT, verdict="does_not_build"),
+                 **dict(NONE, time_expected_s=float("inf"), efficiency_compute=float("nan"), ctas=0, sms=132)),
+    model_result(problem_at(8), smem=NO_FIT, **dict(NONE, intensity_problem=3, time_floor_s=1, efficiency_roofline=1,
+                 peak_dense=989_000_000_000_000, time_low_s=-float("inf"))),  # ints where floats are usual
     FULL._replace(time_high_s=float("inf")),  # every number a float, one not finite
     FULL._replace(intensity_problem=1e308, intensity_tile=1e308),  # finite, but their sum is not
 ])
@@ -44,7 +50,7 @@ def test_model_json_matches_the_dict(a):
 
 def test_model_json_pieces_keep_int_and_float_apart():
     parts: dict = {}
-    as_float = FULL._replace(smem_bytes=83_968.0, ctas=56.0)
+    as_float = FULL._replace(smem=dataclasses.replace(FULL.smem, shared_storage_bytes=83_968.0), ctas=56.0)
     for a in (FULL, as_float, FULL):
         assert _model_json(a, parts) == ENC(analysis_dict(a, notes=False))
 

@@ -119,13 +119,13 @@ def test_other_published_nvfp4_anchors_inside_the_uncalibrated_band(gpu, m, n, k
 
 
 def test_named_tuples_built_with_every_field():
-    # estimate builds Estimate and Bytes with tuple.__new__ (no arity check): every field must be there
+    # estimate builds ModelResult and Bytes with tuple.__new__ (no arity check): every field must be there
     from tiletune.model import gpus
-    from tiletune.model.perf import Bytes, Estimate, estimate
+    from tiletune.model.perf import Bytes, ModelResult, estimate
     from tiletune.records import Problem, TileConfig
 
     e = estimate(Problem(m=64, n=4096, k=4096), TileConfig(tile=(128, 128, 64)), gpus.find("H200"), dtype="bf16")
-    assert len(e) == len(Estimate._fields) and len(e.bytes) == len(Bytes._fields)
+    assert len(e) == len(ModelResult._fields) and len(e.bytes) == len(Bytes._fields)
     assert e._asdict()["notes"] == e.notes and e.bytes.partials == 0
 
 

@@ -54,12 +54,12 @@ def _model_cells(line: BucketLine, analyses: dict[Any, Any]) -> tuple[str, str]:
     a = analyses.get((line.problem, choice_key(pick.config, pick.tactic)))
     if a is None or a.time_expected_s is None:
         return "-", "-"
-    eff = "-" if a.eff_compute is None else f"{a.eff_compute * 100:.0f}"
+    eff = "-" if a.efficiency_compute is None else f"{a.efficiency_compute * 100:.0f}"
     return f"{a.time_expected_s * 1e6:.1f}", eff
 
 
 def analyses_by_choice(result: Any) -> dict[Any, Any]:
-    """(problem, config or tactic identity) -> the model's Analysis, for chosen entries."""
+    """(problem, config or tactic identity) -> the model's result, for chosen entries."""
     out: dict[Any, Any] = {}
     for ae in result.entries:
         if ae.analysis is None or ae.entry.problem is None:

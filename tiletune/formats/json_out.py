@@ -17,9 +17,9 @@ from typing import Any, Iterable, Iterator, Optional
 from tiletune import __version__
 from tiletune.formats.strict_json import NOTE as STRICT_NOTE
 from tiletune.formats.strict_json import finite_only
+from tiletune.model.perf import ModelResult
 from tiletune.records import Decoded, Problem, TileConfig, Undecoded, to_jsonable
 from tiletune.results import (
-    Analysis,
     AnalyzedEntry,
     Failure,
     FailureReason,
@@ -133,22 +133,22 @@ def _r(x: Optional[float], nd: int = 4) -> Optional[float]:
     return None if x is None else round(float(x), nd)
 
 
-def analysis_dict(a: Optional[Analysis], *, notes: bool = True) -> Optional[dict[str, Any]]:
+def analysis_dict(a: Optional[ModelResult], *, notes: bool = True) -> Optional[dict[str, Any]]:
     """The model's numbers for one case. Entries leave the notes out (they repeat per case and
     would double a big cache's output); failures keep them; `tiletune model` prints them all."""
     if a is None:
         return None
     d = {
         "kind": "model",
-        "gpu": a.gpu,
+        "gpu": a.gpu_name,
         "dtype": a.dtype,
         "m_evaluated": a.m_evaluated,
         "smem": {
-            "bytes": a.smem_bytes,
-            "limit": a.smem_limit,
-            "stages": a.smem_stages,
-            "fits": a.fits,
-            "verdict": a.smem_verdict,
+            "bytes": a.smem.shared_storage_bytes,
+            "limit": a.smem.limit_bytes,
+            "stages": a.smem.stages,
+            "fits": a.smem.fits,
+            "verdict": a.smem.verdict,
         },
         "intensity_flop_per_byte": {"problem": _r(a.intensity_problem, 3), "tile": _r(a.intensity_tile, 3)},
         "bound": a.bound,
@@ -158,16 +158,16 @@ def analysis_dict(a: Optional[Analysis], *, notes: bool = True) -> Optional[dict
             "low": _us(a.time_low_s),
             "high": _us(a.time_high_s),
         },
-        "efficiency": {"compute": _r(a.eff_compute), "roofline": _r(a.eff_roofline)},
+        "efficiency": {"compute": _r(a.efficiency_compute), "roofline": _r(a.efficiency_roofline)},
         "peak_tflops": {
-            "dense": None if a.peak_dense_flops is None else round(a.peak_dense_flops / 1e12, 2),
-            "sparse": None if a.peak_sparse_flops is None else round(a.peak_sparse_flops / 1e12, 2),
+            "dense": None if a.peak_dense is None else round(a.peak_dense / 1e12, 2),
+            "sparse": None if a.peak_sparse is None else round(a.peak_sparse / 1e12, 2),
         },
         "ctas": a.ctas,
         "sms": a.sms,
     }
     if notes:
-        d["notes"] = list(a.notes)
+        d["notes"] = list(a.all_notes)
     return d
 
 
@@ -222,31 +222,33 @@ def _str(v: Optional[str]) -> str:
     return "null" if v is None else _encode_str(v)
 
 
-def _model_json(a: Analysis, parts: dict[Any, Any]) -> str:
+def _model_json(a: ModelResult, parts: dict[Any, Any]) -> str:
     """`analysis_dict(a, notes=False)` as compact JSON text, written directly: a big cache has tens
     of thousands of distinct cases and the dict + encoder round trip was a third of format time.
     `parts` memoises the pieces many cases share (GPU, shared-memory fit, peaks); its keys carry
-    the value types so 1 and 1.0 never share text. tests/formats/test_json_fast_paths.py checks
-    the result against the encoder byte for byte."""
+    the objects' identities or the value types, so 1 and 1.0 never share text.
+    tests/formats/test_json_fast_paths.py checks the result against the encoder byte for byte."""
     n, r = _num, _rounded
-    key = ("head", a.gpu, a.dtype, a.smem_bytes, a.smem_limit, a.smem_stages, a.smem_verdict,
-           type(a.smem_bytes), type(a.smem_limit), type(a.smem_stages))
+    fit = a.smem
+    # the GPU and the shared-memory fit by identity: the model shares one of each per tile plan,
+    # and both stay alive (the result holds them) while `parts` exists
+    key = ("head", id(a.gpu_spec), a.dtype, id(fit))
     head = parts.get(key)
     if head is None:
         head = parts[key] = (
-            f'{{"kind":"model","gpu":{_str(a.gpu)},"dtype":{_str(a.dtype)},"m_evaluated":'
+            f'{{"kind":"model","gpu":{_str(a.gpu_name)},"dtype":{_str(a.dtype)},"m_evaluated":'
         ), (
-            f',"smem":{{"bytes":{n(a.smem_bytes)},"limit":{n(a.smem_limit)},"stages":{n(a.smem_stages)},'
-            f'"fits":{n(a.fits)},"verdict":{_str(a.smem_verdict)}}},'
+            f',"smem":{{"bytes":{n(fit.shared_storage_bytes)},"limit":{n(fit.limit_bytes)},"stages":{n(fit.stages)},'
+            f'"fits":{n(fit.fits)},"verdict":{_str(fit.verdict)}}},'
         )
-    key = ("peak", a.peak_dense_flops, a.peak_sparse_flops, a.ctas, a.sms, type(a.ctas), type(a.sms))
+    key = ("peak", a.peak_dense, a.peak_sparse, a.ctas, a.sms, type(a.ctas), type(a.sms))
     tail = parts.get(key)
     if tail is None:
-        dense = None if a.peak_dense_flops is None else round(a.peak_dense_flops / 1e12, 2)
-        sparse = None if a.peak_sparse_flops is None else round(a.peak_sparse_flops / 1e12, 2)
+        dense = None if a.peak_dense is None else round(a.peak_dense / 1e12, 2)
+        sparse = None if a.peak_sparse is None else round(a.peak_sparse / 1e12, 2)
         tail = parts[key] = f'"peak_tflops":{{"dense":{n(dense)},"sparse":{n(sparse)}}},"ctas":{n(a.ctas)},"sms":{n(a.sms)}}}'
     ip, it, tf, te, tl, th, ec, er = (a.intensity_problem, a.intensity_tile, a.time_floor_s, a.time_expected_s,
-                                      a.time_low_s, a.time_high_s, a.eff_compute, a.eff_roofline)
+                                      a.time_low_s, a.time_high_s, a.efficiency_compute, a.efficiency_roofline)
     if (type(ip) is float and type(it) is float and type(tf) is float and type(te) is float and type(tl) is float
             and type(th) is float and type(ec) is float and type(er) is float):
         # the usual case, inline: eight plain floats of moderate size (NaN and infinities fail the
@@ -257,17 +259,17 @@ def _model_json(a: Analysis, parts: dict[Any, Any]) -> str:
                 and -_FIXED_MAX < ec < _FIXED_MAX and -_FIXED_MAX < er < _FIXED_MAX):
             ip, it, tf, te, tl, th, ec, er = _fixed_8(ip, it, tf, te, tl, th, ec, er)
             return (
-                f'{head[0]}{n(a.m_evaluated)}{head[1]}"intensity_flop_per_byte":{{"problem":{ip},"tile":{it}}},'
+                f'{head[0]}{n(a.problem.m)}{head[1]}"intensity_flop_per_byte":{{"problem":{ip},"tile":{it}}},'
                 f'"bound":{_str(a.bound)},"time_us":{{"floor":{tf},"expected":{te},"low":{tl},"high":{th}}},'
                 f'"efficiency":{{"compute":{ec},"roofline":{er}}},{tail}'
             )
     return (
-        f'{head[0]}{n(a.m_evaluated)}{head[1]}'
+        f'{head[0]}{n(a.problem.m)}{head[1]}'
         f'"intensity_flop_per_byte":{{"problem":{r(a.intensity_problem, 3)},"tile":{r(a.intensity_tile, 3)}}},'
         f'"bound":{_str(a.bound)},'
         f'"time_us":{{"floor":{r(a.time_floor_s, 3, 1e6)},"expected":{r(a.time_expected_s, 3, 1e6)},'
         f'"low":{r(a.time_low_s, 3, 1e6)},"high":{r(a.time_high_s, 3, 1e6)}}},'
-        f'"efficiency":{{"compute":{r(a.eff_compute, 4)},"roofline":{r(a.eff_roofline, 4)}}},{tail}'
+        f'"efficiency":{{"compute":{r(a.efficiency_compute, 4)},"roofline":{r(a.efficiency_roofline, 4)}}},{tail}'
     )
 
 
@@ -290,7 +292,7 @@ class _Memo:
             self.decodes[key] = decode_dict(d)
         return hit
 
-    def analysis(self, a: Optional[Analysis]) -> Optional[dict[str, Any]]:
+    def analysis(self, a: Optional[ModelResult]) -> Optional[dict[str, Any]]:
         if a is None:
             return None
         hit = self.analyses.get(id(a))

@@ -108,10 +108,10 @@ def _peak_line(result: InspectResult, arch: Optional[str]) -> str:
     sparse: dict[str, float] = {}
     for ae in result.entries:
         a = ae.analysis
-        if a is not None and ae.arch == arch and a.peak_dense_flops and a.dtype not in dense:
-            dense[a.dtype] = a.peak_dense_flops
-            if a.peak_sparse_flops:
-                sparse[a.dtype] = a.peak_sparse_flops
+        if a is not None and ae.arch == arch and a.peak_dense and a.dtype not in dense:
+            dense[a.dtype] = a.peak_dense
+            if a.peak_sparse:
+                sparse[a.dtype] = a.peak_sparse
     if not dense:
         return ""
     s = "dense peak " + ", ".join(f"{d} {view.fmt_tflops(v)}" for d, v in dense.items())
@@ -124,7 +124,7 @@ def _peak_line(result: InspectResult, arch: Optional[str]) -> str:
 # --- chosen tiles ------------------------------------------------------------------------------
 
 
-def _band(a) -> str:  # noqa: ANN001 - Analysis
+def _band(a) -> str:  # noqa: ANN001 - ModelResult
     if a is None or a.time_expected_s is None:
         return "-"
     s = view.fmt_us(a.time_expected_s)
@@ -164,8 +164,8 @@ def chosen_sections(result: InspectResult) -> list[tuple[str, str, list[list[str
                     view.fmt_float(a.intensity_problem) if a else "-",
                     view.bound_cell(a),
                     _band(a),
-                    view.fmt_pct(a.eff_compute) if a else "-",
-                    view.fmt_pct(a.eff_roofline) if a else "-",
+                    view.fmt_pct(a.efficiency_compute) if a else "-",
+                    view.fmt_pct(a.efficiency_roofline) if a else "-",
                 ]
             rank = f" ({r.rank})" if r.rank else ""
             row = [view.m_bucket(p) + rank, view.fmt_int(p.n) if p else "-", view.fmt_int(p.k) if p else "-",
@@ -197,7 +197,7 @@ def model_command(f: Failure, gpu: Optional[str]) -> Optional[str]:
     dtype = p.dtype_a or p.dtype_b
     if dtype is None:
         return None
-    gpu_name = gpu or (f.analysis.gpu if f.analysis is not None else None)
+    gpu_name = gpu or (f.analysis.gpu_name if f.analysis is not None else None)
     if not gpu_name:
         return None
     m = f.analysis.m_evaluated if f.analysis is not None else p.m
@@ -509,10 +509,10 @@ def _failure_details(failures: Iterable[Failure], limit: Optional[int] = None, l
         if f.decode_note:
             parts.append(f"- not decoded: {c(f.decode_note)}")
         a = f.analysis
-        if a is not None and a.smem_bytes is not None:
+        if a is not None and a.smem.shared_storage_bytes is not None:
             parts.append(
-                f"- model ({c(a.gpu)}): shared storage {view.fmt_bytes(a.smem_bytes)} in {a.smem_stages or '?'} stage(s) "
-                f"against a limit of {view.fmt_bytes(a.smem_limit)}: {c((a.smem_verdict or 'no verdict').replace('_', ' '))}"
+                f"- model ({c(a.gpu_name)}): shared storage {view.fmt_bytes(a.smem.shared_storage_bytes)} in {a.smem.stages or '?'} stage(s) "
+                f"against a limit of {view.fmt_bytes(a.smem.limit_bytes)}: {c((a.smem.verdict or 'no verdict').replace('_', ' '))}"
             )
         parts.append(f"- reason ({c(f.reason.basis)}): {c(f.reason.summary)}")
         for text, n in f.errors[:5]:

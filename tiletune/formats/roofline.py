@@ -42,13 +42,13 @@ def roofline_data(result: InspectResult) -> list[RooflinePlot]:
         a = ae.analysis
         if a is None or ae.config is None or ae.arch is None:
             continue
-        if a.intensity_problem is None or a.flops is None or a.peak_dense_flops is None or a.bandwidth is None:
+        if a.intensity_problem is None or a.flops is None or a.peak_dense is None or a.bandwidth is None:
             continue
         if not a.time_expected_s:  # None or zero: no point to plot
             continue
         g = groups.setdefault(
             (ae.arch, ae.record.op),
-            {"gpu": a.gpu, "peak": a.peak_dense_flops, "bw": a.bandwidth, "chosen": {}, "failed": {}},
+            {"gpu": a.gpu_name, "peak": a.peak_dense, "bw": a.bandwidth, "chosen": {}, "failed": {}},
         )
         point = (float(a.intensity_problem), float(a.flops) / a.time_expected_s, ae.config.label())
         if ae.record.status is Status.CHOSEN:

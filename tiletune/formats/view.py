@@ -13,8 +13,9 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Mapping, Optional, Sequence
 
+from tiletune.model.perf import ModelResult
 from tiletune.records import Decoded, Problem, Status, Undecoded
-from tiletune.results import Analysis, AnalyzedEntry, Failure, InspectResult, NotTried, loses_data
+from tiletune.results import AnalyzedEntry, Failure, InspectResult, NotTried, loses_data
 
 SMEM_UNIT = 1024  # KiB on screen; bytes in the model (101,376 B shows as 99.0 KiB)
 
@@ -112,15 +113,15 @@ def m_bucket(p: Optional[Problem]) -> str:
     return f"{p.m}?"
 
 
-def smem_cell(a: Optional[Analysis]) -> str:
-    if a is None or a.smem_bytes is None and a.smem_verdict is None:
+def smem_cell(a: Optional[ModelResult]) -> str:
+    if a is None or a.smem.shared_storage_bytes is None and a.smem.verdict is None:
         return "-"
-    size = fmt_kib(a.smem_bytes)
-    mark = {"fits": "fits", "does_not_build": "no-build", "overflows_at_initialize": "OVER"}.get(a.smem_verdict or "", "?")
+    size = fmt_kib(a.smem.shared_storage_bytes)
+    mark = {"fits": "fits", "does_not_build": "no-build", "overflows_at_initialize": "OVER"}.get(a.smem.verdict or "", "?")
     return f"{size} {mark}"
 
 
-def bound_cell(a: Optional[Analysis]) -> str:
+def bound_cell(a: Optional[ModelResult]) -> str:
     if a is None or a.bound is None:
         return "-"
     return {"memory": "mem", "compute": "comp"}.get(a.bound, a.bound)
@@ -326,7 +327,7 @@ def _entry_row(
         model_cells = ["-", "-", "-", "-", "-"]
     else:
         model_cells = [smem_cell(a), fmt_float(a.intensity_problem), bound_cell(a), fmt_us(a.time_expected_s),
-                       fmt_pct(a.eff_compute)]
+                       fmt_pct(a.efficiency_compute)]
     status = status_cell(ae)
     if r.status in (Status.FAILED, Status.NOT_RUN) and r.error:
         status += f" {notes.ref(r.error.strip())}"

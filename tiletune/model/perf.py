@@ -17,7 +17,7 @@ Units: FLOP, bytes, seconds, FLOP/s. Every number is a model ("kind": "model").
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Dict, NamedTuple, Optional, Tuple, Union
 
 from tiletune.archs import normalize_arch
@@ -43,7 +43,7 @@ def _ceil(a: int, b: int) -> int:
 
 # A NamedTuple's own constructor is Python code that re-packs every argument; building one with
 # tuple.__new__ and ALL its fields in order is a single C call (used where one is built per
-# modelled case: Estimate has 39 fields).
+# modelled case: ModelResult has 51 fields).
 _new_tuple = tuple.__new__
 
 
@@ -74,69 +74,6 @@ class Alternative:
     k_iters_per_cta: int
     time_expected_s: float
     note: str = ""
-
-
-@dataclass(frozen=True)
-class ModelResult:
-    """The model's answer for one (problem, tile, GPU, dtype). All values are modelled, not measured."""
-
-    gpu_key: str
-    gpu_name: str
-    arch: str
-    dtype: str
-    dtype_out: str
-    tile: Tuple[int, int, int]
-    cluster: Tuple[int, int, int]
-    swap_ab: bool
-    stream_k: bool
-    split_k: int
-    # the GEMM as the kernel sees it (swap-AB exchanges M and N); grouped: rows per active expert
-    kernel_m: int
-    kernel_n: int
-    k: int
-    groups: int  # batch, or active experts for grouped/MoE
-    flops: float
-    bytes: Bytes
-    intensity_problem: float  # FLOP/B over bytes_min
-    intensity_tile: Optional[float]  # FLOP per byte staged L2 -> SMEM per k-step
-    ridge: float  # FLOP/B where the dense peak meets DRAM bandwidth
-    bound: str  # "memory" | "compute"
-    peak_kind: str
-    peak_dense: float  # FLOP/s
-    peak_sparse: Optional[float]
-    peak_quoted: str
-    bandwidth: float  # bytes/s
-    sms: int
-    ctas: int
-    slots: int
-    waves: int
-    wave_efficiency: float
-    tile_efficiency: float
-    k_efficiency: float
-    k_iters: int  # per output tile
-    time_floor_s: float  # roofline: max(FLOPs/peak, bytes_min/BW)
-    time_compute_s: float
-    time_memory_s: float
-    time_fixed_s: float
-    time_expected_s: float
-    time_low_s: float
-    time_high_s: float
-    efficiency_compute: float  # FLOPs / (dense peak * expected time)
-    efficiency_roofline: float  # floor / expected time
-    efficiency_compute_ceiling: float  # best possible vs dense peak: min(1, AI * BW / peak)
-    smem: SmemFit
-    calibration: str
-    kind: str = "model"
-    notes: Tuple[str, ...] = ()
-    alternatives: Tuple[Alternative, ...] = field(default=())
-    # tile-aware model (None / empty on the generic path)
-    kernel: Optional[Kernel] = None
-    cycles: Optional[Cycles] = None
-    clock_hz: Optional[float] = None
-    clock_basis: str = ""
-    time_sustained_s: Optional[float] = None
-    band_widening: float = 0.0
-    power_limit_w: Optional[float] = None
 
 
 def _bytes(dtype: str, dtype_out: str, rows: int, n: int, k: int, groups_b: int, groups_sf_rows: int) -> Bytes:
@@ -177,30 +114,35 @@ def _schedule(mk: int, nk: int, k: int, groups: int, bm: int, bn: int, bk: int, 
     return tiles, ctas, ctas / (waves * slots), waves, k_iters, -(-k_iters // split_k)
 
 
-class Estimate(NamedTuple):
-    """Every number of one modelled case, as `estimate` computes it (the one implementation of the
-    formulas). `analyze` wraps it into a ModelResult; inspect reads it directly because it models
-    tens of thousands of cases and a NamedTuple is far cheaper to build than the 58-field result.
-    Field names are ModelResult's, so code written against either reads both."""
+class ModelResult(NamedTuple):
+    """The model's answer for one (problem, tile, GPU, dtype): the one result type of the model,
+    built by `estimate` (the one implementation of the formulas), shown by `tiletune model`, held
+    by every inspect entry and failure (results.AnalyzedEntry.analysis), read by the formatters.
+    All values are modelled, never measured. Units: bytes, seconds, FLOP, FLOP/s, bytes/s,
+    fractions (0..1); formatters convert. What it was asked about (problem, config, GPU) is held,
+    not copied: the properties below read it.
+    A NamedTuple built with tuple.__new__ (one C call; `estimate` runs once per distinct case,
+    tens of thousands of times for a big cache)."""
 
     arch: str
     dtype: str
     dtype_out: str
     tile: Tuple[int, int, int]
+    # the GEMM as the kernel sees it (swap-AB exchanges M and N); grouped: rows per active expert
     kernel_m: int
     kernel_n: int
     k: int
-    groups: int
+    groups: int  # batch, or active experts for grouped/MoE
     flops: float
     bytes: Bytes
-    intensity_problem: float
-    intensity_tile: Optional[float]
-    ridge: float
-    bound: str
+    intensity_problem: float  # FLOP/B over bytes_min
+    intensity_tile: Optional[float]  # FLOP per byte staged L2 -> SMEM per k-step
+    ridge: float  # FLOP/B where the dense peak meets DRAM bandwidth
+    bound: str  # "memory" | "compute"
     peak: Peak
-    peak_dense: float
-    peak_sparse: Optional[float]
-    bandwidth: float
+    peak_dense: float  # FLOP/s
+    peak_sparse: Optional[float]  # FLOP/s; the vendor's 2:4 figure, an aside only
+    bandwidth: float  # bytes/s
     sms: int
     ctas: int
     slots: int
@@ -208,20 +150,24 @@ class Estimate(NamedTuple):
     wave_efficiency: float
     tile_efficiency: float
     k_efficiency: float
-    k_iters: int
-    time_floor_s: float
+    k_iters: int  # per output tile
+    time_floor_s: float  # roofline: max(FLOPs/peak, bytes_min/BW)
     time_compute_s: float
     time_memory_s: float
     time_fixed_s: float
     time_expected_s: float
     time_low_s: float
     time_high_s: float
-    efficiency_compute: float
-    efficiency_roofline: float
-    efficiency_compute_ceiling: float
+    efficiency_compute: float  # FLOPs / (dense peak * expected time)
+    efficiency_roofline: float  # floor / expected time
+    efficiency_compute_ceiling: float  # best possible vs dense peak: min(1, AI * BW / peak)
     smem: SmemFit
     constants: Constants
-    notes: Tuple[str, ...]
+    notes: Tuple[str, ...]  # the model's (the shared-memory fit's own are in smem.notes; all_notes: both)
+    problem: Problem  # as modelled (inspect: at the top of the entry's M bucket)
+    config: TileConfig
+    gpu_spec: GpuSpec
+    split_k: int
     # the tile-aware model (None on the generic path: a caller passed cuBLAS-style `Constants`)
     kernel: Optional[Kernel] = None
     cycles: Optional[Cycles] = None
@@ -230,6 +176,55 @@ class Estimate(NamedTuple):
     time_sustained_s: Optional[float] = None  # at the measured sustained clock under the power limit, if known
     band_widening: float = 0.0
     calibration_name: str = ""
+    alternatives: Tuple[Alternative, ...] = ()  # `analyze(..., alternatives=True)` only
+
+    kind = "model"  # every number here is a model estimate (class constant, not a field)
+
+    @property
+    def gpu_key(self) -> str:
+        return self.gpu_spec.key
+
+    @property
+    def gpu_name(self) -> str:
+        return self.gpu_spec.name
+
+    @property
+    def power_limit_w(self) -> Optional[float]:
+        return self.gpu_spec.power_limit_w
+
+    @property
+    def cluster(self) -> Tuple[int, int, int]:
+        return tuple(self.config.cluster)  # type: ignore[return-value]
+
+    @property
+    def swap_ab(self) -> bool:
+        return self.config.swap_ab
+
+    @property
+    def stream_k(self) -> bool:
+        return self.config.stream_k
+
+    @property
+    def m_evaluated(self) -> int:
+        """The M the model ran at (inspect: the top of the entry's M bucket)."""
+        return self.problem.m
+
+    @property
+    def peak_kind(self) -> str:
+        return self.peak.kind
+
+    @property
+    def peak_quoted(self) -> str:
+        return self.peak.quoted
+
+    @property
+    def calibration(self) -> str:
+        return self.calibration_name or self.constants.name
+
+    @property
+    def all_notes(self) -> Tuple[str, ...]:
+        """The shared-memory fit's notes, then the model's."""
+        return self.smem.notes + self.notes
 
 
 class _Context(NamedTuple):
@@ -362,8 +357,9 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
              stage_policy: Optional[str] = None, split_k: int = 1, grouped: Optional[bool] = None,
              constants: Optional[Union[Constants, TileConstants]] = None, schedule: Optional[str] = None,
              fast_accum: Optional[bool] = None, sm_clock_hz: Optional[float] = None,
-             l2: Optional[str] = None) -> Estimate:
-    """The model's numbers for `problem` run with `config` on `gpu` in `dtype` (see `analyze`).
+             l2: Optional[str] = None) -> ModelResult:
+    """The model's answer for `problem` run with `config` on `gpu` in `dtype` (`analyze` without the
+    alternatives; see `analyze`).
 
     `constants`: None or `TileConstants` -> the tile-aware model (mainloop.py); a `Constants`
     (the cuBLAS sweep's eta_mma model) -> the generic model, tile-blind but for waves and padding."""
@@ -485,12 +481,12 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
                      f"roofline, the best possible compute efficiency is {min(1.0, ai / ridge):.1%}")
     notes += ctx.peak_notes
 
-    return _new_tuple(Estimate, (  # every field, in order (see _new_tuple)
+    return _new_tuple(ModelResult, (  # every field, in order (see _new_tuple)
         a, dtype, dtype_out, (bm, bn, bk), mk, nk, k, groups, flops, byt, ai, pl.intensity_tile, ridge, bound, peak,
         dense, peak.sparse, bw, gpu.sms, ctas, slots, waves, wave_eff, tile_eff, k_eff,
         k_iters, t_floor, t_comp, t_mem, t_fixed, t_exp, t_low, t_high, flops / (dense * t_exp), t_floor / t_exp,
-        min(1.0, ai / ridge), pl.fit, c, tuple(notes), kernel, cyc, clock, pl.clock_basis, t_sustained, widen,
-        pl.calibration_name))
+        min(1.0, ai / ridge), pl.fit, c, tuple(notes), problem, config, gpu, split_k, kernel, cyc, clock,
+        pl.clock_basis, t_sustained, widen, pl.calibration_name, ()))
 
 
 def _clock(gpu: GpuSpec, sm_clock_hz: Optional[float]) -> Tuple[float, str]:
@@ -544,26 +540,11 @@ def analyze(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, a
     e = estimate(problem, config, gpu, dtype=dtype, arch=arch, stage_policy=stage_policy, split_k=split_k,
                  grouped=grouped, constants=constants, schedule=schedule, fast_accum=fast_accum, sm_clock_hz=sm_clock_hz,
                  l2=l2)
-    alts: Tuple[Alternative, ...] = ()
     if alternatives:
-        alts = _alternatives(problem, config, gpu, dtype, e.arch, stage_policy, constants,
-                             dict(schedule=schedule, fast_accum=fast_accum, sm_clock_hz=sm_clock_hz, l2=l2))
-    peak = e.peak
-    return ModelResult(
-        gpu_key=gpu.key, gpu_name=gpu.name, arch=e.arch, dtype=dtype, dtype_out=e.dtype_out, tile=e.tile,
-        cluster=tuple(config.cluster), swap_ab=config.swap_ab, stream_k=config.stream_k, split_k=split_k,
-        kernel_m=e.kernel_m, kernel_n=e.kernel_n, k=e.k, groups=e.groups, flops=e.flops, bytes=e.bytes,
-        intensity_problem=e.intensity_problem, intensity_tile=e.intensity_tile, ridge=e.ridge, bound=e.bound,
-        peak_kind=peak.kind, peak_dense=peak.dense, peak_sparse=peak.sparse, peak_quoted=peak.quoted,
-        bandwidth=e.bandwidth, sms=e.sms, ctas=e.ctas, slots=e.slots, waves=e.waves, wave_efficiency=e.wave_efficiency,
-        tile_efficiency=e.tile_efficiency, k_efficiency=e.k_efficiency, k_iters=e.k_iters, time_floor_s=e.time_floor_s,
-        time_compute_s=e.time_compute_s, time_memory_s=e.time_memory_s, time_fixed_s=e.time_fixed_s,
-        time_expected_s=e.time_expected_s, time_low_s=e.time_low_s, time_high_s=e.time_high_s,
-        efficiency_compute=e.efficiency_compute, efficiency_roofline=e.efficiency_roofline,
-        efficiency_compute_ceiling=e.efficiency_compute_ceiling, smem=e.smem, calibration=e.calibration_name or e.constants.name,
-        notes=e.notes, alternatives=alts, kernel=e.kernel, cycles=e.cycles, clock_hz=e.clock_hz,
-        clock_basis=e.clock_basis, time_sustained_s=e.time_sustained_s, band_widening=e.band_widening,
-        power_limit_w=gpu.power_limit_w)
+        e = e._replace(alternatives=_alternatives(problem, config, gpu, dtype, e.arch, stage_policy, constants,
+                                                  dict(schedule=schedule, fast_accum=fast_accum,
+                                                       sm_clock_hz=sm_clock_hz, l2=l2)))
+    return e
 
 
 def _alternatives(problem: Problem, config: TileConfig, gpu: GpuSpec, dtype: str, arch: str,
@@ -600,4 +581,4 @@ def _alternatives(problem: Problem, config: TileConfig, gpu: GpuSpec, dtype: str
     return tuple(out)
 
 
-__all__ = ["analyze", "estimate", "Estimate", "ModelResult", "Bytes", "Alternative", "DTYPE_BITS", "DTYPE_PEAK"]
+__all__ = ["analyze", "estimate", "ModelResult", "Bytes", "Alternative", "DTYPE_BITS", "DTYPE_PEAK"]
