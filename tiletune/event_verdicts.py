@@ -78,7 +78,7 @@ def run_verdicts(events: Sequence[Event], analyzed: Sequence["AnalyzedEntry"],
             parts.append(e.summary + (f" ({e.count} times)" if e.count > 1 else ""))
         progress = [e for e in evs if e.kind == "tuning_progress" and e.fact("op")]
         if progress and source not in tactic_lines:
-            tuned = ", ".join(f"{e.fact('op')} ({e.fact('profiles')} profiles)" for e in progress[:6])
+            tuned = ", ".join(f"{e.fact('op')} ({_profiles(e)})" for e in progress[:6])
             parts.append(f"tuning progress only: tuned {tuned}{' and more' if len(progress) > 6 else ''}; "
                          f"which tactics won or failed is not in this log ({DEBUG_HINT})")
         hits = [e for e in evs if e.kind == "config_cache_hit"]
@@ -90,6 +90,12 @@ def run_verdicts(events: Sequence[Event], analyzed: Sequence["AnalyzedEntry"],
             other_lines.append(Verdict(arch=arch, op="", text="; ".join(parts) + f" ({source})", source=source))
     yield from fatal_lines
     yield from other_lines
+
+
+def _profiles(ev: Event) -> str:
+    """'21 profiles', or '0 of 21 profiles' for a bar the log shows unfinished."""
+    done, total = ev.fact("profiles_done"), ev.fact("profiles")
+    return f"{done} of {total} profiles" if isinstance(done, int) and isinstance(total, int) and done < total else f"{total} profiles"
 
 
 def _served_first(ev: Event) -> bool:

@@ -167,6 +167,21 @@ class EventLog:
         """The first line that shows a process ending (a traceback, 'hit an exception'), or None."""
         return self._died_line
 
+    def tuning_at(self, line: int) -> Optional[Tuple[str, int, int]]:
+        """(op, profiles done, profiles) of the tuning bar last drawn at or before `line`, if it was
+        unfinished: a process that ended then ended during that op's autotune."""
+        best: Optional[Tuple[int, str, int, int]] = None
+        for ev in self._events.values():
+            if ev["kind"] != "tuning_progress" or "op" not in ev["facts"]:
+                continue
+            drawn = [ln for ln in ev["lines"] if ln <= line]
+            if drawn and (best is None or max(drawn) > best[0]):
+                f = ev["facts"]
+                best = (max(drawn), str(f["op"].value), int(f["profiles_done"].value), int(f["profiles"].value))
+        if best is None or best[2] >= best[3] or line - best[0] > _ATTACH_WINDOW:
+            return None
+        return best[1], best[2], best[3]
+
     @property
     def any_fatal(self) -> bool:
         from tiletune.events import EVENT_KINDS

@@ -287,7 +287,11 @@ class LogParser:
             gpu = Fact(env.gpu, "decoded", g.where() if g else (env.arch_source or "?"))
         servers = tuple((c.value[0], Fact(c.value[1], "decoded", c.where())) for c in self.clues.servers())
         died = self.events.died_line
-        ended = Fact(True, "decoded", f"line {died} shows a process ending (traceback / exception)") if died else None
+        ended = None
+        if died:
+            during = self.events.tuning_at(died)
+            ended = Fact(True, "decoded", f"line {died} shows a process ending (traceback / exception)" + (
+                f" during FlashInfer's autotune of {during[0]}, {during[1]} of {during[2]} profiles done" if during else ""))
         return InputFacts(self.source, arch, gpu, version, servers, tuple(self._late_notes), ended)
 
     def _out_note(self, message: str) -> None:
