@@ -296,3 +296,24 @@ def test_json_output_has_no_nan_or_infinity(run, tmp_path):
 def test_tactic_ranges_are_capped(run, spec, fragment):
     res = run("retry", GOOD, "--tactic", spec, "--no-run")
     assert res.exit_code == 2 and fragment in res.stderr and "Traceback" not in res.output
+
+
+def test_long_digit_run_prefilter_matches_the_regex():
+    # inputs.has_long_digit_run (translate + one substring search) says what rb"\d{41}" says
+    import random
+    import re
+
+    from tiletune.inputs import MAX_INT_DIGITS, has_long_digit_run
+
+    plain = re.compile(rb"\d{%d}" % (MAX_INT_DIGITS + 1))
+    rng = random.Random(3)
+    alphabet = b"0123456789" * 6 + b' ,.-+eE[]{}":x\n\xd9\xa0\xef\xbc\x91'  # with non-ASCII digit bytes (UTF-8)
+    cases = [b"", b"1" * MAX_INT_DIGITS, b"1" * (MAX_INT_DIGITS + 1), b"x" + b"9" * (MAX_INT_DIGITS + 1) + b"x",
+             b"1" * MAX_INT_DIGITS + b"." + b"1" * MAX_INT_DIGITS, "\u0661".encode() * 50]
+    for _ in range(400):
+        n = rng.choice((10, 100, 1000))
+        cases.append(bytes(rng.choice(alphabet) for _ in range(n)))
+        cases.append(b"a" + b"7" * rng.randrange(MAX_INT_DIGITS - 2, MAX_INT_DIGITS + 3) + b"b")
+    assert {has_long_digit_run(c) for c in cases} == {True, False}
+    for c in cases:
+        assert has_long_digit_run(c) == bool(plain.search(c)), c
