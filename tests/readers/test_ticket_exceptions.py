@@ -203,3 +203,13 @@ def test_a_process_ending_during_an_unfinished_tuning_bar_names_that_op():
     # a bar that had finished before the process ended names nothing (sglang#29562 has no bar at all)
     out = _out("sglang-29562-sm120-nvfp4-autotune-cache-paths-exception")
     assert "during" not in out["inputs"][0]["ended"]["from"]
+
+
+def test_a_pasted_exception_in_a_walked_folder_is_read(tmp_path):
+    # a folder of pasted crash output: the bare exception of sgl-project/mini-sglang#129, as crash.txt
+    text = (WILD / "minisglang-129-rtx5070-tllmgen-fmha-bare-exception" / "ticket.md").read_text()
+    (tmp_path / "crash.txt").write_text(text)
+    (tmp_path / "notes.txt").write_text("unrelated notes\n")
+    out = inspect_dict(inspect([str(tmp_path)], ReadContext()))
+    assert [e["kind"] for e in out["events"]] == ["exception"] and out["fatal"]
+    assert out["events"][0]["source"].endswith("crash.txt")  # the unrelated notes.txt is left alone

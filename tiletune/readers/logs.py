@@ -105,12 +105,16 @@ def read_log(path: Path, ctx: ReadContext, parser: Optional[LogParser] = None,
 
 
 # --- reader protocol -------------------------------------------------------------------------------
+_EXC_MARKER = re.compile(rb"\w(?:Error|Exception): [^\n]{0,400}?(?:[Tt]actic\b|Runner\b|(?i:flashinfer|cutlass|trtllm))|"
+                         rb"Error in function '")
 _SNIFF_MARKERS = (
     re.compile(rb"flashinfer\.jit: "),
     re.compile(rb"\[(?:Autotuner|AutoTuner|AutoTunner|TacticsBlocklist)\]"),
     # crash output and server logs with no autotuner line: the events tiletune reports
     re.compile(rb"Failed to initialize (?:the TMA descriptor|cutlass)|CUDA error: |GEMM requires \d+ bytes|"
                rb"Running FlashInfer autotune with cache|\.cache/flashinfer/\d|flashinfer_autotune_cache/"),
+    # an exception raised from the kernels' code or naming a tactic / runner (a pasted ticket in a folder)
+    _EXC_MARKER,
 )
 
 
@@ -132,16 +136,17 @@ def _scan_for_marker(path: Path) -> bool:
                 if b"\x00" in chunk:
                     return False
                 buf = tail + chunk
-                if any(m in buf for m in _SCAN_MARKERS):
+                if any(m in buf for m in _SCAN_MARKERS) or _EXC_MARKER.search(buf):
                     return True
-                tail, read = buf[-32:], read + len(chunk)
+                tail, read = buf[-512:], read + len(chunk)
     except (OSError, ReaderError):
         return False
     return False
 
 
 def sniff(path: Path, head: bytes) -> bool:
-    """A FlashInfer JIT log by name, or a text file with a flashinfer.jit / autotuner line in its
+    """A FlashInfer JIT log by name, or a text file with a flashinfer.jit / autotuner line, a fatal
+    kernel error or an exception raised from the kernels' code (naming a tactic or runner) in its
     first 4 KiB (or, for .log/.out/.err/.txt names, its first 16 MiB).
 
     JSON (caches, blocklists) never matches: the first non-blank byte of a log is not `{` or `[`
