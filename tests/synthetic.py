@@ -39,7 +39,7 @@ def model_result(problem=None, config=T128, spec=None, *, dtype="nvfp4", arch="s
     return e._replace(**fields)
 
 
-def recorded_model(problem, config, spec, *, dtype, arch):
+def recorded_model(problem, config, spec, *, dtype, arch, l2=None):
     smem, stages = SMEM[config.tile]
     flops = 2.0 * problem.m * problem.n * problem.k
     return model_result(

@@ -52,6 +52,7 @@ LAYER_OF = {
     "tiletune.source_groups": "analysis",  # which inputs are one server run (records in, groups out)
     "tiletune.not_tried": "analysis",
     "tiletune.regret": "analysis",
+    "tiletune.l2_state": "analysis",  # the L2 state of each timing: decoded, inferred (data/flashinfer_l2_policy.json), unknown
     "tiletune.pipeline": "analysis",
     "tiletune.overview": "analysis",
     "tiletune.diff": "analysis",

@@ -65,7 +65,7 @@ def aggregate_failures(
         config = first.config
         analysis = next((a.analysis for a in items if a.analysis is not None), None)
         if analysis is None and config is not None and problems:
-            analysis, _ = port.analyze(problems[0], config, arch, first.record.env.gpu)
+            analysis, _ = port.analyze(problems[0], config, arch, first.record.env.gpu, port.l2_of(first.entry))
         decode_note = None
         known = None
         if isinstance(first.entry.decode, Undecoded):

@@ -16,6 +16,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 from tiletune.archs import arch_family, arch_from_gpu_name
 from tiletune.errors import ModelError, TiletuneError
+from tiletune.l2_state import L2Fact, L2Reader
 from tiletune.model import gpus as gpu_table
 from tiletune.model.perf import ModelResult, estimate
 from tiletune.records import Decoded, Entry, Problem, TileConfig, Undecoded
@@ -30,8 +31,9 @@ class ModelPort:
     """Chooses the GPU per arch and asks `tiletune.model.analyze`, caching per distinct case.
 
     Decode shapes repeat across thousands of entries (ranks, sources, buckets), so results are
-    memoised per case (problem at the modelled M, config, GPU name, dtype, arch; see `_memoised`):
-    the model runs once per distinct case.
+    memoised per case (problem at the modelled M, config, GPU name, dtype, arch, L2 state; see
+    `_memoised`): the model runs once per distinct case. Each entry is modelled in the L2 state
+    its input states or implies (tiletune.l2_state), and its result carries that fact (`l2`).
     """
 
     def __init__(
@@ -47,6 +49,8 @@ class ModelPort:
         self._default = default_for_arch
         self._analyze = analyze
         self._spec_cache: dict[tuple[Optional[str], Optional[str]], tuple[Any, str, Optional[str]]] = {}
+        self._l2 = L2Reader()
+        self._with_l2: dict[tuple[int, L2Fact], ModelResult] = {}  # (id(result), fact) -> it with that fact
         self._result_cache: dict[tuple[Any, ...], tuple[Optional[ModelResult], Optional[str], TileConfig]] = {}
         self._choices: "OrderedDict[tuple[Optional[str], Optional[str]], GpuChoice]" = OrderedDict()
         self._notes: list[str] = []
@@ -119,33 +123,49 @@ class ModelPort:
             return None, "", f"no GPU to model {arch} on ({e}); pass --gpu"
         return spec, _spec_name(spec, arch), None
 
+    def l2_of(self, entry: Entry) -> L2Fact:
+        """The L2 state the entry's timing (or pick) was taken with, and why."""
+        return self._l2.fact(entry.record)
+
     def analyze(
-        self, problem: Problem, config: TileConfig, arch: Optional[str], named_gpu: Optional[str]
+        self, problem: Problem, config: TileConfig, arch: Optional[str], named_gpu: Optional[str],
+        l2: Optional[L2Fact] = None,
     ) -> tuple[Optional[ModelResult], Optional[str]]:
-        """The model's result for this case at the top of the M bucket, or (None, why)."""
+        """The model's result for this case at the top of the M bucket, or (None, why); `l2`: the
+        L2 state to evaluate in (None: unknown)."""
         spec, gpu_name, why = self.gpu_for(arch, named_gpu)
         if spec is None:
             return None, why
         dtype = problem.dtype_a or problem.dtype_b
         if dtype is None:
             return None, "data type unknown for this key: not modelled"
-        return self._memoised(problem, config, spec, gpu_name, dtype, arch)
+        return self._memoised(problem, config, spec, gpu_name, dtype, arch, l2)
 
     def _memoised(
-        self, problem: Problem, config: TileConfig, spec: Any, gpu_name: str, dtype: str, arch: Optional[str]
+        self, problem: Problem, config: TileConfig, spec: Any, gpu_name: str, dtype: str, arch: Optional[str],
+        l2: Optional[L2Fact] = None,
     ) -> tuple[Optional[ModelResult], Optional[str]]:
         """`_run` once per distinct case. The key holds the problem's fields the model reads (not
         its notes or bucket range) and the config by identity: equal cases share one result
         without hashing two dataclasses per entry in Python. The memo keeps each config alive, so
-        an id is never reused while its entry exists."""
+        an id is never reused while its entry exists. The L2 state is in the key (a warm and a cold
+        timing of one case are modelled apart); the fact's basis is attached after, per distinct fact."""
         m = _modelled_m(problem)
+        state = None if l2 is None else l2.state
         key = (m, problem.n, problem.k, problem.batch, problem.experts, problem.top_k, problem.dtype_out,
-               id(config), gpu_name, dtype, arch)
+               id(config), gpu_name, dtype, arch, state)
         hit = self._result_cache.get(key)
         if hit is None:
-            analysis, why = self._run(problem, m, config, spec, gpu_name, dtype, arch)
+            analysis, why = self._run(problem, m, config, spec, gpu_name, dtype, arch, state)
             hit = self._result_cache[key] = (analysis, why, config)
-        return hit[0], hit[1]
+        res = hit[0]
+        if res is None or l2 is None:
+            return res, hit[1]
+        wkey = (id(res), l2)
+        with_l2 = self._with_l2.get(wkey)
+        if with_l2 is None:  # the result memo keeps `res` alive, so its id is not reused
+            with_l2 = self._with_l2[wkey] = res._replace(l2=l2)
+        return with_l2, hit[1]
 
     def analyze_entries(self, entries: Sequence[Entry]) -> tuple[AnalyzedEntry, ...]:
         """`_analyze_entry` for every entry, in one loop: what `analyze` does, with the lookups
@@ -153,6 +173,7 @@ class ModelPort:
         locals. Entries the fast path does not cover (no config, no problem, no dtype, no GPU)
         take `_analyze_entry`."""
         memoised = self._memoised
+        l2_fact = self._l2.fact
         gpus: dict[tuple[Optional[str], Optional[str]], tuple[Any, str, Optional[str]]] = {}
         out: list[AnalyzedEntry] = []
         append = out.append
@@ -174,16 +195,17 @@ class ModelPort:
             if spec is None:
                 append(AnalyzedEntry(entry, None, why))
                 continue
-            analysis, why = memoised(problem, config, spec, gpu_name, dtype, arch)
+            analysis, why = memoised(problem, config, spec, gpu_name, dtype, arch, l2_fact(entry.record))
             append(AnalyzedEntry(entry, analysis, why))
         return tuple(out)
 
     def _run(
-        self, problem: Problem, m: int, config: TileConfig, spec: Any, gpu_name: str, dtype: str, arch: Optional[str]
+        self, problem: Problem, m: int, config: TileConfig, spec: Any, gpu_name: str, dtype: str, arch: Optional[str],
+        l2: Optional[str] = None,
     ) -> tuple[Optional[ModelResult], Optional[str]]:
         at_top = _with_m(problem, m) if m != problem.m else problem
         try:
-            res = self._analyze(at_top, config, spec, dtype=dtype, arch=arch)
+            res = self._analyze(at_top, config, spec, dtype=dtype, arch=arch, l2=l2)
         except TiletuneError as e:  # e.g. a dtype the arch lacks: data, not a crash
             return None, f"model: {e}"
         return res, None
@@ -226,7 +248,7 @@ def _analyze_entry(entry: Entry, port: ModelPort) -> AnalyzedEntry:
     if entry.problem is None:
         return AnalyzedEntry(entry=entry, analysis=None, analysis_note=entry.problem_note or "problem unknown")
     env = entry.record.env
-    analysis, why = port.analyze(entry.problem, config, env.arch, env.gpu)
+    analysis, why = port.analyze(entry.problem, config, env.arch, env.gpu, port.l2_of(entry))
     return AnalyzedEntry(entry=entry, analysis=analysis, analysis_note=why)
 
 

@@ -23,12 +23,17 @@ MAX_LINES = 12  # regret lines per calibrated group; the rest are counted
 WEAK_HELDOUT = 0.25  # held-out median error above which a regret line says the calibration is weak
 
 
+# the best measured time of a bucket: (seconds, its tile's label, its problem, its L2 state)
+_Best = Tuple[float, str, Problem, Optional[str]]
+
+
 class _Timed(NamedTuple):
     """An entry with everything a fit needs: its problem, its decoded config, its measured time."""
 
     problem: Problem
     config: TileConfig
     time_s: float
+    l2: Optional[str] = None  # the L2 state the time was measured with (None: unknown)
 
 
 def _bucket(p: Problem) -> Tuple[int, int, int, int]:
@@ -57,14 +62,16 @@ def evidence_notes(analyzed: Sequence[AnalyzedEntry], failures: Sequence[Failure
         dtype = problem.dtype_a or problem.dtype_b
         if dtype is None:
             continue
-        groups.setdefault((r.env.arch, r.env.gpu, dtype, r.op), []).append(_Timed(problem, config, r.time_ms * 1e-3))
+        fact = ae.analysis.l2 if ae.analysis is not None else None  # the state the entry was modelled in
+        groups.setdefault((r.env.arch, r.env.gpu, dtype, r.op), []).append(
+            _Timed(problem, config, r.time_ms * 1e-3, None if fact is None else fact.state))
     notes: List[str] = []
     for (arch, named, dtype, op), items in groups.items():
         spec, gpu_name, why = port.gpu_for(arch, named)
         if spec is None:
             continue
         step = max(1, len(items) // MAX_SAMPLES)
-        samples = [Sample(t.config.label(), t.problem, t.config, t.time_s) for t in items[::step]]
+        samples = [Sample(t.config.label(), t.problem, t.config, t.time_s, t.l2) for t in items[::step]]
         try:
             cal = calibrate(samples, spec, dtype, arch)
         except TiletuneError:
@@ -82,34 +89,35 @@ def evidence_notes(analyzed: Sequence[AnalyzedEntry], failures: Sequence[Failure
     return tuple(notes)
 
 
-def _best_measured(items: Sequence[_Timed]) -> Dict[tuple, Tuple[float, str, Problem]]:
-    best: Dict[tuple, Tuple[float, str, Problem]] = {}
+def _best_measured(items: Sequence[_Timed]) -> Dict[tuple, _Best]:
+    best: Dict[tuple, _Best] = {}
     for t in items:
         key = _bucket(t.problem)
         if key not in best or t.time_s < best[key][0]:
-            best[key] = (t.time_s, t.config.label(), t.problem)
+            best[key] = (t.time_s, t.config.label(), t.problem, t.l2)
     return best
 
 
-def _compare(cal: Calibration, label: str, config, problem: Problem, best: Tuple[float, str, Problem],
+def _compare(cal: Calibration, label: str, config, problem: Problem, best: _Best,
              what: str) -> Optional[str]:
     try:
-        t, lo, hi = cal.predict(problem, config)
+        t, lo, hi = cal.predict(problem, config, best[3])  # in the L2 state the best was measured in
     except TiletuneError:
         return None
-    meas, best_label, _ = best
+    meas, best_label, _, l2 = best
     gain = meas / t - 1
     verdict = (f"{gain:.0%} faster than the measured best: worth a ticket" if t < meas / 1.05 else
                "no faster than the measured best (within 5 %): the failure costs little here" if t <= meas * 1.05 else
                f"{t / meas - 1:.0%} slower than the measured best: the failure costs nothing here")
     weak = (f" [calibration weak: held-out median error {cal.heldout_median:.0%}]"
             if cal.heldout_median > WEAK_HELDOUT else "")
+    state = f"with a {l2} L2 as measured" if l2 else "with the L2 state unknown"
     return (f"{what} {label} would take ~{_us(t)} (band {_us(lo)} - {_us(hi)}) at {_m_text(problem)} (model, "
-            f"calibrated on this input), against {best_label}'s measured {_us(meas)}: {verdict}{weak}")
+            f"calibrated on this input) {state}, against {best_label}'s measured {_us(meas)}: {verdict}{weak}")
 
 
 def _failure_regrets(cal: Calibration, op: str, arch: Optional[str], failures: Sequence[Failure],
-                     best: Dict[tuple, Tuple[float, str, Problem]]) -> List[str]:
+                     best: Dict[tuple, _Best]) -> List[str]:
     out = []
     for f in failures:
         if f.op != op or f.arch != arch or f.config is None or f.not_cutlass:
@@ -125,7 +133,7 @@ def _failure_regrets(cal: Calibration, op: str, arch: Optional[str], failures: S
 
 
 def _never_tried_regrets(cal: Calibration, op: str, arch: Optional[str], never_tried: Sequence[NotTried],
-                         best: Dict[tuple, Tuple[float, str, Problem]]) -> List[str]:
+                         best: Dict[tuple, _Best]) -> List[str]:
     out = []
     for nt in never_tried:
         if nt.op != op or nt.arch != arch or not nt.tactics:
@@ -135,7 +143,7 @@ def _never_tried_regrets(cal: Calibration, op: str, arch: Optional[str], never_t
             timed = []
             for _idx, cfg in nt.tactics:
                 try:
-                    timed.append((cal.predict(problem, cfg)[0], cfg))
+                    timed.append((cal.predict(problem, cfg, b[3])[0], cfg))
                 except TiletuneError:
                     continue
             if timed:

@@ -14,6 +14,7 @@ from tiletune.formats import render_text
 from tiletune.formats.model_view import ModelAnswer
 from tiletune.model import gpus as gpu_table
 from tiletune.model.kernel import normalize_schedule
+from tiletune.model.l2 import L2Fact
 from tiletune.model.perf import DTYPE_BITS, analyze
 from tiletune.model.smem import parse_stage_policy
 from tiletune.records import Problem, TileConfig
@@ -75,6 +76,8 @@ def run_model(*, dtype: str, m: int, n: int, k: int, tile: str, gpu: Optional[st
                   sm_clock_hz=None if sm_clock is None else sm_clock * 1e6, l2=l2)
     if note:
         res = res._replace(notes=(note,) + res.notes)
+    if l2 is not None:
+        res = res._replace(l2=L2Fact(l2, "given", f"--l2 {l2}"))
     compiled = _exact(cfg, res.arch, d, grouped or bool(experts), stage_policy) if exact else None
     return render_text("model", ModelAnswer(res, compiled), fmt)
 

@@ -159,6 +159,7 @@ def analysis_dict(a: Optional[ModelResult], *, notes: bool = True) -> Optional[d
             "high": _us(a.time_high_s),
         },
         "efficiency": {"compute": _r(a.efficiency_compute), "roofline": _r(a.efficiency_roofline)},
+        "l2": _l2_dict(a.l2),
         "peak_tflops": {
             "dense": None if a.peak_dense is None else round(a.peak_dense / 1e12, 2),
             "sparse": None if a.peak_sparse is None else round(a.peak_sparse / 1e12, 2),
@@ -169,6 +170,13 @@ def analysis_dict(a: Optional[ModelResult], *, notes: bool = True) -> Optional[d
     if notes:
         d["notes"] = list(a.all_notes)
     return d
+
+
+def _l2_dict(fact: Any) -> dict[str, Any]:
+    """Which L2 state the modelled times assume and why (tiletune.model.l2.L2Fact)."""
+    if fact is None:
+        return {"state": None, "how": "unknown", "basis": "no L2 state given: modelled cold, band down to the warm time"}
+    return {"state": fact.state, "how": fact.how, "basis": fact.basis}
 
 
 def _num(v: Any) -> str:
@@ -241,12 +249,14 @@ def _model_json(a: ModelResult, parts: dict[Any, Any]) -> str:
             f',"smem":{{"bytes":{n(fit.shared_storage_bytes)},"limit":{n(fit.limit_bytes)},"stages":{n(fit.stages)},'
             f'"fits":{n(fit.fits)},"verdict":{_str(fit.verdict)}}},'
         )
-    key = ("peak", a.peak_dense, a.peak_sparse, a.ctas, a.sms, type(a.ctas), type(a.sms))
+    key = ("peak", a.peak_dense, a.peak_sparse, a.ctas, a.sms, type(a.ctas), type(a.sms), a.l2)
     tail = parts.get(key)
     if tail is None:
         dense = None if a.peak_dense is None else round(a.peak_dense / 1e12, 2)
         sparse = None if a.peak_sparse is None else round(a.peak_sparse / 1e12, 2)
-        tail = parts[key] = f'"peak_tflops":{{"dense":{n(dense)},"sparse":{n(sparse)}}},"ctas":{n(a.ctas)},"sms":{n(a.sms)}}}'
+        l2 = _l2_dict(a.l2)
+        tail = parts[key] = (f'"l2":{{"state":{_str(l2["state"])},"how":{_str(l2["how"])},"basis":{_str(l2["basis"])}}},'
+                             f'"peak_tflops":{{"dense":{n(dense)},"sparse":{n(sparse)}}},"ctas":{n(a.ctas)},"sms":{n(a.sms)}}}')
     ip, it, tf, te, tl, th, ec, er = (a.intensity_problem, a.intensity_tile, a.time_floor_s, a.time_expected_s,
                                       a.time_low_s, a.time_high_s, a.efficiency_compute, a.efficiency_roofline)
     if (type(ip) is float and type(it) is float and type(tf) is float and type(te) is float and type(tl) is float

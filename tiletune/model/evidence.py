@@ -11,6 +11,10 @@ time) samples of one GPU and dtype, `calibrate` fits three constants of the time
   up to 3: above 1 the operands stayed in L2 between the timed runs (warm-L2 timing);
 - the fixed launch + prologue latency as this input's timer saw it (0 .. 10 us);
 
+each sample modelled in the L2 state it was timed with (`Sample.l2`: warm, cold or None for
+unknown, modelled cold): a warm timing of operands that fit in L2 reads them at the L2 rate
+(tiletune/model/l2.py), so the fitted `eta_bw` is not pushed above 1 to explain L2 hits;
+
 with the tile-aware model's mechanisms (schedule, shared-memory traffic, stages, waves) left as
 they are, so a tile the input never measured is predicted from the same physics. The check: every
 sample is predicted by a fit made without it (leave-one-out), and the error of those held-out
@@ -48,6 +52,7 @@ class Sample(NamedTuple):
     problem: Problem
     config: TileConfig
     measured_s: float
+    l2: Optional[str] = None  # the L2 state the time was measured with: "warm" | "cold" | None (unknown)
 
 
 class _Parts(NamedTuple):
@@ -72,10 +77,12 @@ class Calibration(NamedTuple):
     heldout_max: float
     band: Tuple[float, float]  # measured / model, 5th-95th pct of the held-out ratios
     uncalibrated_median: float  # the same error before calibration (the table's constants)
+    l2_samples: Tuple[Tuple[str, int], ...] = ()  # (L2 state or "unknown", samples fitted in it)
 
-    def predict(self, problem: Problem, config: TileConfig) -> Tuple[float, float, float]:
-        """(expected, low, high) seconds for `config` on `problem`: model, calibrated on the input."""
-        parts = _parts(problem, config, self.gpu, self.dtype, self.arch)
+    def predict(self, problem: Problem, config: TileConfig, l2: Optional[str] = None) -> Tuple[float, float, float]:
+        """(expected, low, high) seconds for `config` on `problem` timed in L2 state `l2`: model,
+        calibrated on the input."""
+        parts = _parts(problem, config, self.gpu, self.dtype, self.arch, l2)
         t = _time(parts, self.compute_scale, self.eta_bw, self.fixed_s)
         return t, t * self.band[0], t * self.band[1]
 
@@ -85,13 +92,25 @@ class Calibration(NamedTuple):
                 f"{' (operands L2-resident between timed runs)' if self.eta_bw > 1 else ''}, fixed "
                 f"{self.fixed_s * 1e6:.1f} us; {self.heldout_n} held-out tactics (each predicted by a fit without "
                 f"it) within {self.heldout_median:.1%} median, "
-                f"{self.heldout_max:.1%} worst (uncalibrated model: {self.uncalibrated_median:.1%} median)")
+                f"{self.heldout_max:.1%} worst (uncalibrated model: {self.uncalibrated_median:.1%} median)"
+                f"{self._l2_text()}")
+
+    def _l2_text(self) -> str:
+        if not self.l2_samples:
+            return ""
+        return "; samples fitted in their L2 state: " + ", ".join(f"{n} {s}" for s, n in self.l2_samples)
 
 
-def _parts(problem: Problem, config: TileConfig, gpu: GpuSpec, dtype: str, arch: Optional[str]) -> _Parts:
+def _parts(problem: Problem, config: TileConfig, gpu: GpuSpec, dtype: str, arch: Optional[str],
+           l2: Optional[str] = None) -> _Parts:
     e = estimate(problem, config, gpu, dtype=dtype, arch=arch)
     p = mainloop.constants_for(e.arch).p if e.kernel is not None else e.constants.p
-    return _Parts(e.time_fixed_s, e.time_compute_s, (e.bytes.minimum + e.bytes.partials) / e.bandwidth, p)
+    per_bw = (e.bytes.minimum + e.bytes.partials) / e.bandwidth
+    if l2 == "warm":  # the memory side at the L2 rate where the operands fit: DRAM over L2 bandwidth
+        w = estimate(problem, config, gpu, dtype=dtype, arch=arch, l2="warm")
+        if e.time_memory_s > 0:
+            per_bw *= w.time_memory_s / e.time_memory_s
+    return _Parts(e.time_fixed_s, e.time_compute_s, per_bw, p)
 
 
 def _time(parts: _Parts, scale: float, eta: float, fixed: Optional[float] = None) -> float:
@@ -128,14 +147,16 @@ def calibrate(samples: Sequence[Sample], gpu: GpuSpec, dtype: str, arch: Optiona
     usable samples (a sample the model cannot time, e.g. a dtype the arch lacks, is left out)."""
     parts: List[_Parts] = []
     meas: List[float] = []
+    states: dict[str, int] = {}
     for s in samples:
         if not (s.measured_s and s.measured_s > 0 and math.isfinite(s.measured_s)):
             continue
         try:
-            parts.append(_parts(s.problem, s.config, gpu, dtype, arch))
+            parts.append(_parts(s.problem, s.config, gpu, dtype, arch, s.l2))
         except ModelError:
             continue
         meas.append(s.measured_s)
+        states[s.l2 or "unknown (modelled cold)"] = states.get(s.l2 or "unknown (modelled cold)", 0) + 1
     if len(parts) < MIN_SAMPLES:
         return None
     scale, eta, fixed = _fit(parts, meas)
@@ -151,7 +172,7 @@ def calibrate(samples: Sequence[Sample], gpu: GpuSpec, dtype: str, arch: Optiona
     raw = [abs((p.t_fixed + combine(p.t_comp, p.mem_bytes_per_bw / _default_eta(gpu, arch), p.p)) / m - 1)
            for p, m in zip(parts, meas)]
     return Calibration(gpu, dtype, arch, len(parts), scale, eta, fixed, len(errs), statistics.median(errs), max(errs),
-                       (min(q(0.05), 0.95), max(q(0.95), 1.05)), statistics.median(raw))
+                       (min(q(0.05), 0.95), max(q(0.95), 1.05)), statistics.median(raw), tuple(sorted(states.items())))
 
 
 def _default_eta(gpu: GpuSpec, arch: Optional[str]) -> float:

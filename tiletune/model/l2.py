@@ -36,6 +36,15 @@ L2_BYTES_PER_CLK_PER_SM = 6.5e12 / (132 * 1.98e9)
 L2_STATES = ("warm", "cold")
 
 
+class L2Fact(NamedTuple):
+    """The L2 state a timing (or a tuner's pick) was taken with, and how that is known. Set by the
+    caller that knows it (tiletune/l2_state.py), carried by `ModelResult.l2`. Hashable."""
+
+    state: Optional[str]  # "warm" | "cold" | None (unknown: modelled cold, band down to the warm time)
+    how: str  # "decoded" | "inferred" | "unknown"
+    basis: str
+
+
 class L2Term(NamedTuple):
     """What the L2 does for one case's memory traffic."""
 

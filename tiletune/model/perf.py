@@ -177,6 +177,9 @@ class ModelResult(NamedTuple):
     band_widening: float = 0.0
     calibration_name: str = ""
     alternatives: Tuple[Alternative, ...] = ()  # `analyze(..., alternatives=True)` only
+    # the L2 state the times assume and why (l2.L2Fact), set by the caller that knows it
+    # (inspect: tiletune/l2_state.py); None: not stated (estimate's `l2` argument still applies)
+    l2: Optional[l2_term.L2Fact] = None
 
     kind = "model"  # every number here is a model estimate (class constant, not a field)
 
@@ -446,7 +449,7 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
         t_fixed = tc.t_fixed_s
         t_cold = t_exp = t_fixed + combine(t_comp, t_mem, tc.p)
         t_warm = t_cold
-        if l2t.resident and l2t.bandwidth:
+        if l2t.resident and l2t.bandwidth and l2t.bandwidth > bw:  # (an L2 estimated below DRAM never slows it)
             t_mem_warm = (bytes_min + partial_bytes) / (l2t.bandwidth * tc.eta_bw)
             t_warm = t_fixed + combine(t_comp, t_mem_warm, tc.p)
             if l2t.warm_applies:
@@ -486,7 +489,7 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
         dense, peak.sparse, bw, gpu.sms, ctas, slots, waves, wave_eff, tile_eff, k_eff,
         k_iters, t_floor, t_comp, t_mem, t_fixed, t_exp, t_low, t_high, flops / (dense * t_exp), t_floor / t_exp,
         min(1.0, ai / ridge), pl.fit, c, tuple(notes), problem, config, gpu, split_k, kernel, cyc, clock,
-        pl.clock_basis, t_sustained, widen, pl.calibration_name, ()))
+        pl.clock_basis, t_sustained, widen, pl.calibration_name, (), None))
 
 
 def _clock(gpu: GpuSpec, sm_clock_hz: Optional[float]) -> Tuple[float, str]:

@@ -5,7 +5,12 @@ typo `[AutoTunner]`):
 
 - `profiling <runner repr> <tactic>, shapes=..., avg_time <ms>` (and 0.7.x
   `cupti-profiling ... median_time <ms>`)                                   -> PROFILED (aggregated:
-  one record per (op, runner, tactic, bucket) with a count and bounded time samples, `tiletune.samples`)
+  one record per (op, runner, tactic, bucket, L2 state) with a count and bounded time samples, `tiletune.samples`)
+- `use_cold_l2_cache=True, use N different tensors for profiling` (v0.6.5+, printed only for an op
+  whose config asks for a cold L2: before every tactic's timing up to v0.6.17, once before a
+  profile's tactic loop after) and `profile-arena cold-L2 profiling uses ...` (after v0.6.17)
+                                                                            -> detail `l2` / `l2_source`
+  of the next timing and the following ones with the same tensor shapes (one profile)
 - `profiling chosen runner: <repr> <tactic> for <key>`; the key is a tuple
   `(op, runner, hash, profile[, extras])` before v0.6.15 and `ProfilingCacheKey(...)` after -> CHOSEN
 - `Skipping tactic <repr> <tactic>, due to failure while profiling: <error>` (WARNING before
@@ -154,6 +159,10 @@ class LogParser:
         self._agg_overflow = 0
         self._late_notes: List[str] = []
         self._prefix_op: Optional[str] = None
+        # the L2 state a "use_cold_l2_cache=..." line states: it applies to the next profiling line and
+        # to the ones after it with the same tensor shapes (one profile), see `_l2_of`
+        self._l2_next: Optional[Tuple[str, int]] = None
+        self._l2_profile: Optional[Tuple[str, int, str]] = None
 
     # ----- public ---------------------------------------------------------------------------
     def feed(self, lineno: int, raw: str) -> Iterator[Item]:
@@ -365,6 +374,8 @@ class LogParser:
             self._chosen(lineno, body[len("profiling chosen runner: "):])
         elif body.startswith("profiling ") or body.startswith("cupti-profiling "):
             self._profiled(lineno, body)
+        elif body.startswith("use_cold_l2_cache=") or body.startswith("profile-arena cold-L2 profiling"):
+            self._l2_line(lineno, body)
         elif body.startswith("Skipping tactic "):
             self._skipping(lineno, level, body[len("Skipping tactic "):], prefix)
         elif body.startswith("Failed when profiling "):
@@ -465,7 +476,34 @@ class LogParser:
             ev.detail["time_text"] = time_text.strip()[:60]
         ev.tensor_shapes = self._shapes_or_none(shapes_text)
         ev.detail["timer"] = "cupti median" if cupti else "mean"
+        l2 = self._l2_of(shapes_text.strip())
+        if l2 is not None:
+            ev.detail["l2"], ev.detail["l2_source"] = l2[0], f"log line {l2[1]}"
         self._push(ev)
+
+    def _l2_line(self, lineno: int, body: str) -> None:
+        """`use_cold_l2_cache=True, use N different tensors for profiling` (0.6.5 on; printed only
+        when the op's config asks for a cold L2: before each tactic's timing up to 0.6.17, once
+        before a profile's tactic loop after) or `profile-arena cold-L2 profiling uses ...`."""
+        value = body[len("use_cold_l2_cache="):].split(",", 1)[0].strip()
+        if body.startswith("profile-arena") or value == "True":
+            self._l2_next = ("cold", lineno)
+        elif value == "False":
+            self._l2_next = ("warm", lineno)
+
+    def _l2_of(self, shapes_text: str) -> Optional[Tuple[str, int]]:
+        """The stated L2 state of a timing: the pending line's, or the current profile's (same
+        tensor shapes as the timing that took the line); None where no line says."""
+        if self._l2_next is not None:
+            state, line = self._l2_next
+            self._l2_next = None
+            self._l2_profile = (state, line, shapes_text)
+            return state, line
+        cur = self._l2_profile
+        if cur is not None and cur[2] == shapes_text:
+            return cur[0], cur[1]
+        self._l2_profile = None
+        return None
 
     def _skipping(self, lineno: int, level: Optional[str], rest: str, prefix: str) -> None:
         runner, rrepr, tail = _split_runner(rest)
@@ -678,7 +716,9 @@ class LogParser:
                 detail["shapes_from"] = "the profiling line's tensor shapes"
             if ev.status is Status.PROFILED:
                 # one aggregate per (op, runner, tactic, bucket): repeated timings add to its samples
-                ident = ("profiled", ev_op, ev.runner, _hashable(ev.tactic), _hashable(rec_shapes), _hashable(extras))
+                # (a warm and a cold timing of one tactic are two facts, not one sample set)
+                ident = ("profiled", ev_op, ev.runner, _hashable(ev.tactic), _hashable(rec_shapes), _hashable(extras),
+                         ev.detail.get("l2"))
                 agg = self._aggs.get(ident)
                 if agg is None:
                     if len(self._aggs) >= MAX_AGGREGATES:
