@@ -39,9 +39,11 @@ def test_entry_tables_match_tabulate(sample):
     [],  # headers only
     [["  padded  ", "1"], ["x", "  22"]],  # tabulate strips cells
     [["a much longer cell than its header", ""], ["", "333333333"]],  # empty cells, trailing left column
+    [["2 winners by source: tactic 57 undecoded, tacti\u2026", "1"], ["\u2026", "22"]],  # cut cells (ellipsis)
 ])
 def test_edge_rows_match_tabulate(rows):
     headers = ["tile", "N"]
+    assert table._simple_table(rows, headers, ["left", "right"]) is not None  # the fast path writes these
     assert table._tab(rows, headers) == _tabulate(rows, headers)
 
 

@@ -49,8 +49,8 @@ def _tab(rows, headers, maxcolwidths=None) -> str:
 
 def _simple_table(rows, headers, aligns) -> "str | None":
     """The text `_tab`'s tabulate path writes (tabulate's "simple" table without header padding),
-    for one-line cells of printable ASCII; None for anything else (tabulate
-    then handles it). Why: tabulate inspects every cell's type (about 50 us per row), which made a
+    for one-line cells of printable ASCII (and the one-column ellipsis that cut cells end with);
+    None for anything else (tabulate then handles it). Why: tabulate inspects every cell's type (about 50 us per row), which made a
     50,000-entry table take seconds. tests/formats/test_table_fast.py holds it to tabulate's text.
     """
     headers = list(headers)
@@ -61,7 +61,8 @@ def _simple_table(rows, headers, aligns) -> "str | None":
             if len(row) != ncols:
                 return None
             joined = "\x00".join(row)  # (a TypeError for a non-str cell)
-            if not (joined.isascii() and joined.replace("\x00", "").isprintable()):
+            plain = joined.replace("\u2026", ".")  # the ellipsis cut cells end with: one column wide
+            if not (plain.isascii() and plain.replace("\x00", "").isprintable()):
                 return None  # tabs, newlines, escapes, wide characters: tabulate's rules apply
             if " \x00" in joined or "\x00 " in joined or joined[:1] == " " or joined[-1:] == " ":
                 row = [c.strip() for c in row]  # tabulate strips cells (PRESERVE_WHITESPACE is off)
