@@ -213,3 +213,30 @@ def test_a_pasted_exception_in_a_walked_folder_is_read(tmp_path):
     out = inspect_dict(inspect([str(tmp_path)], ReadContext()))
     assert [e["kind"] for e in out["events"]] == ["exception"] and out["fatal"]
     assert out["events"][0]["source"].endswith("crash.txt")  # the unrelated notes.txt is left alone
+
+
+def test_any_exception_whose_traceback_went_through_kernel_code():
+    # frames as vLLM prints them (vllm-project/vllm#50705), closed by an exception that names no kernel:
+    # the frame in FlashInfer's code makes it the kernels' exception
+    lines = [(1, "[rank0]: Traceback (most recent call last):"),
+             (2, '[rank0]:   File "/usr/local/lib/python3.12/dist-packages/vllm/model_executor/warmup/kernel_warmup.py", line 244, in flashinfer_autotune'),
+             (3, "[rank0]:     runner._dummy_run(**dummy_run_kwargs)"),
+             (4, '[rank0]:   File "/usr/local/lib/python3.12/dist-packages/flashinfer/jit/core.py", line 108, in check_cuda_arch'),
+             (5, '[rank0]:     raise RuntimeError("FlashInfer requires GPUs with sm75 or higher")'),
+             (6, "[rank0]: RuntimeError: FlashInfer requires GPUs with sm75 or higher"),
+             (7, "[rank0]: KeyError: 'unrelated'")]  # a later exception without a kernel frame is not one
+    items = list(logs.parse_lines(lines, "t.log", ReadContext().environment()))
+    evs = [i for i in items if getattr(i, "kind", None) == "exception"]
+    assert len(evs) == 1 and evs[0].line == 6
+    assert evs[0].fact("raised_in") == "core.py:108 in check_cuda_arch" and evs[0].fact("stage") == "warm-up"
+
+
+def test_bare_exception_and_cpp_what_lines():
+    # flashinfer-ai/flashinfer#1422's title, and a C++ exception as std::terminate prints it
+    lines = [(1, "Exception: Capture cuda graph failed: unsupported weight_scale_vec_size"),
+             (2, "terminate called after throwing an instance of 'std::runtime_error'"),
+             (3, "  what():  Error in function 'run' at /workspace/csrc/trtllm_batched_gemm_runner.cu:258: Error occurred when running GEMM!")]
+    items = list(logs.parse_lines(lines, "t.log", ReadContext().environment()))
+    evs = [i for i in items if getattr(i, "kind", None) == "exception"]
+    # the first names no kernel, runner or tactic and has no kernel-code frame: not the kernels' exception
+    assert [(e.fact("exception_type"), e.fact("file")) for e in evs] == [("C++ exception (what())", "trtllm_batched_gemm_runner.cu:258")]

@@ -59,9 +59,11 @@ _CACHE_PATH = re.compile(r"(?:Running FlashInfer autotune with cache|Using Flash
 _TQDM = re.compile(r"Tuning (?P<op>[\w:.]+?):\s*(?:(?P<pct>\d+)%\s*(?:\|[^|]*\|)?)?\s*(?P<done>\d+)/(?P<total>\d+)")
 # an exception line as Python prints it: `Type: message` at the start of a line, after a log prefix
 # ("ERROR 03-13 12:01:42 [x.py:932] ", "[rank0]: ", "(Worker pid=1) ") or Markdown (`- `, `> `, a backtick)
-_EXC_LINE = re.compile(r"(?P<type>\b(?:[a-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception)): (?P<msg>\S.*)$")
+_EXC_LINE = re.compile(r"(?P<type>\b(?:[a-z_][\w]*\.)*(?:[A-Z]\w*)?(?:Error|Exception)): (?P<msg>\S.*)$"
+                       # a C++ exception as std::terminate prints it: "  what():  Error in function 'run' at ..."
+                       r"|(?P<what>what\(\)):\s+(?P<wmsg>\S.*)$")
 # an exception quoted in a Markdown code span of prose: "... fails with `RuntimeError: Check failed: ...` during ..."
-_EXC_SPAN = re.compile(r"`(?P<type>(?:[a-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception)): (?P<msg>[^`]+)`")
+_EXC_SPAN = re.compile(r"`(?P<type>(?:[a-z_][\w]*\.)*(?:[A-Z]\w*)?(?:Error|Exception)): (?P<msg>[^`]+)`")
 # where an exception was raised: a traceback frame of the kernels' code, or a ticket's "at `file.py:N`"
 _FRAME = re.compile(r'File "(?P<path>[^"]*(?:flashinfer|cutlass|tensorrt_llm)[^"]*)", line (?P<ln>\d+), in (?P<fn>[\w<>]+)')
 _AT_SOURCE = re.compile(r"\bat `?(?P<path>[\w./-]+\.(?:py|cu|cuh|cpp|h|hpp)):(?P<ln>\d+)")
@@ -368,8 +370,17 @@ class EventLog:
             m = _EXC_SPAN.search(text)  # quoted in prose: the span is the whole message
             if m is None:
                 return
-        etype, msg = m.group("type"), m.group("msg").strip().rstrip("`").strip()
-        if not _EXC_RELEVANT.search(etype + " " + msg) and not (_EXC_RELEVANT.search(text) and "`" in text[: m.start() + 1]):
+        frame, self._frame = self._frame, None  # an exception line closes its traceback
+        gd = m.groupdict()
+        if gd.get("what"):
+            etype, msg = "C++ exception (what())", gd["wmsg"].strip()
+        else:
+            etype, msg = m.group("type"), m.group("msg").strip().rstrip("`").strip()
+        # relevant: it names the kernels' code, a tactic or runner; or the sentence quoting it does; or
+        # its traceback went through FlashInfer / CUTLASS / TensorRT-LLM code
+        in_kernel_code = frame is not None and lineno - frame[1] <= _STAGE_WINDOW
+        if not (_EXC_RELEVANT.search(etype + " " + msg) or in_kernel_code
+                or (_EXC_RELEVANT.search(text) and "`" in text[: m.start() + 1])):
             return
         facts: Dict[str, Fact] = {"exception_type": Fact(etype, "decoded", "exception line"),
                                   "error": Fact(msg[:400], "decoded", "exception line")}
@@ -380,8 +391,8 @@ class EventLog:
         stage = self._stage(lineno)
         if stage is not None:
             facts["stage"] = stage
-        if self._frame is not None and lineno - self._frame[1] <= _STAGE_WINDOW:
-            facts["raised_in"] = Fact(self._frame[0], "decoded", f"traceback frame (line {self._frame[1]})")
+        if frame is not None and in_kernel_code:
+            facts["raised_in"] = Fact(frame[0], "decoded", f"traceback frame (line {frame[1]})")
         ident = self.add("exception", lineno, text, "", facts, key=(etype, msg[:200]))
         self._summarize_exception(ident)
         # a message cut at ':' / ',' or with an open bracket goes on in the next lines (a wrapped paste)
