@@ -155,7 +155,7 @@ class EventLog:
                 ev["fatal"] = None  # the process ended after it: the kind's default (fatal) holds
                 ev["facts"]["ended_run"] = Fact(True, "inferred", f"a process ended after it (line {self._died_line})")
             if (self._served_line is not None and ev["line"] is not None and ev["line"] > self._served_line
-                    and ev["kind"] in ("runner_init_failed", "cuda_error", "tma_descriptor_failed", "smem_exceeded")):
+                    and ev["kind"] in ("runner_init_failed", "cuda_error", "tma_descriptor_failed", "smem_exceeded", "exception")):
                 ev["facts"].setdefault("served_before", Fact(True, "decoded", f"server-ready line {self._served_line}"))
             if ev["fatal"] is False and ev.get("maybe_fatal"):
                 ev["facts"].setdefault("ended_run", Fact(False, "inferred", "no line after it shows the process ending"))
