@@ -247,7 +247,8 @@ def test_an_exception_after_the_server_was_up_ended_it_while_serving():
     lines = [(1, "[2026-03-10 05:19:56] The server is fired up and ready to roll!"),
              (2, "RuntimeError: Error in function 'run' at /workspace/csrc/trtllm_batched_gemm_runner.cu:258: "
                  "Error occurred when running GEMM! (numBatches:  256 , GemmMNK:  2   512   7168 , Kernel:  "
-                 "bmm_E2m1_E2m1E2m1_Fp32_t128x8x512u2_s5_et128x8_m128x8x64_cga1x1x1_16dp256b_rM_TN_transOut_schedS_bN_ldgsts_tmaOpt_clmp_swiGlu_dynBatch_sm100f )")]
+                 "bmm_E2m1_E2m1E2m1_Fp32_t128x8x512u2_s5_et128x8_m128x8x64_cga1x1x1_16dp256b_rM_TN_transOut_schedS_"
+                 "bN_ldgsts_tmaOpt_clmp_swiGlu_dynBatch_sm100f )")]
     items = list(logs.parse_lines(lines, "t.log", ReadContext().environment()))
     [ev] = [i for i in items if getattr(i, "kind", None) == "exception"]
     assert ev.fact("served_before") is True and ev.is_fatal
