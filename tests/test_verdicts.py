@@ -7,6 +7,8 @@ Inputs are hand-built records and model results with recorded shared-memory valu
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from synthetic import model_result  # a real ModelResult with recorded values (tests/synthetic.py)
 
 from tiletune.model.perf import ModelResult
@@ -158,3 +160,17 @@ def test_verdict_lists_ambiguous_candidates(sample):
     result = inspect([sample("v1/sm120-rtxpro6000-0.6.14-fp4-moe.json")], ReadContext())
     (line,) = [v.text for v in result.verdicts if "fused_moe::gemm1" in v.text]
     assert "undecoded (ambiguous), candidates 128x" in line and "x{64|128}" in line
+
+
+def test_a_fallback_only_op_says_so_in_its_verdict(run):
+    """vllm#47720 (real): a shortened 'No tuned config covers bf16_gemm ...' line is the op's only
+    record; its verdict says the fallback ran, not that nothing was recorded."""
+    import json
+
+    root = Path(__file__).resolve().parent.parent / "cache_samples"
+    out = run("inspect", root / "wild/vllm-47720-lm-head-bf16-gemm-no-tuned-config/pr.md", "--format", "json")
+    [v] = [v for v in json.loads(out.stdout)["verdicts"] if v["op"] == "bf16_gemm"]
+    assert "fallback tactic (-1, untuned)" in v["text"] and "no chosen" not in v["text"]
+    out = run("inspect", root / "logs/sm120_0.6.17_warmup_debug.log", "--format", "json")
+    [v] = [v for v in json.loads(out.stdout)["verdicts"] if v["op"] == "fp4_gemm"]
+    assert "no tuned config covered a call at runtime M 5000" in v["text"]

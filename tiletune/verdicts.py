@@ -183,6 +183,7 @@ def verdicts(
     not_run_why: dict[_Key, Counter[str]] = {}
     compiled: Counter[_Key] = Counter()
     not_built: dict[_Key, list[str]] = {}
+    fallback_ms: dict[_Key, list[Optional[int]]] = {}  # runtime Ms no tuned config covered (None: not stated)
     labels: dict[int, str] = {}  # id(config) -> label: decoded configs are shared, label() builds a string
     for a in analyzed:
         r = a.entry.record  # (not the `record` property: this loop runs once per entry)
@@ -214,6 +215,9 @@ def verdicts(
             lbl = a.config.label() if a.config is not None else f"tactic {r.tactic}"
             if lbl not in blocked.setdefault(key, []):
                 blocked[key].append(lbl)
+        elif r.status is Status.FALLBACK:
+            p = a.entry.problem
+            fallback_ms.setdefault(key, []).append(p.m if p is not None else None)
         elif r.status is Status.COMPILED:
             compiled[key] += 1
         elif r.status is Status.NOT_BUILT:
@@ -292,6 +296,10 @@ def verdicts(
         if nt_total:
             ev = "no log of the attempts" if all(nt.evidence == "winners only" for nt in nts[key]) else "per the log"
             parts.append(f"{nt_total} catalog tile(s) never tried ({ev})")
+        if fallback_ms.get(key):
+            ms = sorted({m for m in fallback_ms[key] if m is not None})
+            at = f" at runtime M {_join([str(m) for m in ms], 4)}" if ms else ""
+            parts.append(f"no tuned config covered a call{at}: FlashInfer ran its fallback tactic (-1, untuned)")
         if not parts:
             parts.append("no chosen, failed, blocked or compiled tactics recorded")
         text = f"{arch or 'unknown arch'} {op}{f' ({label})' if label else ''}: " + "; ".join(parts)
