@@ -18,7 +18,7 @@ from tiletune.archs import arch_family, arch_from_gpu_name
 from tiletune.errors import ModelError, TiletuneError
 from tiletune.l2_state import L2Fact, L2Reader
 from tiletune.model import gpus as gpu_table
-from tiletune.model.perf import ModelResult, estimate
+from tiletune.model.perf import ModelResult, estimate, with_l2
 from tiletune.records import Decoded, Entry, Problem, TileConfig, Undecoded
 from tiletune.results import AnalyzedEntry, GpuChoice
 
@@ -50,7 +50,6 @@ class ModelPort:
         self._analyze = analyze
         self._spec_cache: dict[tuple[Optional[str], Optional[str]], tuple[Any, str, Optional[str]]] = {}
         self._l2 = L2Reader()
-        self._with_l2: dict[tuple[int, L2Fact], ModelResult] = {}  # (id(result), fact) -> it with that fact
         self._result_cache: dict[tuple[Any, ...], tuple[Optional[ModelResult], Optional[str], TileConfig]] = {}
         self._choices: "OrderedDict[tuple[Optional[str], Optional[str]], GpuChoice]" = OrderedDict()
         self._notes: list[str] = []
@@ -148,24 +147,18 @@ class ModelPort:
         """`_run` once per distinct case. The key holds the problem's fields the model reads (not
         its notes or bucket range) and the config by identity: equal cases share one result
         without hashing two dataclasses per entry in Python. The memo keeps each config alive, so
-        an id is never reused while its entry exists. The L2 state is in the key (a warm and a cold
-        timing of one case are modelled apart); the fact's basis is attached after, per distinct fact."""
+        an id is never reused while its entry exists. The L2 fact is in the key (a warm and a cold
+        timing of one case are modelled apart) and attached to the one result kept for it."""
         m = _modelled_m(problem)
-        state = None if l2 is None else l2.state
         key = (m, problem.n, problem.k, problem.batch, problem.experts, problem.top_k, problem.dtype_out,
-               id(config), gpu_name, dtype, arch, state)
+               id(config), gpu_name, dtype, arch, l2)
         hit = self._result_cache.get(key)
         if hit is None:
-            analysis, why = self._run(problem, m, config, spec, gpu_name, dtype, arch, state)
+            analysis, why = self._run(problem, m, config, spec, gpu_name, dtype, arch, None if l2 is None else l2.state)
+            if analysis is not None and l2 is not None:
+                analysis = with_l2(analysis, l2)  # one result per case and fact: none kept without it
             hit = self._result_cache[key] = (analysis, why, config)
-        res = hit[0]
-        if res is None or l2 is None:
-            return res, hit[1]
-        wkey = (id(res), l2)
-        with_l2 = self._with_l2.get(wkey)
-        if with_l2 is None:  # the result memo keeps `res` alive, so its id is not reused
-            with_l2 = self._with_l2[wkey] = res._replace(l2=l2)
-        return with_l2, hit[1]
+        return hit[0], hit[1]
 
     def analyze_entries(self, entries: Sequence[Entry]) -> tuple[AnalyzedEntry, ...]:
         """`_analyze_entry` for every entry, in one loop: what `analyze` does, with the lookups

@@ -173,3 +173,15 @@ def test_plan_memo_matches_the_plain_computation():
         assert same(got, plain) and same(twin, plain), (gpu.name, kw, cfg, p)
         errors += isinstance(plain, str)
     assert len(grid) == 4 * 7 * 6 * 4 and 0 < errors < len(grid) // 2  # some cases are model errors, most not
+
+
+def test_with_l2_is_replace():
+    # perf.with_l2 builds the result with its L2 fact in one C call: the same as NamedTuple._replace
+    from tiletune.model import gpus, perf
+    from tiletune.model.l2 import L2Fact
+
+    e = perf.estimate(Problem(m=64, n=4096, k=4096), TileConfig(tile=(128, 128, 64)), gpus.find("H200"), dtype="bf16")
+    for fact in (L2Fact("warm", "decoded", "use_cold_l2_cache=False"), L2Fact(None, "unknown", "")):
+        got = perf.with_l2(e, fact)
+        assert got == e._replace(l2=fact) and type(got) is perf.ModelResult and got.l2 is fact
+        assert perf.with_l2(got, None) == e

@@ -230,6 +230,15 @@ class ModelResult(NamedTuple):
         return self.smem.notes + self.notes
 
 
+assert ModelResult._fields[-1] == "l2"  # with_l2 relies on it
+
+
+def with_l2(res: ModelResult, fact: l2_term.L2Fact) -> ModelResult:
+    """`res._replace(l2=fact)` in one C call (l2 is the last field; _replace re-packs all 52 in
+    Python): inspect attaches the fact once per distinct case. tests/model/test_perf.py pins it."""
+    return _new_tuple(ModelResult, res[:-1] + (fact,))
+
+
 class _Context(NamedTuple):
     """What every case on one (GPU, dtype, arch) shares, worked out once."""
 
@@ -584,4 +593,4 @@ def _alternatives(problem: Problem, config: TileConfig, gpu: GpuSpec, dtype: str
     return tuple(out)
 
 
-__all__ = ["analyze", "estimate", "ModelResult", "Bytes", "Alternative", "DTYPE_BITS", "DTYPE_PEAK"]
+__all__ = ["analyze", "estimate", "with_l2", "ModelResult", "Bytes", "Alternative", "DTYPE_BITS", "DTYPE_PEAK"]
