@@ -20,9 +20,10 @@ Where it comes from, in this order:
 from __future__ import annotations
 
 import json
+from collections import Counter
 from functools import lru_cache
 from importlib import resources
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 from packaging.version import InvalidVersion, Version
 
@@ -97,7 +98,7 @@ def inferred_flashinfer(op: str, version_text: Optional[str]) -> L2Fact:
                                    f"(tiletune/data/{_POLICY_FILE})")
 
 
-def _decoded(detail: tuple) -> Optional[L2Fact]:
+def _decoded(detail: tuple, metadata: tuple = ()) -> Optional[L2Fact]:
     for k, v in detail:
         if k == "l2" and v in ("warm", "cold"):
             src = next((s for kk, s in detail if kk == "l2_source"), "the input")
@@ -107,6 +108,10 @@ def _decoded(detail: tuple) -> Optional[L2Fact]:
                 if isinstance(pair, tuple) and len(pair) == 2 and pair[0] == "l2_cache_policy" and pair[1] in _POLICY_WORD:
                     return L2Fact(_POLICY_WORD[pair[1]], "decoded",
                                   f"decoded: the cache entry's profiling policy says l2_cache_policy={pair[1]}")
+    for k, v in metadata:  # a 0.7.x managed store's manifest: a MeasurementPolicy forced it for every op
+        if k == "measure_cold_l2" and v in ("True", "False"):
+            return L2Fact("cold" if v == "True" else "warm", "decoded",
+                          f"decoded: the store's manifest says measure_cold_l2={v} (forced for every op)")
     return None
 
 
@@ -127,7 +132,7 @@ class L2Reader:
         return f
 
     def _fact(self, record: TuningRecord) -> L2Fact:
-        decoded = _decoded(record.detail)
+        decoded = _decoded(record.detail, record.env.metadata)
         if decoded is not None:
             return decoded
         if record.source_kind == "ledger":
@@ -143,9 +148,30 @@ class L2Reader:
         return inferred_flashinfer(record.op, record.env.flashinfer_version)
 
 
+def l2_notes(analyzed: Sequence[Any]) -> tuple[str, ...]:
+    """One line per (op, arch) with modelled entries: which L2 state their modelled times assume,
+    how many entries each, and why (decoded lines are summarised, not listed)."""
+    groups: dict[tuple, Counter] = {}
+    for ae in analyzed:
+        a = ae.analysis
+        if a is None or a.l2 is None:
+            continue
+        f = a.l2
+        why = f.basis
+        if f.how == "decoded":
+            why = "decoded from the input's use_cold_l2_cache lines" if "log line" in f.basis else f.basis
+        groups.setdefault((ae.record.op, ae.record.env.arch), Counter())[(f.state, why)] += 1
+    out = []
+    for (op, arch), c in groups.items():
+        parts = [f"{n} {state or 'unknown (modelled cold, band down to warm)'}: {why}"
+                 for (state, why), n in sorted(c.items(), key=lambda kv: (-kv[1], str(kv[0])))]
+        out.append(f"{op} ({arch or 'arch unknown'}): modelled times assume each entry's L2 state: " + "; ".join(parts))
+    return tuple(out)
+
+
 def model_state(fact: Optional[L2Fact]) -> Optional[str]:
     """The state the model evaluates with (None: unknown, modelled cold with a band down to warm)."""
     return None if fact is None else fact.state
 
 
-__all__ = ["L2Fact", "L2Reader", "inferred_flashinfer", "model_state", "policy"]
+__all__ = ["L2Fact", "L2Reader", "inferred_flashinfer", "l2_notes", "model_state", "policy"]

@@ -24,6 +24,7 @@ from tiletune import verdicts as verdicts_mod
 from tiletune.decode import decode
 from tiletune.events import Event, InputFacts
 from tiletune.failures import aggregate_failures, not_built_ops
+from tiletune.l2_state import l2_notes
 from tiletune.model_adapter import ModelPort
 from tiletune.not_tried import not_tried as find_not_tried
 from tiletune.overview import rank_disagreements
@@ -121,7 +122,7 @@ def build(
         searched=tuple(searched),
         discovered=discovered,
         gpus=port.choices(),
-        notes=port.notes() + calibrated,
+        notes=port.notes() + l2_notes(analyzed) + calibrated,
         events=tuple(events),
         inputs=tuple(inputs),
         source_groups=groups,

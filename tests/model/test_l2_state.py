@@ -171,3 +171,26 @@ def test_calibration_fits_each_sample_in_its_state(sm120):
     # the same times taken as warm need a lower DRAM share to explain them (the L2 did the reading)
     as_warm = calibrate([s._replace(l2="warm") for s in samples], gpu, "nvfp4", "sm120")
     assert as_warm is not None and as_warm.eta_bw < cal.eta_bw
+
+
+def test_the_notes_say_which_state_the_modelled_times_assume(real):
+    (line,) = [n for n in real.notes if "modelled times assume" in n]
+    assert line.startswith("fp4_gemm (sm103):")
+    assert "5 cold: decoded from the input's use_cold_l2_cache lines" in line and "1 cold: inferred:" in line
+
+
+def test_a_managed_store_manifest_forcing_the_state_is_decoded():
+    """Constructed record: FlashInfer 0.7.2.post1's MeasurementPolicy writes `measure_cold_l2`
+    ("True"/"False") into a v2 store's manifest (flashinfer/autotune_cache.py, manifest_fields);
+    the v2 reader keeps manifest fields in env.metadata. An entry's own l2_cache_policy wins."""
+    from tiletune.l2_state import L2Reader
+    from tiletune.records import Status
+
+    env = Environment(flashinfer_version="0.7.2.post1", metadata=(("cache_schema", "v2"), ("measure_cold_l2", "False")))
+    rec = TuningRecord(source="s", source_kind="flashinfer-v2", op="fp4_gemm", runner="CutlassFp4GemmRunner",
+                       tactic=3, status=Status.CHOSEN, env=env)
+    f = L2Reader().fact(rec)
+    assert (f.state, f.how) == ("warm", "decoded") and "measure_cold_l2=False" in f.basis
+    pol = (("profiling_policy", (("cuda_graph_profile_replays", 1), ("l2_cache_policy", "cold"))),)
+    f = L2Reader().fact(dataclasses.replace(rec, detail=pol))
+    assert (f.state, f.how) == ("cold", "decoded") and "l2_cache_policy=cold" in f.basis
