@@ -141,8 +141,9 @@ class L2Reader:
                 return L2Fact("warm", "inferred", f"inferred: {_ENGINES[engine]}")
             return L2Fact(None, "unknown", f"retry engine {engine!r}: its L2 state is not known")
         if record.source_kind == "trtllm":
-            return L2Fact(None, "unknown", "a TensorRT-LLM cache does not say how it was timed and its autotuner's "
-                                           "L2 policy is not in the table")
+            return L2Fact(None, "unknown", "a TensorRT-LLM cache does not say how it was timed: its autotuner times "
+                                           "warm unless the op's TuningConfig sets use_cold_l2_cache (default False), "
+                                           "and which ops do is not in the table")
         if not record.op:
             return UNKNOWN_NO_OP
         return inferred_flashinfer(record.op, record.env.flashinfer_version)

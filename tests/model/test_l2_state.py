@@ -194,3 +194,17 @@ def test_a_managed_store_manifest_forcing_the_state_is_decoded():
     pol = (("profiling_policy", (("cuda_graph_profile_replays", 1), ("l2_cache_policy", "cold"))),)
     f = L2Reader().fact(dataclasses.replace(rec, detail=pol))
     assert (f.state, f.how) == ("cold", "decoded") and "l2_cache_policy=cold" in f.basis
+
+
+def test_our_own_retry_ledger_is_inferred_warm():
+    """Real ledger (bench/retry_h200_x2, tiletune retry on 2x H200, FlashInfer engine): the line does
+    not say the L2 state; the engine fixes it (the worker re-runs one set of inputs)."""
+    from tiletune.l2_state import L2Reader
+
+    ledger = Path(__file__).resolve().parents[1] / "data" / "retry_h200_x2" / "ledger.jsonl"
+    recs = [ae.record for ae in inspect([ledger], ReadContext()).entries]
+    assert recs and {dict(r.detail).get("engine") for r in recs} == {"flashinfer"}
+    facts = {L2Reader().fact(r) for r in recs}
+    assert len(facts) == 1
+    (f,) = facts
+    assert (f.state, f.how) == ("warm", "inferred") and "tiletune/tuner/worker.py" in f.basis
