@@ -107,16 +107,16 @@ def explain_failure(
         )
 
     if analysis is not None and analysis.smem.verdict in ("does_not_build", "overflows_at_initialize"):
-        need, limit = analysis.smem.shared_storage_bytes, analysis.smem.limit_bytes
+        smem_need, smem_limit = analysis.smem.shared_storage_bytes, analysis.smem.limit_bytes
         what = "does not build (fewer than 2 stages)" if analysis.smem.verdict == "does_not_build" else "overflows at initialize"
-        nums = f": needs {_fmt_bytes(need)} > limit {_fmt_bytes(limit)}" if need is not None and limit is not None else ""
+        nums = f": needs {_fmt_bytes(smem_need)} > limit {_fmt_bytes(smem_limit)}" if smem_need is not None and smem_limit is not None else ""
         err = f"; error text: {short_error(text)}" if text else ""
         return FailureReason(
             kind="smem",
             summary=f"shared memory: tile {what}{nums} (model){err}",
             basis="model",
-            need_bytes=need,
-            limit_bytes=limit,
+            need_bytes=smem_need,
+            limit_bytes=smem_limit,
         )
     if model_fits is True:
         assert analysis is not None

@@ -111,7 +111,7 @@ def _spec_from_json(g: Dict[str, Any], origin: str) -> GpuSpec:
         arch = normalize_arch(str(g["arch"]))
         if arch is None:
             raise ModelError(f"{where}: arch {g['arch']!r} is not one of {', '.join(KNOWN_ARCHS)}")
-        peaks = []
+        peaks: list[Tuple[str, Optional[Peak]]] = []
         for kind in PEAK_KINDS:
             p = (g.get("peaks_tflops") or {}).get(kind)
             if p is None:

@@ -121,4 +121,5 @@ def resolve(config: TileConfig, arch: str, dtype: str, *, schedule: Optional[str
     elif fast_accum is not None and dtype in FP8_LIKE:
         basis.append("fast accumulation only changes SM90 fp8 kernels: ignored here")
     epilogue = (config.epilogue_schedule or "auto").lower()
-    return Kernel(given, tuple(config.cluster), config.stages, fa, epilogue, tuple(basis))
+    cl = tuple(config.cluster)  # a list when the config came from JSON
+    return Kernel(given, (cl[0], cl[1], cl[2]), config.stages, fa, epilogue, tuple(basis))

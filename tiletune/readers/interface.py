@@ -18,10 +18,14 @@ stays flat.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Union
 
 from tiletune.archs import arch_from_gpu_name
-from tiletune.records import Environment
+from tiletune.events import Event, InputFacts
+from tiletune.records import Environment, InputProblem, TuningRecord
+
+# What a reader yields: records, the problems of its input, and (text readers) events and input facts.
+ReadItem = Union[TuningRecord, InputProblem, Event, InputFacts]
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
 from tiletune import inputs
 from tiletune.errors import ReaderError
-from tiletune.readers.interface import ReadContext
+from tiletune.readers.interface import ReadContext, ReadItem
 from tiletune.readers.jit_identity import WorkspaceIdentity, workspace_identity  # noqa: F401 - re-exported (doctor, tests)
 from tiletune.records import Environment, InputProblem, Status, TuningRecord, freeze
 from tiletune.vocabulary import FUSED_MOE_FAMILY, FUSED_MOE_OPS, MOE_RUNNER
@@ -285,7 +285,7 @@ class _ModuleReader:
                             env=self.env, error=error, detail=freeze({k: v for k, v in detail.items() if v is not None}))
 
 
-def read_workspace(ws: Path, ctx: ReadContext) -> Iterator[Union[TuningRecord, InputProblem]]:
+def read_workspace(ws: Path, ctx: ReadContext) -> Iterator[ReadItem]:
     """Records from one workspace directory, then its flashinfer_jit.log."""
     source = str(ws)
     ident = workspace_identity(ws)
@@ -327,7 +327,7 @@ def sniff(path: Path, head: bytes) -> bool:
     return is_workspace(path)
 
 
-def read(path: Path, ctx: ReadContext) -> Iterator[Union[TuningRecord, InputProblem]]:
+def read(path: Path, ctx: ReadContext) -> Iterator[ReadItem]:
     """Protocol entry point: one workspace, or every workspace under a version / cache directory."""
     path = Path(path)
     if not path.is_dir():

@@ -20,21 +20,20 @@ import io
 import os
 import re
 from pathlib import Path
-from typing import BinaryIO, Iterable, Iterator, Optional, Tuple, Union
+from typing import BinaryIO, Iterable, Iterator, Optional, Tuple
 
 from tiletune import inputs
 from tiletune.errors import ReaderError
-from tiletune.events import Event
-from tiletune.readers.interface import ReadContext
+from tiletune.readers.interface import ReadContext, ReadItem
 from tiletune.readers.jit_identity import workspace_identity
 from tiletune.readers.logs_grammar import ParsedProfilingKey, parse_profiling_key
 from tiletune.readers.logs_parser import KIND, LogFacts, LogParser
-from tiletune.records import Environment, InputProblem, TuningRecord
+from tiletune.records import Environment, InputProblem
 
 JIT_LOG_NAME = "flashinfer_jit.log"
 MAX_LINE_BYTES = 1 << 20  # longer lines are cut: a corrupt log must not cost its size in memory
 
-Item = Union[TuningRecord, InputProblem, Event]
+Item = ReadItem
 
 __all__ = ["KIND", "JIT_LOG_NAME", "LogFacts", "LogParser", "ParsedProfilingKey", "iter_lines", "parse_lines",
            "parse_profiling_key", "read", "read_log", "read_stream", "sniff"]

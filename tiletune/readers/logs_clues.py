@@ -123,6 +123,7 @@ class ClueSet:
         self.clues.append(clue)
 
     def feed(self, lineno: Optional[int], text: str) -> None:
+        m: Optional[re.Match[str]]  # one name for every pattern's match below
         if ".cache/flashinfer/" in text:
             for m in _JIT_PATH.finditer(text):
                 self._path(lineno, m, "jit path")
@@ -170,7 +171,7 @@ class ClueSet:
                 if arch:
                     self._add(Clue("arch", arch, "decoded", "kernel name", lineno, m.group(0).strip("_")))
         if "sm" in low:
-            words = {normalize_arch(m.group("a")) for m in _ARCH_WORD.finditer(text)} - {None}
+            words = {a for a in (normalize_arch(w.group("a")) for w in _ARCH_WORD.finditer(text)) if a}
             if len(words) == 1:
                 arch = words.pop()
                 self._add(Clue("arch", arch, "decoded", "arch named", lineno, arch))

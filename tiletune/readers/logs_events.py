@@ -299,7 +299,7 @@ class EventLog:
             if kf:
                 facts0["file"] = Fact(f"{kf.group(1).rsplit('/', 1)[-1]}:{kf.group(2)}", "decoded", "assertion text")
             self.add("runner_init_failed", lineno, text, "a TensorRT-LLM GEMM runner failed while running (assertion)",
-                     facts0, key=("trt-run", facts0.get("file").value if "file" in facts0 else None))
+                     facts0, key=("trt-run", facts0["file"].value if "file" in facts0 else None))
             return
         what = (m.group("what") or "").strip()
         facts: Dict[str, Fact] = {"runner": Fact(f"TensorRT-LLM cutlass {what}", "decoded", "assertion text"),

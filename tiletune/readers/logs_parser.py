@@ -41,7 +41,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
-from tiletune.events import Event, Fact, InputFacts
+from tiletune.events import Fact, InputFacts
+from tiletune.readers.interface import ReadItem
 from tiletune.readers.logs_clues import ClueSet
 from tiletune.readers.logs_events import EventLog
 from tiletune.readers.logs_fragments import CacheFragment
@@ -69,7 +70,7 @@ MAX_CONTINUATION = 400  # backtrace lines examined after a failure line
 MAX_PROBLEMS = 20  # unparsable-line notes per file; then one summary note
 MAX_AGGREGATES = 200_000  # distinct (op, runner, tactic, bucket, error) facts per file; past it only counts grow
 
-Item = Union[TuningRecord, InputProblem, Event, InputFacts]
+Item = ReadItem
 
 # --- facts about the whole file ------------------------------------------------------------------
 @dataclass
@@ -717,7 +718,7 @@ class LogParser:
             if ev.status is Status.PROFILED:
                 # one aggregate per (op, runner, tactic, bucket): repeated timings add to its samples
                 # (a warm and a cold timing of one tactic are two facts, not one sample set)
-                ident = ("profiled", ev_op, ev.runner, _hashable(ev.tactic), _hashable(rec_shapes), _hashable(extras),
+                ident: tuple = ("profiled", ev_op, ev.runner, _hashable(ev.tactic), _hashable(rec_shapes), _hashable(extras),
                          ev.detail.get("l2"))
                 agg = self._aggs.get(ident)
                 if agg is None:
