@@ -16,7 +16,7 @@ import re
 import statistics
 import sys
 from dataclasses import replace
-from typing import List, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 from tiletune.model.calibration import US, Constants
 from tiletune.model.gpus import find
@@ -81,7 +81,8 @@ def fit(rows: List[dict], dtype: str) -> Constants:
     for _ in range(3):
         for key, grid in grids.items():
             for v in grid:
-                cand = replace(c, **{key: v})
+                change: dict[str, Any] = {key: v}
+                cand = replace(c, **change)
                 loss = _loss(rows, cand)
                 if loss < best:
                     best, c = loss, cand
@@ -103,6 +104,7 @@ def report(path: str) -> str:
     lines.append("| dtype | eta_mma | eta_bw | t_fixed | p | band (measured/model, 2.5-97.5 %, fit half) |")
     lines.append("|---|---|---|---|---|---|")
     for d, c in fitted.items():
+        assert c.ratio_band is not None  # fit() always sets it
         lines.append(f"| {d} | {c.eta_mma:.2f} | {c.eta_bw:.2f} | {c.t_fixed_s / US:.2f} us | {c.p} | "
                      f"{c.ratio_band[0]:.2f} - {c.ratio_band[1]:.2f} |")
     lines += ["", "Held-out error |model - measured| / measured:", "",
@@ -114,6 +116,7 @@ def report(path: str) -> str:
     evals = []
     for r in held:
         c = fitted[r["dtype"]]
+        assert c.ratio_band is not None
         t, label = predict(r, c)
         meas = r["median_us"] * US
         lo, hi = t * c.ratio_band[0], t * c.ratio_band[1]

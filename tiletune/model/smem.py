@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Optional, Tuple
+from typing import Any, Optional, Tuple
 
 from tiletune.archs import normalize_arch
 from tiletune.errors import ModelError
@@ -151,7 +151,7 @@ def _smem_fit(config: TileConfig, arch: str, dtype: str, grouped: bool, stage_po
         raise ModelError(f"tile {bm}x{bn}x{bk}: every dimension must be > 0")
     fixed = parse_stage_policy(stage_policy, config)
     policy = "auto" if fixed is None else f"fixed:{fixed}"
-    base = dict(arch=a, dtype=dtype, tile=(bm, bn, bk), grouped=grouped, stage_policy=policy)
+    base: dict[str, Any] = dict(arch=a, dtype=dtype, tile=(bm, bn, bk), grouped=grouped, stage_policy=policy)
     if a in ("sm120", "sm121"):
         return _sm120(config, dtype, grouped, fixed, with_c, base)
     if a == "sm103" and bk == SM103_ULTRA_K and dtype in ("nvfp4", "mxfp4"):
@@ -361,6 +361,7 @@ def public_reports() -> Tuple[PublicReport, ...]:
     out = []
     for tile in ((256, 128, 128), (128, 256, 128)):
         f = smem_fit(TileConfig(tile=tile), "sm121", "mxfp8", stage_policy="fixed:2")
+        assert f.stage_bytes is not None  # SM12x block-scaled: always modelled
         out.append(PublicReport(
             "flashinfer PR #3568 / #4013 (SM12x MXFP8 " + "x".join(map(str, tile[:2])) + ")",
             "the StageCount<2> tactic asks for 111,616 B and fails on every SM12x part",

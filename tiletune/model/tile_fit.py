@@ -17,7 +17,7 @@ import math
 import statistics
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 from tiletune.model import l2 as l2_term
 from tiletune.model import mainloop
@@ -55,7 +55,7 @@ def row_from(obj: dict, source: str = "") -> Optional[dict]:
     the CUTLASS engine's ({"key", "result": {..., "time_ms"}}, bench/cutlass_sm90_grid) and the
     tile campaign's (top-level fields, "median_us", "mainloop", "tile_scheduler", "l2",
     bench/h200_tile_campaign)."""
-    res = obj.get("result") if isinstance(obj.get("result"), dict) else obj
+    res: dict = obj["result"] if isinstance(obj.get("result"), dict) else obj
     t_ms = res.get("time_ms")
     if t_ms is None and isinstance(res.get("median_us"), (int, float)):
         t_ms = res["median_us"] * 1e-3
@@ -65,9 +65,9 @@ def row_from(obj: dict, source: str = "") -> Optional[dict]:
         return None
     if res.get("run") not in (None, "Success") or res.get("mode") not in (None, "run") or res.get("passed") is False:
         return None
-    prob = res.get("problem") or {}
+    prob: dict = res.get("problem") or {}
     try:
-        m, n, k = int(prob.get("m", res.get("m"))), int(prob.get("n", res.get("n"))), int(prob.get("k", res.get("k")))
+        m, n, k = (int(prob[d] if d in prob else res[d]) for d in "mnk")
         tile = tuple(int(v) for v in res["tile"])[:3]
     except (TypeError, ValueError, KeyError):
         return None
@@ -178,6 +178,8 @@ def _pre(row: dict) -> _Pre:
     g = find("NVIDIA H200")
     e = estimate(Problem(m=row["m"], n=row["n"], k=row["k"], dtype_out="bf16"), _config(row), g, dtype=row["dtype"],
                  arch="sm90", constants=PRIOR, schedule=row.get("schedule"), fast_accum=row.get("fast_accum"))
+    # an SM90 dense case on the H200: every one of these is known
+    assert e.kernel is not None and e.peak_dense is not None and e.clock_hz is not None and g.boost_clock_hz is not None
     f = mainloop.tile_facts(e.kernel, e.tile, DTYPE_BITS[row["dtype"]], "sm90", e.peak_dense / (g.sms * g.boost_clock_hz),
                             e.smem.stages, None, 16)
     sk = (0, 0)
@@ -223,7 +225,8 @@ def fit(rows: Sequence[dict], name: str, start: Optional[TileConstants] = None, 
                 cand_v = min(hi, max(lo, (v if v > 0 else (hi - lo) * 0.05) * f))
                 if cand_v == v:
                     continue
-                cand = replace(tc, **{key: cand_v})
+                change: Dict[str, Any] = {key: cand_v}
+                cand = replace(tc, **change)
                 loss = _loss(rows, cand, pre)
                 if loss < best - 1e-6:
                     best, tc, improved = loss, cand, True
