@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 
 from tiletune.model import gpus
-from tiletune.model.perf import estimate
+from tiletune.model.perf import estimate, stated_notes
 from tiletune.model_adapter import ModelPort
 from tiletune.records import CatalogRef, Decoded, Entry, Environment, Problem, Status, TileConfig, TuningRecord, Undecoded
 
@@ -43,7 +43,7 @@ def recorded_model(problem, config, spec, *, dtype, arch, l2=None):
     smem, stages = SMEM[config.tile]
     flops = 2.0 * problem.m * problem.n * problem.k
     return model_result(
-        problem, config, spec, dtype=dtype, arch=arch, notes=(),
+        problem, config, spec, dtype=dtype, arch=arch, note_facts=stated_notes(()),
         smem=dict(shared_storage_bytes=smem, limit_bytes=101_376, stages=stages, verdict="fits", notes=()),
         intensity_problem=56.0 if problem.m == 16 else 3.6, intensity_tile=85.3, bound="memory",
         time_floor_s=10.5e-6, time_expected_s=16.0e-6, time_low_s=12.0e-6, time_high_s=25.0e-6,

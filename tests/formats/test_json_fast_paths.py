@@ -9,6 +9,7 @@ import pytest
 from synthetic import SPEC, model_result, problem_at  # a real ModelResult with recorded values (tests/synthetic.py)
 
 from tiletune.formats.json_out import _model_json, _num, analysis_dict
+from tiletune.model.perf import stated_notes
 
 ENC = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
@@ -19,7 +20,7 @@ def test_num_matches_json_dumps(v):
     assert _num(v) == json.dumps(v)
 
 
-FULL = model_result(spec=dataclasses.replace(SPEC, name="NVIDIA RTX PRO 6000 Blackwell Server Edition"), notes=("a note",),
+FULL = model_result(spec=dataclasses.replace(SPEC, name="NVIDIA RTX PRO 6000 Blackwell Server Edition"), note_facts=stated_notes(("a note",)),
                     smem=dict(shared_storage_bytes=83_968, limit_bytes=101_376, stages=2, verdict="fits"),
                     intensity_problem=56.04321, intensity_tile=227.5555, bound="memory", time_floor_s=1.054e-5,
                     time_expected_s=2.2e-5, time_low_s=1.5e-5, time_high_s=3.1e-5, efficiency_compute=0.0123456,

@@ -126,7 +126,7 @@ def test_named_tuples_built_with_every_field():
 
     e = estimate(Problem(m=64, n=4096, k=4096), TileConfig(tile=(128, 128, 64)), gpus.find("H200"), dtype="bf16")
     assert len(e) == len(ModelResult._fields) and len(e.bytes) == len(Bytes._fields)
-    assert e._asdict()["notes"] == e.notes and e.bytes.partials == 0
+    assert e._asdict()["note_facts"] == e.note_facts and e.bytes.partials == 0
 
 
 def test_plan_memo_matches_the_plain_computation():
@@ -185,3 +185,50 @@ def test_with_l2_is_replace():
         got = perf.with_l2(e, fact)
         assert got == e._replace(l2=fact) and type(got) is perf.ModelResult and got.l2 is fact
         assert perf.with_l2(got, None) == e
+
+
+def test_lazy_notes_match_the_eager_ones():
+    # ModelResult.notes formats the notes on demand from NoteFacts and the result's fields (inspect
+    # prints none of them for tens of thousands of cases); data/estimate_notes.json holds the notes
+    # estimate formatted eagerly at 7769da8 over 1,260 cases (MoE, L2 warm / cold / unknown, the
+    # generic model, split-K, stream-K, given clocks, idle SMs, tile quantisation, model errors)
+    import json
+    from pathlib import Path
+
+    from make_estimate_notes import expand, notes_of_grid  # beside this file
+
+    eager = expand(json.loads((Path(__file__).parent / "data" / "estimate_notes.json").read_text()))
+    lazy = notes_of_grid()
+    assert lazy.keys() == eager.keys()
+    texts = [t for v in eager.values() if isinstance(v, list) for t in v]
+    for needle in ("MoE:", "band widened by a further", "L2-warm timing", "cold-L2 timing", "L2 state is unknown",
+                   "CTAs on", "tile quantisation", "memory bound", "vendor quotes", "kernel:"):
+        assert any(needle in t for t in texts), needle  # the reference covers every kind of note
+    assert [k for k in eager if eager[k] != lazy[k]] == []
+    assert sum(isinstance(v, str) for v in eager.values()) < len(eager) // 4  # mostly modelled, not errors
+
+
+def test_model_command_puts_its_assumption_first():
+    # `tiletune model --arch` puts the SKU it assumed before the model's own notes (NoteFacts.lead)
+    import json
+
+    from typer.testing import CliRunner
+
+    from tiletune.cli import app
+
+    got = CliRunner().invoke(app, ["model", "--arch", "sm90", "--m", "1", "--n", "4096", "--k", "4096",
+                                   "--tile", "128x128x64", "--dtype", "bf16", "--format", "json"])
+    assert got.exit_code == 0, got.output
+    notes = json.loads(got.output)["notes"]
+    assert notes[0].startswith("no --gpu: assumed ") and any(n.startswith("memory bound") for n in notes[1:])
+
+
+def test_stated_notes_replace_the_derived_ones():
+    # a result with recorded numbers (the format goldens) states its notes: nothing is derived from its fields
+    from tiletune.model import gpus
+    from tiletune.model.perf import estimate, stated_notes
+
+    e = estimate(Problem(m=1, n=4096, k=4096), TileConfig(tile=(128, 128, 64)), gpus.find("H200"), dtype="bf16")
+    assert any(n.startswith("memory bound") for n in e.notes)
+    said = e._replace(note_facts=stated_notes(("recorded",)))
+    assert said.notes == ("recorded",) and said.all_notes == e.smem.notes + ("recorded",)

@@ -75,7 +75,7 @@ def run_model(*, dtype: str, m: int, n: int, k: int, tile: str, gpu: Optional[st
                   grouped=grouped or bool(experts), alternatives=True, schedule=schedule, fast_accum=fast_accum,
                   sm_clock_hz=None if sm_clock is None else sm_clock * 1e6, l2=l2)
     if note:
-        res = res._replace(notes=(note,) + res.notes)
+        res = res._replace(note_facts=res.note_facts._replace(lead=(note,)))
     if l2 is not None:
         res = res._replace(l2=L2Fact(l2, "given", f"--l2 {l2}"))
     compiled = _exact(cfg, res.arch, d, grouped or bool(experts), stage_policy) if exact else None

@@ -80,13 +80,34 @@ def bandwidth(gpu: GpuSpec, clock_hz: Optional[float]) -> tuple:
                        f"B/clk/SM x {gpu.sms} SMs x {clk / 1e6:.0f} MHz; not measured on this GPU)")
 
 
+class L2Site(NamedTuple):
+    """What a GPU's L2 offers at one SM clock, whatever the problem: worked out once per
+    (GPU, clock) by the model's plan (perf._plan), and per call by `term`."""
+
+    usable: Optional[int]  # bytes a re-read working set stays in (None: L2 size unknown)
+    bandwidth: Optional[float]
+    measured: bool
+    basis: str
+
+
+def site(gpu: GpuSpec, clock_hz: Optional[float]) -> L2Site:
+    """The L2 of `gpu` at `clock_hz` (the SM clock the model runs at)."""
+    if not gpu.l2_bytes:
+        return L2Site(None, None, False, "L2 size unknown for this GPU: DRAM assumed")
+    bw, measured, basis = bandwidth(gpu, clock_hz)
+    return L2Site(int(gpu.l2_bytes * USABLE_SHARE), bw, measured, basis)
+
+
+def term_at(s: L2Site, footprint: int, state: Optional[str]) -> L2Term:
+    """The L2 term of one case on a known site."""
+    usable = s.usable
+    return L2Term(state, footprint, usable, usable is not None and footprint <= usable, s.bandwidth, s.measured,
+                  s.basis)
+
+
 def term(gpu: GpuSpec, footprint: int, state: Optional[str], clock_hz: Optional[float]) -> L2Term:
     """The L2 term of one case: does its working set stay in L2, and at what rate is it read."""
-    if not gpu.l2_bytes:
-        return L2Term(state, footprint, None, False, None, False, "L2 size unknown for this GPU: DRAM assumed")
-    usable = int(gpu.l2_bytes * USABLE_SHARE)
-    bw, measured, basis = bandwidth(gpu, clock_hz)
-    return L2Term(state, footprint, usable, footprint <= usable, bw, measured, basis)
+    return term_at(site(gpu, clock_hz), footprint, state)
 
 
 def note(t: L2Term) -> Optional[str]:

@@ -114,6 +114,24 @@ def _schedule(mk: int, nk: int, k: int, groups: int, bm: int, bn: int, bk: int, 
     return tiles, ctas, ctas / (waves * slots), waves, k_iters, -(-k_iters // split_k)
 
 
+class NoteFacts(NamedTuple):
+    """What a ModelResult's notes say that its other fields do not: inspect models tens of
+    thousands of cases and prints none of their notes, so `estimate` keeps these facts and
+    `ModelResult.notes` formats the text when asked (`_notes`, the one formatter;
+    tests/model/test_perf.py pins it to the notes `estimate` formatted eagerly before)."""
+
+    lead: Tuple[str, ...]  # notes a caller puts first (`tiletune model`: the SKU it assumed)
+    l2_widened: bool  # the band was widened for an estimated L2 rate
+    plan: Tuple[str, ...]  # the kernel's notes (_Plan.notes)
+    l2: Optional[l2_term.L2Term]  # the case's L2 term (tile-aware model only)
+    stated: Optional[Tuple[str, ...]] = None  # set (stated_notes): the notes are these texts, nothing derived
+
+
+def stated_notes(texts: Tuple[str, ...]) -> NoteFacts:
+    """Facts whose notes are exactly `texts` (a result with recorded numbers: test goldens)."""
+    return NoteFacts((), False, (), None, tuple(texts))
+
+
 class ModelResult(NamedTuple):
     """The model's answer for one (problem, tile, GPU, dtype): the one result type of the model,
     built by `estimate` (the one implementation of the formulas), shown by `tiletune model`, held
@@ -163,7 +181,9 @@ class ModelResult(NamedTuple):
     efficiency_compute_ceiling: float  # best possible vs dense peak: min(1, AI * BW / peak)
     smem: SmemFit
     constants: Constants
-    notes: Tuple[str, ...]  # the model's (the shared-memory fit's own are in smem.notes; all_notes: both)
+    # what the model's notes say, unformatted (`notes` formats them; the shared-memory fit's own
+    # are in smem.notes; all_notes: both)
+    note_facts: NoteFacts
     problem: Problem  # as modelled (inspect: at the top of the entry's M bucket)
     config: TileConfig
     gpu_spec: GpuSpec
@@ -225,6 +245,11 @@ class ModelResult(NamedTuple):
         return self.calibration_name or self.constants.name
 
     @property
+    def notes(self) -> Tuple[str, ...]:
+        """The model's notes, formatted now (see NoteFacts)."""
+        return _notes(self)
+
+    @property
     def all_notes(self) -> Tuple[str, ...]:
         """The shared-memory fit's notes, then the model's."""
         return self.smem.notes + self.notes
@@ -245,7 +270,6 @@ class _Context(NamedTuple):
     gpu: GpuSpec
     arch: str
     peak: Peak
-    peak_notes: Tuple[str, ...]
     constants: Constants
     per_sm: float  # dense FLOP/s per SM
     ridge: float  # FLOP/B where the dense peak meets DRAM bandwidth
@@ -260,7 +284,7 @@ def _context(gpu: GpuSpec, dtype: str, arch: Optional[str]) -> _Context:
     if _FAMILY.get(a, a) != _FAMILY.get(gpu.arch, gpu.arch):
         raise ModelError(f"arch {a} does not match {gpu.name} ({gpu.arch}); pick a GPU of that arch with --gpu")
     peak = gpu.peak_for_dtype(dtype)
-    return _Context(gpu, a, peak, _peak_notes(peak), constants_for(a, dtype), peak.dense / gpu.sms,
+    return _Context(gpu, a, peak, constants_for(a, dtype), peak.dense / gpu.sms,
                     peak.dense / gpu.mem_bw_bytes_per_s)
 
 
@@ -289,6 +313,7 @@ class _Plan(NamedTuple):
     clock_basis: str
     sustained_hz: Optional[float]  # a measured sustained clock below `clock_hz`, when no clock was given
     widen: float
+    l2_site: Optional[l2_term.L2Site]  # the GPU's L2 at `clock_hz` (None on the generic path)
     notes: Tuple[str, ...]  # the kernel's notes (estimate adds the problem's around them)
 
 
@@ -309,7 +334,7 @@ def _plan(config: TileConfig, gpu: GpuSpec, dtype: str, dtype_out: str, arch: Op
     if kernel is None:
         c = constants if isinstance(constants, Constants) else ctx.constants
         return _Plan(config, gpu, constants, ctx, bm, bn, bk, fit, intensity_tile, None, slots, c, None, c.name,
-                     None, None, "", None, 0.0, ())
+                     None, None, "", None, 0.0, None, ())
     cs = max(1, kernel.cluster[0] * kernel.cluster[1])
     slots = max(cs, gpu.sms // cs * cs)  # a cluster's CTAs launch together: leftover SMs stay idle
     tc = constants if constants is not None else mainloop.constants_for(a)
@@ -337,7 +362,7 @@ def _plan(config: TileConfig, gpu: GpuSpec, dtype: str, dtype_out: str, arch: Op
     if widen:
         notes.append(f"band widened by {widen:.0%} (rule: tiletune/model/transfer.py): " + "; ".join(why))
     return _Plan(config, gpu, constants, ctx, bm, bn, bk, fit, intensity_tile, kernel, slots, ctx.constants, tc,
-                 tc.name, cyc, clock, clock_basis, sustained, widen, tuple(notes))
+                 tc.name, cyc, clock, clock_basis, sustained, widen, l2_term.site(gpu, clock), tuple(notes))
 
 
 # The one memo of the model: a big cache models tens of thousands of problems with a few dozen
@@ -393,7 +418,6 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
                   sm_clock_hz)
     ctx, bm, bn, bk, slots, kernel = pl.ctx, pl.bm, pl.bn, pl.bk, pl.slots, pl.kernel
     a, peak = ctx.arch, ctx.peak
-    notes = []
 
     # --- the problem as the kernel sees it ------------------------------------------------------
     if experts:
@@ -404,8 +428,6 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
         rows_total = draws
         rows_per_group = -(-draws // groups)
         weight_groups = active
-        notes.append(f"MoE: {m} tokens x top-{top_k} over {experts} experts, uniform routing -> "
-                     f"{active:.1f} active experts with about {rows_total / active:.1f} rows each (model assumption)")
     else:
         groups = batch
         rows_total = m * batch
@@ -435,8 +457,9 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
     dense, bw = peak.dense, gpu.mem_bw_bytes_per_s
     c, cyc, clock, widen = pl.constants, pl.cycles, pl.clock_hz, pl.widen
     t_sustained = None
-    tc = pl.tile_constants
-    if tc is None or cyc is None or clock is None:  # the generic model
+    l2t, l2_widened = None, False
+    tc, l2_site = pl.tile_constants, pl.l2_site
+    if tc is None or cyc is None or clock is None or l2_site is None:  # the generic model
         if stream_k:
             t_comp = tiles * k_iters * 2.0 * bm * bn * bk / (dense * c.eta_mma * min(1.0, ctas / slots))
         else:
@@ -453,7 +476,7 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
             cycles = waves * mainloop.tile_cycles(k_per_cta, cyc)
         t_comp = cycles / clock
         # L2 residency (l2.py): a warm timing of a working set that stays in L2 reads it at the L2 rate
-        l2t = l2_term.term(gpu, bytes_min, l2_term.check_state(l2), clock)
+        l2t = l2_term.term_at(l2_site, bytes_min, l2_term.check_state(l2))
         t_mem = (bytes_min + partial_bytes) / (bw * tc.eta_bw)
         t_fixed = tc.t_fixed_s
         t_cold = t_exp = t_fixed + combine(t_comp, t_mem, tc.p)
@@ -467,38 +490,64 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
         # (warm or unknown) and runs at an estimated L2 rate -> the rule's L2 part (transfer.py)
         if l2t.state != "cold" and not l2t.measured and t_warm < 0.98 * t_cold:
             widen += W_L2
-            notes.append(f"band widened by a further {W_L2:.0%} (rule: tiletune/model/transfer.py): {L2_REASON}")
+            l2_widened = True
         lo, hi = tc.ratio_band
         t_low, t_high = t_exp * lo / (1.0 + widen), t_exp * hi * (1.0 + widen)
         if l2t.state is None and t_warm < t_exp:  # unknown L2 state: the band reaches down to the warm time
             t_low = min(t_low, t_warm * lo / (1.0 + widen))
         if pl.sustained_hz is not None:
             t_sustained = t_fixed + combine(cycles / pl.sustained_hz, t_mem, tc.p)
-        notes += pl.notes
-        l2_line = l2_term.note(l2t)
-        if l2_line:
-            notes.append(l2_line)
     t_floor = max(flops / dense, bytes_min / bw)
     ai = flops / bytes_min
     ridge = ctx.ridge
     bound = "memory" if ai < ridge else "compute"
-    if ctas < 0.5 * slots and not stream_k:
-        notes.append(f"{ctas} CTAs on {slots} SMs: most SMs idle; swap-AB, a narrower N tile, split-K or stream-K raise it")
-    if tile_eff < 0.5:
-        real = mk if mk_padded != mk else nk
-        notes.append(f"tile quantisation: only {tile_eff:.1%} of the MMA work is real ({real} useful rows/cols of "
-                     f"{_ceil(real, bm if real == mk else bn) * (bm if real == mk else bn)} per tile)")
-    if bound == "memory":
-        notes.append(f"memory bound: intensity {ai:.0f} FLOP/B < ridge {ridge:.0f} FLOP/B; judge it against the DRAM "
-                     f"roofline, the best possible compute efficiency is {min(1.0, ai / ridge):.1%}")
-    notes += ctx.peak_notes
+    facts = _new_tuple(NoteFacts, ((), l2_widened, pl.notes, l2t, None))
 
     return _new_tuple(ModelResult, (  # every field, in order (see _new_tuple)
         a, dtype, dtype_out, (bm, bn, bk), mk, nk, k, groups, flops, byt, ai, pl.intensity_tile, ridge, bound, peak,
         dense, peak.sparse, bw, gpu.sms, ctas, slots, waves, wave_eff, tile_eff, k_eff,
         k_iters, t_floor, t_comp, t_mem, t_fixed, t_exp, t_low, t_high, flops / (dense * t_exp), t_floor / t_exp,
-        min(1.0, ai / ridge), pl.fit, c, tuple(notes), problem, config, gpu, split_k, kernel, cyc, clock,
+        min(1.0, ai / ridge), pl.fit, c, facts, problem, config, gpu, split_k, kernel, cyc, clock,
         pl.clock_basis, t_sustained, widen, pl.calibration_name, (), None))
+
+
+def _notes(r: ModelResult) -> Tuple[str, ...]:
+    """The model's notes on one result, in the order estimate works them out: from its facts
+    (NoteFacts) and its fields (the problem and config it was asked about, the schedule's numbers)."""
+    f = r.note_facts
+    if f.stated is not None:
+        return f.lead + f.stated
+    notes = list(f.lead)
+    p = r.problem
+    if p.experts:
+        m, experts = p.m, p.experts
+        top_k = p.top_k or 1
+        active = _expected_distinct(experts, m * top_k)
+        notes.append(f"MoE: {m} tokens x top-{top_k} over {experts} experts, uniform routing -> "
+                     f"{active:.1f} active experts with about {m * top_k / active:.1f} rows each (model assumption)")
+    if f.l2_widened:
+        notes.append(f"band widened by a further {W_L2:.0%} (rule: tiletune/model/transfer.py): {L2_REASON}")
+    notes += f.plan
+    if f.l2 is not None:
+        l2_line = l2_term.note(f.l2)
+        if l2_line:
+            notes.append(l2_line)
+    ctas, slots = r.ctas, r.slots
+    if ctas < 0.5 * slots and not r.config.stream_k:
+        notes.append(f"{ctas} CTAs on {slots} SMs: most SMs idle; swap-AB, a narrower N tile, split-K or stream-K raise it")
+    tile_eff = r.tile_efficiency
+    if tile_eff < 0.5:
+        bm, bn, _ = r.tile
+        mk, nk = r.kernel_m, r.kernel_n
+        real = mk if -(-mk // bm) * bm != mk else nk
+        notes.append(f"tile quantisation: only {tile_eff:.1%} of the MMA work is real ({real} useful rows/cols of "
+                     f"{_ceil(real, bm if real == mk else bn) * (bm if real == mk else bn)} per tile)")
+    if r.bound == "memory":
+        ai, ridge = r.intensity_problem, r.ridge
+        notes.append(f"memory bound: intensity {ai:.0f} FLOP/B < ridge {ridge:.0f} FLOP/B; judge it against the DRAM "
+                     f"roofline, the best possible compute efficiency is {min(1.0, ai / ridge):.1%}")
+    notes += _peak_notes(r.peak)
+    return tuple(notes)
 
 
 def _clock(gpu: GpuSpec, sm_clock_hz: Optional[float]) -> Tuple[float, str]:
@@ -593,4 +642,4 @@ def _alternatives(problem: Problem, config: TileConfig, gpu: GpuSpec, dtype: str
     return tuple(out)
 
 
-__all__ = ["analyze", "estimate", "with_l2", "ModelResult", "Bytes", "Alternative", "DTYPE_BITS", "DTYPE_PEAK"]
+__all__ = ["analyze", "estimate", "with_l2", "ModelResult", "NoteFacts", "stated_notes", "Bytes", "Alternative", "DTYPE_BITS", "DTYPE_PEAK"]
