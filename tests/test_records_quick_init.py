@@ -7,6 +7,7 @@ from typing import Optional
 
 import pytest
 
+from tiletune.overview import BucketLine, Pick
 from tiletune.records import Entry, Environment, Problem, Status, TuningRecord, quick_init
 from tiletune.results import AnalyzedEntry
 
@@ -17,7 +18,7 @@ def _twin(cls: type) -> type:
     return dataclasses.make_dataclass(cls.__name__ + "Twin", fields, frozen=True, slots=True)
 
 
-@pytest.mark.parametrize("cls", [TuningRecord, Problem, Entry, AnalyzedEntry])
+@pytest.mark.parametrize("cls", [TuningRecord, Problem, Entry, AnalyzedEntry, Pick, BucketLine])
 def test_same_signature_as_the_generated_init(cls: type) -> None:
     ours = inspect.signature(cls)
     generated = inspect.signature(_twin(cls))

@@ -20,7 +20,7 @@ from os.path import dirname
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from tiletune.buckets import bucket_range, hybrid_ceil, pow2_floor, uses_hybrid
-from tiletune.records import Problem, Status, Tactic, TileConfig
+from tiletune.records import Problem, Status, Tactic, TileConfig, quick_init
 
 DEFAULT_NOISE = 0.05  # relative; used only when the inputs carry no samples to estimate it from
 
@@ -28,6 +28,7 @@ _TRIED = frozenset({Status.CHOSEN, Status.PROFILED, Status.FAILED, Status.PASSED
 _TIMED = frozenset({Status.CHOSEN, Status.PROFILED, Status.PASSED})  # statuses whose time is a measurement
 
 
+@quick_init  # one or two per M bucket: tens of thousands on a big cache
 @dataclass(frozen=True, slots=True)
 class Pick:
     """One tactic in a bucket, with its measured time (ms) when known."""
@@ -52,6 +53,7 @@ class Pick:
         return self.config.label() if self.config is not None else f"tac {self.tactic}"
 
 
+@quick_init  # one per M bucket
 @dataclass(frozen=True, slots=True)
 class BucketLine:
     """One M bucket of one (arch, op, runner, N, K)."""
@@ -206,13 +208,17 @@ def _bucket_line(aes: Sequence[Any], catalog_sizes: dict[tuple[Any, ...], int]) 
     if not chosen_aes and not fallback:
         return None
     problem = (chosen_aes or fallback)[0].entry.problem
-    chosen: dict[str, Pick] = {}
-    for ae in chosen_aes:
-        pk = _pick(ae)
-        ident = choice_key(pk.config, pk.tactic)
-        prev = chosen.get(ident)
-        if prev is None or (pk.time_ms is not None and (prev.time_ms is None or pk.time_ms < prev.time_ms)):
-            chosen[ident] = pk
+    if len(chosen_aes) == 1:  # the usual bucket: one winner, nothing to tell apart (no config hashed)
+        winners = [_pick(chosen_aes[0])]
+    else:
+        chosen: dict[str, Pick] = {}
+        for ae in chosen_aes:
+            pk = _pick(ae)
+            ident = choice_key(pk.config, pk.tactic)
+            prev = chosen.get(ident)
+            if prev is None or (pk.time_ms is not None and (prev.time_ms is None or pk.time_ms < prev.time_ms)):
+                chosen[ident] = pk
+        winners = list(chosen.values())
     # measured times per tactic in this bucket (profiled, chosen, passed), fastest sample kept
     timed: dict[str, Pick] = {}
     for ae in timed_aes:
@@ -220,7 +226,6 @@ def _bucket_line(aes: Sequence[Any], catalog_sizes: dict[tuple[Any, ...], int]) 
         ident = repr(pk.tactic)
         if ident not in timed or pk.time_ms < timed[ident].time_ms:  # type: ignore[operator]
             timed[ident] = pk
-    winners = list(chosen.values())
     runner_up = margin = won_by_noise = basis = wt = own_spread = None
     if len(winners) == 1:
         w = winners[0]
