@@ -232,7 +232,8 @@ def _bucket_line(aes: Sequence[Any], catalog_sizes: dict[tuple[Any, ...], int]) 
         own = timed.get(repr(w.tactic))
         own_spread = own.spread if own else w.spread
         wt = w.time_ms if w.time_ms is not None else (own.time_ms if own else None)
-        others = sorted((p for i, p in timed.items() if i != repr(w.tactic)), key=lambda p: p.time_ms)  # type: ignore[arg-type, return-value]
+        others = sorted((p for i, p in timed.items() if i != repr(w.tactic)),
+                        key=lambda p: p.time_ms) if timed else []  # type: ignore[arg-type, return-value]
         if wt is not None and others:
             runner_up = others[0]
             margin = (runner_up.time_ms - wt) / wt if wt > 0 else None  # type: ignore[operator]

@@ -191,9 +191,9 @@ class TileConfig:
 
     def label(self) -> str:
         """Short human label: 128x128x256, plus cluster and flags when not default."""
-        s = "x".join(str(v) for v in self.tile)
+        s = "x".join(map(str, self.tile))
         if self.cluster != (1, 1, 1):
-            s += " c" + "x".join(str(v) for v in self.cluster)
+            s += " c" + "x".join(map(str, self.cluster))
         if self.swap_ab:
             s += " swapAB"
         if self.stream_k:
