@@ -230,20 +230,25 @@ def _sm120(config: TileConfig, dtype: str, grouped: bool, fixed: Optional[int], 
                    notes=tuple(notes))
 
 
-def _sm100(config: TileConfig, dtype: str, grouped: bool, fixed: Optional[int], base: dict) -> SmemFit:
-    bm, bn, bk = base["tile"]
-    if dtype not in BLOCK_SCALED and dtype not in ("fp8", "bf16", "fp16"):
-        return SmemFit(**base, stage_bytes=None, stages=None, shared_storage_bytes=None, limit_bytes=SM90_LIMIT,
-                       verdict=None, notes=(f"{dtype} on SM100 is not modelled",))
-    # 2-SM (cta_group::2) MMA: `tile` is per CTA and `mma_tile` spans the pair; a 256-row tile on
-    # SM100 can only be a pair's MMA tile (1-SM UMMA has M <= 128).
+def _sm100_mma(config: TileConfig, bm: int, bn: int) -> Tuple[bool, int, int, int]:
+    """(2-SM MMA?, CTA rows, MMA N, B rows each SM stages) of an SM100-family tile. 2-SM
+    (cta_group::2) MMA: `tile` is per CTA and `mma_tile` spans the pair; a 256-row tile can only be
+    a pair's MMA tile (1-SM UMMA has M <= 128); each SM of the pair stages half of B."""
     if config.mma_tile is not None and config.mma_tile[0] == 2 * bm:
         two_sm, cta_m, mma_n = True, bm, int(config.mma_tile[1])
     elif bm == 256:
         two_sm, cta_m, mma_n = True, 128, bn
     else:
         two_sm, cta_m, mma_n = False, bm, bn
-    b_rows = mma_n // 2 if two_sm else mma_n  # each SM of the pair stages half of B
+    return two_sm, cta_m, mma_n, (mma_n // 2 if two_sm else mma_n)
+
+
+def _sm100(config: TileConfig, dtype: str, grouped: bool, fixed: Optional[int], base: dict) -> SmemFit:
+    bm, bn, bk = base["tile"]
+    if dtype not in BLOCK_SCALED and dtype not in ("fp8", "bf16", "fp16"):
+        return SmemFit(**base, stage_bytes=None, stages=None, shared_storage_bytes=None, limit_bytes=SM90_LIMIT,
+                       verdict=None, notes=(f"{dtype} on SM100 is not modelled",))
+    two_sm, cta_m, mma_n, b_rows = _sm100_mma(config, bm, bn)
     bits = SMEM_BITS[dtype]
     data = cta_m * bk * bits // 8 + b_rows * bk * bits // 8
     notes = []
@@ -252,11 +257,11 @@ def _sm100(config: TileConfig, dtype: str, grouped: bool, fixed: Optional[int], 
         data += _sf_bytes(cta_m, bk, dtype) + _sf_bytes(mma_n, bk, dtype)
         epi = SM100_EPI.get(mma_n)
         if epi is None:
-            bound = next((e for n, e in SM100_EPI_BOUND if mma_n <= n), None)
+            bound = next(((n, e) for n, e in SM100_EPI_BOUND if mma_n <= n), None)
             if bound is not None:
-                epi = bound
-                notes.append(f"epilogue carveout for MMA N={mma_n} not tabulated: the N<={next(n for n, e in SM100_EPI_BOUND if mma_n <= n)} "
-                             f"figure ({bound:,} B) is used as an upper bound, so the stage count is a lower bound (inferred)")
+                epi = bound[1]
+                notes.append(f"epilogue carveout for MMA N={mma_n} not tabulated: the N<={bound[0]} figure ({epi:,} B) "
+                             "is used as an upper bound, so the stage count is a lower bound (inferred)")
     else:
         epi = SM100_DENSE_EPI if mma_n <= 256 else None
     if epi is None:
@@ -282,13 +287,7 @@ def _sm103_ultra(config: TileConfig, dtype: str, grouped: bool, fixed: Optional[
     """SM103 block-scaled fp4 with K = 768 (`sm103_compute_stage_count_or_override_blockscaled`, re-stated)."""
     bm, bn, bk = base["tile"]
     _check_block_scaled(dtype, base["arch"], bk)
-    if config.mma_tile is not None and config.mma_tile[0] == 2 * bm:
-        two_sm, cta_m, mma_n = True, bm, int(config.mma_tile[1])
-    elif bm == 256:
-        two_sm, cta_m, mma_n = True, 128, bn
-    else:
-        two_sm, cta_m, mma_n = False, bm, bn
-    b_rows = mma_n // 2 if two_sm else mma_n
+    two_sm, cta_m, mma_n, b_rows = _sm100_mma(config, bm, bn)
     slice_k = SM103_SLICE_BYTES * 8 // SMEM_BITS[dtype]  # 256 fp4 elements of K per A/B buffer
     sf_buffers = 4 if SF_VEC[dtype] == 16 else 2
     sf = (cta_m + (256 if mma_n == 192 else mma_n)) * (bk // sf_buffers) // SF_VEC[dtype]

@@ -59,11 +59,12 @@ _CACHE_PATH = re.compile(r"(?:Running FlashInfer autotune with cache|Using Flash
 _TQDM = re.compile(r"Tuning (?P<op>[\w:.]+?):\s*(?:(?P<pct>\d+)%\s*(?:\|[^|]*\|)?)?\s*(?P<done>\d+)/(?P<total>\d+)")
 # an exception line as Python prints it: `Type: message` at the start of a line, after a log prefix
 # ("ERROR 03-13 12:01:42 [x.py:932] ", "[rank0]: ", "(Worker pid=1) ") or Markdown (`- `, `> `, a backtick)
-_EXC_LINE = re.compile(r"(?P<type>\b(?:[a-z_][\w]*\.)*(?:[A-Z]\w*)?(?:Error|Exception)): (?P<msg>\S.*)$"
+_EXC_TYPE = r"(?:[a-z_][\w]*\.)*(?:[A-Z]\w*)?(?:Error|Exception)"  # `module.SomeError`, bare `Exception`
+_EXC_LINE = re.compile(r"(?P<type>\b" + _EXC_TYPE + r"): (?P<msg>\S.*)$"
                        # a C++ exception as std::terminate prints it: "  what():  Error in function 'run' at ..."
                        r"|(?P<what>what\(\)):\s+(?P<wmsg>\S.*)$")
 # an exception quoted in a Markdown code span of prose: "... fails with `RuntimeError: Check failed: ...` during ..."
-_EXC_SPAN = re.compile(r"`(?P<type>(?:[a-z_][\w]*\.)*(?:[A-Z]\w*)?(?:Error|Exception)): (?P<msg>[^`]+)`")
+_EXC_SPAN = re.compile(r"`(?P<type>" + _EXC_TYPE + r"): (?P<msg>[^`]+)`")
 # where an exception was raised: a traceback frame of the kernels' code, or a ticket's "at `file.py:N`"
 _FRAME = re.compile(r'File "(?P<path>[^"]*(?:flashinfer|cutlass|tensorrt_llm)[^"]*)", line (?P<ln>\d+), in (?P<fn>[\w<>]+)')
 _AT_SOURCE = re.compile(r"\bat `?(?P<path>[\w./-]+\.(?:py|cu|cuh|cpp|h|hpp)):(?P<ln>\d+)")
