@@ -8,8 +8,9 @@ A speed trick must not change what the tool says. This runs `tiletune inspect` i
 table and Markdown over the bench workloads (tests/readers/big_caches.py, 2,000 and 50,000 entries)
 and over every file and folder under cache_samples/, in this process (typer's test runner; the
 memos persist between runs, as they would not in a real one, which is itself a check that they
-only ever give the plain answer), and prints one sha256 per output with its exit status. Temp
-paths are replaced by a placeholder before hashing. --check prints each output that differs and
+only ever give the plain answer), and prints one sha256 per output with its exit status. The
+inputs are copied under a temp dir (its path replaced by a placeholder before hashing), so
+checkouts at different paths compare. --check prints each output that differs and
 exits 1 if any does.
 """
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -41,10 +43,13 @@ def _inputs(tmp: Path, quick: bool) -> list[tuple[str, Path]]:
             path = tmp / f"{name}-{n // 1000}k.json"
             make(n, path)
             out.append((f"bench:{path.name}", path))
-    samples = REPO / "cache_samples"
+    # copied under the temp dir: the table shortens long paths, so every checkout must put the inputs
+    # at paths of the same length (a temp dir's name has a fixed length) for the hashes to compare
+    samples = tmp / "cache_samples"
+    shutil.copytree(REPO / "cache_samples", samples, symlinks=True)
     for p in sorted(samples.rglob("*")):
         if p.is_file() or (p.is_dir() and p != samples):
-            out.append((str(p.relative_to(REPO)), p))
+            out.append((str(p.relative_to(tmp)), p))
     return out
 
 
