@@ -152,16 +152,25 @@ class L2Reader:
 def l2_notes(analyzed: Sequence[Any]) -> tuple[str, ...]:
     """One line per (op, arch) with modelled entries: which L2 state their modelled times assume,
     how many entries each, and why (decoded lines are summarised, not listed)."""
-    groups: dict[tuple, Counter] = {}
+    # counted per (op, arch, fact) first: facts are shared objects (one per distinct reason), so the
+    # per-entry work is one dict update; the wording per fact runs once per distinct one
+    counts: dict[tuple, int] = {}
     for ae in analyzed:
         a = ae.analysis
-        if a is None or a.l2 is None:
+        if a is None:
             continue
         f = a.l2
+        if f is None:
+            continue
+        record = ae.entry.record
+        key = (record.op, record.env.arch, f)
+        counts[key] = counts.get(key, 0) + 1
+    groups: dict[tuple, Counter] = {}
+    for (op, arch, f), n in counts.items():
         why = f.basis
         if f.how == "decoded":
             why = "decoded from the input's use_cold_l2_cache lines" if "log line" in f.basis else f.basis
-        groups.setdefault((ae.record.op, ae.record.env.arch), Counter())[(f.state, why)] += 1
+        groups.setdefault((op, arch), Counter())[(f.state, why)] += n
     out = []
     for (op, arch), c in groups.items():
         parts = [f"{n} {state or 'unknown (modelled cold, band down to warm)'}: {why}"

@@ -154,10 +154,7 @@ class ModelPort:
                id(config), gpu_name, dtype, arch, l2)
         hit = self._result_cache.get(key)
         if hit is None:
-            analysis, why = self._run(problem, m, config, spec, gpu_name, dtype, arch, None if l2 is None else l2.state)
-            if analysis is not None and l2 is not None:
-                analysis = with_l2(analysis, l2)  # one result per case and fact: none kept without it
-            hit = self._result_cache[key] = (analysis, why, config)
+            hit = self._result_cache[key] = self._run(problem, m, config, spec, dtype, arch, l2)
         return hit[0], hit[1]
 
     def analyze_entries(self, entries: Sequence[Entry]) -> tuple[AnalyzedEntry, ...]:
@@ -165,7 +162,7 @@ class ModelPort:
         a big cache repeats tens of thousands of times (GPU per arch, the result memo) kept in
         locals. Entries the fast path does not cover (no config, no problem, no dtype, no GPU)
         take `_analyze_entry`."""
-        memoised = self._memoised
+        cache, run = self._result_cache, self._run
         l2_fact = self._l2.fact
         gpus: dict[tuple[Optional[str], Optional[str]], tuple[Any, str, Optional[str]]] = {}
         out: list[AnalyzedEntry] = []
@@ -188,20 +185,36 @@ class ModelPort:
             if spec is None:
                 append(AnalyzedEntry(entry, None, why))
                 continue
-            analysis, why = memoised(problem, config, spec, gpu_name, dtype, arch, l2_fact(entry.record))
-            append(AnalyzedEntry(entry, analysis, why))
+            # _memoised, inline (it runs once per entry)
+            m = problem.m
+            m_range = problem.m_range
+            if m_range is not None:
+                top = m_range[1]
+                if type(top) is int and 0 < top <= _MAX_MODELLED_M:
+                    m = top
+            fact = l2_fact(entry.record)
+            key = (m, problem.n, problem.k, problem.batch, problem.experts, problem.top_k, problem.dtype_out,
+                   id(config), gpu_name, dtype, arch, fact)
+            hit = cache.get(key)
+            if hit is None:
+                hit = cache[key] = run(problem, m, config, spec, dtype, arch, fact)
+            append(AnalyzedEntry(entry, hit[0], hit[1]))
         return tuple(out)
 
     def _run(
-        self, problem: Problem, m: int, config: TileConfig, spec: Any, gpu_name: str, dtype: str, arch: Optional[str],
-        l2: Optional[str] = None,
-    ) -> tuple[Optional[ModelResult], Optional[str]]:
+        self, problem: Problem, m: int, config: TileConfig, spec: Any, dtype: str, arch: Optional[str],
+        l2: Optional[L2Fact],
+    ) -> tuple[Optional[ModelResult], Optional[str], TileConfig]:
+        """(result, why none, config): the memo's value (it keeps the config alive, see `_memoised`).
+        The result carries the L2 fact: none is kept without it."""
         at_top = _with_m(problem, m) if m != problem.m else problem
         try:
             res = self._analyze(at_top, config, spec, dtype=dtype, arch=arch, l2=l2)
         except TiletuneError as e:  # e.g. a dtype the arch lacks: data, not a crash
-            return None, f"model: {e}"
-        return res, None
+            return None, f"model: {e}", config
+        if l2 is not None and res.l2 is not l2:  # an `analyze` that takes only the state (a test's stand-in)
+            res = with_l2(res, l2)
+        return res, None, config
 
 
 # Problem's fields after `m`, read in one C call: `_with_m` is dataclasses.replace(problem, m=m)

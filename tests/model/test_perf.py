@@ -187,6 +187,48 @@ def test_with_l2_is_replace():
         assert perf.with_l2(got, None) == e
 
 
+def test_an_l2_fact_is_modelled_in_its_state_and_carried():
+    # estimate(l2=fact) models the fact's state and returns the result that carries it: the same
+    # as modelling the state and attaching the fact afterwards (what inspect did before, one
+    # 52-field copy more per case)
+    from tiletune.model import gpus, perf
+    from tiletune.model.l2 import L2Fact
+
+    for name, dtype, cfg in (("H200", "bf16", TileConfig(tile=(128, 128, 64))),
+                             ("RTX PRO 6000 Blackwell Server Edition", "nvfp4", TileConfig(tile=(128, 128, 128)))):
+        for m in (1, 64, 8192):
+            p = Problem(m=m, n=4096, k=4096)
+            for fact in (L2Fact("warm", "decoded", "x"), L2Fact("cold", "inferred", "y"), L2Fact(None, "unknown", "z")):
+                got = perf.estimate(p, cfg, gpus.find(name), dtype=dtype, l2=fact)
+                want = perf.with_l2(perf.estimate(p, cfg, gpus.find(name), dtype=dtype, l2=fact.state), fact)
+                assert got == want and got.l2 is fact and got.notes == want.notes
+    with pytest.raises(ModelError, match="L2 state"):
+        perf.estimate(Problem(m=1, n=64, k=64), TileConfig(tile=(128, 128, 64)), gpus.find("H200"), dtype="bf16",
+                      l2=L2Fact("lukewarm", "decoded", ""))
+
+
+def test_combine_is_the_soft_max():
+    # calibration.combine (once or twice per modelled case) against its definition, the builtin
+    # max included, signed zeros and infinities too
+    import itertools
+    import math
+
+    from tiletune.model.calibration import combine
+
+    def plain(t_comp, t_mem, p):
+        if math.isinf(p):
+            return max(t_comp, t_mem)
+        hi = max(t_comp, t_mem)
+        if hi <= 0:
+            return 0.0
+        return hi * ((t_comp / hi) ** p + (t_mem / hi) ** p) ** (1.0 / p)
+
+    values = (0.0, -0.0, 1e-9, 3.3e-6, 3.3e-6 + 1e-21, 2.5e-5, 1.0, math.inf)
+    for a, b, p in itertools.product(values, values, (1.0, 3.0, 4.41, 8.0, math.inf, -math.inf)):
+        got, want = combine(a, b, p), plain(a, b, p)
+        assert repr(got) == repr(want), (a, b, p, got, want)
+
+
 def test_lazy_notes_match_the_eager_ones():
     # ModelResult.notes formats the notes on demand from NoteFacts and the result's fields (inspect
     # prints none of them for tens of thousands of cases); data/estimate_notes.json holds the notes

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Dict, Optional, Tuple
 
 US = 1e-6
+_INF = math.inf
 
 
 def combine(t_comp: float, t_mem: float, p: float) -> float:
@@ -26,9 +27,9 @@ def combine(t_comp: float, t_mem: float, p: float) -> float:
 
     Defined here, beside the `p` it is parameterised by, so `Constants.band` calls it without an
     import per call (perf imports this module, not the other way round)."""
-    if math.isinf(p):
-        return max(t_comp, t_mem)
-    hi = max(t_comp, t_mem)
+    hi = t_mem if t_mem > t_comp else t_comp  # max(t_comp, t_mem), without the builtin call (once or twice per case)
+    if p == _INF or p == -_INF:
+        return hi
     if hi <= 0:
         return 0.0
     return hi * ((t_comp / hi) ** p + (t_mem / hi) ** p) ** (1.0 / p)

@@ -45,6 +45,9 @@ class L2Fact(NamedTuple):
     basis: str
 
 
+_new_tuple = tuple.__new__
+
+
 class L2Term(NamedTuple):
     """What the L2 does for one case's memory traffic."""
 
@@ -101,8 +104,10 @@ def site(gpu: GpuSpec, clock_hz: Optional[float]) -> L2Site:
 def term_at(s: L2Site, footprint: int, state: Optional[str]) -> L2Term:
     """The L2 term of one case on a known site."""
     usable = s.usable
-    return L2Term(state, footprint, usable, usable is not None and footprint <= usable, s.bandwidth, s.measured,
-                  s.basis)
+    # tuple.__new__ with every field in order: one C call (a NamedTuple's own constructor is Python
+    # code, and this runs once per modelled case)
+    return _new_tuple(L2Term, (state, footprint, usable, usable is not None and footprint <= usable, s.bandwidth,
+                               s.measured, s.basis))
 
 
 def term(gpu: GpuSpec, footprint: int, state: Optional[str], clock_hz: Optional[float]) -> L2Term:

@@ -76,17 +76,17 @@ class Alternative:
     note: str = ""
 
 
-def _bytes(dtype: str, dtype_out: str, rows: int, n: int, k: int, groups_b: int, groups_sf_rows: int) -> Bytes:
-    bits = DTYPE_BITS[dtype]
+def _bytes(bits: int, vec: Optional[int], out_bits: int, rows: int, n: int, k: int) -> Bytes:
+    """Bytes of one GEMM whose inputs are `bits` wide (scale factors every `vec` elements of K, or
+    none) and whose D is `out_bits` wide (the plan holds all three for its dtypes)."""
     a = rows * k * bits // 8
-    b = groups_b * n * k * bits // 8
+    b = n * k * bits // 8
     sfa = sfb = 0
-    vec = SF_VEC.get(dtype)
     if vec:
         kb = ((k + vec - 1) // vec + 3) // 4 * 4  # scale bytes per row (ceil(k / vec)), padded to the 4-wide atom
-        sfa = -(-groups_sf_rows // 128) * 128 * kb if groups_sf_rows else 0
-        sfb = groups_b * -(-n // 128) * 128 * kb
-    d = rows * n * OUT_BITS.get(dtype_out, 16) // 8
+        sfa = -(-rows // 128) * 128 * kb if rows else 0
+        sfb = -(-n // 128) * 128 * kb
+    d = rows * n * out_bits // 8
     return _new_tuple(Bytes, (a, b, sfa, sfb, d, 0))
 
 
@@ -201,7 +201,10 @@ class ModelResult(NamedTuple):
     # (inspect: tiletune/l2_state.py); None: not stated (estimate's `l2` argument still applies)
     l2: Optional[l2_term.L2Fact] = None
 
-    kind = "model"  # every number here is a model estimate (class constant, not a field)
+    @property
+    def kind(self) -> str:
+        """"model": every number here is a model estimate (the same for every result, not a field)."""
+        return "model"
 
     @property
     def gpu_key(self) -> str:
@@ -315,6 +318,10 @@ class _Plan(NamedTuple):
     widen: float
     l2_site: Optional[l2_term.L2Site]  # the GPU's L2 at `clock_hz` (None on the generic path)
     notes: Tuple[str, ...]  # the kernel's notes (estimate adds the problem's around them)
+    tile: Tuple[int, int, int]  # (bm, bn, bk) as ints: the one tuple every result of this plan holds
+    bits: int  # input element bits (DTYPE_BITS)
+    sf_vec: Optional[int]  # elements of K per scale factor (None: no block scaling)
+    out_bits: int  # D's element bits
 
 
 def _plan(config: TileConfig, gpu: GpuSpec, dtype: str, dtype_out: str, arch: Optional[str], grouped: bool,
@@ -328,16 +335,18 @@ def _plan(config: TileConfig, gpu: GpuSpec, dtype: str, dtype_out: str, arch: Op
     if min(bm, bn, bk) <= 0:
         raise ModelError(f"tile {bm}x{bn}x{bk}: every dimension must be > 0")
     fit, intensity_tile = _tile_facts(config, a, dtype, grouped, stage_policy, bm, bn, bk)
+    widths = ((bm, bn, bk), DTYPE_BITS[dtype], SF_VEC.get(dtype), OUT_BITS.get(dtype_out, 16))
     kernel = None if isinstance(constants, Constants) else resolve(config, a, dtype, schedule=schedule,
                                                                     fast_accum=fast_accum)
     slots = gpu.sms  # 1 CTA per SM: TMA warp-specialised GEMMs fill shared memory (research 2.4)
     if kernel is None:
         c = constants if isinstance(constants, Constants) else ctx.constants
         return _Plan(config, gpu, constants, ctx, bm, bn, bk, fit, intensity_tile, None, slots, c, None, c.name,
-                     None, None, "", None, 0.0, None, ())
+                     None, None, "", None, 0.0, None, (), *widths)
     cs = max(1, kernel.cluster[0] * kernel.cluster[1])
     slots = max(cs, gpu.sms // cs * cs)  # a cluster's CTAs launch together: leftover SMs stay idle
-    tc = constants if constants is not None else mainloop.constants_for(a)
+    # (a kernel resolved: `constants` is TileConstants or None here)
+    tc = constants if isinstance(constants, TileConstants) else mainloop.constants_for(a)
     clock, clock_basis = _clock(gpu, sm_clock_hz)
     # FLOP per clock per SM: the dense peak over SMs x the clock the datasheet quotes it at
     flop_per_clk = ctx.peak.dense / (gpu.sms * (gpu.boost_clock_hz or clock))
@@ -362,7 +371,7 @@ def _plan(config: TileConfig, gpu: GpuSpec, dtype: str, dtype_out: str, arch: Op
     if widen:
         notes.append(f"band widened by {widen:.0%} (rule: tiletune/model/transfer.py): " + "; ".join(why))
     return _Plan(config, gpu, constants, ctx, bm, bn, bk, fit, intensity_tile, kernel, slots, ctx.constants, tc,
-                 tc.name, cyc, clock, clock_basis, sustained, widen, l2_term.site(gpu, clock), tuple(notes))
+                 tc.name, cyc, clock, clock_basis, sustained, widen, l2_term.site(gpu, clock), tuple(notes), *widths)
 
 
 # The one memo of the model: a big cache models tens of thousands of problems with a few dozen
@@ -394,9 +403,10 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
              stage_policy: Optional[str] = None, split_k: int = 1, grouped: Optional[bool] = None,
              constants: Optional[Union[Constants, TileConstants]] = None, schedule: Optional[str] = None,
              fast_accum: Optional[bool] = None, sm_clock_hz: Optional[float] = None,
-             l2: Optional[str] = None) -> ModelResult:
+             l2: Union[str, l2_term.L2Fact, None] = None) -> ModelResult:
     """The model's answer for `problem` run with `config` on `gpu` in `dtype` (`analyze` without the
-    alternatives; see `analyze`).
+    alternatives; see `analyze`). `l2`: the L2 state to model in ("warm", "cold", None: unknown),
+    or the `L2Fact` a caller knows: its state is modelled and the result carries it (`.l2`).
 
     `constants`: None or `TileConstants` -> the tile-aware model (mainloop.py); a `Constants`
     (the cuBLAS sweep's eta_mma model) -> the generic model, tile-blind but for waves and padding."""
@@ -411,6 +421,12 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
     stream_k = config.stream_k
     if split_k > 1 and stream_k:
         raise ModelError("split-K and stream-K are alternatives; choose one")
+    if l2 is None or type(l2) is str:
+        l2_fact, l2_state = None, l2
+    else:
+        l2_fact, l2_state = l2, l2.state  # type: ignore[union-attr]
+    if l2_state is not None and l2_state not in l2_term.L2_STATES:
+        l2_term.check_state(l2_state)  # raises
     experts = problem.experts
     is_grouped = bool(experts) if grouped is None else grouped
     dtype_out = problem.dtype_out or "bf16"
@@ -435,9 +451,9 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
         weight_groups = batch
     mk, nk = (n, rows_per_group) if config.swap_ab else (rows_per_group, n)
     flops = 2.0 * rows_total * n * k
-    byt = _bytes(dtype, dtype_out, rows_total, n, k, 1, rows_total)
+    byt = _bytes(pl.bits, pl.sf_vec, pl.out_bits, rows_total, n, k)
     if weight_groups != 1:  # B and SFB scale with the experts / batch that are actually streamed
-        byt = Bytes(byt.a, int(byt.b * weight_groups), byt.sfa, int(byt.sfb * weight_groups), byt.d)
+        byt = _new_tuple(Bytes, (byt.a, int(byt.b * weight_groups), byt.sfa, int(byt.sfb * weight_groups), byt.d, 0))
 
     # --- schedule ----------------------------------------------------------------------------------
     tiles, ctas, wave_eff, waves, k_iters, k_per_cta = _schedule(mk, nk, k, groups, bm, bn, bk, slots, split_k,
@@ -451,7 +467,7 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
     elif stream_k and tiles % slots and tiles * k_iters > slots:
         partial_bytes = 2 * min(slots, tiles) * bm * bn * 4  # fixup of tiles split between CTAs (upper bound)
     if partial_bytes:
-        byt = Bytes(byt.a, byt.b, byt.sfa, byt.sfb, byt.d, partial_bytes)
+        byt = _new_tuple(Bytes, (byt.a, byt.b, byt.sfa, byt.sfb, byt.d, partial_bytes))
     bytes_min = byt.a + byt.b + byt.sfa + byt.sfb + byt.d  # Bytes.minimum
 
     dense, bw = peak.dense, gpu.mem_bw_bytes_per_s
@@ -476,7 +492,7 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
             cycles = waves * mainloop.tile_cycles(k_per_cta, cyc)
         t_comp = cycles / clock
         # L2 residency (l2.py): a warm timing of a working set that stays in L2 reads it at the L2 rate
-        l2t = l2_term.term_at(l2_site, bytes_min, l2_term.check_state(l2))
+        l2t = l2_term.term_at(l2_site, bytes_min, l2_state)
         t_mem = (bytes_min + partial_bytes) / (bw * tc.eta_bw)
         t_fixed = tc.t_fixed_s
         t_cold = t_exp = t_fixed + combine(t_comp, t_mem, tc.p)
@@ -504,11 +520,11 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
     facts = _new_tuple(NoteFacts, ((), l2_widened, pl.notes, l2t, None))
 
     return _new_tuple(ModelResult, (  # every field, in order (see _new_tuple)
-        a, dtype, dtype_out, (bm, bn, bk), mk, nk, k, groups, flops, byt, ai, pl.intensity_tile, ridge, bound, peak,
+        a, dtype, dtype_out, pl.tile, mk, nk, k, groups, flops, byt, ai, pl.intensity_tile, ridge, bound, peak,
         dense, peak.sparse, bw, gpu.sms, ctas, slots, waves, wave_eff, tile_eff, k_eff,
         k_iters, t_floor, t_comp, t_mem, t_fixed, t_exp, t_low, t_high, flops / (dense * t_exp), t_floor / t_exp,
         min(1.0, ai / ridge), pl.fit, c, facts, problem, config, gpu, split_k, kernel, cyc, clock,
-        pl.clock_basis, t_sustained, widen, pl.calibration_name, (), None))
+        pl.clock_basis, t_sustained, widen, pl.calibration_name, (), l2_fact))
 
 
 def _notes(r: ModelResult) -> Tuple[str, ...]:
