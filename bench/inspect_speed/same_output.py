@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import re
 import shutil
 import sys
 import tempfile
@@ -60,7 +61,8 @@ def hashes(quick: bool) -> list[str]:
         for label, path in _inputs(Path(tmp), quick):
             for fmt, flags in FORMATS:
                 res = runner.invoke(app, ["inspect", str(path), *flags])
-                text = res.stdout.replace(tmp, "<TMP>").replace(str(REPO), "<REPO>")
+                # Markdown escapes a `_` not between letters (`tmpab1c_/` -> `tmpab1c\_/`): match both forms
+                text = re.sub(re.escape(tmp).replace("_", r"\\?_"), "<TMP>", res.stdout).replace(str(REPO), "<REPO>")
                 digest = hashlib.sha256(text.encode()).hexdigest()[:16]
                 crash = "" if res.exception is None or isinstance(res.exception, SystemExit) else \
                     f" CRASH {type(res.exception).__name__}"
