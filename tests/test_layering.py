@@ -45,6 +45,7 @@ LAYER_OF = {
     # analysis: the model, then the inspect result types, verdicts and the stages that build them
     "tiletune.model": "model",
     "tiletune.results": "analysis",
+    "tiletune.doctor_report": "analysis",  # tiletune doctor's report types
     "tiletune.verdicts": "analysis",
     "tiletune.event_verdicts": "analysis",
     "tiletune.model_adapter": "analysis",

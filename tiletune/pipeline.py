@@ -29,7 +29,6 @@ from tiletune.model_adapter import ModelPort
 from tiletune.not_tried import not_tried as find_not_tried
 from tiletune.overview import rank_disagreements
 from tiletune.readers import read_inputs
-from tiletune.readers.discover import discover
 from tiletune.readers.interface import ReadContext
 from tiletune.records import Entry, InputProblem
 from tiletune.regret import evidence_notes
@@ -57,6 +56,8 @@ def inspect(
     searched: tuple[str, ...] = ()
     discovered = False
     if not paths:
+        from tiletune.readers.discover import discover  # only when no input is named
+
         found = discover(os.environ if env is None else env, Path.home() if home is None else home)
         paths, searched, discovered = list(found.paths), tuple(found.searched), True
         if not paths:

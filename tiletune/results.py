@@ -2,7 +2,8 @@
 
 `InspectResult` (inspect, report) holds the analysed entries, the aggregated failures, the
 never-tried catalog tiles, the verdicts and the input problems; `verdicts` builds its `Verdict`s.
-`DoctorReport` is what `tiletune doctor` found. Formatters read these and compute nothing.
+Formatters read these and compute nothing. (`tiletune doctor`'s report types are in
+doctor_report.py: an inspect never builds them, so it does not create their classes.)
 
 The model's answer for an entry or a failure is the model's own `ModelResult` (held, not copied:
 it is the one type of a modelled case; units in its docstring). Formatters convert (KiB, us, %)
@@ -11,8 +12,8 @@ and label model values as such.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Optional, Tuple
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional
 
 from tiletune.events import Event, InputFacts
 from tiletune.model.perf import ModelResult
@@ -196,52 +197,5 @@ def loses_data(problem: InputProblem) -> bool:
     return problem.fatal or problem.loses_data
 
 
-
-
-# --- tiletune doctor ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Check:
-    """One line of the report: `found` False means looked for and absent (`note` says where/why)."""
-
-    item: str
-    found: bool
-    value: Optional[str] = None
-    note: Optional[str] = None
-
-
-@dataclass(frozen=True)
-class Gpu:
-    index: int
-    name: str
-    driver: Optional[str]
-    memory_mib: Optional[int]
-    compute_capability: Optional[str]
-    arch: Optional[str]  # tiletune's name for it (sm90, sm120 ...), from compute capability or name
-
-
-@dataclass(frozen=True)
-class Workspace:
-    """A FlashInfer JIT workspace directory (`<cache>/<version>/<arch>/`), listed without reading files."""
-
-    path: str
-    flashinfer_version: Optional[str]
-    arch_dir: str
-    arch: Optional[str]
-    modules_built: Tuple[str, ...]
-    modules_not_built: Tuple[str, ...]
-    has_log: bool
-
-
-@dataclass(frozen=True)
-class DoctorReport:
-    checks: Tuple[Check, ...]
-    gpus: Tuple[Gpu, ...] = ()
-    workspaces: Tuple[Workspace, ...] = ()
-    caches: Tuple[str, ...] = ()
-    searched: Tuple[str, ...] = field(default_factory=tuple)
-
-
-__all__ = ["Check", "DoctorReport", "Gpu", "Workspace", "AnalyzedEntry", "Failure", "FailureReason", "GpuChoice", "InspectResult", "NotTried",
+__all__ = ["AnalyzedEntry", "Failure", "FailureReason", "GpuChoice", "InspectResult", "NotTried",
            "Verdict", "loses_data"]

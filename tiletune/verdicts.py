@@ -15,7 +15,6 @@ import dataclasses
 from collections import Counter, OrderedDict
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
-from tiletune import diagnosis
 from tiletune.archs import arch_family
 from tiletune.model.perf import ModelResult
 from tiletune.overview import RankDisagreement
@@ -23,7 +22,8 @@ from tiletune.records import Decoded, Status, Undecoded
 from tiletune.results import AnalyzedEntry, Failure, FailureReason, NotTried, Verdict
 
 # Texts that mean "there is no kernel for this tile", shared-memory numbers and the short form of
-# an error all come from the one error-text vocabulary (tiletune.diagnosis).
+# an error all come from the one error-text vocabulary (tiletune.diagnosis), imported where a
+# failure's text is read: a run without failures never compiles its patterns.
 _SMEM_WORDS = ("shared memory", "smem")
 _Key = tuple[Optional[str], str, Optional[str]]  # (arch, op, source group)
 # Failure classes worth naming in a runtime reason.
@@ -42,10 +42,16 @@ _KIND_PREFIX = {
 
 def smem_from_text(text: str) -> Optional[tuple[int, int]]:
     """(need, limit) in bytes when an error text states both, else None."""
+    from tiletune import diagnosis
+
     return diagnosis.smem_need_limit(text)
 
 
-short_error = diagnosis.short_error
+def short_error(text: str, width: int = 60) -> str:
+    """The informative core of an error text (diagnosis.short_error)."""
+    from tiletune import diagnosis
+
+    return diagnosis.short_error(text, width)
 
 
 def _fmt_bytes(n: int) -> str:
@@ -65,6 +71,8 @@ def explain_failure(
     `errors` are the distinct error texts, most frequent first; `detail` is the record's detail
     (a log reader may have parsed `smem_need`/`smem_limit` out of the text already).
     """
+    from tiletune import diagnosis
+
     text = errors[0] if errors else ""
     detail = detail or {}
     model_fits = analysis.smem.fits if analysis is not None else None

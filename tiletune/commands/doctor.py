@@ -7,7 +7,7 @@ torch) read from package metadata, FlashInfer JIT workspaces and the caches `ins
 
 It must be fast and work with no GPU: nothing here imports torch or flashinfer (torch's CUDA
 version is read from its `torch/version.py` file), subprocesses have a short time limit, and
-workspaces are listed, not read. `collect()` returns a frozen `results.DoctorReport`;
+workspaces are listed, not read. `collect()` returns a frozen `doctor_report.DoctorReport`;
 `tiletune.formats.doctor` renders it.
 """
 
@@ -22,7 +22,7 @@ import subprocess
 from pathlib import Path
 from typing import Callable, Mapping, Optional, Sequence, Tuple
 
-from tiletune.results import Check, DoctorReport, Gpu, Workspace
+from tiletune.doctor_report import Check, DoctorReport, Gpu, Workspace
 
 SUBPROCESS_TIMEOUT_S = 10.0
 

@@ -26,7 +26,6 @@ no calibration (None), and the caller says so. Pure arithmetic; seconds and FLOP
 from __future__ import annotations
 
 import math
-import statistics
 from typing import List, NamedTuple, Optional, Sequence, Tuple
 
 from tiletune.errors import ModelError
@@ -120,6 +119,8 @@ def _time(parts: _Parts, scale: float, eta: float, fixed: Optional[float] = None
 
 def _fit(parts: Sequence[_Parts], meas: Sequence[float]) -> Tuple[float, float, float]:
     """Coordinate descent over (compute_scale, eta_bw, fixed latency) on the mean |log error|."""
+    import statistics  # here, not at the top: only inputs with measured times get this far
+
     logs = [math.log(m) for m in meas]
 
     def loss(s: float, e: float, f: float) -> float:
@@ -159,6 +160,8 @@ def calibrate(samples: Sequence[Sample], gpu: GpuSpec, dtype: str, arch: Optiona
         states[s.l2 or "unknown (modelled cold)"] = states.get(s.l2 or "unknown (modelled cold)", 0) + 1
     if len(parts) < MIN_SAMPLES:
         return None
+    import statistics
+
     scale, eta, fixed = _fit(parts, meas)
     ratios, errs = [], []
     step = max(1, len(parts) // MAX_HELD_OUT)

@@ -42,6 +42,9 @@ _READER_NAMES = (
     "flashinfer_v1",
     "logs",
 )
+# Readers that claim directories only (a JIT workspace is a folder): routing a file with content
+# never asks them, so a cache does not import their patterns.
+_DIRECTORY_ONLY = frozenset(("jit_workspace",))
 _HEAD_BYTES = 4096
 _MAX_DEPTH = 40
 # While walking a directory only these names are opened at all (a JIT workspace holds thousands
@@ -89,6 +92,8 @@ def _head(path: Path) -> Union[bytes, InputProblem]:
 
 def _route(path: Path, head: bytes) -> Optional[ModuleType]:
     for name in _READER_NAMES:
+        if head and name in _DIRECTORY_ONLY:
+            continue
         mod = _reader(name)
         try:
             if mod.sniff(path, head):
