@@ -264,6 +264,19 @@ def test_open_input_refuses_devices_and_fifos(fifo):
         inputs.read_input(GOOD, limit=10)
 
 
+def test_read_input_reads_all_of_a_file_longer_than_its_size_says():
+    # read_input asks for the size fstat gives plus one byte, then reads on (up to the limit) when
+    # that byte came: a file that grew while read, or one whose size says 0 (Linux /proc files)
+    p = Path("/proc/self/maps")
+    if not p.is_file() or os.stat(p).st_size != 0:
+        pytest.skip("needs a Linux /proc file, whose size reads 0")
+    data = inputs.read_input(p, limit=1 << 24)
+    assert len(data) > 100 and data.endswith(b"\n") and data.count(b"\n") == len(data.splitlines())
+    with pytest.raises(ReaderError, match="grew past"):
+        inputs.read_input(p, limit=100)
+    assert inputs.read_input(GOOD, limit=1 << 24) == GOOD.read_bytes()
+
+
 # --- strict JSON, capped ranges -------------------------------------------------------------------
 
 def _strict(text: str):
@@ -317,3 +330,55 @@ def test_long_digit_run_prefilter_matches_the_regex():
     assert {has_long_digit_run(c) for c in cases} == {True, False}
     for c in cases:
         assert has_long_digit_run(c) == bool(plain.search(c)), c
+
+
+def test_depth_check_matches_the_plain_one_and_the_parsed_depth():
+    # inputs._depth_over drops adjacent quote pairs before the string regex; it must say what the
+    # regex alone said (strings full of brackets, quotes and backslashes included), and never refuse
+    # a value within the limit
+    import random
+    import re
+
+    from tiletune.inputs import _NOT_STRUCTURE, _depth_over
+
+    string = re.compile(rb'"[^"]*"')
+
+    def plain(text: bytes, limit: int) -> bool:
+        b = text.translate(None, _NOT_STRUCTURE)
+        if b.count(b"[") + b.count(b"{") <= limit:
+            return False
+        b = string.sub(b"", b.replace(b"\\\\", b"").replace(b'\\"', b"").replace(b"\\", b""))
+        for _ in range(limit):
+            if not b:
+                return False
+            b = b.replace(b"[]", b"").replace(b"{}", b"")
+        return bool(b)
+
+    def depth(v) -> int:
+        if isinstance(v, dict):
+            return 1 + max((depth(x) for x in v.values()), default=0)
+        if isinstance(v, list):
+            return 1 + max((depth(x) for x in v), default=0)
+        return 0
+
+    rng = random.Random(7)
+    chars = '[]{}"\\ab, '
+
+    def value(d: int):
+        roll = rng.random()
+        if d > 12 or roll < 0.3:
+            return "".join(rng.choice(chars) for _ in range(rng.randrange(4))) if rng.random() < 0.7 else rng.randrange(9)
+        if roll < 0.65:
+            return [value(d + 1) for _ in range(rng.randrange(4))]
+        return {"".join(rng.choice(chars) for _ in range(rng.randrange(3))): value(d + 1) for _ in range(rng.randrange(4))}
+
+    seen = set()
+    for _ in range(1500):
+        v = value(0)
+        text = json.dumps(v, indent=rng.choice((None, 2))).encode()
+        for limit in (0, 1, 2, 3, 5, 8):
+            got = _depth_over(text, limit)
+            assert got == plain(text, limit), (text, limit)
+            assert not got or depth(v) > limit, (text, limit)  # never refuses a shallow enough value
+            seen.add(got)
+    assert seen == {True, False}
