@@ -102,7 +102,7 @@ def regex_work(monkeypatch):
     """Every regex the key parser runs, wrapped to count a backtracking matcher's steps; returns
     a function giving the total so far."""
     counters = []
-    for name in ("_KEY_LAYOUT", "_INSIDE_BAD", "_BARE_NAME", "_TOKEN"):
+    for name in ("_KEY_LAYOUT", "_HEAD_LAYOUT", "_FIRST_LAYOUT", "_TAIL_LAYOUT", "_INSIDE_BAD", "_BARE_NAME", "_TOKEN"):
         counters.append(Counting(getattr(keyparse, name)))
         monkeypatch.setattr(keyparse, name, counters[-1])
     consts = tuple((Counting(pattern), repl) for pattern, repl in keyparse._CONSTS)
@@ -191,3 +191,124 @@ def test_the_step_counter_sees_quadratic_backtracking():
         bad.search("x" * n)
         counts.append(bad.steps - before)
     assert counts[2] / counts[1] > 3.5
+
+
+def _plain_structural(text):
+    """The structural path as one whole-key match (the reference `KeyParser.split` is pinned to):
+    (op, runner, shapes, extras), None for "use the general parser", or KeyParseError."""
+    mt = keyparse._KEY_LAYOUT.fullmatch(text)
+    if mt is None:
+        return None
+    op, runner, first_text, rest_text, etext = mt.groups()
+    pieces = [first_text] + (rest_text[3:-1].split("), (") if rest_text else [])
+    shapes = []
+    for p in pieces:
+        body = p.rstrip(",")
+        if keyparse._LONG_NUMBER.search(body):
+            return None
+        try:
+            shapes.append(tuple(int(x) for x in body.split(",")) if body else ())
+        except ValueError:
+            return None
+    extras = None
+    if etext is not None:
+        value = parse_literal(etext)
+        extras = value if isinstance(value, tuple) else (value,)
+    return op, runner, tuple(shapes), extras
+
+
+def _sample_keys():
+    """Every key-like text in cache_samples/ (the wild corpus included): keys and values of each JSON
+    file that start with "(", and in every file each "('" up to each ")" after it (whole keys, keys
+    cut short, keys with a log line's tail)."""
+    import json
+    from pathlib import Path
+
+    out = set()
+    root = Path(__file__).resolve().parents[2] / "cache_samples"
+    for f in sorted(root.rglob("*")):
+        if not f.is_file():
+            continue
+        text = f.read_text(errors="replace")
+        if f.suffix == ".json":
+            try:
+                stack = [json.loads(text)]
+            except ValueError:
+                stack = []
+            while stack:
+                v = stack.pop()
+                items = list(v.items()) if isinstance(v, dict) else [(None, x) for x in v] if isinstance(v, list) else []
+                for k, x in items:
+                    for s in (k, x):
+                        if isinstance(s, str) and s.startswith("("):
+                            out.add(s)
+                    if isinstance(x, (dict, list)):
+                        stack.append(x)
+        for line in text.splitlines():
+            start = line.find("('")
+            while start >= 0:
+                end = line.find(")", start)
+                while 0 <= end < start + 600:
+                    out.add(line[start:end + 1])
+                    end = line.find(")", end + 1)
+                start = line.find("('", start + 1)
+    return sorted(out)
+
+
+def _mutations(keys, rng):
+    """Hostile edits of real keys: a character swapped for one that matters to the layout, a cut
+    point doubled or moved, long numbers, quotes and escapes in the op or runner."""
+    specials = "'\"\\(),[] -0123456789_.x\n"
+    out = []
+    for k in rng.sample(keys, min(len(keys), 700)):
+        for _ in range(3):
+            i = rng.randrange(len(k))
+            out.append(k[:i] + rng.choice(specials) + k[i + 1:])
+            out.append(k[:i] + rng.choice(specials) + k[i:])
+            out.append(k[:i] + k[i + 1:])
+        out.append(k.replace(", ((", ", (((", 1))
+        out.append(k.replace(", ((", ", ((", 1).replace("'", "', ((x", 1))
+        out.append(k.replace("1", "1" * 45, 1))
+        out.append(k.replace("', '", "\\', '", 1))
+        out.append(k.replace(")", ", )", 1))
+    return out
+
+
+def test_split_matches_the_whole_key_layout_and_the_general_parser():
+    # KeyParser.split (three memoised pieces) gives what the whole-key regex gave, on every key of the
+    # samples and the wild corpus and on hostile edits of them, each parser fresh and warm; and what
+    # it reads, the general parser reads the same way (every sample key; of the edits, those it reads)
+    import random
+
+    keys = _sample_keys()
+    assert len(keys) > 400
+    cases = keys + _mutations(keys, random.Random(11)) + [
+        "", "(", ", ((", ")", "('a', 'b', ((", "('a', 'b', (()", "('a', 'b', (())", "('a', 'b', (()))", "('a', 'b', ((), ())",
+        "('a', 'b', ((1, 2)), ", "('a', 'b', ((1, 2)), x)", "('a', 'b', ((1, 2)), ())x", "('a', 'b', ((1_0, 2)))",
+        "('a', 'b', ((\u0661, 2)))", "('a, ((b', 'c', ((1, 2)))", "('a', 'b, ((c', ((1, 2)))", "('a', 'b', ((1, 2)), (3,)))",
+        "('a', 'b', ((007, -0), ( 1 ,2 ), (3,)))", "('a', 'b', ((1, 2)), (torch.bfloat16, 'x, ((y'))",
+        "('a', 'b', ((1, 2), (3, 4)),\n())", "('a', 'b', ((1, 2)), (1, 2)) + ((3, 4))",
+    ]
+    warm = keyparse.KeyParser()
+    kinds = set()
+    for text in cases * 2:  # the second round meets every piece in the warm parser's memos
+        try:
+            want = _plain_structural(text)
+        except KeyParseError as e:
+            want = ("raises", str(e))
+        for parser in (warm, keyparse.KeyParser()):
+            try:
+                got = parser.split(text)
+            except KeyParseError as e:
+                got = ("raises", str(e))
+            assert got == want, text
+        kinds.add("none" if want is None else want[0] if want[0] == "raises" else "read")
+        if want is not None and want[0] != "raises":
+            assert tuple(parser.parse(text)) == want
+            try:
+                general = keyparse.parse_general(text)
+            except KeyParseError:  # the structural layout is more lenient ("(0,,)", "007"): so it was already
+                assert text not in keys, text
+                continue
+            assert tuple(general) == want, text
+    assert kinds == {"none", "raises", "read"}

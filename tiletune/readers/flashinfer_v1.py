@@ -27,7 +27,7 @@ from typing import Any, Iterator, Optional, Union
 from tiletune import inputs
 from tiletune.errors import ReaderError
 from tiletune.readers.interface import ReadContext
-from tiletune.readers.keyparse import KeyParseError, KeyParser
+from tiletune.readers.keyparse import KeyParseError, KeyParser, parse_general
 from tiletune.records import Environment, InputProblem, Status, TuningRecord, freeze
 
 KIND = "flashinfer-v1"
@@ -160,15 +160,16 @@ def read_object(path: Path, obj: Any, ctx: ReadContext, hints: Optional[PathHint
     env = _metadata_env(path, obj.get(_METADATA), ctx, hints, problems)
     yield from problems
     rank = hints.rank if hints else None
-    parser = KeyParser()
+    split = KeyParser().split
     shared_details: dict[Any, tuple[tuple[str, Any], ...]] = {}
     n_entries = 0
+    chosen, record = Status.CHOSEN, TuningRecord
     for key, value in obj.items():
         if key in _RESERVED:
             continue
         n_entries += 1
         try:
-            pk = parser.parse(key)
+            op, runner, shapes, extras = split(key) or parse_general(key)
         except KeyParseError as e:
             yield InputProblem(src, f"{path}: key {_short(key)}: cannot parse it ({e}); entry skipped", fatal=False, loses_data=True)
             continue
@@ -180,9 +181,9 @@ def read_object(path: Path, obj: Any, ctx: ReadContext, hints: Optional[PathHint
         if tactic.__class__ is list:
             tactic = freeze(tactic)
         policy = value[2] if len(value) == 3 else _NO_POLICY
-        cudnn = pk.runner.startswith("Cudnn") and type(tactic) is int and tactic >= 0
+        cudnn = runner.startswith("Cudnn") and type(tactic) is int and tactic >= 0
         try:  # entries share one detail tuple per distinct (policy, runner mismatch, legacy cuDNN)
-            dkey: Any = (tuple(policy) if type(policy) is list else policy, value[0] == pk.runner or value[0], cudnn)
+            dkey: Any = (tuple(policy) if type(policy) is list else policy, value[0] == runner or value[0], cudnn)
             frozen_detail = shared_details.get(dkey)
         except TypeError:  # an unhashable element in the policy: build it without the memo
             dkey, frozen_detail = None, None
@@ -190,7 +191,7 @@ def read_object(path: Path, obj: Any, ctx: ReadContext, hints: Optional[PathHint
             detail: list[tuple[str, Any]] = []
             if policy is not _NO_POLICY:
                 detail.append(("profiling_policy", policy_detail(policy)))
-            if value[0] != pk.runner:
+            if value[0] != runner:
                 detail.append(("value_runner", value[0]))
             if cudnn:
                 detail.append(("legacy_cudnn_tactic", LEGACY_CUDNN_NOTE))
@@ -202,8 +203,8 @@ def read_object(path: Path, obj: Any, ctx: ReadContext, hints: Optional[PathHint
                 shared_details[dkey] = frozen_detail
         # positional, in TuningRecord's field order (source, source_kind, op, runner, tactic, status,
         # env, shapes, extras, raw_key, error, time_ms, count, rank, line, detail): one per cache entry
-        yield TuningRecord(src, KIND, pk.op, pk.runner, tactic, Status.CHOSEN, env, pk.shapes, pk.extras, key,
-                           None, None, 1, rank, None, frozen_detail)
+        yield record(src, KIND, op, runner, tactic, chosen, env, shapes, extras, key,
+                     None, None, 1, rank, None, frozen_detail)
     if _RECORDS in obj:
         yield from _namespaced_records(path, obj[_RECORDS], env, rank)
     elif n_entries == 0:

@@ -10,8 +10,7 @@ Python literal once `extras` holds a dtype (`torch.float8_e4m3fn`) or an enum
 
 Three paths, same result:
 - structural (`KeyParser`): the usual `('op', 'Runner', ((d, d), ...), extras)` layout split by
-  string slicing, with the bucket-independent pieces memoised per file (the hot path: 50,000 keys
-  in about 0.25 s CPU);
+  string slicing, with the pieces memoised per file (the hot path: 50,000 keys in about 0.1 s CPU);
 - fast (`parse_literal`): checked with linear-time string operations, rewritten into JSON text
   (tuples -> arrays, bare dotted names -> strings) and handed to `json.loads`;
 - exact: a small hand-written tokenizer + depth-limited recursive-descent parser, used when the
@@ -201,23 +200,37 @@ def _parse_value(toks: list[tuple[str, str]], i: int, depth: int) -> tuple[Any, 
 
 # --- structural fast path -----------------------------------------------------------------------
 # FlashInfer keys are `('op', 'Runner', ((d, d), (d,), (), ...)[, extras])`: the profile is a tuple
-# of flat int tuples, one per input. Consecutive buckets of one GEMM differ only in M, and every
-# bucket of an op repeats the same extras, so pieces are parsed once per file and looked up after.
-# `('op', 'Runner', ((d, d), (d,), ...)[, extras])`: op and runner without quotes or escapes, the
-# profile a tuple of flat int tuples. Linear time: the character classes cannot match the
-# delimiters around them, so the only backtracking is `.*` giving back the final ")".
-_KEY_LAYOUT = re.compile(r"\('([^'\"\\]*)', '([^'\"\\]*)', \(\(([-0-9, ]*)\)((?:, \([-0-9, ]*\))*)\)(?:, (.*))?\)",
-                         re.DOTALL)
+# of flat int tuples, one per input. `_KEY_LAYOUT` is that layout: op and runner without quotes or
+# escapes, the profile a tuple of flat int tuples. Linear time: the character classes cannot match
+# the delimiters around them, so the only backtracking is `.*` giving back the final ")".
+_HEAD = r"\('([^'\"\\]*)', '([^'\"\\]*)'"  # ('op', 'Runner'
+_FIRST = r"[-0-9, ]*"  # the first shape's dims: the M bucket
+_TAIL = r"((?:, \([-0-9, ]*\))*)\)(?:, (.*))?\)"  # the other shapes, the profile's ")", the extras, the key's ")"
+_KEY_LAYOUT = re.compile(_HEAD + r", \(\((" + _FIRST + r")\)" + _TAIL, re.DOTALL)
+# The same layout cut in three where a key's first ", ((" and the first ")" after it fall. A match
+# of each part is a match of the whole with the same groups (the whole pattern cuts there too: op
+# and runner hold no quote, dims no parenthesis); a key that does not cut this way (", ((" inside
+# the op's quotes) is matched whole. tests/readers/test_keyparse.py pins this to the whole match.
+_HEAD_LAYOUT = re.compile(_HEAD)
+_FIRST_LAYOUT = re.compile(_FIRST)
+_TAIL_LAYOUT = re.compile(_TAIL, re.DOTALL)
 _MEMO_LIMIT = 200_000
 
 
 class KeyParser:
-    """Parses keys with memoised pieces; one instance per file keeps memory bounded."""
+    """Parses keys with memoised pieces; one instance per file keeps memory bounded.
+
+    Consecutive buckets of one GEMM differ only in M (the first shape), and every bucket of an op
+    repeats its op, runner, other shapes and extras: each of the three pieces is parsed once per
+    file and looked up after, by its text (two `find`s and three dict lookups a key, less than
+    half the cost of one whole-key match; and every record of a file shares its op and runner
+    strings)."""
 
     def __init__(self) -> None:
+        self._heads: dict[str, tuple[str, str]] = {}
         self._dims: dict[str, Tuple[int, ...]] = {}
-        self._extras: dict[str, Any] = {}
-        self._rests: dict[str, Tuple[Tuple[int, ...], ...]] = {}
+        self._tails: dict[str, tuple[Tuple[Tuple[int, ...], ...], Optional[Tuple[Any, ...]]]] = {}
+        self._extras: dict[str, Tuple[Any, ...]] = {}
 
     def _dims_of(self, piece: str) -> Optional[Tuple[int, ...]]:
         """'4096, 2048' / '0,' / '' -> int tuple (memoised); None if not a flat int tuple."""
@@ -240,45 +253,82 @@ class KeyParser:
 
         Raises KeyParseError (a ValueError) naming what is wrong.
         """
-        fast = self._structural(text)
-        return fast if fast is not None else _from_value(parse_literal(text))
+        fast = self.split(text)
+        return ParsedKey(*fast) if fast is not None else parse_general(text)
 
-    def _structural(self, text: str) -> Optional[ParsedKey]:
-        """The common layout, split by one regex match; None means "use the general parser"."""
+    def split(self, text: str) -> Optional[tuple[str, str, Tuple[Any, ...], Optional[Tuple[Any, ...]]]]:
+        """(op, runner, shapes, extras) of a key in the common layout (see `_KEY_LAYOUT`), or None:
+        then only the general parser can say. Raises KeyParseError for unreadable extras."""
+        cut = text.find(", ((")
+        close = text.find(")", cut + 4)
+        if cut < 0 or close < 0:
+            return self._whole(text)
+        head_text = text[:cut]
+        head = self._heads.get(head_text)
+        if head is None:
+            mh = _HEAD_LAYOUT.fullmatch(head_text)
+            if mh is None:
+                return self._whole(text)  # e.g. ", ((" inside the op's quotes
+            head = self._memo(self._heads, head_text, mh.groups())
+        first_text = text[cut + 4:close]
+        first = self._dims.get(first_text)
+        if first is None:
+            if _FIRST_LAYOUT.fullmatch(first_text) is None:
+                return self._whole(text)
+            first = self._dims_of(first_text)
+            if first is None:
+                return None
+        tail_text = text[close + 1:]
+        tail = self._tails.get(tail_text)
+        if tail is None:
+            mt = _TAIL_LAYOUT.fullmatch(tail_text)
+            if mt is None:
+                return self._whole(text)
+            tail = self._tail(*mt.groups())
+            if tail is None:
+                return None
+            self._memo(self._tails, tail_text, tail)
+        others, extras = tail
+        return head[0], head[1], (first,) + others if others else (first,), extras
+
+    def _whole(self, text: str) -> Optional[tuple[str, str, Tuple[Any, ...], Optional[Tuple[Any, ...]]]]:
+        """`split` by one match of the whole key, for a key the cut points do not split (rare)."""
         mt = _KEY_LAYOUT.fullmatch(text)
         if mt is None:
-            return None  # anything else (quotes or escapes in op/runner, nested shapes): the general parser
+            return None
         op, runner, first_text, rest_text, etext = mt.groups()
-        # Only the first input's shape carries the M bucket; the rest repeat across buckets.
         first = self._dims_of(first_text)
         if first is None:
             return None
-        if not rest_text:
-            shapes: Tuple[Any, ...] = (first,)
-        else:
-            others = self._rests.get(rest_text)
-            if others is None:
-                parts = []
-                for p in rest_text[3:-1].split("), ("):  # ", (d, d), (d,), ()" -> "d, d", "d,", ""
-                    dims = self._dims_of(p)
-                    if dims is None:
-                        return None
-                    parts.append(dims)
-                others = tuple(parts)
-                if len(self._rests) > _MEMO_LIMIT:
-                    self._rests.clear()
-                self._rests[rest_text] = others
-            shapes = (first,) + others
+        tail = self._tail(rest_text, etext)
+        if tail is None:
+            return None
+        return op, runner, (first,) + tail[0], tail[1]
+
+    def _tail(self, rest_text: str, etext: Optional[str]) -> Optional[tuple[Tuple[Tuple[int, ...], ...], Optional[Tuple[Any, ...]]]]:
+        """(the other shapes, the extras) of `_TAIL_LAYOUT`'s groups; None if the shapes are not flat
+        int tuples. Raises KeyParseError for unreadable extras."""
+        parts = []
+        if rest_text:
+            for p in rest_text[3:-1].split("), ("):  # ", (d, d), (d,), ()" -> "d, d", "d,", ""
+                dims = self._dims_of(p)
+                if dims is None:
+                    return None
+                parts.append(dims)
         if etext is None:
-            return ParsedKey(op, runner, shapes, None)
-        extras = self._extras.get(etext)
+            return tuple(parts), None
+        extras = self._extras.get(etext)  # every shape of an op repeats its extras
         if extras is None:
             value = parse_literal(etext)
-            extras = value if isinstance(value, tuple) else (value,)
-            if len(self._extras) > _MEMO_LIMIT:
-                self._extras = {}
-            self._extras[etext] = extras
-        return ParsedKey(op, runner, shapes, extras)
+            extras = self._memo(self._extras, etext, value if isinstance(value, tuple) else (value,))
+        return tuple(parts), extras
+
+    @staticmethod
+    def _memo(memo: dict, text: str, value: Any) -> Any:
+        if len(memo) > _MEMO_LIMIT:
+            memo.clear()
+        memo[text] = value
+        return value
 
 
 # --- public API ----------------------------------------------------------------------------------
@@ -288,6 +338,11 @@ def parse_literal(text: str) -> Any:
         return _fast(text)
     except ValueError:
         return _exact(text)  # raises KeyParseError with the reason
+
+
+def parse_general(text: str) -> ParsedKey:
+    """A key in any layout, by the general parser (`KeyParser.split` reads the common one faster)."""
+    return _from_value(parse_literal(text))
 
 
 def _from_value(value: Any) -> ParsedKey:
