@@ -109,3 +109,104 @@ def test_moe_key_of_0_7_2_post1_with_17_extras():
     p, why = problem_for(rec(key, version="0.7.2.post1"))
     assert why is None
     assert (p.m, p.n, p.k, p.experts, p.top_k, p.dtype_a, p.dtype_out) == (64, 1536, 2048, 128, 8, "fp8", "bf16")
+
+
+def _plain_fp4(op, runner, shapes, extras, version):
+    """The fp4_gemm builder as written before its checks went inline (the reference for ops._fp4)."""
+    from tiletune import ops
+    from tiletune.records import Problem
+
+    a = ops._dims(shapes[0], 2, "a")
+    b = ops._dims(shapes[1], 2, "b")
+    m, k_half, n = a[0], a[1], b[1]
+    if b[0] != k_half:
+        raise ValueError(f"a is (M, {k_half}) but b is ({b[0]}, N): K/2 differs")
+    if min(m, k_half, n) <= 0:
+        ops._positive(M=m, K=k_half, N=n)
+    rng, notes = ops._m(m, version, moe=False)
+    dtype = None
+    if runner.startswith("Cutlass"):
+        dtype = "nvfp4"
+    elif extras and len(extras) >= 3 and isinstance(extras[2], bool):
+        dtype = "nvfp4" if extras[2] else "mxfp4"
+    more = ["nvfp4 or mxfp4: this runner's key does not record which"] if dtype is None else []
+    out = ops.canonical_dtype(extras[0]) if extras else None
+    return Problem(m=m, n=n, k=2 * k_half, m_range=rng, dtype_a=dtype, dtype_b=dtype, dtype_out=out,
+                   notes=tuple([ops._FP4_K_NOTE] + notes + more)), None
+
+
+def _plain_cutlass_moe(op, shapes, extras, version):
+    """The CUTLASS fused-MoE builder with its notes built per key (the reference for ops._cutlass_moe)."""
+    from tiletune import ops
+    from tiletune.records import Problem
+
+    x = ops._dims(shapes[0], 2, "input")
+    w1 = ops._dims(shapes[1], 3, "fc1_expert_weights")
+    w2 = ops._dims(shapes[3], 3, "fc2_expert_weights")
+    t, experts, hidden = x[0], w1[0], w2[1]
+    if min(t, hidden, experts) <= 0:
+        ops._positive(tokens=t, hidden=hidden, experts=experts)
+    if w1[2] <= 0 or hidden % w1[2]:
+        raise ValueError(f"hidden {hidden} is not a multiple of fc1's last dim {w1[2]}")
+    pack = hidden // w1[2]
+    gemm1 = op.endswith("gemm1")
+    n, k = (w1[1], hidden) if gemm1 else (hidden, w2[2] * pack)
+    rng, notes = ops._m(t, version, moe=True)
+    notes = [f"m is the token bucket; each expert's GEMM{1 if gemm1 else 2} sees about m x top_k / experts rows",
+             f"weights packed {pack} per element" if pack > 1 else "weights unpacked"] + notes
+    top_k, da, db, out, more = ops._moe_key_facts.__wrapped__(extras, experts)
+    return Problem(m=t, n=n, k=k, m_range=rng, experts=experts, top_k=top_k, dtype_a=da, dtype_b=db,
+                   dtype_out=out, notes=tuple(notes) + more), None
+
+
+def test_fp4_and_moe_builders_match_their_plain_computation():
+    # ops._fp4 (inline shape checks, one memo per bucket) and ops._cutlass_moe (notes memoised per
+    # bucket and layer kind) give what the plain builders give, reasons for bad shapes included
+    import random
+
+    from tiletune import ops
+
+    def outcome(build, *args):
+        try:
+            return build(*args)
+        except (TypeError, IndexError, ValueError, ZeroDivisionError) as e:
+            return None, f"{type(e).__name__}: {e}"
+
+    rng = random.Random(5)
+    dims = [1, 2, 3, 16, 100, 128, 4096, 65536, 1 << 20, 0, -1, -7, True, False, 2.0, "8", None]
+    extras_choices = [None, (), ("torch.bfloat16",), ("torch.float16", 16, True, True), ("torch.bfloat16", 32, False, False),
+                      (1, 2, "x"), ("torch.float8_e4m3fn", 16, 1, True),
+                      ("torch.bfloat16", "torch.bfloat16", "torch.bfloat16", 8, 1, 0, 1, 0, 1, 0, False, False, False,
+                       False, False, False, True, 3, False, True),
+                      ("torch.float8_e4m3fn", "torch.uint8", "torch.bfloat16", 8, 1, 1, 1, False, True, False, False,
+                       False, False, True, 3, False, True)]
+    seen = set()
+    for i in range(6000):
+        def shape(n):
+            if rng.random() < 0.05:
+                return rng.choice([(), (1,), (1, 2, 3, 4), [4, 4], "x", None, 5])
+            return tuple(rng.choice(dims[:9]) if rng.random() < 0.92 else rng.choice(dims) for _ in range(n))
+        kh, nn = rng.choice(dims[:9]), rng.choice(dims[:9])
+        version = rng.choice(["0.7.2.post1", "0.6.7", "0.6.14", None, "9.9"])
+        extras = rng.choice(extras_choices)
+        if i % 2:
+            a = shape(2) if rng.random() < 0.3 else (rng.choice(dims[:9]) if rng.random() < 0.9 else rng.choice(dims), kh)
+            b = shape(2) if rng.random() < 0.3 else (kh if rng.random() < 0.9 else rng.choice(dims), nn)
+            shapes = rng.choice([(a, b), (a,), (a, b, (-1, 8), ())])
+            runner = rng.choice(["CutlassFp4GemmRunner", "CudnnFp4GemmRunner", "TrtllmFp4GemmRunner"])
+            got, want = outcome(ops._fp4, "fp4_gemm", runner, shapes, extras, version), \
+                outcome(_plain_fp4, "fp4_gemm", runner, shapes, extras, version)
+        else:
+            e, h = rng.choice([8, 64, 128, 0, -1]), rng.choice([2048, 4096, 7168, 5])
+            pack = rng.choice([1, 2, 16, 3])
+            inter = rng.choice([768, 1536, 7])
+            x = (rng.choice(dims[:9]) if rng.random() < 0.9 else rng.choice(dims), h // pack if rng.random() < 0.9 else h)
+            w1 = (e, 2 * inter, h // pack) if rng.random() < 0.9 else shape(3)
+            w2 = (e, h, inter // pack) if rng.random() < 0.9 else shape(3)
+            shapes = rng.choice([(x, w1, (0,), w2, (0,)), (x, w1), (x, w1, (0,), w2)])
+            op = rng.choice(["trtllm::fused_moe::gemm1", "trtllm::fused_moe::gemm2"])
+            got, want = outcome(ops._cutlass_moe, op, shapes, extras, version), \
+                outcome(_plain_cutlass_moe, op, shapes, extras, version)
+        assert got == want, (shapes, extras, version)
+        seen.add((i % 2, got[0] is None))
+    assert seen == {(0, True), (0, False), (1, True), (1, False)}

@@ -105,32 +105,40 @@ _FP4_K_NOTE = "k = 2 x the key's packed byte count (two FP4 values per byte)"
 
 
 def _fp4(op, runner, shapes, extras, version) -> ProblemOrReason:
-    a = _dims(shapes[0], 2, "a")
-    b = _dims(shapes[1], 2, "b")
+    # The commonest op in big caches, so the shape checks are `_dims`'s, inline: `_dims` runs only
+    # to raise its message (tests/test_ops.py pins this builder to the plain computation).
+    a = shapes[0]
+    if not (a.__class__ is tuple and len(a) == 2 and a[0].__class__ is int and a[1].__class__ is int):
+        a = _dims(a, 2, "a")
+    b = shapes[1]
+    if not (b.__class__ is tuple and len(b) == 2 and b[0].__class__ is int and b[1].__class__ is int):
+        b = _dims(b, 2, "b")
     m, k_half, n = a[0], a[1], b[1]
     if b[0] != k_half:
         raise ValueError(f"a is (M, {k_half}) but b is ({b[0]}, N): K/2 differs")
-    if min(m, k_half, n) <= 0:
+    if m <= 0 or k_half <= 0 or n <= 0:
         _positive(M=m, K=k_half, N=n)
-    _m_cached(m, version, False)  # (a bucket it cannot map raises here, before the extras are looked at)
-    dtype, out = None, None
+    # (a bucket it cannot map raises here, before the extras are looked at)
+    rng, notes_known, notes_unknown = _fp4_bucket(m, version)
     if runner.startswith("Cutlass"):
-        dtype = "nvfp4"  # the CUTLASS FP4 runner is instantiated for W4A4_NVFP4_NVFP4 only
+        dtype: Optional[str] = "nvfp4"  # the CUTLASS FP4 runner is instantiated for W4A4_NVFP4_NVFP4 only
     elif extras and len(extras) >= 3 and isinstance(extras[2], bool):
         dtype = "nvfp4" if extras[2] else "mxfp4"  # cuDNN extras: (out_dtype, block_size, use_nvfp4, has_alpha)
-    rng, notes = _fp4_notes(m, version, dtype is None)
-    if extras:
-        out = canonical_dtype(extras[0])
+    else:
+        dtype = None
+    out = canonical_dtype(extras[0]) if extras else None
     # positional, in Problem's field order (m, n, k, batch, m_range, experts, top_k, dtype_a, dtype_b,
-    # dtype_out, notes): one per fp4 key, the commonest op in big caches
-    return Problem(m, n, 2 * k_half, 1, rng, None, None, dtype, dtype, out, notes), None
+    # dtype_out, notes): one per fp4 key
+    return Problem(m, n, 2 * k_half, 1, rng, None, None, dtype, dtype, out,
+                   notes_unknown if dtype is None else notes_known), None
 
 
 @functools.lru_cache(maxsize=8192)  # per bucket: one shared notes tuple instead of a new list per key
-def _fp4_notes(bucket: int, version: Optional[str], dtype_unknown: bool) -> tuple[Optional[tuple[int, int]], tuple[str, ...]]:
+def _fp4_bucket(bucket: int, version: Optional[str]) -> tuple[Optional[tuple[int, int]], tuple[str, ...], tuple[str, ...]]:
+    """(runtime M range, notes when the key says the dtype, notes when it does not) of an fp4 bucket."""
     rng, notes = _m_cached(bucket, version, False)
-    more = ("nvfp4 or mxfp4: this runner's key does not record which",) if dtype_unknown else ()
-    return rng, (_FP4_K_NOTE,) + notes + more
+    notes = (_FP4_K_NOTE,) + notes
+    return rng, notes, notes + ("nvfp4 or mxfp4: this runner's key does not record which",)
 
 
 def _two_d_or_batched(op, shapes) -> tuple[int, int, int, int]:
@@ -185,15 +193,21 @@ def _cutlass_moe(op, shapes, extras, version) -> ProblemOrReason:
     inter = w2[2] * pack
     gemm1 = op.endswith("gemm1")
     n, k = (w1[1], hidden) if gemm1 else (hidden, inter)
-    rng, notes = _m(t, version, moe=True)
-    notes = [f"m is the token bucket; each expert's GEMM{1 if gemm1 else 2} sees about m x top_k / experts rows",
-             f"weights packed {pack} per element" if pack > 1 else "weights unpacked"] + notes
+    rng, notes = _moe_notes(t, version, gemm1, pack)
     try:
         top_k, da, db, out, more = _moe_key_facts(extras, experts)
     except TypeError:  # an unhashable extra
         top_k, da, db, out, more = _moe_key_facts.__wrapped__(extras, experts)
     return Problem(m=t, n=n, k=k, m_range=rng, experts=experts, top_k=top_k, dtype_a=da, dtype_b=db,
-                   dtype_out=out, notes=tuple(notes) + more), None
+                   dtype_out=out, notes=notes + more if more else notes), None
+
+
+@functools.lru_cache(maxsize=8192)  # per bucket and layer kind: one shared notes tuple instead of a new list per key
+def _moe_notes(bucket: int, version: Optional[str], gemm1: bool, pack: int) -> tuple[Optional[tuple[int, int]], tuple[str, ...]]:
+    """(runtime M range, notes) of a CUTLASS fused-MoE key's token bucket."""
+    rng, notes = _m_cached(bucket, version, True)
+    return rng, (f"m is the token bucket; each expert's GEMM{1 if gemm1 else 2} sees about m x top_k / experts rows",
+                 f"weights packed {pack} per element" if pack > 1 else "weights unpacked") + notes
 
 
 @functools.lru_cache(maxsize=4096)  # every bucket of an MoE op repeats the same extras
