@@ -497,19 +497,20 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
         t_fixed = tc.t_fixed_s
         t_cold = t_exp = t_fixed + combine(t_comp, t_mem, tc.p)
         t_warm = t_cold
-        if l2t.resident and l2t.bandwidth and l2t.bandwidth > bw:  # (an L2 estimated below DRAM never slows it)
+        # the warm time (a cold timing never reads it); an L2 estimated below DRAM never slows it
+        if l2_state != "cold" and l2t.resident and l2t.bandwidth and l2t.bandwidth > bw:
             t_mem_warm = (bytes_min + partial_bytes) / (l2t.bandwidth * tc.eta_bw)
             t_warm = t_fixed + combine(t_comp, t_mem_warm, tc.p)
             if l2t.warm_applies:
                 t_mem, t_exp = t_mem_warm, t_warm
         # per case (the plan's widening is per config): the L2 term matters here (>2 %), may apply
         # (warm or unknown) and runs at an estimated L2 rate -> the rule's L2 part (transfer.py)
-        if l2t.state != "cold" and not l2t.measured and t_warm < 0.98 * t_cold:
+        if l2_state != "cold" and not l2t.measured and t_warm < 0.98 * t_cold:
             widen += W_L2
             l2_widened = True
         lo, hi = tc.ratio_band
         t_low, t_high = t_exp * lo / (1.0 + widen), t_exp * hi * (1.0 + widen)
-        if l2t.state is None and t_warm < t_exp:  # unknown L2 state: the band reaches down to the warm time
+        if l2_state is None and t_warm < t_exp:  # unknown L2 state: the band reaches down to the warm time
             t_low = min(t_low, t_warm * lo / (1.0 + widen))
         if pl.sustained_hz is not None:
             t_sustained = t_fixed + combine(cycles / pl.sustained_hz, t_mem, tc.p)
