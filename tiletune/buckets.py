@@ -18,10 +18,11 @@ FlashInfer; the grid is re-implemented from the source's description (four phase
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from typing import Optional
 
 from packaging.version import InvalidVersion, Version
+
+from tiletune.records import frozen_dataclass
 
 MOE_DEFAULT_MAX_TOKENS = 8192  # tune_max_num_tokens default in fused_moe/core.py
 HYBRID_SINCE = Version("0.6.10")  # first release whose GEMM and MoE keys use the hybrid grid
@@ -32,7 +33,7 @@ CUSTOM_BUCKETS_NOTE = (
 )
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class BucketRange:
     """Runtime M values that map onto one cached bucket. `lo`/`hi` None when unknown."""
 

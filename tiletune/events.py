@@ -19,8 +19,9 @@ layer: no I/O, no parsing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Tuple
+
+from tiletune.records import frozen_dataclass
 
 # kind -> fatal (a fatal event ended, or would end, the server)
 EVENT_KINDS: Mapping[str, bool] = {
@@ -45,7 +46,7 @@ EVENT_KINDS: Mapping[str, bool] = {
 HOW = ("decoded", "inferred", "measured")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass(slots=True)
 class Fact:
     """One fact with how it is known (`HOW`) and where it came from (a phrase naming the text)."""
 
@@ -60,7 +61,7 @@ class Fact:
         return {"value": v, "how": self.how, "from": self.source}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass(slots=True)
 class Event:
     """One event in one input (aggregated: `count` identical occurrences, first at `line`).
 
@@ -106,7 +107,7 @@ class Event:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass(slots=True)
 class InputFacts:
     """What one text input says about its run as a whole: arch, GPU, FlashInfer version, servers.
 

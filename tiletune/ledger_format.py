@@ -9,12 +9,12 @@ records. Kept below both so that neither imports the other.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, Iterator, Optional
 
 from tiletune import inputs
 from tiletune.errors import ReaderError, TunerError
+from tiletune.records import frozen_dataclass
 
 SCHEMA = "tiletune.ledger/1"
 
@@ -42,7 +42,7 @@ class Diagnosis(str, enum.Enum):
         return self.value
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class LedgerLine:
     """One parsed ledger line (or why it could not be used)."""
 

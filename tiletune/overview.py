@@ -15,12 +15,11 @@ hold no samples, smaller than `DEFAULT_NOISE` (said so in the flag's basis).
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
 from os.path import dirname
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from tiletune.buckets import bucket_range, hybrid_ceil, pow2_floor, uses_hybrid
-from tiletune.records import Problem, Status, Tactic, TileConfig, quick_init
+from tiletune.records import Problem, Status, Tactic, TileConfig, frozen_dataclass, quick_init
 
 DEFAULT_NOISE = 0.05  # relative; used only when the inputs carry no samples to estimate it from
 
@@ -29,7 +28,7 @@ _TIMED = frozenset({Status.CHOSEN, Status.PROFILED, Status.PASSED})  # statuses 
 
 
 @quick_init  # one or two per M bucket: tens of thousands on a big cache
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass(slots=True)
 class Pick:
     """One tactic in a bucket, with its measured time (ms) when known."""
 
@@ -54,7 +53,7 @@ class Pick:
 
 
 @quick_init  # one per M bucket
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass(slots=True)
 class BucketLine:
     """One M bucket of one (arch, op, runner, N, K)."""
 
@@ -71,7 +70,7 @@ class BucketLine:
     chosen_spread: Optional[float] = None  # the winner's own sample spread ((max - min) / min), when its samples are known
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass(slots=True)
 class Group:
     """One (arch, op, runner, N, K): its buckets in M order and the M ranges no bucket covers."""
 
@@ -87,7 +86,7 @@ class Group:
     label: Optional[str] = None  # that group's short name, set only when the inputs hold several groups
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass(slots=True)
 class RankDisagreement:
     """Ranks of one server (one layout directory) that chose different configs for one bucket."""
 
@@ -101,7 +100,7 @@ class RankDisagreement:
     basis: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass(slots=True)
 class Overview:
     groups: tuple[Group, ...]
     rank_disagreements: tuple[RankDisagreement, ...]
@@ -351,7 +350,7 @@ def rank_disagreements(analyzed: Iterable[Any], group_of: Optional[Mapping[str, 
 # --- what to do next about a failure -----------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass(slots=True)
 class TileHistory:
     """Which catalogued releases list a config for (arch, op, runner), and under which tactic."""
 

@@ -17,12 +17,49 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import reprlib
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Tuple, Union
 
 # A tactic exactly as stored: an int for CUTLASS index tactics, nested tuples for compound ones
 # (trtllm-gen `[tile_N, config]`, cuDNN `[engine, [[knob, value], ...]]`, CuTe-DSL tuples).
 Tactic = Union[int, str, None, Tuple[Any, ...]]
+
+
+def _frozen_dataclass(cls: Optional[type] = None, /, *, slots: bool = False) -> Any:
+    """`@dataclass(frozen=True, slots=...)` whose repr is one shared function instead of a method
+    generated and compiled for each class.
+
+    Why: compiling generated methods is most of creating a dataclass, and an inspect creates about
+    forty at start-up (on a 2,000-entry cache, creating them was a sixth of the whole run). repr
+    is never on a hot path, so it is shared; equality and hash are, so they stay generated (a
+    shared version measured twice as slow per call). The shared repr is the generated one's
+    (tests/test_frozen_dataclass.py compares every class): `Name(field=value!r, ...)` over the
+    fields with repr=True, `...` for a record inside itself.
+    """
+
+    def wrap(c: type) -> type:
+        c = dataclass(c, frozen=True, slots=slots, repr=False)
+        shown = tuple(f.name for f in dataclasses.fields(c) if f.repr)
+
+        @reprlib.recursive_repr()
+        def __repr__(self: Any) -> str:
+            return f"{self.__class__.__qualname__}({', '.join(f'{n}={getattr(self, n)!r}' for n in shown)})"
+
+        __repr__.__qualname__ = f"{c.__qualname__}.__repr__"
+        c.__repr__ = __repr__  # type: ignore[assignment]
+        return c
+
+    return wrap if cls is None else wrap(cls)
+
+
+if TYPE_CHECKING:  # type checkers see a frozen dataclass
+    from typing_extensions import dataclass_transform
+
+    @dataclass_transform(frozen_default=True, field_specifiers=(field,))
+    def frozen_dataclass(cls: Optional[type] = None, /, *, slots: bool = False) -> Any: ...
+else:
+    frozen_dataclass = _frozen_dataclass
 
 
 class _UseFactory:
@@ -93,7 +130,7 @@ class Status(str, enum.Enum):
         return self.value
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass(slots=True)
 class Environment:
     """Where a record was written. Every field may be unknown (None).
 
@@ -113,7 +150,7 @@ class Environment:
 
 
 @quick_init
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass(slots=True)
 class TuningRecord:
     """One fact read from one input: an (op, runner, tactic) and what happened to it.
 
@@ -144,7 +181,7 @@ class TuningRecord:
 
 
 @quick_init
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass(slots=True)
 class Problem:
     """The GEMM a key stands for. `m` is the tuning bucket the key holds, not a runtime M.
 
@@ -167,7 +204,7 @@ class Problem:
     notes: Tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass(slots=True)
 class TileConfig:
     """One CUTLASS kernel configuration, in elements.
 
@@ -203,7 +240,7 @@ class TileConfig:
         return s
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass(slots=True)
 class CatalogRef:
     """Which catalog decoded a tactic: release, arch, op/runner, and the C++ source it was read from."""
 
@@ -216,7 +253,7 @@ class CatalogRef:
     size: int = 0  # number of tactics in the list
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass(slots=True)
 class Decoded:
     """The tactic means exactly this config (the one the autotuner profiled). `runs` is set when
     the release's binding then runs another config for it (see RunsOther)."""
@@ -227,7 +264,7 @@ class Decoded:
     runs: Optional["RunsOther"] = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass(slots=True)
 class RunsOther:
     """A stored tactic the release's binding maps to another config than the one profiled
     (fused-MoE GEMM2 ids in FlashInfer 0.6.3 .. 0.6.14): what runs, and why."""
@@ -237,7 +274,7 @@ class RunsOther:
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass(slots=True)
 class Undecoded:
     """The tactic cannot be pinned to one config. `reason` says why; `candidates` lists what it could be."""
 
@@ -270,7 +307,7 @@ Decode = Union[Decoded, Undecoded]
 
 
 @quick_init
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass(slots=True)
 class Entry:
     """A record after decoding: what problem its key stands for and what its tactic means."""
 
@@ -284,7 +321,7 @@ class Entry:
         return self.decode.config if isinstance(self.decode, Decoded) else None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass(slots=True)
 class InputProblem:
     """An input that could not be used (whole or in part). Data, not an exception, so the rest goes on."""
 

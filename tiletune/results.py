@@ -12,12 +12,11 @@ and label model values as such.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
 from tiletune.events import Event, InputFacts
 from tiletune.model.perf import ModelResult
-from tiletune.records import CatalogRef, Entry, InputProblem, Problem, Tactic, TileConfig, quick_init
+from tiletune.records import CatalogRef, Entry, InputProblem, Problem, Tactic, TileConfig, frozen_dataclass, quick_init
 
 if TYPE_CHECKING:
     from tiletune.overview import RankDisagreement
@@ -25,7 +24,7 @@ if TYPE_CHECKING:
 
 
 @quick_init  # built once per entry / modelled case
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass(slots=True)
 class AnalyzedEntry:
     """One decoded record plus the model's view of it (or why there is none)."""
 
@@ -46,7 +45,7 @@ class AnalyzedEntry:
         return self.entry.config
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass(slots=True)
 class FailureReason:
     """Why a tactic failed, as far as the evidence and the model can tell.
 
@@ -66,7 +65,7 @@ class FailureReason:
     model_disagrees: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass(slots=True)
 class Failure:
     """Every failed attempt of one (arch, version, op, runner, tactic), across all inputs."""
 
@@ -93,7 +92,7 @@ class Failure:
         return self.errors[0][0] if self.errors else ""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass(slots=True)
 class NotTried:
     """Catalog tiles with no record of any attempt in the inputs, for one catalog list."""
 
@@ -108,7 +107,7 @@ class NotTried:
     group: Optional[str] = None  # the source group (one server's inputs) whose records left these untried
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass(slots=True)
 class Verdict:
     """The one-line answer for one arch and op."""
 
@@ -127,7 +126,7 @@ class Verdict:
     rank_disagreements: tuple["RankDisagreement", ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass(slots=True)
 class GpuChoice:
     """Which GPU an arch's entries were modelled on, and why."""
 
@@ -136,7 +135,7 @@ class GpuChoice:
     how: str  # "--gpu", "named in the inputs", "default for sm120 (no GPU named in the inputs)", ...
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass(slots=True)
 class InspectResult:
     """Everything `inspect` found. Formatters read this and compute nothing."""
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Optional, Sequence
 
 from tiletune.events import InputFacts
-from tiletune.records import TuningRecord
+from tiletune.records import TuningRecord, frozen_dataclass
 
 # readers whose input is a directory layout (the record's source is that directory)
 _DIRECTORY_LAYOUTS = frozenset(("flashinfer-v2", "jit-workspace"))
@@ -43,7 +43,7 @@ _LOGS = frozenset(("log", "stdin"))
 _STATED = ("flashinfer_version", "arch", "gpu")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass(slots=True)
 class SourceGroup:
     """Inputs that belong to one server run."""
 

@@ -49,19 +49,19 @@ from __future__ import annotations
 import bisect
 import functools
 import json
-from dataclasses import dataclass, field
+from dataclasses import field
 from importlib import resources
 from typing import Any, Iterable, Mapping, Optional
 
 from packaging.version import InvalidVersion, Version
 
 from tiletune.errors import CatalogError
-from tiletune.records import CatalogRef, Decode, Decoded, RunsOther, TileConfig, Undecoded, freeze
+from tiletune.records import CatalogRef, Decode, Decoded, RunsOther, TileConfig, Undecoded, freeze, frozen_dataclass
 
 SCHEMA = "tiletune.catalogs/2"
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Catalog:
     """One ordered config list as it applies to one release/arch/op/runner/variant."""
 

@@ -10,15 +10,15 @@ formatting code of the format it prints.
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Union, cast
 
 from tiletune.errors import UsageError
+from tiletune.records import frozen_dataclass
 
 Rendered = Union[str, Iterable[str]]
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Formatter:
     """How one command's result is written: format name -> "module:function" in tiletune.formats."""
 

@@ -15,8 +15,9 @@ boost clock, e.g. RTX 5090 at 2715 vs 2407 MHz), eta_bw 0.6-0.93, t_fixed 3-10 u
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Dict, Optional, Tuple
+
+from tiletune.records import frozen_dataclass
 
 US = 1e-6
 _INF = math.inf
@@ -35,7 +36,7 @@ def combine(t_comp: float, t_mem: float, p: float) -> float:
     return hi * ((t_comp / hi) ** p + (t_mem / hi) ** p) ** (1.0 / p)
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Constants:
     """Time-model constants. `ratio_band` (measured/model quantiles from a fit) overrides the parameter-range band."""
 

@@ -13,7 +13,7 @@ import difflib
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -21,6 +21,7 @@ from typing import Any, Dict, Optional, Tuple
 
 from tiletune.archs import KNOWN_ARCHS, normalize_arch
 from tiletune.errors import ModelError
+from tiletune.records import frozen_dataclass
 
 PEAK_KINDS = ("fp4", "fp6", "fp8", "fp16", "bf16", "tf32", "int8")
 
@@ -34,7 +35,7 @@ GPU_FILE_ENV = "TILETUNE_GPU_FILE"
 GPU_FILE_MAX_BYTES = 16 << 20  # a GPU table is a few KiB
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Peak:
     """One tensor-core peak. FLOP/s (OP/s for int8). `quoted` is the figure the vendor prints."""
 
@@ -47,7 +48,7 @@ class Peak:
     note: Optional[str] = None
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class GpuSpec:
     """One SKU. `None` where the sources publish nothing (e.g. B300 clock); `sources` maps field -> source."""
 
@@ -157,7 +158,7 @@ def _spec_from_json(g: Dict[str, Any], origin: str) -> GpuSpec:
         raise ModelError(f"{where}: bad or missing field ({type(e).__name__}: {e})") from None
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class GpuTable:
     """All known GPUs (built-in plus an optional user file), and the per-arch defaults."""
 

@@ -41,10 +41,10 @@ Units: SM clock cycles (seconds only in perf.py, at the sustained clock).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Dict, NamedTuple, Optional, Tuple
 
 from tiletune.model.kernel import Kernel
+from tiletune.records import frozen_dataclass
 
 SMEM_BYTES_PER_CLK = 128  # per SM, SM80..SM120 (research hardware-perf-model.md; CUDA tuning guides)
 FADD_PER_CLK = 128  # fp32 adds per clock per SM (4 sub-partitions x 32 lanes)
@@ -52,7 +52,7 @@ SM90_MATH_REGS = 232  # registers per math-warpgroup thread after setmaxnreg (CU
 SM90_REG_OVERHEAD = 40  # registers a math thread needs besides accumulators (assumption: addresses, loop state)
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class TileConstants:
     """Fitted constants of the tile-aware model (one set per arch family; cycles, fractions).
 

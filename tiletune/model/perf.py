@@ -17,7 +17,6 @@ Units: FLOP, bytes, seconds, FLOP/s. Every number is a model ("kind": "model").
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Dict, NamedTuple, Optional, Tuple, Union
 
 from tiletune.archs import normalize_arch
@@ -30,7 +29,7 @@ from tiletune.model.kernel import Kernel, resolve
 from tiletune.model.mainloop import Cycles, TileConstants
 from tiletune.model.smem import SF_VEC, SmemFit, smem_fit
 from tiletune.model.transfer import L2_REASON, W_L2, widening
-from tiletune.records import Problem, TileConfig
+from tiletune.records import Problem, TileConfig, frozen_dataclass
 from tiletune.vocabulary import BITS, INPUT_DTYPES
 
 DTYPE_BITS = {d: BITS[d] for d in INPUT_DTYPES}  # the input types the model takes, bits per element
@@ -63,7 +62,7 @@ class Bytes(NamedTuple):
         return self.a + self.b + self.sfa + self.sfb + self.d
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Alternative:
     """What one lever would change for this problem (same GPU, same dtype)."""
 

@@ -23,12 +23,11 @@ says how far off the kernel total may be (0 where it was checked against compile
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from typing import Any, Optional, Tuple
 
 from tiletune.archs import normalize_arch
 from tiletune.errors import ModelError
-from tiletune.records import TileConfig
+from tiletune.records import TileConfig, frozen_dataclass
 from tiletune.vocabulary import BITS, SCALE_VECTOR
 
 SM120_LIMIT = 101_376  # cutlass::arch::sm120_smem_capacity_bytes (99 KiB)
@@ -73,7 +72,7 @@ SM100_DENSE_EPI = 17_408  # fp8/bf16 dense kernels: the N=256 carveout above doe
 SM90_PIPE_PER_STAGE = 16
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class SmemFit:
     """Result of `smem_fit`. `verdict` None means "not modelled" (see notes). Bytes throughout."""
 
@@ -344,7 +343,7 @@ def _sm90(config: TileConfig, dtype: str, grouped: bool, fixed: Optional[int], w
                    cutlass_version="CUTLASS 4.7 sm90_gmma_builder stage rule (research note [C])", notes=tuple(notes))
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class PublicReport:
     """A public shared-memory failure report set against what this model computes for it."""
 

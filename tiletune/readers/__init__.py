@@ -16,7 +16,6 @@ from __future__ import annotations
 import importlib
 import os
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Optional, Sequence, Union
@@ -25,7 +24,7 @@ from tiletune import inputs
 from tiletune.errors import ReaderError, unexpected
 from tiletune.events import Event, InputFacts
 from tiletune.readers.interface import ReadContext
-from tiletune.records import InputProblem, TuningRecord
+from tiletune.records import InputProblem, TuningRecord, frozen_dataclass
 
 __all__ = ["ReadOutcome", "read_inputs", "reader_modules"]
 
@@ -55,7 +54,7 @@ _TEMP_PREFIXES = (".autotuner_", ".autotune_", ".tmp")
 Item = Union[TuningRecord, InputProblem]
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class ReadOutcome:
     """Everything read from the inputs: records, problems, and (path, reader kind) of each input used."""
 

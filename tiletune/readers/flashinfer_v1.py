@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import math
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Optional, Union
 
@@ -28,7 +27,7 @@ from tiletune import inputs
 from tiletune.errors import ReaderError
 from tiletune.readers.interface import ReadContext
 from tiletune.readers.keyparse import KeyParseError, KeyParser, parse_general
-from tiletune.records import Environment, InputProblem, Status, TuningRecord, freeze
+from tiletune.records import Environment, InputProblem, Status, TuningRecord, freeze, frozen_dataclass
 
 KIND = "flashinfer-v1"
 
@@ -47,7 +46,7 @@ LEGACY_CUDNN_NOTE = (
 Item = Union[TuningRecord, InputProblem]
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class PathHints:
     """What a cache's location says about it (SGLang / vLLM layouts); used when `_metadata` is silent."""
 

@@ -17,18 +17,17 @@ stays flat.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Optional, Union
 
 from tiletune.archs import arch_from_gpu_name
 from tiletune.events import Event, InputFacts
-from tiletune.records import Environment, InputProblem, TuningRecord
+from tiletune.records import Environment, InputProblem, TuningRecord, frozen_dataclass
 
 # What a reader yields: records, the problems of its input, and (text readers) events and input facts.
 ReadItem = Union[TuningRecord, InputProblem, Event, InputFacts]
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class ReadContext:
     """User overrides that beat what files say (`--arch`, `--flashinfer-version`, `--gpu`)."""
 
