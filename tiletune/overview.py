@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from os.path import dirname
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from tiletune.buckets import bucket_range, hybrid_ceil, pow2_floor, uses_hybrid
 from tiletune.records import Problem, Status, Tactic, TileConfig, frozen_dataclass, quick_init
@@ -123,23 +123,84 @@ def choice_key(config: Optional[TileConfig], tactic: Any) -> Any:
 
 
 def _pick(ae: Any) -> Pick:
+    """The plain computation of an entry's Pick (`_Picks` gives the same, sharing work)."""
     rec = ae.entry.record
-    spread = None
-    samples = _samples(rec)
-    if len(samples) >= 2 and min(samples) > 0:
-        spread = (max(samples) - min(samples)) / min(samples)
     d = ae.entry.decode
+    return Pick(rec.tactic, ae.entry.config, None if rec.time_ms is None else float(rec.time_ms), _spread(rec.detail),
+                *_decode_facts(d))
+
+
+def _spread(detail: Any) -> Optional[float]:
+    """The relative spread of the samples a record's detail holds ((max - min) / min), if any."""
+    samples = _samples(detail)
+    if len(samples) >= 2 and min(samples) > 0:
+        return (max(samples) - min(samples)) / min(samples)
+    return None
+
+
+def _decode_facts(d: Any) -> tuple[bool, Optional[str], Optional[str]]:
+    """What a Pick takes from its decode: (not CUTLASS, what undecoded candidates share, the tile that runs)."""
     candidates = d.candidates_label() if hasattr(d, "candidates_label") else None
     runs = getattr(d, "runs", None)
-    return Pick(rec.tactic, ae.entry.config, None if rec.time_ms is None else float(rec.time_ms), spread,
-                bool(getattr(d, "not_a_cutlass_tactic", False)), candidates,
-                runs.config.label() if runs is not None else None)
+    return bool(getattr(d, "not_a_cutlass_tactic", False)), candidates, runs.config.label() if runs is not None else None
 
 
-def _samples(rec: Any) -> tuple[float, ...]:
-    """Timed samples (ms) a record carries in its detail, when its reader kept them."""
-    found = None  # samples_ms wins over times_ms; one pass over the detail (it runs once per entry)
-    for k, v in rec.detail:
+class _Picks:
+    """`_pick` for the entries of one overview, sharing what entries have in common.
+
+    Why: a big cache's 50,000 entries share a few hundred decode objects (one per tactic answer)
+    and one detail tuple per input, and most are untimed, so the same Pick would be built over
+    and over. Keyed by identity, so only for the life of one overview (the entries keep the keys
+    alive); the tactic must be a plain int to share a whole Pick (1, 1.0 and True are equal keys
+    but label differently). tests/test_overview_fast.py holds it to `_pick`.
+    """
+
+    def __init__(self) -> None:
+        self._decode: dict[int, tuple[Optional[TileConfig], bool, Optional[str], Optional[str]]] = {}
+        self._spread: dict[int, Optional[float]] = {}
+        self._whole: dict[tuple[int, int, int], Pick] = {}
+        self._alone: dict[int, tuple[Pick]] = {}
+
+    def alone(self, pick: Pick) -> tuple[Pick]:
+        """`(pick,)`, one tuple per shared Pick (a bucket's only winner: 50,000 tuples on a big cache)."""
+        one = self._alone.get(id(pick))
+        if one is None or one[0] is not pick:  # (an unshared Pick may reuse a freed one's id)
+            one = self._alone[id(pick)] = (pick,)
+        return one
+
+    def __call__(self, ae: Any) -> Pick:
+        entry = ae.entry
+        rec = entry.record
+        d = entry.decode
+        tactic = rec.tactic
+        whole = rec.time_ms is None and type(tactic) is int
+        if whole:
+            key = (id(d), id(rec.detail), tactic)
+            pk = self._whole.get(key)
+            if pk is not None:
+                return pk
+        facts = self._decode.get(id(d))
+        if facts is None:
+            facts = self._decode[id(d)] = (entry.config, *_decode_facts(d))
+        detail = rec.detail
+        spread = self._spread.get(id(detail), _UNSET) if detail else None
+        if spread is _UNSET:
+            spread = self._spread[id(detail)] = _spread(detail)
+        config, not_cutlass, candidates, runs = facts
+        pk = Pick(tactic, config, None if rec.time_ms is None else float(rec.time_ms), spread, not_cutlass,
+                  candidates, runs)
+        if whole:
+            self._whole[key] = pk
+        return pk
+
+
+_UNSET: Any = object()
+
+
+def _samples(detail: Any) -> tuple[float, ...]:
+    """Timed samples (ms) a record's detail carries, when its reader kept them."""
+    found = None  # samples_ms wins over times_ms; one pass over the detail
+    for k, v in detail:
         if k == "samples_ms" and isinstance(v, tuple):
             found = v
             break
@@ -157,21 +218,28 @@ def _is_moe(op: str) -> bool:
 def overview(result: Any) -> Overview:
     """Build the at-a-glance view of an inspect result (per source group: servers are never merged)."""
     group_of = {s: g.name for g in getattr(result, "source_groups", ()) for s in g.sources}
-    by_bucket: dict[tuple[Any, ...], list[Any]] = defaultdict(list)
+    # each bucket's entries, in input order: its first one, and all of them where it has several
+    # (a cache's buckets hold one entry each: no list per bucket)
+    first: dict[tuple[Any, ...], Any] = {}
+    several: dict[tuple[Any, ...], list[Any]] = {}
     for ae in result.entries:
         p = ae.entry.problem
         if p is None:
             continue
         rec = ae.entry.record
-        by_bucket[(rec.env.arch, rec.op, rec.runner, p.n, p.k, group_of.get(rec.source),
-                   p.batch, p.experts, p.top_k, p.m)].append(ae)
-    catalog_sizes = _catalog_sizes(result)
+        key = (rec.env.arch, rec.op, rec.runner, p.n, p.k, group_of.get(rec.source), p.batch, p.experts, p.top_k, p.m)
+        held = first.setdefault(key, ae)
+        if held is not ae:
+            several.setdefault(key, [held]).append(ae)
+    catalog_sizes = _CatalogSizes(result)
+    picks = _Picks()
     groups: dict[tuple[Any, ...], list[BucketLine]] = defaultdict(list)
     versions: dict[tuple[Any, ...], Optional[str]] = {}
-    for key, aes in by_bucket.items():
+    for key, ae in first.items():
         gkey = key[:6]
-        versions.setdefault(gkey, aes[0].entry.record.env.flashinfer_version)
-        line = _bucket_line(aes, catalog_sizes)
+        if gkey not in versions:
+            versions[gkey] = ae.entry.record.env.flashinfer_version
+        line = _bucket_line(several.get(key) or (ae,), catalog_sizes, picks)
         if line is not None:
             groups[gkey].append(line)
     out = []
@@ -184,7 +252,18 @@ def overview(result: Any) -> Overview:
     return Overview(tuple(out), tuple(rank_disagreements(result.entries, group_of)))
 
 
-def _bucket_line(aes: Sequence[Any], catalog_sizes: dict[tuple[Any, ...], int]) -> Optional[BucketLine]:
+def _bucket_line(aes: Sequence[Any], catalog_sizes: "_CatalogSizes", picks: "_Picks") -> Optional[BucketLine]:
+    if len(aes) == 1 and aes[0].entry.record.status is Status.CHOSEN:
+        # the usual bucket of a cache: its one winner, nothing timed against it, no log; what
+        # `_any_bucket_line` gives for it (tests/test_overview_fast.py), without its sets and sorts
+        w = picks(aes[0])
+        return BucketLine(aes[0].entry.problem, picks.alone(w), w.time_ms, None, None, None, None, 0, None, False,
+                          w.spread)
+    return _any_bucket_line(aes, catalog_sizes, picks)
+
+
+def _any_bucket_line(aes: Sequence[Any], catalog_sizes: "_CatalogSizes", picks: Callable[[Any], Pick] = _pick
+                     ) -> Optional[BucketLine]:
     # one pass over the bucket's entries (a big cache has tens of thousands of buckets)
     chosen_aes, fallback, timed_aes = [], [], []
     failed_tactics, tried = set(), set()
@@ -208,11 +287,11 @@ def _bucket_line(aes: Sequence[Any], catalog_sizes: dict[tuple[Any, ...], int]) 
         return None
     problem = (chosen_aes or fallback)[0].entry.problem
     if len(chosen_aes) == 1:  # the usual bucket: one winner, nothing to tell apart (no config hashed)
-        winners = [_pick(chosen_aes[0])]
+        winners = [picks(chosen_aes[0])]
     else:
         chosen: dict[str, Pick] = {}
         for ae in chosen_aes:
-            pk = _pick(ae)
+            pk = picks(ae)
             ident = choice_key(pk.config, pk.tactic)
             prev = chosen.get(ident)
             if prev is None or (pk.time_ms is not None and (prev.time_ms is None or pk.time_ms < prev.time_ms)):
@@ -221,7 +300,7 @@ def _bucket_line(aes: Sequence[Any], catalog_sizes: dict[tuple[Any, ...], int]) 
     # measured times per tactic in this bucket (profiled, chosen, passed), fastest sample kept
     timed: dict[str, Pick] = {}
     for ae in timed_aes:
-        pk = _pick(ae)
+        pk = picks(ae)
         ident = repr(pk.tactic)
         if ident not in timed or pk.time_ms < timed[ident].time_ms:  # type: ignore[operator]
             timed[ident] = pk
@@ -244,12 +323,13 @@ def _bucket_line(aes: Sequence[Any], catalog_sizes: dict[tuple[Any, ...], int]) 
                     won_by_noise, basis = margin < DEFAULT_NOISE, "default 5 %"
     failed = len(failed_tactics)
     size = None
-    for ae in chosen_aes:
-        d = ae.entry.decode
-        ref = getattr(d, "catalog", None)
-        if ref is not None:
-            size = catalog_sizes.get((ref.flashinfer_version, ref.arch, ref.op, ref.runner, ref.variant))
-    never = max(size - len(tried), 0) if (size is not None and logged) else None
+    if logged:  # never-tried counts need a log of the attempts (and the catalog's size)
+        for ae in chosen_aes:
+            d = ae.entry.decode
+            ref = getattr(d, "catalog", None)
+            if ref is not None:
+                size = catalog_sizes.get((ref.flashinfer_version, ref.arch, ref.op, ref.runner, ref.variant))
+    never = max(size - len(tried), 0) if size is not None else None
     fallback_only = not chosen_aes and bool(fallback)
     return BucketLine(problem, tuple(winners), wt, runner_up, margin, won_by_noise, basis, failed, never, fallback_only,
                       own_spread)
@@ -262,6 +342,20 @@ def _catalog_sizes(result: Any) -> dict[tuple[Any, ...], int]:
         if ref is not None and ref.size:
             sizes[(ref.flashinfer_version, ref.arch, ref.op, ref.runner, ref.variant)] = ref.size
     return sizes
+
+
+class _CatalogSizes:
+    """`_catalog_sizes(result)`, worked out on first use: only buckets with a log of the attempts
+    ask, and a cache alone has none (the pass over every entry is then skipped)."""
+
+    def __init__(self, result: Any) -> None:
+        self._result = result
+        self._sizes: Optional[dict[tuple[Any, ...], int]] = None
+
+    def get(self, key: tuple[Any, ...]) -> Optional[int]:
+        if self._sizes is None:
+            self._sizes = _catalog_sizes(self._result)
+        return self._sizes.get(key)
 
 
 def uncovered(lines: Sequence[BucketLine], version: Optional[str], moe: bool) -> tuple[tuple[int, Optional[int]], ...]:
@@ -287,8 +381,11 @@ def uncovered(lines: Sequence[BucketLine], version: Optional[str], moe: bool) ->
         if lo > nxt:
             gaps.append((nxt, lo - 1))
         nxt = max(nxt, hi + 1)
+    if not moe:  # (only MoE's cap closes the top range)
+        gaps.append((nxt, None))
+        return tuple(gaps)
     last = bucket_range(max(line.problem.m for line in held), moe=moe, version=version)
-    if not (moe and last.note and "capped" in last.note):
+    if not (last.note and "capped" in last.note):
         gaps.append((nxt, None))
     return tuple(gaps)
 
@@ -323,8 +420,10 @@ def rank_disagreements(analyzed: Iterable[Any], group_of: Optional[Mapping[str, 
     problems: dict[tuple[Any, ...], Problem] = {}
     for ae in analyzed:
         rec = ae.entry.record
+        if rec.rank is None or rec.status is not Status.CHOSEN:  # (most records have no rank: asked first)
+            continue
         p = ae.entry.problem
-        if rec.status is not Status.CHOSEN or rec.rank is None or p is None:
+        if p is None:
             continue
         key = ((group_of or {}).get(rec.source) or dirname(rec.source), rec.env.arch, rec.op, rec.runner, p.n, p.k, p.batch, p.experts, p.top_k, p.m)
         per[key][rec.rank] = _pick(ae)

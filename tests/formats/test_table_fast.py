@@ -81,3 +81,138 @@ def test_a_short_row_keeps_every_header():
     """tabulate drops the first headers when rows have fewer cells; the table keeps them all."""
     assert table._simple_table([["short row"]], ["tile", "N"], ["left", "right"]) is None
     assert table._tab([["short row"]], ["tile", "N"]).splitlines()[0].split() == ["tile", "N"]
+
+
+def _textwrap(text, indent, width):
+    import textwrap
+
+    return textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent + "    ",
+                         break_on_hyphens=False) or [indent]
+
+
+_PROSE = ["", " ", "a", "ab cd", "  lead", "trail ", "trail\u3000", "mid\u3000 word", "tab\there", "line\nbreak",
+          "cr\rlf", "v\x0btab", "f\x0cfeed", "nel\x85x", "a-b-c hyphen-ated", "x" * 30, "word " * 8, "\u2026 cut",
+          "sm120 fp4_gemm: winners 128x128x256 only", "ends with a newline\n", "double  space", " \t "]
+
+
+@pytest.mark.parametrize("text", _PROSE)
+@pytest.mark.parametrize("indent", ["", "  "])
+@pytest.mark.parametrize("width", [8, 12, 20, 40, 120])  # (textwrap itself loops when width < the indent)
+def test_wrap_of_a_line_that_fits_is_what_textwrap_gives(text, indent, width):
+    assert table._wrap(text, indent=indent, width=width) == _textwrap(text, indent, width)
+
+
+def test_wrap_matches_textwrap_on_generated_text():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    @settings(max_examples=400, deadline=None)
+    @given(st.text(alphabet=st.sampled_from("ab -\t\n\r\x0b\x0c\x85\u3000\u2026x"), max_size=40),
+           st.sampled_from(["", "  "]), st.integers(min_value=8, max_value=50))
+    def check(text, indent, width):
+        assert table._wrap(text, indent=indent, width=width) == _textwrap(text, indent, width)
+
+    check()
+
+
+def _compact_plain(rows, width):
+    """The compact table the plain way: drop columns to fit, then the simple table (else tabulate)."""
+    from tiletune.formats import glance
+
+    headers, cut = table._fit_compact(rows, width)
+    return table._simple_table(cut, headers, ["right" if h in glance.NUMERIC else "left" for h in headers]) \
+        or table._tab(cut, headers)
+
+
+def _sample_rows():
+    import importlib.util
+
+    from tiletune.formats import glance
+    from tiletune.overview import overview
+
+    # the bench's workload generator, loaded by path
+    spec = importlib.util.spec_from_file_location("big_caches", SAMPLES.parent / "tests" / "readers" / "big_caches.py")
+    assert spec is not None and spec.loader is not None
+    big_caches = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(big_caches)
+    out = []
+    for name in ("demo", "v1", "v2store", "layouts", "trtllm", "logs", "jit", "real", "ledgers", "wild", "blocklists"):
+        result = inspect([SAMPLES / name], ReadContext())
+        analyses = glance.analyses_by_choice(result)
+        out += [glance.compact_rows(g, analyses) for g in overview(result).groups]
+    return out, big_caches.make_cache
+
+
+_ROW = ["1-16", "128x128x256 swapAB", "12.5", "10.1", "43", "128x64x128", "+3.1%", "2", "5"]
+
+
+def _odd_rows():
+    def row(**cells):
+        r = list(_ROW)
+        for i, v in cells.items():
+            r[int(i[1:])] = v
+        return r
+
+    return [
+        [row()], [row(), row(c1="x" * 70)], [row(c1="y" * 100, c5="z" * 40)],  # wide: columns dropped
+        [row(c8="")], [row(c0="")], [row(c8=""), row()],  # empty cells (the last column among them)
+        [row(c1=" lead")], [row(c8="5 ")], [row(c1="mid dle"), row(c1="trail ")],  # edge spaces: stripped
+        [row(c1="caf\u00e9")], [row(c1="tab\there")], [row(c1="cut\u2026")], [row(c1="x\x00y")],
+        [row(c6="100%"), row(c6="%s %d")],  # %-signs are cells, not formats
+        [row()[:8]], [row(), row()[:8]], [row(c3=None)],  # short rows, a non-str cell
+    ]
+
+
+@pytest.mark.parametrize("width", [40, 80, 100, 120, 200])
+def test_compact_table_is_the_plain_compact_table(width, tmp_path):
+    rows_sets, make_cache = _sample_rows()
+    from tiletune.formats import glance
+    from tiletune.overview import overview
+
+    make_cache(600, tmp_path / "mixed.json")
+    big = inspect([tmp_path / "mixed.json"], ReadContext())
+    analyses = glance.analyses_by_choice(big)
+    rows_sets += [glance.compact_rows(g, analyses) for g in overview(big).groups]
+    rows_sets += _odd_rows()
+    assert len(rows_sets) > 60
+    for rows in rows_sets:
+        assert _outcome(table._compact_table, rows, width) == _outcome(_compact_plain, rows, width), rows
+
+
+def _outcome(render, rows, width):
+    """The text, or the exception's type for rows no compact view holds (short rows, non-str cells)."""
+    try:
+        return render(rows, width)
+    except (IndexError, TypeError) as e:
+        return type(e)
+
+
+def _widest_map_line(ov, width):
+    from tiletune.formats import glance
+
+    text = glance.tile_map_text(ov)
+    widest = max(len(x) for x in text.splitlines()) if text else None
+    return widest if widest is not None and widest <= width else None
+
+
+def test_tile_map_width_is_the_widest_line_of_the_map_text():
+    from tiletune.formats import glance
+    from tiletune.overview import BucketLine, Group, Overview, Pick, overview
+    from tiletune.records import Problem
+
+    overviews = [overview(inspect([SAMPLES / name], ReadContext()))
+                 for name in ("demo", "v1", "layouts", "logs", "real", "wild", "trtllm")]
+
+    def line(m, tactic):  # a tactic with no tile: its map cell is "tac <tactic>", line breaks and all
+        pick = Pick(tactic, None, None)
+        return BucketLine(Problem(m, 8, 8), (pick,), None, None, None, None, None, 0, None, False)
+
+    for tactic in ("a\nb", "ends\n", "x\u2028y", "plain"):
+        g = Group("sm90", "fp8_gemm", "r", 8, 8, "0.7.2", (line(1, tactic), line(2, 7)), ())
+        overviews.append(Overview((g, g), ()))
+    assert sum(1 for ov in overviews if ov.groups) > 8
+    for ov in overviews:
+        widest = _widest_map_line(ov, 10 ** 6)
+        edges = (widest - 1, widest, widest + 1) if widest else ()
+        for width in (10, 30, 60, 120, 400, *edges):
+            assert glance.tile_map_width(ov, width) == _widest_map_line(ov, width)

@@ -7,7 +7,7 @@ Units: measured times in µs (from the inputs); model columns carry a `*` and ar
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any, Iterator, Optional, Sequence
 
 from tiletune.overview import BucketLine, Group, Overview, Pick, RankDisagreement, at_runtime_m, choice_key
 
@@ -69,22 +69,34 @@ def analyses_by_choice(result: Any) -> dict[Any, Any]:
     return out
 
 
-def compact_rows(group: Group, analyses: dict[Any, Any]) -> list[list[str]]:
+def compact_rows(group: Group, analyses: dict[Any, Any], labels: Optional[dict[int, str]] = None) -> list[list[str]]:
+    """One row of cells per bucket line. `labels` (id(Pick) -> label) may be shared by the groups of
+    one overview while it is alive: its Picks are shared between lines, and a label is a string built."""
+    labels = {} if labels is None else labels
     rows = []
     for line in group.lines:
         t, eff = _model_cells(line, analyses)
+        runner_up = line.runner_up
         rows.append([
             m_cell(line),
-            chosen_cell(line),
+            chosen_cell(line) if len(line.chosen) != 1 or line.fallback_only else _label(line.chosen[0], labels),
             _us(line.chosen_time_ms),
             t,
             eff,
-            line.runner_up.label() if line.runner_up is not None else "-",
+            _label(runner_up, labels) if runner_up is not None else "-",
             margin_cell(line),
             str(line.failed) if line.failed else "-",
             "?" if line.never_tried is None else str(line.never_tried),
         ])
     return rows
+
+
+def _label(pick: Pick, labels: dict[int, str]) -> str:
+    """pick.label(), once per Pick object."""
+    text = labels.get(id(pick))
+    if text is None:
+        text = labels[id(pick)] = pick.label()
+    return text
 
 
 def group_title(g: Group, *, runner: bool = True) -> str:
@@ -161,9 +173,19 @@ def _map_cell(line: Optional[BucketLine]) -> str:
 
 def tile_map(ov: Overview) -> tuple[list[str], list[list[str]]]:
     """(headers, rows): rows op x (N, K), columns the M buckets seen (runtime-M fallbacks apart)."""
-    buckets = sorted({line.problem.m for g in ov.groups for line in g.lines if not line.fallback_only})
-    headers = ["op (N x K)"] + [str(b) for b in buckets]
-    rows = []
+    buckets = _map_buckets(ov)
+    return _map_headers(buckets), list(_map_rows(ov, buckets))
+
+
+def _map_buckets(ov: Overview) -> list[int]:
+    return sorted({line.problem.m for g in ov.groups for line in g.lines if not line.fallback_only})
+
+
+def _map_headers(buckets: Sequence[int]) -> list[str]:
+    return ["op (N x K)"] + [str(b) for b in buckets]
+
+
+def _map_rows(ov: Overview, buckets: Sequence[int]) -> Iterator[list[str]]:
     for g in ov.groups:
         by_m = {line.problem.m: line for line in g.lines if not line.fallback_only}
         where = f" ({g.label})" if g.label else ""  # several servers' inputs: one row per group
@@ -171,8 +193,24 @@ def tile_map(ov: Overview) -> tuple[list[str], list[list[str]]]:
         fallbacks = [line.problem.m for line in g.lines if line.fallback_only]
         if fallbacks:
             row[0] += " (fallback at M " + ", ".join(map(str, fallbacks)) + ")"
-        rows.append(row)
-    return headers, rows
+        yield row
+
+
+def tile_map_width(ov: Overview, width: int) -> Optional[int]:
+    """The tile map text's widest line, or None when it exceeds `width` or there is no map. That
+    line is the rule under the headers (the column widths plus gaps; a cell that breaks lines only
+    makes shorter ones), and widths only grow row by row: a big cache's wide map stops after a few
+    rows instead of laying out all its cells."""
+    buckets = _map_buckets(ov)
+    widths = [len(h) for h in _map_headers(buckets)]
+    gaps = 2 * (len(widths) - 1)
+    rows = 0
+    for row in _map_rows(ov, buckets):
+        rows += 1
+        widths = [max(w, len(c)) for w, c in zip(widths, row)]
+        if sum(widths) + gaps > width:
+            return None
+    return sum(widths) + gaps if rows else None
 
 
 MAP_LEGEND = ("columns: M buckets (the bucket's upper M); cells: the winning tile (tac N: a tactic with no tile, e.g. "

@@ -8,7 +8,7 @@ The only module that imports tabulate (lazily, so `tiletune --help` stays fast).
 from __future__ import annotations
 
 import textwrap
-from typing import Sequence
+from typing import Optional, Sequence
 
 from tiletune.formats import glance, view
 from tiletune.overview import overview, tile_history
@@ -19,7 +19,15 @@ WIDTH = 120  # terminal width the report is laid out for
 
 def _wrap(text: str, indent: str = "  ", width: int = WIDTH) -> list[str]:
     """Prose lines wrapped to `width` with a hanging indent (tables are sized separately)."""
+    if len(indent) + len(text) <= width and text and not text[-1].isspace() and _fits_as_is(text):
+        # what textwrap gives for a line that already fits (a big cache's report wraps thousands)
+        return [indent + text]
     return textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent + "    ", break_on_hyphens=False) or [indent]
+
+
+def _fits_as_is(text: str) -> bool:
+    """No tab or line break, which textwrap would turn into spaces (tests/formats/test_table_fast.py)."""
+    return "\t" not in text and "\n" not in text and "\r" not in text and "\x0b" not in text and "\x0c" not in text
 
 
 # Failure table column caps (characters); tabulate wraps longer cells so rows fit 120 columns.
@@ -102,10 +110,13 @@ def nothing_found(result: InspectResult) -> str:
     return "\n".join(lines) + "\n"
 
 
+_COMPACT_DROPS = ("never tried", "eff %*", "t us*", "margin", "runner-up")  # the least needed first
+
+
 def _fit_compact(rows: list[list[str]], width: int) -> tuple[list[str], list[list[str]]]:
     """The compact table's columns, dropping the least needed ones until a row fits `width`."""
     headers = list(glance.COMPACT_HEADERS)
-    for drop in ("never tried", "eff %*", "t us*", "margin", "runner-up"):
+    for drop in _COMPACT_DROPS:
         widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
         if sum(widths) + 2 * (len(widths) - 1) <= width:
             break
@@ -115,20 +126,66 @@ def _fit_compact(rows: list[list[str]], width: int) -> tuple[list[str], list[lis
     return headers, rows
 
 
+def _compact_table(rows: list[list[str]], width: int) -> str:
+    """`_fit_compact` then `_simple_table` (else `_tab`) of one group's compact rows, with the
+    cells checked once per table and each column's width worked out once (a big cache has 3,500
+    groups). Rows `_plain_cells` does not vouch for take that plain path;
+    tests/formats/test_table_fast.py holds the two to the same text."""
+    headers = glance.COMPACT_HEADERS
+    blob = _plain_cells(rows, len(headers))
+    if blob is None:
+        kept, cut = _fit_compact(rows, width)
+        return _simple_table(cut, kept, ["right" if h in glance.NUMERIC else "left" for h in kept]) or _tab(cut, kept)
+    widths = [max(len(h), max(map(len, col))) for h, col in zip(headers, zip(*rows))]
+    keep = list(range(len(headers)))
+    for drop in _COMPACT_DROPS:  # as _fit_compact: the least needed columns go until a row fits
+        if sum(widths[i] for i in keep) + 2 * (len(keep) - 1) <= width:
+            break
+        keep.remove(headers.index(drop))
+    rule = "  ".join("-" * widths[i] for i in keep)
+    if len(keep) == len(headers) and headers[-1] in glance.NUMERIC and "\x00\x00" not in blob and blob[-1:] != "\x00":
+        # every column kept and the last one right-aligned with no empty cell: no line ends in a
+        # space, so the whole table is one %-format of its cells (rstrip would change nothing)
+        fmt = "  ".join(("%%%ds" if h in glance.NUMERIC else "%%-%ds") % w for h, w in zip(headers, widths))
+        return "\n".join([fmt % tuple(headers), rule, "\n".join([fmt] * len(rows)) % tuple(c for r in rows for c in r)])
+    fmt = "  ".join(("{%d:>%d}" if headers[i] in glance.NUMERIC else "{%d:<%d}") % (i, widths[i]) for i in keep)
+    return "\n".join([fmt.format(*headers).rstrip(), rule, *(fmt.format(*row).rstrip() for row in rows)])
+
+
+def _plain_cells(rows: list[list[str]], ncols: int) -> Optional[str]:
+    """The cells joined by NULs when the rows hold `ncols` one-line printable ASCII cells each (the
+    ellipsis allowed) with no edge spaces, the cells `_simple_table` writes as they are (it strips
+    edge spaces; tabulate takes the rest); else None."""
+    if not rows or any(len(r) != ncols for r in rows):
+        return None
+    try:
+        blob = "\x00".join(map("\x00".join, rows))
+    except TypeError:  # a non-str cell
+        return None
+    plain = blob.replace("\u2026", ".").replace("\x00", "")
+    if (plain.isascii() and plain.isprintable()
+            and not (" \x00" in blob or "\x00 " in blob or blob[:1] == " " or blob[-1:] == " ")):
+        return blob
+    return None
+
+
 def _compact_sections(result: InspectResult, runtime_m: Sequence[int], width: int, colour: bool = False) -> list[str]:
     """Per (arch, op, runner, N, K): one line per M bucket (the default view; --all lists tactics)."""
     ov = overview(result)
     analyses = glance.analyses_by_choice(result)
+    labels: dict[int, str] = {}  # id(Pick) -> its label, while `ov` holds the Picks (they are shared)
+    wraps: dict[str, list[str]] = {}  # groups of one cache share a few uncovered-M lines
     out: list[str] = []
     for g in ov.groups:
         title = f"== {glance.group_title(g)} =="
         out.append(title if len(title) <= width else f"== {glance.group_title(g, runner=False)} ==")
-        headers, rows = _fit_compact(glance.compact_rows(g, analyses), width)
-        out.append(_simple_table(rows, headers, ["right" if h in glance.NUMERIC else "left" for h in headers])
-                   or _tab(rows, headers))
+        out.append(_compact_table(glance.compact_rows(g, analyses, labels), width))
         line = glance.uncovered_line(g)
         if line:
-            out += _wrap(line, indent="", width=width)
+            wrapped = wraps.get(line)
+            if wrapped is None:
+                wrapped = wraps[line] = _wrap(line, indent="", width=width)
+            out += wrapped
         out.append("")
     if ov.groups:
         out += _wrap(glance.COMPACT_LEGEND, indent="", width=width)
@@ -143,12 +200,10 @@ def _compact_sections(result: InspectResult, runtime_m: Sequence[int], width: in
         for line in glance.runtime_m_lines(ov, runtime_m):
             out += _wrap(line, width=width)
         out.append("")
-    tmap = glance.tile_map_text(ov)
-    if tmap and (len(ov.groups) > 1 or any(len(g.lines) > 1 for g in ov.groups)):
-        if max(len(x) for x in tmap.splitlines()) <= width:
-            out += ["Tile map", glance.tile_map_text(ov, colour=True) if colour else tmap]
-            out += _wrap(glance.MAP_LEGEND, indent="", width=width)
-            out.append("")
+    if (len(ov.groups) > 1 or any(len(g.lines) > 1 for g in ov.groups)) and glance.tile_map_width(ov, width):
+        out += ["Tile map", glance.tile_map_text(ov, colour=colour)]
+        out += _wrap(glance.MAP_LEGEND, indent="", width=width)
+        out.append("")
     return out
 
 
