@@ -23,7 +23,7 @@ import typer
 from tiletune import __version__
 from tiletune.errors import TiletuneError
 
-app = typer.Typer(
+_APP_SETTINGS: dict = dict(
     name="tiletune",
     help="See which CUTLASS tiles FlashInfer's autotuner picked, which failed and why; model them; re-try them.",
     no_args_is_help=True,
@@ -32,6 +32,7 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
     add_completion=True,  # --install-completion / --show-completion (typer: bash, zsh, fish, powershell)
 )
+app = typer.Typer(**_APP_SETTINGS)
 
 T = TypeVar("T")
 
@@ -717,7 +718,7 @@ def main() -> None:
     _KEEP_UNTIL_EXIT = []
     code: object = 0
     try:
-        app()
+        _app_for(sys.argv)()
     except SystemExit as e:
         code = e.code
         if not _KEEP_UNTIL_EXIT or not (code is None or isinstance(code, int)):
@@ -730,6 +731,26 @@ def main() -> None:
     except (BrokenPipeError, OSError):  # e.g. `tiletune inspect | head`: nothing left to tell the reader
         pass
     os._exit(code if isinstance(code, int) else 0)
+
+
+def _app_for(argv: Sequence[str]) -> typer.Typer:
+    """The app to run for this command line: when its first word names a command, a copy of `app`
+    holding that command alone (and the root callback); otherwise `app` itself.
+
+    Why: typer builds every command's click parameters at each start (about a hundred for the
+    eight commands) and an inspect uses thirteen. The command's parsing, help, errors and exit
+    statuses are the same (tests/test_cli_one_command.py compares them for every command); the
+    root's own help, --version, shell completion and unknown commands go through `app`.
+    """
+    if len(argv) < 2:
+        return app
+    named = [c for c in app.registered_commands if c.name == argv[1]]
+    if not named:
+        return app
+    one = typer.Typer(**_APP_SETTINGS)
+    one.registered_callback = app.registered_callback
+    one.registered_commands = named
+    return one
 
 
 if __name__ == "__main__":  # pragma: no cover
