@@ -44,22 +44,23 @@ canonical_dtype = dtype_from_torch  # 'torch.bfloat16' -> 'bf16'
 
 
 def problem_for(record: TuningRecord) -> ProblemOrReason:
-    """The problem a record's key stands for, or (None, reason). Never raises on odd shapes."""
-    if record.shapes is None:
+    """The problem a record's key stands for, or (None, reason). Never raises on odd shapes.
+
+    Not memoised as a whole: nearly every key of a cache has its own shapes, so hashing them cost
+    more than it saved; the parts keys share (bucket ranges, notes, MoE extras) are memoised below.
+    """
+    shapes = record.shapes
+    if shapes is None:
         return None, "the source holds no key shapes for this entry"
-    return _problem(record.op, record.runner, record.shapes, record.extras, record.env.flashinfer_version)
-
-
-# Not memoised as a whole: nearly every key of a cache has its own shapes, so hashing them cost
-# more than it saved; the parts keys share (bucket ranges, notes, MoE extras) are memoised below.
-def _problem(op: str, runner: str, shapes: Any, extras: Any, version: Optional[str]) -> ProblemOrReason:
+    op = record.op
     try:
-        if op in _DENSE:
-            return _DENSE[op](op, runner, shapes, extras, version)
+        dense = _DENSE.get(op)
+        if dense is not None:
+            return dense(op, record.runner, shapes, record.extras, record.env.flashinfer_version)
         if op in FUSED_MOE_OPS:
-            return _cutlass_moe(op, shapes, extras, version)
+            return _cutlass_moe(op, shapes, record.extras, record.env.flashinfer_version)
         if is_trtllm_gen_moe(op):
-            return _trtllm_gen_moe(op, shapes, version)
+            return _trtllm_gen_moe(op, shapes, record.env.flashinfer_version)
     except (TypeError, IndexError, ValueError, ZeroDivisionError) as e:
         return None, f"{op}: key shapes {_short(shapes)} do not have the layout tiletune expects ({e})"
     return None, f"unknown op {op!r}: tiletune does not know how its key shapes map to a GEMM (raw shapes {_short(shapes)})"
