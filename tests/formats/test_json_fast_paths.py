@@ -8,7 +8,8 @@ import json
 import pytest
 from synthetic import SPEC, model_result, problem_at  # a real ModelResult with recorded values (tests/synthetic.py)
 
-from tiletune.formats.json_out import _model_json, _num, analysis_dict
+from tiletune.formats.json_out import _model_json, _ModelParts, _num, analysis_dict
+from tiletune.formats.strict_json import finite_only
 from tiletune.model.perf import stated_notes
 
 ENC = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
@@ -44,13 +45,15 @@ NO_FIT = dict.fromkeys(("shared_storage_bytes", "limit_bytes", "stages", "verdic
     FULL._replace(intensity_problem=1e308, intensity_tile=1e308),  # finite, but their sum is not
 ])
 def test_model_json_matches_the_dict(a):
-    parts: dict = {}
-    assert _model_json(a, parts) == ENC(analysis_dict(a, notes=False))
-    assert _model_json(a, parts) == ENC(analysis_dict(a, notes=False))  # again, from the memoised pieces
+    want, non_finite = finite_only(ENC(analysis_dict(a, notes=False)))  # strict JSON: NaN / Infinity as null
+    parts = _ModelParts()
+    assert _model_json(a, parts) == want
+    assert parts.strict.replaced == non_finite
+    assert _model_json(a, parts) == want  # again, from the memoised pieces
 
 
 def test_model_json_pieces_keep_int_and_float_apart():
-    parts: dict = {}
+    parts = _ModelParts()
     as_float = FULL._replace(smem=dataclasses.replace(FULL.smem, shared_storage_bytes=83_968.0), ctas=56.0)
     for a in (FULL, as_float, FULL):
         assert _model_json(a, parts) == ENC(analysis_dict(a, notes=False))
@@ -73,3 +76,75 @@ def test_fixed_8_writes_what_round_and_repr_write():
         eight = values[i:i + 8]
         want = [repr(round(v, 3)) for v in eight[:6]] + [repr(round(v, 4)) for v in eight[6:]]
         assert _fixed_8(*eight) == want, eight
+
+
+def _odd_result():
+    """An inspect result with NaN and infinities wherever an input or the model can put one (tactic,
+    shapes, extras, detail, time_ms, problem fields, the model's numbers), next to strings that only
+    spell them, and entries that share an analysis."""
+    from synthetic import ENV, REF, T128, port, problem
+
+    from tiletune.pipeline import build
+    from tiletune.records import Decoded, Entry, Problem, Status, TuningRecord, Undecoded
+    from tiletune.results import AnalyzedEntry
+
+    nan, inf = float("nan"), float("inf")
+
+    def rec(tactic, **kw):
+        return TuningRecord(source="/data/a/NaN Infinity.json", source_kind="flashinfer-v1", op="fp4_gemm",
+                            runner="CutlassFp4GemmRunner", tactic=tactic, status=Status.CHOSEN, env=ENV, **kw)
+
+    ents = [
+        Entry(rec(3), problem(1, 1, 1), Decoded(T128, REF, 3)),
+        Entry(rec(nan), problem(16, 9, 16), Undecoded("tactic NaN -Infinity")),
+        Entry(rec((1, inf)), problem(16, 9, 16), Undecoded("a tuple tactic")),
+        Entry(rec(3, time_ms=inf, error="Infinity ms", line=3, count=2), problem(16, 9, 16), Decoded(T128, REF, 3)),
+        Entry(rec(3, time_ms=-inf), problem(256, 129, 256), Decoded(T128, REF, 3)),
+        Entry(rec(4, detail=(("min_time", -inf), ("policy", ("NaN", nan)))), problem(256, 129, 256), Decoded(T128, REF, 4)),
+        Entry(rec(5, extras=(nan, 1, "NaN")), problem(16, 9, 16), Decoded(T128, REF, 5)),
+        Entry(rec(6, shapes=((nan, 2), (inf,))), None, Undecoded("no problem"), problem_note="unknown op NaN"),
+        Entry(rec(7), Problem(m=8, n=16, k=32, experts=nan, top_k=inf, notes=("NaN note",)), Undecoded("odd MoE")),
+    ]
+    res = build(ents, sources=[("/data/a/NaN Infinity.json", "flashinfer-v1")], model=port())
+    fits = [ae for ae in res.entries if ae.analysis is not None]
+    assert len(fits) >= 3
+    odd = fits[1].analysis._replace(time_expected_s=nan, intensity_problem=inf, peak_dense=inf, ctas=nan)
+    entries = list(res.entries)
+    for i, ae in enumerate(entries):  # two entries share the odd analysis, one keeps its own
+        if ae is fits[1] or ae is fits[2]:
+            entries[i] = AnalyzedEntry(ae.entry, odd, ae.analysis_note)
+    return dataclasses.replace(res, entries=tuple(entries))
+
+
+def _refuse(name):
+    raise AssertionError(f"bare {name} in the output")
+
+
+def test_strict_fragments_equal_one_pass_over_the_whole_text(monkeypatch):
+    """The fragment writer makes each memoised fragment strict once, where it is made; the plain way
+    is one `finite_only` pass over the whole text. Both must write the same entries, and the note."""
+    from tiletune.formats import json_out
+    from tiletune.formats.strict_json import NOTE
+
+    res = _odd_result()
+    fast = json_out.format_inspect(res)
+    doc = json.loads(fast, parse_constant=_refuse)
+    assert NOTE in doc["notes"]
+    monkeypatch.setattr(json_out._Strict, "__call__", lambda self, text: text)  # every fragment as written
+    loose = json_out.format_inspect(res)
+    assert "NaN" in loose and "Infinity" in loose and NOTE not in json.loads(loose)["notes"]
+    cut = '],"failures":'  # (no input here names a "failures" key)
+    plain, replaced = finite_only(loose[: loose.index(cut)])
+    assert replaced >= 9
+    assert fast[: fast.index(cut)] == plain
+    assert "NaN Infinity.json" in fast and "Infinity ms" in fast  # strings keep what they say
+
+
+@pytest.mark.parametrize("held", [1, 2])
+def test_bounded_model_memo_writes_the_same(monkeypatch, held):
+    from tiletune.formats import json_out
+
+    res = _odd_result()
+    want = json_out.format_inspect(res)
+    monkeypatch.setattr(json_out, "_MODELS_HELD", held)
+    assert json_out.format_inspect(res) == want

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Iterable, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 from tiletune import __version__
 from tiletune.formats.strict_json import NOTE as STRICT_NOTE
 from tiletune.formats.strict_json import finite_only
 from tiletune.model.perf import ModelResult
-from tiletune.records import Decoded, Problem, TileConfig, Undecoded, to_jsonable
+from tiletune.records import Decoded, Entry, Problem, TileConfig, Undecoded, to_jsonable
 from tiletune.results import (
     AnalyzedEntry,
     Failure,
@@ -60,7 +60,7 @@ def problem_dict(p: Optional[Problem], notes: Optional[NoteTable] = None) -> Opt
     """The problem; with a NoteTable its notes become `note_ids`, else they are inlined as `notes`."""
     if p is None:
         return None
-    d = {
+    d: dict[str, Any] = {
         "m": p.m,
         "n": p.n,
         "k": p.k,
@@ -80,8 +80,10 @@ def problem_dict(p: Optional[Problem], notes: Optional[NoteTable] = None) -> Opt
 
 
 def config_dict(c: Optional[TileConfig], decode: Any = None) -> Optional[dict[str, Any]]:
-    if c is None:
-        return None
+    return None if c is None else _tile_config_dict(c, decode)
+
+
+def _tile_config_dict(c: TileConfig, decode: Any = None) -> dict[str, Any]:
     d: dict[str, Any] = {
         "tile": list(c.tile),
         "cluster": list(c.cluster),
@@ -111,9 +113,9 @@ def config_dict(c: Optional[TileConfig], decode: Any = None) -> Optional[dict[st
 
 def decode_dict(decode: Any) -> dict[str, Any]:
     if isinstance(decode, Decoded):
-        out = {"decoded": True, "reason": None, "not_a_cutlass_tactic": False, "candidates": []}
+        out: dict[str, Any] = {"decoded": True, "reason": None, "not_a_cutlass_tactic": False, "candidates": []}
         if decode.runs is not None:  # the binding runs another config than the one profiled
-            out["runs"] = {**config_dict(decode.runs.config), "index": decode.runs.index,  # type: ignore[dict-item]
+            out["runs"] = {**_tile_config_dict(decode.runs.config), "index": decode.runs.index,
                            "reason": decode.runs.reason}
         return out
     assert isinstance(decode, Undecoded)
@@ -209,6 +211,24 @@ def _rounded(x: Optional[float], nd: int, scale: Optional[float] = None) -> str:
     return _num(round(x * scale, nd) if scale is not None else round(float(x), nd))
 
 
+class _Strict:
+    """Strict JSON for the fragment writer: each memoised fragment passes through `finite_only` once,
+    when it is made (a fragment is whole JSON values, so this equals scanning the whole text, which
+    cost a tenth of the format time at 50,000 entries); `replaced` counts the NaN / Infinity written
+    as null. Text made per entry needs no pass: it holds ints, quoted strings and the model's
+    range-checked floats, or goes through here."""
+
+    __slots__ = ("replaced",)
+
+    def __init__(self) -> None:
+        self.replaced = 0
+
+    def __call__(self, text: str) -> str:
+        text, n = finite_only(text)
+        self.replaced += n
+        return text
+
+
 # `_fixed_8` writes the model's eight rounded numbers as `float.__repr__(round(x, nd))` does: both
 # round the exact binary value to nd decimals (half to even), and below _FIXED_MAX a float's
 # spacing is finer than 0.0001, so the shortest repr of that rounded value is exactly its fixed
@@ -217,46 +237,78 @@ _FIXED_MAX = 1e11
 _FIXED_8_FORMAT = "%.3f %.3f %.3f %.3f %.3f %.3f %.4f %.4f"
 
 
+def _without_trailing_zeros(fixed: str) -> str:
+    fixed = fixed.rstrip("0")
+    return fixed + "0" if fixed[-1] == "." else fixed
+
+
 def _fixed_8(*values: float) -> list[str]:
     """Eight floats, each below _FIXED_MAX in size, as JSON: 3, 3, 3, 3, 3, 3, 4 and 4 decimals."""
-    out = []
-    for f in (_FIXED_8_FORMAT % values).split():
-        f = f.rstrip("0")
-        out.append(f + "0" if f[-1] == "." else f)
-    return out
+    # (nine in ten end in another digit than 0 and are kept as they are, without a call)
+    return [f if f[-1] != "0" else _without_trailing_zeros(f) for f in (_FIXED_8_FORMAT % values).split()]
 
 
 def _str(v: Optional[str]) -> str:
     return "null" if v is None else _encode_str(v)
 
 
-def _model_json(a: ModelResult, parts: dict[Any, Any]) -> str:
-    """`analysis_dict(a, notes=False)` as compact JSON text, written directly: a big cache has tens
-    of thousands of distinct cases and the dict + encoder round trip was a third of format time.
-    `parts` memoises the pieces many cases share (GPU, shared-memory fit, peaks); its keys carry
-    the objects' identities or the value types, so 1 and 1.0 never share text.
-    tests/formats/test_json_fast_paths.py checks the result against the encoder byte for byte."""
-    n, r = _num, _rounded
-    fit = a.smem
-    # the GPU and the shared-memory fit by identity: the model shares one of each per tile plan,
-    # and both stay alive (the result holds them) while `parts` exists
-    key = ("head", id(a.gpu_spec), a.dtype, id(fit))
-    head = parts.get(key)
-    if head is None:
-        head = parts[key] = (
-            f'{{"kind":"model","gpu":{_str(a.gpu_name)},"dtype":{_str(a.dtype)},"m_evaluated":'
-        ), (
-            f',"smem":{{"bytes":{n(fit.shared_storage_bytes)},"limit":{n(fit.limit_bytes)},"stages":{n(fit.stages)},'
-            f'"fits":{n(fit.fits)},"verdict":{_str(fit.verdict)}}},'
+class _ModelParts:
+    """The model text many cases share, memoised for one output: the head (GPU, dtype, shared-memory
+    fit; keyed by the GPU's and the fit's identities: the model shares one of each per tile plan,
+    and the results hold them while this exists), the bound's text, and the tail (L2 state, peaks)
+    up to `"ctas":`. Every piece is strict JSON (`strict`)."""
+
+    __slots__ = ("heads", "bounds", "tails", "strict")
+
+    def __init__(self, strict: Optional[_Strict] = None) -> None:
+        self.heads: dict[tuple[int, str, int], tuple[str, str]] = {}
+        self.bounds: dict[str, str] = {}
+        self.tails: dict[tuple[Optional[float], Optional[float], Any], str] = {}
+        self.strict = strict or _Strict()
+
+    def new_head(self, a: ModelResult) -> tuple[str, str]:
+        fit, n = a.smem, _num
+        hit = self.heads[(id(a.gpu_spec), a.dtype, id(fit))] = (
+            f'{{"kind":"model","gpu":{_str(a.gpu_name)},"dtype":{_str(a.dtype)},"m_evaluated":',
+            self.strict(
+                f',"smem":{{"bytes":{n(fit.shared_storage_bytes)},"limit":{n(fit.limit_bytes)},'
+                f'"stages":{n(fit.stages)},"fits":{n(fit.fits)},"verdict":{_str(fit.verdict)}}},'
+            ),
         )
-    key = ("peak", a.peak_dense, a.peak_sparse, a.ctas, a.sms, type(a.ctas), type(a.sms), a.l2)
-    tail = parts.get(key)
-    if tail is None:
+        return hit
+
+    def new_bound(self, bound: str) -> str:
+        hit = self.bounds[bound] = _str(bound)
+        return hit
+
+    def new_tail(self, a: ModelResult) -> str:
+        # (the peaks are divided by 1e12 into floats: an int peak and its float write the same text)
         dense = None if a.peak_dense is None else round(a.peak_dense / 1e12, 2)
         sparse = None if a.peak_sparse is None else round(a.peak_sparse / 1e12, 2)
         l2 = _l2_dict(a.l2)
-        tail = parts[key] = (f'"l2":{{"state":{_str(l2["state"])},"how":{_str(l2["how"])},"basis":{_str(l2["basis"])}}},'
-                             f'"peak_tflops":{{"dense":{n(dense)},"sparse":{n(sparse)}}},"ctas":{n(a.ctas)},"sms":{n(a.sms)}}}')
+        hit = self.tails[(a.peak_dense, a.peak_sparse, a.l2)] = self.strict(
+            f'"l2":{{"state":{_str(l2["state"])},"how":{_str(l2["how"])},"basis":{_str(l2["basis"])}}},'
+            f'"peak_tflops":{{"dense":{_num(dense)},"sparse":{_num(sparse)}}},"ctas":'
+        )
+        return hit
+
+
+def _model_json(a: ModelResult, parts: _ModelParts) -> str:
+    """`analysis_dict(a, notes=False)` as compact strict JSON text (NaN / Infinity written as null and
+    counted in `parts.strict`), written directly: a big cache has tens of thousands of distinct
+    cases and the dict + encoder round trip was a third of format time. `parts` memoises the
+    pieces many cases share. tests/formats/test_json_fast_paths.py checks the result against the
+    encoder byte for byte."""
+    # the shared pieces, looked up inline (this runs once per distinct case)
+    head0, head1 = parts.heads.get((id(a.gpu_spec), a.dtype, id(a.smem))) or parts.new_head(a)
+    tail = parts.tails.get((a.peak_dense, a.peak_sparse, a.l2)) or parts.new_tail(a)
+    m: object = a.problem.m  # (written as text below where it is not an int)
+    ctas, sms = a.ctas, a.sms
+    if type(m) is int and type(ctas) is int and type(sms) is int:
+        end = f'{ctas},"sms":{sms}}}'
+    else:
+        m = _num(m)
+        end = parts.strict(f'{_num(ctas)},"sms":{_num(sms)}}}')
     ip, it, tf, te, tl, th, ec, er = (a.intensity_problem, a.intensity_tile, a.time_floor_s, a.time_expected_s,
                                       a.time_low_s, a.time_high_s, a.efficiency_compute, a.efficiency_roofline)
     if (type(ip) is float and type(it) is float and type(tf) is float and type(te) is float and type(tl) is float
@@ -267,20 +319,21 @@ def _model_json(a: ModelResult, parts: dict[Any, Any]) -> str:
         if (-_FIXED_MAX < ip < _FIXED_MAX and -_FIXED_MAX < it < _FIXED_MAX and -_FIXED_MAX < tf < _FIXED_MAX
                 and -_FIXED_MAX < te < _FIXED_MAX and -_FIXED_MAX < tl < _FIXED_MAX and -_FIXED_MAX < th < _FIXED_MAX
                 and -_FIXED_MAX < ec < _FIXED_MAX and -_FIXED_MAX < er < _FIXED_MAX):
-            ip, it, tf, te, tl, th, ec, er = _fixed_8(ip, it, tf, te, tl, th, ec, er)
+            sip, sit, stf, ste, stl, sth, sec, ser = _fixed_8(ip, it, tf, te, tl, th, ec, er)
             return (
-                f'{head[0]}{n(a.problem.m)}{head[1]}"intensity_flop_per_byte":{{"problem":{ip},"tile":{it}}},'
-                f'"bound":{_str(a.bound)},"time_us":{{"floor":{tf},"expected":{te},"low":{tl},"high":{th}}},'
-                f'"efficiency":{{"compute":{ec},"roofline":{er}}},{tail}'
+                f'{head0}{m}{head1}"intensity_flop_per_byte":{{"problem":{sip},"tile":{sit}}},'
+                f'"bound":{parts.bounds.get(a.bound) or parts.new_bound(a.bound)},"time_us":{{"floor":{stf},"expected":{ste},"low":{stl},"high":{sth}}},'
+                f'"efficiency":{{"compute":{sec},"roofline":{ser}}},{tail}{end}'
             )
-    return (
-        f'{head[0]}{n(a.problem.m)}{head[1]}'
+    r = _rounded
+    return head0 + parts.strict(
+        f'{m}{head1}'
         f'"intensity_flop_per_byte":{{"problem":{r(a.intensity_problem, 3)},"tile":{r(a.intensity_tile, 3)}}},'
         f'"bound":{_str(a.bound)},'
         f'"time_us":{{"floor":{r(a.time_floor_s, 3, 1e6)},"expected":{r(a.time_expected_s, 3, 1e6)},'
         f'"low":{r(a.time_low_s, 3, 1e6)},"high":{r(a.time_high_s, 3, 1e6)}}},'
-        f'"efficiency":{{"compute":{r(a.efficiency_compute, 4)},"roofline":{r(a.efficiency_roofline, 4)}}},{tail}'
-    )
+        f'"efficiency":{{"compute":{r(a.efficiency_compute, 4)},"roofline":{r(a.efficiency_roofline, 4)}}},'
+    ) + tail + end
 
 
 class _Memo:
@@ -485,36 +538,23 @@ def iter_inspect(result: InspectResult, **_view: Any) -> Iterator[str]:
     """
     enc = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
     notes = NoteTable()
+    strict = _Strict()  # NaN / Infinity written as null (strict JSON); the notes say so
     head = {"schema": SCHEMA, "tiletune_version": __version__, "entries": _PLACEHOLDER}
     pre = enc(head).split(enc(_PLACEHOLDER), 1)[0]
     yield pre + "["
-    batch: list[str] = []
-    first = True
-    non_finite = 0  # NaN / Infinity written as null (strict JSON); the notes say so
-    for frag in _entry_fragments(result, enc, notes):
-        batch.append(frag)
-        if len(batch) == _CHUNK_ENTRIES:
-            chunk, n = finite_only(("" if first else ",") + ",".join(batch))
-            non_finite += n
-            yield chunk
-            batch.clear()
-            first = False
-    if batch:
-        chunk, n = finite_only(("" if first else ",") + ",".join(batch))
-        non_finite += n
-        yield chunk
+    yield from _entry_chunks(result, enc, notes, strict)
     doc = inspect_dict(result, entries=False, notes=notes)
     if list(doc)[: len(head)] != list(head):  # the chunk above wrote these keys first
         raise AssertionError("inspect_dict must start with the keys of `head`")
     doc["entries"] = _PLACEHOLDER
     tail, n = finite_only(enc(doc).split(enc(_PLACEHOLDER), 1)[1])
-    if non_finite or n:
+    if strict.replaced or n:
         doc["notes"] = [*doc["notes"], STRICT_NOTE]
         tail, _ = finite_only(enc(doc).split(enc(_PLACEHOLDER), 1)[1])
     yield "]" + tail + "\n"
 
 
-def _js(v: Any, enc: Any) -> str:
+def _js(v: Any, enc: Callable[[Any], str]) -> str:
     """One scalar as JSON text, without a trip through the encoder for the common types."""
     if v is None:
         return "null"
@@ -528,124 +568,152 @@ def _js(v: Any, enc: Any) -> str:
     return enc(v)
 
 
-def _problem_json(p: Problem, note_ids: str, tails: Optional[dict[Any, str]] = None) -> str:
-    """The problem as compact JSON; `tails` memoises the part after m/n/k/batch/m_range, which
-    thousands of problems share (the key carries the value types so 1 and True never share text)."""
-    mr = "null" if p.m_range is None else f"[{int(p.m_range[0])},{int(p.m_range[1])}]"
-    experts, top_k = p.experts, p.top_k
-    key = (p.dtype_a, p.dtype_b, p.dtype_out, note_ids) if experts is None and top_k is None else (
-        p.dtype_a, p.dtype_b, p.dtype_out, note_ids, experts, top_k, type(experts), type(top_k))
-    tail = None if tails is None else tails.get(key)
-    if tail is None:
-        tail = (
-            f'"experts":{_js(p.experts, None)},"top_k":{_js(p.top_k, None)},"dtype_a":{_js(p.dtype_a, None)},'
-            f'"dtype_b":{_js(p.dtype_b, None)},"dtype_out":{_js(p.dtype_out, None)},"note_ids":{note_ids}}}'
-        )
-        if tails is not None:
-            tails[key] = tail
-    return f'{{"m":{p.m},"n":{p.n},"k":{p.k},"batch":{p.batch},"m_range":{mr},{tail}'
+def _entry_chunks(result: InspectResult, enc: Callable[[Any], str], note_table: NoteTable,
+                  strict: _Strict) -> Iterator[str]:
+    """The entries' JSON text (strict: `strict` counts what it wrote as null), comma-separated, in
+    chunks of _CHUNK_ENTRIES entries (each chunk after the first starts with the comma).
 
-
-def _entry_fragments(result: InspectResult, enc: Any, note_table: NoteTable) -> Iterable[str]:
+    What an entry shares with others is looked up once per entry, by identity where the readers,
+    decode and the model share one object per distinct value (all alive while `result` is, i.e.
+    during this call): the environment, source, op, runner, status, decoded config, extras and
+    detail of a file's entries as three memoised pieces; the problem's tail (dtypes, note ids);
+    the model text per analysis. What varies is spliced in: tactic, M / N / K, the model numbers.
+    """
     memo = _Memo()
-    envs: dict[tuple[Any, ...], str] = {}
-    notes: dict[int, tuple[tuple[str, ...], str]] = {}  # id(notes tuple) -> (the tuple, its note ids as JSON)
-    configs: dict[int, str] = {}
+    shared: dict[tuple[Any, ...], tuple[str, str, str]] = {}
     models: dict[int, str] = {}
-    values: dict[Any, str] = {}  # extras / detail / tactic tuples, by value (they repeat)
-    extras: dict[int, str] = {}  # valid while `result` keeps every record alive (this call)
-    model_parts: dict[Any, Any] = {}
-    problem_tails: dict[Any, str] = {}
+    model_parts = _ModelParts(strict)
+    note_ids: dict[int, tuple[tuple[str, ...], str]] = {}  # id(notes tuple) -> (the tuple, its note ids as JSON)
+    note_ids_by_value: dict[tuple[str, ...], str] = {}
+    problem_tails: dict[tuple[Any, ...], str] = {}
+    values: dict[Any, str] = {}  # extras / shapes / tactic tuples, by value (they repeat)
+    extras: dict[int, str] = {}
+    details: dict[Any, str] = {}
 
     def frozen(v: Any) -> str:
         if v is None:
             return "null"
         try:
             hit = values.get(v)
-        except TypeError:
-            return enc(to_jsonable(v))
+        except TypeError:  # an unhashable value inside: encode it without the memo
+            return strict(enc(to_jsonable(v)))
         if hit is None:
-            hit = values[v] = enc(to_jsonable(v))
+            hit = values[v] = strict(enc(to_jsonable(v)))
         return hit
 
-    details: dict[Any, str] = {}
-
-    def detail_json(pairs: Any) -> str:
+    def detail_json(pairs: tuple[tuple[str, Any], ...]) -> str:
+        if not pairs:
+            return "{}"
         hit = details.get(id(pairs))  # by identity first: readers share one detail tuple per distinct value
         if hit is not None:
             return hit
         try:
             hit = details.get(pairs)
         except TypeError:  # an unhashable value inside: encode it without the memo
-            return enc({k2: to_jsonable(v) for k2, v in pairs})
+            return strict(enc({k2: to_jsonable(v) for k2, v in pairs}))
         if hit is None:
-            hit = details[pairs] = enc({k2: to_jsonable(v) for k2, v in pairs})
-        details[id(pairs)] = hit  # valid while `result` keeps every record alive (this call)
+            hit = details[pairs] = strict(enc({k2: to_jsonable(v) for k2, v in pairs}))
+        details[id(pairs)] = hit
         return hit
 
-    for ae in result.entries:
-        e = ae.entry
+    def shared_pieces(e: Entry) -> tuple[str, str, str]:
+        """The text around the tactic, problem and model: `{` + environment and record ids up to
+        `"tactic":`; config and decode up to `"model":`; extras and detail up to `"model_note":`."""
         r = e.record
         env = r.env
-        # one lookup for the parts a file's entries share; the status by identity (enum members are
-        # singletons, and an Enum's __hash__ is Python code)
-        k = (id(env), r.source, r.source_kind, r.op, r.runner, id(r.status))
-        fe = envs.get(k)
-        if fe is None:
-            fe = envs[k] = enc(
-                {
-                    "source": r.source,
-                    "source_kind": r.source_kind,
-                    "arch": env.arch,
-                    "arch_source": env.arch_source,
-                    "flashinfer_version": env.flashinfer_version,
-                    "version_source": env.version_source,
-                    "gpu": env.gpu,
-                    "op": r.op,
-                    "runner": r.runner,
-                    "status": r.status.value,
-                }
-            )[1:-1]
-        p = e.problem
-        if p is None:
-            fp = "null"
-        else:  # (problems are one per record: no memo; their notes tuples are shared, by identity)
-            pn = p.notes
-            fnotes = notes.get(id(pn))
-            if fnotes is None:  # (the memo holds each tuple, so its id stays its own)
-                fnotes = notes[id(pn)] = (pn, enc(note_table.ids(pn)))
-            fp = _problem_json(p, fnotes[1], problem_tails)
+        start = strict(enc(
+            {
+                "source": r.source,
+                "source_kind": r.source_kind,
+                "arch": env.arch,
+                "arch_source": env.arch_source,
+                "flashinfer_version": env.flashinfer_version,
+                "version_source": env.version_source,
+                "gpu": env.gpu,
+                "op": r.op,
+                "runner": r.runner,
+                "status": r.status.value,
+            }
+        )[:-1])
         d_id = id(e.decode)
-        fc = configs.get(d_id)
-        if fc is None:
-            fc = configs[d_id] = '"config":' + enc(memo.config(e)) + ',"decode":' + enc(memo.decodes[d_id])
-        a = ae.analysis
-        if a is None:
-            fm = "null"
-        else:
-            fm = models.get(id(a))
-            if fm is None:
-                fm = models[id(a)] = _model_json(a, model_parts)
-        t = r.tactic
-        ft = str(t) if type(t) is int else frozen(t)
-        detail = "{}" if not r.detail else detail_json(r.detail)
+        middle = strict(f',"config":{enc(memo.config(e))},"decode":{enc(memo.decodes[d_id])}')
         x = r.extras
         fx = extras.get(id(x))  # by identity: the reader shares one extras tuple per distinct text
         if fx is None:
             fx = extras[id(x)] = frozen(x)
+        return f'{start},"tactic":', f'{middle},"model":', f',"extras":{fx},"detail":{detail_json(r.detail)},"model_note":'
+
+    chunk: list[str] = []
+    add = chunk.append
+    full = _CHUNK_ENTRIES
+    for ae in result.entries:
+        e = ae.entry
+        r = e.record
+        # one lookup for the parts a file's entries share; the status by identity (enum members are
+        # singletons, and an Enum's __hash__ is Python code)
+        k = (id(r.env), r.source, r.source_kind, r.op, r.runner, id(r.status), id(e.decode), id(r.extras),
+             id(r.detail))
+        pieces = shared.get(k)
+        if pieces is None:
+            pieces = shared[k] = shared_pieces(e)
+        start, middle, end = pieces
+        t = r.tactic
+        ft = t if type(t) is int else frozen(t)  # (an int formats as str() writes it)
+        p = e.problem
+        if p is None:
+            fp, shapes = "null", frozen(r.shapes)
+        else:  # (problems are one per record: no memo; their notes tuples are shared, by identity)
+            pn = p.notes
+            fnotes = note_ids.get(id(pn))
+            if fnotes is None:  # (the memo holds each tuple, so its id stays its own)
+                ids = note_ids_by_value.get(pn)
+                if ids is None:
+                    ids = note_ids_by_value[pn] = enc(note_table.ids(pn))
+                fnotes = note_ids[id(pn)] = (pn, ids)
+            experts, top_k = p.experts, p.top_k
+            key = (p.dtype_a, p.dtype_b, p.dtype_out, fnotes[1]) if experts is None and top_k is None else (
+                p.dtype_a, p.dtype_b, p.dtype_out, fnotes[1], experts, top_k, type(experts), type(top_k))
+            ptail = problem_tails.get(key)
+            if ptail is None:
+                ptail = problem_tails[key] = strict(
+                    f'"experts":{_js(experts, enc)},"top_k":{_js(top_k, enc)},"dtype_a":{_str(p.dtype_a)},'
+                    f'"dtype_b":{_str(p.dtype_b)},"dtype_out":{_str(p.dtype_out)},"note_ids":{fnotes[1]}}}'
+                )
+            mr = p.m_range
+            fp = (f'{{"m":{p.m},"n":{p.n},"k":{p.k},"batch":{p.batch},"m_range":'
+                  f'{"null" if mr is None else f"[{int(mr[0])},{int(mr[1])}]"},{ptail}')
+            shapes = "null"
+        a = ae.analysis
+        if a is None:
+            fm = "null"
+        else:
+            hit = models.get(id(a))
+            if hit is None:
+                if len(models) == _MODELS_HELD:  # (bounded: most analyses are one entry's)
+                    models.clear()
+                hit = models[id(a)] = _model_json(a, model_parts)
+            fm = hit
         if r.rank is None and r.line is None and e.problem_note is None and r.count == 1 and type(r.count) is int \
                 and r.error is None and r.time_ms is None:
             tail = _PLAIN_TAIL  # a cache entry: none of these apply
         else:
-            tail = (
+            tail = strict(
                 f',"rank":{_js(r.rank, enc)},"line":{_js(r.line, enc)},"problem_note":{_js(e.problem_note, enc)}'
                 f',"count":{_js(r.count, enc)},"error":{_js(r.error, enc)},"time_ms":{_js(r.time_ms, enc)}'
             )
-        yield (
-            f'{{{fe},"tactic":{ft},"problem":{fp},{fc},"model":{fm}{tail},'
-            f'"shapes":{frozen(r.shapes) if p is None else "null"},"extras":{fx},"detail":{detail},'
-            f'"model_note":{"null" if ae.analysis_note is None else _js(ae.analysis_note, enc)}}}'
+        note = ae.analysis_note
+        add(
+            f'{start}{ft},"problem":{fp}{middle}{fm}{tail},"shapes":{shapes}{end}'
+            f'{"null" if note is None else strict(_js(note, enc))}}}'
         )
+        if len(chunk) == full:
+            yield ",".join(chunk)
+            chunk.clear()
+            add("")  # later chunks start with "": their text starts with the comma, without a copy
+            full = _CHUNK_ENTRIES + 1
+    if len(chunk) > full - _CHUNK_ENTRIES:
+        yield ",".join(chunk)
 
 
+_MODELS_HELD = 4096
 _PLAIN_TAIL = ',"rank":null,"line":null,"problem_note":null,"count":1,"error":null,"time_ms":null'

@@ -2,7 +2,8 @@
 
 Python's encoder writes them for non-finite floats (a NaN timing in a log, an Infinity min_time in
 a TensorRT-LLM cache). Every JSON tiletune prints passes through `finite_only` (or `dumps`): they
-become null, and the document's notes say so.
+become null, and the document's notes say so. (inspect's fragment writer passes each memoised
+fragment once, as it is made: formats/json_out.py `_Strict`.)
 """
 
 from __future__ import annotations
