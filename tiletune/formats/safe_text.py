@@ -58,4 +58,18 @@ def json_safe(text: str) -> str:
     C1 characters (kept raw in non-ASCII output) are replaced; ASCII text is returned at once."""
     if text.isascii():
         return text.replace("\x7f", "\ufffd") if "\x7f" in text else text
-    return _C1_OR_DEL.sub("\ufffd", text)
+    return _C1_OR_DEL.sub("\ufffd", text) if _may_hold_c1_or_del(text) else text
+
+
+# every byte but DEL and the C1 range (as Latin-1 bytes: U+007F..U+009F)
+_NOT_C1_OR_DEL = bytes(range(256)).translate(None, bytes(range(0x7F, 0xA0)))
+
+
+def _may_hold_c1_or_del(text: str) -> bool:
+    """False only when `text` has no DEL or C1 character, found by C-speed byte passes: a regex scan
+    of a big inspect's non-ASCII JSON took 30 ms per 3.5 MB chunk (0.8 s over 50,000 entries)."""
+    try:  # text of Latin-1 characters (a path with an accent): one byte per character, an exact test
+        return bool(text.encode("latin-1").translate(None, _NOT_C1_OR_DEL))
+    except UnicodeEncodeError:  # wider characters: in UTF-8, DEL is 7F and every C1 character starts with C2
+        utf8 = text.encode("utf-8", "surrogatepass")
+        return b"\x7f" in utf8 or b"\xc2" in utf8
