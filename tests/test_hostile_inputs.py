@@ -334,8 +334,8 @@ def test_long_digit_run_prefilter_matches_the_regex():
 
 def test_depth_check_matches_the_plain_one_and_the_parsed_depth():
     # inputs._depth_over drops adjacent quote pairs before the string regex; it must say what the
-    # regex alone said (strings full of brackets, quotes and backslashes included), and never refuse
-    # a value within the limit
+    # regex alone said (strings full of brackets, quotes and backslashes included), and refuse
+    # exactly the values nested deeper than the limit
     import random
     import re
 
@@ -348,10 +348,11 @@ def test_depth_check_matches_the_plain_one_and_the_parsed_depth():
         if b.count(b"[") + b.count(b"{") <= limit:
             return False
         b = string.sub(b"", b.replace(b"\\\\", b"").replace(b'\\"', b"").replace(b"\\", b""))
+        b = b.translate(bytes.maketrans(b"{}", b"[]"))
         for _ in range(limit):
             if not b:
                 return False
-            b = b.replace(b"[]", b"").replace(b"{}", b"")
+            b = b.replace(b"[]", b"")
         return bool(b)
 
     def depth(v) -> int:
@@ -379,6 +380,25 @@ def test_depth_check_matches_the_plain_one_and_the_parsed_depth():
         for limit in (0, 1, 2, 3, 5, 8):
             got = _depth_over(text, limit)
             assert got == plain(text, limit), (text, limit)
-            assert not got or depth(v) > limit, (text, limit)  # never refuses a shallow enough value
+            assert got == (depth(v) > limit), (text, limit)
             seen.add(got)
     assert seen == {True, False}
+
+
+@pytest.mark.parametrize("opener,closer", [("[", "]"), ("{\"a\":", "}")])
+def test_alternating_brackets_count_one_level_each(tmp_path, opener, closer):
+    # {"a":[{"a":[ ... ]}]} nested MAX_DEPTH + 1 deep is refused, MAX_DEPTH deep is read (the check
+    # once peeled a `[` and a `{` level in one pass, letting up to twice the limit through)
+    from tiletune.inputs import MAX_DEPTH, loads
+
+    def nested(levels: int) -> str:
+        kinds = [(opener, closer), ("[", "]")]
+        text = "1"
+        for i in range(levels):
+            o, c = kinds[i % 2]
+            text = f"{o}{text}{c}"
+        return text
+
+    assert loads(nested(MAX_DEPTH), "ok.json") is not None
+    with pytest.raises(ReaderError, match=f"nested more than {MAX_DEPTH} levels"):
+        loads(nested(MAX_DEPTH + 1), "deep.json")

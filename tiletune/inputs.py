@@ -145,6 +145,7 @@ def decode_text(data: bytes, source: str) -> str:
 # peel matched innermost pairs; each round removes one level.
 _NOT_STRUCTURE = bytes(range(256)).translate(None, b'[]{}"\\')
 _STRING = re.compile(rb'"[^"]*"')
+_ONE_BRACKET_KIND = bytes.maketrans(b"{}", b"[]")
 # A run of more than MAX_INT_DIGITS ASCII digits, found with two C-speed bytes operations: every
 # digit becomes "0" and everything else a space, then one substring search (a regex scan,
 # rb"\d{41}", took longer than parsing the file). tests/test_hostile_inputs.py pins it to that regex.
@@ -168,10 +169,13 @@ def _depth_over(text: bytes, limit: int) -> bool:
     b = b.replace(b'""', b"")
     if b'"' in b:
         b = _STRING.sub(b"", b)
+    # Parsed already, so every bracket is matched: depth does not depend on its kind. One kind lets
+    # each pass peel exactly one level (two replaces, one per kind, peeled two levels of `{[{[`).
+    b = b.translate(_ONE_BRACKET_KIND)
     for _ in range(limit):
         if not b:
             return False
-        b = b.replace(b"[]", b"").replace(b"{}", b"")
+        b = b.replace(b"[]", b"")
     return bool(b)
 
 
