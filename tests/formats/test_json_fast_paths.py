@@ -148,3 +148,32 @@ def test_bounded_model_memo_writes_the_same(monkeypatch, held):
     want = json_out.format_inspect(res)
     monkeypatch.setattr(json_out, "_MODELS_HELD", held)
     assert json_out.format_inspect(res) == want
+
+
+def test_equal_values_of_different_types_keep_their_own_text(tmp_path):
+    """The writer memoises extras, tactic tuples and detail pairs by value; 0, 0.0 and False (and
+    1 and True) are equal and hash alike in Python, but JSON writes them apart. Keys that differ
+    only so must each print their own (a plain value memo once printed the first key's `false`
+    for the others), and the same as the writer's tree (`inspect_dict`) says."""
+    from tiletune.formats import json_out
+    from tiletune.pipeline import inspect
+    from tiletune.readers.interface import ReadContext
+
+    shapes = "((16, 2048), (2048, 4096), (-1, 256), (256, 4096), (), (0,), (-1, 4096), (0,), (0,), (-1,))"
+    doc = {"_metadata": {"flashinfer_version": "0.7.2.post1", "gpu": "NVIDIA RTX PRO 6000 Blackwell Server Edition"}}
+    extras = ("(False, 1)", "(0, 1)", "(0.0, True)", "(0, 1.0)")
+    replays = (1, True, 1.0, 1)
+    for ex, rep in zip(extras, replays):
+        doc[f"('fp4_gemm', 'CutlassFp4GemmRunner', {shapes}, {ex})"] = [
+            "CutlassFp4GemmRunner", 3, ["cuda_graph_profile_replays", rep, "l2_cache_policy", "cold"]]
+    path = tmp_path / "typed.json"
+    path.write_text(json.dumps(doc, indent=2))
+    res = inspect([path], ReadContext())
+    fast = json.loads(json_out.format_inspect(res))
+    tree = json.loads(ENC(json_out.inspect_dict(res)))
+    got = {json.dumps(e["extras"]): json.dumps(e["detail"]) for e in fast["entries"]}
+    assert got == {json.dumps(e["extras"]): json.dumps(e["detail"]) for e in tree["entries"]}
+    assert set(got) == {"[false, 1]", "[0, 1]", "[0.0, true]", "[0, 1.0]"}
+    assert sorted(got.values()).count(
+        '{"profiling_policy": [["cuda_graph_profile_replays", 1], ["l2_cache_policy", "cold"]]}') == 2
+    assert '{"profiling_policy": [["cuda_graph_profile_replays", true], ["l2_cache_policy", "cold"]]}' in got.values()

@@ -554,6 +554,17 @@ def iter_inspect(result: InspectResult, **_view: Any) -> Iterator[str]:
     yield "]" + tail + "\n"
 
 
+def _exact(v: Any) -> Optional[str]:
+    """A by-value memo key that tells apart what JSON writes apart: 1, 1.0 and True are equal and
+    hash alike (so a plain value key once printed one key's `false` for another's `0`), their
+    reprs differ; None where the repr cannot serve (encode without the memo)."""
+    try:
+        key = repr(v)
+    except Exception:  # noqa: BLE001 - an odd object's repr: no memo for it
+        return None
+    return key if " at 0x" not in key else None  # (a default repr names an address, not a value)
+
+
 def _js(v: Any, enc: Callable[[Any], str]) -> str:
     """One scalar as JSON text, without a trip through the encoder for the common types."""
     if v is None:
@@ -586,35 +597,29 @@ def _entry_chunks(result: InspectResult, enc: Callable[[Any], str], note_table: 
     note_ids: dict[int, tuple[tuple[str, ...], str]] = {}  # id(notes tuple) -> (the tuple, its note ids as JSON)
     note_ids_by_value: dict[tuple[str, ...], str] = {}
     problem_tails: dict[tuple[Any, ...], str] = {}
-    values: dict[Any, str] = {}  # extras / shapes / tactic tuples, by value (they repeat)
-    extras: dict[int, str] = {}
-    details: dict[Any, str] = {}
+    # extras / shapes / tactic tuples / detail pairs repeat: memoised by identity (readers share one
+    # object per distinct text; the memo holds it, so its id stays its own), then by `_exact`
+    values: dict[Any, str] = {}
+    by_id: dict[int, tuple[Any, str]] = {}
+
+    def memoised(v: Any, encode: Callable[[Any], str]) -> str:
+        hit = by_id.get(id(v))
+        if hit is not None:
+            return hit[1]
+        key = _exact(v)
+        text = None if key is None else values.get(key)
+        if text is None:
+            text = strict(encode(v))
+            if key is not None:
+                values[key] = text
+        by_id[id(v)] = (v, text)
+        return text
 
     def frozen(v: Any) -> str:
-        if v is None:
-            return "null"
-        try:
-            hit = values.get(v)
-        except TypeError:  # an unhashable value inside: encode it without the memo
-            return strict(enc(to_jsonable(v)))
-        if hit is None:
-            hit = values[v] = strict(enc(to_jsonable(v)))
-        return hit
+        return "null" if v is None else memoised(v, lambda x: enc(to_jsonable(x)))
 
     def detail_json(pairs: tuple[tuple[str, Any], ...]) -> str:
-        if not pairs:
-            return "{}"
-        hit = details.get(id(pairs))  # by identity first: readers share one detail tuple per distinct value
-        if hit is not None:
-            return hit
-        try:
-            hit = details.get(pairs)
-        except TypeError:  # an unhashable value inside: encode it without the memo
-            return strict(enc({k2: to_jsonable(v) for k2, v in pairs}))
-        if hit is None:
-            hit = details[pairs] = strict(enc({k2: to_jsonable(v) for k2, v in pairs}))
-        details[id(pairs)] = hit
-        return hit
+        return "{}" if not pairs else memoised(pairs, lambda x: enc({k2: to_jsonable(v) for k2, v in x}))
 
     def shared_pieces(e: Entry) -> tuple[str, str, str]:
         """The text around the tactic, problem and model: `{` + environment and record ids up to
@@ -637,10 +642,7 @@ def _entry_chunks(result: InspectResult, enc: Callable[[Any], str], note_table: 
         )[:-1])
         d_id = id(e.decode)
         middle = strict(f',"config":{enc(memo.config(e))},"decode":{enc(memo.decodes[d_id])}')
-        x = r.extras
-        fx = extras.get(id(x))  # by identity: the reader shares one extras tuple per distinct text
-        if fx is None:
-            fx = extras[id(x)] = frozen(x)
+        fx = frozen(r.extras)
         return f'{start},"tactic":', f'{middle},"model":', f',"extras":{fx},"detail":{detail_json(r.detail)},"model_note":'
 
     chunk: list[str] = []

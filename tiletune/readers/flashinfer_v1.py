@@ -182,7 +182,9 @@ def read_object(path: Path, obj: Any, ctx: ReadContext, hints: Optional[PathHint
         policy = value[2] if len(value) == 3 else _NO_POLICY
         cudnn = runner.startswith("Cudnn") and type(tactic) is int and tactic >= 0
         try:  # entries share one detail tuple per distinct (policy, runner mismatch, legacy cuDNN)
-            dkey: Any = (tuple(policy) if type(policy) is list else policy, value[0] == runner or value[0], cudnn)
+            # (with the policy's element types: 1, 1.0 and True are equal keys, but their details differ)
+            dkey: Any = (tuple(policy), tuple(map(type, policy))) if type(policy) is list else (policy, type(policy))
+            dkey = (dkey, value[0] == runner or value[0], cudnn)
             frozen_detail = shared_details.get(dkey)
         except TypeError:  # an unhashable element in the policy: build it without the memo
             dkey, frozen_detail = None, None
