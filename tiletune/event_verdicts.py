@@ -44,6 +44,8 @@ def run_verdicts(events: Sequence[Event], analyzed: Sequence["AnalyzedEntry"],
         by_source.setdefault(ev.source, []).append(ev)
     for source in ended:
         by_source.setdefault(source, [])
+    if not by_source:  # no input has events or ended: no line (and no pass over the entries)
+        return
     arch_of: dict[str, Optional[str]] = {}
     tactic_lines: set[str] = set()
     for a in analyzed:

@@ -7,7 +7,7 @@ record"; with a profiling log the autotuner's attempts are listed, so it means n
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Iterable, Mapping, Optional, Sequence
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from tiletune import catalogs
 from tiletune.archs import arch_family
@@ -21,13 +21,18 @@ def not_tried(analyzed: Sequence[AnalyzedEntry], group_of: Optional[Mapping[str,
     group_of = group_of or {}
     decodes: dict[tuple[int, Optional[str]], Decoded] = {}  # by identity and group, in order of first use
     logged: set[tuple[Optional[str], str, Optional[str]]] = set()  # (arch, op, group) with per-tactic log evidence
+    source: Any = None
+    group = None
     for a in analyzed:
         r = a.entry.record
-        group = group_of.get(r.source)
-        if r.status is Status.PROFILED or (r.status is Status.FAILED and r.source_kind == "log"):
+        if r.source is not source:  # (records of one input share its path: looked up once per run of them)
+            source = r.source
+            group = group_of.get(source)
+        status = r.status
+        if status is Status.PROFILED or (status is Status.FAILED and r.source_kind == "log"):
             logged.add((r.env.arch, r.op, group))
         d = a.entry.decode
-        if isinstance(d, Decoded) and r.status is not Status.NOT_RUN:  # never run: not tried either
+        if isinstance(d, Decoded) and status is not Status.NOT_RUN:  # never run: not tried either
             decodes[(id(d), group)] = d  # decode shares one object per answer
     tried: "OrderedDict[tuple[CatalogRef, Optional[str]], set[int]]" = OrderedDict()
     for (_, group), d in decodes.items():

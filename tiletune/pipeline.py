@@ -133,8 +133,12 @@ def build(
 def _gpu_named_per_arch(entries: Sequence[Entry]) -> dict[Optional[str], str]:
     """arch -> the one GPU name the inputs give for it (archs whose inputs name several are left out)."""
     named: dict[Optional[str], set[str]] = {}
+    last = None
     for e in entries:
         env = e.record.env
+        if env is last:  # records of one input share their Environment: counted once in a row
+            continue
+        last = env
         if env.gpu:
             named.setdefault(env.arch, set()).add(env.gpu)
     return {arch: next(iter(gpus)) for arch, gpus in named.items() if len(gpus) == 1}

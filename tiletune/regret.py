@@ -55,9 +55,11 @@ def evidence_notes(analyzed: Sequence[AnalyzedEntry], failures: Sequence[Failure
     """Notes for InspectResult: one calibration line per group with measured times, then the regrets."""
     groups: Dict[tuple, List[_Timed]] = {}
     for ae in analyzed:
-        r = ae.record
+        r = ae.entry.record
+        if r.time_ms is None:  # (most entries: a cache holds no times)
+            continue
         problem, config = ae.entry.problem, ae.config
-        if r.time_ms is None or config is None or problem is None or not (r.time_ms > 0):
+        if config is None or problem is None or not (r.time_ms > 0):
             continue
         dtype = problem.dtype_a or problem.dtype_b
         if dtype is None:

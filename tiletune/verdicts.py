@@ -179,7 +179,7 @@ def verdicts(
     several groups: each verdict then names its group.
     """
     group_of = group_of or {}
-    keys: "OrderedDict[_Key, None]" = OrderedDict()
+    keys: dict[_Key, None] = {}  # in order of first use
     winners: dict[_Key, Counter[str]] = {}
     undecoded: Counter[_Key] = Counter()
     undecoded_why: dict[_Key, Counter[str]] = {}
@@ -192,33 +192,45 @@ def verdicts(
     compiled: Counter[_Key] = Counter()
     not_built: dict[_Key, list[str]] = {}
     fallback_ms: dict[_Key, list[Optional[int]]] = {}  # runtime Ms no tuned config covered (None: not stated)
-    labels: dict[int, str] = {}  # id(config) -> label: decoded configs are shared, label() builds a string
+    chosen: dict[int, tuple[Optional[str], Optional[str], Optional[str]]] = {}  # id(decode) -> _chosen_facts
+    # INFO "Skipped N" counts: their per-profile Ns, for the catalog comparison (event_verdicts)
+    skipped_detail: dict[tuple[Optional[str], Optional[str], str, Optional[str]], dict] = {}
+    # the previous record's env, op and input (records of one input share them): a run of them
+    # shares one key, worked out once
+    env: Any = None
+    op: Any = None
+    source: Any = None
+    key: _Key = (None, "", None)
     for a in analyzed:
         r = a.entry.record  # (not the `record` property: this loop runs once per entry)
-        key = (r.env.arch, r.op, group_of.get(r.source))
-        keys.setdefault(key, None)
-        d = a.entry.decode
+        if r.env is not env or r.op is not op or r.source is not source:
+            env, op, source = r.env, r.op, r.source
+            key = (env.arch, op, group_of.get(source))
+            keys.setdefault(key, None)
         if r.status is Status.CHOSEN:
-            cfg = d.config if isinstance(d, Decoded) else None
-            if cfg is not None:
-                lbl = labels.get(id(cfg))
-                if lbl is None:
-                    lbl = labels[id(cfg)] = cfg.label()
-                if d.runs is not None:  # type: ignore[union-attr]  # the binding runs another config (0.6.3..0.6.14 GEMM2)
-                    lbl = f"{lbl} profiled, runs {d.runs.config.label()}"  # type: ignore[union-attr]
+            d = a.entry.decode
+            facts = chosen.get(id(d))  # decodes are shared (one per tactic answer), alive through the loop
+            if facts is None:
+                facts = chosen[id(d)] = _chosen_facts(d)
+            lbl, why, partial = facts
+            if lbl is not None:
                 won = winners.get(key)
                 if won is None:
                     won = winners[key] = Counter()
                 won[lbl] += 1
-            elif isinstance(d, Undecoded) and d.not_a_cutlass_tactic:
+            elif why is None:
                 not_cutlass[key] += 1
             else:
                 undecoded[key] += 1
-                why = d.reason if isinstance(d, Undecoded) else "not decoded"
-                undecoded_why.setdefault(key, Counter())[_reason_head(why)] += 1
-                partial = d.candidates_label() if isinstance(d, Undecoded) else None
+                why_count = undecoded_why.get(key)  # (not setdefault: that builds a Counter per entry)
+                if why_count is None:
+                    why_count = undecoded_why[key] = Counter()
+                why_count[why] += 1
                 if partial:
-                    undecoded_tiles.setdefault(key, Counter())[partial] += 1
+                    tiles = undecoded_tiles.get(key)
+                    if tiles is None:
+                        tiles = undecoded_tiles[key] = Counter()
+                    tiles[partial] += 1
         elif r.status is Status.BLOCKED:
             lbl = a.config.label() if a.config is not None else f"tactic {r.tactic}"
             if lbl not in blocked.setdefault(key, []):
@@ -241,12 +253,8 @@ def verdicts(
             if lbl not in not_run.setdefault(key, []):
                 not_run[key].append(lbl)
             not_run_why.setdefault(key, Counter())[_not_run_reason(r.error)] += r.count
-    # INFO "Skipped N" counts: their per-profile Ns, for the catalog comparison (event_verdicts)
-    skipped_detail: dict[tuple[Optional[str], Optional[str], str, Optional[str]], dict] = {}
-    for a in analyzed:
-        r = a.entry.record
-        if r.status is Status.FAILED and r.tactic is None and r.source_kind == "log":
-            skipped_detail.setdefault((r.env.arch, r.env.flashinfer_version, r.op, group_of.get(r.source)), r.detail_dict())
+        elif r.status is Status.FAILED and r.tactic is None and r.source_kind == "log":
+            skipped_detail.setdefault((r.env.arch, r.env.flashinfer_version, r.op, key[2]), r.detail_dict())
     fails: dict[_Key, list["Failure"]] = {}
     for f in failures:
         key = (f.arch, f.op, f.group)
@@ -323,6 +331,21 @@ def verdicts(
             source=group if arch is None else None,  # (as before groups: the server of an unknown-arch verdict)
             group=group,
         )
+
+
+def _chosen_facts(d: Any) -> tuple[Optional[str], Optional[str], Optional[str]]:
+    """What a chosen entry with this decode adds to its verdict: (the winner's label, else None and,
+    for an undecoded tactic, the gist of why (None: a non-CUTLASS tactic) and what its candidates share)."""
+    cfg = d.config if isinstance(d, Decoded) else None
+    if cfg is not None:
+        lbl = cfg.label()
+        if d.runs is not None:  # the binding runs another config (0.6.3..0.6.14 GEMM2)
+            lbl = f"{lbl} profiled, runs {d.runs.config.label()}"
+        return lbl, None, None
+    if isinstance(d, Undecoded) and d.not_a_cutlass_tactic:
+        return None, None, None
+    why = d.reason if isinstance(d, Undecoded) else "not decoded"
+    return None, _reason_head(why), d.candidates_label() if isinstance(d, Undecoded) else None
 
 
 def with_rank_disagreements(verdicts: Iterable["Verdict"], found: Sequence["RankDisagreement"]) -> Iterable["Verdict"]:

@@ -1,0 +1,77 @@
+"""The analysis stage's identity shortcuts change nothing: the same entries with nothing shared.
+
+Readers share objects between records (one Environment, one path string and one op string per
+input; one decode per tactic answer), and the analysis leans on it: verdicts works a record's key
+out once per run of records sharing env, op and input, and a chosen decode's label once;
+not_tried looks a group up once per run of one input; the per-arch GPU names are read once per
+run of one Environment. Each is only a shortcut if the answers equal those for entries that share
+nothing, which is what this builds (fresh copies of every env, string and decode) and compares.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from tiletune import pipeline
+from tiletune.not_tried import not_tried
+from tiletune.pipeline import inspect
+from tiletune.readers.interface import ReadContext
+from tiletune.results import AnalyzedEntry
+from tiletune.verdicts import verdicts
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "cache_samples"
+
+
+def _fresh(s):
+    """An equal string that is another object (so identity shortcuts cannot fire)."""
+    return s if s is None or len(s) < 2 else s[:1] + s[1:]
+
+
+def _unshared(ae: AnalyzedEntry) -> AnalyzedEntry:
+    r = ae.entry.record
+    rec = dataclasses.replace(r, env=copy.copy(r.env), op=_fresh(r.op), source=_fresh(r.source))
+    entry = dataclasses.replace(ae.entry, record=rec, decode=copy.copy(ae.entry.decode))
+    return dataclasses.replace(ae, entry=entry)
+
+
+def _results(tmp_path):
+    spec = importlib.util.spec_from_file_location("big_caches", ROOT / "tests" / "readers" / "big_caches.py")
+    assert spec is not None and spec.loader is not None
+    big = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(big)
+    big.make_cache(1500, tmp_path / "mixed.json")
+    big.make_fp4_distinct(600, tmp_path / "fp4.json")
+    inputs = [[SAMPLES / n] for n in ("demo", "v1", "layouts", "logs", "jit", "real", "ledgers", "wild", "blocklists")]
+    inputs += [[tmp_path / "mixed.json", tmp_path / "fp4.json", SAMPLES / "logs"]]
+    return [inspect(paths, ReadContext()) for paths in inputs]
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    return _results(tmp_path_factory.mktemp("unshared"))
+
+
+def test_verdicts_of_unshared_entries_are_the_same(results):
+    for res in results:
+        group_of = {s: g.name for g in res.source_groups for s in g.sources}
+        labels_of = {g.name: g.label for g in res.source_groups} if len(res.source_groups) > 1 else None
+        plain = [_unshared(ae) for ae in res.entries]
+        got = list(verdicts(res.entries, res.failures, res.not_tried, group_of, labels_of))
+        want = list(verdicts(plain, res.failures, res.not_tried, group_of, labels_of))
+        assert got == want
+    assert sum(len(res.entries) for res in results) > 2000
+
+
+def test_not_tried_and_gpu_names_of_unshared_entries_are_the_same(results):
+    for res in results:
+        group_of = {s: g.name for g in res.source_groups for s in g.sources}
+        plain = [_unshared(ae) for ae in res.entries]
+        assert list(not_tried(res.entries, group_of)) == list(not_tried(plain, group_of))
+        assert pipeline._gpu_named_per_arch([ae.entry for ae in res.entries]) == \
+            pipeline._gpu_named_per_arch([ae.entry for ae in plain])
