@@ -154,7 +154,7 @@ def _plain_cutlass_moe(op, shapes, extras, version):
     rng, notes = ops._m(t, version, moe=True)
     notes = [f"m is the token bucket; each expert's GEMM{1 if gemm1 else 2} sees about m x top_k / experts rows",
              f"weights packed {pack} per element" if pack > 1 else "weights unpacked"] + notes
-    top_k, da, db, out, more = ops._moe_key_facts.__wrapped__(extras, experts)
+    top_k, da, db, out, more = ops._moe_key_facts.__wrapped__(extras, (), experts)
     return Problem(m=t, n=n, k=k, m_range=rng, experts=experts, top_k=top_k, dtype_a=da, dtype_b=db,
                    dtype_out=out, notes=tuple(notes) + more), None
 

@@ -154,3 +154,35 @@ def test_log_without_gpu_is_modelled_on_the_gpu_its_cache_names(sample):
     assert [(c.arch, c.gpu, c.how) for c in result.gpus] == [
         ("sm120", "NVIDIA RTX PRO 6000 Blackwell Server Edition", "named in the inputs")
     ]
+
+
+def test_memoised_decodes_tell_equal_values_of_different_types_apart(tmp_path):
+    # decode's and ops' memos are keyed by value, and 1 == True in Python: a key's tactic `true`
+    # once decoded as tactic 1 when a tactic 1 came first (alone it is refused), and fused-MoE
+    # extras with use_mxfp8_act_scaling True took the dtypes of an earlier key's 1 (which is not
+    # True: no mxfp8 activations). Each key must say what it says alone, whatever came first.
+    import json as json_mod
+
+    from tiletune.decode import decode
+    from tiletune.readers import read_inputs
+    from tiletune.readers.interface import ReadContext
+
+    shapes = "((16, 2048), (2048, 4096), (-1, 256), (256, 4096), (), (0,), (-1, 4096), (0,), (0,), (-1,))"
+    moe_shapes = "((16, 4096), (8, 2816, 2048), (0,), (8, 4096, 1408), (0,))"
+    mx = ("(torch.bfloat16, torch.uint8, torch.bfloat16, 8, 1, 0, 1, 0, 1, 0, False, False, False, {}, False, "
+          "False, True, 3, False, True)")  # the 20 fields; {}: use_mxfp8_act_scaling
+    doc = {
+        "_metadata": {"flashinfer_version": "0.7.2.post1", "gpu": "NVIDIA RTX PRO 6000 Blackwell Server Edition"},
+        f"('fp4_gemm', 'CutlassFp4GemmRunner', {shapes}, ())": ["CutlassFp4GemmRunner", 1],
+        f"('fp4_gemm', 'CutlassFp4GemmRunner', {shapes.replace('(16, 2048)', '(32, 2048)')}, ())":
+            ["CutlassFp4GemmRunner", True],
+        f"('trtllm::fused_moe::gemm1', 'MoERunner', {moe_shapes}, {mx.format('1')})": ["MoERunner", 1],
+        f"('trtllm::fused_moe::gemm1', 'MoERunner', {moe_shapes.replace('(16, 4096)', '(32, 4096)')}, "
+        f"{mx.format('True')})": ["MoERunner", 1],
+    }
+    path = tmp_path / "typed.json"
+    path.write_text(json_mod.dumps(doc))
+    fp4_one, fp4_true, moe_one, moe_true = (decode(r) for r in read_inputs([path], ReadContext()).records)
+    assert isinstance(fp4_one.decode, Decoded) and fp4_one.config is not None
+    assert not isinstance(fp4_true.decode, Decoded) and "not an integer" in fp4_true.decode.reason
+    assert moe_one.problem.dtype_a == "bf16" and moe_true.problem.dtype_a == "mxfp8"

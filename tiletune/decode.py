@@ -19,7 +19,7 @@ from typing import Any, Mapping, Optional, Sequence
 from tiletune import catalogs, ops
 from tiletune.archs import arch_family
 from tiletune.catalogs import Catalog, moe, nearest_releases
-from tiletune.records import Decode, Decoded, Entry, Environment, Problem, Status, TuningRecord, Undecoded, freeze
+from tiletune.records import Decode, Decoded, Entry, Environment, Problem, Status, TuningRecord, Undecoded, element_types, freeze
 from tiletune.vocabulary import FUSED_MOE_FAMILY, FUSED_MOE_OPS
 
 # Runner-name prefixes of tactics that are not CUTLASS config indices, and what they are instead.
@@ -48,13 +48,18 @@ def decode_tactic(record: TuningRecord, problem: Optional[Problem] = None) -> De
     """What `record.tactic` means for its op/runner on its release and arch."""
     if record.source_kind == "log" and (not record.env.flashinfer_version or not record.env.arch):
         return _decode_uncached(record, problem)  # the reason names the clues a text is searched for
-    if record.op not in FUSED_MOE_OPS:  # dense: the answer depends on these five values only
-        args = (record.op, record.runner, record.env.flashinfer_version, record.env.arch, record.tactic)
+    if record.op not in FUSED_MOE_OPS:  # dense: the answer depends on these values only
+        t = record.tactic
+        tt: Any = t.__class__  # (a type is hashable; typeshed's union of type[...] says otherwise)
+        args = (record.op, record.runner, record.env.flashinfer_version, record.env.arch, t, tt)
         try:
             return _dense_cached(*args)
         except TypeError:  # unhashable tactic
             return _decode_uncached(record, problem)
-    moe_args = (record.op, record.runner, record.env.flashinfer_version, record.env.arch, record.extras, record.tactic)
+    t = record.tactic
+    tt = t.__class__
+    moe_args = (record.op, record.runner, record.env.flashinfer_version, record.env.arch, record.extras,
+                element_types(record.extras), t, tt)
     try:
         hit = _moe_by_extras(*moe_args)
     except TypeError:  # an unhashable extra or tactic
@@ -62,9 +67,11 @@ def decode_tactic(record: TuningRecord, problem: Optional[Problem] = None) -> De
     return hit if hit is not None else _decode_uncached(record, problem)
 
 
+# Both keyed with the types of the extras' elements and of the tactic (records.element_types): 1 and
+# True are equal keys, but tactic True is no index and extras True and 1 mean different dtypes.
 @functools.lru_cache(maxsize=65536)
-def _moe_by_extras(op: str, runner: str, version: Optional[str], arch: Optional[str], extras: Any,
-                   tactic: Any) -> Optional[Decode]:
+def _moe_by_extras(op: str, runner: str, version: Optional[str], arch: Optional[str], extras: Any, extras_types: Any,
+                   tactic: Any, tactic_type: type) -> Optional[Decode]:
     """A fused-MoE decode when the key's extras name its variant (then these six values decide it,
     as the five do for dense ops: every M bucket of a layer shares one answer); None when the
     variant depends on the problem instead (keys without extras)."""
@@ -76,7 +83,8 @@ def _moe_by_extras(op: str, runner: str, version: Optional[str], arch: Optional[
 
 
 @functools.lru_cache(maxsize=65536)
-def _dense_cached(op: str, runner: str, version: Optional[str], arch: Optional[str], tactic: Any) -> Decode:
+def _dense_cached(op: str, runner: str, version: Optional[str], arch: Optional[str], tactic: Any,
+                  tactic_type: type) -> Decode:
     probe = TuningRecord(source="", source_kind="", op=op, runner=runner, tactic=tactic, status=Status.CHOSEN,
                          env=Environment(flashinfer_version=version, arch=arch))
     return _decode_uncached(probe, None)
@@ -110,15 +118,16 @@ def _decode_uncached(record: TuningRecord, problem: Optional[Problem]) -> Decode
     if is_moe:
         if moe.extras_dict(record.extras) is not None:  # the key names the variant: op + extras decide it
             try:
-                key = _moe_variant_key(record.op, record.extras)
+                key = _moe_variant_key(record.op, record.extras, element_types(record.extras))
             except TypeError:  # an unhashable extra
-                key = _moe_variant_key.__wrapped__(record.op, record.extras)
+                key = _moe_variant_key.__wrapped__(record.op, record.extras, ())
         else:
             key = tuple(freeze(dict(v)) for v in (moe.variants_for(record, problem) or ({},)))
     try:
-        return _decode_cached(canon, arch_family(arch), op, runner, key, record.tactic)
+        tactic_type: Any = record.tactic.__class__
+        return _decode_cached(canon, arch_family(arch), op, runner, key, record.tactic, tactic_type)
     except TypeError:  # unhashable tactic: decode uncached
-        return _decode_cached.__wrapped__(canon, arch_family(arch), op, runner, key, record.tactic)
+        return _decode_cached.__wrapped__(canon, arch_family(arch), op, runner, key, record.tactic, None)
 
 
 def _moe_either_gemm(record: TuningRecord) -> Undecoded:
@@ -158,7 +167,7 @@ def missing_env_reason(record: TuningRecord) -> str:
 
 
 @functools.lru_cache(maxsize=4096)  # every bucket of an MoE op repeats the same 20 extras
-def _moe_variant_key(op: str, extras: tuple) -> tuple:
+def _moe_variant_key(op: str, extras: tuple, extras_types: tuple) -> tuple:
     """The catalog variants of a fused-MoE key whose extras name its dtypes (see moe.variants_for)."""
     probe = TuningRecord(source="", source_kind="", op=op, runner="", tactic=None, status=Status.CHOSEN, extras=extras)
     return tuple(freeze(dict(v)) for v in (moe.variants_for(probe, None) or ({},)))
@@ -198,8 +207,9 @@ def name_non_cutlass_tactic(op: str, runner: str, tactic: Any) -> Optional[str]:
     return None
 
 
-@functools.lru_cache(maxsize=16384)
-def _decode_cached(version: str, arch: str, op: str, runner: str, variants: tuple, tactic: Any) -> Decode:
+@functools.lru_cache(maxsize=16384)  # (keyed with the tactic's type too: see _moe_by_extras)
+def _decode_cached(version: str, arch: str, op: str, runner: str, variants: tuple, tactic: Any,
+                   tactic_type: Optional[type]) -> Decode:
     cats: list[Catalog] = []
     missing: list[dict] = []  # candidate variants this release/arch has no list for
     for v in variants:

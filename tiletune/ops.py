@@ -24,7 +24,7 @@ from typing import Any, Optional, Sequence, Union
 
 from tiletune import moe_extras
 from tiletune.buckets import CUSTOM_BUCKETS_NOTE, bucket_range
-from tiletune.records import Problem, TuningRecord
+from tiletune.records import Problem, TuningRecord, element_types
 from tiletune.vocabulary import FUSED_MOE_OPS, PACKED_CONTAINERS, dtype_from_torch, is_torch_dtype, strip_torch
 
 ProblemOrReason = tuple[Optional[Problem], Optional[str]]
@@ -196,9 +196,9 @@ def _cutlass_moe(op, shapes, extras, version) -> ProblemOrReason:
     n, k = (w1[1], hidden) if gemm1 else (hidden, inter)
     rng, notes = _moe_notes(t, version, gemm1, pack)
     try:
-        top_k, da, db, out, more = _moe_key_facts(extras, experts)
+        top_k, da, db, out, more = _moe_key_facts(extras, element_types(extras), experts)
     except TypeError:  # an unhashable extra
-        top_k, da, db, out, more = _moe_key_facts.__wrapped__(extras, experts)
+        top_k, da, db, out, more = _moe_key_facts.__wrapped__(extras, (), experts)
     return Problem(m=t, n=n, k=k, m_range=rng, experts=experts, top_k=top_k, dtype_a=da, dtype_b=db,
                    dtype_out=out, notes=notes + more if more else notes), None
 
@@ -211,8 +211,8 @@ def _moe_notes(bucket: int, version: Optional[str], gemm1: bool, pack: int) -> t
                  f"weights packed {pack} per element" if pack > 1 else "weights unpacked") + notes
 
 
-@functools.lru_cache(maxsize=4096)  # every bucket of an MoE op repeats the same extras
-def _moe_key_facts(extras: Any, experts: int) -> tuple[Optional[int], Optional[str], Optional[str], Optional[str], tuple[str, ...]]:
+@functools.lru_cache(maxsize=4096)  # every bucket of an MoE op repeats the same extras (their element types: records.element_types)
+def _moe_key_facts(extras: Any, extras_types: Any, experts: int) -> tuple[Optional[int], Optional[str], Optional[str], Optional[str], tuple[str, ...]]:
     """(top_k, dtype_a, dtype_b, dtype_out, notes) that a fused-MoE key's extras say."""
     ex = moe_extras.by_name(extras)  # 20 fields, 17 in 0.7.2.post1
     notes = []

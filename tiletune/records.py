@@ -357,6 +357,24 @@ def to_jsonable(value: Any) -> Any:
 _JSON_SCALARS = frozenset((int, float, str, bool, type(None)))
 
 
+def element_types(value: Any) -> Any:
+    """The type of `value`, or of each element of a tuple: what a by-value memo key must add, since
+    1, 1.0 and True are equal and hash alike but a key's extras or tactic mean different things
+    with each (`functools.lru_cache(typed=True)` tells top-level arguments apart, not elements)."""
+    if type(value) is not tuple:
+        return type(value)
+    hit = _TYPES_OF.get(id(value))  # readers share one extras tuple per distinct text: by identity first
+    if hit is not None and hit[0] is value:
+        return hit[1]
+    if len(_TYPES_OF) >= 4096:
+        _TYPES_OF.clear()
+    types = _TYPES_OF[id(value)] = (value, tuple(map(type, value)))  # (holds the tuple: its id stays its own)
+    return types[1]
+
+
+_TYPES_OF: dict[int, tuple[tuple, tuple]] = {}
+
+
 def freeze(value: Any) -> Any:
     """Lists -> tuples, dicts -> sorted pair tuples, recursively, so parsed JSON can sit in a frozen record."""
     t = type(value)
