@@ -147,7 +147,7 @@ def _compact_table(rows: list[list[str]], width: int) -> str:
         # every column kept and the last one right-aligned with no empty cell: no line ends in a
         # space, so the whole table is one %-format of its cells (rstrip would change nothing)
         fmt = "  ".join(("%%%ds" if h in glance.NUMERIC else "%%-%ds") % w for h, w in zip(headers, widths))
-        return "\n".join([fmt % tuple(headers), rule, "\n".join([fmt] * len(rows)) % tuple(c for r in rows for c in r)])
+        return "\n".join([fmt % tuple(headers), rule, "\n".join([fmt] * len(rows)) % tuple([c for r in rows for c in r])])
     fmt = "  ".join(("{%d:>%d}" if headers[i] in glance.NUMERIC else "{%d:<%d}") % (i, widths[i]) for i in keep)
     return "\n".join([fmt.format(*headers).rstrip(), rule, *(fmt.format(*row).rstrip() for row in rows)])
 
