@@ -120,3 +120,30 @@ def test_diff_matches_servers_by_place(tmp_path, run):
     _copy(H200_CACHE, tmp_path / "new" / "hostC" / "cache.json")
     doc = json.loads(run("diff", tmp_path / "old", tmp_path / "new", "--format", "json").stdout)
     assert any("source group" in n and "hostC" in n for n in doc["notes"])
+
+
+def test_a_groups_table_rows_show_its_own_gpus_model(tmp_path):
+    # Two servers' caches holding the same key, one on an RTX PRO 6000, one on an RTX 5090 (same
+    # arch and release, different GPUs: two groups). Each group's rows must show the time modelled
+    # on its own GPU, as inspecting that cache alone does; the rows once looked the model up by
+    # (problem, tile) alone and showed the last input's time in both groups.
+    from tiletune.formats import markdown, table
+
+    shapes = "((16, 2048), (2048, 4096), (-1, 256), (256, 4096), (), (0,), (-1, 4096), (0,), (0,), (-1,))"
+    key = f"('fp4_gemm', 'CutlassFp4GemmRunner', {shapes}, ())"
+    paths = []
+    for host, gpu in (("hostA", "NVIDIA RTX PRO 6000 Blackwell Server Edition"), ("hostB", "NVIDIA GeForce RTX 5090")):
+        p = tmp_path / host / "cache.json"
+        p.parent.mkdir()
+        p.write_text(json.dumps({"_metadata": {"flashinfer_version": "0.7.2.post1", "gpu": gpu},
+                                 key: ["CutlassFp4GemmRunner", 11, ["l2_cache_policy", "cold"]]}))
+        paths.append(p)
+
+    def rows(text: str) -> list[str]:
+        return [line for line in text.splitlines() if line.startswith(("16 ", "| 16 ", "9-16 ", "| 9-16 "))]
+
+    for fmt in (table.format_inspect, markdown.format_inspect):
+        alone = [rows(fmt(inspect([p], ReadContext()))) for p in paths]
+        together = rows(fmt(inspect(paths, ReadContext())))
+        assert len(alone[0]) == len(alone[1]) == 1 and alone[0] != alone[1]  # the two GPUs model differently
+        assert sorted(together) == sorted(alone[0] + alone[1])

@@ -47,11 +47,11 @@ def margin_cell(line: BucketLine) -> str:
     return text + " ~" if line.won_by_noise else text
 
 
-def _model_cells(line: BucketLine, analyses: dict[Any, Any]) -> tuple[str, str]:
+def _model_cells(line: BucketLine, analyses: dict[Any, Any], where: tuple) -> tuple[str, str]:
     if len(line.chosen) != 1:
         return "-", "-"
     pick = line.chosen[0]
-    a = analyses.get((line.problem, choice_key(pick.config, pick.tactic)))
+    a = analyses.get((*where, line.problem, choice_key(pick.config, pick.tactic)))
     if a is None or a.time_expected_s is None:
         return "-", "-"
     eff = "-" if a.efficiency_compute is None else f"{a.efficiency_compute * 100:.0f}"
@@ -59,14 +59,23 @@ def _model_cells(line: BucketLine, analyses: dict[Any, Any]) -> tuple[str, str]:
 
 
 def analyses_by_choice(result: Any) -> dict[Any, Any]:
-    """(problem, config or tactic identity) -> the model's result, for chosen entries."""
+    """(source group, arch, op, problem, config or tactic identity) -> the model's result, for
+    chosen entries: an overview group's rows look up their own server's (its GPU and L2 state),
+    never another input's with the same shape and tile (`_where` gives a group's first three)."""
+    group_of = {s: g.name for g in getattr(result, "source_groups", ()) for s in g.sources}
     out: dict[Any, Any] = {}
     for ae in result.entries:
         if ae.analysis is None or ae.entry.problem is None:
             continue
-        c = ae.entry.config
-        out[(ae.entry.problem, choice_key(c, ae.entry.record.tactic))] = ae.analysis
+        rec = ae.entry.record
+        out[(group_of.get(rec.source), rec.env.arch, rec.op, ae.entry.problem,
+             choice_key(ae.entry.config, rec.tactic))] = ae.analysis
     return out
+
+
+def _where(group: Group) -> tuple:
+    """A group's part of the `analyses_by_choice` key."""
+    return (group.source_group, group.arch, group.op)
 
 
 def compact_rows(group: Group, analyses: dict[Any, Any], labels: Optional[dict[int, str]] = None) -> list[list[str]]:
@@ -74,8 +83,9 @@ def compact_rows(group: Group, analyses: dict[Any, Any], labels: Optional[dict[i
     one overview while it is alive: its Picks are shared between lines, and a label is a string built."""
     labels = {} if labels is None else labels
     rows = []
+    where = _where(group)
     for line in group.lines:
-        t, eff = _model_cells(line, analyses)
+        t, eff = _model_cells(line, analyses, where)
         runner_up = line.runner_up
         rows.append([
             m_cell(line),
