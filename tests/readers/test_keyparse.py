@@ -9,7 +9,7 @@ import pytest
 from regex_steps import Counting
 
 from tiletune.readers import keyparse
-from tiletune.readers.keyparse import KeyParseError, KeyParser, Name, _exact, parse_key, parse_literal
+from tiletune.readers.keyparse import KeyParseError, KeyParser, Name, _exact, parse_general, parse_key, parse_literal
 
 REAL_KEY = (  # from the real 0.7.2.post1 H200 cache in cache_samples/real/
     "('fp8_gemm', 'CublasFp8GemmRunner', ((1, 1, 4096), (1, 4096, 4096), (), (), (1, -1, 4096), (-1,)), "
@@ -165,6 +165,27 @@ def test_structural_path_agrees_with_exact_parser(text):
     assert p.extras == want_extras
 
 
+@pytest.mark.parametrize("text", [
+    "('op', 'R', ((0,,), (3, 4)), ())",  # two trailing commas: not a tuple literal
+    "('op', 'R', ((16, 2048), (2048, 4096,,)), ())",
+])
+def test_structural_path_refuses_what_the_exact_parser_refuses(text):
+    # the fast path once stripped every trailing comma, so it read shapes the general parser
+    # refuses ("unexpected ','"): the same text must get the same answer on either path
+    with pytest.raises(KeyParseError):
+        parse_general(text)
+    with pytest.raises(KeyParseError):
+        KeyParser().parse(text)
+
+
+@pytest.mark.parametrize("text", [
+    "('op', 'R', ((0,), (3, 4)), ())", "('op', 'R', ((0, 10), (100, 4)), ())", "('op', 'R', ((-0, 0), (3, 4)), ())",
+])
+def test_structural_path_still_reads_zeros_and_one_tuples(text):
+    v = _exact(text)
+    assert KeyParser().parse(text).shapes == v[2]
+
+
 LONG_GARBLED = {
     "unclosed shape": lambda n: "('a', 'b', ((" + "1, " * n + ")",
     "many shapes then junk": lambda n: "('a', 'b', ((1), " + "(2), " * n + "x",
@@ -203,7 +224,9 @@ def _plain_structural(text):
     pieces = [first_text] + (rest_text[3:-1].split("), (") if rest_text else [])
     shapes = []
     for p in pieces:
-        body = p.rstrip(",")
+        body = p[:-1] if p.endswith(",") else p  # one trailing comma, after an element
+        if p and not body:
+            return None
         if keyparse._LONG_NUMBER.search(body):
             return None
         try:
@@ -307,7 +330,7 @@ def test_split_matches_the_whole_key_layout_and_the_general_parser():
             assert tuple(parser.parse(text)) == want
             try:
                 general = keyparse.parse_general(text)
-            except KeyParseError:  # the structural layout is more lenient ("(0,,)", "007"): so it was already
+            except KeyParseError:  # where the structural layout is more lenient than the general parser
                 assert text not in keys, text
                 continue
             assert tuple(general) == want, text

@@ -236,7 +236,11 @@ class KeyParser:
         """'4096, 2048' / '0,' / '' -> int tuple (memoised); None if not a flat int tuple."""
         t = self._dims.get(piece)
         if t is None:
-            body = piece.rstrip(",")
+            # one trailing comma, after an element: "(0,)"; "(0,,)" and "(,)" are no tuples (the general
+            # parser refuses them)
+            body = piece[:-1] if piece.endswith(",") else piece
+            if piece and not body:
+                return None
             if len(body) > _MAX_NUMBER_CHARS and _LONG_NUMBER.search(body):
                 return None  # the general parser names the number
             try:
