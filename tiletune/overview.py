@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from tiletune.buckets import bucket_range, hybrid_ceil, pow2_floor, uses_hybrid
 from tiletune.records import Problem, Status, Tactic, TileConfig, frozen_dataclass, quick_init
+from tiletune.source_groups import group_names
 
 DEFAULT_NOISE = 0.05  # relative; used only when the inputs carry no samples to estimate it from
 
@@ -217,7 +218,7 @@ def _is_moe(op: str) -> bool:
 
 def overview(result: Any) -> Overview:
     """Build the at-a-glance view of an inspect result (per source group: servers are never merged)."""
-    group_of = {s: g.name for g in getattr(result, "source_groups", ()) for s in g.sources}
+    group_of = group_names(getattr(result, "source_groups", ()))
     # each bucket's entries, in input order: its first one, and all of them where it has several
     # (a cache's buckets hold one entry each: no list per bucket)
     first: dict[tuple[Any, ...], Any] = {}

@@ -33,7 +33,7 @@ from tiletune.readers.interface import ReadContext
 from tiletune.records import Entry, InputProblem
 from tiletune.regret import evidence_notes
 from tiletune.results import InspectResult
-from tiletune.source_groups import source_groups
+from tiletune.source_groups import group_names, source_groups
 
 
 def inspect(
@@ -100,7 +100,7 @@ def build(
     # which inputs are one server's run: nothing below merges two groups
     groups = source_groups([e.record for e in entries], sources=sources, inputs=inputs,
                            event_sources=(ev.source for ev in events))
-    group_of = {s: g.name for g in groups for s in g.sources}
+    group_of = group_names(groups)
     labels_of = {g.name: g.label for g in groups} if len(groups) > 1 else None
     analyzed = port.analyze_entries(entries)
     failures = tuple(aggregate_failures(analyzed, port, not_built_ops(entries), group_of))

@@ -248,4 +248,9 @@ def group_of(groups: Sequence[SourceGroup]) -> dict[str, SourceGroup]:
     return {s: g for g in groups for s in g.sources}
 
 
-__all__ = ["SourceGroup", "group_of", "source_groups"]
+def group_names(groups: Sequence[SourceGroup]) -> dict[str, str]:
+    """source -> its group's name (what results' `group` fields and the overview's keys hold)."""
+    return {s: g.name for g in groups for s in g.sources}
+
+
+__all__ = ["SourceGroup", "group_names", "group_of", "source_groups"]

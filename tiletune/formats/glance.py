@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Iterator, Optional, Sequence
 
 from tiletune.overview import BucketLine, Group, Overview, Pick, RankDisagreement, at_runtime_m, choice_key
+from tiletune.source_groups import group_names
 
 CHOSEN_WIDTH = 48  # a bucket whose sources chose differently lists them up to this width (--all shows each)
 COMPACT_HEADERS = ["M bucket", "chosen", "meas us", "t us*", "eff %*", "runner-up", "margin", "failed", "never tried"]
@@ -62,7 +63,7 @@ def analyses_by_choice(result: Any) -> dict[Any, Any]:
     """(source group, arch, op, problem, config or tactic identity) -> the model's result, for
     chosen entries: an overview group's rows look up their own server's (its GPU and L2 state),
     never another input's with the same shape and tile (`_where` gives a group's first three)."""
-    group_of = {s: g.name for g in getattr(result, "source_groups", ()) for s in g.sources}
+    group_of = group_names(getattr(result, "source_groups", ()))
     out: dict[Any, Any] = {}
     for ae in result.entries:
         if ae.analysis is None or ae.entry.problem is None:

@@ -27,6 +27,7 @@ from tiletune.formats.json_out import analysis_dict, inspect_dict
 from tiletune.formats.redact import Redactor, local_identity, redact  # noqa: F401 - redact re-exported
 from tiletune.records import Status
 from tiletune.results import Failure, InspectResult, Verdict
+from tiletune.source_groups import group_names
 
 SCHEMA = "tiletune.report/1"
 
@@ -137,7 +138,7 @@ def chosen_sections(result: InspectResult) -> list[tuple[str, str, list[list[str
     """(title, gpu line, rows, footnotes) per section, chosen entries only. A section with no decodable
     tile has no rows; its notes are then a summary line followed by each distinct reason."""
     out: list[tuple[str, str, list[list[str]], list[str]]] = []
-    group_of = {s: g.name for g in result.source_groups for s in g.sources}
+    group_of = group_names(result.source_groups)
     for sec in view.entry_sections(result, statuses=(Status.CHOSEN,)):
         items = [ae for ae in result.entries if ae.record.status is Status.CHOSEN and ae.record.op == sec.op
                  and ae.record.runner == sec.runner and ae.arch == sec.arch

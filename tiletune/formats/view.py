@@ -16,6 +16,7 @@ from typing import Mapping, Optional, Sequence
 from tiletune.model.perf import ModelResult
 from tiletune.records import Decoded, Problem, Status, Undecoded
 from tiletune.results import AnalyzedEntry, Failure, InspectResult, NotTried, loses_data
+from tiletune.source_groups import group_names
 
 SMEM_UNIT = 1024  # KiB on screen; bytes in the model (101,376 B shows as 99.0 KiB)
 
@@ -180,7 +181,7 @@ class _Notes:
 def entry_sections(result: InspectResult, *, statuses: Optional[Sequence[Status]] = None) -> list[Section]:
     """Group entries into sections and render each row; `statuses` filters (e.g. chosen only)."""
     multi_source = len({ae.entry.record.source for ae in result.entries}) > 1
-    group_of = {s: g.name for g in result.source_groups for s in g.sources}  # one section per server too
+    group_of = group_names(result.source_groups)  # one section per server too
     groups: "OrderedDict[tuple, list[AnalyzedEntry]]" = OrderedDict()
     for ae in result.entries:
         r = ae.entry.record
