@@ -48,16 +48,14 @@ def decode_tactic(record: TuningRecord, problem: Optional[Problem] = None) -> De
     """What `record.tactic` means for its op/runner on its release and arch."""
     if record.source_kind == "log" and (not record.env.flashinfer_version or not record.env.arch):
         return _decode_uncached(record, problem)  # the reason names the clues a text is searched for
+    t = record.tactic
+    tt: Any = t.__class__  # (a type is hashable; typeshed's union of type[...] says otherwise)
     if record.op not in FUSED_MOE_OPS:  # dense: the answer depends on these values only
-        t = record.tactic
-        tt: Any = t.__class__  # (a type is hashable; typeshed's union of type[...] says otherwise)
         args = (record.op, record.runner, record.env.flashinfer_version, record.env.arch, t, tt)
         try:
             return _dense_cached(*args)
         except TypeError:  # unhashable tactic
             return _decode_uncached(record, problem)
-    t = record.tactic
-    tt = t.__class__
     moe_args = (record.op, record.runner, record.env.flashinfer_version, record.env.arch, record.extras,
                 element_types(record.extras), t, tt)
     try:

@@ -162,7 +162,7 @@ class ModelPort:
         a big cache repeats tens of thousands of times (GPU per arch, the result memo) kept in
         locals. Entries the fast path does not cover (no config, no problem, no dtype, no GPU)
         take `_analyze_entry`."""
-        cache, run = self._result_cache, self._run
+        memoised = self._memoised
         l2_fact = self._l2.fact
         gpus: dict[tuple[Optional[str], Optional[str]], tuple[Any, str, Optional[str]]] = {}
         out: list[AnalyzedEntry] = []
@@ -185,20 +185,8 @@ class ModelPort:
             if spec is None:
                 append(AnalyzedEntry(entry, None, why))
                 continue
-            # _memoised, inline (it runs once per entry)
-            m = problem.m
-            m_range = problem.m_range
-            if m_range is not None:
-                top = m_range[1]
-                if type(top) is int and 0 < top <= _MAX_MODELLED_M:
-                    m = top
-            fact = l2_fact(entry.record)
-            key = (m, problem.n, problem.k, problem.batch, problem.experts, problem.top_k, problem.dtype_out,
-                   id(config), gpu_name, dtype, arch, fact)
-            hit = cache.get(key)
-            if hit is None:
-                hit = cache[key] = run(problem, m, config, spec, dtype, arch, fact)
-            append(AnalyzedEntry(entry, hit[0], hit[1]))
+            analysis, why = memoised(problem, config, spec, gpu_name, dtype, arch, l2_fact(entry.record))
+            append(AnalyzedEntry(entry, analysis, why))
         return tuple(out)
 
     def _run(

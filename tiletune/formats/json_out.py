@@ -615,11 +615,17 @@ def _entry_chunks(result: InspectResult, enc: Callable[[Any], str], note_table: 
         by_id[id(v)] = (v, text)
         return text
 
+    def value_text(v: Any) -> str:
+        return enc(to_jsonable(v))
+
+    def pairs_text(pairs: tuple[tuple[str, Any], ...]) -> str:
+        return enc({k2: to_jsonable(v) for k2, v in pairs})
+
     def frozen(v: Any) -> str:
-        return "null" if v is None else memoised(v, lambda x: enc(to_jsonable(x)))
+        return "null" if v is None else memoised(v, value_text)
 
     def detail_json(pairs: tuple[tuple[str, Any], ...]) -> str:
-        return "{}" if not pairs else memoised(pairs, lambda x: enc({k2: to_jsonable(v) for k2, v in x}))
+        return "{}" if not pairs else memoised(pairs, pairs_text)
 
     def shared_pieces(e: Entry) -> tuple[str, str, str]:
         """The text around the tactic, problem and model: `{` + environment and record ids up to

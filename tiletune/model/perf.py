@@ -300,9 +300,6 @@ class _Plan(NamedTuple):
     gpu: GpuSpec
     constants_given: Optional[Union[Constants, TileConstants]]
     ctx: _Context
-    bm: int
-    bn: int
-    bk: int
     fit: SmemFit
     intensity_tile: float
     kernel: Optional[Kernel]
@@ -340,7 +337,7 @@ def _plan(config: TileConfig, gpu: GpuSpec, dtype: str, dtype_out: str, arch: Op
     slots = gpu.sms  # 1 CTA per SM: TMA warp-specialised GEMMs fill shared memory (research 2.4)
     if kernel is None:
         c = constants if isinstance(constants, Constants) else ctx.constants
-        return _Plan(config, gpu, constants, ctx, bm, bn, bk, fit, intensity_tile, None, slots, c, None, c.name,
+        return _Plan(config, gpu, constants, ctx, fit, intensity_tile, None, slots, c, None, c.name,
                      None, None, "", None, 0.0, None, (), *widths)
     cs = max(1, kernel.cluster[0] * kernel.cluster[1])
     slots = max(cs, gpu.sms // cs * cs)  # a cluster's CTAs launch together: leftover SMs stay idle
@@ -369,7 +366,7 @@ def _plan(config: TileConfig, gpu: GpuSpec, dtype: str, dtype_out: str, arch: Op
                        f"local memory (ptxas: 912 B spill stores at fp8 128x256 plain, bench/h200_tile_campaign)")
     if widen:
         notes.append(f"band widened by {widen:.0%} (rule: tiletune/model/transfer.py): " + "; ".join(why))
-    return _Plan(config, gpu, constants, ctx, bm, bn, bk, fit, intensity_tile, kernel, slots, ctx.constants, tc,
+    return _Plan(config, gpu, constants, ctx, fit, intensity_tile, kernel, slots, ctx.constants, tc,
                  tc.name, cyc, clock, clock_basis, sustained, widen, l2_term.site(gpu, clock), tuple(notes), *widths)
 
 
@@ -424,14 +421,14 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
         l2_fact, l2_state = None, l2
     else:
         l2_fact, l2_state = l2, l2.state  # type: ignore[union-attr]
-    if l2_state is not None and l2_state not in l2_term.L2_STATES:
-        l2_term.check_state(l2_state)  # raises
+    l2_term.check_state(l2_state)
     experts = problem.experts
     is_grouped = bool(experts) if grouped is None else grouped
     dtype_out = problem.dtype_out or "bf16"
     pl = _planned(config, gpu, dtype, dtype_out, arch, is_grouped, stage_policy, constants, schedule, fast_accum,
                   sm_clock_hz)
-    ctx, bm, bn, bk, slots, kernel = pl.ctx, pl.bm, pl.bn, pl.bk, pl.slots, pl.kernel
+    ctx, slots, kernel = pl.ctx, pl.slots, pl.kernel
+    bm, bn, bk = pl.tile
     a, peak = ctx.arch, ctx.peak
 
     # --- the problem as the kernel sees it ------------------------------------------------------
