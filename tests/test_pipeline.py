@@ -186,3 +186,37 @@ def test_memoised_decodes_tell_equal_values_of_different_types_apart(tmp_path):
     assert isinstance(fp4_one.decode, Decoded) and fp4_one.config is not None
     assert not isinstance(fp4_true.decode, Decoded) and "not an integer" in fp4_true.decode.reason
     assert moe_one.problem.dtype_a == "bf16" and moe_true.problem.dtype_a == "mxfp8"
+
+
+def test_batched_model_pass_matches_entry_by_entry():
+    # ModelPort.analyze_entries models the cases it has not seen in batches (one estimate_cases
+    # call per config, GPU, dtype and arch): every entry gets what the plain path
+    # (_analyze_entry, one case at a time on a fresh port) gives it, in order, across repeated
+    # cases, two tiles, two GPUs, L2 states, an entry with no config, a bad size inside a batch (the
+    # batch is then modelled case by case) and a dtype the arch lacks (a whole batch refused)
+    from tiletune.model_adapter import _analyze_entry
+
+    t256 = TileConfig((256, 128, 128))
+    h200 = Environment(flashinfer_version="0.6.14", arch="sm90", gpu="NVIDIA H200")
+    ents = []
+    for i, m_range in enumerate([(1, 1), (2, 2), (3, 4), (9, 16), (9, 16), (129, 256), (8193, 16384)]):
+        ents.append(_entry(Status.CHOSEN, 3, m_range, source=f"rank{i % 2}.json"))
+        ents.append(_entry(Status.FAILED, 24, m_range, tile=t256, error="Error Internal"))
+        ents.append(_entry(Status.CHOSEN, 3, m_range, env=h200))  # nvfp4 on sm90: refused, with the reason
+    r = TuningRecord(source="odd.json", source_kind="log", op="fp4_gemm", runner="CutlassFp4GemmRunner", tactic=3,
+                     status=Status.CHOSEN, env=ENV)
+    ents.insert(4, Entry(r, Problem(m=16, n=7168, k=0, m_range=(9, 16), dtype_a="nvfp4", dtype_b="nvfp4"),
+                         Decoded(T128, REF, 3)))  # k=0: the model refuses this case only
+    ents.insert(7, Entry(r, Problem(m=16, n=7168, k=4608, dtype_a="nvfp4"), None))  # no decode, no config
+    ents.insert(9, Entry(r, Problem(m=16, n=7168, k=4608, m_range=(9, 16)), Decoded(T128, REF, 3)))  # no dtype
+
+    batched = ModelPort.default(None).analyze_entries(ents)
+    plain = [_analyze_entry(e, ModelPort.default(None)) for e in ents]
+    assert len(batched) == len(plain) == len(ents)
+    for got, want in zip(batched, plain):
+        assert got.entry is want.entry and got.analysis_note == want.analysis_note
+        assert got.analysis == want.analysis
+    notes = [a.analysis_note for a in batched]
+    assert sum(a.analysis is not None for a in batched) == 14
+    assert any(n and "k=0" in n for n in notes) and any(n and "not decoded" in n for n in notes)
+    assert sum(bool(n) and n.startswith("model:") for n in notes) == 8  # 7 nvfp4-on-H200 cases + k=0

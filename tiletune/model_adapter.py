@@ -12,13 +12,13 @@ from __future__ import annotations
 import dataclasses
 import operator
 from collections import OrderedDict
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, NamedTuple, Optional, Sequence
 
 from tiletune.archs import arch_family, arch_from_gpu_name
 from tiletune.errors import ModelError, TiletuneError
 from tiletune.l2_state import L2Fact, L2Reader
 from tiletune.model import gpus as gpu_table
-from tiletune.model.perf import ModelResult, estimate, with_l2
+from tiletune.model.perf import ModelResult, estimate, estimate_cases, with_l2
 from tiletune.records import Decoded, Entry, Problem, TileConfig, Undecoded
 from tiletune.results import AnalyzedEntry, GpuChoice
 
@@ -43,11 +43,15 @@ class ModelPort:
         find: Callable[[str], Any],
         default_for_arch: Callable[[str], Any],
         analyze: Callable[..., ModelResult],
+        analyze_cases: Optional[Callable[..., list[ModelResult]]] = None,
     ) -> None:
         self._override = gpu_override
         self._find = find
         self._default = default_for_arch
         self._analyze = analyze
+        # many cases of one (config, GPU, dtype, arch) in one call; a one-case `analyze` (a test's
+        # stand-in) is called once per case
+        self._analyze_cases = analyze_cases or _one_by_one(analyze)
         self._spec_cache: dict[tuple[Optional[str], Optional[str]], tuple[Any, str, Optional[str]]] = {}
         self._l2 = L2Reader()
         self._result_cache: dict[tuple[Any, ...], tuple[Optional[ModelResult], Optional[str], TileConfig]] = {}
@@ -60,7 +64,8 @@ class ModelPort:
     @classmethod
     def default(cls, gpu_override: Optional[str]) -> "ModelPort":
         """The real model. `estimate` is `analyze` without the alternatives, which inspect never shows."""
-        return cls(gpu_override, find=gpu_table.find, default_for_arch=gpu_table.default_for_arch, analyze=estimate)
+        return cls(gpu_override, find=gpu_table.find, default_for_arch=gpu_table.default_for_arch, analyze=estimate,
+                   analyze_cases=estimate_cases)
 
     def inputs_name(self, gpus_by_arch: Mapping[Optional[str], str]) -> None:
         """GPUs the inputs name per arch: an entry whose own input names none (a log beside the
@@ -158,15 +163,20 @@ class ModelPort:
         return hit[0], hit[1]
 
     def analyze_entries(self, entries: Sequence[Entry]) -> tuple[AnalyzedEntry, ...]:
-        """`_analyze_entry` for every entry, in one loop: what `analyze` does, with the lookups
-        a big cache repeats tens of thousands of times (GPU per arch, the result memo) kept in
-        locals. Entries the fast path does not cover (no config, no problem, no dtype, no GPU)
-        take `_analyze_entry`."""
-        memoised = self._memoised
+        """`_analyze_entry` for every entry: what `analyze` does, in batches. A first pass finds
+        each entry's case in the memo (the GPU per arch and the memo kept in locals: a big cache
+        repeats these lookups tens of thousands of times) and groups the cases not modelled yet
+        by what they share (config, GPU, dtype, arch); each group is modelled in one call
+        (`estimate_cases`: what depends on those alone is worked out once per group, not once per
+        case); a last pass builds the entries in order. Entries the fast path does not cover (no
+        config, no problem, no dtype, no GPU) take `_analyze_entry`."""
+        memo = self._result_cache
         l2_fact = self._l2.fact
         gpus: dict[tuple[Optional[str], Optional[str]], tuple[Any, str, Optional[str]]] = {}
-        out: list[AnalyzedEntry] = []
+        # per entry: its AnalyzedEntry, or (entry, memo key) while its case waits in a batch
+        out: list[Any] = []
         append = out.append
+        batches: dict[tuple[Any, ...], _Batch] = {}
         for entry in entries:
             d = entry.decode
             problem = entry.problem
@@ -185,9 +195,43 @@ class ModelPort:
             if spec is None:
                 append(AnalyzedEntry(entry, None, why))
                 continue
-            analysis, why = memoised(problem, config, spec, gpu_name, dtype, arch, l2_fact(entry.record))
-            append(AnalyzedEntry(entry, analysis, why))
-        return tuple(out)
+            l2 = l2_fact(entry.record)
+            m = _modelled_m(problem)
+            key = (m, problem.n, problem.k, problem.batch, problem.experts, problem.top_k, problem.dtype_out,
+                   id(config), gpu_name, dtype, arch, l2)
+            hit = memo.get(key)
+            if hit is None:  # a new case: modelled with the others of its batch below
+                memo[key] = _PENDING
+                bk = (id(config), gpu_name, dtype, arch)
+                batch = batches.get(bk)
+                if batch is None:
+                    batch = batches[bk] = _Batch(config, spec, dtype, arch, [], [])
+                batch.keys.append(key)
+                batch.cases.append((_with_m(problem, m) if m != problem.m else problem, l2))
+                append((entry, key))
+            elif hit is _PENDING:
+                append((entry, key))
+            else:
+                append(AnalyzedEntry(entry, hit[0], hit[1]))
+        for batch in batches.values():
+            self._run_batch(batch)
+        return tuple(a if type(a) is AnalyzedEntry else AnalyzedEntry(a[0], *memo[a[1]][:2]) for a in out)
+
+    def _run_batch(self, batch: "_Batch") -> None:
+        """Model a batch's cases in one call and put each result in the memo under its key. A case
+        the model refuses (a dtype the arch lacks, a bad size) refuses the whole call: the batch is
+        then modelled case by case, so each case gets its own result or reason (`_run`)."""
+        memo, config = self._result_cache, batch.config
+        try:
+            results = self._analyze_cases(batch.cases, config, batch.spec, dtype=batch.dtype, arch=batch.arch)
+        except TiletuneError:
+            for key, (problem, l2) in zip(batch.keys, batch.cases):
+                memo[key] = self._run(problem, problem.m, config, batch.spec, batch.dtype, batch.arch, l2)
+            return
+        for key, res, (_, l2) in zip(batch.keys, results, batch.cases):
+            if l2 is not None and res.l2 is not l2:  # an `analyze` that takes only the state (a test's stand-in)
+                res = with_l2(res, l2)
+            memo[key] = (res, None, config)
 
     def _run(
         self, problem: Problem, m: int, config: TileConfig, spec: Any, dtype: str, arch: Optional[str],
@@ -203,6 +247,29 @@ class ModelPort:
         if l2 is not None and res.l2 is not l2:  # an `analyze` that takes only the state (a test's stand-in)
             res = with_l2(res, l2)
         return res, None, config
+
+
+class _Batch(NamedTuple):
+    """Cases of one (config, GPU, dtype, arch) waiting to be modelled, with their memo keys."""
+
+    config: TileConfig
+    spec: Any
+    dtype: str
+    arch: Optional[str]
+    keys: list[tuple[Any, ...]]
+    cases: list[tuple[Problem, Optional[L2Fact]]]  # (problem at the modelled M, L2 fact)
+
+
+# the memo's value for a case found in this pass and waiting in a batch (`_run_batch` replaces it)
+_PENDING: tuple[Any, ...] = (None, "not modelled yet", None)
+
+
+def _one_by_one(analyze: Callable[..., ModelResult]) -> Callable[..., list[ModelResult]]:
+    """`analyze_cases` from a one-case `analyze`."""
+    def analyze_cases(cases: Sequence[tuple[Problem, Optional[L2Fact]]], config: TileConfig, spec: Any,
+                      **kw: Any) -> list[ModelResult]:
+        return [analyze(problem, config, spec, l2=l2, **kw) for problem, l2 in cases]
+    return analyze_cases
 
 
 # Problem's fields after `m`, read in one C call: `_with_m` is dataclasses.replace(problem, m=m)

@@ -3,6 +3,8 @@ and the published RTX 5090 measurements, and the levers (swap-AB, split-K, strea
 the way the research note says."""
 
 
+import re
+
 import pytest
 
 from tiletune.errors import ModelError
@@ -173,6 +175,51 @@ def test_plan_memo_matches_the_plain_computation():
         assert same(got, plain) and same(twin, plain), (gpu.name, kw, cfg, p)
         errors += isinstance(plain, str)
     assert len(grid) == 4 * 7 * 6 * 4 and 0 < errors < len(grid) // 2  # some cases are model errors, most not
+
+
+def test_estimate_cases_matches_one_case_at_a_time():
+    # estimate_cases works out the plan and its constants once per run of cases that share it
+    # (inspect models a batch per config): every answer equals estimate's for that case alone,
+    # with the plan memo emptied, across cases that switch the plan mid-batch (output dtype,
+    # grouped or not), every L2 state, and a batch holding a bad case refuses as a whole
+    import math
+
+    from tiletune.l2_state import L2Fact
+    from tiletune.model import gpus, perf
+
+    configs = [TileConfig(tile=(128, 128, 256)), TileConfig(tile=(64, 128, 128), swap_ab=True),
+               TileConfig(tile=(128, 128, 128), stream_k=True), TileConfig(tile=(128, 256, 64), cluster=(2, 1, 1))]
+    problems = [Problem(m=1, n=7168, k=4608, dtype_out="bf16"), Problem(m=4096, n=4096, k=4096),
+                Problem(m=128, n=2 * 768, k=2048, experts=128, top_k=8), Problem(m=48, n=1000, k=333, batch=3),
+                Problem(m=8, n=512, k=7168, dtype_out="fp32"), Problem(m=3000, n=2048, k=640, experts=8),
+                Problem(m=16, n=7168, k=4608)]
+    l2s = [None, "warm", "cold", L2Fact("warm", "decoded", "x"), L2Fact(None, "unknown", "y")]
+    cases = [(p, l2) for p in problems for l2 in l2s]
+    setups = [("H200", "sm90", "bf16", {}), ("H200", "sm90", "fp8", {"split_k": 2}),
+              ("RTX PRO 6000 WS", "sm120", "nvfp4", {}), ("B200", "sm100", "fp8", {"sm_clock_hz": 1.5e9})]
+
+    def same(a, b):
+        return all(x == y or (isinstance(x, float) and math.isnan(x) and math.isnan(y)) for x, y in zip(a, b))
+
+    batches = 0
+    for g, arch, dtype, kw in setups:
+        gpu = gpus.find(g)
+        for cfg in configs:
+            try:
+                many = perf.estimate_cases(cases, cfg, gpu, dtype=dtype, arch=arch, **kw)
+            except ModelError as e:  # a plan-level refusal: each case alone says the same
+                perf._PLANS.clear()
+                with pytest.raises(ModelError, match=re.escape(str(e))):
+                    perf.estimate(cases[0][0], cfg, gpu, dtype=dtype, arch=arch, l2=cases[0][1], **kw)
+                continue
+            batches += 1
+            assert len(many) == len(cases)
+            for (p, l2), got in zip(cases, many):
+                perf._PLANS.clear()
+                assert same(got, perf.estimate(p, cfg, gpu, dtype=dtype, arch=arch, l2=l2, **kw)), (g, cfg, p, l2)
+    assert batches >= len(setups) * len(configs) // 2
+    with pytest.raises(ModelError, match="k=0"):  # one bad case refuses the batch (the caller retries one by one)
+        perf.estimate_cases(cases[:3] + [(Problem(m=4, n=8, k=0), None)], configs[0], gpus.find("H200"), dtype="bf16")
 
 
 def test_with_l2_is_replace():

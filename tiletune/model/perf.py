@@ -17,7 +17,7 @@ Units: FLOP, bytes, seconds, FLOP/s. Every number is a model ("kind": "model").
 
 from __future__ import annotations
 
-from typing import Any, Dict, NamedTuple, Optional, Tuple, Union
+from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Tuple, Union
 
 from tiletune.archs import normalize_arch
 from tiletune.errors import ModelError
@@ -75,42 +75,11 @@ class Alternative:
     note: str = ""
 
 
-def _bytes(bits: int, vec: Optional[int], out_bits: int, rows: int, n: int, k: int) -> Bytes:
-    """Bytes of one GEMM whose inputs are `bits` wide (scale factors every `vec` elements of K, or
-    none) and whose D is `out_bits` wide (the plan holds all three for its dtypes)."""
-    a = rows * k * bits // 8
-    b = n * k * bits // 8
-    sfa = sfb = 0
-    if vec:
-        kb = ((k + vec - 1) // vec + 3) // 4 * 4  # scale bytes per row (ceil(k / vec)), padded to the 4-wide atom
-        sfa = -(-rows // 128) * 128 * kb if rows else 0
-        sfb = -(-n // 128) * 128 * kb
-    d = rows * n * out_bits // 8
-    return _new_tuple(Bytes, (a, b, sfa, sfb, d, 0))
-
-
 def _expected_distinct(experts: int, draws: int) -> float:
     """Expected distinct experts hit by `draws` uniform routings (the MoE model's routing assumption)."""
     if draws <= 0:
         return 0.0
     return experts * (1.0 - (1.0 - 1.0 / experts) ** draws)
-
-
-def _schedule(mk: int, nk: int, k: int, groups: int, bm: int, bn: int, bk: int, slots: int,
-              split_k: int, stream_k: bool) -> Tuple[int, int, float, int, int, int]:
-    """-> (tiles, ctas, wave_eff, waves, k_iters per tile, k_iters per CTA). (Ceilings written
-    -(-a // b) inline: this runs once per modelled case.)"""
-    tiles = -(-mk // bm) * -(-nk // bn) * groups
-    k_iters = -(-k // bk)
-    if stream_k:
-        ctas = min(slots, tiles * k_iters)
-        waves = 1
-        per_cta = -(-(tiles * k_iters) // ctas)
-        wave_eff = (tiles * k_iters) / (ctas * per_cta) * ctas / slots
-        return tiles, ctas, wave_eff, waves, k_iters, per_cta
-    ctas = tiles * split_k
-    waves = -(-ctas // slots)
-    return tiles, ctas, ctas / (waves * slots), waves, k_iters, -(-k_iters // split_k)
 
 
 class NoteFacts(NamedTuple):
@@ -406,122 +375,175 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
 
     `constants`: None or `TileConstants` -> the tile-aware model (mainloop.py); a `Constants`
     (the cuBLAS sweep's eta_mma model) -> the generic model, tile-blind but for waves and padding."""
-    m, n, k, batch = problem.m, problem.n, problem.k, problem.batch
-    if not (type(m) is int and type(n) is int and type(k) is int and type(batch) is int  # the usual case, tested cheaply
-            and m > 0 and n > 0 and k > 0 and batch > 0):
-        for name, v in (("m", m), ("n", n), ("k", k), ("batch", batch)):
-            if not isinstance(v, int) or v <= 0:
-                raise ModelError(f"problem size {name}={v!r}: must be a positive integer")
+    return estimate_cases(((problem, l2),), config, gpu, dtype=dtype, arch=arch, stage_policy=stage_policy,
+                          split_k=split_k, grouped=grouped, constants=constants, schedule=schedule,
+                          fast_accum=fast_accum, sm_clock_hz=sm_clock_hz)[0]
+
+
+L2Arg = Union[str, l2_term.L2Fact, None]
+
+
+def estimate_cases(cases: Iterable[Tuple[Problem, L2Arg]], config: TileConfig, gpu: GpuSpec, *, dtype: str,
+                   arch: Optional[str] = None, stage_policy: Optional[str] = None, split_k: int = 1,
+                   grouped: Optional[bool] = None, constants: Optional[Union[Constants, TileConstants]] = None,
+                   schedule: Optional[str] = None, fast_accum: Optional[bool] = None,
+                   sm_clock_hz: Optional[float] = None) -> List[ModelResult]:
+    """`estimate` of each (problem, l2) in `cases` with one config, GPU, dtype and set of options,
+    in order: the one implementation of the formulas (`estimate` is this with one case).
+
+    Why a batch: inspect models tens of thousands of distinct problems on a few dozen configs, and
+    what depends only on the config, GPU and options (the plan, its constants) is looked up here
+    once per run of cases that share it, not once per problem. A bad case raises ModelError for
+    the whole call (a caller that wants the others models them one by one)."""
     if split_k < 1:
         raise ModelError(f"split-K {split_k}: must be >= 1")
     stream_k = config.stream_k
     if split_k > 1 and stream_k:
         raise ModelError("split-K and stream-K are alternatives; choose one")
-    if l2 is None or type(l2) is str:
-        l2_fact, l2_state = None, l2
-    else:
-        l2_fact, l2_state = l2, l2.state  # type: ignore[union-attr]
-    l2_term.check_state(l2_state)
-    experts = problem.experts
-    is_grouped = bool(experts) if grouped is None else grouped
-    dtype_out = problem.dtype_out or "bf16"
-    pl = _planned(config, gpu, dtype, dtype_out, arch, is_grouped, stage_policy, constants, schedule, fast_accum,
-                  sm_clock_hz)
-    ctx, slots, kernel = pl.ctx, pl.slots, pl.kernel
-    bm, bn, bk = pl.tile
-    a, peak = ctx.arch, ctx.peak
-
-    # --- the problem as the kernel sees it ------------------------------------------------------
-    if experts:
-        top_k = problem.top_k or 1
-        draws = m * top_k
-        active = _expected_distinct(experts, draws)
-        groups = max(1, round(active))
-        rows_total = draws
-        rows_per_group = -(-draws // groups)
-        weight_groups = active
-    else:
-        groups = batch
-        rows_total = m * batch
-        rows_per_group = m
-        weight_groups = batch
-    mk, nk = (n, rows_per_group) if config.swap_ab else (rows_per_group, n)
-    flops = 2.0 * rows_total * n * k
-    byt = _bytes(pl.bits, pl.sf_vec, pl.out_bits, rows_total, n, k)
-    if weight_groups != 1:  # B and SFB scale with the experts / batch that are actually streamed
-        byt = _new_tuple(Bytes, (byt.a, int(byt.b * weight_groups), byt.sfa, int(byt.sfb * weight_groups), byt.d, 0))
-
-    # --- schedule ----------------------------------------------------------------------------------
-    tiles, ctas, wave_eff, waves, k_iters, k_per_cta = _schedule(mk, nk, k, groups, bm, bn, bk, slots, split_k,
-                                                                   stream_k)
-    mk_padded, nk_padded = -(-mk // bm) * bm, -(-nk // bn) * bn
-    tile_eff = (mk * nk) / (mk_padded * nk_padded)
-    k_eff = k / (k_iters * bk)
-    partial_bytes = 0
-    if split_k > 1:
-        partial_bytes = 2 * (split_k - 1) * rows_total * n * 4
-    elif stream_k and tiles % slots and tiles * k_iters > slots:
-        partial_bytes = 2 * min(slots, tiles) * bm * bn * 4  # fixup of tiles split between CTAs (upper bound)
-    if partial_bytes:
-        byt = _new_tuple(Bytes, (byt.a, byt.b, byt.sfa, byt.sfb, byt.d, partial_bytes))
-    bytes_min = byt.a + byt.b + byt.sfa + byt.sfb + byt.d  # Bytes.minimum
-
-    dense, bw = peak.dense, gpu.mem_bw_bytes_per_s
-    c, cyc, clock, widen = pl.constants, pl.cycles, pl.clock_hz, pl.widen
-    t_sustained = None
-    l2t, l2_widened = None, False
-    tc, l2_site = pl.tile_constants, pl.l2_site
-    if tc is None or cyc is None or clock is None or l2_site is None:  # the generic model
-        if stream_k:
-            t_comp = tiles * k_iters * 2.0 * bm * bn * bk / (dense * c.eta_mma * min(1.0, ctas / slots))
+    swap_ab = config.swap_ab
+    bw = gpu.mem_bw_bytes_per_s
+    out: List[ModelResult] = []
+    append = out.append
+    plan_grouped: Optional[bool] = None
+    plan_dtype_out: Optional[str] = None
+    for problem, l2 in cases:
+        m, n, k, batch = problem.m, problem.n, problem.k, problem.batch
+        if not (type(m) is int and type(n) is int and type(k) is int and type(batch) is int  # the usual case, tested cheaply
+                and m > 0 and n > 0 and k > 0 and batch > 0):
+            for name, v in (("m", m), ("n", n), ("k", k), ("batch", batch)):
+                if not isinstance(v, int) or v <= 0:
+                    raise ModelError(f"problem size {name}={v!r}: must be a positive integer")
+        if l2 is None or type(l2) is str:
+            l2_fact, l2_state = None, l2
         else:
-            t_comp = waves * k_per_cta * 2.0 * bm * bn * bk / (ctx.per_sm * c.eta_mma)
-        t_mem = (bytes_min + partial_bytes) / (bw * c.eta_bw)
-        t_fixed = c.t_fixed_s
-        t_exp = t_fixed + combine(t_comp, t_mem, c.p)
-        t_low, t_high = c.band(t_exp, t_comp, t_mem)
-    else:
-        if stream_k:
-            per_slot = -(-(tiles * k_iters) // slots)
-            cycles = per_slot * cyc.kblock + -(-tiles // slots) * cyc.epilogue + tc.streamk_fixup_cycles
-        else:
-            cycles = waves * mainloop.tile_cycles(k_per_cta, cyc)
-        t_comp = cycles / clock
-        # L2 residency (l2.py): a warm timing of a working set that stays in L2 reads it at the L2 rate
-        l2t = l2_term.term_at(l2_site, bytes_min, l2_state)
-        t_mem = (bytes_min + partial_bytes) / (bw * tc.eta_bw)
-        t_fixed = tc.t_fixed_s
-        t_cold = t_exp = t_fixed + combine(t_comp, t_mem, tc.p)
-        t_warm = t_cold
-        # the warm time (a cold timing never reads it); an L2 estimated below DRAM never slows it
-        if l2_state != "cold" and l2t.resident and l2t.bandwidth and l2t.bandwidth > bw:
-            t_mem_warm = (bytes_min + partial_bytes) / (l2t.bandwidth * tc.eta_bw)
-            t_warm = t_fixed + combine(t_comp, t_mem_warm, tc.p)
-            if l2t.warm_applies:
-                t_mem, t_exp = t_mem_warm, t_warm
-        # per case (the plan's widening is per config): the L2 term matters here (>2 %), may apply
-        # (warm or unknown) and runs at an estimated L2 rate -> the rule's L2 part (transfer.py)
-        if l2_state != "cold" and not l2t.measured and t_warm < 0.98 * t_cold:
-            widen += W_L2
-            l2_widened = True
-        lo, hi = tc.ratio_band
-        t_low, t_high = t_exp * lo / (1.0 + widen), t_exp * hi * (1.0 + widen)
-        if l2_state is None and t_warm < t_exp:  # unknown L2 state: the band reaches down to the warm time
-            t_low = min(t_low, t_warm * lo / (1.0 + widen))
-        if pl.sustained_hz is not None:
-            t_sustained = t_fixed + combine(cycles / pl.sustained_hz, t_mem, tc.p)
-    t_floor = max(flops / dense, bytes_min / bw)
-    ai = flops / bytes_min
-    ridge = ctx.ridge
-    bound = "memory" if ai < ridge else "compute"
-    facts = _new_tuple(NoteFacts, ((), l2_widened, pl.notes, l2t, None))
+            l2_fact, l2_state = l2, l2.state  # type: ignore[union-attr]
+        l2_term.check_state(l2_state)
+        experts = problem.experts
+        is_grouped = bool(experts) if grouped is None else grouped
+        dtype_out = problem.dtype_out or "bf16"
+        if is_grouped is not plan_grouped or dtype_out != plan_dtype_out:  # the plan, and what it fixes
+            pl = _planned(config, gpu, dtype, dtype_out, arch, is_grouped, stage_policy, constants, schedule,
+                          fast_accum, sm_clock_hz)
+            plan_grouped, plan_dtype_out = is_grouped, dtype_out
+            ctx, slots, kernel = pl.ctx, pl.slots, pl.kernel
+            tile = pl.tile
+            bm, bn, bk = tile
+            a, peak = ctx.arch, ctx.peak
+            dense, ridge = peak.dense, ctx.ridge
+            c, cyc, clock, widen_plan = pl.constants, pl.cycles, pl.clock_hz, pl.widen
+            tc, l2_site = pl.tile_constants, pl.l2_site
+            bits, sf_vec, out_bits = pl.bits, pl.sf_vec, pl.out_bits
+            plan_notes, sustained_hz = pl.notes, pl.sustained_hz
+            generic = tc is None or cyc is None or clock is None or l2_site is None
+        widen = widen_plan
 
-    return _new_tuple(ModelResult, (  # every field, in order (see _new_tuple)
-        a, dtype, dtype_out, pl.tile, mk, nk, k, groups, flops, byt, ai, pl.intensity_tile, ridge, bound, peak,
-        dense, peak.sparse, bw, gpu.sms, ctas, slots, waves, wave_eff, tile_eff, k_eff,
-        k_iters, t_floor, t_comp, t_mem, t_fixed, t_exp, t_low, t_high, flops / (dense * t_exp), t_floor / t_exp,
-        min(1.0, ai / ridge), pl.fit, c, facts, problem, config, gpu, split_k, kernel, cyc, clock,
-        pl.clock_basis, t_sustained, widen, pl.calibration_name, (), l2_fact))
+        # --- the problem as the kernel sees it ------------------------------------------------------
+        if experts:
+            top_k = problem.top_k or 1
+            draws = m * top_k
+            active = _expected_distinct(experts, draws)
+            groups = max(1, round(active))
+            rows_total = draws
+            rows_per_group = -(-draws // groups)
+            weight_groups = active
+        else:
+            groups = batch
+            rows_total = m * batch
+            rows_per_group = m
+            weight_groups = batch
+        mk, nk = (n, rows_per_group) if swap_ab else (rows_per_group, n)
+        flops = 2.0 * rows_total * n * k
+
+        # --- schedule: output tiles, CTAs against SMs, waves, K iterations (ceilings as -(-a // b)) --
+        tiles_m, tiles_n = -(-mk // bm), -(-nk // bn)
+        tiles = tiles_m * tiles_n * groups
+        k_iters = -(-k // bk)
+        if stream_k:
+            ctas = min(slots, tiles * k_iters)
+            waves = 1
+            k_per_cta = -(-(tiles * k_iters) // ctas)
+            wave_eff = (tiles * k_iters) / (ctas * k_per_cta) * ctas / slots
+        else:
+            ctas = tiles * split_k
+            waves = -(-ctas // slots)
+            wave_eff = ctas / (waves * slots)
+            k_per_cta = -(-k_iters // split_k)
+        tile_eff = (mk * nk) / (tiles_m * bm * tiles_n * bn)
+        k_eff = k / (k_iters * bk)
+
+        # --- DRAM bytes: each operand read once, D written once; scale factors padded as stored -------
+        byte_a = rows_total * k * bits // 8
+        byte_b = n * k * bits // 8
+        byte_sfa = byte_sfb = 0
+        if sf_vec:
+            kb = ((k + sf_vec - 1) // sf_vec + 3) // 4 * 4  # scale bytes per row (ceil(k / vec)), padded to the 4-wide atom
+            byte_sfa = -(-rows_total // 128) * 128 * kb if rows_total else 0
+            byte_sfb = -(-n // 128) * 128 * kb
+        byte_d = rows_total * n * out_bits // 8
+        if weight_groups != 1:  # B and SFB scale with the experts / batch that are actually streamed
+            byte_b, byte_sfb = int(byte_b * weight_groups), int(byte_sfb * weight_groups)
+        partial_bytes = 0
+        if split_k > 1:
+            partial_bytes = 2 * (split_k - 1) * rows_total * n * 4
+        elif stream_k and tiles % slots and tiles * k_iters > slots:
+            partial_bytes = 2 * min(slots, tiles) * bm * bn * 4  # fixup of tiles split between CTAs (upper bound)
+        byt = _new_tuple(Bytes, (byte_a, byte_b, byte_sfa, byte_sfb, byte_d, partial_bytes))
+        bytes_min = byte_a + byte_b + byte_sfa + byte_sfb + byte_d  # Bytes.minimum
+
+        t_sustained = None
+        l2t, l2_widened = None, False
+        if generic:  # the generic model
+            if stream_k:
+                t_comp = tiles * k_iters * 2.0 * bm * bn * bk / (dense * c.eta_mma * min(1.0, ctas / slots))
+            else:
+                t_comp = waves * k_per_cta * 2.0 * bm * bn * bk / (ctx.per_sm * c.eta_mma)
+            t_mem = (bytes_min + partial_bytes) / (bw * c.eta_bw)
+            t_fixed = c.t_fixed_s
+            t_exp = t_fixed + combine(t_comp, t_mem, c.p)
+            t_low, t_high = c.band(t_exp, t_comp, t_mem)
+        else:
+            assert tc is not None and cyc is not None and clock is not None and l2_site is not None
+            if stream_k:
+                per_slot = -(-(tiles * k_iters) // slots)
+                cycles = per_slot * cyc.kblock + -(-tiles // slots) * cyc.epilogue + tc.streamk_fixup_cycles
+            else:
+                cycles = waves * mainloop.tile_cycles(k_per_cta, cyc)
+            t_comp = cycles / clock
+            # L2 residency (l2.py): a warm timing of a working set that stays in L2 reads it at the L2 rate
+            l2t = l2_term.term_at(l2_site, bytes_min, l2_state)
+            t_mem = (bytes_min + partial_bytes) / (bw * tc.eta_bw)
+            t_fixed = tc.t_fixed_s
+            t_cold = t_exp = t_fixed + combine(t_comp, t_mem, tc.p)
+            t_warm = t_cold
+            # the warm time (a cold timing never reads it); an L2 estimated below DRAM never slows it
+            if l2_state != "cold" and l2t.resident and l2t.bandwidth and l2t.bandwidth > bw:
+                t_mem_warm = (bytes_min + partial_bytes) / (l2t.bandwidth * tc.eta_bw)
+                t_warm = t_fixed + combine(t_comp, t_mem_warm, tc.p)
+                if l2t.warm_applies:
+                    t_mem, t_exp = t_mem_warm, t_warm
+            # per case (the plan's widening is per config): the L2 term matters here (>2 %), may apply
+            # (warm or unknown) and runs at an estimated L2 rate -> the rule's L2 part (transfer.py)
+            if l2_state != "cold" and not l2t.measured and t_warm < 0.98 * t_cold:
+                widen += W_L2
+                l2_widened = True
+            lo, hi = tc.ratio_band
+            t_low, t_high = t_exp * lo / (1.0 + widen), t_exp * hi * (1.0 + widen)
+            if l2_state is None and t_warm < t_exp:  # unknown L2 state: the band reaches down to the warm time
+                t_low = min(t_low, t_warm * lo / (1.0 + widen))
+            if sustained_hz is not None:
+                t_sustained = t_fixed + combine(cycles / sustained_hz, t_mem, tc.p)
+        t_floor = max(flops / dense, bytes_min / bw)
+        ai = flops / bytes_min
+        bound = "memory" if ai < ridge else "compute"
+        facts = _new_tuple(NoteFacts, ((), l2_widened, plan_notes, l2t, None))
+
+        append(_new_tuple(ModelResult, (  # every field, in order (see _new_tuple)
+            a, dtype, dtype_out, tile, mk, nk, k, groups, flops, byt, ai, pl.intensity_tile, ridge, bound, peak,
+            dense, peak.sparse, bw, gpu.sms, ctas, slots, waves, wave_eff, tile_eff, k_eff,
+            k_iters, t_floor, t_comp, t_mem, t_fixed, t_exp, t_low, t_high, flops / (dense * t_exp), t_floor / t_exp,
+            min(1.0, ai / ridge), pl.fit, c, facts, problem, config, gpu, split_k, kernel, cyc, clock,
+            pl.clock_basis, t_sustained, widen, pl.calibration_name, (), l2_fact)))
+    return out
 
 
 def _notes(r: ModelResult) -> Tuple[str, ...]:
@@ -655,4 +677,4 @@ def _alternatives(problem: Problem, config: TileConfig, gpu: GpuSpec, dtype: str
     return tuple(out)
 
 
-__all__ = ["analyze", "estimate", "with_l2", "ModelResult", "NoteFacts", "stated_notes", "Bytes", "Alternative", "DTYPE_BITS", "DTYPE_PEAK"]
+__all__ = ["analyze", "estimate", "estimate_cases", "with_l2", "ModelResult", "NoteFacts", "stated_notes", "Bytes", "Alternative", "DTYPE_BITS", "DTYPE_PEAK"]
