@@ -153,3 +153,59 @@ def test_moe_candidates_without_a_list_make_the_entry_ambiguous_even_when_the_ot
     assert isinstance(d, Undecoded), d
     assert "ambiguous" in d.reason and "bf16 x fp8" in d.reason
     assert {(c.tile, c.stages) for c in d.candidates} == {((32, 128, 64), 2)}
+
+
+def test_decode_all_matches_decode_record_by_record(tmp_path):
+    # decode_all groups records by their op, runner, extras and env objects and keeps one problem
+    # builder and one decode per int tactic per group: the same entries as decode, one by one, over
+    # every sample input and records whose groups interleave, share nothing, or are odd
+    import importlib.util
+    import random
+    from pathlib import Path
+
+    from tiletune.decode import decode_all
+    from tiletune.readers import read_inputs
+    from tiletune.readers.interface import ReadContext
+
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("big_caches", root / "tests" / "readers" / "big_caches.py")
+    assert spec is not None and spec.loader is not None
+    big = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(big)
+    big.make_cache(800, tmp_path / "mixed.json")
+    big.make_fp4_distinct(300, tmp_path / "fp4.json")
+    records = list(read_inputs([root / "cache_samples", tmp_path / "mixed.json", tmp_path / "fp4.json"], ReadContext()).records)
+    assert len({(r.op, r.source_kind) for r in records}) > 10
+
+    rng = random.Random(3)
+    moe_extras = ("torch.bfloat16", "torch.bfloat16", "torch.bfloat16", 8, 1, 0, 1, 0, 1, 0, False, False, False,
+                  False, False, False, True, 3, False, True)
+    moe_shapes = ((64, 2048), (128, 1536, 2048), (0,), (128, 2048, 768), (0,))
+    packed = [moe_shapes, ((64, 1024), (128, 1536, 1024), (0,), (128, 2048, 384), (0,)),  # weights packed 1, 2, 16:
+              ((64, 128), (128, 1536, 128), (0,), (128, 2048, 48), (0,))]  # without extras the packing picks the lists
+    envs = [Environment(flashinfer_version="0.7.2.post1", arch="sm120"), Environment(flashinfer_version="0.6.14", arch="sm100"),
+            Environment(flashinfer_version=None, arch="sm120"), Environment(flashinfer_version="0.7.2.post1", arch=None),
+            Environment()]
+    odd = []
+    for _ in range(1500):
+        op, runner, shapes, extras = rng.choice([
+            ("fp4_gemm", "CutlassFp4GemmRunner", FP4_SHAPES, ()),
+            ("fp4_gemm", "CudnnFp4GemmRunner", FP4_SHAPES, ("torch.bfloat16", 16, rng.choice([True, 1, False]), True)),
+            ("fp4_gemm", "CutlassFp4GemmRunner", rng.choice([None, ((0, 1), (1, 2)), ((1, 2),), "x"]), ()),
+            ("trtllm::fused_moe::gemm1", "MoERunner", moe_shapes, rng.choice([moe_extras, None, moe_extras[:10] + (1,) + moe_extras[11:]])),
+            ("trtllm::fused_moe::gemm2", "MoERunner", moe_shapes, rng.choice([moe_extras, None, moe_extras[:-1] + ([1],)])),
+            ("trtllm::fused_moe::gemm1", "MoERunner", rng.choice(packed), None),
+            ("bf16_gemm", "CutlassBf16GemmRunner", ((64, 4096), (4096, 1024), (0,), (0,), (-1, 1024), (0,)), ()),
+            ("fp8_gemm", "CudnnFp8GemmRunner", ((1, 64, 4096), (1, 4096, 4096)), None),
+            ("", "MoERunner", None, None),
+            ("nope", "CutlassNopeRunner", ((1, 2),), None),
+        ])
+        extras = tuple(extras) if isinstance(extras, tuple) and rng.random() < 0.5 else extras  # equal, another object
+        tactic = rng.choice([0, 1, 3, 21, 31, 40, -1, True, False, 1.0, None, (1, 2), [3, 4], "7", 2**70])
+        odd.append(TuningRecord(source="t", source_kind=rng.choice(["test", "log", "flashinfer-v1"]), op=op,
+                                runner=runner, tactic=tactic, status=Status.CHOSEN, env=rng.choice(envs),
+                                shapes=shapes, extras=extras))
+    for batch in (records, rng.sample(records + odd, len(records) + len(odd))):
+        got, want = decode_all(batch), [decode(r) for r in batch]
+        assert got == want
+        assert [repr(e) for e in got] == [repr(e) for e in want]  # (repr tells 1 from True and 1.0)

@@ -210,3 +210,64 @@ def test_fp4_and_moe_builders_match_their_plain_computation():
         assert got == want, (shapes, extras, version)
         seen.add((i % 2, got[0] is None))
     assert seen == {(0, True), (0, False), (1, True), (1, False)}
+
+
+def test_problem_builders_match_problem_for():
+    # ops.problem_builder (what an op, runner, extras and release decide worked out once, per group
+    # of records) gives problem_for's answer for every record of the group: sizes, notes, reasons
+    import random
+
+    from tiletune import ops
+
+    rng = random.Random(12)
+    dims = [1, 2, 3, 16, 100, 128, 4096, 65536, 1 << 20, 0, -1, -7, True, False, 2.0, "8", None]
+    extras_choices = [None, (), ("torch.bfloat16",), ("torch.float16", 16, True, True), ("torch.bfloat16", 32, False, False),
+                      ("torch.bfloat16", 32, 1, False), (1, 2, "x"), ("torch.float8_e4m3fn", 16, 1, True), (True,), (1,),
+                      ("torch.bfloat16", "torch.bfloat16", "torch.bfloat16", 8, 1, 0, 1, 0, 1, 0, False, False, False,
+                       False, False, False, True, 3, False, True),
+                      ("torch.float8_e4m3fn", "torch.uint8", "torch.bfloat16", 8, 1, 1, 1, False, True, False, False,
+                       False, False, True, 3, False, True),
+                      ("torch.float8_e4m3fn", "torch.uint8", "torch.bfloat16", 8, 1, 1, 1, 1, True, False, False,
+                       False, False, True, 3, False, True),
+                      ("torch.float8_e4m3fn", "torch.int64", "torch.bfloat16", 8, 1, 4, 1, False, True, False, False,
+                       False, False, True, 3, False, True),  # (ep_size 4: the notes name the experts)
+                      ("torch.float8_e4m3fn", "torch.int64", "torch.bfloat16", 8, 1, 4, 1, False, True, False, False,
+                       False, False, True, 3, False, [1])]  # (an unhashable extra)
+
+    def shape(n):
+        if rng.random() < 0.05:
+            return rng.choice([(), (1,), (1, 2, 3, 4), [4, 4], "x", None, 5])
+        return tuple(rng.choice(dims[:9]) if rng.random() < 0.92 else rng.choice(dims) for _ in range(n))
+
+    def fp4_shapes():
+        kh, nn = rng.choice(dims[:9]), rng.choice(dims[:9])
+        a = shape(2) if rng.random() < 0.3 else (rng.choice(dims[:9]) if rng.random() < 0.9 else rng.choice(dims), kh)
+        b = shape(2) if rng.random() < 0.3 else (kh if rng.random() < 0.9 else rng.choice(dims), nn)
+        return rng.choice([(a, b), (a,), (a, b, (-1, 8), ()), None, ()])
+
+    def moe_shapes():
+        e, h = rng.choice([8, 64, 128, 0, -1]), rng.choice([2048, 4096, 7168, 5])
+        pack, inter = rng.choice([1, 2, 16, 3]), rng.choice([768, 1536, 7])
+        x = (rng.choice(dims[:9]) if rng.random() < 0.9 else rng.choice(dims), h // pack if rng.random() < 0.9 else h)
+        w1 = (e, 2 * inter, h // pack) if rng.random() < 0.9 else shape(3)
+        w2 = (e, h, inter // pack) if rng.random() < 0.9 else shape(3)
+        return rng.choice([(x, w1, (0,), w2, (0,)), (x, w1), (x, w1, (0,), w2), None, (x, w1, (0,), w2, (0,))])
+
+    seen = set()
+    for _ in range(300):  # groups
+        op = rng.choice(["fp4_gemm", "trtllm::fused_moe::gemm1", "trtllm::fused_moe::gemm2"])
+        runner = rng.choice(["CutlassFp4GemmRunner", "CudnnFp4GemmRunner", "TrtllmFp4GemmRunner", "MoERunner"])
+        extras = rng.choice(extras_choices)
+        version = rng.choice(["0.7.2.post1", "0.6.7", "0.6.14", None, "9.9"])
+        build = ops.problem_builder(op, runner, extras, version)
+        for _ in range(40):  # records of the group
+            shapes = fp4_shapes() if op == "fp4_gemm" else moe_shapes()
+            record = TuningRecord(source="t", source_kind="test", op=op, runner=runner, tactic=0, status=Status.CHOSEN,
+                                  env=Environment(flashinfer_version=version, arch="sm120"), shapes=shapes, extras=extras)
+            want = problem_for(record)
+            got = build(shapes) if build is not None else want
+            assert repr(got) == repr(want), (op, runner, extras, version, shapes)
+            seen.add((op == "fp4_gemm", build is None, got[0] is None))
+    assert {(True, False, False), (True, False, True), (False, False, False), (False, False, True), (False, True, False)} <= seen
+    for op in ("bf16_gemm", "fp8_gemm", "mxfp8_gemm", "flashinfer::trtllm_fp4_block_scale_moe", "nope"):
+        assert ops.problem_builder(op, "CutlassBf16GemmRunner", (), "0.7.2.post1") is None  # problem_for, record by record

@@ -14,7 +14,7 @@ so a 50,000-entry cache costs a few thousand lookups.
 from __future__ import annotations
 
 import functools
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from tiletune import catalogs, ops
 from tiletune.archs import arch_family
@@ -42,6 +42,78 @@ def decode(record: TuningRecord) -> Entry:
     """Decode one record. Never raises for data problems: those become Undecoded reasons."""
     problem, note = ops.problem_for(record)
     return Entry(record, problem, decode_tactic(record, problem), note)  # (positional: one per record)
+
+
+def decode_all(records: Iterable[TuningRecord]) -> list[Entry]:
+    """`[decode(r) for r in records]`, with what the records of one op, runner, extras and
+    environment share worked out once per group instead of once per record.
+
+    Why: those four decide everything but the shapes and the tactic, and a cache's records share
+    the very objects (the v1 reader makes one op, runner, extras and environment per distinct
+    text), so consecutive records are grouped by identity, with nothing hashed per record. A group
+    has its problem builder (ops.problem_builder) and, where the tactic alone then decides the
+    decode (`_tactic_alone_decides`), one decode per distinct int tactic. tests/test_decode.py pins
+    this to `decode`, record by record, over mixed and odd records."""
+    out: list[Entry] = []
+    append = out.append
+    groups: dict[tuple, tuple] = {}
+    op: Any = _NOTHING
+    runner = extras = env = kind = op
+    build: Any = None
+    table: Optional[dict[int, Decode]] = None
+    for r in records:
+        if not (r.op is op and r.runner is runner and r.extras is extras and r.env is env and r.source_kind is kind):
+            op, runner, extras, env, kind = r.op, r.runner, r.extras, r.env, r.source_kind
+            build, table = _group(groups, op, runner, extras, env, kind)
+        problem, note = build(r.shapes) if build is not None else ops.problem_for(r)
+        t = r.tactic
+        if table is not None and t.__class__ is int:
+            d = table.get(t)
+            if d is None:
+                d = table[t] = decode_tactic(r, problem)
+        else:
+            d = decode_tactic(r, problem)
+        append(Entry(r, problem, d, note))
+    return out
+
+
+_NOTHING = object()  # no record's op: the first record starts a group
+_MAX_GROUPS = 4096  # a log's records may each bring their own extras: the group memo stays bounded
+
+
+def _group(groups: dict[tuple, tuple], op: Any, runner: Any, extras: Any, env: Any, kind: Any) -> tuple[Any, Optional[dict]]:
+    """(problem builder or None, tactic -> decode memo or None) of the records sharing these objects."""
+    key = (op, runner, id(extras), id(env), kind)
+    try:
+        hit = groups.get(key)
+    except TypeError:  # an unhashable op or runner: decoded record by record
+        return None, None
+    if hit is None:
+        if len(groups) >= _MAX_GROUPS:
+            groups.clear()
+        build = None
+        if type(op) is str and type(runner) is str and type(env) is Environment:
+            build = ops.problem_builder(op, runner, extras, env.flashinfer_version)
+        table: Optional[dict[int, Decode]] = {} if _tactic_alone_decides(op, extras, env, kind) else None
+        hit = groups[key] = (build, table, extras, env)  # (holds extras and env, so their ids stay theirs)
+    return hit[0], hit[1]
+
+
+def _tactic_alone_decides(op: str, extras: Any, env: Any, kind: str) -> bool:
+    """Whether `decode_tactic` answers an int tactic of these records from the tactic alone (with
+    these four), never from the record's problem: dense ops, and fused-MoE keys whose extras name
+    the variant; not a text input that lacks the release or arch (its reason is the record's own)."""
+    if type(env) is not Environment:
+        return False
+    if kind == "log" and (not env.flashinfer_version or not env.arch):
+        return False
+    if op not in FUSED_MOE_OPS:
+        return True
+    try:
+        hash(extras)
+        return moe.extras_dict(extras) is not None
+    except Exception:  # noqa: BLE001 - odd extras: decode_tactic decides, record by record
+        return False
 
 
 def decode_tactic(record: TuningRecord, problem: Optional[Problem] = None) -> Decode:

@@ -20,7 +20,7 @@ Shapes as keyed (FP4 packs two values per byte, so the K a key holds is K/2):
 from __future__ import annotations
 
 import functools
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Callable, Optional, Sequence, Union
 
 from tiletune import moe_extras
 from tiletune.buckets import CUSTOM_BUCKETS_NOTE, bucket_range
@@ -51,7 +51,7 @@ def problem_for(record: TuningRecord) -> ProblemOrReason:
     """
     shapes = record.shapes
     if shapes is None:
-        return None, "the source holds no key shapes for this entry"
+        return None, _NO_SHAPES
     op = record.op
     try:
         dense = _DENSE.get(op)
@@ -61,9 +61,33 @@ def problem_for(record: TuningRecord) -> ProblemOrReason:
             return _cutlass_moe(op, shapes, record.extras, record.env.flashinfer_version)
         if is_trtllm_gen_moe(op):
             return _trtllm_gen_moe(op, shapes, record.env.flashinfer_version)
-    except (TypeError, IndexError, ValueError, ZeroDivisionError) as e:
-        return None, f"{op}: key shapes {_short(shapes)} do not have the layout tiletune expects ({e})"
+    except _BAD_SHAPES as e:
+        return None, _bad_layout(op, shapes, e)
     return None, f"unknown op {op!r}: tiletune does not know how its key shapes map to a GEMM (raw shapes {_short(shapes)})"
+
+
+_NO_SHAPES = "the source holds no key shapes for this entry"
+_BAD_SHAPES = (TypeError, IndexError, ValueError, ZeroDivisionError)  # what odd shapes raise in a builder
+
+
+def _bad_layout(op: str, shapes: Any, e: Exception) -> str:
+    return f"{op}: key shapes {_short(shapes)} do not have the layout tiletune expects ({e})"
+
+
+def problem_builder(op: str, runner: str, extras: Any, version: Optional[str]) -> Optional[Callable[[Any], ProblemOrReason]]:
+    """`problem_for` for the records of one (op, runner, extras, release), with what those four
+    decide worked out once: `problem_builder(op, runner, extras, version)(record.shapes)` equals
+    `problem_for(record)`. None for an op without one (then call `problem_for`).
+
+    Why: every key of a GEMM shares these four, and only the shapes differ; decode.decode_all keeps
+    one builder per group of records, so a key costs its shape checks, one memo lookup per bucket
+    and the Problem itself. tests/test_ops.py pins each builder to `problem_for`, odd shapes and
+    extras included."""
+    if op == "fp4_gemm":
+        return _fp4_builder(runner, extras, version)
+    if op in FUSED_MOE_OPS:
+        return _moe_builder(op, extras, version)
+    return None
 
 
 # --- dense GEMMs -----------------------------------------------------------------------------
@@ -105,9 +129,11 @@ def _m_cached(bucket: int, version: Optional[str], moe: bool) -> tuple[Optional[
 _FP4_K_NOTE = "k = 2 x the key's packed byte count (two FP4 values per byte)"
 
 
-def _fp4(op, runner, shapes, extras, version) -> ProblemOrReason:
-    # The commonest op in big caches, so the shape checks are `_dims`'s, inline: `_dims` runs only
-    # to raise its message (tests/test_ops.py pins this builder to the plain computation).
+def _fp4_mkn(shapes: Any) -> tuple[int, int, int]:
+    """(M, K/2, N) of an fp4_gemm key's shapes; raises ValueError naming what does not fit.
+
+    The commonest op in big caches, so the shape checks are `_dims`'s, inline: `_dims` runs only
+    to raise its message (tests/test_ops.py pins the builders to the plain computation)."""
     a = shapes[0]
     if not (a.__class__ is tuple and len(a) == 2 and a[0].__class__ is int and a[1].__class__ is int):
         a = _dims(a, 2, "a")
@@ -119,19 +145,55 @@ def _fp4(op, runner, shapes, extras, version) -> ProblemOrReason:
         raise ValueError(f"a is (M, {k_half}) but b is ({b[0]}, N): K/2 differs")
     if m <= 0 or k_half <= 0 or n <= 0:
         _positive(M=m, K=k_half, N=n)
-    # (a bucket it cannot map raises here, before the extras are looked at)
-    rng, notes_known, notes_unknown = _fp4_bucket(m, version)
+    return m, k_half, n
+
+
+def _fp4_dtypes(runner: str, extras: Any) -> tuple[Optional[str], Optional[str]]:
+    """(input dtype, output dtype) an fp4_gemm key's runner and extras say."""
     if runner.startswith("Cutlass"):
         dtype: Optional[str] = "nvfp4"  # the CUTLASS FP4 runner is instantiated for W4A4_NVFP4_NVFP4 only
     elif extras and len(extras) >= 3 and isinstance(extras[2], bool):
         dtype = "nvfp4" if extras[2] else "mxfp4"  # cuDNN extras: (out_dtype, block_size, use_nvfp4, has_alpha)
     else:
         dtype = None
-    out = canonical_dtype(extras[0]) if extras else None
+    return dtype, canonical_dtype(extras[0]) if extras else None
+
+
+def _fp4(op, runner, shapes, extras, version) -> ProblemOrReason:
+    m, k_half, n = _fp4_mkn(shapes)
+    # (a bucket it cannot map raises here, before the extras are looked at)
+    rng, notes_known, notes_unknown = _fp4_bucket(m, version)
+    dtype, out = _fp4_dtypes(runner, extras)
     # positional, in Problem's field order (m, n, k, batch, m_range, experts, top_k, dtype_a, dtype_b,
     # dtype_out, notes): one per fp4 key
     return Problem(m, n, 2 * k_half, 1, rng, None, None, dtype, dtype, out,
                    notes_unknown if dtype is None else notes_known), None
+
+
+def _fp4_builder(runner: str, extras: Any, version: Optional[str]) -> Optional[Callable[[Any], ProblemOrReason]]:
+    """`_fp4` for one group (see problem_builder): the dtypes decided once, the bucket's range and notes
+    looked up by M in this group's own memo."""
+    try:
+        dtype, out = _fp4_dtypes(runner, extras)
+    except Exception:  # noqa: BLE001 - odd extras: `_fp4` says what, key by key, in its own order
+        return None
+    known = dtype is not None  # which notes: those that say the dtype, or those that say it is unknown
+    buckets: dict[int, tuple[Optional[tuple[int, int]], tuple[str, ...]]] = {}  # (M is an exact int here)
+
+    def build(shapes: Any) -> ProblemOrReason:
+        if shapes is None:
+            return None, _NO_SHAPES
+        try:
+            m, k_half, n = _fp4_mkn(shapes)
+            hit = buckets.get(m)
+            if hit is None:
+                rng, notes_known, notes_unknown = _fp4_bucket(m, version)
+                hit = buckets[m] = (rng, notes_known if known else notes_unknown)
+            return Problem(m, n, 2 * k_half, 1, hit[0], None, None, dtype, dtype, out, hit[1]), None
+        except _BAD_SHAPES as e:
+            return None, _bad_layout("fp4_gemm", shapes, e)
+
+    return build
 
 
 @functools.lru_cache(maxsize=8192)  # per bucket: one shared notes tuple instead of a new list per key
@@ -180,20 +242,35 @@ _DENSE = {
 
 # --- fused MoE -------------------------------------------------------------------------------
 
-def _cutlass_moe(op, shapes, extras, version) -> ProblemOrReason:
-    x = _dims(shapes[0], 2, "input")
-    w1 = _dims(shapes[1], 3, "fc1_expert_weights")
-    w2 = _dims(shapes[3], 3, "fc2_expert_weights")
+def _moe_sizes(gemm1: bool, shapes: Any) -> tuple[int, int, int, int, int]:
+    """(tokens, experts, weight packing, n, k) of a CUTLASS fused-MoE key's shapes; raises
+    ValueError naming what does not fit. `_dims`'s checks inline, as in `_fp4_mkn`."""
+    x = shapes[0]
+    if not (x.__class__ is tuple and len(x) == 2 and x[0].__class__ is int and x[1].__class__ is int):
+        x = _dims(x, 2, "input")
+    w1 = shapes[1]
+    if not (w1.__class__ is tuple and len(w1) == 3 and w1[0].__class__ is int and w1[1].__class__ is int
+            and w1[2].__class__ is int):
+        w1 = _dims(w1, 3, "fc1_expert_weights")
+    w2 = shapes[3]
+    if not (w2.__class__ is tuple and len(w2) == 3 and w2[0].__class__ is int and w2[1].__class__ is int
+            and w2[2].__class__ is int):
+        w2 = _dims(w2, 3, "fc2_expert_weights")
     t, experts = x[0], w1[0]
     hidden = w2[1]
-    if min(t, hidden, experts) <= 0:
+    if t <= 0 or hidden <= 0 or experts <= 0:
         _positive(tokens=t, hidden=hidden, experts=experts)
     if w1[2] <= 0 or hidden % w1[2]:
         raise ValueError(f"hidden {hidden} is not a multiple of fc1's last dim {w1[2]}")
     pack = hidden // w1[2]  # 1 for bf16/fp8 weights, 2 for uint8-packed 4-bit, 16 for int64-packed
-    inter = w2[2] * pack
+    if gemm1:
+        return t, experts, pack, w1[1], hidden
+    return t, experts, pack, hidden, w2[2] * pack
+
+
+def _cutlass_moe(op, shapes, extras, version) -> ProblemOrReason:
     gemm1 = op.endswith("gemm1")
-    n, k = (w1[1], hidden) if gemm1 else (hidden, inter)
+    t, experts, pack, n, k = _moe_sizes(gemm1, shapes)
     rng, notes = _moe_notes(t, version, gemm1, pack)
     try:
         top_k, da, db, out, more = _moe_key_facts(extras, element_types(extras), experts)
@@ -201,6 +278,34 @@ def _cutlass_moe(op, shapes, extras, version) -> ProblemOrReason:
         top_k, da, db, out, more = _moe_key_facts.__wrapped__(extras, (), experts)
     return Problem(m=t, n=n, k=k, m_range=rng, experts=experts, top_k=top_k, dtype_a=da, dtype_b=db,
                    dtype_out=out, notes=notes + more if more else notes), None
+
+
+def _moe_builder(op: str, extras: Any, version: Optional[str]) -> Optional[Callable[[Any], ProblemOrReason]]:
+    """`_cutlass_moe` for one group (see problem_builder): what a (bucket, packing, experts) implies,
+    the notes joined included, looked up in this group's own memo."""
+    gemm1 = op.endswith("gemm1")
+    try:
+        types = element_types(extras)
+        hash((extras, types))
+    except TypeError:  # an unhashable extra: `_cutlass_moe`, key by key
+        return None
+    facts: dict[tuple[int, int, int], tuple[Any, ...]] = {}
+
+    def build(shapes: Any) -> ProblemOrReason:
+        if shapes is None:
+            return None, _NO_SHAPES
+        try:
+            t, experts, pack, n, k = _moe_sizes(gemm1, shapes)
+            hit = facts.get((t, pack, experts))
+            if hit is None:
+                rng, notes = _moe_notes(t, version, gemm1, pack)
+                top_k, da, db, out, more = _moe_key_facts(extras, types, experts)
+                hit = facts[t, pack, experts] = (rng, top_k, da, db, out, notes + more if more else notes)
+            return Problem(t, n, k, 1, hit[0], experts, hit[1], hit[2], hit[3], hit[4], hit[5]), None
+        except _BAD_SHAPES as e:
+            return None, _bad_layout(op, shapes, e)
+
+    return build
 
 
 @functools.lru_cache(maxsize=8192)  # per bucket and layer kind: one shared notes tuple instead of a new list per key

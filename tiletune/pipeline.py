@@ -2,7 +2,7 @@
 
 `inspect(paths, ctx, gpu=...)` is what `tiletune inspect` and `tiletune report` run:
 
-    discover (no paths) -> readers.read_inputs -> decode.decode per record
+    discover (no paths) -> readers.read_inputs -> decode.decode_all (decode per record)
         -> model_adapter: model analysis per decoded entry (at the TOP of its M bucket, per case)
         -> source_groups: which inputs are one server's run (never merged with another's)
         -> failures: aggregated per (arch, version, op, runner, tactic, group) -> reasons
@@ -21,7 +21,7 @@ from typing import Callable, Mapping, Optional, Sequence
 
 from tiletune import event_verdicts
 from tiletune import verdicts as verdicts_mod
-from tiletune.decode import decode
+from tiletune.decode import decode_all
 from tiletune.events import Event, InputFacts
 from tiletune.failures import aggregate_failures, not_built_ops
 from tiletune.l2_state import l2_notes
@@ -63,7 +63,7 @@ def inspect(
         if not paths:
             return InspectResult((), (), (), (), (), (), searched=searched, discovered=True)
     outcome = read_inputs(list(paths), ctx)
-    entries = [decode(r) for r in outcome.records]
+    entries = decode_all(outcome.records)
     if select is not None:
         entries = [e for e in entries if select(e)]
     return build(

@@ -49,7 +49,7 @@ cpu = time.process_time
 t = cpu()
 import tiletune.cli  # noqa: F401
 from tiletune import pipeline
-from tiletune.decode import decode
+from tiletune.decode import decode_all
 from tiletune.formats import json_out, table
 from tiletune.model_adapter import ModelPort
 from tiletune.readers import read_inputs
@@ -57,7 +57,7 @@ from tiletune.readers.interface import ReadContext
 out = {"imports": cpu() - t}
 path = Path(sys.argv[1])
 t = cpu(); o = read_inputs([path], ReadContext()); out["read"] = cpu() - t
-t = cpu(); entries = [decode(r) for r in o.records]; out["decode"] = cpu() - t
+t = cpu(); entries = decode_all(o.records); out["decode"] = cpu() - t
 port = ModelPort.default(None)
 t = cpu(); port.inputs_name(pipeline._gpu_named_per_arch(entries)); port.analyze_entries(entries); model = cpu() - t
 out["model"] = model

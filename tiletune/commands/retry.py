@@ -201,12 +201,12 @@ def collect_targets(opts: RetryOptions, current_env: Dict[str, Any]) -> Collecte
         if opts.no_run:  # nothing to select: the exports read --ledger alone
             return Collected([], [], {})
         raise UsageError("give caches/logs/blocklists/ledgers to take configs from, or --op/--tactic/--shape")
-    from tiletune.decode import decode
+    from tiletune.decode import decode_all
     from tiletune.readers import read_inputs
     from tiletune.readers.interface import ReadContext
 
     outcome = read_inputs(opts.paths, ReadContext(arch=opts.arch, flashinfer_version=opts.flashinfer_version))
-    entries = [decode(r) for r in outcome.records]
+    entries = decode_all(outcome.records)
     key_problems: Dict[str, Any] = {}
     for e in entries:
         if e.record.raw_key and e.problem is not None:
