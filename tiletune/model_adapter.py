@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import operator
 from collections import OrderedDict
-from typing import Any, Callable, Mapping, NamedTuple, Optional, Sequence
+from typing import Any, Callable, Iterable, Mapping, NamedTuple, Optional, Sequence
 
 from tiletune.archs import arch_family, arch_from_gpu_name
 from tiletune.errors import ModelError, TiletuneError
@@ -173,7 +173,7 @@ class ModelPort:
         memo = self._result_cache
         l2_fact = self._l2.fact
         gpus: dict[tuple[Optional[str], Optional[str]], tuple[Any, str, Optional[str]]] = {}
-        # per entry: its AnalyzedEntry, or (entry, memo key) while its case waits in a batch
+        # per entry, in order: its AnalyzedEntry, or its memo key while its case waits in a batch
         out: list[Any] = []
         append = out.append
         batches: dict[tuple[Any, ...], _Batch] = {}
@@ -205,17 +205,19 @@ class ModelPort:
                 bk = (id(config), gpu_name, dtype, arch)
                 batch = batches.get(bk)
                 if batch is None:
-                    batch = batches[bk] = _Batch(config, spec, dtype, arch, [], [])
+                    batch = batches[bk] = _Batch(config, spec, dtype, arch, [], [], [])
                 batch.keys.append(key)
-                batch.cases.append((_with_m(problem, m) if m != problem.m else problem, l2))
-                append((entry, key))
+                batch.problems.append(_with_m(problem, m) if m != problem.m else problem)
+                batch.l2s.append(l2)
+                append(key)
             elif hit is _PENDING:
-                append((entry, key))
+                append(key)
             else:
                 append(AnalyzedEntry(entry, hit[0], hit[1]))
         for batch in batches.values():
             self._run_batch(batch)
-        return tuple(a if type(a) is AnalyzedEntry else AnalyzedEntry(a[0], *memo[a[1]][:2]) for a in out)
+        return tuple(a if type(a) is AnalyzedEntry else AnalyzedEntry(entry, *memo[a][:2])
+                     for entry, a in zip(entries, out))
 
     def _run_batch(self, batch: "_Batch") -> None:
         """Model a batch's cases in one call and put each result in the memo under its key. A case
@@ -223,12 +225,14 @@ class ModelPort:
         then modelled case by case, so each case gets its own result or reason (`_run`)."""
         memo, config = self._result_cache, batch.config
         try:
-            results = self._analyze_cases(batch.cases, config, batch.spec, dtype=batch.dtype, arch=batch.arch)
+            # zip, not a list of pairs: it reuses its one tuple as the model unpacks each case
+            results = self._analyze_cases(zip(batch.problems, batch.l2s), config, batch.spec, dtype=batch.dtype,
+                                          arch=batch.arch)
         except TiletuneError:
-            for key, (problem, l2) in zip(batch.keys, batch.cases):
+            for key, problem, l2 in zip(batch.keys, batch.problems, batch.l2s):
                 memo[key] = self._run(problem, problem.m, config, batch.spec, batch.dtype, batch.arch, l2)
             return
-        for key, res, (_, l2) in zip(batch.keys, results, batch.cases):
+        for key, res, l2 in zip(batch.keys, results, batch.l2s):
             if l2 is not None and res.l2 is not l2:  # an `analyze` that takes only the state (a test's stand-in)
                 res = with_l2(res, l2)
             memo[key] = (res, None, config)
@@ -257,7 +261,8 @@ class _Batch(NamedTuple):
     dtype: str
     arch: Optional[str]
     keys: list[tuple[Any, ...]]
-    cases: list[tuple[Problem, Optional[L2Fact]]]  # (problem at the modelled M, L2 fact)
+    problems: list[Problem]  # at the modelled M
+    l2s: list[Optional[L2Fact]]
 
 
 # the memo's value for a case found in this pass and waiting in a batch (`_run_batch` replaces it)
@@ -266,7 +271,7 @@ _PENDING: tuple[Any, ...] = (None, "not modelled yet", None)
 
 def _one_by_one(analyze: Callable[..., ModelResult]) -> Callable[..., list[ModelResult]]:
     """`analyze_cases` from a one-case `analyze`."""
-    def analyze_cases(cases: Sequence[tuple[Problem, Optional[L2Fact]]], config: TileConfig, spec: Any,
+    def analyze_cases(cases: Iterable[tuple[Problem, Optional[L2Fact]]], config: TileConfig, spec: Any,
                       **kw: Any) -> list[ModelResult]:
         return [analyze(problem, config, spec, l2=l2, **kw) for problem, l2 in cases]
     return analyze_cases
