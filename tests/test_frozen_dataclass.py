@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import inspect
 import itertools
 import math
 import pkgutil
@@ -135,3 +136,135 @@ def test_a_record_inside_itself_is_shown_as_dots() -> None:
     box.items.append(box)
     assert repr(box).endswith("Box(items=[...])")
     assert records.frozen_dataclass is records._frozen_dataclass
+
+
+# --- The methods frozen_dataclass builds without compiling (records._cheap_frozen) -------------------------
+
+def _exact_twin(cls: type) -> type:
+    """The same fields, defaults and default factories through the plain `@dataclass(frozen=True[, slots=True])`."""
+    fields = []
+    for f in dataclasses.fields(cls):
+        kw = dict(compare=f.compare, hash=f.hash, repr=f.repr)
+        if f.default is not dataclasses.MISSING:
+            kw["default"] = f.default
+        if f.default_factory is not dataclasses.MISSING:
+            kw["default_factory"] = f.default_factory
+        fields.append((f.name, f.type, dataclasses.field(**kw)))
+    twin = dataclasses.make_dataclass(cls.__name__, fields, frozen=True, slots="__slots__" in cls.__dict__)
+    twin.__qualname__ = cls.__qualname__
+    return twin
+
+
+def _outcome(fn, *args: object) -> tuple:  # noqa: ANN001
+    try:
+        return ("ok", fn(*args))
+    except Exception as e:  # noqa: BLE001 - the exception is the thing compared
+        return (type(e), str(e))
+
+
+def _same_as_plain(cls: type, twin: type, args: tuple) -> None:
+    import copy
+    import pickle
+    import sys
+
+    ours, plain = cls(*args), twin(*args)
+    names = [f.name for f in dataclasses.fields(cls)]
+    assert [getattr(ours, n) for n in names] == [getattr(plain, n) for n in names]
+    assert ours.__class__ is cls and ours == cls(*args) and _outcome(hash, ours) == _outcome(hash, plain)
+    for n in names + ["not_a_field"]:
+        assert _outcome(setattr, ours, n, 1) == _outcome(setattr, plain, n, 1)
+        assert _outcome(delattr, ours, n) == _outcome(delattr, plain, n)
+    assert [getattr(ours, n) for n in names] == [getattr(plain, n) for n in names]  # nothing changed
+    if "__slots__" in cls.__dict__:
+        if getattr(sys.modules[cls.__module__], cls.__qualname__, None) is cls:  # picklable by name
+            back = pickle.loads(pickle.dumps(ours))
+            assert back.__class__ is cls and repr(back) == repr(ours)
+        assert (copy.copy(ours) == ours) == (copy.copy(plain) == plain)  # the same pickling hooks
+        assert repr(ours.__getstate__()) == repr(plain.__getstate__())  # type: ignore[attr-defined]
+
+
+def _params(cls: type) -> dict:
+    p = cls.__dataclass_params__  # type: ignore[attr-defined]
+    return {k: getattr(p, k) for k in ("init", "eq", "order", "unsafe_hash", "frozen")}
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=[f"{c.__module__}.{c.__qualname__}" for c in CLASSES])
+def test_same_init_frozenness_and_pickling_as_the_plain_decorator(cls: type) -> None:
+    twin = _exact_twin(cls)
+    ours_sig, plain_sig = inspect.signature(cls), inspect.signature(twin)
+    assert [(p.name, p.kind, repr(p.default), p.annotation) for p in ours_sig.parameters.values()] == [
+        (p.name, p.kind, repr(p.default), p.annotation) for p in plain_sig.parameters.values()]
+    assert cls.__init__.__annotations__ == twin.__init__.__annotations__
+    assert cls.__init__.__qualname__ == f"{cls.__qualname__}.__init__"
+    assert cls.__setattr__.__qualname__ == f"{cls.__qualname__}.__setattr__"
+    assert _params(cls) == _params(twin)
+    assert cls.__match_args__ == twin.__match_args__  # type: ignore[attr-defined]
+    assert cls.__dict__.get("__slots__") == twin.__dict__.get("__slots__")
+    required = [p for p in ours_sig.parameters.values() if p.default is inspect.Parameter.empty]
+    for i in range(len(SAMPLES)):
+        args = tuple(SAMPLES[(i + j) % len(SAMPLES)] for j in range(len(required)))
+        if all(not isinstance(a, list) for a in args):
+            _same_as_plain(cls, twin, args)
+    if required:
+        assert _outcome(cls)[0] is TypeError and _outcome(twin)[0] is TypeError
+    assert _outcome(cls, *range(len(ours_sig.parameters) + 1))[0] is TypeError
+
+
+def test_odd_classes_match_the_plain_decorator() -> None:
+    import typing
+
+    def both(body: dict, slots: bool) -> tuple[type, type]:
+        made = []
+        for deco in (frozen_dataclass(slots=slots), dataclasses.dataclass(frozen=True, slots=slots)):
+            ns = dict(body)
+            made.append(deco(type("Odd", (), ns)))
+        return made[0], made[1]
+
+    cases = [
+        ({"__annotations__": {}}, ()),  # no fields, no docstring
+        ({"__annotations__": {"a": "int"}, "__doc__": None}, (1,)),
+        ({"__annotations__": {"a": "int", "b": "list"}, "b": dataclasses.field(default_factory=list)}, (1,)),
+        ({"__annotations__": {"a": int, "b": "typing.ClassVar[int]"}, "b": 3}, (1,)),
+        ({"__annotations__": {"a": "int", "b": "int"}, "b": dataclasses.field(default=2, compare=False, hash=False)},
+         (1, 5)),
+        ({"__annotations__": {"_FACTORY": "int", "self": "int"}}, (1, 2)),  # names the built init keeps: plain path
+        ({"__annotations__": {"a": "int", "b": "dataclasses.InitVar[int]"},
+          "__post_init__": lambda self, b: None}, (1, 2)),
+        ({"__annotations__": {"a": "int", "b": "int"}, "b": dataclasses.field(default=0, init=False)}, (1,)),
+        ({"__annotations__": {"a": "int", "b": "int"}, "b": dataclasses.field(default=0, kw_only=True)}, (1,)),
+    ]
+    assert typing  # the ClassVar annotation's module
+    for slots in (False, True):
+        for body, args in cases:
+            ours, plain = both(body, slots)
+            assert ours.__doc__ == plain.__doc__
+            assert str(inspect.signature(ours)) == str(inspect.signature(plain))
+            assert [f.name for f in dataclasses.fields(ours)] == [f.name for f in dataclasses.fields(plain)]
+            assert _params(ours) == _params(plain)
+            _same_as_plain(ours, plain, args)
+            a, b = ours(*args), ours(*args)
+            if "b" in body and isinstance(body["b"], dataclasses.Field) and body["b"].default_factory is not \
+                    dataclasses.MISSING:
+                assert a.b == [] and a.b is not b.b  # the default factory runs per instance
+
+
+def test_refusals_match_the_plain_decorator() -> None:
+    for slots in (False, True):
+        body = {"__annotations__": {"a": "int", "b": "int"}, "a": 1}  # a field without a default after one with
+        got = [_outcome(d, type("Bad", (), dict(body)))
+               for d in (frozen_dataclass(slots=slots), dataclasses.dataclass(frozen=True, slots=slots))]
+        assert got[0] == got[1] and got[0][0] is TypeError
+
+    @frozen_dataclass(slots=True)
+    class Base:
+        a: int
+
+    @frozen_dataclass(slots=True)
+    class Sub(Base):  # a dataclass base: made by the plain decorator
+        b: int = 0
+
+    assert Sub(1, 2) == Sub(1, 2) and Sub(1).b == 0
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Sub(1).a = 2  # type: ignore[misc]
+    with pytest.raises(TypeError, match="non-frozen dataclass from a frozen one"):
+        dataclasses.dataclass(type("Thawed", (Base,), {"__annotations__": {"c": "int"}, "c": 0}))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import inspect
 import reprlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Tuple, Union
@@ -27,19 +28,20 @@ Tactic = Union[int, str, None, Tuple[Any, ...]]
 
 
 def _frozen_dataclass(cls: Optional[type] = None, /, *, slots: bool = False) -> Any:
-    """`@dataclass(frozen=True, slots=...)` whose repr is one shared function instead of a method
-    generated and compiled for each class.
+    """`@dataclass(frozen=True, slots=...)`, made with less generated code.
 
-    Why: compiling generated methods is most of creating a dataclass, and an inspect creates about
-    forty at start-up (on a 2,000-entry cache, creating them was a sixth of the whole run). repr
-    is never on a hot path, so it is shared; equality and hash are, so they stay generated (a
-    shared version measured twice as slow per call). The shared repr is the generated one's
-    (tests/test_frozen_dataclass.py compares every class): `Name(field=value!r, ...)` over the
-    fields with repr=True, `...` for a record inside itself.
+    Why: dataclasses compiles each generated method from source, and an inspect creates about
+    forty classes at start-up: compiling them was a sixth of a 2,000-entry run. So the methods
+    never on a hot path are made without compiling: repr is one shared function and, through
+    `_cheap_frozen`, the frozen `__setattr__`/`__delattr__` are closures and `__init__` is
+    compiled from a shorter source (storing through the slots, which also builds faster).
+    Equality and hash stay generated (a shared version measured twice as slow per call).
+    tests/test_frozen_dataclass.py compares every class with its plain twin: the shared repr is
+    `Name(field=value!r, ...)` over the fields with repr=True, `...` for a record inside itself.
     """
 
     def wrap(c: type) -> type:
-        c = dataclass(c, frozen=True, slots=slots, repr=False)
+        c = _cheap_frozen(c, slots) if _cheap_frozen_covers(c) else dataclass(c, frozen=True, slots=slots, repr=False)
         shown = tuple(f.name for f in dataclasses.fields(c) if f.repr)
 
         @reprlib.recursive_repr()
@@ -62,8 +64,85 @@ else:
     frozen_dataclass = _frozen_dataclass
 
 
+# Names the built __init__ keeps for itself (a field must not shadow them).
+_INIT_NAMES = ("self", "_FACTORY", "_setattr")
+
+
+def _cheap_frozen_covers(c: type) -> bool:
+    """Whether `_cheap_frozen` makes what `@dataclass(frozen=True)` would: a class with no dataclass
+    base, none of the methods dataclasses writes defined by hand, and an `__init__` that takes every
+    field in order and stores it (no `__post_init__`, InitVar, keyword-only or init=False field)."""
+    if any(hasattr(b, "__dataclass_fields__") for b in c.__mro__[1:]) or hasattr(c, "__post_init__"):
+        return False
+    if any(m in c.__dict__ for m in ("__init__", "__eq__", "__hash__", "__setattr__", "__delattr__")):
+        return False
+    for name, kind in c.__dict__.get("__annotations__", {}).items():
+        if name in _INIT_NAMES or name.startswith(("_set_", "_default_", "_factory_")):
+            return False
+        if not isinstance(kind, str):
+            kind = repr(kind)
+        if "InitVar" in kind or "KW_ONLY" in kind:
+            return False
+        default = c.__dict__.get(name)
+        if isinstance(default, dataclasses.Field) and (not default.init or default.kw_only is True):
+            return False
+    return True
+
+
+def _cheap_frozen(c: type, slots: bool) -> type:
+    """`dataclass(c, frozen=True, slots=slots, repr=False)` for a class `_cheap_frozen_covers`.
+
+    dataclasses makes it unfrozen and without `__init__` (so it compiles equality and hash only);
+    then the class gets what frozen=True would have given it: `__setattr__`/`__delattr__` that
+    refuse its fields (closures: the same checks and messages as the generated ones, over the
+    same class object), an `__init__` that stores each field past them, the pickling hooks of a
+    frozen slotted class, and frozen parameters.
+    """
+    before: type = c  # dataclasses' frozen __setattr__ checks the class it was given, before slots copy it
+    documented = bool(c.__dict__.get("__doc__"))
+    c = dataclass(c, init=False, repr=False, unsafe_hash=True, slots=slots)
+    fields = dataclasses.fields(c)
+    names = tuple(f.name for f in fields)
+
+    def __setattr__(self: Any, name: str, value: Any) -> None:
+        if type(self) is before or name in names:
+            raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+        super(before, self).__setattr__(name, value)  # type: ignore[arg-type]  # (mypy wants a class name)
+
+    def __delattr__(self: Any, name: str) -> None:
+        if type(self) is before or name in names:
+            raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+        super(before, self).__delattr__(name)  # type: ignore[arg-type]
+
+    for fn in (__setattr__, __delattr__):
+        fn.__qualname__ = f"{c.__qualname__}.{fn.__name__}"
+        fn.__module__ = c.__module__
+        setattr(c, fn.__name__, fn)
+    c.__init__ = _stored_init(c, fields, slots)  # type: ignore[misc]
+    if slots:
+        if "__getstate__" not in c.__dict__:
+            c.__getstate__ = _frozen_getstate  # type: ignore[attr-defined]
+        if "__setstate__" not in c.__dict__:
+            c.__setstate__ = _frozen_setstate  # type: ignore[attr-defined]
+    params = c.__dataclass_params__  # type: ignore[attr-defined]
+    params.init, params.unsafe_hash, params.frozen = True, False, True
+    if not documented:  # as dataclasses documents a class without a docstring
+        c.__doc__ = c.__name__ + str(inspect.signature(c)).replace(" -> None", "")
+    return c
+
+
+def _frozen_getstate(self: Any) -> list:
+    """Pickling a frozen slotted dataclass: its field values, in order (as dataclasses does)."""
+    return [getattr(self, f.name) for f in dataclasses.fields(self)]
+
+
+def _frozen_setstate(self: Any, state: list) -> None:
+    for f, value in zip(dataclasses.fields(self), state):
+        object.__setattr__(self, f.name, value)
+
+
 class _UseFactory:
-    """The default of a field with a default factory in a `quick_init` signature (as dataclasses shows it)."""
+    """The default of a field with a default factory in a built `__init__` signature (as dataclasses shows it)."""
 
     def __repr__(self) -> str:
         return "<factory>"
@@ -72,41 +151,60 @@ class _UseFactory:
 _USE_FACTORY = _UseFactory()
 
 
+def _stored_init(cls: type, fields: tuple[dataclasses.Field, ...], slots: bool) -> Any:
+    """The `__init__` dataclasses generates for frozen `cls` (same signature, defaults, default
+    factories and annotations), storing each field past the frozen `__setattr__`.
+
+    Why: a slotted class's init stores through the slot descriptors' own setters, which builds the
+    object about a third faster than the generated `object.__setattr__` per field (inspect builds
+    several records per cache entry); the source is also shorter to compile.
+    """
+    ns: dict[str, Any] = {"__name__": cls.__module__, "_FACTORY": _USE_FACTORY, "_setattr": object.__setattr__}
+    args, body = [], []
+    follows_default = False
+    for f in fields:
+        value = f.name
+        if f.default is not dataclasses.MISSING:
+            ns[f"_default_{f.name}"] = f.default
+            args.append(f"{f.name}=_default_{f.name}")
+            follows_default = True
+        elif f.default_factory is not dataclasses.MISSING:
+            ns[f"_factory_{f.name}"] = f.default_factory
+            args.append(f"{f.name}=_FACTORY")
+            value = f"_factory_{f.name}() if {f.name} is _FACTORY else {f.name}"
+            follows_default = True
+        elif follows_default:
+            raise TypeError(f"non-default argument {f.name!r} follows default argument")
+        else:
+            args.append(f.name)
+        if slots:
+            ns[f"_set_{f.name}"] = cls.__dict__[f.name].__set__
+            body.append(f"    _set_{f.name}(self, {value})")
+        else:
+            body.append(f"    _setattr(self, {f.name!r}, {value})")
+    exec(f"def __init__(self, {', '.join(args)}):\n" + ("\n".join(body) or "    pass") + "\n", ns)  # noqa: S102 - code built above
+    init = ns["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__annotations__ = {**{f.name: f.type for f in fields}, "return": None}
+    return init
+
+
 def quick_init(cls: type) -> type:
     """Give a frozen, slotted dataclass an `__init__` that stores each field through its slot.
 
-    Why: the generated `__init__` of a frozen dataclass calls `object.__setattr__` once per field
-    to get past `frozen`; storing through the slot descriptors' own setters builds the object
-    about a third faster, and inspect builds several such records per cache entry. Same
-    signature, defaults and default factories; the class stays frozen (its `__setattr__` is
-    untouched). Classes this does not cover (no slots, __post_init__, init=False or keyword-only
-    fields) keep the generated `__init__`.
+    frozen_dataclass(slots=True) builds that `__init__` itself (`_stored_init`); this gives it to
+    other frozen slotted dataclasses. Classes this does not cover (no slots, __post_init__,
+    init=False or keyword-only fields) keep the generated `__init__`.
     """
     params = cls.__dataclass_params__  # type: ignore[attr-defined]
     fields = dataclasses.fields(cls)
     if (not params.frozen or "__slots__" not in cls.__dict__ or hasattr(cls, "__post_init__")
             or any(not f.init or f.kw_only for f in fields)):
         return cls
-    ns: dict[str, Any] = {"_FACTORY": _USE_FACTORY}
-    args, body = [], []
-    for f in fields:
-        ns[f"_set_{f.name}"] = cls.__dict__[f.name].__set__
-        value = f.name
-        if f.default is not dataclasses.MISSING:
-            ns[f"_default_{f.name}"] = f.default
-            args.append(f"{f.name}=_default_{f.name}")
-        elif f.default_factory is not dataclasses.MISSING:
-            ns[f"_factory_{f.name}"] = f.default_factory
-            args.append(f"{f.name}=_FACTORY")
-            value = f"_factory_{f.name}() if {f.name} is _FACTORY else {f.name}"
-        else:
-            args.append(f.name)
-        body.append(f"    _set_{f.name}(self, {value})")
-    exec(f"def __init__(self, {', '.join(args)}):\n" + "\n".join(body) + "\n", ns)  # noqa: S102 - code built above
-    init = ns["__init__"]
-    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    if getattr(cls.__dict__["__init__"], "__globals__", {}).get("_FACTORY") is _USE_FACTORY:  # built by _stored_init
+        return cls
     generated = cls.__dict__["__init__"]  # the dataclass's own __init__, replaced below
-    init.__annotations__ = dict(generated.__annotations__)
+    init = _stored_init(cls, fields, slots=True)
     init.__doc__ = generated.__doc__
     cls.__init__ = init  # type: ignore[misc]
     return cls
