@@ -8,7 +8,7 @@ from collections import Counter
 from tiletune.readers import read_inputs
 from tiletune.readers.flashinfer_v1 import LEGACY_CUDNN_NOTE, sniff
 from tiletune.readers.interface import ReadContext
-from tiletune.records import Status
+from tiletune.records import Status, TuningRecord
 
 CTX = ReadContext()
 
@@ -143,3 +143,38 @@ def test_bench_cache_generators_are_read_whole(tmp_path):
     recs, probs = _read(tmp_path / "d.json")
     assert probs == () and len(recs) == 700 and {r.op for r in recs} == {"fp4_gemm"}
     assert len({r.raw_key for r in recs}) == 700 and {r.tactic for r in recs} == set(range(32))
+
+
+def test_shared_details_are_each_entrys_own(tmp_path):
+    # read_object shares one detail tuple per distinct (runner mismatch, legacy cuDNN, policy with
+    # its element types): every record's detail equals the one built for it alone, 1 / 1.0 / True apart
+    import random
+
+    from tiletune.readers.flashinfer_v1 import LEGACY_CUDNN_NOTE, policy_detail, read_object
+
+    rng = random.Random(7)
+    scalars = [1, 1.0, True, 0, 0.0, False, None, "cold", "hot", -1, 2.5]
+    cache: dict = {"_metadata": {"flashinfer_version": "0.7.2.post1", "gpu": "NVIDIA H200"}}
+    for i in range(3000):
+        runner = rng.choice(["CutlassFp4GemmRunner", "CudnnFp4GemmRunner"])
+        policy = rng.choice([
+            ["cuda_graph_profile_replays", rng.choice(scalars), "l2_cache_policy", rng.choice(scalars)],
+            ["cuda_graph_profile_replays", rng.choice(scalars)], [rng.choice(scalars)], [], rng.choice(scalars),
+            ["a", [rng.choice(scalars)]], ["a", {"b": rng.choice(scalars)}], {"b": 1}, "x",
+        ])
+        value = [rng.choice([runner, runner, "OtherRunner"]), rng.choice([3, -1, True, 2.0, [1, 2]])]
+        if rng.random() < 0.8:
+            value.append(policy)
+        cache[f"('fp4_gemm', '{runner}', (({i + 1}, 1024), (1024, 4096)), ())"] = value
+    recs = [r for r in read_object(tmp_path / "c.json", cache, ReadContext(), None) if isinstance(r, TuningRecord)]
+    assert len(recs) == 3000
+    for r in recs:
+        value = cache[r.raw_key]
+        want = []
+        if len(value) == 3:
+            want.append(("profiling_policy", policy_detail(value[2])))
+        if value[0] != r.runner:
+            want.append(("value_runner", value[0]))
+        if r.runner.startswith("Cudnn") and type(value[1]) is int and value[1] >= 0:
+            want.append(("legacy_cudnn_tactic", LEGACY_CUDNN_NOTE))
+        assert repr(r.detail) == repr(tuple(sorted(want))), value
