@@ -15,6 +15,9 @@ hold no samples, smaller than `DEFAULT_NOISE` (said so in the flag's basis).
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import field
+from itertools import chain
+from operator import attrgetter
 from os.path import dirname
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
@@ -69,6 +72,9 @@ class BucketLine:
     never_tried: Optional[int]  # catalog tactics with no record in this bucket (None: unknown)
     fallback_only: bool  # no tuned bucket: at run time this M ran the fallback tactic (-1); problem.m is that runtime M
     chosen_spread: Optional[float] = None  # the winner's own sample spread ((max - min) / min), when its samples are known
+    # the analysed entry the one winner's Pick was made from (None: several chosen, or a fallback):
+    # the table finds its model result through it instead of by value (not part of the line's value)
+    winner_entry: Any = field(default=None, compare=False, repr=False)
 
 
 @frozen_dataclass(slots=True)
@@ -105,6 +111,10 @@ class RankDisagreement:
 class Overview:
     groups: tuple[Group, ...]
     rank_disagreements: tuple[RankDisagreement, ...]
+    # the entries of the buckets that hold several, in input order within each bucket; None when
+    # an (arch, op) has several runners. Any other entry is alone in its bucket of one (arch, op,
+    # source group): no other shares its problem there (formats.glance.ModelByChoice relies on it)
+    crowded: Optional[tuple[Any, ...]] = field(default=None, compare=False, repr=False)
 
 
 def config_identity(c: TileConfig) -> tuple[Any, ...]:
@@ -234,23 +244,35 @@ def overview(result: Any) -> Overview:
             several.setdefault(key, [held]).append(ae)
     catalog_sizes = _CatalogSizes(result)
     picks = _Picks()
-    groups: dict[tuple[Any, ...], list[BucketLine]] = defaultdict(list)
+    groups: dict[tuple[Any, ...], list[BucketLine]] = {}
     versions: dict[tuple[Any, ...], Optional[str]] = {}
+    gkey: Any = None
+    lines: Optional[list[BucketLine]] = None
     for key, ae in first.items():
-        gkey = key[:6]
-        if gkey not in versions:
-            versions[gkey] = ae.entry.record.env.flashinfer_version
-        line = _bucket_line(several.get(key) or (ae,), catalog_sizes, picks)
+        if key[:6] != gkey:  # a group's buckets mostly come in a run: its lists looked up once per run
+            gkey = key[:6]
+            if gkey not in versions:
+                versions[gkey] = ae.entry.record.env.flashinfer_version
+            lines = groups.get(gkey)
+        line = _bucket_line((several.get(key) if several else None) or (ae,), catalog_sizes, picks)
         if line is not None:
-            groups[gkey].append(line)
+            if lines is None:
+                lines = groups[gkey] = []
+            lines.append(line)
     out = []
     label = getattr(result, "group_label", lambda _name: None)
     for gkey in sorted(groups, key=lambda g: (g[0] or "", g[1], g[2], g[3], g[4], g[5] or "")):
-        lines = tuple(sorted(groups[gkey], key=lambda line: line.problem.m))
+        held = tuple(sorted(groups[gkey], key=_line_m))
         arch, op, runner, n, k, group = gkey
-        out.append(Group(arch, op, runner, n, k, versions[gkey], lines,
-                         uncovered(lines, versions[gkey], _is_moe(op)), group, label(group)))
-    return Overview(tuple(out), tuple(rank_disagreements(result.entries, group_of)))
+        out.append(Group(arch, op, runner, n, k, versions[gkey], held,
+                         uncovered(held, versions[gkey], _is_moe(op)), group, label(group)))
+    # (one runner per (arch, op): two runners' entries of one shape would be two buckets here)
+    one_runner = len({g[:2] for g in versions}) == len({g[:3] for g in versions})
+    crowded = tuple(chain.from_iterable(several.values())) if one_runner else None
+    return Overview(tuple(out), tuple(rank_disagreements(result.entries, group_of)), crowded)
+
+
+_line_m = attrgetter("problem.m")  # a line's bucket: what a group's lines are sorted by
 
 
 def _bucket_line(aes: Sequence[Any], catalog_sizes: "_CatalogSizes", picks: "_Picks") -> Optional[BucketLine]:
@@ -259,7 +281,7 @@ def _bucket_line(aes: Sequence[Any], catalog_sizes: "_CatalogSizes", picks: "_Pi
         # `_any_bucket_line` gives for it (tests/test_overview_fast.py), without its sets and sorts
         w = picks(aes[0])
         return BucketLine(aes[0].entry.problem, picks.alone(w), w.time_ms, None, None, None, None, 0, None, False,
-                          w.spread)
+                          w.spread, aes[0])
     return _any_bucket_line(aes, catalog_sizes, picks)
 
 
@@ -333,7 +355,7 @@ def _any_bucket_line(aes: Sequence[Any], catalog_sizes: "_CatalogSizes", picks: 
     never = max(size - len(tried), 0) if size is not None else None
     fallback_only = not chosen_aes and bool(fallback)
     return BucketLine(problem, tuple(winners), wt, runner_up, margin, won_by_noise, basis, failed, never, fallback_only,
-                      own_spread)
+                      own_spread, chosen_aes[0] if len(chosen_aes) == 1 else None)
 
 
 def _catalog_sizes(result: Any) -> dict[tuple[Any, ...], int]:

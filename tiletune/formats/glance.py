@@ -48,58 +48,140 @@ def margin_cell(line: BucketLine) -> str:
     return text + " ~" if line.won_by_noise else text
 
 
-def _model_cells(line: BucketLine, analyses: dict[Any, Any], where: tuple) -> tuple[str, str]:
+def _model_cells(line: BucketLine, analyses: "ModelByChoice", where: tuple) -> tuple[str, str]:
     if len(line.chosen) != 1:
         return "-", "-"
-    pick = line.chosen[0]
-    a = analyses.get((*where, line.problem, choice_key(pick.config, pick.tactic)))
+    a = analyses.result_of(line, where)
     if a is None or a.time_expected_s is None:
         return "-", "-"
     eff = "-" if a.efficiency_compute is None else f"{a.efficiency_compute * 100:.0f}"
     return f"{a.time_expected_s * 1e6:.1f}", eff
 
 
-def analyses_by_choice(result: Any) -> dict[Any, Any]:
-    """(source group, arch, op, problem, config or tactic identity) -> the model's result, for
-    chosen entries: an overview group's rows look up their own server's (its GPU and L2 state),
-    never another input's with the same shape and tile (`_where` gives a group's first three)."""
-    group_of = group_names(getattr(result, "source_groups", ()))
-    out: dict[Any, Any] = {}
-    for ae in result.entries:
-        if ae.analysis is None or ae.entry.problem is None:
-            continue
-        rec = ae.entry.record
-        out[(group_of.get(rec.source), rec.env.arch, rec.op, ae.entry.problem,
-             choice_key(ae.entry.config, rec.tactic))] = ae.analysis
-    return out
+class ModelByChoice:
+    """(source group, arch, op, problem, config or tactic identity) -> the model's result (the
+    last entry of the key with one): an overview group's rows look up their own server's (its GPU
+    and L2 state), never another input's with the same shape and tile (`_where` gives a group's
+    first three); `result_of` answers for a line of the result's overview.
+
+    Why shaped so: a line's one winner's own result is, unless `overridden` (a later entry of its
+    key has one), the one its key finds; read so, a big cache's 50,000 lines are not looked up by
+    a key that hashes a problem and a config. Given the result's overview, only the entries of its
+    crowded buckets can share a key (`Overview.crowded`), so only they are keyed.
+    tests/formats/test_compact_fast.py holds the rows to the lookup by key over every entry."""
+
+    def __init__(self, result: Any, ov: Optional[Overview] = None) -> None:
+        group_of = group_names(getattr(result, "source_groups", ()))
+        crowded = None if ov is None else ov.crowded
+        by_key: dict[Any, Any] = {}  # key -> its last entry with a result
+        keyed = []
+        for ae in (result.entries if crowded is None else crowded):
+            if ae.analysis is None or ae.entry.problem is None:
+                continue
+            rec = ae.entry.record
+            by_key[(group_of.get(rec.source), rec.env.arch, rec.op, ae.entry.problem,
+                    choice_key(ae.entry.config, rec.tactic))] = ae
+            keyed.append(id(ae))
+        self.by_key = by_key
+        last = {id(ae) for ae in by_key.values()}
+        self.overridden = {i for i in keyed if i not in last}  # ids of entries whose key a later entry holds
+
+    def result_of(self, line: BucketLine, where: tuple) -> Any:
+        """The result of the last entry with a result of the key of `line`'s one winner (`where`:
+        its group's `_where`), or None; `line` is one of the overview's lines."""
+        w = line.winner_entry
+        if w is not None and w.analysis is not None and id(w) not in self.overridden:
+            return w.analysis
+        pick = line.chosen[0]
+        ae = self.by_key.get((*where, line.problem, choice_key(pick.config, pick.tactic)))
+        return None if ae is None else ae.analysis
+
+
+def analyses_by_choice(result: Any, ov: Optional[Overview] = None) -> ModelByChoice:
+    """The model's result of each chosen (group, arch, op, problem, choice): `ModelByChoice`
+    (`ov`, the result's overview, when the caller has it)."""
+    return ModelByChoice(result, ov)
 
 
 def _where(group: Group) -> tuple:
-    """A group's part of the `analyses_by_choice` key."""
+    """A group's part of the `ModelByChoice` key."""
     return (group.source_group, group.arch, group.op)
 
 
-def compact_rows(group: Group, analyses: dict[Any, Any], labels: Optional[dict[int, str]] = None) -> list[list[str]]:
-    """One row of cells per bucket line. `labels` (id(Pick) -> label) may be shared by the groups of
-    one overview while it is alive: its Picks are shared between lines, and a label is a string built."""
+USUAL_TAIL = ("-", "-", "-", "?")  # a usual line's runner-up, margin, failed and never-tried cells
+
+
+def compact_rows(group: Group, analyses: ModelByChoice, labels: Optional[dict[int, str]] = None,
+                 m_texts: Optional[dict[Any, str]] = None) -> list[list[str]]:
+    """One row of cells per bucket line: `usual_cells` and `USUAL_TAIL` when every line is usual,
+    else each line's cells from the cell functions (`_plain_row`)."""
+    cells = usual_cells(group, analyses, labels, m_texts)
+    if cells is not None:
+        return [[*c, *USUAL_TAIL] for c in cells]
     labels = {} if labels is None else labels
-    rows = []
     where = _where(group)
+    return [_plain_row(line, analyses, where, labels) for line in group.lines]
+
+
+def usual_cells(group: Group, analyses: ModelByChoice, labels: Optional[dict[int, str]] = None,
+                m_texts: Optional[dict[Any, str]] = None) -> Optional[list[tuple[str, str, str, str, str]]]:
+    """The (M bucket, chosen, meas us, t us*, eff %*) cells of each line when every line of the
+    group is usual (one winner, read from its own entry; no runner-up, nothing failed, attempts
+    unknown: the rest of its row is `USUAL_TAIL`), else None.
+
+    Why: a big cache's 50,000 lines are almost all usual; their cells are made here without a
+    call per cell, and the table lays them out with their constant tail in its format.
+    `labels` (id(Pick) -> label) and `m_texts` (M range -> cell) may be shared by the groups of one
+    overview while it is alive (its Picks are shared between lines). tests/formats/test_table_fast.py
+    holds this to `_plain_row`."""
+    labels = {} if labels is None else labels
+    m_texts = {} if m_texts is None else m_texts
+    where = _where(group)
+    overridden = analyses.overridden
+    out = []
     for line in group.lines:
-        t, eff = _model_cells(line, analyses, where)
-        runner_up = line.runner_up
-        rows.append([
-            m_cell(line),
-            chosen_cell(line) if len(line.chosen) != 1 or line.fallback_only else _label(line.chosen[0], labels),
-            _us(line.chosen_time_ms),
-            t,
-            eff,
-            _label(runner_up, labels) if runner_up is not None else "-",
-            margin_cell(line),
-            str(line.failed) if line.failed else "-",
-            "?" if line.never_tried is None else str(line.never_tried),
-        ])
-    return rows
+        w = line.winner_entry
+        if (w is None or line.runner_up is not None or line.margin is not None or line.failed
+                or line.never_tried is not None or line.fallback_only):
+            return None
+        a = w.analysis
+        if a is None or id(w) in overridden:  # (see ModelByChoice)
+            t, eff = _model_cells(line, analyses, where)
+        elif a.time_expected_s is None:
+            t = eff = "-"
+        else:
+            t = f"{a.time_expected_s * 1e6:.1f}"
+            eff = "-" if a.efficiency_compute is None else f"{a.efficiency_compute * 100:.0f}"
+        r = line.problem.m_range
+        m = m_texts.get(r) if r is not None else None
+        if m is None:
+            m = m_cell(line)
+            if r is not None:
+                m_texts[r] = m
+        pick = line.chosen[0]
+        label = labels.get(id(pick))
+        if label is None:
+            label = labels[id(pick)] = pick.label()
+        ms = line.chosen_time_ms
+        out.append((m, label, "-" if ms is None else f"{ms * 1000:.1f}", t, eff))
+    return out
+
+
+def _plain_row(line: BucketLine, analyses: ModelByChoice, where: tuple, labels: dict[int, str]) -> list[str]:
+    """A line's cells, each from its cell function."""
+    t, eff = _model_cells(line, analyses, where)
+    runner_up = line.runner_up
+    return [
+        m_cell(line),
+        chosen_cell(line) if len(line.chosen) != 1 or line.fallback_only else _label(line.chosen[0], labels),
+        _us(line.chosen_time_ms),
+        t,
+        eff,
+        _label(runner_up, labels) if runner_up is not None else "-",
+        margin_cell(line),
+        str(line.failed) if line.failed else "-",
+        "?" if line.never_tried is None else str(line.never_tried),
+    ]
 
 
 def _label(pick: Pick, labels: dict[int, str]) -> str:

@@ -102,7 +102,7 @@ def compact_sections(result: InspectResult, runtime_m: Sequence[int] = ()) -> li
     from tiletune.overview import overview
 
     ov = overview(result)
-    analyses = glance.analyses_by_choice(result)
+    analyses = glance.analyses_by_choice(result, ov)
     out: list[str] = []
     for g in ov.groups:
         rows = glance.compact_rows(g, analyses)

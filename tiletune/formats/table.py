@@ -8,7 +8,8 @@ The only module that imports tabulate (lazily, so `tiletune --help` stays fast).
 from __future__ import annotations
 
 import textwrap
-from typing import Optional, Sequence
+from itertools import chain
+from typing import Any, Optional, Sequence
 
 from tiletune.formats import glance, view
 from tiletune.overview import overview, tile_history
@@ -147,9 +148,37 @@ def _compact_table(rows: list[list[str]], width: int) -> str:
         # every column kept and the last one right-aligned with no empty cell: no line ends in a
         # space, so the whole table is one %-format of its cells (rstrip would change nothing)
         fmt = "  ".join(("%%%ds" if h in glance.NUMERIC else "%%-%ds") % w for h, w in zip(headers, widths))
-        return "\n".join([fmt % tuple(headers), rule, "\n".join([fmt] * len(rows)) % tuple([c for r in rows for c in r])])
+        return "\n".join([fmt % tuple(headers), rule, "\n".join([fmt] * len(rows)) % tuple(chain.from_iterable(rows))])
     fmt = "  ".join(("{%d:>%d}" if headers[i] in glance.NUMERIC else "{%d:<%d}") % (i, widths[i]) for i in keep)
     return "\n".join([fmt.format(*headers).rstrip(), rule, *(fmt.format(*row).rstrip() for row in rows)])
+
+
+def _usual_table(cells: Sequence[tuple[str, ...]], width: int, layouts: dict[tuple[int, ...], tuple[str, str]]) -> Optional[str]:
+    """`_compact_table` of the rows `cells` + `glance.USUAL_TAIL` make (`glance.usual_cells`), for
+    one-line printable ASCII cells without edge spaces whose rows fit `width`; else None.
+
+    Why: most groups of a big cache hold only usual lines: the constant tail goes into the format
+    once, and the head, rule and format are made once per set of column widths (`layouts`, shared
+    by the groups of one table) instead of once per group. tests/formats/test_table_fast.py holds
+    it to `_compact_table`."""
+    blob = "\x00".join(chain.from_iterable(cells))
+    if (not blob.isascii() or not blob.replace("\x00", "").isprintable() or "\x00\x00" in blob
+            or " \x00" in blob or "\x00 " in blob or blob[:1] == " " or blob[-1:] == " "):
+        return None
+    widths = tuple([max(len(h), max(map(len, col))) for h, col in zip(glance.COMPACT_HEADERS, zip(*cells))])
+    layout = layouts.get(widths)
+    if layout is None:
+        headers = glance.COMPACT_HEADERS
+        tail = [len(h) for h in headers[len(widths):]]  # the tail's cells are narrower than their headers
+        every = [*widths, *tail]
+        if sum(every) + 2 * (len(every) - 1) > width:
+            return None  # columns would be dropped: `_compact_table` does that
+        parts = [("%%%ds" if h in glance.NUMERIC else "%%-%ds") % w for h, w in zip(headers, every)]
+        tail_text = "  ".join(parts[len(widths):]) % glance.USUAL_TAIL
+        head = "  ".join(parts) % tuple(headers) + "\n" + "  ".join("-" * w for w in every)
+        layout = layouts[widths] = (head, "  ".join(parts[:len(widths)]) + "  " + tail_text.replace("%", "%%"))
+    head, fmt = layout
+    return head + "\n" + "\n".join([fmt] * len(cells)) % tuple(chain.from_iterable(cells))
 
 
 def _plain_cells(rows: list[list[str]], ncols: int) -> Optional[str]:
@@ -172,14 +201,18 @@ def _plain_cells(rows: list[list[str]], ncols: int) -> Optional[str]:
 def _compact_sections(result: InspectResult, runtime_m: Sequence[int], width: int, colour: bool = False) -> list[str]:
     """Per (arch, op, runner, N, K): one line per M bucket (the default view; --all lists tactics)."""
     ov = overview(result)
-    analyses = glance.analyses_by_choice(result)
+    analyses = glance.analyses_by_choice(result, ov)
     labels: dict[int, str] = {}  # id(Pick) -> its label, while `ov` holds the Picks (they are shared)
+    m_texts: dict[Any, str] = {}  # M range -> its cell (groups of one cache share their buckets)
     wraps: dict[str, list[str]] = {}  # groups of one cache share a few uncovered-M lines
     out: list[str] = []
+    layouts: dict[tuple[int, ...], tuple[str, str]] = {}  # column widths -> a usual table's head and row format
     for g in ov.groups:
         title = f"== {glance.group_title(g)} =="
         out.append(title if len(title) <= width else f"== {glance.group_title(g, runner=False)} ==")
-        out.append(_compact_table(glance.compact_rows(g, analyses, labels), width))
+        cells = glance.usual_cells(g, analyses, labels, m_texts)
+        text = _usual_table(cells, width, layouts) if cells else None
+        out.append(text if text is not None else _compact_table(glance.compact_rows(g, analyses, labels, m_texts), width))
         line = glance.uncovered_line(g)
         if line:
             wrapped = wraps.get(line)
