@@ -2,10 +2,12 @@
 
 Readers share objects between records (one Environment, one path string and one op string per
 input; one decode per tactic answer), and the analysis leans on it: verdicts works a record's key
-out once per run of records sharing env, op and input, and a chosen decode's label once;
-not_tried looks a group up once per run of one input; the per-arch GPU names are read once per
-run of one Environment. Each is only a shortcut if the answers equal those for entries that share
-nothing, which is what this builds (fresh copies of every env, string and decode) and compares.
+out once per run of records sharing env, op and input, and counts a key's chosen entries per
+distinct decode (its label worked out once); not_tried looks a group up once per run of one input
+and sorts out each distinct decode of a run once; the per-arch GPU names are read once per run of
+one Environment. Each is only a shortcut if the answers equal those for entries that share
+nothing, which is what this builds (fresh copies of every env, string and decode) and compares;
+with nothing shared, every decode is counted one entry at a time: the plain way.
 """
 
 from __future__ import annotations
@@ -75,3 +77,21 @@ def test_not_tried_and_gpu_names_of_unshared_entries_are_the_same(results):
         assert list(not_tried(res.entries, group_of)) == list(not_tried(plain, group_of))
         assert pipeline._gpu_named_per_arch([ae.entry for ae in res.entries]) == \
             pipeline._gpu_named_per_arch([ae.entry for ae in plain])
+
+
+def test_interleaved_and_reversed_entries_give_what_unshared_ones_give(results):
+    """Runs broken up (two results' entries dealt alternately, then reversed): keys and inputs
+    come back many times, and counts made per distinct decode must still fill each counter in the
+    order one entry at a time fills it (most_common keeps that order for ties)."""
+    import itertools
+
+    mixed = [r for r in results if len(r.entries) > 1000][0]
+    for other in results:
+        dealt = [ae for pair in itertools.zip_longest(mixed.entries, other.entries) for ae in pair if ae is not None]
+        for entries in (dealt, dealt[::-1]):
+            names = {s: g.name for res in (mixed, other) for g in res.source_groups for s in g.sources}
+            plain = [_unshared(ae) for ae in entries]
+            fails = mixed.failures + other.failures
+            nts = mixed.not_tried + other.not_tried
+            assert list(verdicts(entries, fails, nts, names)) == list(verdicts(plain, fails, nts, names))
+            assert list(not_tried(entries, names)) == list(not_tried(plain, names))

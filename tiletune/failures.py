@@ -21,9 +21,10 @@ _FailKey = tuple  # (arch, version, op, runner, tactic, source group)
 def not_built_ops(entries: Iterable[Entry]) -> dict[tuple[Optional[str], str], str]:
     """(arch, op) -> module name for JIT modules that never finished building."""
     out: dict[tuple[Optional[str], str], str] = {}
+    not_built = Status.NOT_BUILT  # (a local: this loop runs once per entry)
     for e in entries:
         r = e.record
-        if r.status is Status.NOT_BUILT:
+        if r.status is not_built:
             module = r.detail_dict().get("module") or Path(r.source).name
             out.setdefault((r.env.arch, r.op), str(module))
     return out
@@ -38,12 +39,13 @@ def aggregate_failures(
     group_of = group_of or {}
     groups: "OrderedDict[_FailKey, list[AnalyzedEntry]]" = OrderedDict()
     passed: set[_FailKey] = set()
+    failed, passed_ = Status.FAILED, Status.PASSED  # (locals: this loop runs once per entry)
     for a in analyzed:
         r = a.entry.record  # (not the `record` property: this loop runs once per entry)
         status = r.status
-        if status is Status.FAILED or status is Status.PASSED:
+        if status is failed or status is passed_:
             key: _FailKey = (r.env.arch, r.env.flashinfer_version, r.op, r.runner, r.tactic, group_of.get(r.source))
-            if status is Status.FAILED:
+            if status is failed:
                 groups.setdefault(key, []).append(a)
             else:
                 passed.add(key)

@@ -19,21 +19,32 @@ def not_tried(analyzed: Sequence[AnalyzedEntry], group_of: Optional[Mapping[str,
     """Per source group (`group_of`: input -> group name) and catalog list touched by its inputs:
     the tactics no record of that group mentions."""
     group_of = group_of or {}
-    decodes: dict[tuple[int, Optional[str]], Decoded] = {}  # by identity and group, in order of first use
     logged: set[tuple[Optional[str], str, Optional[str]]] = set()  # (arch, op, group) with per-tactic log evidence
+    # the decodes of each run of one input's records (its group looked up once per run), kept
+    # per entry and sorted out per distinct decode below: a big cache's 50,000 entries share a
+    # few hundred decodes (one per tactic answer)
+    runs: list[tuple[Optional[str], list[Any]]] = []
+    ds: list[Any] = []
     source: Any = None
-    group = None
+    is_chosen, profiled, failed, not_run = Status.CHOSEN, Status.PROFILED, Status.FAILED, Status.NOT_RUN
     for a in analyzed:
         r = a.entry.record
-        if r.source is not source:  # (records of one input share its path: looked up once per run of them)
+        if r.source is not source:
             source = r.source
-            group = group_of.get(source)
+            ds = []
+            runs.append((group_of.get(source), ds))
         status = r.status
-        if status is Status.PROFILED or (status is Status.FAILED and r.source_kind == "log"):
-            logged.add((r.env.arch, r.op, group))
-        d = a.entry.decode
-        if isinstance(d, Decoded) and status is not Status.NOT_RUN:  # never run: not tried either
-            decodes[(id(d), group)] = d  # decode shares one object per answer
+        if status is not is_chosen:  # (a cache holds only winners)
+            if status is profiled or (status is failed and r.source_kind == "log"):
+                logged.add((r.env.arch, r.op, runs[-1][0]))
+            if status is not_run:  # never run: not tried either
+                continue
+        ds.append(a.entry.decode)
+    decodes: dict[tuple[int, Optional[str]], Decoded] = {}  # by identity and group, in order of first use
+    for group, ds in runs:
+        for i, d in dict(zip(map(id, ds), ds)).items():  # (each distinct decode of the run, in order of first use)
+            if isinstance(d, Decoded):
+                decodes.setdefault((i, group), d)
     tried: "OrderedDict[tuple[CatalogRef, Optional[str]], set[int]]" = OrderedDict()
     for (_, group), d in decodes.items():
         tried.setdefault((d.catalog, group), set()).add(d.index)

@@ -201,36 +201,20 @@ def verdicts(
     op: Any = None
     source: Any = None
     key: _Key = (None, "", None)
+    # each key's chosen decodes in input order, counted per distinct decode after the loop: a big
+    # cache's 50,000 winners share a few hundred decodes (one per tactic answer)
+    chosen_of: dict[_Key, list[Any]] = {}
+    chosen_ds: list[Any] = []
+    is_chosen = Status.CHOSEN
     for a in analyzed:
         r = a.entry.record  # (not the `record` property: this loop runs once per entry)
         if r.env is not env or r.op is not op or r.source is not source:
             env, op, source = r.env, r.op, r.source
             key = (env.arch, op, group_of.get(source))
             keys.setdefault(key, None)
-        if r.status is Status.CHOSEN:
-            d = a.entry.decode
-            facts = chosen.get(id(d))  # decodes are shared (one per tactic answer), alive through the loop
-            if facts is None:
-                facts = chosen[id(d)] = _chosen_facts(d)
-            lbl, why, partial = facts
-            if lbl is not None:
-                won = winners.get(key)
-                if won is None:
-                    won = winners[key] = Counter()
-                won[lbl] += 1
-            elif why is None:
-                not_cutlass[key] += 1
-            else:
-                undecoded[key] += 1
-                why_count = undecoded_why.get(key)  # (not setdefault: that builds a Counter per entry)
-                if why_count is None:
-                    why_count = undecoded_why[key] = Counter()
-                why_count[why] += 1
-                if partial:
-                    tiles = undecoded_tiles.get(key)
-                    if tiles is None:
-                        tiles = undecoded_tiles[key] = Counter()
-                    tiles[partial] += 1
+            chosen_ds = chosen_of.setdefault(key, [])
+        if r.status is is_chosen:
+            chosen_ds.append(a.entry.decode)
         elif r.status is Status.BLOCKED:
             lbl = a.config.label() if a.config is not None else f"tactic {r.tactic}"
             if lbl not in blocked.setdefault(key, []):
@@ -255,6 +239,8 @@ def verdicts(
             not_run_why.setdefault(key, Counter())[_not_run_reason(r.error)] += r.count
         elif r.status is Status.FAILED and r.tactic is None and r.source_kind == "log":
             skipped_detail.setdefault((r.env.arch, r.env.flashinfer_version, r.op, key[2]), r.detail_dict())
+    for key, ds in chosen_of.items():
+        _count_chosen(key, ds, chosen, winners, not_cutlass, undecoded, undecoded_why, undecoded_tiles)
     fails: dict[_Key, list["Failure"]] = {}
     for f in failures:
         key = (f.arch, f.op, f.group)
@@ -331,6 +317,41 @@ def verdicts(
             source=group if arch is None else None,  # (as before groups: the server of an unknown-arch verdict)
             group=group,
         )
+
+
+def _count_chosen(key: _Key, ds: Sequence[Any], chosen: dict[int, tuple[Optional[str], Optional[str], Optional[str]]],
+                  winners: dict[_Key, Counter[str]], not_cutlass: Counter[_Key], undecoded: Counter[_Key],
+                  undecoded_why: dict[_Key, Counter[str]], undecoded_tiles: dict[_Key, Counter[str]]) -> None:
+    """Count one key's chosen decodes `ds` (in input order) into the verdict's counters, each
+    distinct decode once with its number of entries, in order of first use: every counter then
+    holds what counting one entry at a time gives, in the same order (ties in `most_common` keep it).
+    `chosen` memoises each decode's facts by identity (the decodes stay alive meanwhile)."""
+    if not ds:
+        return
+    by_id = dict(zip(map(id, ds), ds))
+    for i, n in Counter(map(id, ds)).items():
+        facts = chosen.get(i)
+        if facts is None:
+            facts = chosen[i] = _chosen_facts(by_id[i])
+        lbl, why, partial = facts
+        if lbl is not None:
+            won = winners.get(key)
+            if won is None:
+                won = winners[key] = Counter()
+            won[lbl] += n
+        elif why is None:
+            not_cutlass[key] += n
+        else:
+            undecoded[key] += n
+            why_count = undecoded_why.get(key)
+            if why_count is None:
+                why_count = undecoded_why[key] = Counter()
+            why_count[why] += n
+            if partial:
+                tiles = undecoded_tiles.get(key)
+                if tiles is None:
+                    tiles = undecoded_tiles[key] = Counter()
+                tiles[partial] += n
 
 
 def _chosen_facts(d: Any) -> tuple[Optional[str], Optional[str], Optional[str]]:
