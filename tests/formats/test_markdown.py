@@ -29,3 +29,23 @@ def test_inspect_markdown(synthetic_result):
     ncol = lines[head].count(" | ") + 1
     for line in lines[head + 2 : head + 6]:
         assert line.replace("\\|", "").count(" | ") + 1 == ncol
+
+
+def _plain_table(headers, rows, align_right=()):
+    """The pipe table with `cell` called on every cell (what `md.table`'s escape memo stands for)."""
+    head = "| " + " | ".join(md.cell(h, line_start=False) for h in headers) + " |"
+    sep = "|" + "|".join("---:" if i in align_right else "---" for i in range(len(headers))) + "|"
+    return "\n".join([head, sep, *("| " + " | ".join(md.cell(c, line_start=False) for c in r) + " |" for r in rows)])
+
+
+def test_table_escapes_each_distinct_cell_as_cell_does():
+    odd = ["-", "?", "1", 1, True, 1.0, None, "True", "a|b", "x_y", "_x_", "<b>", "a&b", "@me", "see http://x",
+           "www.example.com", "`c`", "*e*", "~s~", "[l](u)", "  pad  ", "two\nlines", "\x1b[31mred", "caf\u00e9",
+           "1. item", "# head", "128x128x256 swapAB", "+3.1% ~", "\u2026", ""]
+    rows = [[odd[(i * 7 + j) % len(odd)] for j in range(4)] for i in range(3 * len(odd))]
+    shared: dict = {}
+    for table_rows in (rows, rows[::-1], rows[5:9]):
+        want = _plain_table(("a", "b", "c", "d"), table_rows, [1, 3])
+        assert md.table(("a", "b", "c", "d"), table_rows, align_right=[1, 3]) == want
+        assert md.table(("a", "b", "c", "d"), table_rows, align_right=[1, 3], escaped=shared) == want
+    assert "True" in shared and shared["True"] == "True" and 1 not in shared  # only str cells are memoised

@@ -73,11 +73,27 @@ def _longest_backtick_run(text: str) -> int:
     return max(map(len, runs)) if runs else 0
 
 
-def table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, align_right: Sequence[int] = ()) -> str:
-    """A GFM pipe table; columns in `align_right` (indices) right-aligned (numbers)."""
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, align_right: Sequence[int] = (),
+          escaped: Optional[dict[str, str]] = None) -> str:
+    """A GFM pipe table; columns in `align_right` (indices) right-aligned (numbers).
+
+    Each distinct text cell is escaped once (`escaped`: text -> its cell, which the tables of one
+    report may share): a big cache's 50,000 rows hold a few thousand distinct cells, and escaping
+    one takes several regex passes. tests/formats/test_markdown.py holds it to `cell` per cell."""
+    memo: dict[str, str] = {} if escaped is None else escaped
     head = "| " + " | ".join(cell(h, line_start=False) for h in headers) + " |"
     sep = "|" + "|".join("---:" if i in align_right else "---" for i in range(len(headers))) + "|"
-    body = ["| " + " | ".join(cell(c, line_start=False) for c in r) + " |" for r in rows]
+    body = []
+    for r in rows:
+        cells = []
+        for c in r:
+            text = memo.get(c) if type(c) is str else None  # (only str: 1 and True are equal keys)
+            if text is None:
+                text = cell(c, line_start=False)
+                if type(c) is str:
+                    memo[c] = text
+            cells.append(text)
+        body.append("| " + " | ".join(cells) + " |")
     return "\n".join([head, sep, *body])
 
 
@@ -104,10 +120,14 @@ def compact_sections(result: InspectResult, runtime_m: Sequence[int] = ()) -> li
     ov = overview(result)
     analyses = glance.analyses_by_choice(result, ov)
     out: list[str] = []
+    labels: dict[int, str] = {}  # id(Pick) -> its label, while `ov` holds the Picks (they are shared)
+    m_texts: dict = {}  # M range -> its cell
+    escaped: dict[str, str] = {}  # a cell's text -> it escaped (the groups share most cells)
+    align = numeric_columns(glance.COMPACT_HEADERS)
     for g in ov.groups:
-        rows = glance.compact_rows(g, analyses)
+        rows = glance.compact_rows(g, analyses, labels, m_texts)
         out += [f"## {cell(glance.group_title(g))}", ""]
-        out.append(maybe_fold(f"{len(rows)} buckets", table(glance.COMPACT_HEADERS, rows, align_right=numeric_columns(glance.COMPACT_HEADERS)), len(rows)))
+        out.append(maybe_fold(f"{len(rows)} buckets", table(glance.COMPACT_HEADERS, rows, align_right=align, escaped=escaped), len(rows)))
         line = glance.uncovered_line(g)
         if line:
             out += ["", f"_{cell(line)}_"]
