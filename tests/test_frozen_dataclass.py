@@ -85,6 +85,11 @@ def test_same_equality_hash_and_repr_as_the_generated_methods(cls: type) -> None
         assert o.__eq__(object()) is NotImplemented and p.__eq__(object()) is NotImplemented
     for (o1, p1), (o2, p2) in itertools.product(zip(ours, plain), repeat=2):
         assert (o1 == o2) == (p1 == p2) and (o1 != o2) == (p1 != p2)
+    for name in ("__eq__", "__hash__"):  # by now compiled on first use: the generated methods themselves
+        ours_fn, plain_fn = cls.__dict__[name], twin.__dict__[name]
+        assert ours_fn.__code__.co_code == plain_fn.__code__.co_code
+        assert ours_fn.__code__.co_names == plain_fn.__code__.co_names
+        assert ours_fn.__qualname__ == f"{cls.__qualname__}.{name}" and ours_fn.__module__ == cls.__module__
 
 
 def _hashed_values(obj: object) -> list:
@@ -268,3 +273,30 @@ def test_refusals_match_the_plain_decorator() -> None:
         Sub(1).a = 2  # type: ignore[misc]
     with pytest.raises(TypeError, match="non-frozen dataclass from a frozen one"):
         dataclasses.dataclass(type("Thawed", (Base,), {"__annotations__": {"c": "int"}, "c": 0}))
+
+
+def test_equality_and_hash_compiled_on_first_use_answer_that_first_call_too() -> None:
+    def fresh() -> tuple[type, type]:
+        body = {"__annotations__": {"a": "int", "b": "str", "c": "int"},
+                "c": dataclasses.field(default=0, compare=False)}
+        return (frozen_dataclass(slots=True)(type("Fresh", (), dict(body))),
+                dataclasses.dataclass(frozen=True, slots=True)(type("Fresh", (), dict(body))))
+
+    firsts = [lambda x, y: x == y, lambda x, y: x != y, lambda x, y: hash(x), lambda x, y: {x: 1}.get(y),
+              lambda x, y: x.__eq__(object())]
+    for first in firsts:
+        for args in [((1, "x", 2), (1, "x", 3)), ((1, "x"), (2, "x")), ((math.nan, "x"), (math.nan, "x"))]:
+            ours, plain = fresh()
+            stub = ours.__dict__["__eq__"]
+            got = first(ours(*args[0]), ours(*args[1]))
+            want = first(plain(*args[0]), plain(*args[1]))
+            assert got == want or (got is want)
+            assert ours.__dict__["__eq__"] is not stub  # replaced by the generated one
+            assert ours.__dict__["__hash__"].__code__.co_code == plain.__dict__["__hash__"].__code__.co_code
+            o1, o2, p1, p2 = ours(*args[0]), ours(*args[1]), plain(*args[0]), plain(*args[1])
+            assert (o1 == o2, o1 != o2, hash(o1) == hash(p1)) == (p1 == p2, p1 != p2, True)
+
+    class Sub(fresh()[0]):  # a plain subclass hashing first still gets the same answers
+        pass
+
+    assert hash(Sub(1, "x")) == hash(fresh()[1](1, "x")) and Sub(1, "x") == Sub(1, "x", 5)

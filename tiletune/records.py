@@ -33,9 +33,9 @@ def _frozen_dataclass(cls: Optional[type] = None, /, *, slots: bool = False) -> 
     Why: dataclasses compiles each generated method from source, and an inspect creates about
     forty classes at start-up: compiling them was a sixth of a 2,000-entry run. So the methods
     never on a hot path are made without compiling: repr is one shared function and, through
-    `_cheap_frozen`, the frozen `__setattr__`/`__delattr__` are closures and `__init__` is
-    compiled from a shorter source (storing through the slots, which also builds faster).
-    Equality and hash stay generated (a shared version measured twice as slow per call).
+    `_cheap_frozen`, the frozen `__setattr__`/`__delattr__` are closures, `__init__` is compiled
+    from a shorter source (storing through the slots, which also builds faster), and equality and
+    hash are the generated ones, compiled when first called (most classes never are in a run).
     tests/test_frozen_dataclass.py compares every class with its plain twin: the shared repr is
     `Name(field=value!r, ...)` over the fields with repr=True, `...` for a record inside itself.
     """
@@ -92,17 +92,19 @@ def _cheap_frozen_covers(c: type) -> bool:
 def _cheap_frozen(c: type, slots: bool) -> type:
     """`dataclass(c, frozen=True, slots=slots, repr=False)` for a class `_cheap_frozen_covers`.
 
-    dataclasses makes it unfrozen and without `__init__` (so it compiles equality and hash only);
+    dataclasses makes it unfrozen, without `__init__`, equality or hash (so it compiles nothing);
     then the class gets what frozen=True would have given it: `__setattr__`/`__delattr__` that
     refuse its fields (closures: the same checks and messages as the generated ones, over the
-    same class object), an `__init__` that stores each field past them, the pickling hooks of a
-    frozen slotted class, and frozen parameters.
+    same class object), an `__init__` that stores each field past them, equality and hash
+    compiled on first use (`_eq_and_hash_on_first_use`), the pickling hooks of a frozen slotted
+    class, and its parameters.
     """
     before: type = c  # dataclasses' frozen __setattr__ checks the class it was given, before slots copy it
     documented = bool(c.__dict__.get("__doc__"))
-    c = dataclass(c, init=False, repr=False, unsafe_hash=True, slots=slots)
+    c = dataclass(c, init=False, repr=False, eq=False, slots=slots)
     fields = dataclasses.fields(c)
     names = tuple(f.name for f in fields)
+    _eq_and_hash_on_first_use(c, fields)
 
     def __setattr__(self: Any, name: str, value: Any) -> None:
         if type(self) is before or name in names:
@@ -125,10 +127,43 @@ def _cheap_frozen(c: type, slots: bool) -> type:
         if "__setstate__" not in c.__dict__:
             c.__setstate__ = _frozen_setstate  # type: ignore[attr-defined]
     params = c.__dataclass_params__  # type: ignore[attr-defined]
-    params.init, params.unsafe_hash, params.frozen = True, False, True
+    params.init, params.eq, params.frozen = True, True, True
     if not documented:  # as dataclasses documents a class without a docstring
         c.__doc__ = c.__name__ + str(inspect.signature(c)).replace(" -> None", "")
     return c
+
+
+def _eq_and_hash_on_first_use(c: type, fields: tuple[dataclasses.Field, ...]) -> None:
+    """Give `c` an `__eq__` and a `__hash__` that, the first time either is called, put in their
+    place the two dataclasses generates for these fields (made on a twin class with the same fields,
+    module and flags), then answer through them.
+
+    Why: most classes are never compared or hashed in a run, and compiling the two for each class
+    was a third of creating them; the ones that are get the generated methods themselves (a shared
+    version measured twice as slow per call), from the first call on.
+    """
+
+    def compile_them() -> None:
+        body: dict[str, Any] = {"__module__": c.__module__, "__annotations__": {f.name: f.type for f in fields}}
+        body.update((f.name, dataclasses.field(compare=f.compare, hash=f.hash)) for f in fields)
+        twin: type = dataclass(type(c.__name__, (), body), init=False, repr=False, unsafe_hash=True, match_args=False)
+        for name in ("__eq__", "__hash__"):
+            method = twin.__dict__[name]
+            method.__qualname__ = f"{c.__qualname__}.{name}"
+            setattr(c, name, method)
+
+    def __eq__(self: Any, other: Any) -> Any:
+        compile_them()
+        return c.__dict__["__eq__"](self, other)
+
+    def __hash__(self: Any) -> int:
+        compile_them()
+        return c.__dict__["__hash__"](self)
+
+    for fn in (__eq__, __hash__):
+        fn.__qualname__ = f"{c.__qualname__}.{fn.__name__}"
+        fn.__module__ = c.__module__
+        setattr(c, fn.__name__, fn)
 
 
 def _frozen_getstate(self: Any) -> list:
