@@ -254,7 +254,11 @@ def overview(result: Any) -> Overview:
             if gkey not in versions:
                 versions[gkey] = ae.entry.record.env.flashinfer_version
             lines = groups.get(gkey)
-        line = _bucket_line((several.get(key) if several else None) or (ae,), catalog_sizes, picks)
+        aes = several.get(key) if several else None
+        if aes is None and ae.entry.record.status is _CHOSEN:  # (`_bucket_line`'s usual case, without its tuple)
+            line: Optional[BucketLine] = _one_winner_line(ae, picks)
+        else:
+            line = _bucket_line(aes or (ae,), catalog_sizes, picks)
         if line is not None:
             if lines is None:
                 lines = groups[gkey] = []
@@ -275,14 +279,21 @@ def overview(result: Any) -> Overview:
 _line_m = attrgetter("problem.m")  # a line's bucket: what a group's lines are sorted by
 
 
+# (an Enum member read through its class costs a lookup each time: these run per entry)
+_CHOSEN, _FALLBACK, _FAILED, _PROFILED = Status.CHOSEN, Status.FALLBACK, Status.FAILED, Status.PROFILED
+
+
 def _bucket_line(aes: Sequence[Any], catalog_sizes: "_CatalogSizes", picks: "_Picks") -> Optional[BucketLine]:
-    if len(aes) == 1 and aes[0].entry.record.status is Status.CHOSEN:
-        # the usual bucket of a cache: its one winner, nothing timed against it, no log; what
-        # `_any_bucket_line` gives for it (tests/test_overview_fast.py), without its sets and sorts
-        w = picks(aes[0])
-        return BucketLine(aes[0].entry.problem, picks.alone(w), w.time_ms, None, None, None, None, 0, None, False,
-                          w.spread, aes[0])
+    if len(aes) == 1 and aes[0].entry.record.status is _CHOSEN:
+        return _one_winner_line(aes[0], picks)
     return _any_bucket_line(aes, catalog_sizes, picks)
+
+
+def _one_winner_line(ae: Any, picks: "_Picks") -> BucketLine:
+    """The usual bucket of a cache, one chosen entry: its one winner, nothing timed against it, no
+    log; what `_any_bucket_line` gives for it (tests/test_overview_fast.py), without its sets and sorts."""
+    w = picks(ae)
+    return BucketLine(ae.entry.problem, picks.alone(w), w.time_ms, None, None, None, None, 0, None, False, w.spread, ae)
 
 
 def _any_bucket_line(aes: Sequence[Any], catalog_sizes: "_CatalogSizes", picks: Callable[[Any], Pick] = _pick
@@ -294,13 +305,13 @@ def _any_bucket_line(aes: Sequence[Any], catalog_sizes: "_CatalogSizes", picks: 
     for ae in aes:
         rec = ae.entry.record
         status = rec.status
-        if status is Status.CHOSEN:
+        if status is _CHOSEN:
             chosen_aes.append(ae)
-        elif status is Status.FALLBACK:
+        elif status is _FALLBACK:
             fallback.append(ae)
-        elif status is Status.FAILED:
+        elif status is _FAILED:
             failed_tactics.add(repr(rec.tactic))
-        elif status is Status.PROFILED:
+        elif status is _PROFILED:
             logged = True
         if status in _TRIED:
             tried.add(repr(rec.tactic))
