@@ -43,6 +43,21 @@ NO_FIT = dict.fromkeys(("shared_storage_bytes", "limit_bytes", "stages", "verdic
                  peak_dense=989_000_000_000_000, time_low_s=-float("inf"))),  # ints where floats are usual
     FULL._replace(time_high_s=float("inf")),  # every number a float, one not finite
     FULL._replace(intensity_problem=1e308, intensity_tile=1e308),  # finite, but their sum is not
+    # the fast path's one size test (the sum of squares below _FIXED_MAX squared) at its edges
+    FULL._replace(intensity_problem=99_999_999_999.99, efficiency_roofline=-99_999_999_999.99),
+    FULL._replace(intensity_problem=100_000_000_000.0),
+    FULL._replace(efficiency_compute=-1e11),
+    FULL._replace(time_high_s=1e5),  # 1e11 us
+    FULL._replace(intensity_problem=1e154),  # its square overflows to inf
+    FULL._replace(intensity_problem=10**30),  # an int too big for the fixed digits
+    FULL._replace(intensity_problem=True, time_floor_s=2, efficiency_compute=False),  # ints and bools
+    FULL._replace(intensity_tile=None),
+    FULL._replace(intensity_problem=0.0, time_floor_s=-0.0, efficiency_compute=-1e-9, efficiency_roofline=0.99995),
+    FULL._replace(intensity_problem=1.5, intensity_tile=10.0, time_floor_s=1e-4, time_expected_s=1.1e-5),
+    FULL._replace(bound="compute"),
+    FULL._replace(bound="9.0 % of peak"),  # a bound text with a digit, a point and a `%`: the general path
+    FULL._replace(problem=dataclasses.replace(FULL.problem, m=True)),  # M written as it is, not as 1
+    FULL._replace(ctas=True),
 ])
 def test_model_json_matches_the_dict(a):
     want, non_finite = finite_only(ENC(analysis_dict(a, notes=False)))  # strict JSON: NaN / Infinity as null
@@ -55,27 +70,37 @@ def test_model_json_matches_the_dict(a):
 def test_model_json_pieces_keep_int_and_float_apart():
     parts = _ModelParts()
     as_float = FULL._replace(smem=dataclasses.replace(FULL.smem, shared_storage_bytes=83_968.0), ctas=56.0)
-    for a in (FULL, as_float, FULL):
+    m_true = FULL._replace(problem=dataclasses.replace(FULL.problem, m=True))
+    m_one = FULL._replace(problem=dataclasses.replace(FULL.problem, m=1))
+    for a in (FULL, as_float, FULL, m_one, m_true, m_one, FULL._replace(bound="compute"), FULL):
         assert _model_json(a, parts) == ENC(analysis_dict(a, notes=False))
 
 
-def test_fixed_8_writes_what_round_and_repr_write():
-    """_fixed_8 (one %-format for the model's eight numbers) == float.__repr__(round(x, nd)), on exact
-    ties, negative zero, tiny values and sizes up to the bound it is used below."""
+def test_numbers_write_what_round_and_repr_write():
+    """The model's eight numbers, written by one %-format and `_without_trailing_zeros`, say
+    float.__repr__(round(x, nd)), on exact ties, negative zero, tiny values, numbers with one, two
+    or all their decimals zero, and sizes up to the bound the format is used below."""
     import random
 
-    from tiletune.formats.json_out import _FIXED_MAX, _fixed_8
+    from tiletune.formats.json_out import _FIXED_MAX, _NUMBERS, _without_trailing_zeros
 
     rng = random.Random(7)
     special = [0.0, -0.0, 0.0005, 0.0015, 2.675, 1.0005, 0.00004, -0.00004, 0.00005, 123.4565, _FIXED_MAX * 0.999999,
-               -_FIXED_MAX * 0.999999, 1e-300, 0.99995, 9.99995]
+               -_FIXED_MAX * 0.999999, 1e-300, 0.99995, 9.99995, 1.0, 10.0, 100.5, 0.1, -0.5, 1e10, 99.99999]
     values = special + [rng.uniform(-1, 1) * 10 ** rng.uniform(-8, 11) for _ in range(20000)]
     values += [rng.randrange(-10**9, 10**9) / 2000 for _ in range(5000)]  # exact ties at the last decimal
+    values += [rng.randrange(-10**6, 10**6) / 10 ** rng.randrange(0, 4) for _ in range(5000)]  # trailing zeros
     values = [v for v in values if abs(v) < _FIXED_MAX]
+    rng.shuffle(values)
+    template = _NUMBERS.replace("%s", '"memory"')
+    want_template = template.replace("%.3f", "%s").replace("%.4f", "%s")
     for i in range(0, len(values) - 7, 8):
-        eight = values[i:i + 8]
-        want = [repr(round(v, 3)) for v in eight[:6]] + [repr(round(v, 4)) for v in eight[6:]]
-        assert _fixed_8(*eight) == want, eight
+        eight = tuple(values[i:i + 8])
+        want = want_template % tuple([repr(round(v, 3)) for v in eight[:6]] + [repr(round(v, 4)) for v in eight[6:]])
+        got = template % eight
+        if "0," in got or "0}" in got:
+            got = _without_trailing_zeros(got)
+        assert got == want, eight
 
 
 def _odd_result():
@@ -177,3 +202,54 @@ def test_equal_values_of_different_types_keep_their_own_text(tmp_path):
     assert sorted(got.values()).count(
         '{"profiling_policy": [["cuda_graph_profile_replays", 1], ["l2_cache_policy", "cold"]]}') == 2
     assert '{"profiling_policy": [["cuda_graph_profile_replays", true], ["l2_cache_policy", "cold"]]}' in got.values()
+
+
+def _canonical(text):
+    """The JSON with keys sorted (the fast writer orders an entry's keys its own way): true and 1
+    stay apart, as they do in the text."""
+    return json.dumps(json.loads(text), sort_keys=True)
+
+
+def test_entry_pieces_memoised_by_value_and_identity_write_what_the_tree_says():
+    """The entry loop looks the problem's tail up by its notes tuple's identity and the values it
+    shows, its M range and the model note by value: tuples equal but distinct, notes apart,
+    experts / top_k of different types (1 and True), records with and without rank / line /
+    time, and problem-less entries each write what `inspect_dict` writes."""
+    from synthetic import ENV, REF, T128, port
+
+    from tiletune.formats import json_out
+    from tiletune.pipeline import build
+    from tiletune.records import Decoded, Entry, Problem, Status, TuningRecord, Undecoded
+
+    def rec(tactic, **kw):
+        return TuningRecord(source="/data/a.json", source_kind="flashinfer-v1", op="fp4_gemm",
+                            runner="CutlassFp4GemmRunner", tactic=tactic, status=Status.CHOSEN, env=ENV, **kw)
+
+    def prob(m, notes, **kw):
+        return Problem(m=m, n=7168, k=4608, m_range=kw.pop("m_range", (1, m)), dtype_a="nvfp4", dtype_b="nvfp4",
+                       dtype_out=kw.pop("dtype_out", "bf16"), notes=notes, **kw)
+
+    one, same, other = ("k from the key",), tuple(["k from the key"]), ("another note", "k from the key")
+    assert one == same and one is not same
+    ents = [
+        Entry(rec(3), prob(16, one), Decoded(T128, REF, 3)),
+        Entry(rec(3), prob(32, same), Decoded(T128, REF, 3)),
+        Entry(rec(4), prob(64, other), Decoded(T128, REF, 4)),
+        Entry(rec(4), prob(64, one, dtype_out="fp16"), Decoded(T128, REF, 4)),
+        Entry(rec(5), prob(16, one, experts=8, top_k=2), Decoded(T128, REF, 5)),
+        Entry(rec(5), prob(16, one, experts=True, top_k=1), Decoded(T128, REF, 5)),
+        Entry(rec(5), prob(16, one, experts=1, top_k=True), Decoded(T128, REF, 5)),
+        Entry(rec(6), prob(16, one, m_range=None), Undecoded("out of range")),
+        Entry(rec(6), prob(16, one, m_range=None), Undecoded("out of range")),
+        Entry(rec(3, rank="rank1", line=7, time_ms=0.25, count=2), prob(16, one), Decoded(T128, REF, 3)),
+        Entry(rec(3, error="Error Internal"), prob(16, one), Decoded(T128, REF, 3)),
+        Entry(rec(7, shapes=((16, 2), (3,))), None, Undecoded("no problem"), problem_note="unknown op"),
+        Entry(rec(3), prob(16, one), Decoded(T128, REF, 3)),
+    ]
+    res = build(ents, sources=[("/data/a.json", "flashinfer-v1")], model=port())
+    assert sum(ae.analysis_note is not None for ae in res.entries) >= 3  # model notes repeat
+    fast = json_out.format_inspect(res)
+    assert _canonical(fast) == _canonical(ENC(json_out.inspect_dict(res)))
+    entries = json.loads(fast)["entries"]
+    assert [(e["problem"] or {}).get("experts") for e in entries[4:7]] == [8, True, 1]
+    assert len({json.dumps(e["problem"]["note_ids"]) for e in entries[:4]}) == 2

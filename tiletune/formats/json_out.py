@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import math
+import operator
+import re
 from typing import Any, Callable, Iterator, Optional
 
 from tiletune import __version__
@@ -229,23 +231,30 @@ class _Strict:
         return text
 
 
-# `_fixed_8` writes the model's eight rounded numbers as `float.__repr__(round(x, nd))` does: both
-# round the exact binary value to nd decimals (half to even), and below _FIXED_MAX a float's
-# spacing is finer than 0.0001, so the shortest repr of that rounded value is exactly its fixed
-# digits without trailing zeros (one digit kept after the point, as repr does: "0.0", "-0.0").
+# The model's eight rounded numbers are written as `float.__repr__(round(x, nd))` writes them, by
+# `%.3f` / `%.4f` and trailing zeros dropped: both round the exact binary value to nd decimals
+# (half to even), and below _FIXED_MAX a float's spacing is finer than 0.0001, so the shortest repr
+# of that rounded value is exactly its fixed digits without trailing zeros (one digit kept after
+# the point, as repr does: "0.0", "-0.0").
 _FIXED_MAX = 1e11
-_FIXED_8_FORMAT = "%.3f %.3f %.3f %.3f %.3f %.3f %.4f %.4f"
+_FIXED_MAX_SQUARED = _FIXED_MAX * _FIXED_MAX
+# (the head ends with the key of the first number: the text the zeros are looked for in is short)
+_NUMBERS_KEY = '"intensity_flop_per_byte":{"problem":'
+_NUMBERS = ('%.3f,"tile":%.3f},"bound":%s,'
+            '"time_us":{"floor":%.3f,"expected":%.3f,"low":%.3f,"high":%.3f},'
+            '"efficiency":{"compute":%.4f,"roofline":%.4f},')
 
 
-def _without_trailing_zeros(fixed: str) -> str:
-    fixed = fixed.rstrip("0")
-    return fixed + "0" if fixed[-1] == "." else fixed
-
-
-def _fixed_8(*values: float) -> list[str]:
-    """Eight floats, each below _FIXED_MAX in size, as JSON: 3, 3, 3, 3, 3, 3, 4 and 4 decimals."""
-    # (nine in ten end in another digit than 0 and are kept as they are, without a call)
-    return [f if f[-1] != "0" else _without_trailing_zeros(f) for f in (_FIXED_8_FORMAT % values).split()]
+def _without_trailing_zeros(numbers: str) -> str:
+    """`_NUMBERS` filled in, with each number's trailing zeros dropped. Every number there ends at a
+    `,` or `}` and holds a point, and nothing else in that text has a `0` or a `.`: one replace
+    drops one zero from every number at once, and a number left ending at its point gets its `0`
+    back."""
+    while "0," in numbers or "0}" in numbers:
+        numbers = numbers.replace("0,", ",").replace("0}", "}")
+    if ".," in numbers or ".}" in numbers:
+        numbers = numbers.replace(".,", ".0,").replace(".}", ".0}")
+    return numbers
 
 
 def _str(v: Optional[str]) -> str:
@@ -253,18 +262,32 @@ def _str(v: Optional[str]) -> str:
 
 
 class _ModelParts:
-    """The model text many cases share, memoised for one output: the head (GPU, dtype, shared-memory
-    fit; keyed by the GPU's and the fit's identities: the model shares one of each per tile plan,
-    and the results hold them while this exists), the bound's text, and the tail (L2 state, peaks)
-    up to `"ctas":`. Every piece is strict JSON (`strict`)."""
+    """The model text many cases share, memoised for one output (every piece strict JSON, `strict`).
 
-    __slots__ = ("heads", "bounds", "tails", "strict")
+    `shapes`, for the usual case (an int M, plain floats): the head (GPU, dtype, M, shared-memory
+    fit) with `_NUMBERS` and its bound filled in, and the tail (L2 state, peaks) up to `"ctas":`;
+    keyed by the GPU's and the fit's identities (the model shares one of each per tile plan, and
+    the results hold them while this exists), the dtype, M, the bound, the peaks and the L2 fact.
+    `heads`, `bounds` and `tails`: the same pieces apart, for the general path."""
+
+    __slots__ = ("shapes", "heads", "bounds", "tails", "strict")
 
     def __init__(self, strict: Optional[_Strict] = None) -> None:
+        self.shapes: dict[tuple[Any, ...], tuple[str, Optional[str], str]] = {}
         self.heads: dict[tuple[int, str, int], tuple[str, str]] = {}
         self.bounds: dict[str, str] = {}
         self.tails: dict[tuple[Optional[float], Optional[float], Any], str] = {}
         self.strict = strict or _Strict()
+
+    def new_shape(self, a: ModelResult, key: tuple[Any, ...]) -> tuple[str, Optional[str], str]:
+        head0, head1 = self.heads.get((id(a.gpu_spec), a.dtype, id(a.smem))) or self.new_head(a)
+        bound = self.bounds.get(a.bound) or self.new_bound(a.bound)
+        # (a bound whose text holds a digit, a point or a `%` would upset `_without_trailing_zeros`
+        # or the format: such a case takes the general path)
+        numbers = None if re.search(r"[0-9.%]", bound) else _NUMBERS.replace("%s", bound)
+        tail = self.tails.get((a.peak_dense, a.peak_sparse, a.l2)) or self.new_tail(a)
+        hit = self.shapes[key] = (f"{head0}{key[3]}{head1}{_NUMBERS_KEY}", numbers, tail)
+        return hit
 
     def new_head(self, a: ModelResult) -> tuple[str, str]:
         fit, n = a.smem, _num
@@ -293,47 +316,54 @@ class _ModelParts:
         return hit
 
 
+# the fields `_model_json` reads, in one C call (a ModelResult is a NamedTuple, whose attributes are
+# each a Python-level descriptor lookup)
+_MODEL_FIELDS = operator.itemgetter(*map(ModelResult._fields.index, (
+    "problem", "ctas", "sms", "gpu_spec", "dtype", "smem", "bound", "peak_dense", "peak_sparse", "l2",
+    "intensity_problem", "intensity_tile", "time_floor_s", "time_expected_s", "time_low_s", "time_high_s",
+    "efficiency_compute", "efficiency_roofline")))
+
+
 def _model_json(a: ModelResult, parts: _ModelParts) -> str:
     """`analysis_dict(a, notes=False)` as compact strict JSON text (NaN / Infinity written as null and
     counted in `parts.strict`), written directly: a big cache has tens of thousands of distinct
-    cases and the dict + encoder round trip was a third of format time. `parts` memoises the
-    pieces many cases share. tests/formats/test_json_fast_paths.py checks the result against the
-    encoder byte for byte."""
-    # the shared pieces, looked up inline (this runs once per distinct case)
+    cases and the dict + encoder round trip was a third of format time. The usual case is one
+    memoised shape (`parts.shapes`) and one `%` format for its eight numbers.
+    tests/formats/test_json_fast_paths.py checks the result against the encoder byte for byte."""
+    (problem, ctas, sms, gpu_spec, dtype, smem, bound, peak_dense, peak_sparse, l2,
+     ip, it, tf, te, tl, th, ec, er) = _MODEL_FIELDS(a)
+    m = problem.m
+    if type(m) is int and type(ctas) is int and type(sms) is int:
+        key = (id(gpu_spec), dtype, id(smem), m, bound, peak_dense, peak_sparse, l2)
+        head, numbers, tail = parts.shapes.get(key) or parts.new_shape(a, key)
+        try:  # (TypeError: a number is None; ints and bools write as their floats do)
+            tf, te, tl, th = tf * 1e6, te * 1e6, tl * 1e6, th * 1e6
+            # every number finite and below _FIXED_MAX in size (NaN fails the test), in one test
+            fixed = ip * ip + it * it + tf * tf + te * te + tl * tl + th * th + ec * ec + er * er < _FIXED_MAX_SQUARED
+        except (TypeError, OverflowError):
+            fixed = False
+        if fixed and numbers is not None:
+            text = numbers % (ip, it, tf, te, tl, th, ec, er)  # one C-level format call
+            if "0," in text or "0}" in text:  # (about half the cases: some number ends in 0)
+                text = _without_trailing_zeros(text)
+            return f'{head}{text}{tail}{ctas},"sms":{sms}}}'
+    return _model_json_general(a, parts)
+
+
+def _model_json_general(a: ModelResult, parts: _ModelParts) -> str:
+    """`_model_json` for any case: odd types, non-finite or huge numbers."""
     head0, head1 = parts.heads.get((id(a.gpu_spec), a.dtype, id(a.smem))) or parts.new_head(a)
     tail = parts.tails.get((a.peak_dense, a.peak_sparse, a.l2)) or parts.new_tail(a)
-    m: object = a.problem.m  # (written as text below where it is not an int)
-    ctas, sms = a.ctas, a.sms
-    if type(m) is int and type(ctas) is int and type(sms) is int:
-        end = f'{ctas},"sms":{sms}}}'
-    else:
-        m = _num(m)
-        end = parts.strict(f'{_num(ctas)},"sms":{_num(sms)}}}')
-    ip, it, tf, te, tl, th, ec, er = (a.intensity_problem, a.intensity_tile, a.time_floor_s, a.time_expected_s,
-                                      a.time_low_s, a.time_high_s, a.efficiency_compute, a.efficiency_roofline)
-    if (type(ip) is float and type(it) is float and type(tf) is float and type(te) is float and type(tl) is float
-            and type(th) is float and type(ec) is float and type(er) is float):
-        # the usual case, inline: eight plain floats of moderate size (NaN and infinities fail the
-        # range test and take the general path below), written by one C-level format call
-        tf, te, tl, th = tf * 1e6, te * 1e6, tl * 1e6, th * 1e6
-        if (-_FIXED_MAX < ip < _FIXED_MAX and -_FIXED_MAX < it < _FIXED_MAX and -_FIXED_MAX < tf < _FIXED_MAX
-                and -_FIXED_MAX < te < _FIXED_MAX and -_FIXED_MAX < tl < _FIXED_MAX and -_FIXED_MAX < th < _FIXED_MAX
-                and -_FIXED_MAX < ec < _FIXED_MAX and -_FIXED_MAX < er < _FIXED_MAX):
-            sip, sit, stf, ste, stl, sth, sec, ser = _fixed_8(ip, it, tf, te, tl, th, ec, er)
-            return (
-                f'{head0}{m}{head1}"intensity_flop_per_byte":{{"problem":{sip},"tile":{sit}}},'
-                f'"bound":{parts.bounds.get(a.bound) or parts.new_bound(a.bound)},"time_us":{{"floor":{stf},"expected":{ste},"low":{stl},"high":{sth}}},'
-                f'"efficiency":{{"compute":{sec},"roofline":{ser}}},{tail}{end}'
-            )
     r = _rounded
     return head0 + parts.strict(
-        f'{m}{head1}'
+        f'{_num(a.problem.m)}{head1}'
         f'"intensity_flop_per_byte":{{"problem":{r(a.intensity_problem, 3)},"tile":{r(a.intensity_tile, 3)}}},'
         f'"bound":{_str(a.bound)},'
         f'"time_us":{{"floor":{r(a.time_floor_s, 3, 1e6)},"expected":{r(a.time_expected_s, 3, 1e6)},'
         f'"low":{r(a.time_low_s, 3, 1e6)},"high":{r(a.time_high_s, 3, 1e6)}}},'
         f'"efficiency":{{"compute":{r(a.efficiency_compute, 4)},"roofline":{r(a.efficiency_roofline, 4)}}},'
-    ) + tail + end
+        f'{tail}{_num(a.ctas)},"sms":{_num(a.sms)}}}'
+    )
 
 
 class _Memo:
@@ -591,10 +621,9 @@ def _entry_chunks(result: InspectResult, enc: Callable[[Any], str], note_table: 
     the model text per analysis. What varies is spliced in: tactic, M / N / K, the model numbers.
     """
     memo = _Memo()
-    shared: dict[tuple[Any, ...], tuple[str, str, str]] = {}
+    shared: dict[tuple[Any, ...], tuple[str, str, str, str]] = {}
     models: dict[int, str] = {}
     model_parts = _ModelParts(strict)
-    note_ids: dict[int, tuple[tuple[str, ...], str]] = {}  # id(notes tuple) -> (the tuple, its note ids as JSON)
     note_ids_by_value: dict[tuple[str, ...], str] = {}
     problem_tails: dict[tuple[Any, ...], str] = {}
     # extras / shapes / tactic tuples / detail pairs repeat: memoised by identity (readers share one
@@ -627,9 +656,11 @@ def _entry_chunks(result: InspectResult, enc: Callable[[Any], str], note_table: 
     def detail_json(pairs: tuple[tuple[str, Any], ...]) -> str:
         return "{}" if not pairs else memoised(pairs, pairs_text)
 
-    def shared_pieces(e: Entry) -> tuple[str, str, str]:
+    def shared_pieces(e: Entry) -> tuple[str, str, str, str]:
         """The text around the tactic, problem and model: `{` + environment and record ids up to
-        `"tactic":`; config and decode up to `"model":`; extras and detail up to `"model_note":`."""
+        `"tactic":`; config and decode up to `"model":`; extras and detail up to `"model_note":`;
+        and the last one again after what a cache entry's record leaves null (`_PLAIN_TAIL`) and
+        its `"shapes":null`."""
         r = e.record
         env = r.env
         start = strict(enc(
@@ -649,8 +680,30 @@ def _entry_chunks(result: InspectResult, enc: Callable[[Any], str], note_table: 
         d_id = id(e.decode)
         middle = strict(f',"config":{enc(memo.config(e))},"decode":{enc(memo.decodes[d_id])}')
         fx = frozen(r.extras)
-        return f'{start},"tactic":', f'{middle},"model":', f',"extras":{fx},"detail":{detail_json(r.detail)},"model_note":'
+        end = f',"extras":{fx},"detail":{detail_json(r.detail)},"model_note":'
+        return f'{start},"tactic":', f'{middle},"model":', end, f"{_PLAIN_TAIL},{_NO_SHAPES}{end}"
 
+    def new_problem_tail(p: Problem, key: tuple[Any, ...]) -> str:
+        """The problem's text after `"m_range":...,`: experts, top_k, dtypes, note ids and its `}`."""
+        pn = p.notes
+        ids = note_ids_by_value.get(pn)
+        if ids is None:
+            ids = note_ids_by_value[pn] = enc(note_table.ids(pn))
+        held.append(pn)  # (the key holds the notes tuple's id: keep the tuple, so the id stays its own)
+        hit = problem_tails[key] = strict(
+            f'"experts":{_js(p.experts, enc)},"top_k":{_js(p.top_k, enc)},"dtype_a":{_str(p.dtype_a)},'
+            f'"dtype_b":{_str(p.dtype_b)},"dtype_out":{_str(p.dtype_out)},"note_ids":{ids}}}'
+        )
+        return hit
+
+    def new_m_range(mr: Optional[tuple[int, int]]) -> str:
+        # (keyed by value: values equal in Python, 1 and True or 1.0, have the same int())
+        hit = m_ranges[mr] = "null" if mr is None else f"[{int(mr[0])},{int(mr[1])}]"
+        return hit
+
+    held: list[tuple[str, ...]] = []
+    m_ranges: dict[Optional[tuple[int, int]], str] = {}
+    note_texts: dict[str, str] = {}
     chunk: list[str] = []
     add = chunk.append
     full = _CHUNK_ENTRIES
@@ -664,33 +717,9 @@ def _entry_chunks(result: InspectResult, enc: Callable[[Any], str], note_table: 
         pieces = shared.get(k)
         if pieces is None:
             pieces = shared[k] = shared_pieces(e)
-        start, middle, end = pieces
+        start, middle, end, plain_end = pieces
         t = r.tactic
         ft = t if type(t) is int else frozen(t)  # (an int formats as str() writes it)
-        p = e.problem
-        if p is None:
-            fp, shapes = "null", frozen(r.shapes)
-        else:  # (problems are one per record: no memo; their notes tuples are shared, by identity)
-            pn = p.notes
-            fnotes = note_ids.get(id(pn))
-            if fnotes is None:  # (the memo holds each tuple, so its id stays its own)
-                ids = note_ids_by_value.get(pn)
-                if ids is None:
-                    ids = note_ids_by_value[pn] = enc(note_table.ids(pn))
-                fnotes = note_ids[id(pn)] = (pn, ids)
-            experts, top_k = p.experts, p.top_k
-            key = (p.dtype_a, p.dtype_b, p.dtype_out, fnotes[1]) if experts is None and top_k is None else (
-                p.dtype_a, p.dtype_b, p.dtype_out, fnotes[1], experts, top_k, type(experts), type(top_k))
-            ptail = problem_tails.get(key)
-            if ptail is None:
-                ptail = problem_tails[key] = strict(
-                    f'"experts":{_js(experts, enc)},"top_k":{_js(top_k, enc)},"dtype_a":{_str(p.dtype_a)},'
-                    f'"dtype_b":{_str(p.dtype_b)},"dtype_out":{_str(p.dtype_out)},"note_ids":{fnotes[1]}}}'
-                )
-            mr = p.m_range
-            fp = (f'{{"m":{p.m},"n":{p.n},"k":{p.k},"batch":{p.batch},"m_range":'
-                  f'{"null" if mr is None else f"[{int(mr[0])},{int(mr[1])}]"},{ptail}')
-            shapes = "null"
         a = ae.analysis
         if a is None:
             fm = "null"
@@ -701,19 +730,35 @@ def _entry_chunks(result: InspectResult, enc: Callable[[Any], str], note_table: 
                     models.clear()
                 hit = models[id(a)] = _model_json(a, model_parts)
             fm = hit
-        if r.rank is None and r.line is None and e.problem_note is None and r.count == 1 and type(r.count) is int \
-                and r.error is None and r.time_ms is None:
-            tail = _PLAIN_TAIL  # a cache entry: none of these apply
+        note = ae.analysis_note
+        if note is None:
+            fn = "null"
+        elif type(note) is str:
+            fn = note_texts.get(note) or note_texts.setdefault(note, strict(_encode_str(note)))
         else:
-            tail = strict(
+            fn = strict(_js(note, enc))
+        p = e.problem
+        if r.rank is None and r.line is None and e.problem_note is None and type(r.count) is int and r.count == 1 \
+                and r.error is None and r.time_ms is None:
+            rest = None  # a cache entry: none of these apply
+        else:
+            rest = strict(
                 f',"rank":{_js(r.rank, enc)},"line":{_js(r.line, enc)},"problem_note":{_js(e.problem_note, enc)}'
                 f',"count":{_js(r.count, enc)},"error":{_js(r.error, enc)},"time_ms":{_js(r.time_ms, enc)}'
             )
-        note = ae.analysis_note
-        add(
-            f'{start}{ft},"problem":{fp}{middle}{fm}{tail},"shapes":{shapes}{end}'
-            f'{"null" if note is None else strict(_js(note, enc))}}}'
-        )
+        if p is None:
+            add(f'{start}{ft},"problem":null{middle}{fm}{_PLAIN_TAIL if rest is None else rest},'
+                f'"shapes":{frozen(r.shapes)}{end}{fn}}}')
+        else:
+            # (problems are one per record: no memo; their tail is shared, looked up by the notes
+            # tuple's identity, which the readers share, and the values the text shows)
+            experts, top_k = p.experts, p.top_k
+            key = (id(p.notes), p.dtype_a, p.dtype_b, p.dtype_out) if experts is None and top_k is None else (
+                id(p.notes), p.dtype_a, p.dtype_b, p.dtype_out, experts, top_k, type(experts), type(top_k))
+            mr = p.m_range
+            add(f'{start}{ft},"problem":{{"m":{p.m},"n":{p.n},"k":{p.k},"batch":{p.batch},"m_range":'
+                f'{m_ranges.get(mr) or new_m_range(mr)},{problem_tails.get(key) or new_problem_tail(p, key)}'
+                f'{middle}{fm}{plain_end if rest is None else f"{rest},{_NO_SHAPES}{end}"}{fn}}}')
         if len(chunk) == full:
             yield ",".join(chunk)
             chunk.clear()
@@ -725,3 +770,4 @@ def _entry_chunks(result: InspectResult, enc: Callable[[Any], str], note_table: 
 
 _MODELS_HELD = 4096
 _PLAIN_TAIL = ',"rank":null,"line":null,"problem_note":null,"count":1,"error":null,"time_ms":null'
+_NO_SHAPES = '"shapes":null'
