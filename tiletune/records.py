@@ -101,6 +101,8 @@ def _cheap_frozen(c: type, slots: bool) -> type:
     """
     before: type = c  # dataclasses' frozen __setattr__ checks the class it was given, before slots copy it
     documented = bool(c.__dict__.get("__doc__"))
+    if not documented:  # dataclasses would sign it now, without an __init__ (tokenizing object's); signed below
+        c.__doc__ = c.__name__
     c = dataclass(c, init=False, repr=False, eq=False, slots=slots)
     fields = dataclasses.fields(c)
     names = tuple(f.name for f in fields)
