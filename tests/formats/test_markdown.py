@@ -42,10 +42,14 @@ def test_table_escapes_each_distinct_cell_as_cell_does():
     odd = ["-", "?", "1", 1, True, 1.0, None, "True", "a|b", "x_y", "_x_", "<b>", "a&b", "@me", "see http://x",
            "www.example.com", "`c`", "*e*", "~s~", "[l](u)", "  pad  ", "two\nlines", "\x1b[31mred", "caf\u00e9",
            "1. item", "# head", "128x128x256 swapAB", "+3.1% ~", "\u2026", ""]
+    odd_str = type("OddStr", (str,), {"__str__": lambda self: "printed otherwise"})
     rows = [[odd[(i * 7 + j) % len(odd)] for j in range(4)] for i in range(3 * len(odd))]
     shared: dict = {}
-    for table_rows in (rows, rows[::-1], rows[5:9]):
-        want = _plain_table(("a", "b", "c", "d"), table_rows, [1, 3])
-        assert md.table(("a", "b", "c", "d"), table_rows, align_right=[1, 3]) == want
-        assert md.table(("a", "b", "c", "d"), table_rows, align_right=[1, 3], escaped=shared) == want
+    text_rows = [[c for c in r if type(c) is str] for r in rows]  # text cells only
+    text_rows = [r[:3] for r in text_rows if len(r) >= 3]
+    for table_rows in (rows, rows[::-1], rows[5:9], text_rows, text_rows[::-1], [["-", odd_str("-"), "x"]]):
+        heads = ("a", "b", "c", "d", "|", "b")[:len(table_rows[0])]
+        want = _plain_table(heads, table_rows, [1, 3])
+        assert md.table(heads, table_rows, align_right=[1, 3]) == want
+        assert md.table(heads, table_rows, align_right=[1, 3], escaped=shared) == want
     assert "True" in shared and shared["True"] == "True" and 1 not in shared  # only str cells are memoised

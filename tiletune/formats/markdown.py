@@ -81,10 +81,9 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, align_right:
     report may share): a big cache's 50,000 rows hold a few thousand distinct cells, and escaping
     one takes several regex passes. tests/formats/test_markdown.py holds it to `cell` per cell."""
     memo: dict[str, str] = {} if escaped is None else escaped
-    head = "| " + " | ".join(cell(h, line_start=False) for h in headers) + " |"
     sep = "|" + "|".join("---:" if i in align_right else "---" for i in range(len(headers))) + "|"
     body = []
-    for r in rows:
+    for r in (headers, *rows):
         cells = []
         for c in r:
             text = memo.get(c) if type(c) is str else None  # (only str: 1 and True are equal keys)
@@ -94,7 +93,7 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, align_right:
                     memo[c] = text
             cells.append(text)
         body.append("| " + " | ".join(cells) + " |")
-    return "\n".join([head, sep, *body])
+    return "\n".join([body[0], sep, *body[1:]])
 
 
 def details(summary: str, body: str, *, open_: bool = False) -> str:
