@@ -681,7 +681,7 @@ def _entry_chunks(result: InspectResult, enc: Callable[[Any], str], note_table: 
         middle = strict(f',"config":{enc(memo.config(e))},"decode":{enc(memo.decodes[d_id])}')
         fx = frozen(r.extras)
         end = f',"extras":{fx},"detail":{detail_json(r.detail)},"model_note":'
-        return f'{start},"tactic":', f'{middle},"model":', end, f"{_PLAIN_TAIL},{_NO_SHAPES}{end}"
+        return f',{start},"tactic":', f'{middle},"model":', end, f"{_PLAIN_TAIL},{_NO_SHAPES}{end}"
 
     def new_problem_tail(p: Problem, key: tuple[Any, ...]) -> str:
         """The problem's text after `"m_range":...,`: experts, top_k, dtypes, note ids and its `}`."""
@@ -698,15 +698,18 @@ def _entry_chunks(result: InspectResult, enc: Callable[[Any], str], note_table: 
 
     def new_m_range(mr: Optional[tuple[int, int]]) -> str:
         # (keyed by value: values equal in Python, 1 and True or 1.0, have the same int())
-        hit = m_ranges[mr] = "null" if mr is None else f"[{int(mr[0])},{int(mr[1])}]"
+        hit = m_ranges[mr] = "null," if mr is None else f"[{int(mr[0])},{int(mr[1])}],"
         return hit
 
     held: list[tuple[str, ...]] = []
     m_ranges: dict[Optional[tuple[int, int]], str] = {}
     note_texts: dict[str, str] = {}
+    # an entry's pieces go into the chunk as they are, joined once per chunk (no string per entry);
+    # each entry's first piece starts with the comma that separates it from the one before
     chunk: list[str] = []
-    add = chunk.append
-    full = _CHUNK_ENTRIES
+    extend = chunk.extend
+    left = _CHUNK_ENTRIES
+    first = True
     for ae in result.entries:
         e = ae.entry
         r = e.record
@@ -732,11 +735,11 @@ def _entry_chunks(result: InspectResult, enc: Callable[[Any], str], note_table: 
             fm = hit
         note = ae.analysis_note
         if note is None:
-            fn = "null"
+            fn = "null}"
         elif type(note) is str:
-            fn = note_texts.get(note) or note_texts.setdefault(note, strict(_encode_str(note)))
+            fn = note_texts.get(note) or note_texts.setdefault(note, strict(_encode_str(note)) + "}")
         else:
-            fn = strict(_js(note, enc))
+            fn = strict(_js(note, enc)) + "}"
         p = e.problem
         if r.rank is None and r.line is None and e.problem_note is None and type(r.count) is int and r.count == 1 \
                 and r.error is None and r.time_ms is None:
@@ -747,8 +750,8 @@ def _entry_chunks(result: InspectResult, enc: Callable[[Any], str], note_table: 
                 f',"count":{_js(r.count, enc)},"error":{_js(r.error, enc)},"time_ms":{_js(r.time_ms, enc)}'
             )
         if p is None:
-            add(f'{start}{ft},"problem":null{middle}{fm}{_PLAIN_TAIL if rest is None else rest},'
-                f'"shapes":{frozen(r.shapes)}{end}{fn}}}')
+            extend((start, f'{ft},"problem":null', middle, fm, _PLAIN_TAIL if rest is None else rest,
+                    f',"shapes":{frozen(r.shapes)}', end, fn))
         else:
             # (problems are one per record: no memo; their tail is shared, looked up by the notes
             # tuple's identity, which the readers share, and the values the text shows)
@@ -756,16 +759,20 @@ def _entry_chunks(result: InspectResult, enc: Callable[[Any], str], note_table: 
             key = (id(p.notes), p.dtype_a, p.dtype_b, p.dtype_out) if experts is None and top_k is None else (
                 id(p.notes), p.dtype_a, p.dtype_b, p.dtype_out, experts, top_k, type(experts), type(top_k))
             mr = p.m_range
-            add(f'{start}{ft},"problem":{{"m":{p.m},"n":{p.n},"k":{p.k},"batch":{p.batch},"m_range":'
-                f'{m_ranges.get(mr) or new_m_range(mr)},{problem_tails.get(key) or new_problem_tail(p, key)}'
-                f'{middle}{fm}{plain_end if rest is None else f"{rest},{_NO_SHAPES}{end}"}{fn}}}')
-        if len(chunk) == full:
-            yield ",".join(chunk)
+            extend((start, f'{ft},"problem":{{"m":{p.m},"n":{p.n},"k":{p.k},"batch":{p.batch},"m_range":',
+                    m_ranges.get(mr) or new_m_range(mr), problem_tails.get(key) or new_problem_tail(p, key), middle, fm,
+                    plain_end if rest is None else f"{rest},{_NO_SHAPES}{end}", fn))
+        left -= 1
+        if not left:
+            if first:
+                chunk[0], first = chunk[0][1:], False  # (the first entry of all: no comma before it)
+            yield "".join(chunk)
             chunk.clear()
-            add("")  # later chunks start with "": their text starts with the comma, without a copy
-            full = _CHUNK_ENTRIES + 1
-    if len(chunk) > full - _CHUNK_ENTRIES:
-        yield ",".join(chunk)
+            left = _CHUNK_ENTRIES
+    if chunk:
+        if first:
+            chunk[0] = chunk[0][1:]
+        yield "".join(chunk)
 
 
 _MODELS_HELD = 4096
