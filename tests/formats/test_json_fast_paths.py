@@ -253,3 +253,47 @@ def test_entry_pieces_memoised_by_value_and_identity_write_what_the_tree_says():
     entries = json.loads(fast)["entries"]
     assert [(e["problem"] or {}).get("experts") for e in entries[4:7]] == [8, True, 1]
     assert len({json.dumps(e["problem"]["note_ids"]) for e in entries[:4]}) == 2
+
+
+def test_shared_pieces_follow_each_change_of_context_and_decode():
+    """The entry loop reuses the entry before's shared pieces while its record's context (env,
+    source, op, runner, status, extras, detail) and decode are the same objects, and looks them
+    up otherwise: contexts and decodes that switch back and forth, equal strings that are other
+    objects, and extras equal in Python but written apart (1 and True) each write what
+    `inspect_dict` writes."""
+    import dataclasses as dc
+
+    from synthetic import ENV, REF, T128, T256, port
+
+    from tiletune.formats import json_out
+    from tiletune.pipeline import build
+    from tiletune.records import Decoded, Entry, Problem, Status, TuningRecord, Undecoded
+
+    other_env = dc.replace(ENV, gpu="NVIDIA GeForce RTX 5090")
+    source = "/data/a.json"
+    same_text = "".join(["/data/", "a.json"])  # equal to `source`, another object
+    assert same_text == source and same_text is not source
+
+    def rec(tactic, **kw):
+        fields = dict(source=source, source_kind="flashinfer-v1", op="fp4_gemm", runner="CutlassFp4GemmRunner",
+                      tactic=tactic, status=Status.CHOSEN, env=ENV)
+        fields.update(kw)
+        return TuningRecord(**fields)
+
+    prob = Problem(m=16, n=7168, k=4608, m_range=(1, 16), dtype_a="nvfp4", dtype_b="nvfp4", dtype_out="bf16")
+    d3, d4, u = Decoded(T128, REF, 3), Decoded(T256, REF, 4), Undecoded("out of range")
+    records = [
+        (rec(3), d3), (rec(3), d3), (rec(4), d4), (rec(3), d3),
+        (rec(3, env=other_env), d3), (rec(3, env=other_env), d3), (rec(3), d3),
+        (rec(3, source=same_text), d3), (rec(3, status=Status.FAILED, error="Error Internal"), d3),
+        (rec(3, extras=(1, 2)), d3), (rec(3, extras=(True, 2)), d3), (rec(3, extras=(1, 2)), d3),
+        (rec(3, detail=(("policy", 1),)), d3), (rec(3, detail=(("policy", True),)), d3),
+        (rec(3, op="fp8_gemm", runner="CublasFp8GemmRunner"), u), (rec(40), u), (rec(3), d3),
+    ]
+    ents = [Entry(r, prob, d) for r, d in records]
+    res = build(ents, sources=[(source, "flashinfer-v1")], model=port())
+    fast = json_out.format_inspect(res)
+    assert _canonical(fast) == _canonical(ENC(json_out.inspect_dict(res)))
+    got = json.loads(fast)["entries"]
+    assert [e["extras"] for e in got[9:12]] == [[1, 2], [True, 2], [1, 2]]
+    assert [e["gpu"] for e in got[3:7]] == [ENV.gpu, other_env.gpu, other_env.gpu, ENV.gpu]

@@ -621,7 +621,7 @@ def _entry_chunks(result: InspectResult, enc: Callable[[Any], str], note_table: 
     the model text per analysis. What varies is spliced in: tactic, M / N / K, the model numbers.
     """
     memo = _Memo()
-    shared: dict[tuple[Any, ...], tuple[str, str, str, str]] = {}
+    shared: dict[tuple[Any, ...], dict[int, tuple[str, str, str, str]]] = {}
     models: dict[int, str] = {}
     model_parts = _ModelParts(strict)
     note_ids_by_value: dict[tuple[str, ...], str] = {}
@@ -710,17 +710,33 @@ def _entry_chunks(result: InspectResult, enc: Callable[[Any], str], note_table: 
     extend = chunk.extend
     left = _CHUNK_ENTRIES
     first = True
+    env0 = source0 = op0 = runner0 = extras0 = detail0 = status0 = kind0 = decode0 = _MISS
+    by_decode: dict[int, tuple[str, str, str, str]] = {}
     for ae in result.entries:
         e = ae.entry
         r = e.record
-        # one lookup for the parts a file's entries share; the status by identity (enum members are
-        # singletons, and an Enum's __hash__ is Python code)
-        k = (id(r.env), r.source, r.source_kind, r.op, r.runner, id(r.status), id(e.decode), id(r.extras),
-             id(r.detail))
-        pieces = shared.get(k)
-        if pieces is None:
-            pieces = shared[k] = shared_pieces(e)
-        start, middle, end, plain_end = pieces
+        # The parts a file's entries share: a record's context (environment, source, op, runner,
+        # status, extras, detail) is nearly always the entry before's, the same objects, and runs of
+        # entries share a decode; each is compared by identity, and looked up by it (the status too:
+        # enum members are singletons, and an Enum's __hash__ is Python code) only when it changes.
+        d = e.decode
+        if (r.env is not env0 or r.source is not source0 or r.op is not op0 or r.runner is not runner0
+                or r.extras is not extras0 or r.detail is not detail0 or r.status is not status0
+                or r.source_kind is not kind0):
+            env0, source0, op0, runner0, extras0, detail0, status0, kind0 = (
+                r.env, r.source, r.op, r.runner, r.extras, r.detail, r.status, r.source_kind)
+            ck = (id(env0), source0, kind0, op0, runner0, id(status0), id(extras0), id(detail0))
+            found = shared.get(ck)
+            if found is None:
+                found = shared[ck] = {}
+            by_decode = found
+            decode0 = _MISS
+        if d is not decode0:
+            pieces = by_decode.get(id(d))
+            if pieces is None:
+                pieces = by_decode[id(d)] = shared_pieces(e)
+            start, middle, end, plain_end = pieces
+            decode0 = d
         t = r.tactic
         ft = t if type(t) is int else frozen(t)  # (an int formats as str() writes it)
         a = ae.analysis
