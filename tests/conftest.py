@@ -23,6 +23,19 @@ def sample():
     return _get
 
 
+@pytest.fixture(scope="session")
+def big_caches():
+    """tests/readers/big_caches.py, the speed bench's workload generators (`make_cache`,
+    `make_fp4_distinct`), loaded by path: tests/ is not a package."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("big_caches", ROOT / "tests" / "readers" / "big_caches.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 @pytest.fixture
 def run():
     """run(*args) -> the CliRunner result of `tiletune ARGS` (arguments turned into strings)."""

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import importlib.util
 from pathlib import Path
 
 import pytest
@@ -42,11 +41,7 @@ def _unshared(ae: AnalyzedEntry) -> AnalyzedEntry:
     return dataclasses.replace(ae, entry=entry)
 
 
-def _results(tmp_path):
-    spec = importlib.util.spec_from_file_location("big_caches", ROOT / "tests" / "readers" / "big_caches.py")
-    assert spec is not None and spec.loader is not None
-    big = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(big)
+def _results(tmp_path, big):
     big.make_cache(1500, tmp_path / "mixed.json")
     big.make_fp4_distinct(600, tmp_path / "fp4.json")
     inputs = [[SAMPLES / n] for n in ("demo", "v1", "layouts", "logs", "jit", "real", "ledgers", "wild", "blocklists")]
@@ -55,8 +50,8 @@ def _results(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def results(tmp_path_factory):
-    return _results(tmp_path_factory.mktemp("unshared"))
+def results(tmp_path_factory, big_caches):
+    return _results(tmp_path_factory.mktemp("unshared"), big_caches)
 
 
 def test_verdicts_of_unshared_entries_are_the_same(results):

@@ -155,11 +155,10 @@ def test_moe_candidates_without_a_list_make_the_entry_ambiguous_even_when_the_ot
     assert {(c.tile, c.stages) for c in d.candidates} == {((32, 128, 64), 2)}
 
 
-def test_decode_all_matches_decode_record_by_record(tmp_path):
+def test_decode_all_matches_decode_record_by_record(tmp_path, big_caches):
     # decode_all groups records by their op, runner, extras and env objects and keeps one problem
     # builder and one decode per int tactic per group: the same entries as decode, one by one, over
     # every sample input and records whose groups interleave, share nothing, or are odd
-    import importlib.util
     import random
     from pathlib import Path
 
@@ -168,10 +167,7 @@ def test_decode_all_matches_decode_record_by_record(tmp_path):
     from tiletune.readers.interface import ReadContext
 
     root = Path(__file__).resolve().parent.parent
-    spec = importlib.util.spec_from_file_location("big_caches", root / "tests" / "readers" / "big_caches.py")
-    assert spec is not None and spec.loader is not None
-    big = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(big)
+    big = big_caches
     big.make_cache(800, tmp_path / "mixed.json")
     big.make_fp4_distinct(300, tmp_path / "fp4.json")
     records = list(read_inputs([root / "cache_samples", tmp_path / "mixed.json", tmp_path / "fp4.json"], ReadContext()).records)

@@ -9,7 +9,6 @@ records, sample spreads, undecoded and non-CUTLASS tactics). Compared by repr, s
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
@@ -22,15 +21,6 @@ from tiletune.records import Environment, Status, TuningRecord
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "cache_samples"
-
-
-def _big_caches():
-    """tests/readers/big_caches.py, the speed bench's workload generators (loaded by path)."""
-    spec = importlib.util.spec_from_file_location("big_caches", ROOT / "tests" / "readers" / "big_caches.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 KEY = ((16, 1024), (1024, 7168), (-1, 128), (128, 7168), (), (0,), (-1, 7168), (0,), (0,), (-1,))
@@ -66,9 +56,9 @@ def _results():
 
 
 @pytest.fixture(scope="module")
-def analyzed(tmp_path_factory):
+def analyzed(tmp_path_factory, big_caches):
     tmp = tmp_path_factory.mktemp("big")
-    big = _big_caches()
+    big = big_caches
     big.make_cache(2000, tmp / "mixed.json")
     big.make_fp4_distinct(2000, tmp / "fp4.json")
     entries = list(_odd_entries())

@@ -12,7 +12,6 @@ or none, two runners of one op, two servers.
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 from pathlib import Path
 
 import pytest
@@ -27,14 +26,6 @@ from tiletune.source_groups import group_names
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "cache_samples"
-
-
-def _big_caches():
-    spec = importlib.util.spec_from_file_location("big_caches", ROOT / "tests" / "readers" / "big_caches.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _key(ae, group_of):
@@ -94,9 +85,9 @@ def _two_runners(result):
 
 
 @pytest.fixture(scope="module")
-def results(tmp_path_factory):
+def results(tmp_path_factory, big_caches):
     tmp = tmp_path_factory.mktemp("big")
-    big = _big_caches()
+    big = big_caches
     big.make_cache(1500, tmp / "mixed.json")
     big.make_fp4_distinct(1500, tmp / "fp4.json")
     out = [inspect([SAMPLES / name], ReadContext()) for name in
