@@ -155,8 +155,7 @@ class ModelPort:
         an id is never reused while its entry exists. The L2 fact is in the key (a warm and a cold
         timing of one case are modelled apart) and attached to the one result kept for it."""
         m = _modelled_m(problem)
-        key = (m, problem.n, problem.k, problem.batch, problem.experts, problem.top_k, problem.dtype_out,
-               id(config), gpu_name, dtype, arch, l2)
+        key = _case_key(problem, m, config, gpu_name, dtype, arch, l2)
         hit = self._result_cache.get(key)
         if hit is None:
             hit = self._result_cache[key] = self._run(problem, m, config, spec, dtype, arch, l2)
@@ -197,8 +196,7 @@ class ModelPort:
                 continue
             l2 = l2_fact(entry.record)
             m = _modelled_m(problem)
-            key = (m, problem.n, problem.k, problem.batch, problem.experts, problem.top_k, problem.dtype_out,
-                   id(config), gpu_name, dtype, arch, l2)
+            key = _case_key(problem, m, config, gpu_name, dtype, arch, l2)
             hit = memo.get(key)
             if hit is None:  # a new case: modelled with the others of its batch below
                 memo[key] = _PENDING
@@ -285,6 +283,13 @@ assert dataclasses.fields(Problem)[0].name == "m"
 
 def _with_m(problem: Problem, m: int) -> Problem:
     return Problem(m, *_PROBLEM_REST(problem))
+
+
+def _case_key(problem: Problem, m: int, config: TileConfig, gpu_name: str, dtype: str, arch: Optional[str],
+              l2: Optional[L2Fact]) -> tuple[Any, ...]:
+    """The result memo's key of one case (see `ModelPort._memoised`)."""
+    return (m, problem.n, problem.k, problem.batch, problem.experts, problem.top_k, problem.dtype_out,
+            id(config), gpu_name, dtype, arch, l2)
 
 
 def _modelled_m(problem: Problem) -> int:

@@ -364,11 +364,15 @@ def _planned(config: TileConfig, gpu: GpuSpec, dtype: str, dtype_out: str, arch:
     return plan
 
 
+# the L2 state a case is modelled in: "warm", "cold", None (unknown), or the L2Fact a caller knows
+L2Arg = Union[str, l2_term.L2Fact, None]
+
+
 def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, arch: Optional[str] = None,
              stage_policy: Optional[str] = None, split_k: int = 1, grouped: Optional[bool] = None,
              constants: Optional[Union[Constants, TileConstants]] = None, schedule: Optional[str] = None,
              fast_accum: Optional[bool] = None, sm_clock_hz: Optional[float] = None,
-             l2: Union[str, l2_term.L2Fact, None] = None) -> ModelResult:
+             l2: L2Arg = None) -> ModelResult:
     """The model's answer for `problem` run with `config` on `gpu` in `dtype` (`analyze` without the
     alternatives; see `analyze`). `l2`: the L2 state to model in ("warm", "cold", None: unknown),
     or the `L2Fact` a caller knows: its state is modelled and the result carries it (`.l2`).
@@ -379,8 +383,6 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
                           split_k=split_k, grouped=grouped, constants=constants, schedule=schedule,
                           fast_accum=fast_accum, sm_clock_hz=sm_clock_hz)[0]
 
-
-L2Arg = Union[str, l2_term.L2Fact, None]
 
 
 def estimate_cases(cases: Iterable[Tuple[Problem, L2Arg]], config: TileConfig, gpu: GpuSpec, *, dtype: str,
