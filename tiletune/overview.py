@@ -22,7 +22,7 @@ from os.path import dirname
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from tiletune.buckets import bucket_range, hybrid_ceil, pow2_floor, uses_hybrid
-from tiletune.records import Problem, Status, Tactic, TileConfig, frozen_dataclass, quick_init
+from tiletune.records import Problem, Status, Tactic, TileConfig, frozen_dataclass
 from tiletune.source_groups import group_names
 
 DEFAULT_NOISE = 0.05  # relative; used only when the inputs carry no samples to estimate it from
@@ -31,7 +31,6 @@ _TRIED = frozenset({Status.CHOSEN, Status.PROFILED, Status.FAILED, Status.PASSED
 _TIMED = frozenset({Status.CHOSEN, Status.PROFILED, Status.PASSED})  # statuses whose time is a measurement
 
 
-@quick_init  # one or two per M bucket: tens of thousands on a big cache
 @frozen_dataclass(slots=True)
 class Pick:
     """One tactic in a bucket, with its measured time (ms) when known."""
@@ -56,7 +55,6 @@ class Pick:
         return self.config.label() if self.config is not None else f"tac {self.tactic}"
 
 
-@quick_init  # one per M bucket
 @frozen_dataclass(slots=True)
 class BucketLine:
     """One M bucket of one (arch, op, runner, N, K)."""

@@ -226,27 +226,6 @@ def _stored_init(cls: type, fields: tuple[dataclasses.Field, ...], slots: bool) 
     return init
 
 
-def quick_init(cls: type) -> type:
-    """Give a frozen, slotted dataclass an `__init__` that stores each field through its slot.
-
-    frozen_dataclass(slots=True) builds that `__init__` itself (`_stored_init`); this gives it to
-    other frozen slotted dataclasses. Classes this does not cover (no slots, __post_init__,
-    init=False or keyword-only fields) keep the generated `__init__`.
-    """
-    params = cls.__dataclass_params__  # type: ignore[attr-defined]
-    fields = dataclasses.fields(cls)
-    if (not params.frozen or "__slots__" not in cls.__dict__ or hasattr(cls, "__post_init__")
-            or any(not f.init or f.kw_only for f in fields)):
-        return cls
-    if getattr(cls.__dict__["__init__"], "__globals__", {}).get("_FACTORY") is _USE_FACTORY:  # built by _stored_init
-        return cls
-    generated = cls.__dict__["__init__"]  # the dataclass's own __init__, replaced below
-    init = _stored_init(cls, fields, slots=True)
-    init.__doc__ = generated.__doc__
-    cls.__init__ = init  # type: ignore[misc]
-    return cls
-
-
 class Status(str, enum.Enum):
     """What the evidence says about one (op, runner, tactic) for one shape bucket."""
 
@@ -284,7 +263,6 @@ class Environment:
     metadata: Tuple[Tuple[str, str], ...] = ()  # the raw _metadata/metadata pairs, sorted
 
 
-@quick_init
 @frozen_dataclass(slots=True)
 class TuningRecord:
     """One fact read from one input: an (op, runner, tactic) and what happened to it.
@@ -315,7 +293,6 @@ class TuningRecord:
         return dict(self.detail)
 
 
-@quick_init
 @frozen_dataclass(slots=True)
 class Problem:
     """The GEMM a key stands for. `m` is the tuning bucket the key holds, not a runtime M.
@@ -441,7 +418,6 @@ class Undecoded:
 Decode = Union[Decoded, Undecoded]
 
 
-@quick_init
 @frozen_dataclass(slots=True)
 class Entry:
     """A record after decoding: what problem its key stands for and what its tactic means."""

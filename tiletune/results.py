@@ -16,14 +16,13 @@ from typing import TYPE_CHECKING, Optional
 
 from tiletune.events import Event, InputFacts
 from tiletune.model.perf import ModelResult
-from tiletune.records import CatalogRef, Entry, InputProblem, Problem, Tactic, TileConfig, frozen_dataclass, quick_init
+from tiletune.records import CatalogRef, Entry, InputProblem, Problem, Tactic, TileConfig, frozen_dataclass
 
 if TYPE_CHECKING:
     from tiletune.overview import RankDisagreement
     from tiletune.source_groups import SourceGroup
 
 
-@quick_init  # built once per entry / modelled case
 @frozen_dataclass(slots=True)
 class AnalyzedEntry:
     """One decoded record plus the model's view of it (or why there is none)."""

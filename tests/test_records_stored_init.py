@@ -1,25 +1,26 @@
-"""records.quick_init: a faster __init__ that must behave exactly like the dataclass-generated one."""
+"""The `__init__` frozen_dataclass builds for slotted records (records._stored_init, storing through the
+slots): it must behave exactly like the dataclass-generated one."""
 
 import dataclasses
 import inspect
-from dataclasses import dataclass, field
-from typing import Optional
 
 import pytest
 
+from tiletune import records
 from tiletune.overview import BucketLine, Pick
-from tiletune.records import Entry, Environment, Problem, Status, TuningRecord, quick_init
+from tiletune.records import Entry, Environment, Problem, Status, TuningRecord
 from tiletune.results import AnalyzedEntry
 
 
 def _twin(cls: type) -> type:
-    """The same fields as `cls`, with the dataclass-generated __init__ (no quick_init)."""
+    """The same fields as `cls`, with the dataclass-generated __init__."""
     fields = [(f.name, f.type, f) for f in dataclasses.fields(cls)]
     return dataclasses.make_dataclass(cls.__name__ + "Twin", fields, frozen=True, slots=True)
 
 
 @pytest.mark.parametrize("cls", [TuningRecord, Problem, Entry, AnalyzedEntry, Pick, BucketLine])
 def test_same_signature_as_the_generated_init(cls: type) -> None:
+    assert cls.__init__.__globals__.get("_FACTORY") is records._USE_FACTORY  # the slot-storing init (hot classes)
     ours = inspect.signature(cls)
     generated = inspect.signature(_twin(cls))
     assert [(p.name, p.kind, repr(p.default)) for p in ours.parameters.values()] == [
@@ -43,30 +44,6 @@ def test_fields_defaults_factory_and_frozen() -> None:
         Problem(1, 2)  # type: ignore[call-arg]  # k missing
     with pytest.raises(TypeError):
         Problem(1, 2, 3, bogus=1)  # type: ignore[call-arg]
-
-
-def test_classes_it_does_not_cover_keep_the_generated_init() -> None:
-    @dataclass(frozen=True)  # no slots
-    class NoSlots:
-        x: int
-
-    @dataclass(frozen=True, slots=True)
-    class PostInit:
-        x: int
-        seen: list = field(default_factory=list)
-
-        def __post_init__(self) -> None:
-            self.seen.append(self.x)
-
-    @dataclass(frozen=True, slots=True)
-    class NotInInit:
-        x: int
-        y: Optional[int] = field(default=None, init=False)
-
-    for cls in (NoSlots, PostInit, NotInInit):
-        before = cls.__init__
-        assert quick_init(cls).__init__ is before
-    assert PostInit(5).seen == [5]
 
 
 def test_field_order_the_hot_positional_calls_rely_on():
