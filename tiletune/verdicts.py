@@ -151,10 +151,6 @@ def explain_failure(
 # --- verdicts ----------------------------------------------------------------------------------
 
 
-def _tile_label(cfg: Any) -> str:
-    return cfg.label() if cfg is not None else "?"
-
-
 def _join(labels: Sequence[str], limit: int = 3) -> str:
     shown = list(labels[:limit])
     if len(labels) > limit:
