@@ -17,10 +17,16 @@ For each: `tiletune inspect FILE --format json` and `tiletune inspect FILE` (the
 each in a fresh child process with stdout to /dev/null, process start included.
 And: `tiletune --help` against a bare `python -c 'import typer'`.
 
-Each figure is the median of --runs wall-clock runs after one untimed warm-up; CPU seconds
-(user+sys of the child) are printed too (they stay meaningful when other jobs load the machine);
-peak RSS is the child's own (wait4 rusage), in MB. Goals (issue 12 item 7): 50,000 entries within
-9x of json.load, then 5x; 2,000 within 4x; --help within 2x of importing typer; memory flat.
+Paired rounds: after one untimed warm-up of each command, every round runs the `json.load` child
+and then each command once (the order rotates from round to round), and each command's ratio in
+that round is its wall time over that round's `json.load`. A shared machine's speed drifts by up
+to 1.5x over minutes; a ratio taken within one round cancels the drift, where medians taken over
+separate blocks of runs did not (rounds 1-4 measured that way). The ratio printed is the median
+of the --runs per-round ratios; the ratio of the fastest runs (min over min, as timeit advises) is
+printed beside it. CPU seconds (user+sys of the child) are printed too (they stay meaningful when
+other jobs load the machine); peak RSS is the child's own (wait4 rusage), in MB. Goals (issue 12
+item 7): 50,000 entries within 9x of json.load, then 5x; 2,000 within 4x; --help within 2x of
+importing typer; memory flat. The verdicts use the median per-round ratio.
 """
 
 from __future__ import annotations
@@ -68,10 +74,31 @@ def child(argv: list[str]) -> tuple[float, float, float]:
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024  # ru_maxrss is KiB on Linux
 
 
-def measure(argv: list[str], runs: int) -> tuple[float, float, float]:
-    child(argv)  # untimed warm-up: page cache and .pyc files in place
-    got = [child(argv) for _ in range(runs)]
-    return statistics.median(w for w, _, _ in got), statistics.median(c for _, c, _ in got), max(r for _, _, r in got)
+Sample = tuple[float, float, float]  # (wall s, CPU s, peak RSS MB) of one child
+
+
+def paired(base: list[str], commands: dict[str, list[str]], runs: int) -> tuple[list[Sample], dict[str, list[Sample]]]:
+    """Each argv once untimed (page cache and .pyc files in place), then `runs` rounds; in each
+    round the base and every command run once, in an order that rotates from round to round."""
+    argvs = {"": base, **commands}
+    for argv in argvs.values():
+        child(argv)
+    got: dict[str, list[Sample]] = {name: [] for name in argvs}
+    names = list(argvs)
+    for r in range(runs):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            got[name].append(child(argvs[name]))
+    return got.pop(""), got
+
+
+def summary(base: list[Sample], samples: list[Sample]) -> tuple[float, float, float, float, float, float]:
+    """(median per-round wall ratio, min-over-min wall ratio, median per-round CPU ratio, peak MB,
+    median wall s, median base wall s)."""
+    ratios = [s[0] / b[0] for s, b in zip(samples, base)]
+    cpu = [s[1] / b[1] for s, b in zip(samples, base)]
+    return (statistics.median(ratios), min(s[0] for s in samples) / min(b[0] for b in base),
+            statistics.median(cpu), max(s[2] for s in samples), statistics.median(s[0] for s in samples),
+            statistics.median(b[0] for b in base))
 
 
 def main() -> None:
@@ -87,42 +114,46 @@ def main() -> None:
             make, n = WORKLOADS[name]
             path = Path(tmp) / f"{name}.json"
             make(n, path)
-            base = measure([py, "-c", "import json, sys; json.load(open(sys.argv[1]))", str(path)], args.runs)
-            res = {
-                "inspect --format json": measure([py, "-m", "tiletune", "inspect", str(path), "--format", "json"], args.runs),
-                "inspect (table)": measure([py, "-m", "tiletune", "inspect", str(path)], args.runs),
-            }
+            base, res = paired([py, "-c", "import json, sys; json.load(open(sys.argv[1]))", str(path)], {
+                "inspect --format json": [py, "-m", "tiletune", "inspect", str(path), "--format", "json"],
+                "inspect (table)": [py, "-m", "tiletune", "inspect", str(path)],
+            }, args.runs)
             rows.append((name, n, path.stat().st_size / 1e6, base, res))
             print(f"{name} done", file=sys.stderr)
-    typer = measure([py, "-c", "import typer"], args.runs)
-    help_ = measure([py, "-m", "tiletune", "--help"], args.runs)
+        typer, helps = paired([py, "-c", "import typer"], {"--help": [py, "-m", "tiletune", "--help"]}, args.runs)
 
     load = os.getloadavg()[0]
     lines = [
         f"Machine: {platform.python_implementation()} {platform.python_version()}, {platform.machine()}, "
-        f"{os.cpu_count()} CPUs, load average {load:.1f} at the end; median of {args.runs} runs after one warm-up, "
+        f"{os.cpu_count()} CPUs, load average {load:.1f} at the end; {args.runs} paired rounds after one warm-up, "
         "process start included, bytecode caching on.",
         "",
-        "Ratio = the command's wall time / a bare `json.load` of the same file in this run (CPU-time ratio beside it);",
-        "MB = peak RSS of the child. Absolute seconds (this machine only) in the last columns.",
+        "Ratio = the command's wall time / a bare `json.load` of the same file run in the same round, median over the",
+        "rounds (`fastest`: the fastest command run / the fastest json.load run); CPU ratio likewise, median.",
+        "MB = peak RSS of the child. Absolute seconds (this machine only, medians) in the last columns.",
         "",
-        "| workload | entries | file MB | command | wall ratio | cpu ratio | MB | MB ratio | wall s | json.load wall s |",
-        "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|",
+        "| workload | entries | file MB | command | wall ratio | fastest | cpu ratio | MB | MB ratio | wall s "
+        "| json.load wall s |",
+        "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     verdicts = []
-    for name, n, mb, (bw, bc, br), res in rows:
-        for cmd, (w, c, r) in res.items():
-            lines.append(f"| {name} | {n:,} | {mb:.1f} | {cmd} | {w / bw:.1f}x | {c / bc:.1f}x | {r:.0f} | {r / br:.1f}x "
-                         f"| {w:.2f} | {bw:.2f} |")
+    for name, n, mb, base, res in rows:
+        base_mb = max(b[2] for b in base)
+        for cmd, samples in res.items():
+            ratio, fastest, cpu, mem, wall, base_wall = summary(base, samples)
+            lines.append(f"| {name} | {n:,} | {mb:.1f} | {cmd} | {ratio:.1f}x | {fastest:.1f}x | {cpu:.1f}x | {mem:.0f} "
+                         f"| {mem / base_mb:.1f}x | {wall:.2f} | {base_wall:.2f} |")
             goals = GOALS.get(n, ())
             if goals:
-                met = [f"{g:g}x: {'met' if w / bw <= g else 'NOT met'}" for g in goals]
-                verdicts.append(f"{name}, {cmd}: {w / bw:.1f}x (cpu {c / bc:.1f}x); goal " + ", then ".join(met))
-    lines.append(f"| --help | | | `tiletune --help` vs `python -c 'import typer'` | {help_[0] / typer[0]:.1f}x "
-                 f"| {help_[1] / typer[1]:.1f}x | {help_[2]:.0f} | {help_[2] / typer[2]:.1f}x | {help_[0]:.2f} | "
-                 f"(typer {typer[0]:.2f}) |")
-    verdicts.append(f"--help: {help_[0] / typer[0]:.1f}x of importing typer; goal 2x: "
-                    f"{'met' if help_[0] / typer[0] <= 2 else 'NOT met'}")
+                met = [f"{g:g}x: {'met' if ratio <= g else 'NOT met'}" for g in goals]
+                verdicts.append(f"{name}, {cmd}: {ratio:.1f}x (fastest {fastest:.1f}x, cpu {cpu:.1f}x); goal "
+                                + ", then ".join(met))
+    ratio, fastest, cpu, mem, wall, base_wall = summary(typer, helps["--help"])
+    lines.append(f"| --help | | | `tiletune --help` vs `python -c 'import typer'` | {ratio:.1f}x | {fastest:.1f}x "
+                 f"| {cpu:.1f}x | {mem:.0f} | {mem / max(t[2] for t in typer):.1f}x | {wall:.2f} | "
+                 f"(typer {base_wall:.2f}) |")
+    verdicts.append(f"--help: {ratio:.1f}x of importing typer (fastest {fastest:.1f}x); goal 2x: "
+                    f"{'met' if ratio <= 2 else 'NOT met'}")
     lines += ["", *verdicts]
     text = "\n".join(lines) + "\n"
     print(text)
