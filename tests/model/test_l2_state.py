@@ -208,3 +208,41 @@ def test_our_own_retry_ledger_is_inferred_warm():
     assert len(facts) == 1
     (f,) = facts
     assert (f.state, f.how) == ("warm", "inferred") and "tiletune/tuner/worker.py" in f.basis
+
+
+def test_counting_per_run_of_shared_facts_equals_the_plain_per_entry_count(real, sm120, big_caches, tmp_path):
+    """l2_notes counts runs of entries sharing one fact, op and env by identity (the speed layer);
+    the plain count builds a key per entry. Real entries (the SM103 log's decoded and inferred
+    facts, the SM120 log's, a generated cache's), mixed in many orders, a copy of one fact object
+    (equal, not identical), another op, and an entry without a model."""
+    import random
+    from collections import Counter
+
+    from tiletune.l2_state import _count_per_fact
+    from tiletune.model.perf import with_l2
+
+    path = tmp_path / "mixed.json"
+    big_caches.make_cache(300, path)
+    pool = list(real.entries) + list(sm120) + list(inspect([path], ReadContext()).entries)
+    a = next(ae for ae in pool if ae.analysis is not None and ae.analysis.l2 is not None)
+    twin = dataclasses.replace(a, analysis=with_l2(a.analysis, a.analysis.l2._replace()))
+    assert twin.analysis.l2 == a.analysis.l2 and twin.analysis.l2 is not a.analysis.l2
+    other_op = dataclasses.replace(a, entry=dataclasses.replace(a.entry, record=dataclasses.replace(a.record, op="x")))
+    pool += [twin, other_op, dataclasses.replace(a, analysis=None)]
+    assert len({ae.record.op for ae in pool}) >= 2 and len({ae.analysis.l2 for ae in pool if ae.analysis}) >= 3
+
+    def plain(xs):
+        c = Counter()
+        for ae in xs:
+            if ae.analysis is not None and ae.analysis.l2 is not None:
+                c[(ae.entry.record.op, ae.entry.record.env.arch, ae.analysis.l2)] += 1
+        return list(c.items())  # keys in order of first appearance, as l2_notes words them
+
+    rng = random.Random(7)
+    orders = [pool, sorted(pool, key=lambda ae: str(ae.record.op)), pool + pool[::-1], [], [pool[-1]]]
+    for _ in range(20):
+        xs = pool * rng.randint(1, 3)
+        rng.shuffle(xs)
+        orders.append(xs)
+    for xs in orders:
+        assert list(_count_per_fact(xs).items()) == plain(xs)
