@@ -185,7 +185,7 @@ def test_the_collector_is_paused_for_one_command_and_restored():
     # while records pile up); it must give the collector back as it found it, exceptions included
     import gc
 
-    from tiletune.cli import _gc_paused
+    from tiletune.cli_core import _gc_paused
 
     assert gc.isenabled()
     try:

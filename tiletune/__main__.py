@@ -1,5 +1,5 @@
 """`python -m tiletune` runs the CLI."""
 
-from tiletune.cli import main
+from tiletune.launch import main
 
 main()

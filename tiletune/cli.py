@@ -10,18 +10,33 @@ Reports go to stdout (or `--output`, written atomically); progress and summaries
 # start, and as strings it compiles and evaluates each twice (~40 ms for these eight commands);
 # evaluated once at import they cost ~5 ms. tests/test_cli_annotations.py pins the result.
 import enum
-import gc
 import os
 import sys
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Callable, Iterable, Iterator, List, Optional, Sequence, TypeVar, Union
+from typing import Annotated, Callable, List, Optional, Sequence, TypeVar
 
 import click
 import typer
 
 from tiletune import __version__
-from tiletune.errors import TiletuneError
+from tiletune.cli_core import (  # the typer-free half, shared with launch.py's plain inspect
+    FailOn,
+    OutputFormat,
+    _batch_status,
+    _emit,
+    _exit_kept,
+    _failure_status,
+    _gate,
+    _inspect_context,
+    _inspect_status,
+    _inspected,
+    _keep_results,
+    _kept_any,
+    _refuse_outputs_over_inputs,
+    _report_problems,
+    _say,
+    _write_stdout,
+)
 
 _APP_SETTINGS: dict = dict(
     name="tiletune",
@@ -37,147 +52,27 @@ app = typer.Typer(**_APP_SETTINGS)
 T = TypeVar("T")
 
 
-class OutputFormat(str, enum.Enum):
-    """Output formats shared by inspect / model / report."""
-
-    table = "table"
-    json = "json"
-    markdown = "markdown"
-
 
 def _guard(fn: Callable[[], T], inputs: Sequence[object] = ()) -> T:
     """Run `fn`; turn a TiletuneError into its one-line message and exit code, no traceback.
 
     The last resort: any other exception (a bug an input provoked) becomes one line naming the
-    inputs and exit status 2. Readers already turn one input's surprise into a problem of that
-    input, so by then everything else has been read; this catches what is left.
+    inputs and exit status 2 (cli_core._failure_status).
     """
     try:
         return fn()
-    except TiletuneError as e:
-        _say(f"tiletune: {e}")
-        raise typer.Exit(code=e.exit_code) from None
     except (click.exceptions.Exit, click.exceptions.Abort, click.exceptions.ClickException):
         raise
     except Exception as e:  # noqa: BLE001 - never a traceback for what an input did
-        from tiletune.errors import unexpected
-
-        named = ", ".join(str(i) for i in inputs) or "the default inputs"
-        _say(f"tiletune: {_clip(named)}: {unexpected(e)}")
-        raise typer.Exit(code=2) from None
-
-
-def _clip(text: str, limit: int = 300) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _say(message: str) -> None:
-    """One line to stderr, without the terminal escapes an input may have put in it."""
-    from tiletune.formats.safe_text import terminal_safe
-
-    typer.echo(terminal_safe(message), err=True)
-
-
-def _emit(text: Union[str, Iterable[str]], output: Optional[Path], *, json: bool = False, colour: bool = False) -> None:
-    """Print `text` (or text chunks, written as they come) to stdout, or write it atomically to
-    `output`; a newline is added when the text does not end with one. Terminal escapes and control
-    characters from the inputs are removed from every chunk (a sequence cut between two chunks
-    loses its ESC, which leaves harmless text)."""
-    from tiletune.formats.safe_text import json_safe, terminal_safe
-
-    def safe(chunk: str) -> str:
-        return json_safe(chunk) if json else terminal_safe(chunk, keep_colours=colour)
-
-    chunks = map(safe, _newline_ended([text] if isinstance(text, str) else text))
-    if output is None:
-        _write_stdout(chunks)
-        return
-    from tiletune.fileio import write_atomic
-
-    write_atomic(output, chunks)
-
-
-def _write_stdout(chunks: Iterable[str]) -> None:
-    """Write to stdout; a failed write (`> /dev/full`) is one line and exit 2, not a traceback.
-    A closed pipe (`| head`) is the reader's choice and not reported."""
-    try:
-        for chunk in chunks:
-            sys.stdout.write(chunk)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        _detach_stdout()
-    except OSError as e:
-        _detach_stdout()
-        from tiletune.errors import OutputError
-
-        raise OutputError(f"stdout: cannot write it ({e.strerror or e})") from None
-
-
-def _detach_stdout() -> None:
-    """Point fd 1 at /dev/null so the interpreter's final flush cannot fail a second time."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError):
-        pass
-
-
-def _refuse_outputs_over_inputs(outputs: Iterable[tuple], named: Iterable[Path], result=None) -> None:  # noqa: ANN001
-    """No output option may name an input: the named ones, and the files a result was read from."""
-    from tiletune.fileio import refuse_outputs_over_inputs
-
-    read = [path for path, _ in result.sources] if result is not None else []
-    refuse_outputs_over_inputs(outputs, [*named, *read])
-
-
-def _newline_ended(chunks: Iterable[str]) -> Iterator[str]:
-    last = ""
-    for chunk in chunks:
-        yield chunk
-        last = chunk or last
-    if not last.endswith("\n"):
-        yield "\n"
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Run one command with the cyclic garbage collector paused (restored afterwards).
-
-    Why: inspect keeps ~10 container objects per entry alive until it has printed them, so the
-    collector's periodic full scans re-walk the whole growing heap (about 1 s of a 50,000-entry
-    run) while finding nothing: records, entries, analyses and rows form no reference cycles. On
-    the way out the objects still alive are frozen (`gc.freeze`): freed by reference counting
-    when dropped, but never rescanned; re-enabling without it costs one full scan of them all.
-    A process policy, so it lives here and not in the library.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.freeze()
-            gc.enable()
-
-
-def _inspected(paths: Optional[List[Path]], arch: Optional[str], flashinfer_version: Optional[str], gpu: Optional[str],
-               select: Optional[Callable[..., bool]] = None):
-    """The inspect result for these inputs (what inspect and report start from), kept until the
-    process exits (see `main`)."""
-    from tiletune.pipeline import inspect
-
-    result = inspect(list(paths or []), _inspect_context(arch, flashinfer_version), gpu=gpu, select=select)
-    _keep_until_exit(result)
-    return result
+        raise typer.Exit(code=_failure_status(e, inputs)) from None
 
 
 def _run_batch(run: Callable[[], int], inputs: Sequence[object]) -> None:
     """Run an inspecting command's body with the collector paused; exit with the status it returns."""
-    with _gc_paused():
-        code = _guard(run, inputs)
+    code = _batch_status(run, inputs)
     if code:
         raise typer.Exit(code=code)
+
 
 
 def _version_callback(value: bool) -> None:
@@ -199,67 +94,9 @@ def _root(
 # --- commands -------------------------------------------------------------------------------
 # Each command below is owned by the module it calls; keep the bodies thin.
 
-
-def _inspect_context(arch: Optional[str], flashinfer_version: Optional[str]):  # -> ReadContext
-    """--arch / --flashinfer-version checked and normalised (bad values: one line, exit 2)."""
-    from tiletune.archs import KNOWN_ARCHS, normalize_arch
-    from tiletune.errors import UsageError
-    from tiletune.readers.interface import ReadContext
-
-    norm = None
-    if arch is not None:
-        norm = normalize_arch(arch)
-        if norm is None:
-            raise UsageError(f"--arch {arch!r} is not an architecture; use one of {', '.join(KNOWN_ARCHS)}")
-    if flashinfer_version is not None:
-        from packaging.version import InvalidVersion, Version
-
-        try:
-            Version(flashinfer_version)
-        except InvalidVersion:
-            raise UsageError(f"--flashinfer-version {flashinfer_version!r} is not a version (e.g. 0.6.14)") from None
-    return ReadContext(arch=norm, flashinfer_version=flashinfer_version)
-
-
-def _report_problems(result, to_stderr: bool = True) -> None:  # noqa: ANN001 - InspectResult
-    """Problems go to stderr, so `> out.txt` still shows them; skipped only when stdout (which
-    already shows them in the table) is the very terminal stderr is."""
-    if to_stderr and not _stdout_is_the_stderr_terminal():
-        from tiletune.results import loses_data
-
-        for p in result.problems:
-            _say(f"tiletune: {'' if loses_data(p) else 'note: '}{p.message}")
-
-
-def _stdout_is_the_stderr_terminal() -> bool:
-    try:
-        return sys.stdout.isatty() and os.path.samestat(os.fstat(sys.stdout.fileno()), os.fstat(sys.stderr.fileno()))
-    except (OSError, ValueError, AttributeError):  # a replaced stream without a file descriptor
-        return False
-
-
-class FailOn(str, enum.Enum):
-    """Findings that make an inspecting command exit 1 (for deployment gates)."""
-
-    fatal = "fatal"
-    failed = "failed"
-
-
 _FAIL_ON_HELP = ("Exit 1 when such findings exist: fatal (an event that ended a run: runner init failure, CUDA "
                  "abort, TMA descriptor, shared memory) or failed (any failed tactic, or a fatal event). "
                  "Unusable inputs still exit 2.")
-
-
-def _gate(result, fail_on: Optional[FailOn], side: str = "") -> int:  # noqa: ANN001 - InspectResult
-    """The exit status: 2 for unusable inputs, else 1 when --fail-on findings exist, else 0."""
-    code = result.exit_code
-    if code == 0 and fail_on is not None and result.fails_on(fail_on.value):
-        typer.echo(f"tiletune: --fail-on {fail_on.value}: {side}"
-                   + (f"{len(result.fatal_events)} fatal event(s)" if result.fatal_events else f"{len(result.failures)} failure(s)")
-                   + " found", err=True)
-        return 1
-    return code
-
 
 _PATHS_HELP = "Caches, logs, blocklists, JIT workspaces, retry ledgers, or directories holding them. None: search the default places."
 
@@ -290,80 +127,10 @@ def inspect_command(
     nothing found, says what was searched and exits 0.
     """
 
-    def run() -> int:
-        _refuse_outputs_over_inputs([("--output", output)], paths or [])
-        select = _entry_filter(only_op, only_arch, only_rank, only_status)
-        ms = _runtime_ms(runtime_m)
-        result = _inspected(paths, arch, flashinfer_version, gpu, select)
-        _refuse_outputs_over_inputs([("--output", output)], [], result)
-        from tiletune.formats import render
-
-        colour = _colour(output)
-        view = {"all_rows": all_rows, "runtime_m": ms, "width": _terminal_width(output), "colour": colour}
-        _emit(render("inspect", result, format.value, **view), output,  # JSON comes in chunks, written as made
-              json=format is OutputFormat.json, colour=colour)
-        _report_problems(result)
-        return _gate(result, fail_on)
-
-    _run_batch(run, paths or ())
-
-
-def _entry_filter(ops, archs, ranks, statuses):  # -> Optional[Callable[[Entry], bool]]
-    """inspect's --op / --only-arch / --rank / --status as one predicate (None: keep everything)."""
-    from tiletune.archs import normalize_arch
-    from tiletune.errors import UsageError
-    from tiletune.records import Status
-
-    if not (ops or archs or ranks or statuses):
-        return None
-    want_arch = set()
-    for a in archs or ():
-        norm = normalize_arch(a)
-        if norm is None:
-            raise UsageError(f"--only-arch {a!r} is not an architecture (sm90, sm100, sm120, ...)")
-        want_arch.add(norm)
-    known = {s.value for s in Status}
-    for s in statuses or ():
-        if s not in known:
-            raise UsageError(f"--status {s!r} is not a status; use one of {', '.join(sorted(known))}")
-    want_ops, want_ranks, want_status = set(ops or ()), set(ranks or ()), set(statuses or ())
-
-    def keep(e) -> bool:  # noqa: ANN001 - records.Entry
-        r = e.record
-        return ((not want_ops or r.op in want_ops) and (not want_arch or r.env.arch in want_arch)
-                and (not want_ranks or r.rank in want_ranks) and (not want_status or r.status.value in want_status))
-
-    return keep
-
-
-def _runtime_ms(text: Optional[str]) -> tuple[int, ...]:
-    """--m '1,2,4,8' -> (1, 2, 4, 8); at most 64 values, each 1..2**31."""
-    from tiletune.errors import UsageError
-
-    if text is None:
-        return ()
-    out = []
-    for part in text.replace(" ", "").split(","):
-        if not part.isdigit() or not 1 <= int(part) <= 1 << 31:
-            raise UsageError(f"--m {text!r}: each value must be a whole number of tokens from 1 to 2**31 (e.g. --m 1,2,4,8,37)")
-        out.append(int(part))
-    if len(out) > 64:
-        raise UsageError(f"--m takes at most 64 values ({len(out)} given)")
-    return tuple(out)
-
-
-def _colour(output: Optional[Path]) -> bool:
-    """ANSI colours only on a terminal, and never when NO_COLOR is set (no-color.org)."""
-    return output is None and sys.stdout.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
-
-
-def _terminal_width(output: Optional[Path]) -> int:
-    """The terminal's width for the table (120 when writing a file or not to a terminal)."""
-    import shutil
-
-    if output is not None or not sys.stdout.isatty():
-        return 120
-    return max(80, shutil.get_terminal_size((120, 24)).columns)
+    _run_batch(lambda: _inspect_status(
+        paths, format=format, arch=arch, flashinfer_version=flashinfer_version, gpu=gpu, output=output, fail_on=fail_on,
+        all_rows=all_rows, only_op=only_op, only_arch=only_arch, only_rank=only_rank, only_status=only_status,
+        runtime_m=runtime_m), paths or ())
 
 
 class ReportFormat(str, enum.Enum):
@@ -696,41 +463,24 @@ def doctor_command(
     _guard(run)
 
 
-# Set by main(): objects a command's output was made from, kept until the process ends.
-_KEEP_UNTIL_EXIT: Optional[list] = None
-
-
-def _keep_until_exit(obj: object) -> None:
-    """Hold `obj` until the process exits (only when run through `main`; tests call `app` directly)."""
-    if _KEEP_UNTIL_EXIT is not None:
-        _KEEP_UNTIL_EXIT.append(obj)
-
 
 def main() -> None:
-    """Console-script entry point.
+    """Console-script entry point (launch.main runs a plain inspect without typer, everything else here).
 
     After a command that kept its result (inspect, report), exit with os._exit once stdout and
-    stderr are flushed, as mypy does: freeing a 50,000-entry result object by object and then
-    tearing the interpreter down took about 0.07 s and produces nothing. Every file tiletune
-    writes is closed before (write_atomic); other commands exit normally.
+    stderr are flushed (cli_core._exit_kept); other commands exit normally.
     """
-    global _KEEP_UNTIL_EXIT
-    _KEEP_UNTIL_EXIT = []
+    _keep_results()
     code: object = 0
     try:
         _app_for(sys.argv)()
     except SystemExit as e:
         code = e.code
-        if not _KEEP_UNTIL_EXIT or not (code is None or isinstance(code, int)):
+        if not _kept_any() or not (code is None or isinstance(code, int)):
             raise
-    if not _KEEP_UNTIL_EXIT:
+    if not _kept_any():
         return
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (BrokenPipeError, OSError):  # e.g. `tiletune inspect | head`: nothing left to tell the reader
-        pass
-    os._exit(code if isinstance(code, int) else 0)
+    _exit_kept(code if isinstance(code, int) else 0)
 
 
 def _app_for(argv: Sequence[str]) -> typer.Typer:
