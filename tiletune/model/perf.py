@@ -408,6 +408,9 @@ def estimate_cases(cases: Iterable[Tuple[Problem, L2Arg]], config: TileConfig, g
     append = out.append
     plan_grouped: Optional[bool] = None
     plan_dtype_out: Optional[str] = None
+    checked_state: Any = ()  # the last L2 state check_state accepted (a batch holds one or two)
+    # module functions as locals: each is called once or more per case
+    term_at, tile_cycles, soft_max = l2_term.term_at, mainloop.tile_cycles, combine
     for problem, l2 in cases:
         m, n, k, batch = problem.m, problem.n, problem.k, problem.batch
         if not (type(m) is int and type(n) is int and type(k) is int and type(batch) is int  # the usual case, tested cheaply
@@ -419,7 +422,8 @@ def estimate_cases(cases: Iterable[Tuple[Problem, L2Arg]], config: TileConfig, g
             l2_fact, l2_state = None, l2
         else:
             l2_fact, l2_state = l2, l2.state  # type: ignore[union-attr]
-        l2_term.check_state(l2_state)
+        if l2_state is not checked_state:
+            checked_state = l2_term.check_state(l2_state)
         experts = problem.experts
         is_grouped = bool(experts) if grouped is None else grouped
         dtype_out = problem.dtype_out or "bf16"
@@ -509,18 +513,18 @@ def estimate_cases(cases: Iterable[Tuple[Problem, L2Arg]], config: TileConfig, g
                 per_slot = -(-(tiles * k_iters) // slots)
                 cycles = per_slot * cyc.kblock + -(-tiles // slots) * cyc.epilogue + tc.streamk_fixup_cycles
             else:
-                cycles = waves * mainloop.tile_cycles(k_per_cta, cyc)
+                cycles = waves * tile_cycles(k_per_cta, cyc)
             t_comp = cycles / clock
             # L2 residency (l2.py): a warm timing of a working set that stays in L2 reads it at the L2 rate
-            l2t = l2_term.term_at(l2_site, bytes_min, l2_state)
+            l2t = term_at(l2_site, bytes_min, l2_state)
             t_mem = (bytes_min + partial_bytes) / (bw * tc.eta_bw)
             t_fixed = tc.t_fixed_s
-            t_cold = t_exp = t_fixed + combine(t_comp, t_mem, tc.p)
+            t_cold = t_exp = t_fixed + soft_max(t_comp, t_mem, tc.p)
             t_warm = t_cold
             # the warm time (a cold timing never reads it); an L2 estimated below DRAM never slows it
             if l2_state != "cold" and l2t.resident and l2t.bandwidth and l2t.bandwidth > bw:
                 t_mem_warm = (bytes_min + partial_bytes) / (l2t.bandwidth * tc.eta_bw)
-                t_warm = t_fixed + combine(t_comp, t_mem_warm, tc.p)
+                t_warm = t_fixed + soft_max(t_comp, t_mem_warm, tc.p)
                 if l2t.warm_applies:
                     t_mem, t_exp = t_mem_warm, t_warm
             # per case (the plan's widening is per config): the L2 term matters here (>2 %), may apply
@@ -533,8 +537,10 @@ def estimate_cases(cases: Iterable[Tuple[Problem, L2Arg]], config: TileConfig, g
             if l2_state is None and t_warm < t_exp:  # unknown L2 state: the band reaches down to the warm time
                 t_low = min(t_low, t_warm * lo / (1.0 + widen))
             if sustained_hz is not None:
-                t_sustained = t_fixed + combine(cycles / sustained_hz, t_mem, tc.p)
-        t_floor = max(flops / dense, bytes_min / bw)
+                t_sustained = t_fixed + soft_max(cycles / sustained_hz, t_mem, tc.p)
+        t_floor = flops / dense
+        if bytes_min / bw > t_floor:  # max() without the builtin call
+            t_floor = bytes_min / bw
         ai = flops / bytes_min
         bound = "memory" if ai < ridge else "compute"
         facts = _new_tuple(NoteFacts, ((), l2_widened, plan_notes, l2t, None))
@@ -543,7 +549,7 @@ def estimate_cases(cases: Iterable[Tuple[Problem, L2Arg]], config: TileConfig, g
             a, dtype, dtype_out, tile, mk, nk, k, groups, flops, byt, ai, pl.intensity_tile, ridge, bound, peak,
             dense, peak.sparse, bw, gpu.sms, ctas, slots, waves, wave_eff, tile_eff, k_eff,
             k_iters, t_floor, t_comp, t_mem, t_fixed, t_exp, t_low, t_high, flops / (dense * t_exp), t_floor / t_exp,
-            min(1.0, ai / ridge), pl.fit, c, facts, problem, config, gpu, split_k, kernel, cyc, clock,
+            ai / ridge if ai < ridge else 1.0, pl.fit, c, facts, problem, config, gpu, split_k, kernel, cyc, clock,
             pl.clock_basis, t_sustained, widen, pl.calibration_name, (), l2_fact)))
     return out
 
