@@ -1,10 +1,11 @@
 """The overview's shortcuts give exactly what the plain computation gives.
 
-`overview._Picks` (Picks shared by decode and detail identity) against `overview._pick`, and the
-one-winner bucket shortcut of `_bucket_line` against `_any_bucket_line`, over every entry of the
-samples, the bench workloads and hand-made odd records (ints that equal True or 1.0, timed
-records, sample spreads, undecoded and non-CUTLASS tactics). Compared by repr, so 1 and True or
-1 and 1.0 differ.
+`overview._Picks` (Picks shared by decode and detail identity) against `overview._pick`, the
+one-winner bucket shortcut of `_bucket_line` (and `_Picks.one_winner_line`) against
+`_any_bucket_line`, `_Uncovered` against `uncovered`, and the whole `overview` against the plain
+one built from those references, over every entry of the samples, the bench workloads and
+hand-made odd records (ints that equal True or 1.0, timed records, sample spreads, undecoded and
+non-CUTLASS tactics, crowded buckets, fallbacks). Compared by repr, so 1 and True or 1 and 1.0 differ.
 """
 
 from __future__ import annotations
@@ -94,3 +95,91 @@ def test_one_winner_shortcut_is_the_general_bucket_line(analyzed):
         assert repr(fast) == repr(plain), ae.entry.record
         seen += ae.entry.record.status is Status.CHOSEN
     assert seen > 4000
+
+
+def test_one_winner_line_in_one_call_is_the_plain_line(analyzed):
+    picks = ov._Picks()
+    sizes = ov._CatalogSizes(type("R", (), {"entries": analyzed})())
+    seen = 0
+    for ae in analyzed + analyzed:  # the second round is answered from the memo
+        if ae.entry.problem is None or ae.entry.record.status is not Status.CHOSEN:
+            continue
+        assert repr(picks.one_winner_line(ae)) == repr(ov._any_bucket_line((ae,), sizes)), ae.entry.record
+        seen += 1
+    assert seen > 8000
+
+
+def _plain_overview(result):
+    """`overview` the plain way: each bucket's entries through `_any_bucket_line`, each group's gaps
+    through `uncovered`, no memo."""
+    from tiletune.source_groups import group_names
+
+    group_of = group_names(result.source_groups)
+    buckets: dict = {}
+    for ae in result.entries:
+        p = ae.entry.problem
+        if p is not None:
+            rec = ae.entry.record
+            key = (rec.env.arch, rec.op, rec.runner, p.n, p.k, group_of.get(rec.source), p.batch, p.experts, p.top_k, p.m)
+            buckets.setdefault(key, []).append(ae)
+    sizes = ov._CatalogSizes(result)
+    groups: dict = {}
+    versions: dict = {}
+    for key, aes in buckets.items():
+        versions.setdefault(key[:6], aes[0].entry.record.env.flashinfer_version)
+        line = ov._any_bucket_line(aes, sizes)
+        if line is not None:
+            groups.setdefault(key[:6], []).append(line)
+    out = []
+    for gkey in sorted(groups, key=lambda g: (g[0] or "", g[1], g[2], g[3], g[4], g[5] or "")):
+        arch, op, runner, n, k, group = gkey
+        held = tuple(sorted(groups[gkey], key=lambda line: line.problem.m))
+        out.append(ov.Group(arch, op, runner, n, k, versions[gkey], held, ov.uncovered(held, versions[gkey], "moe" in op),
+                            group, result.group_label(group)))
+    return out
+
+
+def _fallback_result():
+    """A log's fallback lines beside cache buckets, and buckets of one M under two batch sizes."""
+    recs = []
+    for i, (status, m, batch) in enumerate([(Status.CHOSEN, 16, 1), (Status.FALLBACK, 16, 1), (Status.CHOSEN, 32, 1),
+                                            (Status.CHOSEN, 32, 2), (Status.FALLBACK, 300, 1), (Status.PROFILED, 64, 1)]):
+        shapes = ((batch, m, 1024), (batch, 1024, 7168)) if batch > 1 else ((m, 1024), (1024, 7168), (-1, 128),
+                                                                          (128, 7168), (), (0,), (-1, 7168), (0,), (0,), (-1,))
+        recs.append(TuningRecord(source="f.log", source_kind="flashinfer-log", op="fp4_gemm", runner="CutlassFp4GemmRunner",
+                                 tactic=-1 if status is Status.FALLBACK else i, status=status, env=ENV, shapes=shapes,
+                                 extras=(), time_ms=0.01 * (i + 1)))
+    return build([decode(r) for r in recs])
+
+
+def test_overview_is_the_plain_overview(analyzed, tmp_path, big_caches):
+    big_caches.make_cache(3000, tmp_path / "mixed.json")
+    results = _results() + [inspect([tmp_path / "mixed.json"], ReadContext()), build([ae.entry for ae in _odd_entries()]),
+                            build([ae.entry for ae in analyzed]), _fallback_result()]
+    flagged = plain_lines = 0
+    for result in results:
+        fast = ov.overview(result)
+        assert [repr(g) for g in fast.groups] == [repr(g) for g in _plain_overview(result)]
+        for g in fast.groups:
+            if g.one_winner_lines:  # the flag holds only where every line is one chosen entry alone in its bucket
+                flagged += len(g.lines)
+                assert all(line.winner_entry is not None and line.runner_up is None and line.margin is None
+                           and not line.failed and line.never_tried is None and not line.fallback_only
+                           and line.chosen == (ov._pick(line.winner_entry),) for line in g.lines), g
+            else:
+                plain_lines += len(g.lines)
+    assert flagged > 5000 and plain_lines > 50
+
+
+def test_uncovered_once_per_set_of_buckets_is_uncovered(analyzed):
+    gaps = ov._Uncovered()
+    groups = [g for res in _results() + [build([ae.entry for ae in _odd_entries()]), _fallback_result()] for g in ov.overview(res).groups]
+    groups += list(ov.overview(build([ae.entry for ae in analyzed])).groups)
+    moe = 0
+    for g in groups + groups:  # the second round is answered from the memo
+        is_moe = "moe" in g.op
+        moe += is_moe
+        no_fallback = not any(line.fallback_only for line in g.lines)
+        for version in (g.flashinfer_version, "0.6.8", None):
+            assert gaps(g.lines, version, is_moe, no_fallback) == ov.uncovered(g.lines, version, is_moe), g
+    assert moe > 10 and len(gaps._memo) < len(groups) / 2

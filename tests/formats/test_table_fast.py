@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -210,6 +211,13 @@ def test_tile_map_width_is_the_widest_line_of_the_map_text():
     for tactic in ("a\nb", "ends\n", "x\u2028y", "plain"):
         g = Group("sm90", "fp8_gemm", "r", 8, 8, "0.7.2", (line(1, tactic), line(2, 7)), ())
         overviews.append(Overview((g, g), ()))
+    # two lines of one bucket (the later one's cell is shown), fallback lines (in the label, not a
+    # column), a wide bucket header, labelled groups, and a map whose width only the last group decides
+    fallback = dataclasses.replace(line(300, 1), fallback_only=True)
+    two = Group("sm90", "fp8_gemm", "r", 8, 8, "0.7.2", (line(4, "long-tactic-name"), line(4, 1), fallback), (), "s", "srv")
+    wide = Group("sm90", "fp8_gemm", "r", 8, 8, "0.7.2", (line(1, 1), line(123456789, 2)), ())
+    late = Group("sm90", "fp8_gemm", "r", 8, 8, "0.7.2", (line(1, "x" * 50),), ())
+    overviews += [Overview((two,), ()), Overview((two, wide), ()), Overview((wide, two, late), ()), Overview((), ())]
     assert sum(1 for ov in overviews if ov.groups) > 8
     for ov in overviews:
         widest = _widest_map_line(ov, 10 ** 6)

@@ -138,14 +138,14 @@ def usual_cells(group: Group, analyses: ModelByChoice, labels: Optional[dict[int
     m_texts = {} if m_texts is None else m_texts
     where = _where(group)
     overridden = analyses.overridden
+    lines = group.lines
+    if not group.one_winner_lines and not all(map(_is_usual, lines)):  # (the overview's flag says so at once)
+        return None
     out = []
-    for line in group.lines:
+    for line in lines:
         w = line.winner_entry
-        if (w is None or line.runner_up is not None or line.margin is not None or line.failed
-                or line.never_tried is not None or line.fallback_only):
-            return None
         a = w.analysis
-        if a is None or id(w) in overridden:  # (see ModelByChoice)
+        if a is None or (overridden and id(w) in overridden):  # (see ModelByChoice)
             t, eff = _model_cells(line, analyses, where)
         elif a.time_expected_s is None:
             t = eff = "-"
@@ -165,6 +165,12 @@ def usual_cells(group: Group, analyses: ModelByChoice, labels: Optional[dict[int
         ms = line.chosen_time_ms
         out.append((m, label, "-" if ms is None else f"{ms * 1000:.1f}", t, eff))
     return out
+
+
+def _is_usual(line: BucketLine) -> bool:
+    """One winner read from its own entry, no runner-up, nothing failed, attempts unknown."""
+    return not (line.winner_entry is None or line.runner_up is not None or line.margin is not None or line.failed
+                or line.never_tried is not None or line.fallback_only)
 
 
 def _plain_row(line: BucketLine, analyses: ModelByChoice, where: tuple, labels: dict[int, str]) -> list[str]:
@@ -292,18 +298,27 @@ def _map_rows(ov: Overview, buckets: Sequence[int]) -> Iterator[list[str]]:
 def tile_map_width(ov: Overview, width: int) -> Optional[int]:
     """The tile map text's widest line, or None when it exceeds `width` or there is no map. That
     line is the rule under the headers (the column widths plus gaps; a cell that breaks lines only
-    makes shorter ones), and widths only grow row by row: a big cache's wide map stops after a few
-    rows instead of laying out all its cells."""
-    buckets = _map_buckets(ov)
-    widths = [len(h) for h in _map_headers(buckets)]
-    gaps = 2 * (len(widths) - 1)
-    rows = 0
-    for row in _map_rows(ov, buckets):
-        rows += 1
-        widths = [max(w, len(c)) for w, c in zip(widths, row)]
-        if sum(widths) + gaps > width:
+    makes shorter ones).
+
+    Why shaped so: every column's width (and the gaps, one per bucket column) only grows as rows
+    and buckets are met, so the width of the groups read so far is a lower bound of the map's: a
+    big cache's wide map stops after its first groups instead of collecting every line's bucket
+    and laying out all its cells. tests/formats/test_table_fast.py holds it to the map text."""
+    label = len(_map_headers(())[0])  # the first column: the headers' and each row's label
+    columns: dict[int, int] = {}  # bucket -> its column's width so far (its header's, then its cells')
+    for g in ov.groups:
+        by_m = {line.problem.m: line for line in g.lines if not line.fallback_only}  # (as `_map_rows`)
+        where = f" ({g.label})" if g.label else ""
+        head = f"{g.arch or '?'} {g.op} {g.n}x{g.k}{where}"
+        fallbacks = [line.problem.m for line in g.lines if line.fallback_only]
+        if fallbacks:
+            head += " (fallback at M " + ", ".join(map(str, fallbacks)) + ")"
+        label = max(label, len(head))
+        for m, line in by_m.items():
+            columns[m] = max(columns.get(m, len(str(m))), len(_map_cell(line)))  # (a bucket's "." is never wider than its header)
+        if label + sum(columns.values()) + 2 * len(columns) > width:
             return None
-    return sum(widths) + gaps if rows else None
+    return label + sum(columns.values()) + 2 * len(columns) if ov.groups else None
 
 
 MAP_LEGEND = ("columns: M buckets (the bucket's upper M); cells: the winning tile (tac N: a tactic with no tile, e.g. "
