@@ -102,7 +102,7 @@ def regex_work(monkeypatch):
     """Every regex the key parser runs, wrapped to count a backtracking matcher's steps; returns
     a function giving the total so far."""
     counters = []
-    for name in ("_KEY_LAYOUT", "_HEAD_LAYOUT", "_FIRST_LAYOUT", "_TAIL_LAYOUT", "_INSIDE_BAD", "_BARE_NAME", "_TOKEN"):
+    for name in ("_KEY_LAYOUT", "_FRONT_LAYOUT", "_TAIL_LAYOUT", "_INSIDE_BAD", "_BARE_NAME", "_TOKEN"):
         counters.append(Counting(getattr(keyparse, name)))
         monkeypatch.setattr(keyparse, name, counters[-1])
     consts = tuple((Counting(pattern), repl) for pattern, repl in keyparse._CONSTS)

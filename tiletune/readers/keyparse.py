@@ -207,12 +207,12 @@ _HEAD = r"\('([^'\"\\]*)', '([^'\"\\]*)'"  # ('op', 'Runner'
 _FIRST = r"[-0-9, ]*"  # the first shape's dims: the M bucket
 _TAIL = r"((?:, \([-0-9, ]*\))*)\)(?:, (.*))?\)"  # the other shapes, the profile's ")", the extras, the key's ")"
 _KEY_LAYOUT = re.compile(_HEAD + r", \(\((" + _FIRST + r")\)" + _TAIL, re.DOTALL)
-# The same layout cut in three where a key's first ", ((" and the first ")" after it fall. A match
-# of each part is a match of the whole with the same groups (the whole pattern cuts there too: op
-# and runner hold no quote, dims no parenthesis); a key that does not cut this way (", ((" inside
-# the op's quotes) is matched whole. tests/readers/test_keyparse.py pins this to the whole match.
-_HEAD_LAYOUT = re.compile(_HEAD)
-_FIRST_LAYOUT = re.compile(_FIRST)
+# The same layout cut in two at the key's first ")": the front (op, runner and the first shape's
+# dims) and the tail. A match of both is a match of the whole with the same groups (the whole
+# pattern cuts there too: op and runner are quoted and hold no quote, dims no parenthesis); a key
+# that does not cut this way (a ")" inside the op's quotes) is matched whole.
+# tests/readers/test_keyparse.py pins this to the whole match.
+_FRONT_LAYOUT = re.compile(_HEAD + r", \(\((" + _FIRST + r")")
 _TAIL_LAYOUT = re.compile(_TAIL, re.DOTALL)
 _MEMO_LIMIT = 200_000
 
@@ -221,13 +221,13 @@ class KeyParser:
     """Parses keys with memoised pieces; one instance per file keeps memory bounded.
 
     Consecutive buckets of one GEMM differ only in M (the first shape), and every bucket of an op
-    repeats its op, runner, other shapes and extras: each of the three pieces is parsed once per
-    file and looked up after, by its text (two `find`s and three dict lookups a key, less than
-    half the cost of one whole-key match; and every record of a file shares its op and runner
-    strings)."""
+    repeats its op, runner, other shapes and extras: the key is cut at its first ")" and each of
+    the two pieces (front: op, runner, first shape; tail: the other shapes, extras) is parsed once
+    per file and looked up after, by its text (one `find` and two dict lookups a key; every record
+    of a file shares its op and runner strings, and the keys of one front its 1-tuple of shapes)."""
 
     def __init__(self) -> None:
-        self._heads: dict[str, tuple[str, str]] = {}
+        self._fronts: dict[str, tuple[str, str, Tuple[Tuple[int, ...]]]] = {}
         self._dims: dict[str, Tuple[int, ...]] = {}
         self._tails: dict[str, tuple[Tuple[Tuple[int, ...], ...], Optional[Tuple[Any, ...]]]] = {}
         self._extras: dict[str, Tuple[Any, ...]] = {}
@@ -263,25 +263,20 @@ class KeyParser:
     def split(self, text: str) -> Optional[tuple[str, str, Tuple[Any, ...], Optional[Tuple[Any, ...]]]]:
         """(op, runner, shapes, extras) of a key in the common layout (see `_KEY_LAYOUT`), or None:
         then only the general parser can say. Raises KeyParseError for unreadable extras."""
-        cut = text.find(", ((")
-        close = text.find(")", cut + 4)
-        if cut < 0 or close < 0:
-            return self._whole(text)
-        head_text = text[:cut]
-        head = self._heads.get(head_text)
-        if head is None:
-            mh = _HEAD_LAYOUT.fullmatch(head_text)
-            if mh is None:
-                return self._whole(text)  # e.g. ", ((" inside the op's quotes
-            head = self._memo(self._heads, head_text, mh.groups())
-        first_text = text[cut + 4:close]
-        first = self._dims.get(first_text)
-        if first is None:
-            if _FIRST_LAYOUT.fullmatch(first_text) is None:
-                return self._whole(text)
+        close = text.find(")")
+        if close < 0:
+            return None  # no tuple closes: not the layout
+        front_text = text[:close]
+        front = self._fronts.get(front_text)
+        if front is None:
+            mf = _FRONT_LAYOUT.fullmatch(front_text)
+            if mf is None:
+                return self._whole(text)  # e.g. a ")" inside the op's quotes
+            op, runner, first_text = mf.groups()
             first = self._dims_of(first_text)
             if first is None:
                 return None
+            front = self._memo(self._fronts, front_text, (op, runner, (first,)))
         tail_text = text[close + 1:]
         tail = self._tails.get(tail_text)
         if tail is None:
@@ -293,7 +288,7 @@ class KeyParser:
                 return None
             self._memo(self._tails, tail_text, tail)
         others, extras = tail
-        return head[0], head[1], (first,) + others if others else (first,), extras
+        return front[0], front[1], front[2] + others if others else front[2], extras
 
     def _whole(self, text: str) -> Optional[tuple[str, str, Tuple[Any, ...], Optional[Tuple[Any, ...]]]]:
         """`split` by one match of the whole key, for a key the cut points do not split (rare)."""
