@@ -19,7 +19,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 from tiletune import catalogs, ops
 from tiletune.archs import arch_family
 from tiletune.catalogs import Catalog, moe, nearest_releases
-from tiletune.records import Decode, Decoded, Entry, Environment, Problem, Status, TuningRecord, Undecoded, element_types, freeze
+from tiletune.records import Decode, Decoded, Entry, Environment, Problem, Status, TuningRecord, Undecoded, element_types, freeze, positional_builder
 from tiletune.vocabulary import FUSED_MOE_FAMILY, FUSED_MOE_OPS
 
 # Runner-name prefixes of tactics that are not CUTLASS config indices, and what they are instead.
@@ -56,6 +56,7 @@ def decode_all(records: Iterable[TuningRecord]) -> list[Entry]:
     this to `decode`, record by record, over mixed and odd records."""
     out: list[Entry] = []
     append = out.append
+    entry = positional_builder(Entry)  # Entry(record, problem, decode, problem_note), one per record
     groups: dict[tuple, tuple] = {}
     op: Any = _NOTHING
     runner = extras = env = kind = op
@@ -73,7 +74,7 @@ def decode_all(records: Iterable[TuningRecord]) -> list[Entry]:
                 d = table[t] = decode_tactic(r, problem)
         else:
             d = decode_tactic(r, problem)
-        append(Entry(r, problem, d, note))
+        append(entry(r, problem, d, note))
     return out
 
 

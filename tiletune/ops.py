@@ -24,7 +24,7 @@ from typing import Any, Callable, Optional, Sequence, Union
 
 from tiletune import moe_extras
 from tiletune.buckets import CUSTOM_BUCKETS_NOTE, bucket_range
-from tiletune.records import Problem, TuningRecord, element_types
+from tiletune.records import Problem, TuningRecord, element_types, positional_builder
 from tiletune.vocabulary import FUSED_MOE_OPS, PACKED_CONTAINERS, dtype_from_torch, is_torch_dtype, strip_torch
 
 ProblemOrReason = tuple[Optional[Problem], Optional[str]]
@@ -179,6 +179,7 @@ def _fp4_builder(runner: str, extras: Any, version: Optional[str]) -> Optional[C
         return None
     known = dtype is not None  # which notes: those that say the dtype, or those that say it is unknown
     buckets: dict[int, tuple[Optional[tuple[int, int]], tuple[str, ...]]] = {}  # (M is an exact int here)
+    problem = positional_builder(Problem)  # Problem(...) with every field in order, one per key
 
     def build(shapes: Any) -> ProblemOrReason:
         if shapes is None:
@@ -189,7 +190,7 @@ def _fp4_builder(runner: str, extras: Any, version: Optional[str]) -> Optional[C
             if hit is None:
                 rng, notes_known, notes_unknown = _fp4_bucket(m, version)
                 hit = buckets[m] = (rng, notes_known if known else notes_unknown)
-            return Problem(m, n, 2 * k_half, 1, hit[0], None, None, dtype, dtype, out, hit[1]), None
+            return problem(m, n, 2 * k_half, 1, hit[0], None, None, dtype, dtype, out, hit[1]), None
         except _BAD_SHAPES as e:
             return None, _bad_layout("fp4_gemm", shapes, e)
 
@@ -290,6 +291,7 @@ def _moe_builder(op: str, extras: Any, version: Optional[str]) -> Optional[Calla
     except TypeError:  # an unhashable extra: `_cutlass_moe`, key by key
         return None
     facts: dict[tuple[int, int, int], tuple[Any, ...]] = {}
+    problem = positional_builder(Problem)  # Problem(...) with every field in order, one per key
 
     def build(shapes: Any) -> ProblemOrReason:
         if shapes is None:
@@ -301,7 +303,7 @@ def _moe_builder(op: str, extras: Any, version: Optional[str]) -> Optional[Calla
                 rng, notes = _moe_notes(t, version, gemm1, pack)
                 top_k, da, db, out, more = _moe_key_facts(extras, types, experts)
                 hit = facts[t, pack, experts] = (rng, top_k, da, db, out, notes + more if more else notes)
-            return Problem(t, n, k, 1, hit[0], experts, hit[1], hit[2], hit[3], hit[4], hit[5]), None
+            return problem(t, n, k, 1, hit[0], experts, hit[1], hit[2], hit[3], hit[4], hit[5]), None
         except _BAD_SHAPES as e:
             return None, _bad_layout(op, shapes, e)
 

@@ -27,7 +27,7 @@ from tiletune import inputs
 from tiletune.errors import ReaderError
 from tiletune.readers.interface import ReadContext
 from tiletune.readers.keyparse import KeyParseError, KeyParser, parse_general
-from tiletune.records import Environment, InputProblem, Status, TuningRecord, freeze, frozen_dataclass
+from tiletune.records import Environment, InputProblem, Status, TuningRecord, freeze, frozen_dataclass, positional_builder
 
 KIND = "flashinfer-v1"
 
@@ -162,7 +162,7 @@ def read_object(path: Path, obj: Any, ctx: ReadContext, hints: Optional[PathHint
     split = KeyParser().split
     shared_details: dict[Any, tuple[tuple[str, Any], ...]] = {}
     n_entries = 0
-    chosen, record = Status.CHOSEN, TuningRecord
+    chosen, record = Status.CHOSEN, positional_builder(TuningRecord)  # (one record per entry: see its why)
     for key, value in obj.items():
         if key in _RESERVED:
             continue
