@@ -300,3 +300,16 @@ def test_equality_and_hash_compiled_on_first_use_answer_that_first_call_too() ->
         pass
 
     assert hash(Sub(1, "x")) == hash(fresh()[1](1, "x")) and Sub(1, "x") == Sub(1, "x", 5)
+
+
+def test_compiling_equality_and_hash_signs_no_class(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The twin class the methods are compiled on has a docstring, so dataclasses does not sign it
+    (object's __init__: tokenizing its text signature compiled tokenize's patterns in every run);
+    the methods are still the generated ones (the test above)."""
+    import inspect
+
+    Late = frozen_dataclass(slots=True)(type("Late", (), {"__annotations__": {"a": "int"}}))
+    signed: list[object] = []
+    monkeypatch.setattr(inspect, "signature", lambda *a, **k: signed.append(a))
+    assert Late(1) == Late(1) and hash(Late(1)) == hash(Late(1)) and Late(1) != Late(2)
+    assert signed == [] and Late.__doc__ == "Late(a: 'int')"
