@@ -1,6 +1,8 @@
-"""catalogs._parse reads a data file's `configs` line by line on first use; the document must be
-the one `json.loads` gives (the plain reference), for every shipped data file, for a file in any
-other layout, and a broken config line must still be one CatalogError naming the file and line."""
+"""catalogs._parse reads a data file's tables (releases, catalog sets, lists) member by member and its
+`configs` line by line on first use; the document must be the one `json.loads` gives (the plain
+reference), for every shipped data file, for a file in any other layout, and a broken member or
+config line must still be one CatalogError naming the file and line. What the catalogs answer from
+them (releases, keys, has_catalogs_for) must be what the plain documents give."""
 
 from __future__ import annotations
 
@@ -30,6 +32,15 @@ def test_every_data_file_parses_as_json_loads_does(name: str, text: str) -> None
     assert doc["configs"]._parsed == {}  # nothing parsed until asked
     _plain_equal(doc, json.loads(text))
     assert doc["configs"][3] is doc["configs"][3]  # parsed once, the same object for every list
+    for table in catalogs._TABLES:
+        assert isinstance(doc[table], catalogs._LazyTable)
+    fresh = catalogs._parse(name, text)
+    assert all(fresh[t]._parsed == {} for t in catalogs._TABLES)  # nothing parsed until asked
+    some = next(iter(fresh["lists"]))
+    assert fresh["lists"][some] is fresh["lists"][some] and list(fresh["lists"]._parsed) == [some]
+    assert "no such id" not in fresh["lists"] and fresh["lists"].get("no such id") is None
+    with pytest.raises(KeyError):
+        fresh["lists"]["no such id"]
 
 
 def test_catalogs_built_from_it_are_the_plain_ones() -> None:
@@ -71,3 +82,44 @@ def test_a_broken_config_line_names_the_file_and_line() -> None:
     assert doc["configs"][1] == json.loads(text.split("\n")[first + 1].rstrip(","))
     with pytest.raises(CatalogError, match=rf"tiletune/catalogs/data/{name}: invalid JSON \(.* at line {first + 3}\)"):
         doc["configs"][2]
+
+
+def _plain_docs() -> list[dict]:
+    return [json.loads(text) for _, text in FILES]
+
+
+def test_releases_keys_and_runners_are_the_plain_ones() -> None:
+    from packaging.version import Version
+
+    plain = _plain_docs()
+    pairs = {(c["op"], c["runner"]) for d in plain for rel in d["releases"].values() for c in d["catalog_sets"][rel["catalogs"]]}
+    versions = sorted({v for d in plain for v in d["releases"]}, key=Version)
+    assert catalogs.releases() == tuple(versions)
+    want_keys = [(v, c["arch"], c["op"], c["runner"]) for v in versions for d in plain if v in d["releases"]
+                 for c in d["catalog_sets"][d["releases"][v]["catalogs"]]]
+    assert sorted(set(catalogs.keys())) == sorted(set(want_keys))
+    ops = {op for op, _ in pairs} | {"fp8_gemm", "nope"}
+    runners = {r for _, r in pairs} | {"CublasFp8GemmRunner", "nope"}
+    for op in ops:
+        for runner in runners:
+            assert catalogs.has_catalogs_for.__wrapped__(op, runner) == ((op, runner) in pairs), (op, runner)
+
+
+def test_tables_in_another_order_or_missing_are_read_whole() -> None:
+    name, text = FILES[-1]
+    moved = text.replace('\n"lists":{\n', '\n"lists_":{\n', 1)  # no `lists` table where render puts it
+    doc = catalogs._parse(name, moved)
+    assert isinstance(doc["releases"], dict) and doc["lists_"] == json.loads(text)["lists"]
+    assert isinstance(doc["configs"], catalogs._LazyConfigs)
+
+
+def test_a_broken_table_member_names_the_file_and_line() -> None:
+    name, text = FILES[-1]
+    lines = text.split("\n")
+    at = lines.index('"lists":{') + 2  # 0-based index of the second list's line
+    key = json.loads("{" + lines[at].rstrip(",") + "}").popitem()[0]
+    lines[at] = lines[at].replace('"configs":', '"configs"', 1)
+    doc = catalogs._parse(name, "\n".join(lines))
+    assert doc["lists"][next(iter(doc["lists"]))] == next(iter(json.loads(text)["lists"].values()))
+    with pytest.raises(CatalogError, match=rf"tiletune/catalogs/data/{name}: invalid JSON \(.* at line {at + 1}\)"):
+        doc["lists"][key]

@@ -51,7 +51,7 @@ import functools
 import json
 from dataclasses import field
 from importlib import resources
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, Iterable, Iterator, Mapping, Optional
 
 from packaging.version import InvalidVersion, Version
 
@@ -112,6 +112,10 @@ def _version_key(v: str) -> Version:
 # `render`). A run builds a few of the data's lists, so each config line is parsed when a list
 # first needs it: parsing all ~2,000 configs up front was three quarters of loading the data.
 _CONFIGS_OPEN, _CONFIGS_CLOSE = '\n"configs":[\n', "]\n}\n"
+# render writes the tables before `configs` in this order, each opening on its own line, one member
+# per line (a catalog set's rows on the lines below its id). A run reads one release's catalog set
+# and a few lists: parsing all of them (a quarter of a MB of JSON) was ~3 % of a 2,000-entry inspect.
+_TABLES = ("releases", "catalog_sets", "not_extracted_sets", "lists")
 
 
 class _LazyConfigs:
@@ -135,12 +139,78 @@ class _LazyConfigs:
         return got
 
 
+class _LazyTable(Mapping[str, Any]):
+    """One of a data file's top-level tables (releases, catalog sets, lists): its keys read at load,
+    each member's value parsed from its own text on first use."""
+
+    def __init__(self, name: str, text: str, members: dict[str, int], end: int) -> None:
+        self._name, self._text, self._end = name, text, end  # the table's members lie before text[end]
+        self._members = members  # key -> offset of its value in text
+        self._parsed: dict[str, Any] = {}
+
+    def __len__(self) -> int:
+        return len(self._members)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._members)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._members
+
+    def __getitem__(self, key: str) -> Any:
+        try:
+            return self._parsed[key]
+        except KeyError:
+            start = self._members[key]  # KeyError for a key the table does not hold, as a dict's
+        end = self._text.find(',\n"', start, self._end)
+        try:
+            got = self._parsed[key] = json.loads(self._text[start:self._end if end < 0 else end])
+        except json.JSONDecodeError as e:
+            raise CatalogError(f"tiletune/catalogs/data/{self._name}: invalid JSON ({e.msg} at line "
+                               f"{self._text.count(chr(10), 0, start + e.pos) + 1})") from e
+        return got
+
+
+def _lazy_tables(name: str, head: str) -> Optional[dict[str, Any]]:
+    """The document before `configs` (`head`, ending in its comma) with render's tables as
+    `_LazyTable`s; None when the tables are not laid out as render writes them."""
+    starts: list[int] = []
+    for table in _TABLES:
+        at = head.find(f'\n"{table}":{{\n', starts[-1] if starts else 0)
+        if at < 0:
+            return None
+        starts.append(at)
+    if not head.endswith("},") or head[starts[0] - 1] != ",":
+        return None
+    doc = json.loads(head[: starts[0] - 1] + "}")  # schema, family, generated_by
+    for i, table in enumerate(_TABLES):
+        first = starts[i] + len(table) + 6  # past '\n"<table>":{\n'
+        last = (starts[i + 1] if i + 1 < len(_TABLES) else len(head)) - 2  # before its '},'
+        if head[last:last + 2] != "},":
+            return None
+        members: dict[str, int] = {}
+        at = first
+        while at < last:  # each member: '"key":value', then ',\n' before the next one's quote
+            if head[at] != '"':
+                return None
+            key, after = json.decoder.scanstring(head, at + 1)  # type: ignore[attr-defined]
+            if head[after] != ":":
+                return None
+            members[key] = after + 1
+            nxt = head.find(',\n"', after, last)
+            at = last if nxt < 0 else nxt + 2
+        doc[table] = _LazyTable(name, head, members, last)
+    return doc
+
+
 def _parse(name: str, text: str) -> dict[str, Any]:
-    """One data file's document; `configs` read line by line when it has render's layout, else
-    (a hand-edited file) the whole document at once."""
+    """One data file's document; its tables and `configs` read member by member when it has
+    render's layout, else (a hand-edited file) the whole document at once."""
     head, sep, tail = text.rpartition(_CONFIGS_OPEN)
     if sep and head.endswith(",") and tail.endswith(_CONFIGS_CLOSE):
-        doc = json.loads(head[:-1] + "}")
+        doc = _lazy_tables(name, head)
+        if doc is None:
+            doc = json.loads(head[:-1] + "}")
         body = tail[: -len(_CONFIGS_CLOSE)]
         doc["configs"] = _LazyConfigs(name, body.split(",\n") if body else [], head.count("\n") + 3)
         return doc
@@ -218,22 +288,9 @@ def _catalogs(version: str, arch: str, op: str, runner: str) -> tuple[Catalog, .
     return tuple(out)
 
 
-@functools.lru_cache(maxsize=1)
-def _contents() -> tuple[frozenset[tuple[str, str]], tuple[str, ...]]:
-    """(every (op, runner) some release has a list for, every release oldest first), read from
-    the documents without building any catalog."""
-    pairs: set[tuple[str, str]] = set()
-    versions: set[str] = set()
-    for _name, doc in _docs():
-        for version, rel in doc["releases"].items():
-            versions.add(version)
-            pairs.update((c["op"], c["runner"]) for c in doc["catalog_sets"][rel["catalogs"]])
-    return frozenset(pairs), tuple(sorted(versions, key=_version_key))
-
-
 def keys() -> list[tuple[str, str, str, str]]:
     """(version, arch, op, runner) of every catalog in the data, oldest release first (no catalog built)."""
-    return [(v, *k) for v in _contents()[1] for k in _release_index(v)]
+    return [(v, *k) for v in releases() for k in _release_index(v)]
 
 
 @functools.lru_cache(maxsize=256)
@@ -249,9 +306,10 @@ def not_extracted(version: str, arch: str) -> tuple[tuple[tuple[tuple[str, Any],
     return tuple(notes)
 
 
+@functools.lru_cache(maxsize=1)
 def releases() -> tuple[str, ...]:
-    """Every FlashInfer release some catalog covers, oldest first."""
-    return _contents()[1]
+    """Every FlashInfer release some catalog covers, oldest first (read from the tables' keys)."""
+    return tuple(sorted({v for _name, doc in _docs() for v in doc["releases"]}, key=_version_key))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -296,8 +354,19 @@ def lookup(
 
 @functools.lru_cache(maxsize=1024)
 def has_catalogs_for(op: str, runner: str) -> bool:
-    """True if any release has a catalog for this (op, runner): a CUTLASS tactic worth decoding."""
-    return (op, runner) in _contents()[0]
+    """True if any release has a catalog for this (op, runner): a CUTLASS tactic worth decoding.
+
+    Searched release by release, newest first in each data file, each catalog set once, stopping
+    at the first that has it: a run then parses one release and one set, not the whole table."""
+    for _name, doc in _docs():
+        seen: set[str] = set()
+        for version in reversed(list(doc["releases"])):
+            sid = doc["releases"][version]["catalogs"]
+            if sid not in seen:
+                seen.add(sid)
+                if any(c["op"] == op and c["runner"] == runner for c in doc["catalog_sets"][sid]):
+                    return True
+    return False
 
 
 def resolve(cat: Catalog, tactic: Any) -> Decode:
