@@ -72,7 +72,8 @@ def test_model_json_pieces_keep_int_and_float_apart():
     as_float = FULL._replace(smem=dataclasses.replace(FULL.smem, shared_storage_bytes=83_968.0), ctas=56.0)
     m_true = FULL._replace(problem=dataclasses.replace(FULL.problem, m=True))
     m_one = FULL._replace(problem=dataclasses.replace(FULL.problem, m=1))
-    for a in (FULL, as_float, FULL, m_one, m_true, m_one, FULL._replace(bound="compute"), FULL):
+    for a in (FULL, as_float, FULL, m_one, m_true, m_one, FULL._replace(bound="compute"), FULL,
+              FULL._replace(sms=170), FULL._replace(sms=170.0), FULL._replace(sms=True), FULL):  # (the SMs: in the shape)
         assert _model_json(a, parts) == ENC(analysis_dict(a, notes=False))
 
 
@@ -297,3 +298,32 @@ def test_shared_pieces_follow_each_change_of_context_and_decode():
     got = json.loads(fast)["entries"]
     assert [e["extras"] for e in got[9:12]] == [[1, 2], [True, 2], [1, 2]]
     assert [e["gpu"] for e in got[3:7]] == [ENV.gpu, other_env.gpu, other_env.gpu, ENV.gpu]
+
+
+def test_problem_sizes_looked_up_by_value_keep_their_types():
+    """The entry loop looks the text of the tactic and M, and of N, K and the batch, up by value,
+    for exact ints only: sizes equal in Python but of another type (16 and 16.0, 1 and 1.0), and
+    a tactic of 3 then True, each write what `inspect_dict` writes, whichever came first."""
+    from synthetic import ENV, REF, T128, port
+
+    from tiletune.formats import json_out
+    from tiletune.pipeline import build
+    from tiletune.records import Decoded, Entry, Problem, Status, TuningRecord, Undecoded
+
+    def rec(tactic):
+        return TuningRecord(source="/data/a.json", source_kind="flashinfer-v1", op="fp4_gemm",
+                            runner="CutlassFp4GemmRunner", tactic=tactic, status=Status.CHOSEN, env=ENV)
+
+    def prob(m=16, n=7168, k=4608, batch=1):
+        return Problem(m=m, n=n, k=k, batch=batch, m_range=(1, 16), dtype_a="nvfp4", dtype_b="nvfp4", dtype_out="bf16")
+
+    sizes = [dict(), dict(m=16.0), dict(n=7168.0), dict(k=4608.0), dict(batch=1.0), dict(), dict(m=32), dict(n=7168.0)]
+    ents = [Entry(rec(3), prob(**kw), Decoded(T128, REF, 3)) for kw in sizes]
+    ents += [Entry(rec(True), prob(), Undecoded("a bool tactic")), Entry(rec(1), prob(), Undecoded("tactic 1"))]
+    res = build(ents, sources=[("/data/a.json", "flashinfer-v1")], model=port())
+    fast = json_out.format_inspect(res)
+    assert _canonical(fast) == _canonical(ENC(json_out.inspect_dict(res)))
+    got = json.loads(fast)["entries"]
+    assert [type(e["problem"]["m"]) for e in got[:3]] == [int, float, int]
+    assert [e["problem"]["n"] for e in got[5:8]] == [7168, 7168, 7168] and type(got[7]["problem"]["n"]) is float
+    assert [e["tactic"] for e in got[8:]] == [True, 1]

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import math
-import operator
 import re
 from typing import Any, Callable, Iterator, Optional
 
@@ -265,28 +264,29 @@ class _ModelParts:
     """The model text many cases share, memoised for one output (every piece strict JSON, `strict`).
 
     `shapes`, for the usual case (an int M, plain floats): the head (GPU, dtype, M, shared-memory
-    fit) with `_NUMBERS` and its bound filled in, and the tail (L2 state, peaks) up to `"ctas":`;
-    keyed by the GPU's and the fit's identities (the model shares one of each per tile plan, and
-    the results hold them while this exists), the dtype, M, the bound, the peaks and the L2 fact.
+    fit) with `_NUMBERS` and its bound filled in, the tail (L2 state, peaks) up to `"ctas":`, and
+    the SMs after the CTAs; keyed by the GPU's and the fit's identities (the model shares one of each
+    per tile plan, and the results hold them while this exists), the dtype, M, the bound, the peaks,
+    the L2 fact and the SMs (one per GPU).
     `heads`, `bounds` and `tails`: the same pieces apart, for the general path."""
 
     __slots__ = ("shapes", "heads", "bounds", "tails", "strict")
 
     def __init__(self, strict: Optional[_Strict] = None) -> None:
-        self.shapes: dict[tuple[Any, ...], tuple[str, Optional[str], str]] = {}
+        self.shapes: dict[tuple[Any, ...], tuple[str, Optional[str], str, str]] = {}
         self.heads: dict[tuple[int, str, int], tuple[str, str]] = {}
         self.bounds: dict[str, str] = {}
         self.tails: dict[tuple[Optional[float], Optional[float], Any], str] = {}
         self.strict = strict or _Strict()
 
-    def new_shape(self, a: ModelResult, key: tuple[Any, ...]) -> tuple[str, Optional[str], str]:
+    def new_shape(self, a: ModelResult, key: tuple[Any, ...]) -> tuple[str, Optional[str], str, str]:
         head0, head1 = self.heads.get((id(a.gpu_spec), a.dtype, id(a.smem))) or self.new_head(a)
         bound = self.bounds.get(a.bound) or self.new_bound(a.bound)
         # (a bound whose text holds a digit, a point or a `%` would upset `_without_trailing_zeros`
         # or the format: such a case takes the general path)
         numbers = None if re.search(r"[0-9.%]", bound) else _NUMBERS.replace("%s", bound)
         tail = self.tails.get((a.peak_dense, a.peak_sparse, a.l2)) or self.new_tail(a)
-        hit = self.shapes[key] = (f"{head0}{key[3]}{head1}{_NUMBERS_KEY}", numbers, tail)
+        hit = self.shapes[key] = (f"{head0}{key[3]}{head1}{_NUMBERS_KEY}", numbers, tail, f',"sms":{key[8]}}}')
         return hit
 
     def new_head(self, a: ModelResult) -> tuple[str, str]:
@@ -316,26 +316,23 @@ class _ModelParts:
         return hit
 
 
-# the fields `_model_json` reads, in one C call (a ModelResult is a NamedTuple, whose attributes are
-# each a Python-level descriptor lookup)
-_MODEL_FIELDS = operator.itemgetter(*map(ModelResult._fields.index, (
-    "problem", "ctas", "sms", "gpu_spec", "dtype", "smem", "bound", "peak_dense", "peak_sparse", "l2",
-    "intensity_problem", "intensity_tile", "time_floor_s", "time_expected_s", "time_low_s", "time_high_s",
-    "efficiency_compute", "efficiency_roofline")))
-
-
 def _model_json(a: ModelResult, parts: _ModelParts) -> str:
     """`analysis_dict(a, notes=False)` as compact strict JSON text (NaN / Infinity written as null and
     counted in `parts.strict`), written directly: a big cache has tens of thousands of distinct
     cases and the dict + encoder round trip was a third of format time. The usual case is one
     memoised shape (`parts.shapes`) and one `%` format for its eight numbers.
     tests/formats/test_json_fast_paths.py checks the result against the encoder byte for byte."""
-    (problem, ctas, sms, gpu_spec, dtype, smem, bound, peak_dense, peak_sparse, l2,
-     ip, it, tf, te, tl, th, ec, er) = _MODEL_FIELDS(a)
+    # the fields read, in ModelResult's order, by one unpacking (a NamedTuple's attributes are each a
+    # descriptor call, and an itemgetter of 18 indexes cost twice this) of a slice (a plain tuple,
+    # unpacked without an iterator); `_` for what is not written; Any: a None number is caught below
+    fields: tuple[Any, ...] = a[:]
+    (_, dtype, _, _, _, _, _, _, _, _, ip, it, _, bound, _, peak_dense, peak_sparse, _, sms, ctas,
+     _, _, _, _, _, _, tf, _, _, _, te, tl, th, ec, er, _, smem, _, _, problem, _, gpu_spec,
+     _, _, _, _, _, _, _, _, _, l2) = fields
     m = problem.m
     if type(m) is int and type(ctas) is int and type(sms) is int:
-        key = (id(gpu_spec), dtype, id(smem), m, bound, peak_dense, peak_sparse, l2)
-        head, numbers, tail = parts.shapes.get(key) or parts.new_shape(a, key)
+        key = (id(gpu_spec), dtype, id(smem), m, bound, peak_dense, peak_sparse, l2, sms)
+        head, numbers, tail, end = parts.shapes.get(key) or parts.new_shape(a, key)
         try:  # (TypeError: a number is None; ints and bools write as their floats do)
             tf, te, tl, th = tf * 1e6, te * 1e6, tl * 1e6, th * 1e6
             # every number finite and below _FIXED_MAX in size (NaN fails the test), in one test
@@ -346,7 +343,7 @@ def _model_json(a: ModelResult, parts: _ModelParts) -> str:
             text = numbers % (ip, it, tf, te, tl, th, ec, er)  # one C-level format call
             if "0," in text or "0}" in text:  # (about half the cases: some number ends in 0)
                 text = _without_trailing_zeros(text)
-            return f'{head}{text}{tail}{ctas},"sms":{sms}}}'
+            return f"{head}{text}{tail}{ctas}{end}"
     return _model_json_general(a, parts)
 
 
@@ -704,6 +701,8 @@ def _entry_chunks(result: InspectResult, enc: Callable[[Any], str], note_table: 
     held: list[tuple[str, ...]] = []
     m_ranges: dict[Optional[tuple[int, int]], str] = {}
     note_texts: dict[str, str] = {}
+    tactic_m: dict[tuple[int, int], str] = {}
+    n_k_batch: dict[tuple[int, int, int], str] = {}
     # an entry's pieces go into the chunk as they are, joined once per chunk (no string per entry);
     # each entry's first piece starts with the comma that separates it from the one before
     chunk: list[str] = []
@@ -738,16 +737,16 @@ def _entry_chunks(result: InspectResult, enc: Callable[[Any], str], note_table: 
             start, middle, end, plain_end = pieces
             decode0 = d
         t = r.tactic
-        ft = t if type(t) is int else frozen(t)  # (an int formats as str() writes it)
         a = ae.analysis
         if a is None:
             fm = "null"
         else:
-            hit = models.get(id(a))
+            ia = id(a)
+            hit = models.get(ia)
             if hit is None:
                 if len(models) == _MODELS_HELD:  # (bounded: most analyses are one entry's)
                     models.clear()
-                hit = models[id(a)] = _model_json(a, model_parts)
+                hit = models[ia] = _model_json(a, model_parts)
             fm = hit
         note = ae.analysis_note
         if note is None:
@@ -766,6 +765,7 @@ def _entry_chunks(result: InspectResult, enc: Callable[[Any], str], note_table: 
                 f',"count":{_js(r.count, enc)},"error":{_js(r.error, enc)},"time_ms":{_js(r.time_ms, enc)}'
             )
         if p is None:
+            ft = t if type(t) is int else frozen(t)  # (an int formats as str() writes it)
             extend((start, f'{ft},"problem":null', middle, fm, _PLAIN_TAIL if rest is None else rest,
                     f',"shapes":{frozen(r.shapes)}', end, fn))
         else:
@@ -775,9 +775,20 @@ def _entry_chunks(result: InspectResult, enc: Callable[[Any], str], note_table: 
             key = (id(p.notes), p.dtype_a, p.dtype_b, p.dtype_out) if experts is None and top_k is None else (
                 id(p.notes), p.dtype_a, p.dtype_b, p.dtype_out, experts, top_k, type(experts), type(top_k))
             mr = p.m_range
-            extend((start, f'{ft},"problem":{{"m":{p.m},"n":{p.n},"k":{p.k},"batch":{p.batch},"m_range":',
-                    m_ranges.get(mr) or new_m_range(mr), problem_tails.get(key) or new_problem_tail(p, key), middle, fm,
-                    plain_end if rest is None else f"{rest},{_NO_SHAPES}{end}", fn))
+            # The tactic and M, and N, K and the batch, repeat across entries (fp4-distinct-50k: 224
+            # pairs and 3,572 triples in 50,000 entries; mixed-50k: 1,484 and 1,583): their text is
+            # looked up by value, five int formats fewer per entry; exact ints only, so 1 and True
+            # (or 1.0) never share a text.
+            m, n, k, batch = p.m, p.n, p.k, p.batch
+            if type(t) is int and type(m) is int and type(n) is int and type(k) is int and type(batch) is int:
+                head = tactic_m.get((t, m)) or tactic_m.setdefault((t, m), f'{t},"problem":{{"m":{m},"n":')
+                sizes = n_k_batch.get((n, k, batch)) or n_k_batch.setdefault(
+                    (n, k, batch), f'{n},"k":{k},"batch":{batch},"m_range":')
+            else:
+                head = f'{t if type(t) is int else frozen(t)},"problem":{{"m":{m},"n":'
+                sizes = f'{n},"k":{k},"batch":{batch},"m_range":'
+            extend((start, head, sizes, m_ranges.get(mr) or new_m_range(mr), problem_tails.get(key) or new_problem_tail(p, key),
+                    middle, fm, plain_end if rest is None else f"{rest},{_NO_SHAPES}{end}", fn))
         left -= 1
         if not left:
             if first:
