@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import inspect
 import reprlib
+import types
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Tuple, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence, Tuple, TypeVar, Union
 
 # A tactic exactly as stored: an int for CUTLASS index tactics, nested tuples for compound ones
 # (trtllm-gen `[tile_N, config]`, cuDNN `[engine, [[knob, value], ...]]`, CuTe-DSL tuples).
@@ -197,36 +199,54 @@ def _stored_init(cls: type, fields: tuple[dataclasses.Field, ...], slots: bool) 
 
     Why: a slotted class's init stores through the slot descriptors' own setters, which builds the
     object about a third faster than the generated `object.__setattr__` per field (inspect builds
-    several records per cache entry); the source is also shorter to compile.
+    several records per cache entry); the source is also shorter to compile. Its code is compiled
+    once per shape (`_init_code`) and renamed for each class: compiling one per class was a tenth
+    of an inspect's start-up.
     """
     ns: dict[str, Any] = {"__name__": cls.__module__, "_FACTORY": _USE_FACTORY, "_setattr": object.__setattr__}
-    args, body = [], []
-    follows_default = False
+    defaults: list[Any] = []
     for f in fields:
-        value = f.name
         if f.default is not dataclasses.MISSING:
             ns[f"_default_{f.name}"] = f.default
-            args.append(f"{f.name}=_default_{f.name}")
-            follows_default = True
+            defaults.append(f.default)
         elif f.default_factory is not dataclasses.MISSING:
             ns[f"_factory_{f.name}"] = f.default_factory
-            args.append(f"{f.name}=_FACTORY")
-            value = f"_factory_{f.name}() if {f.name} is _FACTORY else {f.name}"
-            follows_default = True
-        elif follows_default:
+            defaults.append(_USE_FACTORY)
+        elif defaults:
             raise TypeError(f"non-default argument {f.name!r} follows default argument")
-        else:
-            args.append(f.name)
         if slots:
             ns[f"_set_{f.name}"] = cls.__dict__[f.name].__set__
-            body.append(f"    _set_{f.name}(self, {value})")
-        else:
-            body.append(f"    _setattr(self, {f.name!r}, {value})")
-    exec(f"def __init__(self, {', '.join(args)}):\n" + ("\n".join(body) or "    pass") + "\n", ns)  # noqa: S102 - code built above
-    init = ns["__init__"]
+    shape = tuple(f.default_factory is not dataclasses.MISSING for f in fields)
+    code = _init_code(shape, slots)
+    rename = {f"_a{i}": f.name for i, f in enumerate(fields)}
+    rename.update((f"_set__a{i}", f"_set_{f.name}") for i, f in enumerate(fields))
+    rename.update((f"_factory__a{i}", f"_factory_{f.name}") for i, f in enumerate(fields))
+    code = code.replace(co_varnames=tuple(rename.get(n, n) for n in code.co_varnames),
+                        co_names=tuple(rename.get(n, n) for n in code.co_names),
+                        co_consts=tuple(rename.get(c, c) if isinstance(c, str) else c for c in code.co_consts))
+    init = types.FunctionType(code, ns, "__init__", tuple(defaults) or None)
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__annotations__ = {**{f.name: f.type for f in fields}, "return": None}
     return init
+
+
+@functools.lru_cache(maxsize=None)
+def _init_code(factories: tuple[bool, ...], slots: bool) -> types.CodeType:
+    """The code of `_init_source`'s `__init__` for fields `_a0`, `_a1`, ... (True: a default factory)."""
+    ns: dict[str, Any] = {}
+    exec(_init_source([f"_a{i}" for i in range(len(factories))], factories, slots), ns)  # noqa: S102 - code built here
+    return ns["__init__"].__code__
+
+
+def _init_source(names: list[str], factories: Sequence[bool], slots: bool) -> str:
+    """The source of a frozen class's `__init__` over these fields: each stored through its slot's
+    setter `_set_<name>` (or `_setattr`, object's), a factory field's `_factory_<name>()` called when
+    it was left at `_FACTORY`. Its defaults are the function's, not the source's."""
+    body = []
+    for name, factory in zip(names, factories):
+        value = f"_factory_{name}() if {name} is _FACTORY else {name}" if factory else name
+        body.append(f"    _set_{name}(self, {value})" if slots else f"    _setattr(self, {name!r}, {value})")
+    return f"def __init__(self, {', '.join(names)}):\n" + ("\n".join(body) or "    pass") + "\n"
 
 
 _T = TypeVar("_T")
