@@ -22,7 +22,7 @@ from os.path import dirname
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from tiletune.buckets import bucket_range, hybrid_ceil, pow2_floor, uses_hybrid
-from tiletune.records import Problem, Status, Tactic, TileConfig, frozen_dataclass
+from tiletune.records import Problem, Status, Tactic, TileConfig, frozen_dataclass, positional_builder
 from tiletune.source_groups import group_names
 
 DEFAULT_NOISE = 0.05  # relative; used only when the inputs carry no samples to estimate it from
@@ -174,6 +174,7 @@ class _Picks:
         self._whole: dict[tuple[int, int, int], Pick] = {}
         self._alone: dict[int, tuple[Pick]] = {}
         self._pair: dict[tuple[int, int, int], tuple[Pick, tuple[Pick]]] = {}  # (the keys of `_whole`)
+        self.line = positional_builder(BucketLine)  # BucketLine(...), every field in order: one per bucket line
 
     def alone(self, pick: Pick) -> tuple[Pick]:
         """`(pick,)`, one tuple per shared Pick (a bucket's only winner: 50,000 tuples on a big cache)."""
@@ -199,7 +200,7 @@ class _Picks:
         else:
             w = self(ae)
             alone = self.alone(w)
-        return BucketLine(entry.problem, alone, w.time_ms, None, None, None, None, 0, None, False, w.spread, ae)
+        return self.line(entry.problem, alone, w.time_ms, None, None, None, None, 0, None, False, w.spread, ae)
 
     def __call__(self, ae: Any) -> Pick:
         entry = ae.entry
@@ -320,7 +321,7 @@ def _one_winner_line(ae: Any, picks: "_Picks") -> BucketLine:
     """The usual bucket of a cache, one chosen entry: its one winner, nothing timed against it, no
     log; what `_any_bucket_line` gives for it (tests/test_overview_fast.py), without its sets and sorts."""
     w = picks(ae)
-    return BucketLine(ae.entry.problem, picks.alone(w), w.time_ms, None, None, None, None, 0, None, False, w.spread, ae)
+    return picks.line(ae.entry.problem, picks.alone(w), w.time_ms, None, None, None, None, 0, None, False, w.spread, ae)
 
 
 def _any_bucket_line(aes: Sequence[Any], catalog_sizes: "_CatalogSizes", picks: Callable[[Any], Pick] = _pick
