@@ -8,7 +8,7 @@ fresh child process that times, with `time.process_time()`, the stages `tiletune
 goes through: imports (the CLI, the pipeline and both formatters), reading the file, decoding
 every record, the model (`ModelPort.analyze_entries`), the rest of the analysis (failures,
 never-tried tiles, verdicts: `pipeline.build` on the warm port, minus its memoised per-entry
-pass), and each format (JSON, the terminal table). Not counted: interpreter start and typer building the command line (run.py
+pass), and each format (JSON, the terminal table). Not counted: interpreter start and the command line's parsing (run.py
 counts them). Each figure is the minimum over --runs, in CPU seconds of this machine (printed
 beside its machine line) and as a share of the JSON command's stages; the table column is the
 terminal table's format stage, for comparison with the JSON one. The in-process `json.load` of
@@ -47,7 +47,10 @@ gc.disable()  # as the CLI runs every inspecting command (cli._gc_paused): stage
 from pathlib import Path
 cpu = time.process_time
 t = cpu()
-import tiletune.cli  # noqa: F401
+try:  # what a plain `tiletune inspect FILE` imports (since round 5: launch.py, without typer)
+    import tiletune.launch, tiletune.cli_core  # noqa: E401, F401
+except ImportError:  # an older tree: the typer CLI
+    import tiletune.cli  # noqa: F401
 from tiletune import pipeline
 from tiletune.decode import decode_all
 from tiletune.formats import json_out, table
