@@ -136,7 +136,8 @@ def _plain_overview(result):
         held = tuple(sorted(groups[gkey], key=lambda line: line.problem.m))
         out.append(ov.Group(arch, op, runner, n, k, versions[gkey], held, ov.uncovered(held, versions[gkey], "moe" in op),
                             group, result.group_label(group)))
-    return out
+    crowded = [[id(ae) for ae in aes] for aes in buckets.values() if len(aes) > 1]
+    return out, crowded
 
 
 def _fallback_result():
@@ -156,10 +157,17 @@ def test_overview_is_the_plain_overview(analyzed, tmp_path, big_caches):
     big_caches.make_cache(3000, tmp_path / "mixed.json")
     results = _results() + [inspect([tmp_path / "mixed.json"], ReadContext()), build([ae.entry for ae in _odd_entries()]),
                             build([ae.entry for ae in analyzed]), _fallback_result()]
-    flagged = plain_lines = 0
+    flagged = plain_lines = crowd_seen = 0
     for result in results:
         fast = ov.overview(result)
-        assert [repr(g) for g in fast.groups] == [repr(g) for g in _plain_overview(result)]
+        plain, crowded = _plain_overview(result)
+        assert [repr(g) for g in fast.groups] == [repr(g) for g in plain]
+        if fast.crowded is not None:  # the entries of crowded buckets, each bucket's in input order
+            got = [id(ae) for ae in fast.crowded]
+            assert sorted(got) == sorted(i for aes in crowded for i in aes)
+            at = {i: n for n, i in enumerate(got)}
+            assert all([at[i] for i in aes] == sorted(at[i] for i in aes) for aes in crowded)
+            crowd_seen += len(got)
         for g in fast.groups:
             if g.one_winner_lines:  # the flag holds only where every line is one chosen entry alone in its bucket
                 flagged += len(g.lines)
@@ -168,7 +176,7 @@ def test_overview_is_the_plain_overview(analyzed, tmp_path, big_caches):
                            and line.chosen == (ov._pick(line.winner_entry),) for line in g.lines), g
             else:
                 plain_lines += len(g.lines)
-    assert flagged > 5000 and plain_lines > 50
+    assert flagged > 5000 and plain_lines > 50 and crowd_seen > 100
 
 
 def test_uncovered_once_per_set_of_buckets_is_uncovered(analyzed):

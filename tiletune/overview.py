@@ -252,50 +252,61 @@ def _is_moe(op: str) -> bool:
 def overview(result: Any) -> Overview:
     """Build the at-a-glance view of an inspect result (per source group: servers are never merged)."""
     group_of = group_names(getattr(result, "source_groups", ()))
-    # each bucket's entries, in input order: its first one, and all of them where it has several
-    # (a cache's buckets hold one entry each: no list per bucket)
-    first: dict[tuple[Any, ...], Any] = {}
-    several: dict[tuple[Any, ...], list[Any]] = {}
-    for ae in result.entries:
-        p = ae.entry.problem
-        if p is None:
-            continue
-        rec = ae.entry.record
-        key = (rec.env.arch, rec.op, rec.runner, p.n, p.k, group_of.get(rec.source), p.batch, p.experts, p.top_k, p.m)
-        held = first.setdefault(key, ae)
-        if held is not ae:
-            several.setdefault(key, [held]).append(ae)
     catalog_sizes = _CatalogSizes(result)
     picks = _Picks()
-    groups: dict[tuple[Any, ...], list[BucketLine]] = {}
-    versions: dict[tuple[Any, ...], Optional[str]] = {}
-    gkey: Any = None
-    lines: Optional[list[BucketLine]] = None
     one_winner_line = picks.one_winner_line
-    other_lines: set[tuple[Any, ...]] = set()  # groups with a line `_one_winner_line` did not make
-    for key, ae in first.items():
-        if key[:6] != gkey:  # a group's buckets mostly come in a run: its lists looked up once per run
-            gkey = key[:6]
-            if gkey not in versions:
-                versions[gkey] = ae.entry.record.env.flashinfer_version
-            lines = groups.get(gkey)
-        aes = several.get(key) if several else None
-        if aes is None and ae.entry.record.status is _CHOSEN:  # (`_bucket_line`'s usual case, without its tuple)
-            line: Optional[BucketLine] = one_winner_line(ae)
+    # One pass over the entries. Per (arch, op, runner, N, K, source group): its buckets ((batch,
+    # experts, top_k, M) -> the index of the bucket's line) and its lines, in the order of each
+    # bucket's first entry. A bucket's line is made at once from its first entry when that one is
+    # chosen (a cache's usual bucket, `_one_winner_line`); a bucket that turns out to hold several
+    # entries, or whose first is not chosen, gets its line from `_bucket_line` after the pass.
+    groups: dict[tuple[Any, ...], tuple[dict[tuple[Any, ...], int], list[Optional[BucketLine]]]] = {}
+    versions: dict[tuple[Any, ...], Optional[str]] = {}
+    unchosen: dict[tuple[Any, ...], Any] = {}  # (group, bucket) -> its first entry, not a chosen one
+    several: dict[tuple[Any, ...], list[Any]] = {}  # (group, bucket) -> its entries in input order, where it has several
+    for ae in result.entries:
+        entry = ae.entry
+        p = entry.problem
+        if p is None:
+            continue
+        rec = entry.record
+        gkey = (rec.env.arch, rec.op, rec.runner, p.n, p.k, group_of.get(rec.source))
+        g = groups.get(gkey)
+        if g is None:
+            g = groups[gkey] = ({}, [])
+            versions[gkey] = rec.env.flashinfer_version
+        buckets, lines = g
+        bkey = (p.batch, p.experts, p.top_k, p.m)
+        at = buckets.get(bkey)
+        if at is None:
+            buckets[bkey] = len(lines)
+            if rec.status is _CHOSEN:
+                lines.append(one_winner_line(ae))
+            else:
+                lines.append(None)
+                unchosen[gkey, bkey] = ae
         else:
-            line = _bucket_line(aes or (ae,), catalog_sizes, picks)
-            other_lines.add(gkey)
-        if line is not None:
-            if lines is None:
-                lines = groups[gkey] = []
-            lines.append(line)
+            crowd = several.get((gkey, bkey))
+            if crowd is None:
+                first_line = lines[at]
+                several[gkey, bkey] = [unchosen[gkey, bkey] if first_line is None else first_line.winner_entry, ae]
+            else:
+                crowd.append(ae)
+    other_lines: set[tuple[Any, ...]] = set()  # groups with a line `_one_winner_line` did not make
+    for (gkey, bkey), aes in chain(((k, (ae,)) for k, ae in unchosen.items() if k not in several), several.items()):
+        buckets, lines = groups[gkey]
+        lines[buckets[bkey]] = _bucket_line(aes, catalog_sizes, picks)
+        other_lines.add(gkey)
     out = []
     label = getattr(result, "group_label", lambda _name: None)
     gaps = _Uncovered()
     for gkey in sorted(groups, key=lambda g: (g[0] or "", g[1], g[2], g[3], g[4], g[5] or "")):
-        held = tuple(sorted(groups[gkey], key=_line_m))
-        arch, op, runner, n, k, group = gkey
         usual = gkey not in other_lines
+        made: list[Any] = groups[gkey][1] if usual else [line for line in groups[gkey][1] if line is not None]
+        if not made:
+            continue
+        held = tuple(sorted(made, key=_line_m))
+        arch, op, runner, n, k, group = gkey
         out.append(Group(arch, op, runner, n, k, versions[gkey], held,
                          gaps(held, versions[gkey], _is_moe(op), usual), group, label(group), usual))
     # (one runner per (arch, op): two runners' entries of one shape would be two buckets here)
