@@ -224,3 +224,16 @@ def test_tile_map_width_is_the_widest_line_of_the_map_text():
         edges = (widest - 1, widest, widest + 1) if widest else ()
         for width in (10, 30, 60, 120, 400, *edges):
             assert glance.tile_map_width(ov, width) == _widest_map_line(ov, width)
+
+
+def test_an_uncovered_line_is_made_from_the_uncovered_ranges_alone():
+    """What the table's memo of wrapped uncovered lines (keyed by `Group.uncovered`) relies on."""
+    from tiletune.formats import glance
+    from tiletune.overview import overview
+
+    groups = [g for name in ("demo", "v1", "layouts", "logs", "real", "wild", "trtllm")
+              for g in overview(inspect([SAMPLES / name], ReadContext())).groups]
+    assert sum(1 for g in groups if g.uncovered) > 5
+    for g in groups:
+        for other in groups[:40]:
+            assert glance.uncovered_line(dataclasses.replace(other, uncovered=g.uncovered)) == glance.uncovered_line(g)

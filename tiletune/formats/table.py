@@ -204,7 +204,7 @@ def _compact_sections(result: InspectResult, runtime_m: Sequence[int], width: in
     analyses = glance.analyses_by_choice(result, ov)
     labels: dict[int, str] = {}  # id(Pick) -> its label, while `ov` holds the Picks (they are shared)
     m_texts: dict[Any, str] = {}  # M range -> its cell (groups of one cache share their buckets)
-    wraps: dict[str, list[str]] = {}  # groups of one cache share a few uncovered-M lines
+    wraps: dict[Any, list[str]] = {}  # a group's uncovered M ranges -> their line wrapped (groups of a cache share a few)
     out: list[str] = []
     layouts: dict[tuple[int, ...], tuple[str, str]] = {}  # column widths -> a usual table's head and row format
     for g in ov.groups:
@@ -213,11 +213,10 @@ def _compact_sections(result: InspectResult, runtime_m: Sequence[int], width: in
         cells = glance.usual_cells(g, analyses, labels, m_texts)
         text = _usual_table(cells, width, layouts) if cells else None
         out.append(text if text is not None else _compact_table(glance.compact_rows(g, analyses, labels, m_texts), width))
-        line = glance.uncovered_line(g)
-        if line:
-            wrapped = wraps.get(line)
+        if g.uncovered:  # (its line is made from them alone: once per distinct ranges, which groups share)
+            wrapped = wraps.get(g.uncovered)
             if wrapped is None:
-                wrapped = wraps[line] = _wrap(line, indent="", width=width)
+                wrapped = wraps[g.uncovered] = _wrap(glance.uncovered_line(g) or "", indent="", width=width)
             out += wrapped
         out.append("")
     if ov.groups:
