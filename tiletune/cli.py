@@ -52,7 +52,6 @@ app = typer.Typer(**_APP_SETTINGS)
 T = TypeVar("T")
 
 
-
 def _guard(fn: Callable[[], T], inputs: Sequence[object] = ()) -> T:
     """Run `fn`; turn a TiletuneError into its one-line message and exit code, no traceback.
 
@@ -72,7 +71,6 @@ def _run_batch(run: Callable[[], int], inputs: Sequence[object]) -> None:
     code = _batch_status(run, inputs)
     if code:
         raise typer.Exit(code=code)
-
 
 
 def _version_callback(value: bool) -> None:
@@ -461,7 +459,6 @@ def doctor_command(
         _emit(render("doctor", doctor.collect(), format.value), output)
 
     _guard(run)
-
 
 
 def main() -> None:

@@ -235,7 +235,7 @@ def _gate(result, fail_on: Optional[FailOn], side: str = "") -> int:  # noqa: AN
     code = result.exit_code
     if code == 0 and fail_on is not None and result.fails_on(fail_on.value):
         _echo_err(f"tiletune: --fail-on {fail_on.value}: {side}"
-                   + (f"{len(result.fatal_events)} fatal event(s)" if result.fatal_events else f"{len(result.failures)} failure(s)")
+                  + (f"{len(result.fatal_events)} fatal event(s)" if result.fatal_events else f"{len(result.failures)} failure(s)")
                   + " found")
         return 1
     return code

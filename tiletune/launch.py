@@ -14,7 +14,9 @@ import sys
 from pathlib import Path
 from typing import Mapping, Optional, Sequence
 
-_FORMATS = ("table", "json", "markdown")  # cli_core.OutputFormat's values (click.Choice: case-sensitive)
+from tiletune.cli_core import OutputFormat  # (cli_core imports nothing heavy: errors alone)
+
+_FORMATS = tuple(f.value for f in OutputFormat)  # the values click.Choice accepts (case-sensitive)
 
 
 def plain_inspect(args: Sequence[str], environ: Mapping[str, str]) -> Optional[tuple[list[Path], str]]:
