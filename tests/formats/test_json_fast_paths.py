@@ -43,12 +43,22 @@ NO_FIT = dict.fromkeys(("shared_storage_bytes", "limit_bytes", "stages", "verdic
                  peak_dense=989_000_000_000_000, time_low_s=-float("inf"))),  # ints where floats are usual
     FULL._replace(time_high_s=float("inf")),  # every number a float, one not finite
     FULL._replace(intensity_problem=1e308, intensity_tile=1e308),  # finite, but their sum is not
-    # the fast path's one size test (the sum of squares below _FIXED_MAX squared) at its edges
+    # the fast path's one size test (the numbers' hypotenuse below half _FIXED_MAX) at its edges
     FULL._replace(intensity_problem=99_999_999_999.99, efficiency_roofline=-99_999_999_999.99),
+    FULL._replace(intensity_problem=49_999_999_999.99, efficiency_roofline=-49_999_999_999.99),
+    FULL._replace(intensity_problem=49_999_999_999.99),
     FULL._replace(intensity_problem=100_000_000_000.0),
     FULL._replace(efficiency_compute=-1e11),
     FULL._replace(time_high_s=1e5),  # 1e11 us
+    FULL._replace(time_high_s=4.9e4, time_low_s=-4.9e4),
     FULL._replace(intensity_problem=1e154),  # its square overflows to inf
+    FULL._replace(intensity_problem=1e308, time_floor_s=1e308),
+    FULL._replace(time_floor_s=float("nan"), time_expected_s=float("inf")),
+    FULL._replace(intensity_tile=float("nan")),  # the tile's intensity (in the shape) not finite
+    FULL._replace(intensity_tile=1e300),
+    FULL._replace(intensity_tile=-0.0),
+    FULL._replace(intensity_tile=7),
+    FULL._replace(intensity_tile=True),
     FULL._replace(intensity_problem=10**30),  # an int too big for the fixed digits
     FULL._replace(intensity_problem=True, time_floor_s=2, efficiency_compute=False),  # ints and bools
     FULL._replace(intensity_tile=None),
@@ -67,6 +77,40 @@ def test_model_json_matches_the_dict(a):
     assert _model_json(a, parts) == want  # again, from the memoised pieces
 
 
+def test_model_json_shapes_tell_tile_intensities_apart():
+    """The tile's intensity is written in the memoised shape, keyed by its identity: cases that differ
+    only there (0.0 and -0.0 are equal, 1 and 1.0 and True too) each get their own text."""
+    parts = _ModelParts()
+    tiles = [227.5555, 0.0, -0.0, 1, 1.0, True, 227.5555, float("nan"), 1e300, None, 0.0005, 2.675, -0.0]
+    for it in tiles + tiles[::-1]:
+        a = FULL._replace(intensity_tile=it)
+        want, _ = finite_only(ENC(analysis_dict(a, notes=False)))
+        assert _model_json(a, parts) == want
+
+
+def test_model_json_reads_the_fields_it_names():
+    """`_model_json` reads ModelResult by position (one unpacking of a slice): the positions it uses
+    are those of the fields it means."""
+    import inspect
+
+    from tiletune.formats import json_out
+    from tiletune.model.perf import ModelResult
+
+    src = inspect.getsource(json_out._model_json)
+    targets = src.split("fields: tuple[Any, ...] = a[:]")[1].split("= fields")[0]
+    names = [t.strip() for t in targets.replace("(", "").replace(")", "").replace("\n", " ").split(",")]
+    meant = {"dtype": "dtype", "ip": "intensity_problem", "it": "intensity_tile", "bound": "bound",
+             "peak_dense": "peak_dense", "peak_sparse": "peak_sparse", "sms": "sms", "ctas": "ctas",
+             "tf": "time_floor_s", "te": "time_expected_s", "tl": "time_low_s", "th": "time_high_s",
+             "ec": "efficiency_compute", "er": "efficiency_roofline", "smem": "smem", "problem": "problem",
+             "gpu_spec": "gpu_spec", "l2": "l2"}
+    assert len(names) == len(ModelResult._fields)
+    for i, n in enumerate(names):
+        if n != "_":
+            assert ModelResult._fields[i] == meant[n], (i, n)
+    assert sorted(n for n in names if n != "_") == sorted(meant)
+
+
 def test_model_json_pieces_keep_int_and_float_apart():
     parts = _ModelParts()
     as_float = FULL._replace(smem=dataclasses.replace(FULL.smem, shared_storage_bytes=83_968.0), ctas=56.0)
@@ -78,7 +122,7 @@ def test_model_json_pieces_keep_int_and_float_apart():
 
 
 def test_numbers_write_what_round_and_repr_write():
-    """The model's eight numbers, written by one %-format and `_without_trailing_zeros`, say
+    """The model's seven per-case numbers, written by one %-format and `_without_trailing_zeros`, say
     float.__repr__(round(x, nd)), on exact ties, negative zero, tiny values, numbers with one, two
     or all their decimals zero, and sizes up to the bound the format is used below."""
     import random
@@ -93,15 +137,14 @@ def test_numbers_write_what_round_and_repr_write():
     values += [rng.randrange(-10**6, 10**6) / 10 ** rng.randrange(0, 4) for _ in range(5000)]  # trailing zeros
     values = [v for v in values if abs(v) < _FIXED_MAX]
     rng.shuffle(values)
-    template = _NUMBERS.replace("%s", '"memory"')
-    want_template = template.replace("%.3f", "%s").replace("%.4f", "%s")
-    for i in range(0, len(values) - 7, 8):
-        eight = tuple(values[i:i + 8])
-        want = want_template % tuple([repr(round(v, 3)) for v in eight[:6]] + [repr(round(v, 4)) for v in eight[6:]])
-        got = template % eight
-        if "0," in got or "0}" in got:
+    want_template = _NUMBERS.replace("%.3f", "%s").replace("%.4f", "%s")
+    for i in range(0, len(values) - 6, 7):
+        seven = tuple(values[i:i + 7])
+        want = want_template % tuple([repr(round(v, 3)) for v in seven[:5]] + [repr(round(v, 4)) for v in seven[5:]])
+        got = _NUMBERS % seven
+        if "0," in got:
             got = _without_trailing_zeros(got)
-        assert got == want, eight
+        assert got == want, seven
 
 
 def _odd_result():

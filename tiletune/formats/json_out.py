@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from typing import Any, Callable, Iterator, Optional
 
 from tiletune import __version__
@@ -230,29 +229,27 @@ class _Strict:
         return text
 
 
-# The model's eight rounded numbers are written as `float.__repr__(round(x, nd))` writes them, by
+# The model's rounded numbers are written as `float.__repr__(round(x, nd))` writes them, by
 # `%.3f` / `%.4f` and trailing zeros dropped: both round the exact binary value to nd decimals
 # (half to even), and below _FIXED_MAX a float's spacing is finer than 0.0001, so the shortest repr
 # of that rounded value is exactly its fixed digits without trailing zeros (one digit kept after
 # the point, as repr does: "0.0", "-0.0").
 _FIXED_MAX = 1e11
-_FIXED_MAX_SQUARED = _FIXED_MAX * _FIXED_MAX
-# (the head ends with the key of the first number: the text the zeros are looked for in is short)
-_NUMBERS_KEY = '"intensity_flop_per_byte":{"problem":'
-_NUMBERS = ('%.3f,"tile":%.3f},"bound":%s,'
-            '"time_us":{"floor":%.3f,"expected":%.3f,"low":%.3f,"high":%.3f},'
-            '"efficiency":{"compute":%.4f,"roofline":%.4f},')
+_FIXED_HALF = _FIXED_MAX / 2
+_hypot = math.hypot
+# The seven numbers that change per case, each followed by a comma and nothing else (the tile's
+# intensity is one per tile plan: it is in the shape): the text the zeros are looked for in is short
+_NUMBERS = "%.3f,%.3f,%.3f,%.3f,%.3f,%.4f,%.4f,"
 
 
 def _without_trailing_zeros(numbers: str) -> str:
     """`_NUMBERS` filled in, with each number's trailing zeros dropped. Every number there ends at a
-    `,` or `}` and holds a point, and nothing else in that text has a `0` or a `.`: one replace
-    drops one zero from every number at once, and a number left ending at its point gets its `0`
-    back."""
-    while "0," in numbers or "0}" in numbers:
-        numbers = numbers.replace("0,", ",").replace("0}", "}")
-    if ".," in numbers or ".}" in numbers:
-        numbers = numbers.replace(".,", ".0,").replace(".}", ".0}")
+    `,` and holds a point, and nothing else is in that text: one replace drops one zero from every
+    number at once, and a number left ending at its point gets its `0` back."""
+    while "0," in numbers:
+        numbers = numbers.replace("0,", ",")
+    if ".," in numbers:
+        numbers = numbers.replace(".,", ".0,")
     return numbers
 
 
@@ -264,29 +261,30 @@ class _ModelParts:
     """The model text many cases share, memoised for one output (every piece strict JSON, `strict`).
 
     `shapes`, for the usual case (an int M, plain floats): the head (GPU, dtype, M, shared-memory
-    fit) with `_NUMBERS` and its bound filled in, the tail (L2 state, peaks) up to `"ctas":`, and
-    the SMs after the CTAs; keyed by the GPU's and the fit's identities (the model shares one of each
-    per tile plan, and the results hold them while this exists), the dtype, M, the bound, the peaks,
-    the L2 fact and the SMs (one per GPU).
+    fit) up to the problem's intensity, the text from the tile's intensity (one per tile plan) and
+    the bound up to the floor time, the tail (L2 state, peaks) up to `"ctas":`, and the SMs after
+    the CTAs; keyed by the identities of the GPU, the fit and the tile's intensity (the model shares
+    one of each per tile plan; the shape holds them, so their ids stay their own), the dtype, M, the
+    bound, the peaks, the L2 fact and the SMs (one per GPU).
     `heads`, `bounds` and `tails`: the same pieces apart, for the general path."""
 
     __slots__ = ("shapes", "heads", "bounds", "tails", "strict")
 
     def __init__(self, strict: Optional[_Strict] = None) -> None:
-        self.shapes: dict[tuple[Any, ...], tuple[str, Optional[str], str, str]] = {}
+        self.shapes: dict[tuple[Any, ...], tuple[str, str, str, str, tuple[Any, ...]]] = {}
         self.heads: dict[tuple[int, str, int], tuple[str, str]] = {}
         self.bounds: dict[str, str] = {}
         self.tails: dict[tuple[Optional[float], Optional[float], Any], str] = {}
         self.strict = strict or _Strict()
 
-    def new_shape(self, a: ModelResult, key: tuple[Any, ...]) -> tuple[str, Optional[str], str, str]:
+    def new_shape(self, a: ModelResult, key: tuple[Any, ...]) -> tuple[str, str, str, str, tuple[Any, ...]]:
         head0, head1 = self.heads.get((id(a.gpu_spec), a.dtype, id(a.smem))) or self.new_head(a)
         bound = self.bounds.get(a.bound) or self.new_bound(a.bound)
-        # (a bound whose text holds a digit, a point or a `%` would upset `_without_trailing_zeros`
-        # or the format: such a case takes the general path)
-        numbers = None if re.search(r"[0-9.%]", bound) else _NUMBERS.replace("%s", bound)
+        tile = self.strict(_rounded(a.intensity_tile, 3))
         tail = self.tails.get((a.peak_dense, a.peak_sparse, a.l2)) or self.new_tail(a)
-        hit = self.shapes[key] = (f"{head0}{key[3]}{head1}{_NUMBERS_KEY}", numbers, tail, f',"sms":{key[8]}}}')
+        hit = self.shapes[key] = (f'{head0}{key[3]}{head1}"intensity_flop_per_byte":{{"problem":',
+                                  f',"tile":{tile}}},"bound":{bound},"time_us":{{"floor":', tail,
+                                  f',"sms":{key[8]}}}', (a.gpu_spec, a.smem, a.intensity_tile))
         return hit
 
     def new_head(self, a: ModelResult) -> tuple[str, str]:
@@ -320,7 +318,9 @@ def _model_json(a: ModelResult, parts: _ModelParts) -> str:
     """`analysis_dict(a, notes=False)` as compact strict JSON text (NaN / Infinity written as null and
     counted in `parts.strict`), written directly: a big cache has tens of thousands of distinct
     cases and the dict + encoder round trip was a third of format time. The usual case is one
-    memoised shape (`parts.shapes`) and one `%` format for its eight numbers.
+    memoised shape (`parts.shapes`) and one `%` format for the seven numbers a case does not share
+    with its tile plan, into a text of their own (the trailing zeros are looked for in 50 characters,
+    not 150), split and written between their keys.
     tests/formats/test_json_fast_paths.py checks the result against the encoder byte for byte."""
     # the fields read, in ModelResult's order, by one unpacking (a NamedTuple's attributes are each a
     # descriptor call, and an itemgetter of 18 indexes cost twice this) of a slice (a plain tuple,
@@ -331,19 +331,22 @@ def _model_json(a: ModelResult, parts: _ModelParts) -> str:
      _, _, _, _, _, _, _, _, _, l2) = fields
     m = problem.m
     if type(m) is int and type(ctas) is int and type(sms) is int:
-        key = (id(gpu_spec), dtype, id(smem), m, bound, peak_dense, peak_sparse, l2, sms)
-        head, numbers, tail, end = parts.shapes.get(key) or parts.new_shape(a, key)
         try:  # (TypeError: a number is None; ints and bools write as their floats do)
             tf, te, tl, th = tf * 1e6, te * 1e6, tl * 1e6, th * 1e6
-            # every number finite and below _FIXED_MAX in size (NaN fails the test), in one test
-            fixed = ip * ip + it * it + tf * tf + te * te + tl * tl + th * th + ec * ec + er * er < _FIXED_MAX_SQUARED
+            # every number finite and below _FIXED_MAX in size (NaN and infinities fail the test), in one
+            # C call: the hypotenuse is at least each one's size, and has a margin for its rounding
+            fixed = _hypot(ip, tf, te, tl, th, ec, er) < _FIXED_HALF
         except (TypeError, OverflowError):
             fixed = False
-        if fixed and numbers is not None:
-            text = numbers % (ip, it, tf, te, tl, th, ec, er)  # one C-level format call
-            if "0," in text or "0}" in text:  # (about half the cases: some number ends in 0)
+        if fixed:
+            key = (id(gpu_spec), dtype, id(smem), m, bound, peak_dense, peak_sparse, l2, sms, id(it))
+            head, tile, tail, end, _ = parts.shapes.get(key) or parts.new_shape(a, key)
+            text = _NUMBERS % (ip, tf, te, tl, th, ec, er)  # one C-level format call
+            if "0," in text:  # (about half the cases: some number ends in 0)
                 text = _without_trailing_zeros(text)
-            return f"{head}{text}{tail}{ctas}{end}"
+            ip, tf, te, tl, th, ec, er, _ = text.split(",")
+            return (f'{head}{ip}{tile}{tf},"expected":{te},"low":{tl},"high":{th}}},'
+                    f'"efficiency":{{"compute":{ec},"roofline":{er}}},{tail}{ctas}{end}')
     return _model_json_general(a, parts)
 
 
