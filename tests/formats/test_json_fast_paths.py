@@ -370,3 +370,49 @@ def test_problem_sizes_looked_up_by_value_keep_their_types():
     assert [type(e["problem"]["m"]) for e in got[:3]] == [int, float, int]
     assert [e["problem"]["n"] for e in got[5:8]] == [7168, 7168, 7168] and type(got[7]["problem"]["n"]) is float
     assert [e["tactic"] for e in got[8:]] == [True, 1]
+
+
+def _strict_loads(text):
+    """json.loads that rejects what JSON does not have (NaN, Infinity), as a strict parser does."""
+    def reject(name):
+        raise ValueError(f"not JSON: {name}")
+    return json.loads(text, parse_constant=reject)
+
+
+def test_problem_sizes_of_any_type_write_strict_json():
+    """A bool is an int subclass: an M / N / K / batch / M range that is a bool (or a float, a
+    string, NaN) is not an exact int, and the entry loop once wrote it with str(), `True`, which is
+    not JSON. Each writes what the encoder writes (NaN as null, the notes say so), and the same
+    as `inspect_dict` writes where the value is finite."""
+    from synthetic import ENV, REF, T128, port
+
+    from tiletune.formats import json_out
+    from tiletune.formats.strict_json import NOTE
+    from tiletune.pipeline import build
+    from tiletune.records import Decoded, Entry, Problem, Status, TuningRecord, Undecoded
+
+    def rec(tactic):
+        return TuningRecord(source="/data/a.json", source_kind="flashinfer-v1", op="fp4_gemm",
+                            runner="CutlassFp4GemmRunner", tactic=tactic, status=Status.CHOSEN, env=ENV)
+
+    def prob(m=16, n=7168, k=4608, batch=1, m_range=(1, 16)):
+        return Problem(m=m, n=n, k=k, batch=batch, m_range=m_range, dtype_a="nvfp4", dtype_b="nvfp4", dtype_out="bf16")
+
+    odd = [dict(m=True), dict(n=False), dict(k=True), dict(batch=True), dict(m="16"), dict(m_range=(True, 16)),
+           dict(m_range=(1, 16.0)), dict(), dict(m_range=(1, 16))]
+    ents = [Entry(rec(3), prob(**kw), Decoded(T128, REF, 3)) for kw in odd]
+    res = build(ents, sources=[("/data/a.json", "flashinfer-v1")], model=port())
+    fast = json_out.format_inspect(res)
+    got = _strict_loads(fast)["entries"]
+    assert _canonical(fast) == _canonical(ENC(json_out.inspect_dict(res)))
+    sizes = [[e["problem"][f] for f in ("m", "n", "k", "batch", "m_range")] for e in got]
+    assert sizes[:4] == [[True, 7168, 4608, 1, [1, 16]], [16, False, 4608, 1, [1, 16]],
+                         [16, 7168, True, 1, [1, 16]], [16, 7168, 4608, True, [1, 16]]]
+    assert sizes[4][0] == "16" and sizes[5][4] == [True, 16] and sizes[6][4] == [1, 16.0]
+    assert [type(v) for v in sizes[6][4]] == [int, float] and [type(v) for v in sizes[8][4]] == [int, int]
+
+    nan = float("nan")
+    ents = [Entry(rec(3), prob(**kw), Undecoded("odd sizes")) for kw in (dict(n=nan), dict(m_range=(1, nan)), dict())]
+    doc = _strict_loads(json_out.format_inspect(build(ents, sources=[("/data/a.json", "flashinfer-v1")], model=port())))
+    assert doc["entries"][0]["problem"]["n"] is None and doc["entries"][1]["problem"]["m_range"] == [1, None]
+    assert doc["entries"][2]["problem"]["n"] == 7168 and NOTE in doc["notes"]

@@ -684,25 +684,19 @@ def _entry_chunks(result: InspectResult, enc: Callable[[Any], str], note_table: 
         return f',{start},"tactic":', f'{middle},"model":', end, f"{_PLAIN_TAIL},{_NO_SHAPES}{end}"
 
     def new_problem_tail(p: Problem, key: tuple[Any, ...]) -> str:
-        """The problem's text after `"m_range":...,`: experts, top_k, dtypes, note ids and its `}`."""
-        pn = p.notes
+        """The problem's text after `"m_range":`: the M range, experts, top_k, dtypes, note ids and its `}`."""
+        pn, mr = p.notes, p.m_range
         ids = note_ids_by_value.get(pn)
         if ids is None:
             ids = note_ids_by_value[pn] = enc(note_table.ids(pn))
-        held.append(pn)  # (the key holds the notes tuple's id: keep the tuple, so the id stays its own)
+        held.append((pn, mr))  # (the key holds their ids: keep the tuples, so each id stays its own)
         hit = problem_tails[key] = strict(
-            f'"experts":{_js(p.experts, enc)},"top_k":{_js(p.top_k, enc)},"dtype_a":{_str(p.dtype_a)},'
+            f'{enc(to_jsonable(mr))},"experts":{_js(p.experts, enc)},"top_k":{_js(p.top_k, enc)},"dtype_a":{_str(p.dtype_a)},'
             f'"dtype_b":{_str(p.dtype_b)},"dtype_out":{_str(p.dtype_out)},"note_ids":{ids}}}'
         )
         return hit
 
-    def new_m_range(mr: Optional[tuple[int, int]]) -> str:
-        # (keyed by value: values equal in Python, 1 and True or 1.0, have the same int())
-        hit = m_ranges[mr] = "null," if mr is None else f"[{int(mr[0])},{int(mr[1])}],"
-        return hit
-
-    held: list[tuple[str, ...]] = []
-    m_ranges: dict[Optional[tuple[int, int]], str] = {}
+    held: list[Any] = []
     note_texts: dict[str, str] = {}
     tactic_m: dict[tuple[int, int], str] = {}
     n_k_batch: dict[tuple[int, int, int], str] = {}
@@ -772,12 +766,13 @@ def _entry_chunks(result: InspectResult, enc: Callable[[Any], str], note_table: 
             extend((start, f'{ft},"problem":null', middle, fm, _PLAIN_TAIL if rest is None else rest,
                     f',"shapes":{frozen(r.shapes)}', end, fn))
         else:
-            # (problems are one per record: no memo; their tail is shared, looked up by the notes
-            # tuple's identity, which the readers share, and the values the text shows)
+            # (problems are one per record: no memo; their tail is shared, looked up by the identity
+            # of the M range and notes tuples, which the readers share per bucket (by identity: a
+            # range of 1 and True, or 16.0, is equal but written apart), and the values the text shows)
             experts, top_k = p.experts, p.top_k
-            key = (id(p.notes), p.dtype_a, p.dtype_b, p.dtype_out) if experts is None and top_k is None else (
-                id(p.notes), p.dtype_a, p.dtype_b, p.dtype_out, experts, top_k, type(experts), type(top_k))
-            mr = p.m_range
+            key = (id(p.notes), id(p.m_range), p.dtype_a, p.dtype_b, p.dtype_out) if experts is None and top_k is None \
+                else (id(p.notes), id(p.m_range), p.dtype_a, p.dtype_b, p.dtype_out, experts, top_k, type(experts),
+                      type(top_k))
             # The tactic and M, and N, K and the batch, repeat across entries (fp4-distinct-50k: 224
             # pairs and 3,572 triples in 50,000 entries; mixed-50k: 1,484 and 1,583): their text is
             # looked up by value, five int formats fewer per entry; exact ints only, so 1 and True
@@ -787,10 +782,10 @@ def _entry_chunks(result: InspectResult, enc: Callable[[Any], str], note_table: 
                 head = tactic_m.get((t, m)) or tactic_m.setdefault((t, m), f'{t},"problem":{{"m":{m},"n":')
                 sizes = n_k_batch.get((n, k, batch)) or n_k_batch.setdefault(
                     (n, k, batch), f'{n},"k":{k},"batch":{batch},"m_range":')
-            else:
-                head = f'{t if type(t) is int else frozen(t)},"problem":{{"m":{m},"n":'
-                sizes = f'{n},"k":{k},"batch":{batch},"m_range":'
-            extend((start, head, sizes, m_ranges.get(mr) or new_m_range(mr), problem_tails.get(key) or new_problem_tail(p, key),
+            else:  # (a bool, a float, NaN, a string: as the encoder writes it, strict)
+                head = f'{t if type(t) is int else frozen(t)},"problem":{{"m":{strict(_js(m, enc))},"n":'
+                sizes = strict(f'{_js(n, enc)},"k":{_js(k, enc)},"batch":{_js(batch, enc)},"m_range":')
+            extend((start, head, sizes, problem_tails.get(key) or new_problem_tail(p, key),
                     middle, fm, plain_end if rest is None else f"{rest},{_NO_SHAPES}{end}", fn))
         left -= 1
         if not left:
