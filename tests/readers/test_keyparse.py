@@ -335,3 +335,50 @@ def test_split_matches_the_whole_key_layout_and_the_general_parser():
                 continue
             assert tuple(general) == want, text
     assert kinds == {"none", "raises", "read"}
+
+
+def test_split_reuses_the_key_befores_front_only_where_it_is_this_keys():
+    # KeyParser.split takes the key before's front when the key starts with it and its ")": in
+    # sorted order (as FlashInfer writes a file), in reverse and shuffled, over real keys, the big
+    # caches' keys and keys built to start with the key before's front but differ after it, every
+    # split equals the whole-key reference; op and runner are one object per text
+    import json
+    import random
+    import tempfile
+    from pathlib import Path
+
+    from big_caches import make_cache, make_fp4_distinct
+
+    keys = _sample_keys()
+    with tempfile.TemporaryDirectory() as d:
+        for make in (make_cache, make_fp4_distinct):
+            make(1500, Path(d) / "c.json")
+            keys += [k for k in json.loads((Path(d) / "c.json").read_text()) if not k.startswith("_")]
+    tricky = []
+    for k in keys[::7]:
+        cut = k.find(")")
+        if cut > 0:
+            tricky += [k, k[:cut + 1], k[:cut + 1] + ")", k[:cut + 1] + ", (1, 2)), ())", k[:cut + 1] + "x", k[:cut] + ", 3)" + k[cut + 1:],
+                       k[:cut] + "))" + k[cut + 1:], k[:cut + 1] + k[cut + 1:].replace(")", "", 1)]
+    rng = random.Random(5)
+    shuffled = keys + tricky
+    rng.shuffle(shuffled)
+    seen = 0
+    for order in (sorted(keys), sorted(keys, reverse=True), tricky, shuffled):
+        parser = keyparse.KeyParser()
+        names: dict = {}
+        for text in order:
+            try:
+                want = _plain_structural(text)
+            except KeyParseError as e:
+                want = ("raises", str(e))
+            try:
+                got = parser.split(text)
+            except KeyParseError as e:
+                got = ("raises", str(e))
+            assert got == want, text
+            if got is not None and got[0] != "raises":
+                seen += 1
+                for name in got[:2]:
+                    assert names.setdefault(name, name) is name, text
+    assert seen > 5000

@@ -150,7 +150,7 @@ def test_shared_details_are_each_entrys_own(tmp_path):
     # its element types): every record's detail equals the one built for it alone, 1 / 1.0 / True apart
     import random
 
-    from tiletune.readers.flashinfer_v1 import LEGACY_CUDNN_NOTE, policy_detail, read_object
+    from tiletune.readers.flashinfer_v1 import read_object
 
     rng = random.Random(7)
     scalars = [1, 1.0, True, 0, 0.0, False, None, "cold", "hot", -1, 2.5]
@@ -168,6 +168,45 @@ def test_shared_details_are_each_entrys_own(tmp_path):
         cache[f"('fp4_gemm', '{runner}', (({i + 1}, 1024), (1024, 4096)), ())"] = value
     recs = [r for r in read_object(tmp_path / "c.json", cache, ReadContext(), None) if isinstance(r, TuningRecord)]
     assert len(recs) == 3000
+    _assert_details_are_each_entrys_own(recs, cache)
+
+
+def test_details_reused_from_the_entry_before_are_each_entrys_own(tmp_path):
+    # read_object reuses the entry before's detail when runner, value runner and policy (with its
+    # element types) repeat: runs of entries that repeat them, or change one thing (a 1 for a True or
+    # 1.0, a nested value, a runner, a cuDNN tactic's sign), each get the detail built for them alone
+    import random
+
+    from tiletune.readers.flashinfer_v1 import read_object
+
+    rng = random.Random(8)
+    scalars = [1, 1.0, True, 0, 0.0, False, None, "cold", -1]
+    base = ["cuda_graph_profile_replays", 1, "l2_cache_policy", "cold"]
+    cache: dict = {"_metadata": {"flashinfer_version": "0.7.2.post1", "gpu": "NVIDIA H200"}}
+    i = 0
+    while i < 4000:
+        runner = rng.choice(["CutlassFp4GemmRunner", "CudnnFp4GemmRunner", "CutlassFp4GemmRunner"])
+        policy = list(base)
+        pos = rng.randrange(4)
+        policy[pos] = rng.choice(scalars + [[rng.choice(scalars)], {"a": rng.choice(scalars)}])
+        policy = rng.choice([policy, base, policy[:2], rng.choice(scalars), {"b": rng.choice(scalars)}, None])
+        value_runner = rng.choice([runner, runner, runner, "OtherRunner"])
+        for _ in range(rng.randrange(1, 30)):  # a run of entries, each with a fresh copy of the value
+            i += 1
+            v = [value_runner, rng.choice([3, -1, 0, True, 2.0])]
+            if policy is not None:
+                v.append(json.loads(json.dumps(policy)))
+                if isinstance(policy, list) and rng.random() < 0.2:  # this entry alone: 1 / 1.0 / True, 0 / 0.0 / False
+                    v[2] = [rng.choice([x, True, 1.0, 1, False, 0.0, 0]) if x in (0, 1) else x for x in v[2]]
+            cache[f"('fp4_gemm', '{runner}', (({i}, 1024), (1024, 4096)), ())"] = v
+    recs = [r for r in read_object(tmp_path / "c.json", cache, ReadContext(), None) if isinstance(r, TuningRecord)]
+    assert len(recs) == i
+    _assert_details_are_each_entrys_own(recs, cache)
+
+
+def _assert_details_are_each_entrys_own(recs, cache):
+    from tiletune.readers.flashinfer_v1 import LEGACY_CUDNN_NOTE, policy_detail
+
     for r in recs:
         value = cache[r.raw_key]
         want = []

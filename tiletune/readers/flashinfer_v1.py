@@ -91,12 +91,14 @@ def read(path: Path, ctx: ReadContext) -> Iterator[Item]:
 
 
 def read_with_hints(path: Path, ctx: ReadContext, hints: Optional[PathHints]) -> Iterator[Item]:
-    """Read a v1 cache; `hints` fill in version/arch/rank that `_metadata` lacks."""
+    """Read a v1 cache; `hints` fill in version/arch/rank that `_metadata` lacks.
+
+    (The file is read when this is called, and `read_object`'s iterator returned as it is: a
+    generator around it would pass each of a cache's records through one more frame.)"""
     obj = load_json(path)
     if isinstance(obj, InputProblem):
-        yield obj
-        return
-    yield from read_object(path, obj, ctx, hints)
+        return iter((obj,))
+    return read_object(path, obj, ctx, hints)
 
 
 def _metadata_env(
@@ -161,6 +163,16 @@ def read_object(path: Path, obj: Any, ctx: ReadContext, hints: Optional[PathHint
     rank = hints.rank if hints else None
     split = KeyParser().split
     shared_details: dict[Any, tuple[tuple[str, Any], ...]] = {}
+    # The entry before's runner, value runner, policy and the policy's element types, and its detail:
+    # consecutive entries mostly repeat all four, and comparing them costs a third of building and
+    # hashing the memo's key (its strings are new objects per entry, their hashes not yet known).
+    # The types keep 1, 1.0 and True apart; a policy holding a list or object, or a cuDNN runner
+    # (whose detail depends on the tactic), is never reused this way (`last_types` None).
+    last_runner: Any = _NO_POLICY
+    last_value_runner: Any = _NO_POLICY
+    last_policy: Any = _NO_POLICY
+    last_types: Any = None
+    last_detail: tuple[tuple[str, Any], ...] = ()
     n_entries = 0
     chosen, record = Status.CHOSEN, positional_builder(TuningRecord)  # (one record per entry: see its why)
     for key, value in obj.items():
@@ -180,37 +192,58 @@ def read_object(path: Path, obj: Any, ctx: ReadContext, hints: Optional[PathHint
         if tactic.__class__ is list:
             tactic = freeze(tactic)
         policy = value[2] if len(value) == 3 else _NO_POLICY
-        cudnn = runner.startswith("Cudnn") and type(tactic) is int and tactic >= 0
-        try:  # entries share one detail tuple per distinct (policy, runner mismatch, legacy cuDNN)
-            # (with the policy's element types: 1, 1.0 and True are equal keys, but their details differ)
-            dkey: Any = (tuple(policy), tuple(map(type, policy))) if type(policy) is list else (policy, type(policy))
-            dkey = (dkey, value[0] == runner or value[0], cudnn)
-            frozen_detail = shared_details.get(dkey)
-        except TypeError:  # an unhashable element in the policy: build it without the memo
-            dkey, frozen_detail = None, None
-        if frozen_detail is None:
-            detail: list[tuple[str, Any]] = []
-            if policy is not _NO_POLICY:
-                detail.append(("profiling_policy", policy_detail(policy)))
-            if value[0] != runner:
-                detail.append(("value_runner", value[0]))
-            if cudnn:
-                detail.append(("legacy_cudnn_tactic", LEGACY_CUDNN_NOTE))
-            if hints is not None:
-                detail.append(("layout", hints.layout))
-            detail.sort()
-            frozen_detail = tuple(detail)
-            if dkey is not None:
-                shared_details[dkey] = frozen_detail
+        if not (runner is last_runner and value[0] == last_value_runner and policy == last_policy
+                and ([*map(type, policy)] if policy.__class__ is list else policy.__class__) == last_types):
+            last_detail = _shared_detail(shared_details, runner, value[0], tactic, policy, hints)
+            last_runner, last_value_runner, last_policy = runner, value[0], policy
+            last_types = _reusable_types(policy) if not runner.startswith("Cudnn") else None
         # positional, in TuningRecord's field order (source, source_kind, op, runner, tactic, status,
         # env, shapes, extras, raw_key, error, time_ms, count, rank, line, detail): one per cache entry
         yield record(src, KIND, op, runner, tactic, chosen, env, shapes, extras, key,
-                     None, None, 1, rank, None, frozen_detail)
+                     None, None, 1, rank, None, last_detail)
     if _RECORDS in obj:
         yield from _namespaced_records(path, obj[_RECORDS], env, rank)
     elif n_entries == 0:
         yield InputProblem(src, f"{path}: no cache entries (only {', '.join(sorted(k for k in obj if k in _RESERVED)) or 'an empty object'})",
                            fatal=False, loses_data=False)  # an empty cache is read whole
+
+
+def _shared_detail(shared: dict[Any, tuple[tuple[str, Any], ...]], runner: str, value_runner: str, tactic: Any,
+                   policy: Any, hints: Optional[PathHints]) -> tuple[tuple[str, Any], ...]:
+    """An entry's detail (its policy, a value runner that differs from the key's, a legacy cuDNN
+    tactic, the layout), one tuple shared per distinct (policy, runner mismatch, legacy cuDNN)."""
+    cudnn = runner.startswith("Cudnn") and type(tactic) is int and tactic >= 0
+    try:  # (with the policy's element types: 1, 1.0 and True are equal keys, but their details differ)
+        dkey: Any = (tuple(policy), tuple(map(type, policy))) if type(policy) is list else (policy, type(policy))
+        dkey = (dkey, value_runner == runner or value_runner, cudnn)
+        frozen_detail = shared.get(dkey)
+    except TypeError:  # an unhashable element in the policy: build it without the memo
+        dkey, frozen_detail = None, None
+    if frozen_detail is None:
+        detail: list[tuple[str, Any]] = []
+        if policy is not _NO_POLICY:
+            detail.append(("profiling_policy", policy_detail(policy)))
+        if value_runner != runner:
+            detail.append(("value_runner", value_runner))
+        if cudnn:
+            detail.append(("legacy_cudnn_tactic", LEGACY_CUDNN_NOTE))
+        if hints is not None:
+            detail.append(("layout", hints.layout))
+        detail.sort()
+        frozen_detail = tuple(detail)
+        if dkey is not None:
+            shared[dkey] = frozen_detail
+    return frozen_detail
+
+
+def _reusable_types(policy: Any) -> Any:
+    """What `read_object` compares, beside the value, to reuse a policy's detail for the next entry:
+    a list's element types, a scalar's type; None (never reused) for a policy that holds a list or
+    an object, or is one (their nested 1 / 1.0 / True would need a deeper comparison)."""
+    if policy.__class__ is list:
+        types = [*map(type, policy)]
+        return None if list in types or dict in types else types
+    return None if policy.__class__ is dict else policy.__class__
 
 
 def _namespaced_records(path: Path, records: Any, env: Environment, rank: Optional[str]) -> Iterator[Item]:

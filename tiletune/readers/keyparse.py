@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, NamedTuple, Optional, Tuple
+from typing import Any, NamedTuple, Optional, Tuple, Union
 
 from tiletune.inputs import MAX_INT_DIGITS
 
@@ -223,14 +223,21 @@ class KeyParser:
     Consecutive buckets of one GEMM differ only in M (the first shape), and every bucket of an op
     repeats its op, runner, other shapes and extras: the key is cut at its first ")" and each of
     the two pieces (front: op, runner, first shape; tail: the other shapes, extras) is parsed once
-    per file and looked up after, by its text (one `find` and two dict lookups a key; every record
-    of a file shares its op and runner strings, and the keys of one front its 1-tuple of shapes)."""
+    per file and looked up after, by its text (a key whose front is the key before's: one
+    `startswith` and one dict lookup; else one `find` and two lookups). Every record of a file
+    shares one op and one runner string per text, and the keys of one front its 1-tuple of shapes."""
 
     def __init__(self) -> None:
         self._fronts: dict[str, tuple[str, str, Tuple[Tuple[int, ...]]]] = {}
         self._dims: dict[str, Tuple[int, ...]] = {}
         self._tails: dict[str, tuple[Tuple[Tuple[int, ...], ...], Optional[Tuple[Any, ...]]]] = {}
         self._extras: dict[str, Tuple[Any, ...]] = {}
+        self._names: dict[str, str] = {}  # one op and one runner string per text, shared by every front
+        # The key before's front with its ")", and that front's parts: a file's keys are sorted, so
+        # consecutive keys mostly share it (every N and K of one M bucket), and one `startswith`
+        # then stands for the cut, the slice and the lookup. `()` starts no text.
+        self._last_cut: Union[str, Tuple[str, ...]] = ()
+        self._last_front: tuple[str, str, Tuple[Tuple[int, ...]]] = ("", "", ((),))
 
     def _dims_of(self, piece: str) -> Optional[Tuple[int, ...]]:
         """'4096, 2048' / '0,' / '' -> int tuple (memoised); None if not a flat int tuple."""
@@ -263,21 +270,32 @@ class KeyParser:
     def split(self, text: str) -> Optional[tuple[str, str, Tuple[Any, ...], Optional[Tuple[Any, ...]]]]:
         """(op, runner, shapes, extras) of a key in the common layout (see `_KEY_LAYOUT`), or None:
         then only the general parser can say. Raises KeyParseError for unreadable extras."""
-        close = text.find(")")
-        if close < 0:
-            return None  # no tuple closes: not the layout
-        front_text = text[:close]
-        front = self._fronts.get(front_text)
-        if front is None:
-            mf = _FRONT_LAYOUT.fullmatch(front_text)
-            if mf is None:
-                return self._whole(text)  # e.g. a ")" inside the op's quotes
-            op, runner, first_text = mf.groups()
-            first = self._dims_of(first_text)
-            if first is None:
-                return None
-            front = self._memo(self._fronts, front_text, (op, runner, (first,)))
-        tail_text = text[close + 1:]
+        if text.startswith(self._last_cut):  # the key before's front: its first ")" is this key's too
+            front = self._last_front
+            tail_text = text[len(self._last_cut):]
+        else:
+            close = text.find(")")
+            if close < 0:
+                return None  # no tuple closes: not the layout
+            front_text = text[:close]
+            known = self._fronts.get(front_text)
+            if known is not None:
+                front = known
+            else:
+                mf = _FRONT_LAYOUT.fullmatch(front_text)
+                if mf is None:
+                    return self._whole(text)  # e.g. a ")" inside the op's quotes
+                op, runner, first_text = mf.groups()
+                first = self._dims_of(first_text)
+                if first is None:
+                    return None
+                names = self._names
+                if len(names) > _MEMO_LIMIT:
+                    names.clear()
+                op, runner = names.setdefault(op, op), names.setdefault(runner, runner)
+                front = self._memo(self._fronts, front_text, (op, runner, (first,)))
+            self._last_cut, self._last_front = front_text + ")", front
+            tail_text = text[close + 1:]
         tail = self._tails.get(tail_text)
         if tail is None:
             mt = _TAIL_LAYOUT.fullmatch(tail_text)
