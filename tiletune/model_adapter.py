@@ -19,7 +19,7 @@ from tiletune.errors import ModelError, TiletuneError
 from tiletune.l2_state import L2Fact, L2Reader
 from tiletune.model import gpus as gpu_table
 from tiletune.model.perf import ModelResult, estimate, estimate_cases, with_l2
-from tiletune.records import Decoded, Entry, Problem, TileConfig, Undecoded
+from tiletune.records import Decoded, Entry, Problem, TileConfig, Undecoded, positional_builder
 from tiletune.results import AnalyzedEntry, GpuChoice
 
 # An M bucket's upper end can be open (the last GEMM bucket covers "and above"); past this we
@@ -54,7 +54,8 @@ class ModelPort:
         self._analyze_cases = analyze_cases or _one_by_one(analyze)
         self._spec_cache: dict[tuple[Optional[str], Optional[str]], tuple[Any, str, Optional[str]]] = {}
         self._l2 = L2Reader()
-        self._result_cache: dict[tuple[Any, ...], tuple[Optional[ModelResult], Optional[str], TileConfig]] = {}
+        # values: cells [result, why none, config] (see _memoised)
+        self._result_cache: dict[tuple[Any, ...], list[Any]] = {}
         self._choices: "OrderedDict[tuple[Optional[str], Optional[str]], GpuChoice]" = OrderedDict()
         self._notes: list[str] = []
         self._arch_named: dict[Optional[str], str] = {}  # set by inputs_name()
@@ -158,21 +159,25 @@ class ModelPort:
         key = _case_key(problem, m, config, gpu_name, dtype, arch, l2)
         hit = self._result_cache.get(key)
         if hit is None:
-            hit = self._result_cache[key] = self._run(problem, m, config, spec, dtype, arch, l2)
+            hit = self._result_cache[key] = list(self._run(problem, m, config, spec, dtype, arch, l2))
         return hit[0], hit[1]
 
     def analyze_entries(self, entries: Sequence[Entry]) -> tuple[AnalyzedEntry, ...]:
         """`_analyze_entry` for every entry: what `analyze` does, in batches. A first pass finds
-        each entry's case in the memo (the GPU per arch and the memo kept in locals: a big cache
-        repeats these lookups tens of thousands of times) and groups the cases not modelled yet
-        by what they share (config, GPU, dtype, arch); each group is modelled in one call
-        (`estimate_cases`: what depends on those alone is worked out once per group, not once per
-        case); a last pass builds the entries in order. Entries the fast path does not cover (no
-        config, no problem, no dtype, no GPU) take `_analyze_entry`."""
+        each entry's case in the memo (the GPU per arch, the L2 facts and the memo kept in locals:
+        a big cache repeats these lookups tens of thousands of times) and groups the cases not
+        modelled yet by what they share (config, GPU, dtype, arch); each group is modelled in one
+        call (`estimate_cases`: what depends on those alone is worked out once per group, not once
+        per case); a last pass builds the entries in order. Entries the fast path does not cover
+        (no config, no problem, no dtype, no GPU) take `_analyze_entry`.
+
+        The memo's values are cells (`[result, why, config]`, see `_memoised`): an entry holds its
+        case's cell and a batch fills the cells of its cases in place, so the 12-field key is
+        hashed twice per new case (look up, store) and once per repeat, not four times."""
         memo = self._result_cache
         l2_fact = self._l2.fact
         gpus: dict[tuple[Optional[str], Optional[str]], tuple[Any, str, Optional[str]]] = {}
-        # per entry, in order: its AnalyzedEntry, or its memo key while its case waits in a batch
+        # per entry, in order: its AnalyzedEntry, or its case's memo cell (filled when its batch runs)
         out: list[Any] = []
         append = out.append
         batches: dict[tuple[Any, ...], _Batch] = {}
@@ -184,7 +189,8 @@ class ModelPort:
             if config is None or dtype is None or problem is None:
                 append(_analyze_entry(entry, self))
                 continue
-            env = entry.record.env
+            record = entry.record
+            env = record.env
             arch = env.arch
             gk = (arch, env.gpu)
             g = gpus.get(gk)
@@ -194,46 +200,51 @@ class ModelPort:
             if spec is None:
                 append(AnalyzedEntry(entry, None, why))
                 continue
-            l2 = l2_fact(entry.record)
-            m = _modelled_m(problem)
-            key = _case_key(problem, m, config, gpu_name, dtype, arch, l2)
-            hit = memo.get(key)
-            if hit is None:  # a new case: modelled with the others of its batch below
-                memo[key] = _PENDING
+            l2 = l2_fact(record)
+            # _modelled_m and _case_key, written out: they run once per entry
+            m = problem.m
+            m_range = problem.m_range
+            if m_range is not None:
+                top = m_range[1]
+                if isinstance(top, int) and 0 < top <= _MAX_MODELLED_M:
+                    m = top
+            key = (m, problem.n, problem.k, problem.batch, problem.experts, problem.top_k, problem.dtype_out,
+                   id(config), gpu_name, dtype, arch, l2)
+            cell = memo.get(key)
+            if cell is None:  # a new case: modelled with the others of its batch below
+                cell = memo[key] = [None, _NOT_YET, config]
                 bk = (id(config), gpu_name, dtype, arch)
                 batch = batches.get(bk)
                 if batch is None:
                     batch = batches[bk] = _Batch(config, spec, dtype, arch, [], [], [])
-                batch.keys.append(key)
+                batch.cells.append(cell)
                 batch.problems.append(_with_m(problem, m) if m != problem.m else problem)
                 batch.l2s.append(l2)
-                append(key)
-            elif hit is _PENDING:
-                append(key)
-            else:
-                append(AnalyzedEntry(entry, hit[0], hit[1]))
+            append(cell)
         for batch in batches.values():
             self._run_batch(batch)
-        return tuple(a if type(a) is AnalyzedEntry else AnalyzedEntry(entry, *memo[a][:2])
-                     for entry, a in zip(entries, out))
+        analyzed = positional_builder(AnalyzedEntry)
+        return tuple([a if type(a) is AnalyzedEntry else analyzed(entry, a[0], a[1])
+                      for entry, a in zip(entries, out)])
 
     def _run_batch(self, batch: "_Batch") -> None:
-        """Model a batch's cases in one call and put each result in the memo under its key. A case
-        the model refuses (a dtype the arch lacks, a bad size) refuses the whole call: the batch is
-        then modelled case by case, so each case gets its own result or reason (`_run`)."""
-        memo, config = self._result_cache, batch.config
+        """Model a batch's cases in one call and fill each case's memo cell. A case the model
+        refuses (a dtype the arch lacks, a bad size) refuses the whole call: the batch is then
+        modelled case by case, so each case gets its own result or reason (`_run`)."""
+        config = batch.config
         try:
             # zip, not a list of pairs: it reuses its one tuple as the model unpacks each case
             results = self._analyze_cases(zip(batch.problems, batch.l2s), config, batch.spec, dtype=batch.dtype,
                                           arch=batch.arch)
         except TiletuneError:
-            for key, problem, l2 in zip(batch.keys, batch.problems, batch.l2s):
-                memo[key] = self._run(problem, problem.m, config, batch.spec, batch.dtype, batch.arch, l2)
+            for cell, problem, l2 in zip(batch.cells, batch.problems, batch.l2s):
+                cell[:] = self._run(problem, problem.m, config, batch.spec, batch.dtype, batch.arch, l2)
             return
-        for key, res, l2 in zip(batch.keys, results, batch.l2s):
+        for cell, res, l2 in zip(batch.cells, results, batch.l2s):
             if l2 is not None and res.l2 is not l2:  # an `analyze` that takes only the state (a test's stand-in)
                 res = with_l2(res, l2)
-            memo[key] = (res, None, config)
+            cell[0] = res
+            cell[1] = None
 
     def _run(
         self, problem: Problem, m: int, config: TileConfig, spec: Any, dtype: str, arch: Optional[str],
@@ -258,13 +269,13 @@ class _Batch(NamedTuple):
     spec: Any
     dtype: str
     arch: Optional[str]
-    keys: list[tuple[Any, ...]]
+    cells: list[list[Any]]  # each case's memo cell, filled by _run_batch
     problems: list[Problem]  # at the modelled M
     l2s: list[Optional[L2Fact]]
 
 
-# the memo's value for a case found in this pass and waiting in a batch (`_run_batch` replaces it)
-_PENDING: tuple[Any, ...] = (None, "not modelled yet", None)
+# a memo cell's reason while its case waits in a batch (`_run_batch` fills the cell)
+_NOT_YET = "not modelled yet"
 
 
 def _one_by_one(analyze: Callable[..., ModelResult]) -> Callable[..., list[ModelResult]]:

@@ -545,10 +545,12 @@ def estimate_cases(cases: Iterable[Tuple[Problem, L2Arg]], config: TileConfig, g
         bound = "memory" if ai < ridge else "compute"
         facts = _new_tuple(NoteFacts, ((), l2_widened, plan_notes, l2t, None))
 
-        append(_new_tuple(ModelResult, (  # every field, in order (see _new_tuple)
+        # every field, in order (see _new_tuple), as two tuple displays joined: a display of more than
+        # 30 items is built item by item through a list (52 appends and a copy per case)
+        append(_new_tuple(ModelResult, (
             a, dtype, dtype_out, tile, mk, nk, k, groups, flops, byt, ai, pl.intensity_tile, ridge, bound, peak,
-            dense, peak.sparse, bw, gpu.sms, ctas, slots, waves, wave_eff, tile_eff, k_eff,
-            k_iters, t_floor, t_comp, t_mem, t_fixed, t_exp, t_low, t_high, flops / (dense * t_exp), t_floor / t_exp,
+            dense, peak.sparse, bw, gpu.sms, ctas, slots, waves, wave_eff, tile_eff, k_eff, k_iters) + (
+            t_floor, t_comp, t_mem, t_fixed, t_exp, t_low, t_high, flops / (dense * t_exp), t_floor / t_exp,
             ai / ridge if ai < ridge else 1.0, pl.fit, c, facts, problem, config, gpu, split_k, kernel, cyc, clock,
             pl.clock_basis, t_sustained, widen, pl.calibration_name, (), l2_fact)))
     return out
