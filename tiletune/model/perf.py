@@ -91,13 +91,17 @@ class NoteFacts(NamedTuple):
     lead: Tuple[str, ...]  # notes a caller puts first (`tiletune model`: the SKU it assumed)
     l2_widened: bool  # the band was widened for an estimated L2 rate
     plan: Tuple[str, ...]  # the kernel's notes (_Plan.notes)
-    l2: Optional[l2_term.L2Term]  # the case's L2 term (tile-aware model only)
+    # the GPU's L2 and the timing's L2 state (tile-aware model only): with the result's bytes they
+    # give the case's L2 term (`l2_term.term_at`), worked out when the notes are (a term per case
+    # would be kept for 50,000 cases whose notes inspect never prints)
+    l2_site: Optional[l2_term.L2Site]
+    l2_state: Optional[str]
     stated: Optional[Tuple[str, ...]] = None  # set (stated_notes): the notes are these texts, nothing derived
 
 
 def stated_notes(texts: Tuple[str, ...]) -> NoteFacts:
     """Facts whose notes are exactly `texts` (a result with recorded numbers: test goldens)."""
-    return NoteFacts((), False, (), None, tuple(texts))
+    return NoteFacts((), False, (), None, None, tuple(texts))
 
 
 class ModelResult(NamedTuple):
@@ -409,8 +413,12 @@ def estimate_cases(cases: Iterable[Tuple[Problem, L2Arg]], config: TileConfig, g
     plan_grouped: Optional[bool] = None
     plan_dtype_out: Optional[str] = None
     checked_state: Any = ()  # the last L2 state check_state accepted (a batch holds one or two)
+    # the NoteFacts every case of this plan and L2 state shares, band widened for the L2 or not
+    facts_plan: Any = None  # the plan and L2 state they were made for (identity)
+    facts_state: Any = ()
+    facts_kept = facts_widened = None
     # module functions as locals: each is called once or more per case
-    term_at, tile_cycles, soft_max = l2_term.term_at, mainloop.tile_cycles, combine
+    tile_cycles, soft_max = mainloop.tile_cycles, combine
     for problem, l2 in cases:
         m, n, k, batch = problem.m, problem.n, problem.k, problem.batch
         if not (type(m) is int and type(n) is int and type(k) is int and type(batch) is int  # the usual case, tested cheaply
@@ -441,6 +449,8 @@ def estimate_cases(cases: Iterable[Tuple[Problem, L2Arg]], config: TileConfig, g
             bits, sf_vec, out_bits = pl.bits, pl.sf_vec, pl.out_bits
             plan_notes, sustained_hz = pl.notes, pl.sustained_hz
             generic = tc is None or cyc is None or clock is None or l2_site is None
+            if l2_site is not None:
+                l2_usable, l2_bw, l2_measured = l2_site.usable, l2_site.bandwidth, l2_site.measured
         widen = widen_plan
 
         # --- the problem as the kernel sees it ------------------------------------------------------
@@ -497,7 +507,7 @@ def estimate_cases(cases: Iterable[Tuple[Problem, L2Arg]], config: TileConfig, g
         bytes_min = byte_a + byte_b + byte_sfa + byte_sfb + byte_d  # Bytes.minimum
 
         t_sustained = None
-        l2t, l2_widened = None, False
+        l2_widened = False
         if generic:  # the generic model
             if stream_k:
                 t_comp = tiles * k_iters * 2.0 * bm * bn * bk / (dense * c.eta_mma * min(1.0, ctas / slots))
@@ -515,21 +525,22 @@ def estimate_cases(cases: Iterable[Tuple[Problem, L2Arg]], config: TileConfig, g
             else:
                 cycles = waves * tile_cycles(k_per_cta, cyc)
             t_comp = cycles / clock
-            # L2 residency (l2.py): a warm timing of a working set that stays in L2 reads it at the L2 rate
-            l2t = term_at(l2_site, bytes_min, l2_state)
+            # L2 residency (l2.py): a warm timing of a working set that stays in L2 reads it at the L2
+            # rate. The case's L2 term (l2_term.term_at) read field by field: resident, the site's rate
+            resident = l2_usable is not None and bytes_min <= l2_usable
             t_mem = (bytes_min + partial_bytes) / (bw * tc.eta_bw)
             t_fixed = tc.t_fixed_s
             t_cold = t_exp = t_fixed + soft_max(t_comp, t_mem, tc.p)
             t_warm = t_cold
             # the warm time (a cold timing never reads it); an L2 estimated below DRAM never slows it
-            if l2_state != "cold" and l2t.resident and l2t.bandwidth and l2t.bandwidth > bw:
-                t_mem_warm = (bytes_min + partial_bytes) / (l2t.bandwidth * tc.eta_bw)
+            if l2_state != "cold" and resident and l2_bw and l2_bw > bw:
+                t_mem_warm = (bytes_min + partial_bytes) / (l2_bw * tc.eta_bw)
                 t_warm = t_fixed + soft_max(t_comp, t_mem_warm, tc.p)
-                if l2t.warm_applies:
+                if l2_state == "warm":  # L2Term.warm_applies (resident, rate known: tested above)
                     t_mem, t_exp = t_mem_warm, t_warm
             # per case (the plan's widening is per config): the L2 term matters here (>2 %), may apply
             # (warm or unknown) and runs at an estimated L2 rate -> the rule's L2 part (transfer.py)
-            if l2_state != "cold" and not l2t.measured and t_warm < 0.98 * t_cold:
+            if l2_state != "cold" and not l2_measured and t_warm < 0.98 * t_cold:
                 widen += W_L2
                 l2_widened = True
             lo, hi = tc.ratio_band
@@ -543,7 +554,12 @@ def estimate_cases(cases: Iterable[Tuple[Problem, L2Arg]], config: TileConfig, g
             t_floor = bytes_min / bw
         ai = flops / bytes_min
         bound = "memory" if ai < ridge else "compute"
-        facts = _new_tuple(NoteFacts, ((), l2_widened, plan_notes, l2t, None))
+        if pl is not facts_plan or l2_state is not facts_state:
+            site_state = (l2_site, l2_state) if not generic else (None, None)
+            facts_kept = _new_tuple(NoteFacts, ((), False, plan_notes, *site_state, None))
+            facts_widened = _new_tuple(NoteFacts, ((), True, plan_notes, *site_state, None))
+            facts_plan, facts_state = pl, l2_state
+        facts = facts_widened if l2_widened else facts_kept
 
         # every field, in order (see _new_tuple), as two tuple displays joined: a display of more than
         # 30 items is built item by item through a list (52 appends and a copy per case)
@@ -573,8 +589,8 @@ def _notes(r: ModelResult) -> Tuple[str, ...]:
     if f.l2_widened:
         notes.append(f"band widened by a further {W_L2:.0%} (rule: tiletune/model/transfer.py): {L2_REASON}")
     notes += f.plan
-    if f.l2 is not None:
-        l2_line = l2_term.note(f.l2)
+    if f.l2_site is not None:
+        l2_line = l2_term.note(l2_term.term_at(f.l2_site, r.bytes.minimum, f.l2_state))
         if l2_line:
             notes.append(l2_line)
     ctas, slots = r.ctas, r.slots
