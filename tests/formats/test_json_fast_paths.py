@@ -287,6 +287,14 @@ def test_entry_pieces_memoised_by_value_and_identity_write_what_the_tree_says():
         Entry(rec(6), prob(16, one, m_range=None), Undecoded("out of range")),
         Entry(rec(3, rank="rank1", line=7, time_ms=0.25, count=2), prob(16, one), Decoded(T128, REF, 3)),
         Entry(rec(3, error="Error Internal"), prob(16, one), Decoded(T128, REF, 3)),
+        # a count that equals 1 but is not the int 1 takes the long way and writes itself
+        Entry(rec(3, count=True), prob(16, one), Decoded(T128, REF, 3)),
+        Entry(rec(3, count=1.0), prob(16, one), Decoded(T128, REF, 3)),
+        Entry(rec(3, count=int("1")), prob(16, one), Decoded(T128, REF, 3)),
+        # M ranges: equal but distinct tuples, with the notes and dtypes of other entries
+        Entry(rec(3), prob(16, one, m_range=tuple([1, 16])), Decoded(T128, REF, 3)),
+        Entry(rec(3), prob(16, other, m_range=(1, 16)), Decoded(T128, REF, 3)),
+        Entry(rec(3), prob(16, other, m_range=(9, 16)), Decoded(T128, REF, 3)),
         Entry(rec(7, shapes=((16, 2), (3,))), None, Undecoded("no problem"), problem_note="unknown op"),
         Entry(rec(3), prob(16, one), Decoded(T128, REF, 3)),
     ]
@@ -296,6 +304,8 @@ def test_entry_pieces_memoised_by_value_and_identity_write_what_the_tree_says():
     assert _canonical(fast) == _canonical(ENC(json_out.inspect_dict(res)))
     entries = json.loads(fast)["entries"]
     assert [(e["problem"] or {}).get("experts") for e in entries[4:7]] == [8, True, 1]
+    assert [e["count"] for e in entries[10:14]] == [1, True, 1.0, 1]
+    assert [e["problem"]["m_range"] for e in entries[14:17]] == [[1, 16], [1, 16], [9, 16]]
     assert len({json.dumps(e["problem"]["note_ids"]) for e in entries[:4]}) == 2
 
 

@@ -704,102 +704,98 @@ def _entry_chunks(result: InspectResult, enc: Callable[[Any], str], note_table: 
     # each entry's first piece starts with the comma that separates it from the one before
     chunk: list[str] = []
     extend = chunk.extend
-    left = _CHUNK_ENTRIES
-    first = True
     env0 = source0 = op0 = runner0 = extras0 = detail0 = status0 = kind0 = decode0 = _MISS
     by_decode: dict[int, tuple[str, str, str, str]] = {}
-    for ae in result.entries:
-        e = ae.entry
-        r = e.record
-        # The parts a file's entries share: a record's context (environment, source, op, runner,
-        # status, extras, detail) is nearly always the entry before's, the same objects, and runs of
-        # entries share a decode; each is compared by identity, and looked up by it (the status too:
-        # enum members are singletons, and an Enum's __hash__ is Python code) only when it changes.
-        d = e.decode
-        if (r.env is not env0 or r.source is not source0 or r.op is not op0 or r.runner is not runner0
-                or r.extras is not extras0 or r.detail is not detail0 or r.status is not status0
-                or r.source_kind is not kind0):
-            env0, source0, op0, runner0, extras0, detail0, status0, kind0 = (
-                r.env, r.source, r.op, r.runner, r.extras, r.detail, r.status, r.source_kind)
-            ck = (id(env0), source0, kind0, op0, runner0, id(status0), id(extras0), id(detail0))
-            found = shared.get(ck)
-            if found is None:
-                found = shared[ck] = {}
-            by_decode = found
-            decode0 = _MISS
-        if d is not decode0:
-            pieces = by_decode.get(id(d))
-            if pieces is None:
-                pieces = by_decode[id(d)] = shared_pieces(e)
-            start, middle, end, plain_end = pieces
-            decode0 = d
-        t = r.tactic
-        a = ae.analysis
-        if a is None:
-            fm = "null"
-        else:
-            ia = id(a)
-            hit = models.get(ia)
-            if hit is None:
-                if len(models) == _MODELS_HELD:  # (bounded: most analyses are one entry's)
-                    models.clear()
-                hit = models[ia] = _model_json(a, model_parts)
-            fm = hit
-        note = ae.analysis_note
-        if note is None:
-            fn = "null}"
-        elif type(note) is str:
-            fn = note_texts.get(note) or note_texts.setdefault(note, strict(_encode_str(note)) + "}")
-        else:
-            fn = strict(_js(note, enc)) + "}"
-        p = e.problem
-        if r.rank is None and r.line is None and e.problem_note is None and type(r.count) is int and r.count == 1 \
-                and r.error is None and r.time_ms is None:
-            rest = None  # a cache entry: none of these apply
-        else:
-            rest = strict(
-                f',"rank":{_js(r.rank, enc)},"line":{_js(r.line, enc)},"problem_note":{_js(e.problem_note, enc)}'
-                f',"count":{_js(r.count, enc)},"error":{_js(r.error, enc)},"time_ms":{_js(r.time_ms, enc)}'
-            )
-        if p is None:
-            ft = t if type(t) is int else frozen(t)  # (an int formats as str() writes it)
-            extend((start, f'{ft},"problem":null', middle, fm, _PLAIN_TAIL if rest is None else rest,
-                    f',"shapes":{frozen(r.shapes)}', end, fn))
-        else:
-            # (problems are one per record: no memo; their tail is shared, looked up by the identity
-            # of the M range and notes tuples, which the readers share per bucket (by identity: a
-            # range of 1 and True, or 16.0, is equal but written apart), and the values the text shows)
-            experts, top_k = p.experts, p.top_k
-            key = (id(p.notes), id(p.m_range), p.dtype_a, p.dtype_b, p.dtype_out) if experts is None and top_k is None \
-                else (id(p.notes), id(p.m_range), p.dtype_a, p.dtype_b, p.dtype_out, experts, top_k, type(experts),
-                      type(top_k))
-            # The tactic and M, and N, K and the batch, repeat across entries (fp4-distinct-50k: 224
-            # pairs and 3,572 triples in 50,000 entries; mixed-50k: 1,484 and 1,583): their text is
-            # looked up by value, five int formats fewer per entry; exact ints only, so 1 and True
-            # (or 1.0) never share a text.
-            m, n, k, batch = p.m, p.n, p.k, p.batch
-            if type(t) is int and type(m) is int and type(n) is int and type(k) is int and type(batch) is int:
-                head = tactic_m.get((t, m)) or tactic_m.setdefault((t, m), f'{t},"problem":{{"m":{m},"n":')
-                sizes = n_k_batch.get((n, k, batch)) or n_k_batch.setdefault(
-                    (n, k, batch), f'{n},"k":{k},"batch":{batch},"m_range":')
-            else:  # (a bool, a float, NaN, a string: as the encoder writes it, strict)
-                head = f'{t if type(t) is int else frozen(t)},"problem":{{"m":{strict(_js(m, enc))},"n":'
-                sizes = strict(f'{_js(n, enc)},"k":{_js(k, enc)},"batch":{_js(batch, enc)},"m_range":')
-            extend((start, head, sizes, problem_tails.get(key) or new_problem_tail(p, key),
-                    middle, fm, plain_end if rest is None else f"{rest},{_NO_SHAPES}{end}", fn))
-        left -= 1
-        if not left:
-            if first:
-                chunk[0], first = chunk[0][1:], False  # (the first entry of all: no comma before it)
-            yield "".join(chunk)
-            chunk.clear()
-            left = _CHUNK_ENTRIES
-    if chunk:
-        if first:
-            chunk[0] = chunk[0][1:]
+    entries = result.entries
+    for lo in range(0, len(entries), _CHUNK_ENTRIES):
+        if len(models) > _MODELS_HELD:  # (bounded: most analyses are one entry's)
+            models.clear()
+        for ae in entries[lo:lo + _CHUNK_ENTRIES]:
+            e = ae.entry
+            r = e.record
+            # The parts a file's entries share: a record's context (environment, source, op, runner,
+            # status, extras, detail) is nearly always the entry before's, the same objects, and runs of
+            # entries share a decode; each is compared by identity, and looked up by it (the status too:
+            # enum members are singletons, and an Enum's __hash__ is Python code) only when it changes.
+            d = e.decode
+            if (r.env is not env0 or r.source is not source0 or r.op is not op0 or r.runner is not runner0
+                    or r.extras is not extras0 or r.detail is not detail0 or r.status is not status0
+                    or r.source_kind is not kind0):
+                env0, source0, op0, runner0, extras0, detail0, status0, kind0 = (
+                    r.env, r.source, r.op, r.runner, r.extras, r.detail, r.status, r.source_kind)
+                ck = (id(env0), source0, kind0, op0, runner0, id(status0), id(extras0), id(detail0))
+                found = shared.get(ck)
+                if found is None:
+                    found = shared[ck] = {}
+                by_decode = found
+                decode0 = _MISS
+            if d is not decode0:
+                pieces = by_decode.get(id(d))
+                if pieces is None:
+                    pieces = by_decode[id(d)] = shared_pieces(e)
+                start, middle, end, plain_end = pieces
+                decode0 = d
+            t = r.tactic
+            a = ae.analysis
+            if a is None:
+                fm = "null"
+            else:
+                ia = id(a)
+                hit = models.get(ia)
+                if hit is None:
+                    hit = models[ia] = _model_json(a, model_parts)
+                fm = hit
+            note = ae.analysis_note
+            if note is None:
+                fn = "null}"
+            elif type(note) is str:
+                fn = note_texts.get(note) or note_texts.setdefault(note, strict(_encode_str(note)) + "}")
+            else:
+                fn = strict(_js(note, enc)) + "}"
+            p = e.problem
+            if r.rank is None and r.line is None and e.problem_note is None and r.count is _ONE \
+                    and r.error is None and r.time_ms is None:
+                rest = None  # a cache entry: none of these apply
+            else:
+                rest = strict(
+                    f',"rank":{_js(r.rank, enc)},"line":{_js(r.line, enc)},"problem_note":{_js(e.problem_note, enc)}'
+                    f',"count":{_js(r.count, enc)},"error":{_js(r.error, enc)},"time_ms":{_js(r.time_ms, enc)}'
+                )
+            if p is None:
+                ft = t if type(t) is int else frozen(t)  # (an int formats as str() writes it)
+                extend((start, f'{ft},"problem":null', middle, fm, _PLAIN_TAIL if rest is None else rest,
+                        f',"shapes":{frozen(r.shapes)}', end, fn))
+            else:
+                # (problems are one per record: no memo; their tail is shared, looked up by the identity
+                # of the M range and notes tuples, which the readers share per bucket (by identity: a
+                # range of 1 and True, or 16.0, is equal but written apart), and the values the text shows)
+                experts, top_k = p.experts, p.top_k
+                key = (id(p.notes), id(p.m_range), p.dtype_a, p.dtype_b, p.dtype_out) if experts is None and top_k is None \
+                    else (id(p.notes), id(p.m_range), p.dtype_a, p.dtype_b, p.dtype_out, experts, top_k, type(experts),
+                          type(top_k))
+                # The tactic and M, and N, K and the batch, repeat across entries (fp4-distinct-50k: 224
+                # pairs and 3,572 triples in 50,000 entries; mixed-50k: 1,484 and 1,583): their text is
+                # looked up by value, five int formats fewer per entry; exact ints only, so 1 and True
+                # (or 1.0) never share a text.
+                m, n, k, batch = p.m, p.n, p.k, p.batch
+                if type(t) is int and type(m) is int and type(n) is int and type(k) is int and type(batch) is int:
+                    head = tactic_m.get((t, m)) or tactic_m.setdefault((t, m), f'{t},"problem":{{"m":{m},"n":')
+                    sizes = n_k_batch.get((n, k, batch)) or n_k_batch.setdefault(
+                        (n, k, batch), f'{n},"k":{k},"batch":{batch},"m_range":')
+                else:  # (a bool, a float, NaN, a string: as the encoder writes it, strict)
+                    head = f'{t if type(t) is int else frozen(t)},"problem":{{"m":{strict(_js(m, enc))},"n":'
+                    sizes = strict(f'{_js(n, enc)},"k":{_js(k, enc)},"batch":{_js(batch, enc)},"m_range":')
+                extend((start, head, sizes, problem_tails.get(key) or new_problem_tail(p, key),
+                        middle, fm, plain_end if rest is None else f"{rest},{_NO_SHAPES}{end}", fn))
+        if not lo:
+            chunk[0] = chunk[0][1:]  # (the first entry of all: no comma before it)
         yield "".join(chunk)
+        chunk.clear()
 
 
 _MODELS_HELD = 4096
+# (a count that is this object is the int 1: CPython keeps one object per small int; any other count,
+# 1.0 or True, takes the long way and writes itself)
+_ONE = 1
 _PLAIN_TAIL = ',"rank":null,"line":null,"problem_note":null,"count":1,"error":null,"time_ms":null'
 _NO_SHAPES = '"shapes":null'
