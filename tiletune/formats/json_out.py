@@ -268,23 +268,32 @@ class _ModelParts:
     bound, the peaks, the L2 fact and the SMs (one per GPU).
     `heads`, `bounds` and `tails`: the same pieces apart, for the general path."""
 
-    __slots__ = ("shapes", "heads", "bounds", "tails", "strict")
+    __slots__ = ("shapes", "heads", "bounds", "middles", "tails", "strict")
 
     def __init__(self, strict: Optional[_Strict] = None) -> None:
         self.shapes: dict[tuple[Any, ...], tuple[str, str, str, str, tuple[Any, ...]]] = {}
         self.heads: dict[tuple[int, str, int], tuple[str, str]] = {}
         self.bounds: dict[str, str] = {}
+        self.middles: dict[tuple[int, Any], tuple[str, Any]] = {}
         self.tails: dict[tuple[Optional[float], Optional[float], Any], str] = {}
         self.strict = strict or _Strict()
 
     def new_shape(self, a: ModelResult, key: tuple[Any, ...]) -> tuple[str, str, str, str, tuple[Any, ...]]:
         head0, head1 = self.heads.get((id(a.gpu_spec), a.dtype, id(a.smem))) or self.new_head(a)
+        middle = self.middles.get((id(a.intensity_tile), a.bound)) or self.new_middle(a)
+        tail = self.tails.get((a.peak_dense, a.peak_sparse, a.l2)) or self.new_tail(a)
+        hit = self.shapes[key] = (f'{head0}{key[3]}{head1}"intensity_flop_per_byte":{{"problem":', middle[0], tail,
+                                  f',"sms":{key[8]}}}', (a.gpu_spec, a.smem, a.intensity_tile))
+        return hit
+
+    def new_middle(self, a: ModelResult) -> tuple[str, Any]:
+        """The text from the tile's intensity to the floor time's key; keyed by the intensity's identity
+        (one per tile plan; held here, so its id stays its own) and the bound. (Its round and repr are
+        ten times a `%` format's cost: a small cache has nearly one shape per case.)"""
         bound = self.bounds.get(a.bound) or self.new_bound(a.bound)
         tile = self.strict(_rounded(a.intensity_tile, 3))
-        tail = self.tails.get((a.peak_dense, a.peak_sparse, a.l2)) or self.new_tail(a)
-        hit = self.shapes[key] = (f'{head0}{key[3]}{head1}"intensity_flop_per_byte":{{"problem":',
-                                  f',"tile":{tile}}},"bound":{bound},"time_us":{{"floor":', tail,
-                                  f',"sms":{key[8]}}}', (a.gpu_spec, a.smem, a.intensity_tile))
+        hit = self.middles[(id(a.intensity_tile), a.bound)] = (
+            f',"tile":{tile}}},"bound":{bound},"time_us":{{"floor":', a.intensity_tile)
         return hit
 
     def new_head(self, a: ModelResult) -> tuple[str, str]:
