@@ -224,3 +224,38 @@ def test_no_import_error_guard_against_the_package_itself():
             if guards_import_error and own:
                 bad.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno}")
     assert not bad, "ImportError guards around tiletune imports:\n" + "\n".join(bad)
+
+
+def _private_uses(source: str) -> list[str]:
+    """`from tiletune.x import _name` and `x._name` (x an imported tiletune module or name): another
+    module's underscore names used from outside it. Dunders (`__version__`) are not private."""
+    tree = ast.parse(source)
+    imported: set[str] = set()
+    bad = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("tiletune")):
+            for a in node.names:
+                if a.name.startswith("_") and not a.name.startswith("__"):
+                    bad.append(f"{node.lineno}: from {node.module} import {a.name}")
+                imported.add(a.asname or a.name)
+        elif isinstance(node, ast.Import):
+            imported |= {a.asname or a.name.split(".")[0] for a in node.names if a.name.startswith("tiletune")}
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in imported
+                and node.attr.startswith("_") and not node.attr.startswith("__")):
+            bad.append(f"{node.lineno}: {node.value.id}.{node.attr}")
+    return bad
+
+
+def test_no_module_reaches_into_another_modules_private_names():
+    """A name another module uses is that module's interface, so it is public (no underscore):
+    an underscore says "only here", and a reader can trust it."""
+    bad = [f"{path.relative_to(PACKAGE.parent)}:{use}" for path in MODULES.values()
+           for use in _private_uses(path.read_text(encoding="utf-8"))]
+    assert not bad, "private names used across modules:\n" + "\n".join(bad)
+
+
+def test_the_private_name_finder_finds_both_forms():
+    planted = ("from tiletune.cli_core import _emit, say\nfrom tiletune import cli_core\n"
+               "import tiletune.records\ncli_core._gate(1)\ncli_core.__doc__\nlocal._x\n")
+    assert _private_uses(planted) == ["1: from tiletune.cli_core import _emit", "4: cli_core._gate"]

@@ -33,7 +33,7 @@ KIND = "flashinfer-v1"
 
 _METADATA, _RECORDS, _GENERATION = "_metadata", "_records", "_generation"
 _RESERVED = frozenset((_METADATA, _RECORDS, _GENERATION))
-_UNKNOWN = (None, "", "unknown", "None", "*")
+UNKNOWN_VALUES = (None, "", "unknown", "None", "*")
 
 # A JSON cache is parsed whole; Python needs roughly 8-10x the file size to hold the parsed
 # tree. Real caches are far below this (50,000 entries with policies are about 25 MB).
@@ -120,13 +120,13 @@ def _metadata_env(
     raw_version = meta.get("flashinfer_version")
     version: Optional[str] = raw_version if isinstance(raw_version, str) else None
     version_source: Optional[str] = "metadata.flashinfer_version"
-    if version in _UNKNOWN:
+    if version in UNKNOWN_VALUES:
         if meta and not (hints and hints.flashinfer_version):
             problems.append(InputProblem(src, f"{path}: _metadata.flashinfer_version is {raw_version!r}; version unknown",
                                          fatal=False, loses_data=False))  # the file itself says it does not know
         version, version_source = (hints.flashinfer_version, "path") if hints and hints.flashinfer_version else (None, None)
     gpu = meta.get("gpu")
-    gpu = gpu if isinstance(gpu, str) and gpu not in _UNKNOWN else None
+    gpu = gpu if isinstance(gpu, str) and gpu not in UNKNOWN_VALUES else None
     cuda = meta.get("cuda_version")
     arch, arch_source = (hints.arch, "path") if hints and hints.arch else (None, None)
     return ctx.environment(
@@ -135,7 +135,7 @@ def _metadata_env(
         arch=arch,
         arch_source=arch_source,
         version_source=version_source,
-        cuda_version=cuda if isinstance(cuda, str) and cuda not in _UNKNOWN else None,
+        cuda_version=cuda if isinstance(cuda, str) and cuda not in UNKNOWN_VALUES else None,
         metadata=tuple(sorted((str(k), str(v)) for k, v in meta.items())),
     )
 
@@ -154,7 +154,7 @@ def read_object(path: Path, obj: Any, ctx: ReadContext, hints: Optional[PathHint
     """Turn a parsed v1 cache object into records and problems."""
     src = str(path)
     if not isinstance(obj, dict):
-        yield InputProblem(src, f"{path}: top level is a JSON {_json_type(obj)}, expected an object of cache entries",
+        yield InputProblem(src, f"{path}: top level is a JSON {json_type_name(obj)}, expected an object of cache entries",
                            loses_data=True)
         return
     problems: list[InputProblem] = []
@@ -182,10 +182,10 @@ def read_object(path: Path, obj: Any, ctx: ReadContext, hints: Optional[PathHint
         try:
             op, runner, shapes, extras = split(key) or parse_general(key)
         except KeyParseError as e:
-            yield InputProblem(src, f"{path}: key {_short(key)}: cannot parse it ({e}); entry skipped", fatal=False, loses_data=True)
+            yield InputProblem(src, f"{path}: key {quoted_short(key)}: cannot parse it ({e}); entry skipped", fatal=False, loses_data=True)
             continue
         if not (isinstance(value, list) and len(value) in (2, 3) and isinstance(value[0], str)):
-            yield InputProblem(src, f"{path}: key {_short(key)}: value {_short(json.dumps(value))} is not "
+            yield InputProblem(src, f"{path}: key {quoted_short(key)}: value {quoted_short(json.dumps(value))} is not "
                                     "[runner, tactic] or [runner, tactic, policy]; entry skipped", fatal=False, loses_data=True)
             continue
         tactic = value[1]
@@ -250,7 +250,7 @@ def _namespaced_records(path: Path, records: Any, env: Environment, rank: Option
     """`_records.trtllm_moe_da`: one CHOSEN record per (tile_n, tactic) body a plan carries."""
     src = str(path)
     if not isinstance(records, dict):
-        yield InputProblem(src, f"{path}: _records is a JSON {_json_type(records)}, expected an object; ignored",
+        yield InputProblem(src, f"{path}: _records is a JSON {json_type_name(records)}, expected an object; ignored",
                            fatal=False, loses_data=True)
         return
     for namespace, table in records.items():
@@ -315,13 +315,13 @@ def _runner_class(identity: Any) -> str:
     return "unknown"
 
 
-def _json_type(v: Any) -> str:
+def json_type_name(v: Any) -> str:
     return {list: "array", dict: "object", str: "string", bool: "boolean", type(None): "null"}.get(
         type(v), "number" if isinstance(v, (int, float)) else type(v).__name__
     )
 
 
-def _short(text: str, limit: int = 160) -> str:
+def quoted_short(text: str, limit: int = 160) -> str:
     """A key as it appears in a message: quoted, shortened in the middle when very long."""
     r = repr(text)
     return r if len(r) <= limit else r[: limit // 2] + " ... " + r[-limit // 2 :]

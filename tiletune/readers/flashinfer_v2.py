@@ -26,7 +26,7 @@ from typing import Any, Iterator, Optional
 from tiletune import inputs
 from tiletune.errors import ReaderError
 from tiletune.readers import flashinfer_v1, sglang
-from tiletune.readers.flashinfer_v1 import Item, PathHints, _short, load_json, policy_detail
+from tiletune.readers.flashinfer_v1 import Item, PathHints, load_json, policy_detail, quoted_short
 from tiletune.readers.interface import ReadContext
 from tiletune.readers.keyparse import KeyParseError, KeyParser
 from tiletune.records import Environment, InputProblem, Status, TuningRecord, freeze
@@ -81,15 +81,15 @@ def _environment(store: Path, ctx: ReadContext, problems: list[InputProblem]) ->
         problems.append(InputProblem(str(manifest_path), f"{manifest_path}: cache_schema {manifest.get('cache_schema')!r} "
                                      "(tiletune knows v2); read as v2", fatal=False, loses_data=False))  # every entry still read
     version = manifest.get("flashinfer_version")
-    version = version if isinstance(version, str) and version not in flashinfer_v1._UNKNOWN else None
+    version = version if isinstance(version, str) and version not in flashinfer_v1.UNKNOWN_VALUES else None
     gpu = manifest.get("gpu")
-    gpu = gpu if isinstance(gpu, str) and gpu not in flashinfer_v1._UNKNOWN else None
+    gpu = gpu if isinstance(gpu, str) and gpu not in flashinfer_v1.UNKNOWN_VALUES else None
     cuda = manifest.get("cuda_version")
     return ctx.environment(
         flashinfer_version=version,
         version_source="manifest.flashinfer_version" if version else None,
         gpu=gpu,
-        cuda_version=cuda if isinstance(cuda, str) and cuda not in flashinfer_v1._UNKNOWN else None,
+        cuda_version=cuda if isinstance(cuda, str) and cuda not in flashinfer_v1.UNKNOWN_VALUES else None,
         metadata=tuple(sorted((str(k), str(v)) for k, v in manifest.items())),
     )
 
@@ -127,7 +127,7 @@ def _read_entry(f: Path, store: Path, env: Environment, rank: Optional[str], par
     try:
         pk = parser.parse(key)
     except KeyParseError as e:
-        yield InputProblem(src, f"{f}: key {_short(key)}: cannot parse it ({e}); entry skipped",
+        yield InputProblem(src, f"{f}: key {quoted_short(key)}: cannot parse it ({e}); entry skipped",
                            fatal=False, loses_data=True)
         return
     detail: list[tuple[str, Any]] = [("entry", f.name)]

@@ -23,25 +23,25 @@ from tiletune.readers.keyparse import parse_literal as _parse_literal_shared  # 
 from tiletune.records import Tactic
 
 # --- line grammar ----------------------------------------------------------------------------
-_HEADER = re.compile(
+HEADER = re.compile(
     r"(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) - (?P<level>[A-Z]+) - (?P<loc>[^ ]+:\d+) - flashinfer\.jit: (?P<msg>.*)"
 )
-_TAG = re.compile(r"\[(?:Autotuner|AutoTuner|AutoTunner|TacticsBlocklist)\]:? ?")
+TAG = re.compile(r"\[(?:Autotuner|AutoTuner|AutoTunner|TacticsBlocklist)\]:? ?")
 # Any other logger's header (vLLM `INFO 11-11 06:41:27`, SGLang `[2026-04-16 04:18:09 TP5]`, glog):
 # such a line ends a multi-line error even though it is not ours.
-_OTHER_HEADER = re.compile(
+OTHER_HEADER = re.compile(
     r"^\s*(?:\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\b|[IWEF]\d{4} \d\d:\d\d)"
 )
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _REPR = re.compile(r"<(?P<path>[\w.<>]+?) object at 0x[0-9a-fA-F]+>")
 # an abbreviated repr as people paste it: `Skipping tactic <MoERunner> 14`, `<...MoERunner object at ...>`
 _SHORT_REPR = re.compile(r"<(?:\.\.\.|…)?(?P<path>[A-Za-z_][\w.]*?)(?: object at [^>]*)?>")
 
-_UNNAMED_FAILURES = ("tactics not named at INFO level (set FLASHINFER_LOGGING_LEVEL=debug to log "
+UNNAMED_FAILURES = ("tactics not named at INFO level (set FLASHINFER_LOGGING_LEVEL=debug to log "
                      "which failed and why); count = failed tactic profiles")
 
 # --- error text ------------------------------------------------------------------------------
-_HEX = re.compile(r"0x[0-9a-fA-F]{6,}")
+HEX = re.compile(r"0x[0-9a-fA-F]{6,}")
 _FRAME = re.compile(r"^\s*(?:\d+\s+0x[0-9a-fA-F]+\s|File \"|at |#\d+ )")
 _GENERIC_FIRST = re.compile(r"^(?:\w+Error: )?Traceback \(most recent call last\):?$")
 _INFORMATIVE = re.compile(r"Error|error|Failed|failed|Assertion|Unsupported|unsupported|illegal|out of memory|not compiled|invalid")
@@ -123,13 +123,13 @@ def _fz(value: Any) -> Any:
     return value
 
 
-def _detail(d: Dict[str, Any]) -> Tuple[Tuple[str, Any], ...]:
-    """Detail dict -> sorted pairs. Tuples in it are already frozen (they come from `_parse_literal`)."""
+def frozen_detail(d: Dict[str, Any]) -> Tuple[Tuple[str, Any], ...]:
+    """Detail dict -> sorted pairs. Tuples in it are already frozen (they come from `parse_log_literal`)."""
     return tuple(sorted((k, v if v.__class__ is not list and v.__class__ is not dict else _fz(v)) for k, v in d.items()))
 
 
 @lru_cache(maxsize=4096)  # a block repeats the same shapes / tactic texts for every tactic
-def _parse_literal(text: str) -> Any:
+def parse_log_literal(text: str) -> Any:
     """A Python literal as FlashInfer prints it (tuples, torch.Size, dtypes, enums) -> frozen value."""
     t = text.strip()
     if "torch.Size" in t:
@@ -139,18 +139,18 @@ def _parse_literal(text: str) -> Any:
     return _fz(_parse_literal_shared(t))
 
 
-def _parse_tactic(text: str) -> Tactic:
+def parse_tactic(text: str) -> Tactic:
     t = text.strip()
     if re.fullmatch(r"-?\d+", t):
         return int(t)
     try:
-        value = _parse_literal(t)
+        value = parse_log_literal(t)
     except (ValueError, SyntaxError, RecursionError):
         return t  # kept as printed; decode will say it cannot read it
     return value if isinstance(value, (int, str, tuple)) or value is None else t
 
 
-def _split_runner(rest: str) -> Tuple[str, str, str]:
+def split_runner(rest: str) -> Tuple[str, str, str]:
     """`<repr> <tactic><tail>` -> (runner class, runner address-repr, text after the repr).
 
     Raises ValueError (the line is then reported as unparsable) when there is no runner repr.
@@ -188,19 +188,19 @@ def parse_profiling_key(text: str) -> ParsedProfilingKey:
     t = text.strip()
     m = _PCK_FIELDS.match(t)
     if m:
-        op = _parse_literal(m.group("op"))
-        runner = _parse_literal(m.group("runner"))
+        op = parse_log_literal(m.group("op"))
+        runner = parse_log_literal(m.group("runner"))
         rest = m.group("rest")
         profile_text, sep, extras_text = rest.rpartition(", extras=")
         if not sep:
             profile_text, extras_text = rest, ""
-        shapes = _parse_literal(profile_text)
-        extras = _parse_literal(extras_text) if extras_text else None
+        shapes = parse_log_literal(profile_text)
+        extras = parse_log_literal(extras_text) if extras_text else None
         if extras is not None and not isinstance(extras, tuple):
             extras = (extras,)
         return ParsedProfilingKey(str(op), str(runner), shapes, extras)
     if t.startswith("("):
-        value = _parse_literal(t)
+        value = parse_log_literal(t)
         if isinstance(value, tuple) and len(value) in (4, 5) and isinstance(value[0], str) and isinstance(value[1], str):
             extras = value[4] if len(value) == 5 else None
             if extras is not None and not isinstance(extras, tuple):

@@ -47,18 +47,18 @@ from tiletune.readers.logs_clues import ClueSet
 from tiletune.readers.logs_events import EventLog
 from tiletune.readers.logs_fragments import CacheFragment
 from tiletune.readers.logs_grammar import (
-    _ANSI,
-    _HEADER,
-    _HEX,
-    _OTHER_HEADER,
-    _TAG,
-    _UNNAMED_FAILURES,
+    ANSI,
+    HEADER,
+    HEX,
+    OTHER_HEADER,
+    TAG,
+    UNNAMED_FAILURES,
     ErrorText,
-    _detail,
-    _parse_literal,
-    _parse_tactic,
-    _split_runner,
+    frozen_detail,
+    parse_log_literal,
     parse_profiling_key,
+    parse_tactic,
+    split_runner,
 )
 from tiletune.records import Environment, InputProblem, Status, Tactic, TuningRecord
 from tiletune.samples import TimeSamples
@@ -170,7 +170,7 @@ class LogParser:
         """Process one line; yield problems as they are found (records and events come at `finish`)."""
         self.facts.lines += 1
         if "\x1b" in raw:
-            raw = _ANSI.sub("", raw)
+            raw = ANSI.sub("", raw)
         if "\\_" in raw:  # a log pasted into Markdown with its underscores escaped
             raw = raw.replace("\\_", "_")
         # tqdm redraws with carriage returns: each segment is a line of its own
@@ -328,14 +328,14 @@ class LogParser:
 
     # ----- line dispatch ----------------------------------------------------------------------
     def _line(self, lineno: int, text: str) -> None:
-        m = _HEADER.search(text)
+        m = HEADER.search(text)
         if m:
             level, msg, prefix = m.group("level"), m.group("msg"), text[: m.start()]
         else:
-            t = _TAG.search(text)
+            t = TAG.search(text)
             if t is None:
                 self.clues.feed(lineno, text)
-                if self._cont is not None and not _OTHER_HEADER.match(text[len(self._cont_prefix):] if text.startswith(self._cont_prefix) else text):
+                if self._cont is not None and not OTHER_HEADER.match(text[len(self._cont_prefix):] if text.startswith(self._cont_prefix) else text):
                     self._continue(text)  # an autotuner failure's backtrace: that tactic's error, not an event
                 else:
                     self._end_continuation()
@@ -350,7 +350,7 @@ class LogParser:
             name = msg[len("Building JIT module "):].split(";", 1)[0].strip()
             self.facts.add_unique(self.facts.modules_built, name)
             return
-        t = _TAG.match(msg)
+        t = TAG.match(msg)
         if t is None:
             self.events.scan_line(lineno, msg)  # another flashinfer.jit message: a JIT failure may be fatal
             return
@@ -461,7 +461,7 @@ class LogParser:
 
     def _profiled(self, lineno: int, body: str) -> None:
         cupti = body.startswith("cupti-")
-        runner, rrepr, rest = _split_runner(body.split(" ", 1)[1])
+        runner, rrepr, rest = split_runner(body.split(" ", 1)[1])
         tactic_text, sep, tail = rest.partition(", shapes=")
         if not sep:
             raise ValueError("no shapes=")
@@ -470,7 +470,7 @@ class LogParser:
         if not sep:
             raise ValueError(f"no{key.rstrip()}")
         self._before_event()
-        ev = _Event(Status.PROFILED, runner, rrepr, _parse_tactic(tactic_text), lineno)
+        ev = _Event(Status.PROFILED, runner, rrepr, parse_tactic(tactic_text), lineno)
         try:
             ev.time_ms = float(time_text.strip())
         except ValueError:
@@ -507,7 +507,7 @@ class LogParser:
         return None
 
     def _skipping(self, lineno: int, level: Optional[str], rest: str, prefix: str) -> None:
-        runner, rrepr, tail = _split_runner(rest)
+        runner, rrepr, tail = split_runner(rest)
         op = None
         if ", due to failure while profiling: " in tail:
             tactic_text, _, err = tail.partition(", due to failure while profiling: ")
@@ -518,7 +518,7 @@ class LogParser:
                 raise ValueError("no failure text")
             tactic_text, op, err, phase = m.group("tac"), m.group("op"), m.group("err"), "ranking"
         self._before_event()
-        ev = _Event(Status.FAILED, runner, rrepr, _parse_tactic(tactic_text), lineno, op=op)
+        ev = _Event(Status.FAILED, runner, rrepr, parse_tactic(tactic_text), lineno, op=op)
         ev.error = ErrorText(err)
         ev.detail.update(phase=phase, level=level)
         self._push(ev)
@@ -527,12 +527,12 @@ class LogParser:
         self._start_continuation(ev, prefix)
 
     def _failed_when(self, lineno: int, level: Optional[str], rest: str, prefix: str) -> None:
-        runner, rrepr, tail = _split_runner(rest)
+        runner, rrepr, tail = split_runner(rest)
         head, sep, err = tail.partition(". Error occurred: ")
         if not sep:
             raise ValueError("no 'Error occurred:'")
         tactic_text, sep, shapes_text = head.partition(", shapes=")
-        tactic = _parse_tactic(tactic_text)
+        tactic = parse_tactic(tactic_text)
         shapes = self._shapes_or_none(shapes_text) if sep else None
         last = self._last_fail
         if last is not None and last.runner_repr == rrepr and last.tactic == tactic and last.tensor_shapes is None and last in self._pending:
@@ -562,7 +562,7 @@ class LogParser:
             agg = self._aggs.get(key)
             if agg is None:
                 self._aggs[key] = _Agg(dict(
-                    op=op, runner="", tactic=None, status=Status.FAILED, error=_UNNAMED_FAILURES,
+                    op=op, runner="", tactic=None, status=Status.FAILED, error=UNNAMED_FAILURES,
                     detail={"summary": "Skipped N unsupported tactic(s)", "tactics_known": False,
                             "runner_named": False, "skipped_per_profile": {}}), count=n - seen, lines=[lineno])
                 agg = self._aggs[key]
@@ -581,12 +581,12 @@ class LogParser:
         self._block_closing = True
 
     def _chosen(self, lineno: int, rest: str) -> None:
-        runner, rrepr, tail = _split_runner(rest)
+        runner, rrepr, tail = split_runner(rest)
         tactic_text, sep, key_text = tail.partition(" for ")
         if not sep:
             raise ValueError("no 'for <key>'")
         key = parse_profiling_key(key_text)
-        tactic = _parse_tactic(tactic_text)
+        tactic = parse_tactic(tactic_text)
         self._learn(rrepr, runner, key.op)
         self._flush_block(op=key.op, shapes=key.shapes, extras=key.extras)
         ident = ("chosen", key.op, key.runner, _hashable(tactic), key.shapes, _hashable(key.extras))
@@ -647,7 +647,7 @@ class LogParser:
         m = re.match(r"cached tactic (?P<tac>.*) for (?P<op>\S+) \(runner=(?P<runner>[^,]+), source=(?P<src>[^)]*)\) failed revalidation", body)
         if not m:
             raise ValueError("unexpected 'cached tactic ... failed revalidation' form")
-        tactic = _parse_tactic(m["tac"])
+        tactic = parse_tactic(m["tac"])
         self._count(("revalidation", m["op"], m["runner"], _hashable(tactic)), lineno, dict(
             op=m["op"], runner=m["runner"], tactic=tactic, status=Status.FAILED,
             error=f"cached tactic failed revalidation (source={m['src']}); treated as a cache miss",
@@ -725,7 +725,7 @@ class LogParser:
                     if len(self._aggs) >= MAX_AGGREGATES:
                         self._agg_overflow += 1
                         continue
-                    detail["runner_repr"] = _HEX.sub("0x_", ev.runner_repr)
+                    detail["runner_repr"] = HEX.sub("0x_", ev.runner_repr)
                     agg = self._aggs[ident] = _Agg(dict(op=ev_op, runner=ev.runner, tactic=ev.tactic, status=Status.PROFILED,
                                                         shapes=rec_shapes, extras=extras, detail=detail),
                                                    count=0, lines=[], times=TimeSamples())
@@ -739,7 +739,7 @@ class LogParser:
                 err = ev.error.summary()
                 detail.update(ev.error.detail())
                 # group "the same error" even when it prints a pointer or address that changes per call
-                ident = ("failed", ev_op, ev.runner, _hashable(ev.tactic), _HEX.sub("0x_", err))
+                ident = ("failed", ev_op, ev.runner, _hashable(ev.tactic), HEX.sub("0x_", err))
                 agg = self._aggs.get(ident)
                 if agg is None and len(self._aggs) >= MAX_AGGREGATES:
                     self._agg_overflow += 1
@@ -824,11 +824,11 @@ class LogParser:
                 detail: Optional[Dict[str, Any]] = None, **kw: Any) -> TuningRecord:
         clean = {k: v for k, v in (detail or {}).items() if v is not None}
         return TuningRecord(source=self.source, source_kind=KIND, op=op, runner=runner, tactic=tactic,
-                            status=status, env=self.env, line=line, detail=_detail(clean), **kw)
+                            status=status, env=self.env, line=line, detail=frozen_detail(clean), **kw)
 
     def _shapes_or_none(self, text: str) -> Optional[Tuple[Any, ...]]:
         try:
-            v = _parse_literal(text)
+            v = parse_log_literal(text)
         except (ValueError, SyntaxError, RecursionError):
             return None
         return v if isinstance(v, tuple) else None

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Iterator, Optional
 
 from tiletune.archs import normalize_arch
-from tiletune.readers.flashinfer_v1 import Item, _json_type, _short, finite_or_none, load_json
+from tiletune.readers.flashinfer_v1 import Item, finite_or_none, json_type_name, load_json, quoted_short
 from tiletune.readers.interface import ReadContext
 from tiletune.readers.keyparse import KeyParseError, Name, parse_literal
 from tiletune.records import Environment, InputProblem, Status, TuningRecord, freeze
@@ -51,7 +51,7 @@ def _environment(path: Path, meta: Any, ctx: ReadContext, problems: list[InputPr
         problems.append(InputProblem(str(path), f"{path}: no metadata object; GPU unknown", fatal=False, loses_data=False))
         meta = {}
     elif not isinstance(meta, dict):  # what the file put there is thrown away: a loss
-        problems.append(InputProblem(str(path), f"{path}: metadata is a JSON {_json_type(meta)}, not an object; "
+        problems.append(InputProblem(str(path), f"{path}: metadata is a JSON {json_type_name(meta)}, not an object; "
                                      "ignored, GPU unknown", fatal=False, loses_data=True))
         meta = {}
     arch, arch_source = None, None
@@ -76,7 +76,7 @@ def read(path: Path, ctx: ReadContext) -> Iterator[Item]:
         return
     src = str(path)
     if not isinstance(obj, dict):
-        yield InputProblem(src, f"{path}: top level is a JSON {_json_type(obj)}, expected an object", loses_data=True)
+        yield InputProblem(src, f"{path}: top level is a JSON {json_type_name(obj)}, expected an object", loses_data=True)
         return
     problems: list[InputProblem] = []
     env = _environment(path, obj.get("metadata"), ctx, problems)
@@ -98,7 +98,7 @@ def read(path: Path, ctx: ReadContext) -> Iterator[Item]:
     while sections:
         rank, name, section = sections.pop(0)
         if not isinstance(section, dict):
-            yield InputProblem(src, f"{path}: section {name!r} is a JSON {_json_type(section)}, expected an object",
+            yield InputProblem(src, f"{path}: section {name!r} is a JSON {json_type_name(section)}, expected an object",
                                fatal=False, loses_data=True)
             continue
         for key, value in section.items():
@@ -122,14 +122,14 @@ def _entry(path: Path, key: str, value: Any, env: Environment, rank: Optional[st
     try:
         parsed = parse_literal(key)
     except KeyParseError as e:
-        yield InputProblem(src, f"{path}: key {_short(key)}: cannot parse it ({e}); entry skipped", fatal=False, loses_data=True)
+        yield InputProblem(src, f"{path}: key {quoted_short(key)}: cannot parse it ({e}); entry skipped", fatal=False, loses_data=True)
         return
     if not (isinstance(parsed, tuple) and len(parsed) == 4 and isinstance(parsed[0], str) and isinstance(parsed[1], str)):
-        yield InputProblem(src, f"{path}: key {_short(key)}: expected (op, runner, runner id, shapes); entry skipped",
+        yield InputProblem(src, f"{path}: key {quoted_short(key)}: expected (op, runner, runner id, shapes); entry skipped",
                            fatal=False, loses_data=True)
         return
     if not (isinstance(value, dict) and "tactic" in value):
-        yield InputProblem(src, f"{path}: key {_short(key)}: value is not {{runner_id, tactic, min_time}}; entry skipped",
+        yield InputProblem(src, f"{path}: key {quoted_short(key)}: value is not {{runner_id, tactic, min_time}}; entry skipped",
                            fatal=False, loses_data=True)
         return
     op, runner, runner_hash, shapes = parsed
