@@ -181,15 +181,15 @@ def test_console_entry_exits_with_the_status_and_whole_output(sample, tmp_path):
 
 
 def test_the_collector_is_paused_for_one_command_and_restored():
-    # cli._gc_paused: the process policy behind a 50k-entry inspect's speed (no full-heap scans
+    # cli_core.gc_paused: the process policy behind a 50k-entry inspect's speed (no full-heap scans
     # while records pile up); it must give the collector back as it found it, exceptions included
     import gc
 
-    from tiletune.cli_core import _gc_paused
+    from tiletune.cli_core import gc_paused
 
     assert gc.isenabled()
     try:
-        with _gc_paused():
+        with gc_paused():
             assert not gc.isenabled()
             raise KeyError("a command that fails")
     except KeyError:
@@ -197,7 +197,7 @@ def test_the_collector_is_paused_for_one_command_and_restored():
     assert gc.isenabled()
     gc.disable()
     try:
-        with _gc_paused():
+        with gc_paused():
             assert not gc.isenabled()
         assert not gc.isenabled()  # a caller that paused it keeps it paused
     finally:

@@ -101,12 +101,12 @@ def test_the_plain_run_prints_and_exits_as_typer_does(args: list[str]) -> None:
 _CHILD = """
 import sys
 from tiletune import cli_core, launch
-exit_kept = cli_core._exit_kept
+exit_kept = cli_core.exit_kept
 def report(code):
     sys.stdout.flush()
     sys.stderr.write("\\nLOADED " + str(sorted(m for m in ("typer", "click", "tiletune.cli") if m in sys.modules)) + "\\n")
     exit_kept(code)
-cli_core._exit_kept = report
+cli_core.exit_kept = report
 launch.main()
 """
 

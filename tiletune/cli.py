@@ -22,20 +22,20 @@ from tiletune import __version__
 from tiletune.cli_core import (  # the typer-free half, shared with launch.py's plain inspect
     FailOn,
     OutputFormat,
-    _batch_status,
-    _emit,
-    _exit_kept,
-    _failure_status,
-    _gate,
-    _inspect_context,
-    _inspect_status,
-    _inspected,
-    _keep_results,
-    _kept_any,
-    _refuse_outputs_over_inputs,
-    _report_problems,
-    _say,
-    _write_stdout,
+    batch_status,
+    emit,
+    exit_kept,
+    failure_status,
+    gate,
+    inspect_context,
+    inspect_status,
+    inspected,
+    keep_results,
+    kept_any,
+    refuse_outputs_over_inputs,
+    report_problems,
+    say,
+    write_stdout,
 )
 
 _APP_SETTINGS: dict = dict(
@@ -56,19 +56,19 @@ def _guard(fn: Callable[[], T], inputs: Sequence[object] = ()) -> T:
     """Run `fn`; turn a TiletuneError into its one-line message and exit code, no traceback.
 
     The last resort: any other exception (a bug an input provoked) becomes one line naming the
-    inputs and exit status 2 (cli_core._failure_status).
+    inputs and exit status 2 (cli_core.failure_status).
     """
     try:
         return fn()
     except (click.exceptions.Exit, click.exceptions.Abort, click.exceptions.ClickException):
         raise
     except Exception as e:  # noqa: BLE001 - never a traceback for what an input did
-        raise typer.Exit(code=_failure_status(e, inputs)) from None
+        raise typer.Exit(code=failure_status(e, inputs)) from None
 
 
 def _run_batch(run: Callable[[], int], inputs: Sequence[object]) -> None:
     """Run an inspecting command's body with the collector paused; exit with the status it returns."""
-    code = _batch_status(run, inputs)
+    code = batch_status(run, inputs)
     if code:
         raise typer.Exit(code=code)
 
@@ -125,7 +125,7 @@ def inspect_command(
     nothing found, says what was searched and exits 0.
     """
 
-    _run_batch(lambda: _inspect_status(
+    _run_batch(lambda: inspect_status(
         paths, format=format, arch=arch, flashinfer_version=flashinfer_version, gpu=gpu, output=output, fail_on=fail_on,
         all_rows=all_rows, only_op=only_op, only_arch=only_arch, only_rank=only_rank, only_status=only_status,
         runtime_m=runtime_m), paths or ())
@@ -162,8 +162,8 @@ def report_command(
         from tiletune.formats.report import render_files
         from tiletune.formats.safe_text import terminal_safe
 
-        _refuse_outputs_over_inputs([("--output", output)], paths or [])
-        result = _inspected(paths, arch, flashinfer_version, gpu)
+        refuse_outputs_over_inputs([("--output", output)], paths or [])
+        result = inspected(paths, arch, flashinfer_version, gpu)
         notices: list[str] = []
         files = render_files(
             result,
@@ -178,18 +178,18 @@ def report_command(
             notices=notices,
         )
         for n in notices:
-            _say(f"tiletune: note: {n}")
-        _refuse_outputs_over_inputs([("--output", p) for p in files if p is not None], paths or [], result)
+            say(f"tiletune: note: {n}")
+        refuse_outputs_over_inputs([("--output", p) for p in files if p is not None], paths or [], result)
         for path, data in files.items():
             if path is None:
-                _write_stdout([terminal_safe(data if isinstance(data, str) else data.decode())])
+                write_stdout([terminal_safe(data if isinstance(data, str) else data.decode())])
             else:
                 write_atomic(path, terminal_safe(data) if isinstance(data, str) else data)
         if output is not None:
             extra = len(files) - 1
             typer.echo(f"tiletune: wrote {output}" + (f" and {extra} picture(s) beside it" if extra else ""), err=True)
-        _report_problems(result)
-        return _gate(result, fail_on)
+        report_problems(result)
+        return gate(result, fail_on)
 
     _run_batch(run, paths or ())
 
@@ -223,21 +223,21 @@ def diff_command(
         from tiletune.diff import diff
 
         named = [old, new, *(old_also or []), *(new_also or [])]
-        _refuse_outputs_over_inputs([("--output", output)], named)
-        before = _inspected([old, *(old_also or [])], arch, old_version, None)
-        after = _inspected([new, *(new_also or [])], arch, new_version, None)
-        _refuse_outputs_over_inputs([("--output", output)], [], before)
-        _refuse_outputs_over_inputs([("--output", output)], [], after)
+        refuse_outputs_over_inputs([("--output", output)], named)
+        before = inspected([old, *(old_also or [])], arch, old_version, None)
+        after = inspected([new, *(new_also or [])], arch, new_version, None)
+        refuse_outputs_over_inputs([("--output", output)], [], before)
+        refuse_outputs_over_inputs([("--output", output)], [], after)
         result = diff(before, after)
         from tiletune.formats import render
 
-        _emit(render("diff", result, format.value), output, json=format is OutputFormat.json)
-        _report_problems(before)
-        _report_problems(after)
+        emit(render("diff", result, format.value), output, json=format is OutputFormat.json)
+        report_problems(before)
+        report_problems(after)
         if before.exit_code or after.exit_code:
             return 2
         if fail_on is not None:  # a deployment gate on the new warm-up: its findings, not the changes
-            return _gate(after, fail_on, side="NEW: ")
+            return gate(after, fail_on, side="NEW: ")
         return 1 if result.differs else 0
 
     _run_batch(run, [old, new, *(old_also or []), *(new_also or [])])
@@ -266,7 +266,7 @@ def catalog_cmd(
         from tiletune.catalogs.listing import catalog_view
         from tiletune.formats import render
 
-        _emit(render("catalog", catalog_view(flashinfer_version, arch, op), fmt.value), output)
+        emit(render("catalog", catalog_view(flashinfer_version, arch, op), fmt.value), output)
 
     _guard(run)
 
@@ -333,7 +333,7 @@ def retry_command(
     def run() -> int:
         from tiletune.commands.retry import RetryOptions, retry
 
-        ctx = _inspect_context(arch, flashinfer_version)
+        ctx = inspect_context(arch, flashinfer_version)
         opts = RetryOptions(
             paths=list(paths or []), ledger=ledger, engine=engine.value, all_statuses=all_, ops=list(op or []),
             tactic=tactic, shapes=list(shape or []), runner=runner, dtype_out=dtype_out, changed_env=changed_env,
@@ -344,9 +344,9 @@ def retry_command(
             moe_dtype=dtype, top_k=top_k, output=output,
         )
         outcome = retry(opts)
-        _emit(outcome.text, output)
+        emit(outcome.text, output)
         for p in outcome.problems:
-            _say(f"tiletune: {p.message}")
+            say(f"tiletune: {p.message}")
         return _retry_gate(outcome, fail_on)
 
     code = _guard(run, [*(paths or ()), ledger])
@@ -358,7 +358,7 @@ def _retry_gate(outcome, fail_on: Optional[FailOn]) -> int:  # noqa: ANN001 - co
     """retry's exit status: 2 for lost input, else 1 when --fail-on findings exist on this GPU, else 0."""
     found = outcome.findings
     if outcome.exit_code == 0 and fail_on is not None and found is not None and found.fails_on(fail_on.value):
-        _say(f"tiletune: --fail-on {fail_on.value}: "
+        say(f"tiletune: --fail-on {fail_on.value}: "
              + (f"{len(found.fatal)} attempt(s) ended fatally" if found.fatal else f"{len(found.failed)} attempt(s) failed")
              + " on this GPU")
         return 1
@@ -405,12 +405,12 @@ def model_command(
     def run() -> None:
         from tiletune.commands.model import run_model
 
-        _refuse_outputs_over_inputs([("--output", output)], _gpu_files(gpu_file))
+        refuse_outputs_over_inputs([("--output", output)], _gpu_files(gpu_file))
         text = run_model(dtype=dtype, m=m, n=n, k=k, tile=tile, gpu=gpu, arch=arch, cluster=cluster, swap_ab=swap_ab,
                          stream_k=stream_k, split_k=split_k, grouped=grouped, experts=experts, top_k=top_k,
                          stage_policy=stage_policy, exact=exact, gpu_file=str(gpu_file) if gpu_file else None,
                          fmt=format.value, schedule=schedule, stages=stages, fast_accum=fast_accum, sm_clock=sm_clock, l2=l2)
-        _emit(text, output)
+        emit(text, output)
 
     _guard(run, [gpu_file] if gpu_file else ())
 
@@ -433,8 +433,8 @@ def gpus_command(
     def run() -> None:
         from tiletune.commands.model import run_gpus
 
-        _refuse_outputs_over_inputs([("--output", output)], _gpu_files(gpu_file))
-        _emit(run_gpus(fmt=format.value, gpu_file=str(gpu_file) if gpu_file else None), output)
+        refuse_outputs_over_inputs([("--output", output)], _gpu_files(gpu_file))
+        emit(run_gpus(fmt=format.value, gpu_file=str(gpu_file) if gpu_file else None), output)
 
     _guard(run, [gpu_file] if gpu_file else ())
 
@@ -456,7 +456,7 @@ def doctor_command(
         from tiletune.commands import doctor
         from tiletune.formats import render
 
-        _emit(render("doctor", doctor.collect(), format.value), output)
+        emit(render("doctor", doctor.collect(), format.value), output)
 
     _guard(run)
 
@@ -465,19 +465,19 @@ def main() -> None:
     """Console-script entry point (launch.main runs a plain inspect without typer, everything else here).
 
     After a command that kept its result (inspect, report), exit with os._exit once stdout and
-    stderr are flushed (cli_core._exit_kept); other commands exit normally.
+    stderr are flushed (cli_core.exit_kept); other commands exit normally.
     """
-    _keep_results()
+    keep_results()
     code: object = 0
     try:
         _app_for(sys.argv)()
     except SystemExit as e:
         code = e.code
-        if not _kept_any() or not (code is None or isinstance(code, int)):
+        if not kept_any() or not (code is None or isinstance(code, int)):
             raise
-    if not _kept_any():
+    if not kept_any():
         return
-    _exit_kept(code if isinstance(code, int) else 0)
+    exit_kept(code if isinstance(code, int) else 0)
 
 
 def _app_for(argv: Sequence[str]) -> typer.Typer:

@@ -33,18 +33,18 @@ class FailOn(str, enum.Enum):
     failed = "failed"
 
 
-def _failure_status(e: Exception, inputs: Sequence[object] = ()) -> int:
+def failure_status(e: Exception, inputs: Sequence[object] = ()) -> int:
     """An exception out of a command's body as one line on stderr (never a traceback) and its exit
     status: a TiletuneError's own message and status; anything else (a bug an input provoked) one
     line naming the inputs, status 2. Readers already turn one input's surprise into a problem of
     that input, so by then everything else has been read; this is what is left."""
     if isinstance(e, TiletuneError):
-        _say(f"tiletune: {e}")
+        say(f"tiletune: {e}")
         return e.exit_code
     from tiletune.errors import unexpected
 
     named = ", ".join(str(i) for i in inputs) or "the default inputs"
-    _say(f"tiletune: {_clip(named)}: {unexpected(e)}")
+    say(f"tiletune: {_clip(named)}: {unexpected(e)}")
     return 2
 
 
@@ -59,14 +59,14 @@ def _clip(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _say(message: str) -> None:
+def say(message: str) -> None:
     """One line to stderr, without the terminal escapes an input may have put in it."""
     from tiletune.formats.safe_text import terminal_safe
 
     _echo_err(terminal_safe(message))
 
 
-def _emit(text: Union[str, Iterable[str]], output: Optional[Path], *, json: bool = False, colour: bool = False) -> None:
+def emit(text: Union[str, Iterable[str]], output: Optional[Path], *, json: bool = False, colour: bool = False) -> None:
     """Print `text` (or text chunks, written as they come) to stdout, or write it atomically to
     `output`; a newline is added when the text does not end with one. Terminal escapes and control
     characters from the inputs are removed from every chunk (a sequence cut between two chunks
@@ -78,14 +78,14 @@ def _emit(text: Union[str, Iterable[str]], output: Optional[Path], *, json: bool
 
     chunks = map(safe, _newline_ended([text] if isinstance(text, str) else text))
     if output is None:
-        _write_stdout(chunks)
+        write_stdout(chunks)
         return
     from tiletune.fileio import write_atomic
 
     write_atomic(output, chunks)
 
 
-def _write_stdout(chunks: Iterable[str]) -> None:
+def write_stdout(chunks: Iterable[str]) -> None:
     """Write to stdout; a failed write (`> /dev/full`) is one line and exit 2, not a traceback.
     A closed pipe (`| head`) is the reader's choice and not reported."""
     try:
@@ -111,12 +111,12 @@ def _detach_stdout() -> None:
         pass
 
 
-def _refuse_outputs_over_inputs(outputs: Iterable[tuple], named: Iterable[Path], result=None) -> None:  # noqa: ANN001
+def refuse_outputs_over_inputs(outputs: Iterable[tuple], named: Iterable[Path], result=None) -> None:  # noqa: ANN001
     """No output option may name an input: the named ones, and the files a result was read from."""
-    from tiletune.fileio import refuse_outputs_over_inputs
+    from tiletune import fileio
 
     read = [path for path, _ in result.sources] if result is not None else []
-    refuse_outputs_over_inputs(outputs, [*named, *read])
+    fileio.refuse_outputs_over_inputs(outputs, [*named, *read])
 
 
 def _newline_ended(chunks: Iterable[str]) -> Iterator[str]:
@@ -129,7 +129,7 @@ def _newline_ended(chunks: Iterable[str]) -> Iterator[str]:
 
 
 @contextmanager
-def _gc_paused() -> Iterator[None]:
+def gc_paused() -> Iterator[None]:
     """Run one command with the cyclic garbage collector paused (restored afterwards).
 
     Why: inspect keeps ~10 container objects per entry alive until it has printed them, so the
@@ -149,13 +149,13 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _inspected(paths: Optional[List[Path]], arch: Optional[str], flashinfer_version: Optional[str], gpu: Optional[str],
+def inspected(paths: Optional[List[Path]], arch: Optional[str], flashinfer_version: Optional[str], gpu: Optional[str],
                select: Optional[Callable[..., bool]] = None):
     """The inspect result for these inputs (what inspect and report start from), kept until the
     process exits (see `main`)."""
     from tiletune.pipeline import inspect
 
-    result = inspect(list(paths or []), _inspect_context(arch, flashinfer_version), gpu=gpu, select=select)
+    result = inspect(list(paths or []), inspect_context(arch, flashinfer_version), gpu=gpu, select=select)
     _keep_until_exit(result)
     return result
 
@@ -169,17 +169,17 @@ def _keep_until_exit(obj: object) -> None:
         _KEEP_UNTIL_EXIT.append(obj)
 
 
-def _keep_results() -> None:
-    """From now on, results are kept until the process exits (`_exit_kept`)."""
+def keep_results() -> None:
+    """From now on, results are kept until the process exits (`exit_kept`)."""
     global _KEEP_UNTIL_EXIT
     _KEEP_UNTIL_EXIT = []
 
 
-def _kept_any() -> bool:
+def kept_any() -> bool:
     return bool(_KEEP_UNTIL_EXIT)
 
 
-def _exit_kept(code: int) -> NoReturn:
+def exit_kept(code: int) -> NoReturn:
     """After a command that kept its result (inspect, report): exit with os._exit once stdout and
     stderr are flushed, as mypy does. Freeing a 50,000-entry result object by object and then
     tearing the interpreter down took about 0.07 s and produces nothing; every file tiletune
@@ -192,7 +192,7 @@ def _exit_kept(code: int) -> NoReturn:
     os._exit(code)
 
 
-def _inspect_context(arch: Optional[str], flashinfer_version: Optional[str]):  # -> ReadContext
+def inspect_context(arch: Optional[str], flashinfer_version: Optional[str]):  # -> ReadContext
     """--arch / --flashinfer-version checked and normalised (bad values: one line, exit 2)."""
     from tiletune.archs import KNOWN_ARCHS, normalize_arch
     from tiletune.errors import UsageError
@@ -213,14 +213,14 @@ def _inspect_context(arch: Optional[str], flashinfer_version: Optional[str]):  #
     return ReadContext(arch=norm, flashinfer_version=flashinfer_version)
 
 
-def _report_problems(result, to_stderr: bool = True) -> None:  # noqa: ANN001 - InspectResult
+def report_problems(result, to_stderr: bool = True) -> None:  # noqa: ANN001 - InspectResult
     """Problems go to stderr, so `> out.txt` still shows them; skipped only when stdout (which
     already shows them in the table) is the very terminal stderr is."""
     if to_stderr and not _stdout_is_the_stderr_terminal():
         from tiletune.results import loses_data
 
         for p in result.problems:
-            _say(f"tiletune: {'' if loses_data(p) else 'note: '}{p.message}")
+            say(f"tiletune: {'' if loses_data(p) else 'note: '}{p.message}")
 
 
 def _stdout_is_the_stderr_terminal() -> bool:
@@ -230,7 +230,7 @@ def _stdout_is_the_stderr_terminal() -> bool:
         return False
 
 
-def _gate(result, fail_on: Optional[FailOn], side: str = "") -> int:  # noqa: ANN001 - InspectResult
+def gate(result, fail_on: Optional[FailOn], side: str = "") -> int:  # noqa: ANN001 - InspectResult
     """The exit status: 2 for unusable inputs, else 1 when --fail-on findings exist, else 0."""
     code = result.exit_code
     if code == 0 and fail_on is not None and result.fails_on(fail_on.value):
@@ -299,32 +299,32 @@ def _terminal_width(output: Optional[Path]) -> int:
     return max(80, shutil.get_terminal_size((120, 24)).columns)
 
 
-def _inspect_status(paths: Optional[List[Path]], *, format: OutputFormat = OutputFormat.table, arch: Optional[str] = None,
+def inspect_status(paths: Optional[List[Path]], *, format: OutputFormat = OutputFormat.table, arch: Optional[str] = None,
                     flashinfer_version: Optional[str] = None, gpu: Optional[str] = None, output: Optional[Path] = None,
                     fail_on: Optional[FailOn] = None, all_rows: bool = False, only_op: Optional[List[str]] = None,
                     only_arch: Optional[List[str]] = None, only_rank: Optional[List[str]] = None,
                     only_status: Optional[List[str]] = None, runtime_m: Optional[str] = None) -> int:
     """`tiletune inspect`'s body (cli.inspect_command holds its options' help): print the result,
     report the problems, return the exit status."""
-    _refuse_outputs_over_inputs([("--output", output)], paths or [])
+    refuse_outputs_over_inputs([("--output", output)], paths or [])
     select = _entry_filter(only_op, only_arch, only_rank, only_status)
     ms = _runtime_ms(runtime_m)
-    result = _inspected(paths, arch, flashinfer_version, gpu, select)
-    _refuse_outputs_over_inputs([("--output", output)], [], result)
+    result = inspected(paths, arch, flashinfer_version, gpu, select)
+    refuse_outputs_over_inputs([("--output", output)], [], result)
     from tiletune.formats import render
 
     colour = _colour(output)
     view = {"all_rows": all_rows, "runtime_m": ms, "width": _terminal_width(output), "colour": colour}
-    _emit(render("inspect", result, format.value, **view), output,  # JSON comes in chunks, written as made
+    emit(render("inspect", result, format.value, **view), output,  # JSON comes in chunks, written as made
           json=format is OutputFormat.json, colour=colour)
-    _report_problems(result)
-    return _gate(result, fail_on)
+    report_problems(result)
+    return gate(result, fail_on)
 
 
-def _batch_status(run: Callable[[], int], inputs: Sequence[object]) -> int:
+def batch_status(run: Callable[[], int], inputs: Sequence[object]) -> int:
     """An inspecting command's body run with the collector paused: its exit status, or its failure's."""
-    with _gc_paused():
+    with gc_paused():
         try:
             return run()
         except Exception as e:  # noqa: BLE001 - never a traceback for what an input did
-            return _failure_status(e, inputs)
+            return failure_status(e, inputs)

@@ -64,12 +64,12 @@ def main() -> None:
     from tiletune import cli_core
 
     paths, fmt = plain
-    cli_core._keep_results()
+    cli_core.keep_results()
     try:
-        code = cli_core._batch_status(lambda: cli_core._inspect_status(paths, format=cli_core.OutputFormat(fmt)), paths)
+        code = cli_core.batch_status(lambda: cli_core.inspect_status(paths, format=cli_core.OutputFormat(fmt)), paths)
     except KeyboardInterrupt:  # as click's standalone mode says it
         sys.stderr.write("\nAborted!\n")
         code = 1
-    if not cli_core._kept_any():  # the body stopped before it kept a result: exit as typer's path would
+    if not cli_core.kept_any():  # the body stopped before it kept a result: exit as typer's path would
         sys.exit(code)
-    cli_core._exit_kept(code)
+    cli_core.exit_kept(code)

@@ -43,7 +43,7 @@ STAGES = ("imports", "read", "decode", "model", "analysis", "json", "table")
 # The child: times each stage of one inspect in this process and prints them as JSON.
 CHILD = r"""
 import gc, json, sys, time
-gc.disable()  # as the CLI runs every inspecting command (cli._gc_paused): stages measured as it runs them
+gc.disable()  # as the CLI runs every inspecting command (cli_core.gc_paused): stages measured as it runs them
 from pathlib import Path
 cpu = time.process_time
 t = cpu()

@@ -150,7 +150,7 @@ def chosen_sections(result: InspectResult) -> list[tuple[str, str, list[list[str
         def ref(t: str) -> str:
             return view.note_marker(notes.setdefault(t, len(notes) + 1))  # noqa: B023 - called within this iteration
 
-        for ae in sorted(items, key=view._row_key):
+        for ae in sorted(items, key=view.row_key):
             p, a, r = ae.entry.problem, ae.analysis, ae.record
             if ae.config is not None:
                 tile = ae.config.label()

@@ -219,7 +219,7 @@ def entry_sections(result: InspectResult, *, statuses: Optional[Sequence[Status]
             group=key[4] or None,
             group_label=result.group_label(key[4] or None),
         )
-        items = sorted(items, key=_row_key)
+        items = sorted(items, key=row_key)
         for ae in items:
             sec.rows.append(_entry_row(ae, notes, cells, has_rank=has_rank, has_meas=has_meas,
                                        src=sources if multi_source else None))
@@ -239,7 +239,7 @@ def _one_rank_per_source(items: Sequence[AnalyzedEntry]) -> bool:
     return True
 
 
-def _row_key(ae: AnalyzedEntry) -> tuple:
+def row_key(ae: AnalyzedEntry) -> tuple:
     p = ae.entry.problem
     r = ae.entry.record
     # one GEMM shape after another, its M buckets in order
