@@ -61,9 +61,13 @@ def _same(cls: type) -> None:
     assert ours.__defaults__ == plain.__defaults__ and ours.__kwdefaults__ is plain.__kwdefaults__ is None
     assert all(a is b for a, b in zip(ours.__defaults__ or (), plain.__defaults__ or ()))
     assert (ours.__name__, ours.__module__) == (plain.__name__, plain.__module__)
-    # the same names for the code to find (exec also left the function itself in the plain namespace)
-    assert {k: v for k, v in ours.__globals__.items() if k != "__builtins__"} == \
-        {k: v for k, v in plain.__globals__.items() if k not in ("__builtins__", "__init__")}
+    # the same names for the code to find (exec also left the function itself in the plain namespace,
+    # and the plain source's signature read its defaults from `_default_<field>` names, once, at def
+    # time: ours carries them as the function's own defaults, so its namespace has no such names)
+    ns = {k: v for k, v in ours.__globals__.items() if k != "__builtins__"}
+    assert ns == {k: v for k, v in plain.__globals__.items()
+                  if k not in ("__builtins__", "__init__") and not k.startswith("_default_")}
+    assert set(ours.__code__.co_names) <= set(ns) and not any(k.startswith("_default_") for k in ns)
 
 
 _MODULES = ["tiletune.records", "tiletune.results", "tiletune.overview", "tiletune.events", "tiletune.model.gpus",

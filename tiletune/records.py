@@ -79,7 +79,7 @@ def _cheap_frozen_covers(c: type) -> bool:
     if any(m in c.__dict__ for m in ("__init__", "__eq__", "__hash__", "__setattr__", "__delattr__")):
         return False
     for name, kind in c.__dict__.get("__annotations__", {}).items():
-        if name in _INIT_NAMES or name.startswith(("_set_", "_default_", "_factory_")):
+        if name in _INIT_NAMES or name.startswith(("_set_", "_factory_")):
             return False
         if not isinstance(kind, str):
             kind = repr(kind)
@@ -207,8 +207,7 @@ def _stored_init(cls: type, fields: tuple[dataclasses.Field, ...], slots: bool) 
     defaults: list[Any] = []
     for f in fields:
         if f.default is not dataclasses.MISSING:
-            ns[f"_default_{f.name}"] = f.default
-            defaults.append(f.default)
+            defaults.append(f.default)  # (the function's own defaults: the code never names them)
         elif f.default_factory is not dataclasses.MISSING:
             ns[f"_factory_{f.name}"] = f.default_factory
             defaults.append(_USE_FACTORY)
