@@ -50,6 +50,9 @@ _APP_SETTINGS: dict = dict(
 app = typer.Typer(**_APP_SETTINGS)
 
 T = TypeVar("T")
+# what a command body raises to leave through click (typer.Exit is click's Exit, typer.Abort its
+# Abort): click prints its message and exits with its status; not a failure of the inputs
+_CLICK_EXITS = (click.exceptions.Exit, click.exceptions.Abort, click.exceptions.ClickException)
 
 
 def _guard(fn: Callable[[], T], inputs: Sequence[object] = ()) -> T:
@@ -60,15 +63,16 @@ def _guard(fn: Callable[[], T], inputs: Sequence[object] = ()) -> T:
     """
     try:
         return fn()
-    except (click.exceptions.Exit, click.exceptions.Abort, click.exceptions.ClickException):
+    except _CLICK_EXITS:
         raise
     except Exception as e:  # noqa: BLE001 - never a traceback for what an input did
         raise typer.Exit(code=failure_status(e, inputs)) from None
 
 
 def _run_batch(run: Callable[[], int], inputs: Sequence[object]) -> None:
-    """Run an inspecting command's body with the collector paused; exit with the status it returns."""
-    code = batch_status(run, inputs)
+    """Run an inspecting command's body with the collector paused; exit with the status it returns
+    (click's own exits, as under `_guard`, left to click)."""
+    code = batch_status(run, inputs, _CLICK_EXITS)
     if code:
         raise typer.Exit(code=code)
 

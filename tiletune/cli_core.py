@@ -321,10 +321,17 @@ def inspect_status(paths: Optional[List[Path]], *, format: OutputFormat = Output
     return gate(result, fail_on)
 
 
-def batch_status(run: Callable[[], int], inputs: Sequence[object]) -> int:
-    """An inspecting command's body run with the collector paused: its exit status, or its failure's."""
+def batch_status(run: Callable[[], int], inputs: Sequence[object],
+                 passthrough: tuple[type[BaseException], ...] = ()) -> int:
+    """An inspecting command's body run with the collector paused: its exit status, or its failure's.
+
+    `passthrough`: the exceptions that are not failures but the CLI framework's own ways out,
+    re-raised for it to say and exit as it does (typer's path passes click's Exit, Abort and
+    ClickException; the plain launch path passes none, so this module never imports click)."""
     with gc_paused():
         try:
             return run()
+        except passthrough:
+            raise
         except Exception as e:  # noqa: BLE001 - never a traceback for what an input did
             return failure_status(e, inputs)
