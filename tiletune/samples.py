@@ -51,18 +51,6 @@ class TimeSamples:
             self._stride *= 2
             self._skip = self._stride - 1
 
-    def merge(self, other: "TimeSamples") -> None:
-        """Fold another aggregate in (counts add; samples re-thinned to the bound)."""
-        self.count += other.count
-        for v in (other.min, other.max):
-            if v is not None:
-                self.min = v if self.min is None else min(self.min, v)
-                self.max = v if self.max is None else max(self.max, v)
-        merged = self.samples + other.samples
-        while len(merged) > MAX_SAMPLES:
-            merged = merged[::2]
-        self.samples = merged
-
     @property
     def median(self) -> Optional[float]:
         s = sorted(self.samples)

@@ -250,21 +250,6 @@ class ClueSet:
                             f"{s.text} pins {pin.get('spec') or pin['pin']} ({pin.get('source', 'pin table')})"), []
         return None, []
 
-    def server_notes(self) -> List[str]:
-        """What each server banner says about FlashInfer (pinned, a range, or unknown)."""
-        out = []
-        for s in self.servers():
-            server, ver = s.value
-            pin = pinned_flashinfer(server, ver)
-            if pin is None:
-                out.append(f"{server} {ver} (from {s.where()}): its FlashInfer pin is not in tiletune's table")
-            elif pin.get("pin"):
-                out.append(f"{server} {ver} pins FlashInfer {pin['pin']} ({pin.get('spec')}, {pin.get('source')})")
-            else:
-                out.append(f"{server} {ver} pins no exact FlashInfer version: {pin.get('spec') or 'unknown'} "
-                           f"({pin.get('source')})")
-        return out
-
 
 def _same_family(what: str, a: Any, b: Any) -> bool:
     # an error's "sm120/sm121" and a GB10's sm121 agree; the sm100 module and a GB300's sm103 too

@@ -185,13 +185,6 @@ class EventLog:
             return None
         return best[1], best[2], best[3]
 
-    @property
-    def any_fatal(self) -> bool:
-        from tiletune.events import EVENT_KINDS
-
-        return any((e["fatal"] if e["fatal"] is not None else EVENT_KINDS.get(e["kind"], False))
-                   for e in self._events.values())
-
     # ----- recognising ------------------------------------------------------------------------
     def scan_line(self, lineno: int, text: str) -> None:
         """Events in a line that is not an autotuner message (or its failure's backtrace)."""

@@ -78,10 +78,6 @@ class MoeProblem:
     notes: Tuple[str, ...] = field(default_factory=tuple)
 
     @property
-    def activation_name(self) -> str:
-        return ACTIVATIONS.get(self.activation, str(self.activation))
-
-    @property
     def fc1_rows(self) -> int:
         return 2 * self.inter if self.gated else self.inter
 
