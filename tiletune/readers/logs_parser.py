@@ -62,7 +62,7 @@ from tiletune.readers.logs_grammar import (
 )
 from tiletune.records import Environment, InputProblem, Status, Tactic, TuningRecord
 from tiletune.samples import TimeSamples
-from tiletune.vocabulary import RUNNER_OP
+from tiletune.vocabulary import FUSED_MOE_FAMILY, MOE_RUNNER, RUNNER_OP
 
 KIND = "log"
 MAX_PENDING = 4096  # per-block buffer cap; a block never closes only in a truncated/corrupt log
@@ -694,9 +694,9 @@ class LogParser:
             return RUNNER_OP[ev.runner], f"op inferred from the runner class: {ev.runner} serves only {RUNNER_OP[ev.runner]}"
         if self._op_hint:
             return self._op_hint, "op taken from the 'Tuning <op>' progress bar"
-        if ev.runner == "MoERunner" and "cutlass_fused_moe" in ev.runner_repr:
-            return "trtllm::fused_moe", ("op family inferred from the runner's module (get_cutlass_fused_moe_module); "
-                                         "gemm1 or gemm2 not named")
+        if ev.runner == MOE_RUNNER and "cutlass_fused_moe" in ev.runner_repr:
+            return FUSED_MOE_FAMILY, ("op family inferred from the runner's module (get_cutlass_fused_moe_module); "
+                                      "gemm1 or gemm2 not named")
         return "", "op unknown: the profile block never named it"
 
     def _flush_block(self, op: Optional[str] = None, shapes: Any = None, extras: Any = None, oom_line: Optional[int] = None) -> None:
