@@ -1,8 +1,11 @@
-"""The typer CLI: argument parsing, output routing and exit codes only.
+"""The typer CLI: argument parsing, help and exit codes only (the output routing, one-line
+errors and exit statuses it shares with launch.py's plain inspect are cli_core's).
 
 Every command delegates to a library function the tests can call directly. `TiletuneError`s
-are caught here alone and printed as one line ("tiletune: <message>") with exit status 2;
-anything else is a bug, and is still printed as one line naming the inputs, exit status 2.
+are caught only by the CLI (here `_guard` and `_run_batch`, launch.py's cli_core.batch_status;
+all through cli_core.failure_status) and printed as one line ("tiletune: <message>") with
+their exit status (2 unless the error says else); anything else is a bug, and is still
+printed as one line naming the inputs, exit status 2.
 Reports go to stdout (or `--output`, written atomically); progress and summaries to stderr.
 """
 
