@@ -22,12 +22,12 @@ from tiletune.archs import arch_family
 from tiletune.events import Event, InputFacts
 from tiletune.records import Status
 from tiletune.results import Verdict
+from tiletune.vocabulary import DENSE_GEMM_OPERAND_DTYPE
 
 if TYPE_CHECKING:
     from tiletune.results import AnalyzedEntry, Failure
 
 DEBUG_HINT = "set FLASHINFER_LOGGING_LEVEL=debug to log each tactic's time and failure"
-_OP_DTYPE = {"fp4_gemm": "nvfp4", "mxfp8_gemm": "mxfp8", "fp8_gemm": "fp8", "bf16_gemm": "bf16"}
 
 
 def _fact_arch(ev: Event) -> Optional[str]:
@@ -164,7 +164,7 @@ def _one_catalog(version: str, arch: str, op: str) -> Any:
 
 def _smem_inference(cat: Any, arch: str, op: str, n: int) -> Optional[str]:
     """Inference: the tiles the shared-memory model says cannot run, when there are exactly n."""
-    dtype = _OP_DTYPE.get(op)
+    dtype = DENSE_GEMM_OPERAND_DTYPE.get(op)
     if dtype is None:
         return None
     from tiletune.model.smem import smem_fit

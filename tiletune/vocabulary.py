@@ -94,6 +94,9 @@ MOE_RUNNER = "MoERunner"
 
 # The dense GEMM ops tiletune has CUTLASS catalogs for.
 DENSE_GEMM_OPS: tuple[str, ...] = ("fp4_gemm", "mxfp8_gemm", "fp8_gemm", "bf16_gemm")
+# Each one's operand dtype, whatever dtype its cache key records (the key's is the OUTPUT dtype:
+# an mxfp8_gemm key says 'bfloat16').
+DENSE_GEMM_OPERAND_DTYPE: dict[str, str] = {"fp4_gemm": "nvfp4", "mxfp8_gemm": "mxfp8", "fp8_gemm": "fp8", "bf16_gemm": "bf16"}
 
 # FlashInfer runner classes that serve exactly one tuned op in every release tiletune has catalogs
 # for, so a log line that names the runner but not the op still says the op (an inference with that
@@ -110,5 +113,6 @@ RUNNER_OP: dict[str, str] = {
 __all__ = [
     "BITS", "INPUT_DTYPES", "SCALE_VECTOR", "TORCH_NAME", "PACKED_CONTAINERS", "strip_torch", "is_torch_dtype",
     "dtype_from_torch", "short_dtype", "torch_dtype_name", "FUSED_MOE_FAMILY", "FUSED_MOE_OPS", "MOE_RUNNER", "DENSE_GEMM_OPS",
+    "DENSE_GEMM_OPERAND_DTYPE",
     "RUNNER_OP",
 ]

@@ -39,6 +39,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from tiletune.errors import TunerError
 from tiletune.records import TileConfig
 from tiletune.tuner.engine import Attempt, ChildResult, ChildSpec, Diagnosis, RetryTarget
+from tiletune.vocabulary import DENSE_GEMM_OPERAND_DTYPE
 
 # ----------------------------------------------------------------------------- kernels and dtypes
 
@@ -60,10 +61,6 @@ _DENSE_DTYPES = {
 # block-scaled spellings -> TT_FORMAT of blockscaled_gemm.cu (0 NVFP4, 1 MXFP8)
 _BLOCKSCALED_DTYPES = {"nvfp4": 0, "fp4": 0, "e2m1": 0, "float4_e2m1fn_x2": 0,
                        "mxfp8": 1, "mx_float8": 1, "mxfp8_e4m3": 1}
-
-# A dense GEMM op's operands, whatever dtype its cache key records (the key's is the OUTPUT dtype:
-# an mxfp8_gemm key says 'bfloat16').
-OP_OPERAND_DTYPES = {"fp4_gemm": "nvfp4", "mxfp8_gemm": "mxfp8", "fp8_gemm": "fp8", "bf16_gemm": "bf16"}
 
 # The headers every reproducer may include (copied into reproducer folders, hashed into build keys).
 SUPPORT_HEADERS = ("tt_common.hpp", "tt_dense.hpp")
@@ -822,14 +819,14 @@ def operand_dtype(target: RetryTarget) -> str:
     """The dtype of a target's GEMM operands, which the reproducer is chosen by.
 
     A cache key records the OUTPUT dtype (an mxfp8_gemm key says 'bfloat16'), so: a MoE target's
-    weight (else activation) dtype from its problem; a dense op's own operands (OP_OPERAND_DTYPES);
+    weight (else activation) dtype from its problem; a dense op's own operands (DENSE_GEMM_OPERAND_DTYPE);
     else the problem's A dtype, else the target's.
     """
     p = target.problem
     if p is not None and p.experts:
         return p.dtype_b or p.dtype_a or ""
-    if target.op in OP_OPERAND_DTYPES:
-        return OP_OPERAND_DTYPES[target.op]
+    if target.op in DENSE_GEMM_OPERAND_DTYPE:
+        return DENSE_GEMM_OPERAND_DTYPE[target.op]
     return (p.dtype_a if p else None) or target.dtype or ""
 
 
