@@ -717,7 +717,7 @@ def _entry_chunks(result: InspectResult, enc: Callable[[Any], str], note_table: 
     by_decode: dict[int, tuple[str, str, str, str]] = {}
     entries = result.entries
     for lo in range(0, len(entries), _CHUNK_ENTRIES):
-        if len(models) > _MODELS_HELD:  # (bounded: most analyses are one entry's)
+        if len(models) + _CHUNK_ENTRIES > _MODELS_HELD:  # (bounded, chunk included: most analyses are one entry's)
             models.clear()
         for ae in entries[lo:lo + _CHUNK_ENTRIES]:
             e = ae.entry
