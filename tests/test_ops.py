@@ -271,3 +271,41 @@ def test_problem_builders_match_problem_for():
     assert {(True, False, False), (True, False, True), (False, False, False), (False, False, True), (False, True, False)} <= seen
     for op in ("bf16_gemm", "fp8_gemm", "mxfp8_gemm", "flashinfer::trtllm_fp4_block_scale_moe", "nope"):
         assert ops.problem_builder(op, "CutlassBf16GemmRunner", (), "0.7.2.post1") is None  # problem_for, record by record
+
+
+def test_fp4_builder_reuses_the_key_befores_first_shape_only_for_that_very_tuple():
+    # ops._fp4_builder keeps what the key before's first shape gave (its checks, M, K/2, bucket) with
+    # that tuple: runs of records sharing one first-shape object (as the key parser's records do),
+    # good and bad, equal-valued but other objects (1 / True), each beside varied second shapes, get
+    # problem_for's answer record by record, reasons and their order included
+    import random
+
+    from tiletune import ops
+
+    rng = random.Random(21)
+    dims = [1, 2, 16, 100, 128, 4096, 65536, 1 << 20, 0, -1, True, 2.0, None]
+    firsts = [(1, 1024), (128, 2048), (8192, 4096), (0, 1024), (-1, 128), (True, 1024), (1, True), (64, 0), (3, 2.0),
+              (1, 2, 3), [1, 1024], "ab", None, (1 << 40, 1024), (5, 7)]
+    seen = set()
+    for _ in range(60):  # groups
+        runner = rng.choice(["CutlassFp4GemmRunner", "CudnnFp4GemmRunner", "TrtllmFp4GemmRunner"])
+        extras = rng.choice([(), None, ("torch.bfloat16", 32, False, False), ("torch.float16", 16, True, True)])
+        version = rng.choice(["0.7.2.post1", "0.6.7", None, "9.9"])
+        build = ops.problem_builder("fp4_gemm", runner, extras, version)
+        assert build is not None
+        for _ in range(rng.randrange(1, 8)):  # runs of one first-shape object
+            a = rng.choice(firsts)
+            if isinstance(a, tuple) and rng.random() < 0.5:
+                a = tuple(list(a))  # an equal tuple, another object
+            for _ in range(rng.randrange(1, 12)):
+                kh = a[1] if isinstance(a, tuple) and len(a) > 1 and rng.random() < 0.8 else rng.choice(dims)
+                b = rng.choice([(kh, rng.choice(dims)), (kh, 4096), (kh,), (kh, 1, 2), [kh, 8], None, (True, 8)])
+                shapes = rng.choice([(a, b), (a, b, (-1, 8), ()), (a,), (a, b)])
+                record = TuningRecord(source="t", source_kind="test", op="fp4_gemm", runner=runner, tactic=0,
+                                      status=Status.CHOSEN, env=Environment(flashinfer_version=version, arch="sm120"),
+                                      shapes=shapes, extras=extras)
+                want = problem_for(record)
+                got = build(shapes)
+                assert repr(got) == repr(want), (runner, extras, version, shapes)
+                seen.add(got[0] is None)
+    assert seen == {True, False}

@@ -250,7 +250,7 @@ def _init_source(names: list[str], factories: Sequence[bool], slots: bool) -> st
 
 _T = TypeVar("_T")
 _BUILDERS: dict[type, Any] = {}
-_BUILDER_NAMES = ("self", "_new", "_Twin", "_cls")
+_BUILDER_NAMES = ("self", "_Twin", "_cls")
 
 
 def positional_builder(cls: type[_T]) -> Callable[..., _T]:
@@ -276,9 +276,11 @@ def positional_builder(cls: type[_T]) -> Callable[..., _T]:
             raise TypeError(f"{cls.__qualname__}: fields clash with the builder's names or its slots")
         twin = type(cls.__name__, (), {"__slots__": cls.__slots__, "__module__": cls.__module__,  # type: ignore[attr-defined]
                                        "__qualname__": f"{cls.__qualname__}.builder_twin"})
-        ns: dict[str, Any] = {"__name__": cls.__module__, "_new": object.__new__, "_Twin": twin, "_cls": cls}
+        ns: dict[str, Any] = {"__name__": cls.__module__, "_Twin": twin, "_cls": cls}
         body = "".join(f"    self.{n} = {n}\n" for n in names)
-        exec(f"def build({', '.join(names)}):\n    self = _new(_Twin)\n{body}    self.__class__ = _cls\n    return self\n", ns)  # noqa: S102 - code built above
+        # `_Twin()`, not `object.__new__(_Twin)`: the class has no __new__ or __init__ of its own, so
+        # the call makes the same empty object without `__new__`'s wrapper checks (~300 instructions)
+        exec(f"def build({', '.join(names)}):\n    self = _Twin()\n{body}    self.__class__ = _cls\n    return self\n", ns)  # noqa: S102 - code built above
         build = _BUILDERS[cls] = ns["build"]
         build.__qualname__ = f"positional_builder({cls.__qualname__})"
     return build
