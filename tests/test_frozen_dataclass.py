@@ -1,4 +1,4 @@
-"""records.frozen_dataclass: its shared repr (and the generated equality and hash it keeps) must
+"""frozen.frozen_dataclass: its shared repr (and the generated equality and hash it keeps) must
 behave exactly like the methods `@dataclass(frozen=True)` generates. Every class the package makes
 with it is compared with its plain twin (the same fields through the stdlib decorator) over many
 field values."""
@@ -15,8 +15,9 @@ import pkgutil
 import pytest
 
 import tiletune
-from tiletune import records
-from tiletune.records import TileConfig, frozen_dataclass
+from tiletune import frozen
+from tiletune.frozen import frozen_dataclass
+from tiletune.records import TileConfig
 
 
 def _made_with_it() -> list[type]:
@@ -30,7 +31,7 @@ def _made_with_it() -> list[type]:
             continue
         for obj in vars(mod).values():
             if (isinstance(obj, type) and dataclasses.is_dataclass(obj) and obj not in seen
-                    and getattr(obj.__repr__, "__module__", None) == "tiletune.records"):
+                    and getattr(obj.__repr__, "__module__", None) == "tiletune.frozen"):
                 seen.add(obj)
                 out.append(obj)
     return sorted(out, key=lambda c: (c.__module__, c.__qualname__))
@@ -140,10 +141,10 @@ def test_a_record_inside_itself_is_shown_as_dots() -> None:
     box = Box([])
     box.items.append(box)
     assert repr(box).endswith("Box(items=[...])")
-    assert records.frozen_dataclass is records._frozen_dataclass
+    assert frozen.frozen_dataclass is frozen._frozen_dataclass
 
 
-# --- The methods frozen_dataclass builds without compiling (records._cheap_frozen) -------------------------
+# --- The methods frozen_dataclass builds without compiling (frozen._cheap_frozen) -------------------------
 
 def _exact_twin(cls: type) -> type:
     """The same fields, defaults and default factories through the plain `@dataclass(frozen=True[, slots=True])`."""

@@ -30,6 +30,7 @@ LAYER_OF = {
     "tiletune.inputs": "records",
     "tiletune.ledger_format": "records",
     "tiletune.moe_extras": "records",
+    "tiletune.frozen": "records",  # the frozen-dataclass machinery every record type is made with
     "tiletune.records": "records",
     "tiletune.vocabulary": "records",
     "tiletune.diagnosis": "records",  # error text -> class, numbers, names (no I/O)

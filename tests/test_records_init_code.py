@@ -1,4 +1,4 @@
-"""records._stored_init compiles an `__init__` once per shape (`_init_code`: the fields' count, which
+"""frozen._stored_init compiles an `__init__` once per shape (`_init_code`: the fields' count, which
 have a default factory, slotted or not) and renames it for each class. Pinned to the plain way, the
 source compiled for the class itself as it was before (defaults in the signature, evaluated names):
 over every frozen class of the package and 400 generated ones (defaults, factories, slotted or not,
@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tiletune import records
+from tiletune import frozen
 
 _CODE_ATTRS = ("co_code", "co_consts", "co_names", "co_varnames", "co_argcount", "co_posonlyargcount",
                "co_kwonlyargcount", "co_nlocals", "co_stacksize", "co_flags", "co_name", "co_qualname",
@@ -26,9 +26,9 @@ _CODE_ATTRS = ("co_code", "co_consts", "co_names", "co_varnames", "co_argcount",
 
 
 def _plain_init(cls: type, fields: tuple[dataclasses.Field, ...], slots: bool) -> Any:
-    """The init as records built it before: this class's own source, compiled as records.py compiles
+    """The init as frozen_dataclass built it before: this class's own source, compiled as frozen.py compiles
     (with its `from __future__ import annotations`)."""
-    ns: dict[str, Any] = {"__name__": cls.__module__, "_FACTORY": records._USE_FACTORY, "_setattr": object.__setattr__}
+    ns: dict[str, Any] = {"__name__": cls.__module__, "_FACTORY": frozen._USE_FACTORY, "_setattr": object.__setattr__}
     args, body = [], []
     for f in fields:
         value = f.name
@@ -54,7 +54,7 @@ def _plain_init(cls: type, fields: tuple[dataclasses.Field, ...], slots: bool) -
 def _same(cls: type) -> None:
     fields = dataclasses.fields(cls)
     slots = "__slots__" in cls.__dict__
-    ours, plain = records._stored_init(cls, fields, slots), _plain_init(cls, fields, slots)
+    ours, plain = frozen._stored_init(cls, fields, slots), _plain_init(cls, fields, slots)
     for attr in _CODE_ATTRS:
         assert getattr(ours.__code__, attr) == getattr(plain.__code__, attr), (cls, attr)
     assert list(ours.__code__.co_lines()) == list(plain.__code__.co_lines())
@@ -96,7 +96,7 @@ def test_generated_classes_get_the_plain_init_code_and_build_the_same_objects() 
             body[n] = rng.choice([None, 0, 1.5, "s", (), dataclasses.field(default_factory=list),
                                   dataclasses.field(default_factory=lambda: {"k": 1})])
         slots = rng.random() < 0.6
-        cls = records.frozen_dataclass(slots=slots)(type(f"Gen{i}", (), body))
+        cls = frozen.frozen_dataclass(slots=slots)(type(f"Gen{i}", (), body))
         _same(cls)
         args = [rng.randint(0, 9) for _ in names[:first_default]]
         plain = dataclasses.dataclass(frozen=True, slots=slots)(type(f"Gen{i}", (), dict(body)))
@@ -105,8 +105,8 @@ def test_generated_classes_get_the_plain_init_code_and_build_the_same_objects() 
 
 
 def test_a_shape_is_compiled_once() -> None:
-    records._init_code.cache_clear()
-    a = records.frozen_dataclass(slots=True)(type("A", (), {"__annotations__": {"x": "int", "y": "str"}}))
-    b = records.frozen_dataclass(slots=True)(type("B", (), {"__annotations__": {"p": "int", "q": "str"}, "q": ""}))
-    assert records._init_code.cache_info().misses == 1 and records._init_code.cache_info().hits == 1
+    frozen._init_code.cache_clear()
+    a = frozen.frozen_dataclass(slots=True)(type("A", (), {"__annotations__": {"x": "int", "y": "str"}}))
+    b = frozen.frozen_dataclass(slots=True)(type("B", (), {"__annotations__": {"p": "int", "q": "str"}, "q": ""}))
+    assert frozen._init_code.cache_info().misses == 1 and frozen._init_code.cache_info().hits == 1
     assert a(1, "z").y == "z" and b(2).q == "" and a.__init__.__code__.co_varnames == ("self", "x", "y")

@@ -1,4 +1,4 @@
-"""The `__init__` frozen_dataclass builds for slotted records (records._stored_init, storing through the
+"""The `__init__` frozen_dataclass builds for slotted records (frozen._stored_init, storing through the
 slots): it must behave exactly like the dataclass-generated one."""
 
 import dataclasses
@@ -6,7 +6,7 @@ import inspect
 
 import pytest
 
-from tiletune import records
+from tiletune import frozen
 from tiletune.overview import BucketLine, Pick
 from tiletune.records import Entry, Environment, Problem, Status, TuningRecord
 from tiletune.results import AnalyzedEntry
@@ -20,7 +20,7 @@ def _twin(cls: type) -> type:
 
 @pytest.mark.parametrize("cls", [TuningRecord, Problem, Entry, AnalyzedEntry, Pick, BucketLine])
 def test_same_signature_as_the_generated_init(cls: type) -> None:
-    assert cls.__init__.__globals__.get("_FACTORY") is records._USE_FACTORY  # the slot-storing init (hot classes)
+    assert cls.__init__.__globals__.get("_FACTORY") is frozen._USE_FACTORY  # the slot-storing init (hot classes)
     ours = inspect.signature(cls)
     generated = inspect.signature(_twin(cls))
     assert [(p.name, p.kind, repr(p.default)) for p in ours.parameters.values()] == [
@@ -58,7 +58,7 @@ def test_field_order_the_hot_positional_calls_rely_on():
         "m", "n", "k", "batch", "m_range", "experts", "top_k", "dtype_a", "dtype_b", "dtype_out", "notes"]
 
 
-# --- records.positional_builder: the hot paths' way to build a record (the readers, decode, ops) ---
+# --- frozen.positional_builder: the hot paths' way to build a record (the readers, decode, ops) ---
 
 def _odd_values(cls: type, seed: int) -> list:
     """Field values of every kind a record holds: None, ints, strings, nested tuples, an unhashable
@@ -76,8 +76,8 @@ def test_positional_builder_builds_what_the_init_builds(cls: type) -> None:
     import copy
     import pickle
 
-    build = records.positional_builder(cls)
-    assert records.positional_builder(cls) is build  # made once per class
+    build = frozen.positional_builder(cls)
+    assert frozen.positional_builder(cls) is build  # made once per class
     for seed in range(40):
         values = _odd_values(cls, seed)
         fast, plain = build(*values), cls(*values)
@@ -112,7 +112,7 @@ def test_positional_builder_builds_what_the_init_builds(cls: type) -> None:
 
 
 def test_positional_builder_refuses_classes_it_cannot_build() -> None:
-    @records.frozen_dataclass
+    @frozen.frozen_dataclass
     class Unslotted:
         a: int
 
@@ -120,10 +120,10 @@ def test_positional_builder_refuses_classes_it_cannot_build() -> None:
     class Plain:
         a: int
 
-    @records.frozen_dataclass(slots=True)
+    @frozen.frozen_dataclass(slots=True)
     class Clash:
         self: int = 0  # a field the built function would shadow (the init refuses it too)
 
     for cls in (Unslotted, Plain, Clash, int):
         with pytest.raises(TypeError):
-            records.positional_builder(cls)
+            frozen.positional_builder(cls)

@@ -22,7 +22,7 @@ from typing import Optional
 
 from packaging.version import InvalidVersion, Version
 
-from tiletune.records import frozen_dataclass
+from tiletune.frozen import frozen_dataclass
 
 MOE_DEFAULT_MAX_TOKENS = 8192  # tune_max_num_tokens default in fused_moe/core.py
 HYBRID_SINCE = Version("0.6.10")  # first release whose GEMM and MoE keys use the hybrid grid

@@ -19,7 +19,8 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 from tiletune import catalogs, ops
 from tiletune.archs import arch_family
 from tiletune.catalogs import Catalog, moe, nearest_releases
-from tiletune.records import Decode, Decoded, Entry, Environment, Problem, Status, TuningRecord, Undecoded, element_types, freeze, positional_builder
+from tiletune.frozen import positional_builder
+from tiletune.records import Decode, Decoded, Entry, Environment, Problem, Status, TuningRecord, Undecoded, element_types, freeze
 from tiletune.vocabulary import FUSED_MOE_FAMILY, FUSED_MOE_OPS
 
 # Runner-name prefixes of tactics that are not CUTLASS config indices, and what they are instead.

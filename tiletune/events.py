@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional, Tuple
 
-from tiletune.records import frozen_dataclass
+from tiletune.frozen import frozen_dataclass
 
 # kind -> fatal (a fatal event ended, or would end, the server)
 EVENT_KINDS: Mapping[str, bool] = {

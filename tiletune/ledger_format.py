@@ -14,7 +14,7 @@ from typing import Any, Dict, Iterator, Optional
 
 from tiletune import inputs
 from tiletune.errors import ReaderError, TunerError
-from tiletune.records import frozen_dataclass
+from tiletune.frozen import frozen_dataclass
 
 SCHEMA = "tiletune.ledger/1"
 

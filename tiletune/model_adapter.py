@@ -16,10 +16,11 @@ from typing import Any, Callable, Iterable, Mapping, NamedTuple, Optional, Seque
 
 from tiletune.archs import arch_family, arch_from_gpu_name
 from tiletune.errors import ModelError, TiletuneError
+from tiletune.frozen import positional_builder
 from tiletune.l2_state import L2Fact, L2Reader
 from tiletune.model import gpus as gpu_table
 from tiletune.model.perf import ModelResult, estimate, estimate_cases, with_l2
-from tiletune.records import Decoded, Entry, Problem, TileConfig, Undecoded, positional_builder
+from tiletune.records import Decoded, Entry, Problem, TileConfig, Undecoded
 from tiletune.results import AnalyzedEntry, GpuChoice
 
 # An M bucket's upper end can be open (the last GEMM bucket covers "and above"); past this we

@@ -24,7 +24,8 @@ from typing import Any, Callable, Optional, Sequence, Union
 
 from tiletune import moe_extras
 from tiletune.buckets import CUSTOM_BUCKETS_NOTE, bucket_range
-from tiletune.records import Problem, TuningRecord, element_types, positional_builder
+from tiletune.frozen import positional_builder
+from tiletune.records import Problem, TuningRecord, element_types
 from tiletune.vocabulary import FUSED_MOE_OPS, PACKED_CONTAINERS, dtype_from_torch, is_torch_dtype, strip_torch
 
 ProblemOrReason = tuple[Optional[Problem], Optional[str]]

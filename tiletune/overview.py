@@ -22,7 +22,8 @@ from os.path import dirname
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from tiletune.buckets import bucket_range, hybrid_ceil, pow2_floor, uses_hybrid
-from tiletune.records import Problem, Status, Tactic, TileConfig, frozen_dataclass, positional_builder
+from tiletune.frozen import frozen_dataclass, positional_builder
+from tiletune.records import Problem, Status, Tactic, TileConfig
 from tiletune.source_groups import group_names
 
 DEFAULT_NOISE = 0.05  # relative; used only when the inputs carry no samples to estimate it from

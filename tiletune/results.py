@@ -15,8 +15,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Optional
 
 from tiletune.events import Event, InputFacts
+from tiletune.frozen import frozen_dataclass
 from tiletune.model.perf import ModelResult
-from tiletune.records import CatalogRef, Entry, InputProblem, Problem, Tactic, TileConfig, frozen_dataclass
+from tiletune.records import CatalogRef, Entry, InputProblem, Problem, Tactic, TileConfig
 
 if TYPE_CHECKING:
     from tiletune.overview import RankDisagreement

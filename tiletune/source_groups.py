@@ -32,7 +32,8 @@ from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Optional, Sequence
 
 from tiletune.events import InputFacts
-from tiletune.records import TuningRecord, frozen_dataclass
+from tiletune.frozen import frozen_dataclass
+from tiletune.records import TuningRecord
 
 # readers whose input is a directory layout (the record's source is that directory)
 _DIRECTORY_LAYOUTS = frozenset(("flashinfer-v2", "jit-workspace"))

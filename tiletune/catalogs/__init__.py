@@ -56,7 +56,8 @@ from typing import Any, Iterable, Iterator, Mapping, Optional
 from packaging.version import InvalidVersion, Version
 
 from tiletune.errors import CatalogError
-from tiletune.records import CatalogRef, Decode, Decoded, RunsOther, TileConfig, Undecoded, freeze, frozen_dataclass
+from tiletune.frozen import frozen_dataclass
+from tiletune.records import CatalogRef, Decode, Decoded, RunsOther, TileConfig, Undecoded, freeze
 
 SCHEMA = "tiletune.catalogs/2"
 

@@ -13,7 +13,7 @@ import importlib
 from typing import Any, Callable, Iterable, Mapping, Union, cast
 
 from tiletune.errors import UsageError
-from tiletune.records import frozen_dataclass
+from tiletune.frozen import frozen_dataclass
 
 Rendered = Union[str, Iterable[str]]
 

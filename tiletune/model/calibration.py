@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from typing import Dict, Optional, Tuple
 
-from tiletune.records import frozen_dataclass
+from tiletune.frozen import frozen_dataclass
 
 US = 1e-6
 _INF = math.inf

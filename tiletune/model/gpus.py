@@ -21,7 +21,7 @@ from typing import Any, Dict, Optional, Tuple
 
 from tiletune.archs import KNOWN_ARCHS, normalize_arch
 from tiletune.errors import ModelError
-from tiletune.records import frozen_dataclass
+from tiletune.frozen import frozen_dataclass
 
 PEAK_KINDS = ("fp4", "fp6", "fp8", "fp16", "bf16", "tf32", "int8")
 

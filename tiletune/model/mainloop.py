@@ -43,8 +43,8 @@ from __future__ import annotations
 import math
 from typing import Dict, NamedTuple, Optional, Tuple
 
+from tiletune.frozen import frozen_dataclass
 from tiletune.model.kernel import Kernel
-from tiletune.records import frozen_dataclass
 
 SMEM_BYTES_PER_CLK = 128  # per SM, SM80..SM120 (research hardware-perf-model.md; CUDA tuning guides)
 FADD_PER_CLK = 128  # fp32 adds per clock per SM (4 sub-partitions x 32 lanes)

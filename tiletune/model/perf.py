@@ -21,6 +21,7 @@ from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Tuple, Union
 
 from tiletune.archs import normalize_arch
 from tiletune.errors import ModelError
+from tiletune.frozen import frozen_dataclass
 from tiletune.model import l2 as l2_term
 from tiletune.model import mainloop
 from tiletune.model.calibration import Constants, combine, constants_for
@@ -29,7 +30,7 @@ from tiletune.model.kernel import Kernel, resolve
 from tiletune.model.mainloop import Cycles, TileConstants
 from tiletune.model.smem import SF_VEC, SmemFit, smem_fit
 from tiletune.model.transfer import L2_REASON, W_L2, widening
-from tiletune.records import Problem, TileConfig, frozen_dataclass
+from tiletune.records import Problem, TileConfig
 from tiletune.vocabulary import BITS, INPUT_DTYPES
 
 DTYPE_BITS = {d: BITS[d] for d in INPUT_DTYPES}  # the input types the model takes, bits per element

@@ -27,7 +27,8 @@ from typing import Any, Optional, Tuple
 
 from tiletune.archs import normalize_arch
 from tiletune.errors import ModelError
-from tiletune.records import TileConfig, frozen_dataclass
+from tiletune.frozen import frozen_dataclass
+from tiletune.records import TileConfig
 from tiletune.vocabulary import BITS, SCALE_VECTOR
 
 SM120_LIMIT = 101_376  # cutlass::arch::sm120_smem_capacity_bytes (99 KiB)

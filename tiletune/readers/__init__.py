@@ -23,8 +23,9 @@ from typing import Optional, Sequence, Union
 from tiletune import inputs
 from tiletune.errors import ReaderError, unexpected
 from tiletune.events import Event, InputFacts
+from tiletune.frozen import frozen_dataclass
 from tiletune.readers.interface import ReadContext
-from tiletune.records import InputProblem, TuningRecord, frozen_dataclass
+from tiletune.records import InputProblem, TuningRecord
 
 __all__ = ["ReadOutcome", "read_inputs", "reader_modules"]
 

@@ -25,9 +25,10 @@ from typing import Any, Iterator, Optional, Union
 
 from tiletune import inputs
 from tiletune.errors import ReaderError
+from tiletune.frozen import frozen_dataclass, positional_builder
 from tiletune.readers.interface import ReadContext
 from tiletune.readers.keyparse import KeyParseError, KeyParser, parse_general
-from tiletune.records import Environment, InputProblem, Status, TuningRecord, freeze, frozen_dataclass, positional_builder
+from tiletune.records import Environment, InputProblem, Status, TuningRecord, freeze
 
 KIND = "flashinfer-v1"
 

@@ -21,7 +21,8 @@ from typing import Optional, Union
 
 from tiletune.archs import arch_from_gpu_name
 from tiletune.events import Event, InputFacts
-from tiletune.records import Environment, InputProblem, TuningRecord, frozen_dataclass
+from tiletune.frozen import frozen_dataclass
+from tiletune.records import Environment, InputProblem, TuningRecord
 
 # What a reader yields: records, the problems of its input, and (text readers) events and input facts.
 ReadItem = Union[TuningRecord, InputProblem, Event, InputFacts]
