@@ -21,7 +21,7 @@ from tiletune.archs import arch_family
 from tiletune.catalogs import Catalog, moe, nearest_releases
 from tiletune.frozen import positional_builder
 from tiletune.records import Decode, Decoded, Entry, Environment, Problem, Status, TuningRecord, Undecoded, element_types, freeze
-from tiletune.vocabulary import FUSED_MOE_FAMILY, FUSED_MOE_OPS
+from tiletune.vocabulary import FUSED_MOE_FAMILY, FUSED_MOE_OPS, MOE_RUNNER
 
 # Runner-name prefixes of tactics that are not CUTLASS config indices, and what they are instead.
 _NOT_CUTLASS: tuple[tuple[str, str], ...] = (
@@ -168,7 +168,7 @@ def _decode_uncached(record: TuningRecord, problem: Optional[Problem]) -> Decode
         # an INFO "Skipped N unsupported tactic(s)" count: the line names no runner and no tactic
         return Undecoded(reason="runner not named: an INFO summary counts failed tactics without naming them "
                                 "(FLASHINFER_LOGGING_LEVEL=debug logs each)")
-    if runner == "MoERunner" and op in ("", FUSED_MOE_FAMILY):
+    if runner == MOE_RUNNER and op in ("", FUSED_MOE_FAMILY):
         return _moe_either_gemm(record)
     why_not = not_cutlass_reason(op, runner)
     if why_not:
@@ -249,7 +249,7 @@ def not_cutlass_reason(op: str, runner: str) -> Optional[str]:
     """Why this (op, runner)'s tactic is not a CUTLASS index, or None if it may be one."""
     if ops.is_trtllm_gen_moe(op):
         return "trtllm-gen MoE tactic [tile_N, config index into the cubin package]: no CUTLASS tile"
-    if runner.startswith("Cutlass") or runner == "MoERunner":
+    if runner.startswith("Cutlass") or runner == MOE_RUNNER:
         return None
     for prefix, reason in _NOT_CUTLASS:
         if runner.startswith(prefix):
