@@ -165,8 +165,8 @@ class ModelPort:
 
     def analyze_entries(self, entries: Sequence[Entry]) -> tuple[AnalyzedEntry, ...]:
         """`_analyze_entry` for every entry: what `analyze` does, in batches. A first pass finds
-        each entry's case in the memo (the GPU per arch, the L2 facts and the memo kept in locals:
-        a big cache repeats these lookups tens of thousands of times) and groups the cases not
+        each entry's case in the memo (the GPU per arch and the memo kept in locals: a big cache
+        repeats these lookups tens of thousands of times) and groups the cases not
         modelled yet by what they share (config, GPU, dtype, arch); each group is modelled in one
         call (`estimate_cases`: what depends on those alone is worked out once per group, not once
         per case); a last pass builds the entries in order. Entries the fast path does not cover
@@ -202,15 +202,8 @@ class ModelPort:
                 append(AnalyzedEntry(entry, None, why))
                 continue
             l2 = l2_fact(record)
-            # _modelled_m and _case_key, written out: they run once per entry
-            m = problem.m
-            m_range = problem.m_range
-            if m_range is not None:
-                top = m_range[1]
-                if isinstance(top, int) and 0 < top <= _MAX_MODELLED_M:
-                    m = top
-            key = (m, problem.n, problem.k, problem.batch, problem.experts, problem.top_k, problem.dtype_out,
-                   id(config), gpu_name, dtype, arch, l2)
+            m = _modelled_m(problem)
+            key = _case_key(problem, m, config, gpu_name, dtype, arch, l2)
             cell = memo.get(key)
             if cell is None:  # a new case: modelled with the others of its batch below
                 cell = memo[key] = [None, _NOT_YET, config]
