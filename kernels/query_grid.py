@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tiletune.records import TileConfig  # noqa: E402
+from tiletune.core.records import TileConfig  # noqa: E402
 from tiletune.tuner import cutlass_engine as ce  # noqa: E402
 
 

@@ -41,7 +41,7 @@ def run():
     """run(*args) -> the CliRunner result of `tiletune ARGS` (arguments turned into strings)."""
     from typer.testing import CliRunner
 
-    from tiletune.cli import app
+    from tiletune.cli.typer_app import app
 
     runner = CliRunner()
 

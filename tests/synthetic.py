@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import dataclasses
 
+from tiletune.analysis.model_port import ModelPort
+from tiletune.core.records import CatalogRef, Decoded, Entry, Environment, Problem, Status, TileConfig, TuningRecord, Undecoded
 from tiletune.model import gpus
 from tiletune.model.perf import estimate, stated_notes
-from tiletune.model_adapter import ModelPort
-from tiletune.records import CatalogRef, Decoded, Entry, Environment, Problem, Status, TileConfig, TuningRecord, Undecoded
 
 GPU = "NVIDIA RTX PRO 6000 Blackwell Server Edition"
 ENV = Environment(flashinfer_version="0.6.14", arch="sm120", gpu=GPU, cuda_version="12.9",
@@ -77,7 +77,7 @@ ERR = "[FP4 gemm Runner] Failed to initialize cutlass FP4 gemm on sm120/sm121. E
 
 
 def synthetic_entries():
-    # one server's run: its cache and two warm-up logs in one folder (tiletune.source_groups)
+    # one server's run: its cache and two warm-up logs in one folder (tiletune.analysis.source_groups)
     cache, log_a, log_b = "/data/alice/warmup/fp4.json", "/data/alice/warmup/warmup-a.log", "/data/alice/warmup/warmup-b.log"
     ents = [
         Entry(rec(cache, Status.CHOSEN, 3), problem(1, 1, 1), Decoded(T128, REF, 3)),

@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from tiletune import pipeline
-from tiletune.not_tried import not_tried
-from tiletune.pipeline import inspect
+from tiletune.analysis import pipeline
+from tiletune.analysis.never_tried import not_tried
+from tiletune.analysis.pipeline import inspect
+from tiletune.analysis.results import AnalyzedEntry
+from tiletune.analysis.verdicts import verdicts
 from tiletune.readers.interface import ReadContext
-from tiletune.results import AnalyzedEntry
-from tiletune.verdicts import verdicts
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "cache_samples"

@@ -3,7 +3,7 @@
 
 import pytest
 
-from tiletune.buckets import bucket_range, hybrid_ceil, pow2_floor
+from tiletune.decode.buckets import bucket_range, hybrid_ceil, pow2_floor
 
 
 # grid: powers of two to 256, then +256 to 2048, +512 to 4096, then powers of two

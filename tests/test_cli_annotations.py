@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 import typer
 
-import tiletune.cli as cli
+import tiletune.cli.typer_app as cli
 
 SOURCE = Path(cli.__file__).read_text(encoding="utf-8")
 

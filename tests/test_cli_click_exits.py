@@ -11,7 +11,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from tiletune import cli
+from tiletune.cli import typer_app as cli
 
 RAISES = {
     "typer-exit": lambda: typer.Exit(code=3),

@@ -147,7 +147,7 @@ def test_json_and_report_paths_do_not_import_tabulate_matplotlib_torch_or_the_lo
 
     code = (
         "import sys; from pathlib import Path\n"
-        "from tiletune.pipeline import inspect\n"
+        "from tiletune.analysis.pipeline import inspect\n"
         "from tiletune.readers.interface import ReadContext\n"
         "from tiletune.formats import json_out, report\n"
         f"r = inspect([Path({str(sample(SM120))!r})], ReadContext())\n"
@@ -185,7 +185,7 @@ def test_the_collector_is_paused_for_one_command_and_restored():
     # while records pile up); it must give the collector back as it found it, exceptions included
     import gc
 
-    from tiletune.cli_core import gc_paused
+    from tiletune.cli.output import gc_paused
 
     assert gc.isenabled()
     try:

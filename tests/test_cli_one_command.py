@@ -11,7 +11,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-import tiletune.cli as cli
+import tiletune.cli.typer_app as cli
 
 ROOT = Path(__file__).resolve().parents[1]
 NAMES = [c.name for c in cli.app.registered_commands]

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tiletune.cli import app
-from tiletune.commands.retry import DEFAULT_RUNNERS
+from tiletune.cli.commands.retry import DEFAULT_RUNNERS
+from tiletune.cli.typer_app import app
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "cache_samples"

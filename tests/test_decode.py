@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from tiletune.catalogs import nearest_releases
+from tiletune.core.records import Decoded, Environment, Status, TuningRecord, Undecoded
 from tiletune.decode import catalog_for, decode
-from tiletune.records import Decoded, Environment, Status, TuningRecord, Undecoded
 
 FP4_SHAPES = ((128, 3584), (3584, 4608), (-1, 224), (224, 4608), (), (0,), (-1, 4608), (0,), (0,), (-1,))
 

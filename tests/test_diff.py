@@ -29,7 +29,7 @@ def test_same_inputs_exit_0_and_nothing_differs(run, tmp_path):
     a = _cache(tmp_path / "a.json", "0.6.11", {16: 0, 128: 12})
     code, out = _diff(run, a, a)
     assert code == 0
-    assert out["schema"] == "tiletune.diff/1"
+    assert out["schema"] == "tiletune.analysis.diff/1"
     assert out["changes"] == [] and out["environment"] == {} and out["unchanged"] == 2
 
 
@@ -195,7 +195,7 @@ def test_winner_change_carries_measured_times_and_the_old_winners_margin(run, tm
 
 def test_time_change_noise_is_at_least_5_percent_and_widens_with_the_samples_spread():
     """Across two runs a within-run sample spread may widen the noise threshold, never narrow it."""
-    from tiletune.diff import Side, _time_change
+    from tiletune.analysis.diff import Side, _time_change
 
     def side(t_ms, spread=None):
         return Side(tactic=1, config=None, flashinfer_version="0.7.2.post1", time_ms=t_ms, spread=spread)

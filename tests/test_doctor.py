@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tiletune.commands import doctor
+from tiletune.cli.commands import doctor
 from tiletune.formats.doctor import render_text
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -15,14 +15,14 @@ import pkgutil
 import pytest
 
 import tiletune
-from tiletune import frozen
-from tiletune.frozen import frozen_dataclass
-from tiletune.records import TileConfig
+from tiletune.core import frozen
+from tiletune.core.frozen import frozen_dataclass
+from tiletune.core.records import TileConfig
 
 
 def _made_with_it() -> list[type]:
     for info in pkgutil.walk_packages(tiletune.__path__, "tiletune."):
-        if info.name != "tiletune.__main__" and not info.name.startswith(("tiletune.tuner", "tiletune.commands")):
+        if info.name != "tiletune.__main__" and not info.name.startswith(("tiletune.tuner", "tiletune.cli.commands")):
             importlib.import_module(info.name)
     out = []
     seen: set[type] = set()
@@ -31,7 +31,7 @@ def _made_with_it() -> list[type]:
             continue
         for obj in vars(mod).values():
             if (isinstance(obj, type) and dataclasses.is_dataclass(obj) and obj not in seen
-                    and getattr(obj.__repr__, "__module__", None) == "tiletune.frozen"):
+                    and getattr(obj.__repr__, "__module__", None) == "tiletune.core.frozen"):
                 seen.add(obj)
                 out.append(obj)
     return sorted(out, key=lambda c: (c.__module__, c.__qualname__))

@@ -23,10 +23,10 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from tiletune.errors import ReaderError
+from tiletune.core.errors import ReaderError
+from tiletune.core.records import InputProblem, TuningRecord
 from tiletune.readers import blocklist, flashinfer_v1, flashinfer_v2, keyparse, ledger, logs, read_inputs, trtllm
 from tiletune.readers.interface import ReadContext
-from tiletune.records import InputProblem, TuningRecord
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "cache_samples"
@@ -190,7 +190,7 @@ def _consume(module, path: Path) -> list:
     except ReaderError:
         return []
     for item in items:
-        assert isinstance(item, (TuningRecord, InputProblem)) or type(item).__module__ == "tiletune.events", type(item)
+        assert isinstance(item, (TuningRecord, InputProblem)) or type(item).__module__ == "tiletune.core.events", type(item)
         if isinstance(item, InputProblem):
             assert LAST_RESORT not in item.message and "\n" not in item.message
     return items
@@ -314,7 +314,7 @@ CLI_INPUT = st.one_of(json_text(v1_cache()), json_text(trtllm_cache()), json_tex
 def test_cli_end_to_end(tmp_path_factory, texts, command):
     from typer.testing import CliRunner
 
-    from tiletune.cli import app
+    from tiletune.cli.typer_app import app
 
     d = tmp_path_factory.mktemp("cli")
     names = ["cache.json", "autotuner_cache.json", "tactics.json", "server.log", "ledger.jsonl"]

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from tiletune import inputs
-from tiletune.errors import ReaderError
+from tiletune.core import bounded_input
+from tiletune.core.errors import ReaderError
 from tiletune.readers import read_inputs
 from tiletune.readers.interface import ReadContext
 from tiletune.tuner import resume
@@ -132,15 +132,15 @@ def test_resume_skips_deep_and_5000_digit_lines(tmp_path, raw, fragment):
 
 
 def test_bounded_loads_limits():
-    assert inputs.loads("[" * 64 + "]" * 64, "x") is not None
+    assert bounded_input.loads("[" * 64 + "]" * 64, "x") is not None
     with pytest.raises(ReaderError, match="nested more than 64"):
-        inputs.loads("[" * 65 + "]" * 65, "x")
-    assert inputs.loads('{"k": "' + "[" * 500 + '"}', "x") == {"k": "[" * 500}  # brackets inside strings do not count
-    assert inputs.loads('["\\"[[[", ' + "[" * 60 + "]" * 60 + "]", "x")[0] == '"[[['
-    assert inputs.loads("1" * 40, "x") == int("1" * 40)
+        bounded_input.loads("[" * 65 + "]" * 65, "x")
+    assert bounded_input.loads('{"k": "' + "[" * 500 + '"}', "x") == {"k": "[" * 500}  # brackets inside strings do not count
+    assert bounded_input.loads('["\\"[[[", ' + "[" * 60 + "]" * 60 + "]", "x")[0] == '"[[['
+    assert bounded_input.loads("1" * 40, "x") == int("1" * 40)
     with pytest.raises(ReaderError, match="integer of 41 digits"):
-        inputs.loads("[" + "1" * 41 + "]", "x")
-    assert inputs.loads('["' + "1" * 100 + '"]', "x") == ["1" * 100]  # digits inside a string are text
+        bounded_input.loads("[" + "1" * 41 + "]", "x")
+    assert bounded_input.loads('["' + "1" * 100 + '"]', "x") == ["1" * 100]  # digits inside a string are text
 
 
 def test_utf16_and_bom_caches_are_read(tmp_path):
@@ -259,9 +259,9 @@ def test_named_special_files_are_refused(special, fifo):
 def test_open_input_refuses_devices_and_fifos(fifo):
     for p, kind in ((fifo, r"a FIFO \(named pipe\)"), (Path("/dev/zero"), "a character device")):
         with pytest.raises(ReaderError, match=f"is {kind}, not a regular file"):
-            inputs.read_input(p, limit=1 << 20)
+            bounded_input.read_input(p, limit=1 << 20)
     with pytest.raises(ReaderError, match="limit"):
-        inputs.read_input(GOOD, limit=10)
+        bounded_input.read_input(GOOD, limit=10)
 
 
 def test_read_input_reads_all_of_a_file_longer_than_its_size_says():
@@ -270,11 +270,11 @@ def test_read_input_reads_all_of_a_file_longer_than_its_size_says():
     p = Path("/proc/self/maps")
     if not p.is_file() or os.stat(p).st_size != 0:
         pytest.skip("needs a Linux /proc file, whose size reads 0")
-    data = inputs.read_input(p, limit=1 << 24)
+    data = bounded_input.read_input(p, limit=1 << 24)
     assert len(data) > 100 and data.endswith(b"\n") and data.count(b"\n") == len(data.splitlines())
     with pytest.raises(ReaderError, match="grew past"):
-        inputs.read_input(p, limit=100)
-    assert inputs.read_input(GOOD, limit=1 << 24) == GOOD.read_bytes()
+        bounded_input.read_input(p, limit=100)
+    assert bounded_input.read_input(GOOD, limit=1 << 24) == GOOD.read_bytes()
 
 
 # --- strict JSON, capped ranges -------------------------------------------------------------------
@@ -312,11 +312,11 @@ def test_tactic_ranges_are_capped(run, spec, fragment):
 
 
 def test_long_digit_run_prefilter_matches_the_regex():
-    # inputs.has_long_digit_run (translate + one substring search) says what rb"\d{41}" says
+    # bounded_input.has_long_digit_run (translate + one substring search) says what rb"\d{41}" says
     import random
     import re
 
-    from tiletune.inputs import MAX_INT_DIGITS, has_long_digit_run
+    from tiletune.core.bounded_input import MAX_INT_DIGITS, has_long_digit_run
 
     plain = re.compile(rb"\d{%d}" % (MAX_INT_DIGITS + 1))
     rng = random.Random(3)
@@ -333,13 +333,13 @@ def test_long_digit_run_prefilter_matches_the_regex():
 
 
 def test_depth_check_matches_the_plain_one_and_the_parsed_depth():
-    # inputs._depth_over drops adjacent quote pairs before the string regex; it must say what the
+    # bounded_input._depth_over drops adjacent quote pairs before the string regex; it must say what the
     # regex alone said (strings full of brackets, quotes and backslashes included), and refuse
     # exactly the values nested deeper than the limit
     import random
     import re
 
-    from tiletune.inputs import _NOT_STRUCTURE, _depth_over
+    from tiletune.core.bounded_input import _NOT_STRUCTURE, _depth_over
 
     string = re.compile(rb'"[^"]*"')
 
@@ -389,7 +389,7 @@ def test_depth_check_matches_the_plain_one_and_the_parsed_depth():
 def test_alternating_brackets_count_one_level_each(tmp_path, opener, closer):
     # {"a":[{"a":[ ... ]}]} nested MAX_DEPTH + 1 deep is refused, MAX_DEPTH deep is read (the check
     # once peeled a `[` and a `{` level in one pass, letting up to twice the limit through)
-    from tiletune.inputs import MAX_DEPTH, loads
+    from tiletune.core.bounded_input import MAX_DEPTH, loads
 
     def nested(levels: int) -> str:
         kinds = [(opener, closer), ("[", "]")]

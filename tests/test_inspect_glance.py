@@ -82,8 +82,8 @@ def test_rank_disagreements_in_the_table(run):
 
 
 def test_compact_table_fits_the_width_it_is_given(sample):
+    from tiletune.analysis.pipeline import inspect
     from tiletune.formats.table import format_inspect
-    from tiletune.pipeline import inspect
     from tiletune.readers.interface import ReadContext
 
     result = inspect([sample("demo")], ReadContext())
@@ -95,9 +95,9 @@ def test_compact_table_fits_the_width_it_is_given(sample):
 
 def test_tile_map_png_is_a_picture(sample):
     pytest.importorskip("matplotlib")
+    from tiletune.analysis.overview import overview
+    from tiletune.analysis.pipeline import inspect
     from tiletune.formats.glance import tile_map_png
-    from tiletune.overview import overview
-    from tiletune.pipeline import inspect
     from tiletune.readers.interface import ReadContext
 
     png = tile_map_png(overview(inspect([sample("demo")], ReadContext())))
@@ -116,8 +116,8 @@ def test_report_carries_the_tile_map_as_picture_and_folded_table(run, sample, tm
 
 
 def test_tile_map_colours_only_when_asked(sample):
+    from tiletune.analysis.pipeline import inspect
     from tiletune.formats.table import format_inspect
-    from tiletune.pipeline import inspect
     from tiletune.readers.interface import ReadContext
 
     result = inspect([sample("demo")], ReadContext())

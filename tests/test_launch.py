@@ -1,4 +1,4 @@
-"""launch.py: a plain `tiletune inspect PATH... [--format F]` runs without typer. Pinned to the typer
+"""cli.py: a plain `tiletune inspect PATH... [--format F]` runs without typer. Pinned to the typer
 path (the plain reference): `plain_inspect` reads a command line only where click reads the same
 paths and format with every other option at its default, and a whole run prints the same stdout
 and stderr and exits with the same status; the plain run imports neither typer nor click."""
@@ -16,9 +16,9 @@ import click
 import pytest
 import typer
 
-import tiletune.cli as cli
-from tiletune.cli_core import OutputFormat
-from tiletune.launch import plain_inspect
+import tiletune.cli.typer_app as cli
+from tiletune.cli import plain_inspect
+from tiletune.cli.output import OutputFormat
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / "cache_samples" / "real" / "flashinfer-0.7.2.post1-h200-fp8_gemm-cublas.json"
@@ -93,21 +93,22 @@ def _run(entry: str, args: list[str], cwd: Path) -> tuple[int, str, str]:
 def test_the_plain_run_prints_and_exits_as_typer_does(args: list[str]) -> None:
     assert plain_inspect(["inspect", *args], {}) is not None
     where = ROOT / "cache_samples"
-    fast, typer_path = _run("launch", ["inspect", *args], where), _run("cli", ["inspect", *args], where)
+    fast, typer_path = _run("cli", ["inspect", *args], where), _run("cli.typer_app", ["inspect", *args], where)
     assert fast == typer_path
     assert fast[1] or fast[2]
 
 
 _CHILD = """
 import sys
-from tiletune import cli_core, launch
-exit_kept = cli_core.exit_kept
+from tiletune.cli import output
+from tiletune import cli
+exit_kept = output.exit_kept
 def report(code):
     sys.stdout.flush()
-    sys.stderr.write("\\nLOADED " + str(sorted(m for m in ("typer", "click", "tiletune.cli") if m in sys.modules)) + "\\n")
+    sys.stderr.write("\\nLOADED " + str(sorted(m for m in ("typer", "click", "tiletune.cli.typer_app") if m in sys.modules)) + "\\n")
     exit_kept(code)
-cli_core.exit_kept = report
-launch.main()
+output.exit_kept = report
+cli.main()
 """
 
 

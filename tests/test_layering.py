@@ -17,69 +17,23 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "tiletune"
 
-# Layer of each module: the longest matching name wins ("tiletune.readers" covers its modules;
-# "tiletune" alone is only the package's __init__, so a new top-level module must be placed here).
-LAYER_OF = {
-    # records: the vocabulary and the one record type every stage passes on
-    "tiletune": "records",
-    "tiletune.__main__": "cli",
-    "tiletune.archs": "records",
-    "tiletune.buckets": "records",
-    "tiletune.errors": "records",
-    "tiletune.fileio": "records",
-    "tiletune.inputs": "records",
-    "tiletune.ledger_format": "records",
-    "tiletune.moe_extras": "records",
-    "tiletune.frozen": "records",  # the frozen-dataclass machinery every record type is made with
-    "tiletune.records": "records",
-    "tiletune.vocabulary": "records",
-    "tiletune.diagnosis": "records",  # error text -> class, numbers, names (no I/O)
-    "tiletune.events": "records",
-    "tiletune.samples": "records",
-    "tiletune.data": "records",
-    # readers: sources -> TuningRecord
-    "tiletune.readers": "readers",
-    # decode: op semantics + the tactic catalogs -> TileConfig
-    "tiletune.catalogs": "catalogs",
-    "tiletune.ops": "decode",
-    "tiletune.decode": "decode",
-    # analysis: the model, then the inspect result types, verdicts and the stages that build them
-    "tiletune.model": "model",
-    "tiletune.results": "analysis",
-    "tiletune.doctor_report": "analysis",  # tiletune doctor's report types
-    "tiletune.verdicts": "analysis",
-    "tiletune.event_verdicts": "analysis",
-    "tiletune.model_adapter": "analysis",
-    "tiletune.failures": "analysis",
-    "tiletune.source_groups": "analysis",  # which inputs are one server run (records in, groups out)
-    "tiletune.not_tried": "analysis",
-    "tiletune.regret": "analysis",
-    "tiletune.l2_state": "analysis",  # the L2 state of each timing: decoded, inferred (data/flashinfer_l2_policy.json), unknown
-    "tiletune.pipeline": "analysis",
-    "tiletune.overview": "analysis",
-    "tiletune.diff": "analysis",
-    # formats: results -> text (they compute nothing)
-    "tiletune.formats": "formats",
-    # the tuner: retry attempts in isolated processes (beside the analysis, not above it)
-    "tiletune.tuner": "tuner",
-    # cli: argument parsing, one module per command's glue, exit statuses
-    "tiletune.commands": "cli",
-    "tiletune.cli": "cli",
-    "tiletune.cli_core": "cli",
-    "tiletune.launch": "cli",
-}
+# A module's layer is the stage folder it sits in (tiletune/<layer>/...): the folders are the
+# layers, in this order, lowest first. The package's own __init__ (the version) is core's;
+# `python -m tiletune` is the CLI's. Nothing else may sit at the package root.
+LAYERS = ("core", "readers", "catalogs", "decode", "model", "analysis", "tuner", "formats", "cli")
+ROOT_MODULES = {"tiletune": "core", "tiletune.__main__": "cli"}
 
 ALLOWED = {
-    "records": set(),
-    "readers": {"records"},
-    "catalogs": {"records"},
-    "decode": {"records", "catalogs"},
-    "model": {"records"},
-    "analysis": {"records", "readers", "catalogs", "decode", "model"},
-    "formats": {"records", "catalogs", "model", "analysis", "tuner"},
+    "core": set(),
+    "readers": {"core"},
+    "catalogs": {"core"},
+    "decode": {"core", "catalogs"},
+    "model": {"core"},
+    "analysis": {"core", "readers", "catalogs", "decode", "model"},
     # the tuner reads the inputs it retries the way inspect does (readers, decode)
-    "tuner": {"records", "readers", "catalogs", "decode", "model"},
-    "cli": {"records", "readers", "catalogs", "decode", "model", "analysis", "formats", "tuner"},
+    "tuner": {"core", "readers", "catalogs", "decode", "model"},
+    "formats": {"core", "catalogs", "model", "analysis", "tuner"},
+    "cli": {"core", "readers", "catalogs", "decode", "model", "analysis", "formats", "tuner"},
 }
 
 
@@ -97,11 +51,12 @@ MODULES = _modules()
 
 
 def _layer(module: str) -> str:
-    best = max((name for name in LAYER_OF if module == name or name != "tiletune" and module.startswith(name + ".")),
-               key=len, default=None)
-    if best is None:
-        raise AssertionError(f"{module}: no layer in tests/test_layering.py's LAYER_OF; add it")
-    return LAYER_OF[best]
+    if module in ROOT_MODULES:
+        return ROOT_MODULES[module]
+    parts = module.split(".")  # tiletune.<layer> is the folder's __init__, tiletune.<layer>.x its modules
+    if len(parts) < 2 or parts[1] not in LAYERS:
+        raise AssertionError(f"{module}: not inside a stage folder; put it in one of tiletune/{{{','.join(LAYERS)}}}/")
+    return parts[1]
 
 
 def _imports(module: str, path: Path) -> list[tuple[str, int]]:
@@ -136,7 +91,7 @@ def test_every_module_has_a_layer():
 
 def test_the_parser_sees_lazy_imports():
     """A lazy import inside a function is an edge too (cli_core imports the pipeline lazily)."""
-    assert "tiletune.pipeline" in {t for t, _ in GRAPH["tiletune.cli_core"]}
+    assert "tiletune.analysis.pipeline" in {t for t, _ in GRAPH["tiletune.cli.output"]}
 
 
 def test_no_upward_import():
@@ -257,6 +212,19 @@ def test_no_module_reaches_into_another_modules_private_names():
 
 
 def test_the_private_name_finder_finds_both_forms():
-    planted = ("from tiletune.cli_core import _emit, say\nfrom tiletune import cli_core\n"
-               "import tiletune.records\ncli_core._gate(1)\ncli_core.__doc__\nlocal._x\n")
-    assert _private_uses(planted) == ["1: from tiletune.cli_core import _emit", "4: cli_core._gate"]
+    planted = ("from tiletune.cli.output import _emit, say\nfrom tiletune import cli_core\n"
+               "import tiletune.core.records\ncli_core._gate(1)\ncli_core.__doc__\nlocal._x\n")
+    assert _private_uses(planted) == ["1: from tiletune.cli.output import _emit", "4: cli_core._gate"]
+
+
+def test_each_layer_may_import_only_layers_below_it():
+    """The folder order is the data flow: an ALLOWED row naming a layer above its own would let
+    data flow back up."""
+    for layer, allowed in ALLOWED.items():
+        assert allowed <= set(LAYERS[: LAYERS.index(layer)]), layer
+
+
+def test_a_module_outside_the_stage_folders_has_no_layer():
+    with pytest.raises(AssertionError, match="not inside a stage folder"):
+        _layer("tiletune.pipeline")
+    assert _layer("tiletune.readers.logs.parser") == "readers" and _layer("tiletune") == "core"

@@ -1,14 +1,14 @@
-"""ops.problem_for on real key strings (FlashInfer's own formats, parsed by the readers' key
+"""problems.problem_for on real key strings (FlashInfer's own formats, parsed by the readers' key
 parser): dense GEMMs, CUTLASS fused MoE (with and without the 0.6.18rc2 extras), trtllm-gen MoE,
-and unknown ops. Expected sizes are worked out from the shapes in each string (comments)."""
+and unknown problems. Expected sizes are worked out from the shapes in each string (comments)."""
 
 from __future__ import annotations
 
 import pytest
 
-from tiletune.ops import problem_for
+from tiletune.core.records import Environment, Status, TuningRecord
+from tiletune.decode.problems import problem_for
 from tiletune.readers.keyparse import parse_key
-from tiletune.records import Environment, Status, TuningRecord
 
 
 def rec(key: str, version="0.6.14", runner=None):
@@ -112,59 +112,59 @@ def test_moe_key_of_0_7_2_post1_with_17_extras():
 
 
 def _plain_fp4(op, runner, shapes, extras, version):
-    """The fp4_gemm builder as written before its checks went inline (the reference for ops._fp4)."""
-    from tiletune import ops
-    from tiletune.records import Problem
+    """The fp4_gemm builder as written before its checks went inline (the reference for problems._fp4)."""
+    from tiletune.core.records import Problem
+    from tiletune.decode import problems
 
-    a = ops._dims(shapes[0], 2, "a")
-    b = ops._dims(shapes[1], 2, "b")
+    a = problems._dims(shapes[0], 2, "a")
+    b = problems._dims(shapes[1], 2, "b")
     m, k_half, n = a[0], a[1], b[1]
     if b[0] != k_half:
         raise ValueError(f"a is (M, {k_half}) but b is ({b[0]}, N): K/2 differs")
     if min(m, k_half, n) <= 0:
-        ops._positive(M=m, K=k_half, N=n)
-    rng, notes = ops._m(m, version, moe=False)
+        problems._positive(M=m, K=k_half, N=n)
+    rng, notes = problems._m(m, version, moe=False)
     dtype = None
     if runner.startswith("Cutlass"):
         dtype = "nvfp4"
     elif extras and len(extras) >= 3 and isinstance(extras[2], bool):
         dtype = "nvfp4" if extras[2] else "mxfp4"
     more = ["nvfp4 or mxfp4: this runner's key does not record which"] if dtype is None else []
-    out = ops.canonical_dtype(extras[0]) if extras else None
+    out = problems.canonical_dtype(extras[0]) if extras else None
     return Problem(m=m, n=n, k=2 * k_half, m_range=rng, dtype_a=dtype, dtype_b=dtype, dtype_out=out,
-                   notes=tuple([ops._FP4_K_NOTE] + notes + more)), None
+                   notes=tuple([problems._FP4_K_NOTE] + notes + more)), None
 
 
 def _plain_cutlass_moe(op, shapes, extras, version):
-    """The CUTLASS fused-MoE builder with its notes built per key (the reference for ops._cutlass_moe)."""
-    from tiletune import ops
-    from tiletune.records import Problem
+    """The CUTLASS fused-MoE builder with its notes built per key (the reference for problems._cutlass_moe)."""
+    from tiletune.core.records import Problem
+    from tiletune.decode import problems
 
-    x = ops._dims(shapes[0], 2, "input")
-    w1 = ops._dims(shapes[1], 3, "fc1_expert_weights")
-    w2 = ops._dims(shapes[3], 3, "fc2_expert_weights")
+    x = problems._dims(shapes[0], 2, "input")
+    w1 = problems._dims(shapes[1], 3, "fc1_expert_weights")
+    w2 = problems._dims(shapes[3], 3, "fc2_expert_weights")
     t, experts, hidden = x[0], w1[0], w2[1]
     if min(t, hidden, experts) <= 0:
-        ops._positive(tokens=t, hidden=hidden, experts=experts)
+        problems._positive(tokens=t, hidden=hidden, experts=experts)
     if w1[2] <= 0 or hidden % w1[2]:
         raise ValueError(f"hidden {hidden} is not a multiple of fc1's last dim {w1[2]}")
     pack = hidden // w1[2]
     gemm1 = op.endswith("gemm1")
     n, k = (w1[1], hidden) if gemm1 else (hidden, w2[2] * pack)
-    rng, notes = ops._m(t, version, moe=True)
+    rng, notes = problems._m(t, version, moe=True)
     notes = [f"m is the token bucket; each expert's GEMM{1 if gemm1 else 2} sees about m x top_k / experts rows",
              f"weights packed {pack} per element" if pack > 1 else "weights unpacked"] + notes
-    top_k, da, db, out, more = ops._moe_key_facts.__wrapped__(extras, (), experts)
+    top_k, da, db, out, more = problems._moe_key_facts.__wrapped__(extras, (), experts)
     return Problem(m=t, n=n, k=k, m_range=rng, experts=experts, top_k=top_k, dtype_a=da, dtype_b=db,
                    dtype_out=out, notes=tuple(notes) + more), None
 
 
 def test_fp4_and_moe_builders_match_their_plain_computation():
-    # ops._fp4 (inline shape checks, one memo per bucket) and ops._cutlass_moe (notes memoised per
+    # problems._fp4 (inline shape checks, one memo per bucket) and problems._cutlass_moe (notes memoised per
     # bucket and layer kind) give what the plain builders give, reasons for bad shapes included
     import random
 
-    from tiletune import ops
+    from tiletune.decode import problems
 
     def outcome(build, *args):
         try:
@@ -194,7 +194,7 @@ def test_fp4_and_moe_builders_match_their_plain_computation():
             b = shape(2) if rng.random() < 0.3 else (kh if rng.random() < 0.9 else rng.choice(dims), nn)
             shapes = rng.choice([(a, b), (a,), (a, b, (-1, 8), ())])
             runner = rng.choice(["CutlassFp4GemmRunner", "CudnnFp4GemmRunner", "TrtllmFp4GemmRunner"])
-            got, want = outcome(ops._fp4, "fp4_gemm", runner, shapes, extras, version), \
+            got, want = outcome(problems._fp4, "fp4_gemm", runner, shapes, extras, version), \
                 outcome(_plain_fp4, "fp4_gemm", runner, shapes, extras, version)
         else:
             e, h = rng.choice([8, 64, 128, 0, -1]), rng.choice([2048, 4096, 7168, 5])
@@ -205,7 +205,7 @@ def test_fp4_and_moe_builders_match_their_plain_computation():
             w2 = (e, h, inter // pack) if rng.random() < 0.9 else shape(3)
             shapes = rng.choice([(x, w1, (0,), w2, (0,)), (x, w1), (x, w1, (0,), w2)])
             op = rng.choice(["trtllm::fused_moe::gemm1", "trtllm::fused_moe::gemm2"])
-            got, want = outcome(ops._cutlass_moe, op, shapes, extras, version), \
+            got, want = outcome(problems._cutlass_moe, op, shapes, extras, version), \
                 outcome(_plain_cutlass_moe, op, shapes, extras, version)
         assert got == want, (shapes, extras, version)
         seen.add((i % 2, got[0] is None))
@@ -213,11 +213,11 @@ def test_fp4_and_moe_builders_match_their_plain_computation():
 
 
 def test_problem_builders_match_problem_for():
-    # ops.problem_builder (what an op, runner, extras and release decide worked out once, per group
+    # problems.problem_builder (what an op, runner, extras and release decide worked out once, per group
     # of records) gives problem_for's answer for every record of the group: sizes, notes, reasons
     import random
 
-    from tiletune import ops
+    from tiletune.decode import problems
 
     rng = random.Random(12)
     dims = [1, 2, 3, 16, 100, 128, 4096, 65536, 1 << 20, 0, -1, -7, True, False, 2.0, "8", None]
@@ -259,7 +259,7 @@ def test_problem_builders_match_problem_for():
         runner = rng.choice(["CutlassFp4GemmRunner", "CudnnFp4GemmRunner", "TrtllmFp4GemmRunner", "MoERunner"])
         extras = rng.choice(extras_choices)
         version = rng.choice(["0.7.2.post1", "0.6.7", "0.6.14", None, "9.9"])
-        build = ops.problem_builder(op, runner, extras, version)
+        build = problems.problem_builder(op, runner, extras, version)
         for _ in range(40):  # records of the group
             shapes = fp4_shapes() if op == "fp4_gemm" else moe_shapes()
             record = TuningRecord(source="t", source_kind="test", op=op, runner=runner, tactic=0, status=Status.CHOSEN,
@@ -270,17 +270,17 @@ def test_problem_builders_match_problem_for():
             seen.add((op == "fp4_gemm", build is None, got[0] is None))
     assert {(True, False, False), (True, False, True), (False, False, False), (False, False, True), (False, True, False)} <= seen
     for op in ("bf16_gemm", "fp8_gemm", "mxfp8_gemm", "flashinfer::trtllm_fp4_block_scale_moe", "nope"):
-        assert ops.problem_builder(op, "CutlassBf16GemmRunner", (), "0.7.2.post1") is None  # problem_for, record by record
+        assert problems.problem_builder(op, "CutlassBf16GemmRunner", (), "0.7.2.post1") is None  # problem_for, record by record
 
 
 def test_fp4_builder_reuses_the_key_befores_first_shape_only_for_that_very_tuple():
-    # ops._fp4_builder keeps what the key before's first shape gave (its checks, M, K/2, bucket) with
+    # problems._fp4_builder keeps what the key before's first shape gave (its checks, M, K/2, bucket) with
     # that tuple: runs of records sharing one first-shape object (as the key parser's records do),
     # good and bad, equal-valued but other objects (1 / True), each beside varied second shapes, get
     # problem_for's answer record by record, reasons and their order included
     import random
 
-    from tiletune import ops
+    from tiletune.decode import problems
 
     rng = random.Random(21)
     dims = [1, 2, 16, 100, 128, 4096, 65536, 1 << 20, 0, -1, True, 2.0, None]
@@ -291,7 +291,7 @@ def test_fp4_builder_reuses_the_key_befores_first_shape_only_for_that_very_tuple
         runner = rng.choice(["CutlassFp4GemmRunner", "CudnnFp4GemmRunner", "TrtllmFp4GemmRunner"])
         extras = rng.choice([(), None, ("torch.bfloat16", 32, False, False), ("torch.float16", 16, True, True)])
         version = rng.choice(["0.7.2.post1", "0.6.7", None, "9.9"])
-        build = ops.problem_builder("fp4_gemm", runner, extras, version)
+        build = problems.problem_builder("fp4_gemm", runner, extras, version)
         assert build is not None
         for _ in range(rng.randrange(1, 8)):  # runs of one first-shape object
             a = rng.choice(firsts)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tiletune.overview import at_runtime_m, overview, uncovered, which_bucket
-from tiletune.pipeline import inspect
+from tiletune.analysis.overview import at_runtime_m, overview, uncovered, which_bucket
+from tiletune.analysis.pipeline import inspect
 from tiletune.readers.interface import ReadContext
 
 ROOT = Path(__file__).resolve().parent.parent

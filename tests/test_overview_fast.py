@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from tiletune import overview as ov
+from tiletune.analysis import overview as ov
+from tiletune.analysis.pipeline import build, inspect
+from tiletune.core.records import Environment, Status, TuningRecord
 from tiletune.decode import decode
-from tiletune.pipeline import build, inspect
 from tiletune.readers.interface import ReadContext
-from tiletune.records import Environment, Status, TuningRecord
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "cache_samples"
@@ -114,7 +114,7 @@ def test_one_winner_line_in_one_call_is_the_plain_line(analyzed):
 def _plain_overview(result):
     """`overview` the plain way: each bucket's entries through `_any_bucket_line`, each group's gaps
     through `uncovered`, no memo."""
-    from tiletune.source_groups import group_names
+    from tiletune.analysis.source_groups import group_names
 
     group_of = group_names(result.source_groups)
     buckets: dict = {}

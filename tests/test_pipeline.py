@@ -11,11 +11,11 @@ from __future__ import annotations
 import pytest
 
 from tiletune import model
-from tiletune.errors import ModelError
-from tiletune.model_adapter import ModelPort
-from tiletune.pipeline import build, inspect
+from tiletune.analysis.model_port import ModelPort
+from tiletune.analysis.pipeline import build, inspect
+from tiletune.core.errors import ModelError
+from tiletune.core.records import CatalogRef, Decoded, Entry, Environment, Problem, Status, TileConfig, TuningRecord
 from tiletune.readers.interface import ReadContext
-from tiletune.records import CatalogRef, Decoded, Entry, Environment, Problem, Status, TileConfig, TuningRecord
 
 GPU = "NVIDIA RTX PRO 6000 Blackwell Server Edition"
 ENV = Environment(flashinfer_version="0.6.14", arch="sm120", gpu=GPU)
@@ -127,7 +127,7 @@ def test_jit_module_not_built_explains_a_failure():
                       status=Status.NOT_BUILT, env=env, detail=(("module", "fused_moe_120"),))
     failed = TuningRecord(source="w.log", source_kind="log", op="trtllm::fused_moe::gemm1", runner="MoERunner", tactic=4,
                           status=Status.FAILED, env=env, error="RuntimeError: something went wrong")
-    from tiletune.records import Undecoded
+    from tiletune.core.records import Undecoded
 
     res = build([Entry(nb, None, Undecoded("JIT module record")), Entry(failed, None, Undecoded("ambiguous"))])
     (f,) = res.failures
@@ -147,7 +147,7 @@ def test_exit_status_losses_vs_notes(sample):
 def test_log_without_gpu_is_modelled_on_the_gpu_its_cache_names(sample):
     # the demo's JIT log names no GPU; the cache saved by the same run names the RTX PRO 6000
     # Server: every sm120 entry, the log's too, is modelled on it (one choice, not two)
-    from tiletune.pipeline import inspect
+    from tiletune.analysis.pipeline import inspect
     from tiletune.readers.interface import ReadContext
 
     result = inspect([sample("demo")], ReadContext())
@@ -194,7 +194,7 @@ def test_batched_model_pass_matches_entry_by_entry():
     # (_analyze_entry, one case at a time on a fresh port) gives it, in order, across repeated
     # cases, two tiles, two GPUs, L2 states, an entry with no config, a bad size inside a batch (the
     # batch is then modelled case by case) and a dtype the arch lacks (a whole batch refused)
-    from tiletune.model_adapter import _analyze_entry
+    from tiletune.analysis.model_port import _analyze_entry
 
     t256 = TileConfig((256, 128, 128))
     h200 = Environment(flashinfer_version="0.6.14", arch="sm90", gpu="NVIDIA H200")

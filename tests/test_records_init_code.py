@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tiletune import frozen
+from tiletune.core import frozen
 
 _CODE_ATTRS = ("co_code", "co_consts", "co_names", "co_varnames", "co_argcount", "co_posonlyargcount",
                "co_kwonlyargcount", "co_nlocals", "co_stacksize", "co_flags", "co_name", "co_qualname",
@@ -70,8 +70,8 @@ def _same(cls: type) -> None:
     assert set(ours.__code__.co_names) <= set(ns) and not any(k.startswith("_default_") for k in ns)
 
 
-_MODULES = ["tiletune.records", "tiletune.results", "tiletune.overview", "tiletune.events", "tiletune.model.gpus",
-            "tiletune.model.perf", "tiletune.model.smem", "tiletune.buckets", "tiletune.catalogs",
+_MODULES = ["tiletune.core.records", "tiletune.analysis.results", "tiletune.analysis.overview", "tiletune.core.events", "tiletune.model.gpus",
+            "tiletune.model.perf", "tiletune.model.smem", "tiletune.decode.buckets", "tiletune.catalogs",
             "tiletune.readers.interface", "tiletune.readers.flashinfer_v1", "tiletune.formats.interface"]
 
 

@@ -6,10 +6,10 @@ import inspect
 
 import pytest
 
-from tiletune import frozen
-from tiletune.overview import BucketLine, Pick
-from tiletune.records import Entry, Environment, Problem, Status, TuningRecord
-from tiletune.results import AnalyzedEntry
+from tiletune.analysis.overview import BucketLine, Pick
+from tiletune.analysis.results import AnalyzedEntry
+from tiletune.core import frozen
+from tiletune.core.records import Entry, Environment, Problem, Status, TuningRecord
 
 
 def _twin(cls: type) -> type:

@@ -15,8 +15,8 @@ import pytest
 from synthetic import port, synthetic_entries  # the shared synthetic data (tests/synthetic.py)
 
 from tiletune import __version__
+from tiletune.analysis.pipeline import build, inspect
 from tiletune.formats import report
-from tiletune.pipeline import build, inspect
 from tiletune.readers.interface import ReadContext
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -98,8 +98,8 @@ def test_no_plot_and_stdout_say_why(tmp_path):
 
 def test_a_winner_seen_in_cache_and_log_is_one_row(sample):
     # the demo's cache and its warm-up log both record fp4_gemm tactic 8 for buckets 16 and 32
+    from tiletune.analysis.pipeline import inspect
     from tiletune.formats.report import chosen_sections
-    from tiletune.pipeline import inspect
     from tiletune.readers.interface import ReadContext
 
     sections = {title: rows for title, _, rows, _ in chosen_sections(inspect([sample("demo")], ReadContext()))}

@@ -11,7 +11,7 @@ import json
 import shutil
 from pathlib import Path
 
-from tiletune.pipeline import inspect
+from tiletune.analysis.pipeline import inspect
 from tiletune.readers.interface import ReadContext
 
 ROOT = Path(__file__).resolve().parents[1]

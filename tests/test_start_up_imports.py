@@ -17,7 +17,7 @@ LOG = ROOT / "cache_samples" / "logs" / "sm120_0.6.17_warmup_debug.log"
 # Run the CLI in a fresh interpreter and print the modules it loaded (after the command's output).
 _CHILD = """
 import json, sys
-from tiletune.cli import app
+from tiletune.cli.typer_app import app
 try:
     app(sys.argv[1:])
 except SystemExit:
@@ -27,8 +27,8 @@ print("\\nMODULES " + json.dumps(sorted(sys.modules)))
 
 # module -> what needs it
 LAZY = {
-    "tiletune.diagnosis": "error texts (failures, log events)",
-    "tiletune.doctor_report": "tiletune doctor",
+    "tiletune.core.error_text": "error texts (failures, log events)",
+    "tiletune.analysis.doctor": "tiletune doctor",
     "tiletune.readers.discover": "inspect without a path",
     "statistics": "calibrating against measured times",
     "tiletune.readers.jit_workspace": "a JIT workspace folder (files are not routed to it)",
@@ -58,14 +58,14 @@ def _small_cache(path: Path) -> Path:
 def test_inspect_of_a_plain_cache_leaves_them_out(tmp_path: Path) -> None:
     cache = _small_cache(tmp_path / "cache.json")
     loaded = _loaded("inspect", str(cache), "--format", "json")
-    assert "tiletune.pipeline" in loaded and "tiletune.readers.flashinfer_v1" in loaded  # it did run
+    assert "tiletune.analysis.pipeline" in loaded and "tiletune.readers.flashinfer_v1" in loaded  # it did run
     assert {m for m in LAZY if m in loaded} == set()
 
 
 def test_each_is_imported_when_its_input_needs_it(tmp_path: Path) -> None:
-    assert "tiletune.diagnosis" in _loaded("inspect", str(LOG), "--format", "json")  # the log's failures
+    assert "tiletune.core.error_text" in _loaded("inspect", str(LOG), "--format", "json")  # the log's failures
     assert "tiletune.readers.discover" in _loaded("inspect", "--format", "json", home=tmp_path)  # nothing named
-    assert "tiletune.doctor_report" in _loaded("doctor", "--format", "json")
+    assert "tiletune.analysis.doctor" in _loaded("doctor", "--format", "json")
     assert "tiletune.readers.jit_workspace" in _loaded("inspect", str(ROOT / "cache_samples" / "jit"), "--format", "json")
 
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 from synthetic import model_result  # a real ModelResult with recorded values (tests/synthetic.py)
 
+from tiletune.analysis.results import AnalyzedEntry, Failure, FailureReason, NotTried
+from tiletune.analysis.verdicts import explain_failure, short_error, smem_from_text, verdicts
+from tiletune.core.records import CatalogRef, Decoded, Entry, Environment, Problem, Status, TileConfig, TuningRecord
 from tiletune.model.perf import ModelResult
-from tiletune.records import CatalogRef, Decoded, Entry, Environment, Problem, Status, TileConfig, TuningRecord
-from tiletune.results import AnalyzedEntry, Failure, FailureReason, NotTried
-from tiletune.verdicts import explain_failure, short_error, smem_from_text, verdicts
 
 WHEEL_MXFP8 = (
     "[MXFP8 SM120 gemm Runner] Failed to initialize cutlass MXFP8 gemm on sm120. Error: Error Internal "
@@ -143,7 +143,7 @@ def test_short_error_takes_the_telling_clause_and_ledger_classes():
 def test_ambiguous_moe_tactic_shows_what_its_candidates_share():
     # pre-0.6.18rc2 SM120 MoE key: no dtype, so nvfp4 and fp8 x mxfp4 lists both match; their
     # tiles agree on M x N and swap-AB and differ in K (elements: 128-byte K is 256 fp4 / 128 fp8)
-    from tiletune.records import TileConfig, Undecoded
+    from tiletune.core.records import TileConfig, Undecoded
 
     u = Undecoded(reason="ambiguous", candidates=(TileConfig((128, 128, 256), swap_ab=True),
                                                    TileConfig((128, 128, 128), swap_ab=True)))
@@ -154,7 +154,7 @@ def test_ambiguous_moe_tactic_shows_what_its_candidates_share():
 
 
 def test_verdict_lists_ambiguous_candidates(sample):
-    from tiletune.pipeline import inspect
+    from tiletune.analysis.pipeline import inspect
     from tiletune.readers.interface import ReadContext
 
     result = inspect([sample("v1/sm120-rtxpro6000-0.6.14-fp4-moe.json")], ReadContext())

@@ -1,5 +1,5 @@
 """`python -m tiletune` runs the CLI."""
 
-from tiletune.launch import main
+from tiletune.cli import main
 
 main()

@@ -1,6 +1,6 @@
 """python3 -m tools.l2_policy FLASHINFER_CLONE [--wheel FILE] [--out FILE]
 
-Writes tiletune/data/flashinfer_l2_policy.json: per FlashInfer release, whether the autotuner times
+Writes tiletune/core/data/flashinfer_l2_policy.json: per FlashInfer release, whether the autotuner times
 each GEMM / MoE op with a cold L2 (its TuningConfig sets `use_cold_l2_cache=True`) or a warm one
 (the field's default, False), read by code from the sources of each release tag of a git clone of
 github.com/flashinfer-ai/flashinfer (and, with --wheel, a release wheel the clone has no tag for).

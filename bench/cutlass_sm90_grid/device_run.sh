@@ -20,7 +20,7 @@ nvcc --version >> "$out/nvidia-smi.txt" 2>&1
   python3 -c "
 import sys; sys.path.insert(0, '.')
 from pathlib import Path
-from tiletune.records import TileConfig
+from tiletune.core.records import TileConfig
 from tiletune.tuner.cutlass_engine import write_reproducer
 write_reproducer(TileConfig(tile=(128, 256, 64), stages=8), 'sm90', 'bf16', Path('/tmp/repro'))
 " && cd /tmp/repro && cat build.sh run.sh && time ./build.sh && ./run.sh; echo "run.sh exit status $?"

@@ -2,12 +2,12 @@
 
 CPU only: `python3 bench/h200_sweep/analyze.py [bench/h200_sweep/results/run1/h200_sweep.json]` prints the
 Markdown that RESULTS.md holds (fit on even-indexed shapes, error on odd-indexed ones; the rule
-is in tiletune.model.fit.split_rows).
+is in tools.model_fit.fit.split_rows).
 """
 
 import sys
 
-from tiletune.model.fit import report
+from tools.model_fit.fit import report
 
 if __name__ == "__main__":
     print(report(sys.argv[1] if len(sys.argv) > 1 else "bench/h200_sweep/results/run1/h200_sweep.json"))

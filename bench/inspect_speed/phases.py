@@ -47,14 +47,19 @@ gc.disable()  # as the CLI runs every inspecting command (cli_core.gc_paused): s
 from pathlib import Path
 cpu = time.process_time
 t = cpu()
-try:  # what a plain `tiletune inspect FILE` imports (since round 5: launch.py, without typer)
-    import tiletune.launch, tiletune.cli_core  # noqa: E401, F401
-except ImportError:  # an older tree: the typer CLI
-    import tiletune.cli  # noqa: F401
-from tiletune import pipeline
+try:  # the layered layout (core/, analysis/, cli/): what a plain `tiletune inspect FILE` imports
+    import tiletune.cli.output  # noqa: F401
+    from tiletune.analysis import pipeline
+    from tiletune.analysis.model_port import ModelPort
+except ImportError:  # an older tree (before the layout moves)
+    try:  # since round 5: launch.py, without typer
+        import tiletune.launch, tiletune.cli_core  # noqa: E401, F401
+    except ImportError:  # older still: the typer CLI
+        import tiletune.cli  # noqa: F401
+    from tiletune import pipeline
+    from tiletune.model_adapter import ModelPort
 from tiletune.decode import decode_all
 from tiletune.formats import json_out, table
-from tiletune.model_adapter import ModelPort
 from tiletune.readers import read_inputs
 from tiletune.readers.interface import ReadContext
 out = {"imports": cpu() - t}

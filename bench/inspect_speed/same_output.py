@@ -32,7 +32,7 @@ sys.path.insert(0, str(REPO))  # this checkout's tiletune, whatever is installed
 from big_caches import make_cache, make_fp4_distinct  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
-from tiletune.cli import app  # noqa: E402
+from tiletune.cli.typer_app import app  # noqa: E402
 
 FORMATS = (("json", ["--format", "json"]), ("table", []), ("markdown", ["--format", "markdown"]))
 

@@ -61,7 +61,7 @@ def measure(path: Path) -> dict:
     t0 = time.perf_counter()
     p = subprocess.run([sys.executable, "-c", (
         "import resource, sys, json\n"
-        "from tiletune.pipeline import inspect\n"
+        "from tiletune.analysis.pipeline import inspect\n"
         "from tiletune.readers.interface import ReadContext\n"
         "from tiletune.formats.json_out import inspect_dict\n"
         f"r = inspect([{str(path)!r}], ReadContext())\n"

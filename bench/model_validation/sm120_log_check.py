@@ -18,9 +18,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from tiletune.analysis.pipeline import inspect  # noqa: E402
 from tiletune.model import find  # noqa: E402
 from tiletune.model.perf import estimate  # noqa: E402
-from tiletune.pipeline import inspect  # noqa: E402
 from tiletune.readers import ReadContext  # noqa: E402
 
 LOG = ROOT / "cache_samples" / "logs" / "sm120_0.6.17_warmup_debug.log"

@@ -29,8 +29,8 @@ from typing import Callable, Dict, List, Sequence, Tuple
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from tiletune.model import tile_fit as tf  # noqa: E402
 from tiletune.model.mainloop import FITTED  # noqa: E402
+from tools.model_fit import tile_fit as tf  # noqa: E402
 
 GRID = "bench/cutlass_sm90_grid/results/run2/raw.jsonl"
 CAMPAIGN = "bench/h200_tile_campaign"

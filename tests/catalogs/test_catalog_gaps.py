@@ -16,8 +16,8 @@ import pytest
 
 from tiletune import catalogs, decode
 from tiletune.catalogs import moe
-from tiletune.records import Decoded, Environment, Status, TuningRecord
-from tiletune.vocabulary import FUSED_MOE_OPS, MOE_RUNNER
+from tiletune.core.records import Decoded, Environment, Status, TuningRecord
+from tiletune.core.vocabulary import FUSED_MOE_OPS, MOE_RUNNER
 
 DENSE = [("fp4_gemm", "CutlassFp4GemmRunner"), ("mxfp8_gemm", "CutlassMxfp8GemmRunner"),
          ("fp8_gemm", "CutlassFp8GemmRunner"), ("bf16_gemm", "CutlassBf16GemmRunner")]

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tiletune.catalogs import listing
-from tiletune.cli import app
+from tiletune.cli.typer_app import app
 from tiletune.formats import catalog as catalog_fmt
 
 

@@ -14,7 +14,7 @@ import re
 import pytest
 
 from tiletune import catalogs
-from tiletune.records import Decoded, Undecoded
+from tiletune.core.records import Decoded, Undecoded
 
 FP4 = ("fp4_gemm", "CutlassFp4GemmRunner")
 MXFP8 = ("mxfp8_gemm", "CutlassMxfp8GemmRunner")
@@ -110,7 +110,7 @@ def test_sm120_fp4_enum_meaning_change():
 
 
 def test_sm121_shares_sm120_lists():
-    from tiletune.archs import arch_family
+    from tiletune.core.archs import arch_family
 
     assert arch_family("sm121") == "sm120"
     assert catalogs.lookup("0.6.14", "sm121", *FP4) == []  # the lookup key is the family

@@ -8,7 +8,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from tiletune.cli import app
+from tiletune.cli.typer_app import app
 
 runner = CliRunner()
 

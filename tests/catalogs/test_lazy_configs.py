@@ -11,7 +11,7 @@ import json
 import pytest
 
 from tiletune import catalogs
-from tiletune.errors import CatalogError
+from tiletune.core.errors import CatalogError
 
 FILES = list(catalogs._data_files())
 

@@ -26,8 +26,8 @@ import pytest
 
 from tiletune import catalogs
 from tiletune.catalogs import moe
-from tiletune.records import Decoded, Undecoded
-from tiletune.vocabulary import FUSED_MOE_OPS, MOE_RUNNER
+from tiletune.core.records import Decoded, Undecoded
+from tiletune.core.vocabulary import FUSED_MOE_OPS, MOE_RUNNER
 
 G1, G2 = FUSED_MOE_OPS
 BF16 = {"act": "bf16", "weight": "bf16", "finalize": True}

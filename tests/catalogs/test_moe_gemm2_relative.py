@@ -15,9 +15,9 @@ import jsonschema
 import pytest
 
 from tiletune import catalogs
+from tiletune.core.records import Decoded
+from tiletune.core.vocabulary import FUSED_MOE_OPS, MOE_RUNNER
 from tiletune.formats.json_out import decode_dict
-from tiletune.records import Decoded
-from tiletune.vocabulary import FUSED_MOE_OPS, MOE_RUNNER
 
 G1, G2 = FUSED_MOE_OPS
 BF16 = {"act": "bf16", "weight": "bf16", "finalize": True}
@@ -77,8 +77,8 @@ def test_ambiguous_pre_rc2_key_names_what_runs_too():
     # sm120 nvfp4 MoE key of the bundled 0.6.14 sample (shapes only: nvfp4 x nvfp4 or fp8 x mxfp4);
     # GEMM1 has 20 tactics, GEMM2 40, so GEMM2 tactic 24 is read as relative
     from tiletune import decode
+    from tiletune.core.records import Environment, Status, TuningRecord, Undecoded
     from tiletune.readers.keyparse import parse_key
-    from tiletune.records import Environment, Status, TuningRecord, Undecoded
 
     key = parse_key(f"('{G2}', 'MoERunner', ((1, 2560), (512, 1280, 160), (0,), (512, 2560, 40), (0,)), ())")
     r = TuningRecord(source="t", source_kind="test", op=G2, runner="MoERunner", tactic=24, status=Status.CHOSEN,
@@ -92,7 +92,7 @@ def test_inspect_shows_both_in_table_markdown_and_json(tmp_path):
     # variant is nvfp4 x nvfp4 for sure): GEMM1 20 tactics, GEMM2 40, GEMM2 tactic 24 misread
     from typer.testing import CliRunner
 
-    from tiletune.cli import app
+    from tiletune.cli.typer_app import app
 
     cache = tmp_path / "cache.json"
     cache.write_text(json.dumps({

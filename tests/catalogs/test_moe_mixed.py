@@ -30,8 +30,8 @@ import pytest
 
 from tiletune import catalogs, decode
 from tiletune.catalogs import moe
+from tiletune.core.records import Decoded, Environment, Status, TuningRecord, Undecoded
 from tiletune.readers.keyparse import parse_key
-from tiletune.records import Decoded, Environment, Status, TuningRecord, Undecoded
 
 G1, G2 = "trtllm::fused_moe::gemm1", "trtllm::fused_moe::gemm2"
 # the H200 sample's MoE (E 128, H 2048, I 768) with uint8-packed 4-bit weights (2 per byte)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from tiletune import decode, moe_extras
+from tiletune import decode
 from tiletune.catalogs import moe
+from tiletune.core import moe_key_extras
+from tiletune.core.records import Decoded, Environment, Status, TuningRecord, Undecoded
 from tiletune.readers.keyparse import parse_key
-from tiletune.records import Decoded, Environment, Status, TuningRecord, Undecoded
 
 
 def record(key: str, tactic, version: str, arch: str) -> TuningRecord:
@@ -76,7 +77,7 @@ def test_extras_int64_weights_with_bf16_input_mean_nvfp4():
 
 
 def test_runner_types_follow_the_binding_dispatch():
-    base = dict(zip(moe_extras.FIELDS_20, [None] * len(moe_extras.FIELDS_20)))
+    base = dict(zip(moe_key_extras.FIELDS_20, [None] * len(moe_key_extras.FIELDS_20)))
     f = lambda **kw: moe.runner_types({**base, **kw})  # noqa: E731
     assert f(x_dtype="torch.float8_e4m3fn", weight_dtype="torch.float8_e4m3fn") == {"act": "fp8", "weight": "fp8"}
     assert f(x_dtype="torch.float8_e4m3fn", weight_dtype="torch.float8_e4m3fn", use_mxfp8_act_scaling=True) == {
@@ -99,7 +100,7 @@ def test_uncatalogued_variant_is_reported_not_guessed():
 
 
 def test_tactic_counts_errors():
-    from tiletune.errors import CatalogError
+    from tiletune.core.errors import CatalogError
 
     with pytest.raises(CatalogError, match="no fused-MoE catalog"):
         moe.tactic_counts("0.6.18rc7", "sm90", {"act": "nvfp4", "weight": "nvfp4", "finalize": True})
@@ -112,9 +113,9 @@ def test_0_7_2_post1_seventeen_field_extras_select_the_exact_variant():
     # (flashinfer/fused_moe/core.py in the wheel): 17 fields, same meaning for the rest
     extras = ("torch.bfloat16", "torch.bfloat16", "torch.bfloat16", 8, 1, 1, 1, False, False, False, False,
               False, False, True, 3, False, True)
-    assert len(extras) == len(moe_extras.FIELDS_17) == 17
+    assert len(extras) == len(moe_key_extras.FIELDS_17) == 17
     r = TuningRecord(source="t", source_kind="test", op="trtllm::fused_moe::gemm2", runner="MoERunner", tactic=0,
                      status=Status.CHOSEN, env=Environment(flashinfer_version="0.7.2.post1", arch="sm90"),
                      shapes=((8, 2048), (128, 1536, 2048), (0,), (128, 2048, 768), (0,)), extras=extras)
     assert moe.variants_for(r) == [{"act": "bf16", "weight": "bf16", "finalize": True}]
-    assert moe_extras.by_name(extras)["top_k"] == 8 and moe_extras.by_name(extras)["activation_type"] == 3
+    assert moe_key_extras.by_name(extras)["top_k"] == 8 and moe_key_extras.by_name(extras)["activation_type"] == 3

@@ -5,7 +5,7 @@ trtllm-gen MoE `(tile_tokens_dim, config_index)` (fused_moe/core.py), cuDNN plan
 from __future__ import annotations
 
 from tiletune import decode
-from tiletune.records import Environment, Status, TuningRecord, Undecoded
+from tiletune.core.records import Environment, Status, TuningRecord, Undecoded
 
 
 def _decode(op, runner, tactic):
@@ -42,7 +42,7 @@ def test_runner_op_table_matches_the_shipped_catalogs():
     from collections import defaultdict
 
     from tiletune import catalogs
-    from tiletune.vocabulary import FUSED_MOE_OPS, RUNNER_OP
+    from tiletune.core.vocabulary import FUSED_MOE_OPS, RUNNER_OP
 
     ops_of = defaultdict(set)
     for _version, _arch, op, runner in catalogs.keys():

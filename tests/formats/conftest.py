@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from synthetic import port, synthetic_entries
 
-from tiletune.pipeline import build
+from tiletune.analysis.pipeline import build
 
 
 @pytest.fixture

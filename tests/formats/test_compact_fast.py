@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
+from tiletune.analysis.overview import choice_key, overview
+from tiletune.analysis.pipeline import inspect
+from tiletune.analysis.results import AnalyzedEntry
+from tiletune.analysis.source_groups import group_names
+from tiletune.core.records import Entry, Status
 from tiletune.formats import glance, table
-from tiletune.overview import choice_key, overview
-from tiletune.pipeline import inspect
 from tiletune.readers.interface import ReadContext
-from tiletune.records import Entry, Status
-from tiletune.results import AnalyzedEntry
-from tiletune.source_groups import group_names
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "cache_samples"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tiletune.errors import UsageError
+from tiletune.core.errors import UsageError
 from tiletune.formats import FORMATTERS, render
 
 

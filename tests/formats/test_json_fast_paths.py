@@ -153,9 +153,9 @@ def _odd_result():
     spell them, and entries that share an analysis."""
     from synthetic import ENV, REF, T128, port, problem
 
-    from tiletune.pipeline import build
-    from tiletune.records import Decoded, Entry, Problem, Status, TuningRecord, Undecoded
-    from tiletune.results import AnalyzedEntry
+    from tiletune.analysis.pipeline import build
+    from tiletune.analysis.results import AnalyzedEntry
+    from tiletune.core.records import Decoded, Entry, Problem, Status, TuningRecord, Undecoded
 
     nan, inf = float("nan"), float("inf")
 
@@ -224,8 +224,8 @@ def test_equal_values_of_different_types_keep_their_own_text(tmp_path):
     1 and True) are equal and hash alike in Python, but JSON writes them apart. Keys that differ
     only so must each print their own (a plain value memo once printed the first key's `false`
     for the others), and the same as the writer's tree (`inspect_dict`) says."""
+    from tiletune.analysis.pipeline import inspect
     from tiletune.formats import json_out
-    from tiletune.pipeline import inspect
     from tiletune.readers.interface import ReadContext
 
     shapes = "((16, 2048), (2048, 4096), (-1, 256), (256, 4096), (), (0,), (-1, 4096), (0,), (0,), (-1,))"
@@ -261,9 +261,9 @@ def test_entry_pieces_memoised_by_value_and_identity_write_what_the_tree_says():
     time, and problem-less entries each write what `inspect_dict` writes."""
     from synthetic import ENV, REF, T128, port
 
+    from tiletune.analysis.pipeline import build
+    from tiletune.core.records import Decoded, Entry, Problem, Status, TuningRecord, Undecoded
     from tiletune.formats import json_out
-    from tiletune.pipeline import build
-    from tiletune.records import Decoded, Entry, Problem, Status, TuningRecord, Undecoded
 
     def rec(tactic, **kw):
         return TuningRecord(source="/data/a.json", source_kind="flashinfer-v1", op="fp4_gemm",
@@ -319,9 +319,9 @@ def test_shared_pieces_follow_each_change_of_context_and_decode():
 
     from synthetic import ENV, REF, T128, T256, port
 
+    from tiletune.analysis.pipeline import build
+    from tiletune.core.records import Decoded, Entry, Problem, Status, TuningRecord, Undecoded
     from tiletune.formats import json_out
-    from tiletune.pipeline import build
-    from tiletune.records import Decoded, Entry, Problem, Status, TuningRecord, Undecoded
 
     other_env = dc.replace(ENV, gpu="NVIDIA GeForce RTX 5090")
     source = "/data/a.json"
@@ -359,9 +359,9 @@ def test_problem_sizes_looked_up_by_value_keep_their_types():
     a tactic of 3 then True, each write what `inspect_dict` writes, whichever came first."""
     from synthetic import ENV, REF, T128, port
 
+    from tiletune.analysis.pipeline import build
+    from tiletune.core.records import Decoded, Entry, Problem, Status, TuningRecord, Undecoded
     from tiletune.formats import json_out
-    from tiletune.pipeline import build
-    from tiletune.records import Decoded, Entry, Problem, Status, TuningRecord, Undecoded
 
     def rec(tactic):
         return TuningRecord(source="/data/a.json", source_kind="flashinfer-v1", op="fp4_gemm",
@@ -396,10 +396,10 @@ def test_problem_sizes_of_any_type_write_strict_json():
     as `inspect_dict` writes where the value is finite."""
     from synthetic import ENV, REF, T128, port
 
+    from tiletune.analysis.pipeline import build
+    from tiletune.core.records import Decoded, Entry, Problem, Status, TuningRecord, Undecoded
     from tiletune.formats import json_out
     from tiletune.formats.strict_json import NOTE
-    from tiletune.pipeline import build
-    from tiletune.records import Decoded, Entry, Problem, Status, TuningRecord, Undecoded
 
     def rec(tactic):
         return TuningRecord(source="/data/a.json", source_kind="flashinfer-v1", op="fp4_gemm",

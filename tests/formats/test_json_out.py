@@ -77,8 +77,8 @@ def test_chunked_output_is_one_json_object(synthetic_result, monkeypatch, chunk)
 
 
 def test_problem_notes_are_listed_once_and_referenced(synthetic_result):
+    from tiletune.core.records import Problem
     from tiletune.formats.json_out import inspect_dict
-    from tiletune.records import Problem
 
     doc = json.loads(format_inspect(synthetic_result))
     for e in doc["entries"]:

@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
+from tiletune.analysis.pipeline import inspect
 from tiletune.formats import markdown as md
 from tiletune.formats import report
 from tiletune.formats.redact import Redactor
-from tiletune.pipeline import inspect
 from tiletune.readers.interface import ReadContext
 
 ROOT = Path(__file__).resolve().parents[2]

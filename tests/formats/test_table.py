@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from tiletune.analysis.results import InspectResult
 from tiletune.formats.table import format_inspect
-from tiletune.results import InspectResult
 
 
 def test_sections_rows_and_units(synthetic_result):

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import tabulate
 
+from tiletune.analysis.pipeline import inspect
 from tiletune.formats import table, view
-from tiletune.pipeline import inspect
 from tiletune.readers.interface import ReadContext
 
 SAMPLES = Path(__file__).resolve().parents[2] / "cache_samples"
@@ -128,8 +128,8 @@ def _compact_plain(rows, width):
 def _sample_rows():
     import importlib.util
 
+    from tiletune.analysis.overview import overview
     from tiletune.formats import glance
-    from tiletune.overview import overview
 
     # the bench's workload generator, loaded by path
     spec = importlib.util.spec_from_file_location("big_caches", SAMPLES.parent / "tests" / "readers" / "big_caches.py")
@@ -167,8 +167,8 @@ def _odd_rows():
 @pytest.mark.parametrize("width", [40, 80, 100, 120, 200])
 def test_compact_table_is_the_plain_compact_table(width, tmp_path):
     rows_sets, make_cache = _sample_rows()
+    from tiletune.analysis.overview import overview
     from tiletune.formats import glance
-    from tiletune.overview import overview
 
     make_cache(600, tmp_path / "mixed.json")
     big = inspect([tmp_path / "mixed.json"], ReadContext())
@@ -197,9 +197,9 @@ def _widest_map_line(ov, width):
 
 
 def test_tile_map_width_is_the_widest_line_of_the_map_text():
+    from tiletune.analysis.overview import BucketLine, Group, Overview, Pick, overview
+    from tiletune.core.records import Problem
     from tiletune.formats import glance
-    from tiletune.overview import BucketLine, Group, Overview, Pick, overview
-    from tiletune.records import Problem
 
     overviews = [overview(inspect([SAMPLES / name], ReadContext()))
                  for name in ("demo", "v1", "layouts", "logs", "real", "wild", "trtllm")]
@@ -228,8 +228,8 @@ def test_tile_map_width_is_the_widest_line_of_the_map_text():
 
 def test_an_uncovered_line_is_made_from_the_uncovered_ranges_alone():
     """What the table's memo of wrapped uncovered lines (keyed by `Group.uncovered`) relies on."""
+    from tiletune.analysis.overview import overview
     from tiletune.formats import glance
-    from tiletune.overview import overview
 
     groups = [g for name in ("demo", "v1", "layouts", "logs", "real", "wild", "trtllm")
               for g in overview(inspect([SAMPLES / name], ReadContext())).groups]

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from tiletune.errors import TunerError
+from tiletune.core.errors import TunerError
 from tiletune.tuner import cutlass_engine as ce
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import List
 
-from tiletune.records import Problem, TileConfig
+from tiletune.core.records import Problem, TileConfig
 from tiletune.tuner.engine import RetryTarget
 
 SIZE = 4096

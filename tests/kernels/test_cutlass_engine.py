@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tiletune.errors import TunerError
-from tiletune.records import TileConfig
+from tiletune.core.errors import TunerError
+from tiletune.core.records import TileConfig
 from tiletune.tuner import cutlass_engine as ce
 
 

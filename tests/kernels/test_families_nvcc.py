@@ -18,7 +18,7 @@ import subprocess
 
 import pytest
 
-from tiletune.records import TileConfig
+from tiletune.core.records import TileConfig
 from tiletune.tuner import cutlass_engine as ce
 
 pytestmark = pytest.mark.nvcc
@@ -87,7 +87,7 @@ def test_model_exact_takes_sm120_mxfp8(binaries, cache_root, monkeypatch):
     kernel type FlashInfer's SM120 runner builds (the build above, found in the same cache)."""
     from typer.testing import CliRunner
 
-    from tiletune.cli import app
+    from tiletune.cli.typer_app import app
 
     monkeypatch.setenv(ce.CACHE_DIR_ENV, str(cache_root))
     r = CliRunner().invoke(app, ["model", "--dtype", "mxfp8", "--arch", "sm120", "--m", "16", "--n", "7168", "--k",

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tiletune.records import TileConfig
+from tiletune.core.records import TileConfig
 from tiletune.tuner import cutlass_engine as ce
 
 pytestmark = pytest.mark.nvcc

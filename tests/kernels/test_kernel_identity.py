@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from tiletune import catalogs
-from tiletune.errors import TunerError
-from tiletune.records import Problem, TileConfig
+from tiletune.core.errors import TunerError
+from tiletune.core.records import Problem, TileConfig
 from tiletune.tuner import cutlass_engine as ce
 from tiletune.tuner.engine import RetryTarget
 
@@ -124,7 +124,7 @@ def test_retry_reproducers_of_the_demos_mxfp8_failures_are_mxfp8(tmp_path, monke
     folder compiles nothing; a CUTLASS tree with only its version header stands in for the headers."""
     from typer.testing import CliRunner
 
-    from tiletune.cli import app
+    from tiletune.cli.typer_app import app
 
     inc = tmp_path / "cutlass" / "include" / "cutlass"
     inc.mkdir(parents=True)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tiletune.core.errors import TunerError
 from tiletune.decode import decode
-from tiletune.errors import TunerError
 from tiletune.readers import read_inputs
 from tiletune.readers.interface import ReadContext
 from tiletune.tuner.cutlass_engine import CutlassEngine
@@ -60,8 +60,8 @@ def test_dense_targets_keep_the_plain_run_line():
 
 
 def test_reproducer_for_a_moe_target_runs_the_experts_as_groups(tmp_path, monkeypatch):
-    from tiletune.commands.retry import write_reproducers
-    from tiletune.records import Problem, TileConfig
+    from tiletune.cli.commands.retry import write_reproducers
+    from tiletune.core.records import Problem, TileConfig
     from tiletune.tuner import cutlass_engine as ce
     from tiletune.tuner.engine import RetryTarget
 

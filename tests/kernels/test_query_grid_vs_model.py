@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tiletune.records import TileConfig
+from tiletune.core.records import TileConfig
 
 smem = pytest.importorskip("tiletune.model.smem")
 

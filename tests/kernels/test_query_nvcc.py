@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from tiletune.records import TileConfig
+from tiletune.core.records import TileConfig
 from tiletune.tuner import cutlass_engine as ce
 
 pytestmark = pytest.mark.nvcc

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tiletune.records import Problem, TileConfig
+from tiletune.core.records import Problem, TileConfig
 from tiletune.tuner import cutlass_engine as ce
 from tiletune.tuner.engine import ChildResult, Diagnosis, RetryTarget
 

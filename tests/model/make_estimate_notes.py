@@ -18,9 +18,9 @@ OUT = Path(__file__).resolve().parent / "data" / "estimate_notes.json"
 
 def grid():
     """(label, problem, config, gpu name, estimate's keyword arguments) for each case."""
+    from tiletune.core.records import Problem, TileConfig
     from tiletune.model.calibration import constants_for
     from tiletune.model.mainloop import FITTED
-    from tiletune.records import Problem, TileConfig
 
     configs = [TileConfig(tile=(128, 128, 256)), TileConfig(tile=(128, 256, 64), cluster=(2, 1, 1)),
                TileConfig(tile=(64, 128, 128), swap_ab=True), TileConfig(tile=(128, 128, 128), stream_k=True),
@@ -40,7 +40,7 @@ def grid():
 
 
 def notes_of_grid() -> dict:
-    from tiletune.errors import ModelError
+    from tiletune.core.errors import ModelError
     from tiletune.model import gpus
     from tiletune.model.perf import estimate
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tiletune.model.calibration import DEFAULT, FITTED, constants_for
-from tiletune.model.fit import fit, nvjet_tile, predict, split_rows
+from tools.model_fit.fit import fit, nvjet_tile, predict, split_rows
 
 SWEEP = Path(__file__).resolve().parents[2] / "tests" / "data" / "h200_sweep" / "h200_sweep.json"
 

@@ -5,7 +5,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from tiletune.cli import app
+from tiletune.cli.typer_app import app
 
 runner = CliRunner()
 BASE = ["model", "--dtype", "nvfp4", "--m", "16", "--n", "7168", "--k", "4608", "--tile", "128x128x256"]

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from tiletune.analysis.pipeline import inspect
+from tiletune.core.records import Problem, TileConfig
 from tiletune.model import find
 from tiletune.model.evidence import MIN_SAMPLES, Sample, _parts, _time, calibrate
-from tiletune.pipeline import inspect
 from tiletune.readers import ReadContext
-from tiletune.records import Problem, TileConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 SM120_LOG = ROOT / "cache_samples" / "logs" / "sm120_0.6.17_warmup_debug.log"

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from tiletune.errors import ModelError
+from tiletune.core.errors import ModelError
 from tiletune.model import gpus
 
 EXPECTED_KEYS = {"a100-sxm4-80gb", "a10", "rtx-3090", "l40s", "rtx-4090", "h100-sxm5", "h100-pcie", "h200-sxm", "h20",

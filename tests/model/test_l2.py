@@ -2,12 +2,12 @@
 
 import pytest
 
-from tiletune.errors import ModelError
+from tiletune.core.errors import ModelError
+from tiletune.core.records import Problem, TileConfig
 from tiletune.model import analyze, find
 from tiletune.model import l2 as l2_term
 from tiletune.model.mainloop import FITTED
 from tiletune.model.transfer import W_ARCH, W_CLOCK, W_DTYPE, W_L2, widening
-from tiletune.records import Problem, TileConfig
 
 H200 = find("H200")
 RTX = find("RTX PRO 6000 Server")

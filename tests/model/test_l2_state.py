@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
+from tiletune.analysis.l2_state import L2Fact, inferred_flashinfer, policy
+from tiletune.analysis.model_port import ModelPort
+from tiletune.analysis.pipeline import inspect
+from tiletune.core.records import Environment, TuningRecord
 from tiletune.formats.json_out import inspect_dict
-from tiletune.l2_state import L2Fact, inferred_flashinfer, policy
 from tiletune.model import find
 from tiletune.model.evidence import Sample, _parts, calibrate
-from tiletune.model_adapter import ModelPort
-from tiletune.pipeline import inspect
 from tiletune.readers import ReadContext
-from tiletune.readers.logs_parser import LogParser
-from tiletune.records import Environment, TuningRecord
+from tiletune.readers.logs.parser import LogParser
 
 LOG = Path(__file__).resolve().parents[1] / "data" / "real_sm103_4163" / "autotuner_debug.log"
 
@@ -183,8 +183,8 @@ def test_a_managed_store_manifest_forcing_the_state_is_decoded():
     """Constructed record: FlashInfer 0.7.2.post1's MeasurementPolicy writes `measure_cold_l2`
     ("True"/"False") into a v2 store's manifest (flashinfer/autotune_cache.py, manifest_fields);
     the v2 reader keeps manifest fields in env.metadata. An entry's own l2_cache_policy wins."""
-    from tiletune.l2_state import L2Reader
-    from tiletune.records import Status
+    from tiletune.analysis.l2_state import L2Reader
+    from tiletune.core.records import Status
 
     env = Environment(flashinfer_version="0.7.2.post1", metadata=(("cache_schema", "v2"), ("measure_cold_l2", "False")))
     rec = TuningRecord(source="s", source_kind="flashinfer-v2", op="fp4_gemm", runner="CutlassFp4GemmRunner",
@@ -199,7 +199,7 @@ def test_a_managed_store_manifest_forcing_the_state_is_decoded():
 def test_our_own_retry_ledger_is_inferred_warm():
     """Real ledger (bench/retry_h200_x2, tiletune retry on 2x H200, FlashInfer engine): the line does
     not say the L2 state; the engine fixes it (the worker re-runs one set of inputs)."""
-    from tiletune.l2_state import L2Reader
+    from tiletune.analysis.l2_state import L2Reader
 
     ledger = Path(__file__).resolve().parents[1] / "data" / "retry_h200_x2" / "ledger.jsonl"
     recs = [ae.record for ae in inspect([ledger], ReadContext()).entries]
@@ -218,7 +218,7 @@ def test_counting_per_run_of_shared_facts_equals_the_plain_per_entry_count(real,
     import random
     from collections import Counter
 
-    from tiletune.l2_state import _count_per_fact
+    from tiletune.analysis.l2_state import _count_per_fact
     from tiletune.model.perf import with_l2
 
     path = tmp_path / "mixed.json"

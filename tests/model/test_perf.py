@@ -7,10 +7,10 @@ import re
 
 import pytest
 
-from tiletune.errors import ModelError
+from tiletune.core.errors import ModelError
+from tiletune.core.records import Problem, TileConfig
 from tiletune.model import analyze, find
 from tiletune.model.calibration import constants_for
-from tiletune.records import Problem, TileConfig
 
 DECODE = Problem(m=16, n=7168, k=4608)
 T128 = TileConfig(tile=(128, 128, 256))
@@ -122,9 +122,9 @@ def test_other_published_nvfp4_anchors_inside_the_uncalibrated_band(gpu, m, n, k
 
 def test_named_tuples_built_with_every_field():
     # estimate builds ModelResult and Bytes with tuple.__new__ (no arity check): every field must be there
+    from tiletune.core.records import Problem, TileConfig
     from tiletune.model import gpus
     from tiletune.model.perf import Bytes, ModelResult, estimate
-    from tiletune.records import Problem, TileConfig
 
     e = estimate(Problem(m=64, n=4096, k=4096), TileConfig(tile=(128, 128, 64)), gpus.find("H200"), dtype="bf16")
     assert len(e) == len(ModelResult._fields) and len(e.bytes) == len(Bytes._fields)
@@ -184,7 +184,7 @@ def test_estimate_cases_matches_one_case_at_a_time():
     # grouped or not), every L2 state, and a batch holding a bad case refuses as a whole
     import math
 
-    from tiletune.l2_state import L2Fact
+    from tiletune.analysis.l2_state import L2Fact
     from tiletune.model import gpus, perf
 
     configs = [TileConfig(tile=(128, 128, 256)), TileConfig(tile=(64, 128, 128), swap_ab=True),
@@ -303,7 +303,7 @@ def test_model_command_puts_its_assumption_first():
 
     from typer.testing import CliRunner
 
-    from tiletune.cli import app
+    from tiletune.cli.typer_app import app
 
     got = CliRunner().invoke(app, ["model", "--arch", "sm90", "--m", "1", "--n", "4096", "--k", "4096",
                                    "--tile", "128x128x64", "--dtype", "bf16", "--format", "json"])

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from tiletune.analysis.pipeline import inspect
+from tiletune.core.records import TileConfig
 from tiletune.model import find
 from tiletune.model.perf import estimate
 from tiletune.model.smem import smem_fit
-from tiletune.pipeline import inspect
 from tiletune.readers import ReadContext
-from tiletune.records import TileConfig
 
 LOG = Path(__file__).resolve().parents[1] / "data" / "real_sm103_4163" / "autotuner_debug.log"
 

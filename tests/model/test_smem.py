@@ -3,9 +3,9 @@ DESIGN.md facts, compiled CUTLASS 4.5/4.7 builders) and explains the public fail
 
 import pytest
 
-from tiletune.errors import ModelError
+from tiletune.core.errors import ModelError
+from tiletune.core.records import TileConfig
 from tiletune.model.smem import SM120_LIMIT, smem_fit
-from tiletune.records import TileConfig
 
 
 def fit(tile, arch="sm120", dtype="nvfp4", **kw):

@@ -7,14 +7,14 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tiletune.cli import app
-from tiletune.errors import ModelError
+from tiletune.cli.typer_app import app
+from tiletune.core.errors import ModelError
+from tiletune.core.records import Problem, TileConfig
 from tiletune.model import analyze, find
-from tiletune.model import tile_fit as tf
 from tiletune.model.kernel import normalize_schedule, resolve
 from tiletune.model.mainloop import FITTED, TileConstants
 from tiletune.model.transfer import W_ARCH, W_CLOCK, W_DTYPE, widening
-from tiletune.records import Problem, TileConfig
+from tools.model_fit import tile_fit as tf
 
 ROOT = Path(__file__).resolve().parents[2]
 GRID = ROOT / "tests" / "data" / "cutlass_sm90_grid" / "run2" / "raw.jsonl"

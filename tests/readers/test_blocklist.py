@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from tiletune.core.records import InputProblem, Status, TuningRecord
 from tiletune.readers import blocklist
 from tiletune.readers.interface import ReadContext
-from tiletune.records import InputProblem, Status, TuningRecord
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -12,13 +12,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tiletune import diagnosis
-from tiletune.events import Event
-from tiletune.pipeline import inspect
+from tiletune.analysis.pipeline import inspect
+from tiletune.core import error_text
+from tiletune.core.events import Event
+from tiletune.core.records import InputProblem, Status, TuningRecord
+from tiletune.core.timings import MAX_SAMPLES, TimeSamples
 from tiletune.readers import logs
 from tiletune.readers.interface import ReadContext
-from tiletune.records import InputProblem, Status, TuningRecord
-from tiletune.samples import MAX_SAMPLES, TimeSamples
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -248,13 +248,13 @@ def test_repeated_profiling_lines_aggregate_with_samples():
 
 
 def test_one_vocabulary():
-    d = diagnosis.diagnose("[MXFP8 SM120 gemm Runner] Failed to initialize cutlass MXFP8 gemm on sm120. Error: Error Internal "
+    d = error_text.diagnose("[MXFP8 SM120 gemm Runner] Failed to initialize cutlass MXFP8 gemm on sm120. Error: Error Internal "
                            "(kernel needs 111616 bytes of shared memory, device per-block limit is 101376 bytes)")
-    assert d.cls is diagnosis.ErrorClass.SHARED_MEMORY and (d.smem_need, d.smem_limit) == (111616, 101376)
+    assert d.cls is error_text.ErrorClass.SHARED_MEMORY and (d.smem_need, d.smem_limit) == (111616, 101376)
     assert d.op == "mxfp8_gemm" and d.archs == ("sm120",) and d.cutlass_status == "Error Internal"
+    from tiletune.analysis.verdicts import smem_from_text
     from tiletune.tuner.classify import classify_text
     from tiletune.tuner.engine import Diagnosis
-    from tiletune.verdicts import smem_from_text
 
     assert classify_text(TRT_ASSERT).diagnosis is Diagnosis.INITIALIZE_FAILED
     assert smem_from_text("MoE grouped GEMM requires 105472 bytes shared memory but device supports 101376") == (105472, 101376)
@@ -300,7 +300,7 @@ def test_pin_table_tool_reads_requirements_by_code():
     assert (got["pin"], got["spec"], got["extra"]) == ("0.6.12", "flashinfer-python==0.6.12", "srt")
     assert summarize(flashinfer_requirements("flashinfer_python>=0.2.9\n"))["pin"] is None
     assert flashinfer_requirements("numpy\n") == []
-    table = json.loads((ROOT / "tiletune/data/server_flashinfer_pins.json").read_text())
+    table = json.loads((ROOT / "tiletune/core/data/server_flashinfer_pins.json").read_text())
     assert table["generated_by"] and all(e["source"] for e in table["servers"]["sglang"].values())
 
 

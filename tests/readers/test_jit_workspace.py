@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from tiletune.core.records import InputProblem, Status, TuningRecord
 from tiletune.readers import jit_workspace as jw
 from tiletune.readers.interface import ReadContext
-from tiletune.records import InputProblem, Status, TuningRecord
 
 WS = "jit/flashinfer/0.6.14/120f"
 

@@ -15,11 +15,11 @@ from pathlib import Path
 import jsonschema
 from typer.testing import CliRunner
 
-from tiletune.cli import app
+from tiletune.cli.typer_app import app
+from tiletune.core.records import Status
 from tiletune.decode import decode
 from tiletune.readers import ledger as reader
 from tiletune.readers.interface import ReadContext
-from tiletune.records import Status
 from tiletune.tuner.targets import targets_from_entries
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from tiletune.core.records import InputProblem, Status, TuningRecord
 from tiletune.readers import logs
 from tiletune.readers.interface import ReadContext
-from tiletune.records import InputProblem, Status, TuningRecord
 
 ROOT = Path(__file__).resolve().parents[2]
 FP4 = "<flashinfer.gemm.gemm_base._create_cutlass_fp4_gemm_module.<locals>.cutlass_fp4_gemm_runner.<locals>.CutlassFp4GemmRunner object at 0x7f3c2a1b5e50>"
@@ -385,7 +385,7 @@ def test_big_log_streams_in_flat_memory(tmp_path):
         from collections import Counter
         from tiletune.readers import logs
         from tiletune.readers.interface import ReadContext
-        from tiletune.records import TuningRecord
+        from tiletune.core.records import TuningRecord
         base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         c = Counter()
         for r in logs.read(Path({str(big)!r}), ReadContext()):
@@ -407,7 +407,7 @@ def test_profiling_lines_without_an_op_take_it_from_the_runner_class_and_their_o
     """flashinfer#4163 (real, SM103): DEBUG profiling lines name CutlassFp4GemmRunner and the tensor
     shapes, but no op and no key line. The op is inferred from the runner class (said so), and the
     profiling line's shapes give the problem: M 512, N 6144, K 6144 (packed 3072)."""
-    from tiletune.ops import problem_for
+    from tiletune.decode.problems import problem_for
 
     recs, probs = read_all(ROOT / "cache_samples/wild/flashinfer-4163-sm103-fp4-gemm-debug-profiling/test.log")
     assert [r.tactic for r in recs] == [8, 9] and not probs

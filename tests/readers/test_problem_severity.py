@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from tiletune.core.records import InputProblem
 from tiletune.readers import read_inputs
 from tiletune.readers.interface import ReadContext
-from tiletune.records import InputProblem
 
 CTX = ReadContext()
 SAMPLES = Path(__file__).resolve().parents[2] / "cache_samples"

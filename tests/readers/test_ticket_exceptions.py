@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tiletune import diagnosis
+from tiletune.analysis.pipeline import inspect
+from tiletune.core import error_text
+from tiletune.core.records import Status, TuningRecord
 from tiletune.formats.json_out import inspect_dict
-from tiletune.pipeline import inspect
 from tiletune.readers import logs
 from tiletune.readers.interface import ReadContext
-from tiletune.readers.logs_clues import ClueSet
-from tiletune.records import Status, TuningRecord
+from tiletune.readers.logs.clues import ClueSet
 
 WILD = Path(__file__).resolve().parents[2] / "cache_samples" / "wild"
 
@@ -93,9 +93,9 @@ def test_wrapped_exception_message_is_joined():
 def test_error_occurred_when_running_is_no_compile_error():
     text = ("RuntimeError: Error in function 'run' at /workspace/csrc/trtllm_batched_gemm_runner.cu:258: "
             "Error occurred when running GEMM! (numBatches:  256 , GemmMNK:  2   512   7168 , Kernel:  x )")
-    assert diagnosis.classify(text)[0] is diagnosis.ErrorClass.LAUNCH_FAILURE
+    assert error_text.classify(text)[0] is error_text.ErrorClass.LAUNCH_FAILURE
     # a real compiler diagnostic keeps its class
-    assert diagnosis.classify("kernel.cu(42): error: identifier \"x\" is undefined")[0] is diagnosis.ErrorClass.COMPILE_ERROR
+    assert error_text.classify("kernel.cu(42): error: identifier \"x\" is undefined")[0] is error_text.ErrorClass.COMPILE_ERROR
 
 
 def test_an_unrelated_exception_is_not_an_event():

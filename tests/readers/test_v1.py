@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+from tiletune.core.records import Status, TuningRecord
 from tiletune.readers import read_inputs
 from tiletune.readers.flashinfer_v1 import LEGACY_CUDNN_NOTE, sniff
 from tiletune.readers.interface import ReadContext
-from tiletune.records import Status, TuningRecord
 
 CTX = ReadContext()
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from tiletune.archs import normalize_arch
+from tiletune.analysis.pipeline import inspect
+from tiletune.core.archs import normalize_arch
 from tiletune.formats.json_out import inspect_dict
-from tiletune.pipeline import inspect
 from tiletune.readers.interface import ReadContext
 
 WILD = Path(__file__).resolve().parents[2] / "cache_samples" / "wild"

@@ -1,4 +1,4 @@
-"""The shipped server -> FlashInfer pin table (tiletune/data/server_flashinfer_pins.json), and what
+"""The shipped server -> FlashInfer pin table (tiletune/core/data/server_flashinfer_pins.json), and what
 `tiletune inspect` makes of a log whose only version clue is a server banner."""
 import json
 import subprocess
@@ -7,11 +7,11 @@ from importlib import resources
 
 from packaging.version import Version
 
-from tiletune.readers.logs_clues import pinned_flashinfer, server_pins
+from tiletune.readers.logs.clues import pinned_flashinfer, server_pins
 
 
 def _doc():
-    return json.loads(resources.files("tiletune.data").joinpath("server_flashinfer_pins.json").read_text())
+    return json.loads(resources.files("tiletune.core.data").joinpath("server_flashinfer_pins.json").read_text())
 
 
 def test_schema_and_provenance():
@@ -49,8 +49,8 @@ def test_a_built_wheel_carries_the_table():
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
 
     conf = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())
-    assert "data/*.json" in conf["tool"]["setuptools"]["package-data"]["tiletune"]
-    assert resources.files("tiletune.data").joinpath("__init__.py").is_file()  # a package, so setuptools finds it
+    assert "core/data/*.json" in conf["tool"]["setuptools"]["package-data"]["tiletune"]
+    assert resources.files("tiletune.core.data").joinpath("__init__.py").is_file()  # a package, so setuptools finds it
 
 
 def test_pins_read_by_hand():

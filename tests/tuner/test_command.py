@@ -11,10 +11,10 @@ import pytest
 from tuner_fakes import FAKE_ENV, FakeEngine
 from typer.testing import CliRunner
 
-from tiletune.cli import app
-from tiletune.commands.retry import RetryOptions, retry
-from tiletune.errors import UsageError
-from tiletune.records import Entry, Environment, Problem, Status, TuningRecord, Undecoded
+from tiletune.cli.commands.retry import RetryOptions, retry
+from tiletune.cli.typer_app import app
+from tiletune.core.errors import UsageError
+from tiletune.core.records import Entry, Environment, Problem, Status, TuningRecord, Undecoded
 from tiletune.tuner import exports
 from tiletune.tuner.ledger import Ledger
 from tiletune.tuner.targets import parse_shape, parse_tactics, targets_from_entries
@@ -115,7 +115,7 @@ def test_pinned_cache_takes_the_fastest_passing_tactic_per_key(tmp_path):
 def test_pin_cache_refuses_to_overwrite_its_source(tmp_path):
     cache = tmp_path / "c.json"
     shutil.copy(H200_CACHE, cache)
-    from tiletune.errors import TunerError
+    from tiletune.core.errors import TunerError
     with pytest.raises(TunerError, match="refusing to overwrite"):
         exports.write_pinned_cache(cache, [], cache, key_problems={})
 
@@ -148,8 +148,8 @@ def test_real_h200_ledger_reads_back_and_exports_flashinfer_blocklist(tmp_path):
 
 
 def test_reproducer_delegates_to_the_cutlass_writer(tmp_path):
-    from tiletune.commands.retry import write_reproducers
-    from tiletune.records import TileConfig
+    from tiletune.cli.commands.retry import write_reproducers
+    from tiletune.core.records import TileConfig
     from tiletune.tuner.engine import RetryTarget
 
     decoded = RetryTarget(key="bf16_gemm|X|3|1x128x4096x4096|bf16", op="bf16_gemm", runner="X", tactic=3, arch="sm90",
@@ -208,7 +208,7 @@ def test_changed_env_on_the_real_ledger():
 
 
 def test_fail_on_counts_attempts_on_this_gpu_and_resumed_ones(tmp_path):
-    from tiletune.cli import FailOn, _retry_gate
+    from tiletune.cli.typer_app import FailOn, _retry_gate
 
     modes = {0: "pass", 1: "smem", 2: "segv"}
 

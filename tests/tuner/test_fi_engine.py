@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from tiletune.commands.retry import RetryOptions, collect_targets
-from tiletune.errors import TunerError, UsageError
-from tiletune.ops import problem_for
-from tiletune.records import Environment, Status, TuningRecord
+from tiletune.cli.commands.retry import RetryOptions, collect_targets
+from tiletune.core.errors import TunerError, UsageError
+from tiletune.core.records import Environment, Status, TuningRecord
+from tiletune.decode.problems import problem_for
 from tiletune.tuner import worker
 from tiletune.tuner.flashinfer_engine import FlashInferEngine
 from tiletune.tuner.targets import explicit_targets, parse_shape
@@ -60,7 +60,7 @@ def test_module_names_per_runner():
     ("mxfp8_gemm", "8x4096x4096", (8, 4096, 4096)),
 ])
 def test_command_line_targets_decode_back_to_their_problem(op, shape, problem):
-    """The key shapes written for a --shape target decode (tiletune.ops) to the same M, N, K."""
+    """The key shapes written for a --shape target decode (tiletune.decode.problems) to the same M, N, K."""
     opts = RetryOptions(ops=[op], tactic="0-1", shapes=[shape])
     targets, *_ = collect_targets(opts, {"compute_capability": "9.0", "flashinfer": "0.7.2.post1"})
     assert [t.tactic for t in targets] == [0, 1]
@@ -179,7 +179,7 @@ def test_h200_x2_ledger_ran_one_worker_per_gpu():
 
 
 def test_h200_x2_ledger_exports_only_real_failures(tmp_path):
-    from tiletune.commands.retry import retry
+    from tiletune.cli.commands.retry import retry
 
     out = tmp_path / "block.json"
     opts = RetryOptions(ledger=H200_X2, no_run=True, ops=["bf16_gemm"], tactic="0", shapes=["1x1x1"], blocklist=out)

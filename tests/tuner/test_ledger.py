@@ -12,9 +12,9 @@ from pathlib import Path
 
 from tuner_fakes import FAKE_ENV, FakeEngine, make_target
 
+from tiletune.core.records import Status
 from tiletune.readers import ledger as ledger_reader
 from tiletune.readers.interface import ReadContext
-from tiletune.records import Status
 from tiletune.tuner.engine import Diagnosis
 from tiletune.tuner.ledger import Ledger
 from tiletune.tuner.orchestrator import run_retry

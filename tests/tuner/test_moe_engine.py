@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tiletune.core.errors import TunerError
 from tiletune.decode import decode
-from tiletune.errors import TunerError
 from tiletune.readers import read_inputs
 from tiletune.readers.interface import ReadContext
 from tiletune.tuner import worker

@@ -101,7 +101,7 @@ def test_installed_package_finds_its_kernels_without_an_environment_variable(ins
     probe = (
         "import json, sys, tiletune\n"
         "from pathlib import Path\n"
-        "from tiletune.records import TileConfig\n"
+        "from tiletune.core.records import TileConfig\n"
         "from tiletune.tuner import cutlass_engine as ce\n"
         "cfg = TileConfig(tile=(128, 128, 64))\n"
         "headers = ce.CutlassHeaders(Path(sys.argv[2]) / 'include', None, '4.5.0', 'test')\n"

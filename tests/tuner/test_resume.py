@@ -14,8 +14,8 @@ from pathlib import Path
 
 from tuner_fakes import FAKE_ENV, FakeEngine
 
-from tiletune.commands.retry import RetryOptions, collect_targets, retry
-from tiletune.records import TileConfig
+from tiletune.cli.commands.retry import RetryOptions, collect_targets, retry
+from tiletune.core.records import TileConfig
 from tiletune.tuner import resume
 from tiletune.tuner.ledger import Ledger
 

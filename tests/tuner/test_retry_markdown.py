@@ -6,7 +6,7 @@ import re
 
 from tuner_fakes import FAKE_ENV, FakeEngine
 
-from tiletune.commands.retry import RetryOptions, retry
+from tiletune.cli.commands.retry import RetryOptions, retry
 
 
 def test_retry_markdown_is_markdown(tmp_path):

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import List, Optional, Sequence
 
-from tiletune.records import Problem
+from tiletune.core.records import Problem
 from tiletune.tuner.engine import Attempt, ChildResult, ChildSpec, RetryTarget
 from tiletune.tuner.flashinfer_engine import interpret_worker_result
 from tiletune.tuner.targets import target_key

@@ -55,9 +55,9 @@ from typing import Any, Iterable, Iterator, Mapping, Optional
 
 from packaging.version import InvalidVersion, Version
 
-from tiletune.errors import CatalogError
-from tiletune.frozen import frozen_dataclass
-from tiletune.records import CatalogRef, Decode, Decoded, RunsOther, TileConfig, Undecoded, freeze
+from tiletune.core.errors import CatalogError
+from tiletune.core.frozen import frozen_dataclass
+from tiletune.core.records import CatalogRef, Decode, Decoded, RunsOther, TileConfig, Undecoded, freeze
 
 SCHEMA = "tiletune.catalogs/2"
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import Any, Mapping, Optional, Sequence
 
 from tiletune import catalogs
-from tiletune.archs import arch_family, normalize_arch
-from tiletune.errors import CatalogError
-from tiletune.records import TileConfig
+from tiletune.core.archs import arch_family, normalize_arch
+from tiletune.core.errors import CatalogError
+from tiletune.core.records import TileConfig
 
 SCHEMA = "tiletune.catalog/1"
 

@@ -28,10 +28,11 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional, Sequence
 
-from tiletune import catalogs, moe_extras
-from tiletune.errors import CatalogError
-from tiletune.records import Problem, TuningRecord
-from tiletune.vocabulary import FUSED_MOE_OPS, MOE_RUNNER, PACKED_CONTAINERS, dtype_from_torch, strip_torch
+from tiletune import catalogs
+from tiletune.core import moe_key_extras
+from tiletune.core.errors import CatalogError
+from tiletune.core.records import Problem, TuningRecord
+from tiletune.core.vocabulary import FUSED_MOE_OPS, MOE_RUNNER, PACKED_CONTAINERS, dtype_from_torch, strip_torch
 
 
 def _dtype(value: Any) -> Optional[str]:
@@ -43,7 +44,7 @@ def _dtype(value: Any) -> Optional[str]:
 def extras_dict(extras: Any) -> Optional[dict[str, Any]]:
     """The MoERunner extras by name (20 fields, or 17 in 0.7.2.post1), or None when the key carries
     none (before 0.6.18rc2)."""
-    return moe_extras.by_name(extras)
+    return moe_key_extras.by_name(extras)
 
 
 def runner_types(ex: Mapping[str, Any]) -> Optional[dict[str, Any]]:

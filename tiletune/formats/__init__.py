@@ -2,7 +2,7 @@
 
 `FORMATTERS` names, per command, the renderer of each --format it offers (see interface.py);
 commands and the CLI call `render(command, result, fmt)`. Formatters read finished results
-(`tiletune.results`, the model's and the tuner's types) and compute nothing.
+(`tiletune.analysis.results`, the model's and the tuner's types) and compute nothing.
 """
 
 from __future__ import annotations

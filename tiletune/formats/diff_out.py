@@ -1,5 +1,5 @@
 """Rendering of a `DiffResult` (tiletune diff): a terminal table, GitHub Markdown, and JSON
-(schema `tiletune.diff/1`). Pure: result in, string out; nothing is computed here.
+(schema `tiletune.analysis.diff/1`). Pure: result in, string out; nothing is computed here.
 
 Times are measured (from the inputs) and shown in microseconds; a change is called beyond noise
 only against the threshold the result carries.
@@ -11,11 +11,11 @@ import dataclasses
 import json
 from typing import Any, Optional
 
-from tiletune.diff import Change, DiffResult, Side, Undetermined, summary_counts
+from tiletune.analysis.diff import Change, DiffResult, Side, Undetermined, summary_counts
+from tiletune.core.records import Problem, to_jsonable
 from tiletune.formats.json_out import config_dict, problem_dict
-from tiletune.records import Problem, to_jsonable
 
-SCHEMA = "tiletune.diff/1"
+SCHEMA = "tiletune.analysis.diff/1"
 
 _KIND_TEXT = {
     "winner_changed": "winner changed",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 
-from tiletune.doctor_report import DoctorReport
+from tiletune.analysis.doctor import DoctorReport
 
 SCHEMA = "tiletune.doctor/1"
 

@@ -1,4 +1,4 @@
-"""Rendering of the at-a-glance view (`tiletune.overview.Overview`): the compact per-bucket table,
+"""Rendering of the at-a-glance view (`tiletune.analysis.overview.Overview`): the compact per-bucket table,
 the tile map (text, Markdown, PNG), rank disagreements and `--m` answers. Pure: data in, text
 (or PNG bytes) out; nothing is computed here beyond layout.
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Optional, Sequence
 
-from tiletune.overview import BucketLine, Group, Overview, Pick, RankDisagreement, at_runtime_m, choice_key
-from tiletune.source_groups import group_names
+from tiletune.analysis.overview import BucketLine, Group, Overview, Pick, RankDisagreement, at_runtime_m, choice_key
+from tiletune.analysis.source_groups import group_names
 
 CHOSEN_WIDTH = 48  # a bucket whose sources chose differently lists them up to this width (--all shows each)
 COMPACT_HEADERS = ["M bucket", "chosen", "meas us", "t us*", "eff %*", "runner-up", "margin", "failed", "never tried"]

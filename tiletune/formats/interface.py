@@ -12,8 +12,8 @@ from __future__ import annotations
 import importlib
 from typing import Any, Callable, Iterable, Mapping, Union, cast
 
-from tiletune.errors import UsageError
-from tiletune.frozen import frozen_dataclass
+from tiletune.core.errors import UsageError
+from tiletune.core.frozen import frozen_dataclass
 
 Rendered = Union[str, Iterable[str]]
 

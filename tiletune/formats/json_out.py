@@ -15,11 +15,7 @@ import math
 from typing import Any, Callable, Iterator, Optional
 
 from tiletune import __version__
-from tiletune.formats.strict_json import NOTE as STRICT_NOTE
-from tiletune.formats.strict_json import finite_only
-from tiletune.model.perf import ModelResult
-from tiletune.records import Decoded, Entry, Problem, TileConfig, Undecoded, to_jsonable
-from tiletune.results import (
+from tiletune.analysis.results import (
     AnalyzedEntry,
     Failure,
     FailureReason,
@@ -28,6 +24,10 @@ from tiletune.results import (
     Verdict,
     loses_data,
 )
+from tiletune.core.records import Decoded, Entry, Problem, TileConfig, Undecoded, to_jsonable
+from tiletune.formats.strict_json import NOTE as STRICT_NOTE
+from tiletune.formats.strict_json import finite_only
+from tiletune.model.perf import ModelResult
 
 SCHEMA = "tiletune.inspect/1"
 

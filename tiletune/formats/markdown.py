@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from typing import Optional, Sequence
 
+from tiletune.analysis.results import InspectResult
 from tiletune.formats import view
 from tiletune.formats.safe_text import terminal_safe
-from tiletune.results import InspectResult
 
 FOLD_ROWS = 12  # tables longer than this fold into <details> so the page stays scannable
 
@@ -113,8 +113,8 @@ def numeric_columns(headers: Sequence[str]) -> list[int]:
 
 def compact_sections(result: InspectResult, runtime_m: Sequence[int] = ()) -> list[str]:
     """The per-bucket view and the tile map as Markdown (the default; `--all` lists every tactic)."""
+    from tiletune.analysis.overview import overview
     from tiletune.formats import glance
-    from tiletune.overview import overview
 
     ov = overview(result)
     analyses = glance.analyses_by_choice(result, ov)
@@ -174,8 +174,8 @@ def format_inspect(result: InspectResult, *, all_rows: bool = False, runtime_m: 
             out += [f"- {cell(n)}" for n in sec.footnotes]
         out.append("")
     if result.failures:
+        from tiletune.analysis.overview import tile_history
         from tiletune.formats.glance import next_steps
-        from tiletune.overview import tile_history
 
         out.append("## Failures")
         out.append("")

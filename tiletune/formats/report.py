@@ -21,13 +21,13 @@ from typing import Any, Iterable, Optional, Sequence
 from urllib.parse import quote
 
 from tiletune import __version__
+from tiletune.analysis.results import Failure, InspectResult, Verdict
+from tiletune.analysis.source_groups import group_names
+from tiletune.core.records import Status
 from tiletune.formats import markdown as md
 from tiletune.formats import view
 from tiletune.formats.json_out import analysis_dict, inspect_dict
 from tiletune.formats.redact import Redactor, local_identity, redact  # noqa: F401 - redact re-exported
-from tiletune.records import Status
-from tiletune.results import Failure, InspectResult, Verdict
-from tiletune.source_groups import group_names
 
 SCHEMA = "tiletune.report/1"
 
@@ -568,8 +568,8 @@ def format_report_json(result: InspectResult, ctx: ReportContext) -> str:
 def _tile_map_section(result: InspectResult, ctx: ReportContext, lim: Limits = FULL) -> list[str]:
     """The winning tile per (op, N x K) and M bucket: a picture when drawn, the table folded (capped
     to `lim.items` rows in a ticket)."""
+    from tiletune.analysis.overview import overview
     from tiletune.formats import glance
-    from tiletune.overview import overview
 
     headers, rows = glance.tile_map(overview(result))
     if not rows:
@@ -638,8 +638,8 @@ def render_files(
             plots.append((p.arch, p.op, name))
     tile_map_name = None
     if plot and output is not None and roofline.matplotlib_available():
+        from tiletune.analysis.overview import overview
         from tiletune.formats.glance import tile_map_png
-        from tiletune.overview import overview
 
         png = tile_map_png(overview(result))
         if png is not None:

@@ -7,7 +7,7 @@ from typing import Any, List, NamedTuple, Optional
 
 from tabulate import tabulate
 
-from tiletune.ledger_format import Diagnosis
+from tiletune.core.ledger_format import Diagnosis
 from tiletune.tuner import classify
 from tiletune.tuner.engine import Attempt, RetryTarget
 from tiletune.tuner.ledger import attempt_to_json

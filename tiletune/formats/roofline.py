@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-from tiletune.records import Status
-from tiletune.results import InspectResult
+from tiletune.analysis.results import InspectResult
+from tiletune.core.records import Status
 
 
 @dataclass(frozen=True)

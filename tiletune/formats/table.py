@@ -11,9 +11,9 @@ import textwrap
 from itertools import chain
 from typing import Any, Optional, Sequence
 
+from tiletune.analysis.overview import overview, tile_history
+from tiletune.analysis.results import InspectResult
 from tiletune.formats import glance, view
-from tiletune.overview import overview, tile_history
-from tiletune.results import InspectResult
 
 WIDTH = 120  # terminal width the report is laid out for
 

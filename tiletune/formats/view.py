@@ -13,10 +13,10 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Mapping, Optional, Sequence
 
+from tiletune.analysis.results import AnalyzedEntry, Failure, InspectResult, NotTried, loses_data
+from tiletune.analysis.source_groups import group_names
+from tiletune.core.records import Decoded, Problem, Status, Undecoded
 from tiletune.model.perf import ModelResult
-from tiletune.records import Decoded, Problem, Status, Undecoded
-from tiletune.results import AnalyzedEntry, Failure, InspectResult, NotTried, loses_data
-from tiletune.source_groups import group_names
 
 SMEM_UNIT = 1024  # KiB on screen; bytes in the model (101,376 B shows as 99.0 KiB)
 
@@ -353,7 +353,7 @@ def failure_rows(failures: Sequence[Failure], *, error_width: int = 40,
                  labels: Optional[Mapping[str, str]] = None) -> list[list[str]]:
     """One row per aggregated failure: op, tactic, tile, count, short error, reason. `labels`
     (source group -> short name; given when the inputs hold several groups) names each row's group."""
-    from tiletune.verdicts import short_error
+    from tiletune.analysis.verdicts import short_error
 
     rows = []
     for f in sorted(failures, key=lambda f: (f.arch or "~", f.op, f.group or "", -f.count)):

@@ -1,9 +1,9 @@
-"""Calibration constants of the time model (the fit that produces them is `tiletune.model.fit`).
+"""Calibration constants of the time model (the fit that produces them is `tools.model_fit.fit`).
 
 Owns `Constants` (eta_mma: fraction of the dense peak a good kernel's MMA loop reaches; eta_bw:
 fraction of DRAM bandwidth; t_fixed_s: launch + prologue + epilogue + tail; p: how sharply the
 compute and memory times combine; the uncertainty band), the table of fitted values per
-(arch, dtype). `python3 -m tiletune.model.fit SWEEP.json` refits them from a
+(arch, dtype). `python3 -m tools.model_fit.fit SWEEP.json` refits them from a
 bench/h200_sweep JSON: constants are fitted on the even-indexed shapes only (rows sorted by
 dtype, N, K, M), and the model error is reported on the odd-indexed (held-out) shapes only.
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from typing import Dict, Optional, Tuple
 
-from tiletune.frozen import frozen_dataclass
+from tiletune.core.frozen import frozen_dataclass
 
 US = 1e-6
 _INF = math.inf
@@ -64,7 +64,7 @@ class Constants:
 DEFAULT = Constants("uncalibrated defaults (research ranges)", eta_mma=0.8, eta_bw=0.85, t_fixed_s=6.5 * US)
 
 # Fitted on bench/h200_sweep/results/run1/h200_sweep.json (cuBLAS 13.1 nvjet kernels, H200, 2026-11-30), even-indexed
-# shapes only, by `python3 -m tiletune.model.fit bench/h200_sweep/results/run1/h200_sweep.json`.
+# shapes only, by `python3 -m tools.model_fit.fit bench/h200_sweep/results/run1/h200_sweep.json`.
 # ratio_band = 2.5th/97.5th percentile of measured/model on the fitting half.
 FITTED: Dict[Tuple[str, str], Constants] = {
     ("sm90", "bf16"): Constants("h200-cublas-2026-11-30 bf16", eta_mma=0.84, eta_bw=0.71, t_fixed_s=8.00 * US,

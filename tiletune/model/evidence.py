@@ -28,12 +28,12 @@ from __future__ import annotations
 import math
 from typing import List, NamedTuple, Optional, Sequence, Tuple
 
-from tiletune.errors import ModelError
+from tiletune.core.errors import ModelError
+from tiletune.core.records import Problem, TileConfig
 from tiletune.model import mainloop
 from tiletune.model.calibration import combine
 from tiletune.model.gpus import GpuSpec
 from tiletune.model.perf import estimate
-from tiletune.records import Problem, TileConfig
 
 MIN_SAMPLES = 4
 _SCALES = tuple(math.exp(math.log(1 / 16) + i * (math.log(64.0) / 80)) for i in range(81))  # 1/16 .. 4, x1.053

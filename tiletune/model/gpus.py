@@ -19,9 +19,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Dict, Optional, Tuple
 
-from tiletune.archs import KNOWN_ARCHS, normalize_arch
-from tiletune.errors import ModelError
-from tiletune.frozen import frozen_dataclass
+from tiletune.core.archs import KNOWN_ARCHS, normalize_arch
+from tiletune.core.errors import ModelError
+from tiletune.core.frozen import frozen_dataclass
 
 PEAK_KINDS = ("fp4", "fp6", "fp8", "fp16", "bf16", "tf32", "int8")
 
@@ -220,11 +220,11 @@ def _load(user_file: Optional[str]) -> GpuTable:
     docs = [(builtin, "built-in gpus.json")]
     if user_file:
         p = Path(user_file)
-        from tiletune import inputs
-        from tiletune.errors import ReaderError
+        from tiletune.core import bounded_input
+        from tiletune.core.errors import ReaderError
 
         try:  # a regular file (a FIFO would block, /dev/zero never end), bounded JSON
-            docs.append((inputs.load_file(p, limit=GPU_FILE_MAX_BYTES, what="GPU file"), str(p)))
+            docs.append((bounded_input.load_file(p, limit=GPU_FILE_MAX_BYTES, what="GPU file"), str(p)))
         except ReaderError as e:
             raise ModelError(f"{e} (as a GPU file)") from None
     return _build(tuple(docs))

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import NamedTuple, Optional, Tuple
 
-from tiletune.errors import ModelError
-from tiletune.records import TileConfig
+from tiletune.core.errors import ModelError
+from tiletune.core.records import TileConfig
 
 # Canonical schedules. "cooperative": two consumer warpgroups split the tile's M and work on the
 # same tile; "pingpong": two consumer warpgroups each own a whole tile and take turns in the MMA

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import NamedTuple, Optional
 
-from tiletune.errors import ModelError
+from tiletune.core.errors import ModelError
 from tiletune.model.gpus import GpuSpec
 
 USABLE_SHARE = 32 / 60  # H200: the largest re-read working set measured at the L2 rate, of 60 MiB
@@ -38,7 +38,7 @@ L2_STATES = ("warm", "cold")
 
 class L2Fact(NamedTuple):
     """The L2 state a timing (or a tuner's pick) was taken with, and how that is known. Set by the
-    caller that knows it (tiletune/l2_state.py), carried by `ModelResult.l2`. Hashable."""
+    caller that knows it (tiletune/analysis/l2_state.py), carried by `ModelResult.l2`. Hashable."""
 
     state: Optional[str]  # "warm" | "cold" | None (unknown: modelled cold, band down to the warm time)
     how: str  # "decoded" | "inferred" | "unknown"

@@ -2,7 +2,7 @@
 
 Owns the tile-aware part of the time model (`perf.estimate` turns it into seconds and adds waves,
 DRAM and the fixed latency) and its constants (`TileConstants`, fitted per arch on measured
-CUTLASS kernels by `tiletune.model.tile_fit`). Every effect is a stated mechanism; each fitted
+CUTLASS kernels by `tools.model_fit.tile_fit`). Every effect is a stated mechanism; each fitted
 constant is named after the mechanism it prices. Per k-block of BM x BN x BK on one SM:
 
 1. MMA: BM*BN*BK multiply-adds at the SM's dense rate (FLOP/clk/SM = dense peak / (SMs x the
@@ -43,7 +43,7 @@ from __future__ import annotations
 import math
 from typing import Dict, NamedTuple, Optional, Tuple
 
-from tiletune.frozen import frozen_dataclass
+from tiletune.core.frozen import frozen_dataclass
 from tiletune.model.kernel import Kernel
 
 SMEM_BYTES_PER_CLK = 128  # per SM, SM80..SM120 (research hardware-perf-model.md; CUDA tuning guides)
@@ -196,7 +196,7 @@ def tile_cycles(kblocks: int, c: Cycles) -> float:
     return main + c.epilogue
 
 
-# Fitted on measured CUTLASS SM90 kernels on the H200 by `python3 -m tiletune.model.tile_fit`
+# Fitted on measured CUTLASS SM90 kernels on the H200 by `python3 -m tools.model_fit.tile_fit`
 # (bench/model_validation/ holds the command, the data it read and the held-out table).
 # Band: the 5th / 95th percentile of measured / model on the fitting data; validate.py shows how
 # often it holds on held-out tiles and (N, K) families (85-88 %).

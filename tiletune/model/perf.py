@@ -19,9 +19,11 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Tuple, Union
 
-from tiletune.archs import normalize_arch
-from tiletune.errors import ModelError
-from tiletune.frozen import frozen_dataclass
+from tiletune.core.archs import normalize_arch
+from tiletune.core.errors import ModelError
+from tiletune.core.frozen import frozen_dataclass
+from tiletune.core.records import Problem, TileConfig
+from tiletune.core.vocabulary import BITS, INPUT_DTYPES
 from tiletune.model import l2 as l2_term
 from tiletune.model import mainloop
 from tiletune.model.calibration import Constants, combine, constants_for
@@ -30,8 +32,6 @@ from tiletune.model.kernel import Kernel, resolve
 from tiletune.model.mainloop import Cycles, TileConstants
 from tiletune.model.smem import SF_VEC, SmemFit, smem_fit
 from tiletune.model.transfer import L2_REASON, W_L2, widening
-from tiletune.records import Problem, TileConfig
-from tiletune.vocabulary import BITS, INPUT_DTYPES
 
 DTYPE_BITS = {d: BITS[d] for d in INPUT_DTYPES}  # the input types the model takes, bits per element
 OUT_BITS = BITS
@@ -171,7 +171,7 @@ class ModelResult(NamedTuple):
     calibration_name: str = ""
     alternatives: Tuple[Alternative, ...] = ()  # `analyze(..., alternatives=True)` only
     # the L2 state the times assume and why (l2.L2Fact), set by the caller that knows it
-    # (inspect: tiletune/l2_state.py); None: not stated (estimate's `l2` argument still applies)
+    # (inspect: tiletune/analysis/l2_state.py); None: not stated (estimate's `l2` argument still applies)
     l2: Optional[l2_term.L2Fact] = None
 
     @property

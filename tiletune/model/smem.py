@@ -25,11 +25,11 @@ from __future__ import annotations
 import functools
 from typing import Any, Optional, Tuple
 
-from tiletune.archs import normalize_arch
-from tiletune.errors import ModelError
-from tiletune.frozen import frozen_dataclass
-from tiletune.records import TileConfig
-from tiletune.vocabulary import BITS, SCALE_VECTOR
+from tiletune.core.archs import normalize_arch
+from tiletune.core.errors import ModelError
+from tiletune.core.frozen import frozen_dataclass
+from tiletune.core.records import TileConfig
+from tiletune.core.vocabulary import BITS, SCALE_VECTOR
 
 SM120_LIMIT = 101_376  # cutlass::arch::sm120_smem_capacity_bytes (99 KiB)
 SM90_LIMIT = 232_448  # sm90/sm100 opt-in limit (227 KiB)

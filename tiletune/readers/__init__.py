@@ -20,12 +20,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import Optional, Sequence, Union
 
-from tiletune import inputs
-from tiletune.errors import ReaderError, unexpected
-from tiletune.events import Event, InputFacts
-from tiletune.frozen import frozen_dataclass
+from tiletune.core import bounded_input
+from tiletune.core.errors import ReaderError, unexpected
+from tiletune.core.events import Event, InputFacts
+from tiletune.core.frozen import frozen_dataclass
+from tiletune.core.records import InputProblem, TuningRecord
 from tiletune.readers.interface import ReadContext
-from tiletune.records import InputProblem, TuningRecord
 
 __all__ = ["ReadOutcome", "read_inputs", "reader_modules"]
 
@@ -62,7 +62,7 @@ class ReadOutcome:
     records: tuple[TuningRecord, ...]
     problems: tuple[InputProblem, ...]
     sources: tuple[tuple[str, str], ...]
-    events: tuple[Event, ...] = ()  # non-entry facts of logs and pasted text (tiletune.events)
+    events: tuple[Event, ...] = ()  # non-entry facts of logs and pasted text (tiletune.core.events)
     inputs: tuple[InputFacts, ...] = ()  # what each text input says about its run (arch, versions)
 
 
@@ -80,8 +80,8 @@ def reader_modules() -> tuple[ModuleType, ...]:
 def _head(path: Path) -> Union[bytes, InputProblem]:
     """The first bytes of a regular file, as UTF-8 (UTF-16 and BOM text re-encoded for the sniffers)."""
     try:
-        with inputs.open_input(path) as f:
-            return inputs.sniffable(f.read(_HEAD_BYTES))
+        with bounded_input.open_input(path) as f:
+            return bounded_input.sniffable(f.read(_HEAD_BYTES))
     except ReaderError as e:
         if "is a directory" in str(e):
             return b""

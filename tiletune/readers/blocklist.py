@@ -19,10 +19,10 @@ import re
 from pathlib import Path
 from typing import Any, Iterator, Union
 
-from tiletune import inputs
-from tiletune.errors import ReaderError
+from tiletune.core import bounded_input
+from tiletune.core.errors import ReaderError
+from tiletune.core.records import InputProblem, Status, TuningRecord, freeze
 from tiletune.readers.interface import ReadContext
-from tiletune.records import InputProblem, Status, TuningRecord, freeze
 
 KIND = "blocklist"
 
@@ -51,7 +51,7 @@ def read(path: Path, ctx: ReadContext) -> Iterator[Union[TuningRecord, InputProb
     """BLOCKED records for every tactic in the file; one-line problems for anything malformed."""
     source = str(path)
     try:
-        data = inputs.load_file(path, limit=MAX_BYTES, what="blocklist", why=" (real blocklists are KBs)")
+        data = bounded_input.load_file(path, limit=MAX_BYTES, what="blocklist", why=" (real blocklists are KBs)")
     except ReaderError as e:
         yield InputProblem(source, str(e), fatal=True, loses_data=True)
         return

@@ -23,12 +23,12 @@ import os
 from pathlib import Path
 from typing import Any, Iterator, Optional, Union
 
-from tiletune import inputs
-from tiletune.errors import ReaderError
-from tiletune.frozen import frozen_dataclass, positional_builder
+from tiletune.core import bounded_input
+from tiletune.core.errors import ReaderError
+from tiletune.core.frozen import frozen_dataclass, positional_builder
+from tiletune.core.records import Environment, InputProblem, Status, TuningRecord, freeze
 from tiletune.readers.interface import ReadContext
 from tiletune.readers.keyparse import KeyParseError, KeyParser, parse_general
-from tiletune.records import Environment, InputProblem, Status, TuningRecord, freeze
 
 KIND = "flashinfer-v1"
 
@@ -68,9 +68,9 @@ def max_json_bytes() -> int:
 
 def load_json(path: Path) -> Union[Any, InputProblem]:
     """Parse a JSON file read-only (a regular file under the size limit, with bounded depth and
-    digits: see tiletune.inputs), or return the one-line reason it cannot be used."""
+    digits: see tiletune.core.bounded_input), or return the one-line reason it cannot be used."""
     try:
-        return inputs.load_file(path, limit=max_json_bytes(), what="JSON file", override="TILETUNE_MAX_JSON_MB",
+        return bounded_input.load_file(path, limit=max_json_bytes(), what="JSON file", override="TILETUNE_MAX_JSON_MB",
                                 why=" for caches (parsing it would need about 10x that in memory)")
     except ReaderError as e:
         return InputProblem(str(path), str(e), loses_data=True)
@@ -261,7 +261,7 @@ def _namespaced_records(path: Path, records: Any, env: Environment, rank: Option
         without_tactic = 0
         for record_key, record in table.items():
             try:
-                op_key = inputs.loads(record_key, f"{path}: _records key")
+                op_key = bounded_input.loads(record_key, f"{path}: _records key")
             except ReaderError:
                 op_key = {}
             op_key = op_key if isinstance(op_key, dict) else {}
@@ -308,7 +308,7 @@ def _runner_class(identity: Any) -> str:
     """`runner_identity` is compact JSON `{"class": ..., "fields": ...}`; the class name is the runner."""
     if isinstance(identity, str):
         try:
-            cls = inputs.loads(identity, "runner_identity").get("class")
+            cls = bounded_input.loads(identity, "runner_identity").get("class")
             if isinstance(cls, str):
                 return cls.rsplit(".", 1)[-1]
         except (ReaderError, AttributeError):

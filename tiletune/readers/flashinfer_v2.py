@@ -23,13 +23,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
-from tiletune import inputs
-from tiletune.errors import ReaderError
+from tiletune.core import bounded_input
+from tiletune.core.errors import ReaderError
+from tiletune.core.records import Environment, InputProblem, Status, TuningRecord, freeze
 from tiletune.readers import flashinfer_v1, sglang
 from tiletune.readers.flashinfer_v1 import Item, PathHints, load_json, policy_detail, quoted_short
 from tiletune.readers.interface import ReadContext
 from tiletune.readers.keyparse import KeyParseError, KeyParser
-from tiletune.records import Environment, InputProblem, Status, TuningRecord, freeze
 
 KIND = "flashinfer-v2"
 _ENTRY_LIMIT = 1 << 20  # one entry is a few hundred bytes; anything over 1 MiB is not an entry
@@ -115,7 +115,7 @@ def read(path: Path, ctx: ReadContext) -> Iterator[Item]:
 def _read_entry(f: Path, store: Path, env: Environment, rank: Optional[str], parser: KeyParser) -> Iterator[Item]:
     src = str(store)
     try:
-        entry = inputs.load_file(f, limit=_ENTRY_LIMIT, what="store entry", why=" (one entry is a few hundred bytes)")
+        entry = bounded_input.load_file(f, limit=_ENTRY_LIMIT, what="store entry", why=" (one entry is a few hundred bytes)")
     except ReaderError as e:
         yield InputProblem(src, f"{e}; entry skipped", fatal=False, loses_data=True)
         return

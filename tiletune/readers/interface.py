@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from typing import Optional, Union
 
-from tiletune.archs import arch_from_gpu_name
-from tiletune.events import Event, InputFacts
-from tiletune.frozen import frozen_dataclass
-from tiletune.records import Environment, InputProblem, TuningRecord
+from tiletune.core.archs import arch_from_gpu_name
+from tiletune.core.events import Event, InputFacts
+from tiletune.core.frozen import frozen_dataclass
+from tiletune.core.records import Environment, InputProblem, TuningRecord
 
 # What a reader yields: records, the problems of its input, and (text readers) events and input facts.
 ReadItem = Union[TuningRecord, InputProblem, Event, InputFacts]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Tuple
 
-from tiletune.archs import normalize_arch
+from tiletune.core.archs import normalize_arch
 
 _VERSION_DIR = re.compile(r"\d+\.\d+(?:\.\d+)?(?:[.+\-]?[A-Za-z0-9.+\-]*)?")
 _ARCH_DIR = re.compile(r"\d{2,3}[a-z]?(?:_\d{2,3}[a-z]?)*")

@@ -29,12 +29,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
-from tiletune import inputs
-from tiletune.errors import ReaderError
+from tiletune.core import bounded_input
+from tiletune.core.errors import ReaderError
+from tiletune.core.records import Environment, InputProblem, Status, TuningRecord, freeze
+from tiletune.core.vocabulary import FUSED_MOE_FAMILY, FUSED_MOE_OPS, MOE_RUNNER
 from tiletune.readers.interface import ReadContext, ReadItem
 from tiletune.readers.jit_identity import WorkspaceIdentity, workspace_identity  # noqa: F401 - re-exported (doctor, tests)
-from tiletune.records import Environment, InputProblem, Status, TuningRecord, freeze
-from tiletune.vocabulary import FUSED_MOE_FAMILY, FUSED_MOE_OPS, MOE_RUNNER
 
 KIND = "jit-workspace"
 
@@ -147,7 +147,7 @@ def _moe_instantiations(stem: str, generated: Optional[Path]) -> List[Instantiat
 
 def _read_small(path: Path) -> Optional[str]:
     try:
-        with inputs.open_input(path) as f:
+        with bounded_input.open_input(path) as f:
             data = f.read(MAX_GENERATED_BYTES)
     except (OSError, ReaderError):  # unreadable, or not a regular file (a FIFO would block)
         return None
@@ -162,7 +162,7 @@ def _ninja_builds(build_ninja: Path) -> List[Tuple[str, str, str]]:
     """(object name, rule, source path) for every compile step in build.ninja (streamed)."""
     out: List[Tuple[str, str, str]] = []
     try:
-        with io.TextIOWrapper(inputs.open_input(build_ninja), encoding="utf-8", errors="replace") as f:
+        with io.TextIOWrapper(bounded_input.open_input(build_ninja), encoding="utf-8", errors="replace") as f:
             for line in f:
                 m = _BUILD_LINE.match(line)
                 if m and m["rule"] in ("cuda_compile", "compile"):
@@ -176,7 +176,7 @@ def _ninja_log(path: Path) -> Dict[str, int]:
     """Output basename -> build milliseconds from a `.ninja_log` (v5: start, end, mtime, output, hash)."""
     done: Dict[str, int] = {}
     try:
-        with io.TextIOWrapper(inputs.open_input(path), encoding="utf-8", errors="replace") as f:
+        with io.TextIOWrapper(bounded_input.open_input(path), encoding="utf-8", errors="replace") as f:
             for line in f:
                 if line.startswith("#"):
                     continue

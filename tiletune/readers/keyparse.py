@@ -25,7 +25,7 @@ import json
 import re
 from typing import Any, NamedTuple, Optional, Tuple, Union
 
-from tiletune.inputs import MAX_INT_DIGITS
+from tiletune.core.bounded_input import MAX_INT_DIGITS
 
 
 class KeyParseError(ValueError):

@@ -1,7 +1,7 @@
-"""Reader for tiletune's own retry ledger (JSONL, schema tiletune.ledger/1; see tiletune/ledger_format.py).
+"""Reader for tiletune's own retry ledger (JSONL, schema tiletune.ledger/1; see tiletune/core/ledger_format.py).
 
 Every distinct attempt becomes one record (identical repeats add to its count and bounded time
-samples, `tiletune.samples`: the ledger is streamed, never held): Status.PASSED (with the measured time in `time_ms`),
+samples, `tiletune.core.timings`: the ledger is streamed, never held): Status.PASSED (with the measured time in `time_ms`),
 Status.FAILED (with the diagnosis message as `error`), or Status.NOT_RUN for an `engine_error`
 attempt (the engine could not even start the tactic: the GPU cannot run that runner, a package
 or an option was missing), whose `error` says why; a tactic that never ran is not a failed one.
@@ -16,12 +16,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Iterator, Union
 
-from tiletune.archs import arch_from_gpu_name
-from tiletune.errors import TunerError
-from tiletune.ledger_format import SCHEMA, Diagnosis, iter_lines
+from tiletune.core.archs import arch_from_gpu_name
+from tiletune.core.errors import TunerError
+from tiletune.core.ledger_format import SCHEMA, Diagnosis, iter_lines
+from tiletune.core.records import InputProblem, Status, TuningRecord, freeze
+from tiletune.core.timings import TimeSamples
 from tiletune.readers.interface import ReadContext
-from tiletune.records import InputProblem, Status, TuningRecord, freeze
-from tiletune.samples import TimeSamples
 
 KIND = "ledger"
 
@@ -59,7 +59,7 @@ def _attempt_key(a: dict, status: Status) -> tuple:
 
 def read(path: Path, ctx: ReadContext) -> Iterator[Union[TuningRecord, InputProblem]]:
     """Stream the ledger; identical attempts (same op, runner, tactic, outcome, problem, environment)
-    become ONE record with a count and bounded time samples (tiletune.samples), so a 1 GB ledger
+    become ONE record with a count and bounded time samples (tiletune.core.timings), so a 1 GB ledger
     costs memory per distinct attempt, not per line. Unusable lines are problems (first 20 named)."""
     aggs: dict = {}
     usable = bad = 0

@@ -22,7 +22,7 @@ import re
 from pathlib import Path
 from typing import Iterator, Optional
 
-from tiletune.archs import normalize_arch
+from tiletune.core.archs import normalize_arch
 from tiletune.readers import flashinfer_v1
 from tiletune.readers.flashinfer_v1 import PathHints
 from tiletune.readers.interface import ReadContext

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, Tuple
 
-from tiletune.vocabulary import SCALE_VECTOR
+from tiletune.core.vocabulary import SCALE_VECTOR
 
 # e2m1 code -> value (bit 3 = sign, bits 2..0 = magnitude code)
 E2M1_VALUES = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0)

@@ -18,9 +18,9 @@ import signal as _signal
 from dataclasses import dataclass
 from typing import Optional
 
-from tiletune.diagnosis import ErrorClass, diagnose
+from tiletune.core.error_text import ErrorClass, diagnose
+from tiletune.core.vocabulary import torch_dtype_name
 from tiletune.tuner.engine import Diagnosis
-from tiletune.vocabulary import torch_dtype_name
 
 # Relative error bounds, ||out - ref||_F / ||ref||_F, where ref is the float32 product of the
 # dequantized inputs. The output dtype's rounding dominates (inputs are exact after dequantizing),
@@ -53,7 +53,7 @@ class Verdict:
     smem_limit: Optional[int] = None
 
 
-# The error-text vocabulary is shared with the log reader and the verdicts (tiletune.diagnosis);
+# The error-text vocabulary is shared with the log reader and the verdicts (tiletune.core.error_text);
 # this maps its classes onto the retry diagnoses.
 _FROM_CLASS = {
     ErrorClass.OUT_OF_MEMORY: Diagnosis.OUT_OF_MEMORY,

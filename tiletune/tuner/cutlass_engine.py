@@ -36,10 +36,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from tiletune.errors import TunerError
-from tiletune.records import TileConfig
+from tiletune.core.errors import TunerError
+from tiletune.core.records import TileConfig
+from tiletune.core.vocabulary import DENSE_GEMM_OPERAND_DTYPE
 from tiletune.tuner.engine import Attempt, ChildResult, ChildSpec, Diagnosis, RetryTarget
-from tiletune.vocabulary import DENSE_GEMM_OPERAND_DTYPE
 
 # ----------------------------------------------------------------------------- kernels and dtypes
 

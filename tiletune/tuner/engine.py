@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional, Protocol, Sequence, Tuple
 
-from tiletune.ledger_format import Diagnosis  # the vocabulary attempts end with (ledger lines store it)
-from tiletune.records import Problem, Tactic, TileConfig
+from tiletune.core.ledger_format import Diagnosis  # the vocabulary attempts end with (ledger lines store it)
+from tiletune.core.records import Problem, Tactic, TileConfig
 
 
 @dataclass(frozen=True)

@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from tiletune import __version__
-from tiletune.errors import TunerError
-from tiletune.fileio import write_atomic
+from tiletune.core.errors import TunerError
+from tiletune.core.fileio import write_atomic
 
 # (op, runner or None, (batch, m, n, k)): one retried problem, as decoded from a cache key
 ProblemIdent = Tuple[str, Optional[str], Tuple[int, int, int, int]]
@@ -138,12 +138,12 @@ def write_pinned_cache(
     """
     if out_path.resolve() == source_cache.resolve():
         raise TunerError(f"{out_path}: refusing to overwrite the source cache; give a new path")
-    from tiletune import inputs
-    from tiletune.errors import ReaderError
+    from tiletune.core import bounded_input
+    from tiletune.core.errors import ReaderError
     from tiletune.readers.flashinfer_v1 import max_json_bytes
 
     try:
-        data = inputs.load_file(source_cache, limit=max_json_bytes(), what="JSON cache", override="TILETUNE_MAX_JSON_MB")
+        data = bounded_input.load_file(source_cache, limit=max_json_bytes(), what="JSON cache", override="TILETUNE_MAX_JSON_MB")
     except ReaderError as e:
         raise TunerError(f"{e} (the cache to pin)") from None
     if not isinstance(data, dict):

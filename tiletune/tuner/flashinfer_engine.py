@@ -32,13 +32,13 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, Optional, Sequence
 
-from tiletune.errors import TunerError
+from tiletune.core.errors import TunerError
+from tiletune.core.vocabulary import FUSED_MOE_OPS
 from tiletune.tuner import classify
 from tiletune.tuner.engine import Attempt, ChildResult, ChildSpec, Diagnosis, RetryTarget
 from tiletune.tuner.isolation import run_child
 from tiletune.tuner.moe_problem import MoeRefusal, key_extras, moe_problem
 from tiletune.tuner.worker import RUNNERS
-from tiletune.vocabulary import FUSED_MOE_OPS
 
 # `gemm` measured on the H200 machine (16 cores, wheel 0.7.2.post1): research/flashinfer-autotuner.md 8.1;
 # mm_bf16_cublaslt / tinygemm2 measured in bench/retry_h200_x2; the CUTLASS ones only estimated.

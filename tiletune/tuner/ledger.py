@@ -9,7 +9,7 @@ Format (`schema: "tiletune.ledger/1"`, one object per line, never rewritten):
     stderr_tail, env {fingerprint: GPU, driver, versions, clock_max_sm_mhz / clock_sm_mhz (MHz) and
     power_limit_w (W) at the start of the run}, env_id
 
-Each line is written with one O_APPEND write + fsync (tiletune.fileio.append_line_durable), so
+Each line is written with one O_APPEND write + fsync (tiletune.core.fileio.append_line_durable), so
 a killed run loses at most the attempt in flight. Reading tolerates a torn last line (a crash
 mid-write, a power loss): it is reported, not fatal. Resume skips targets already finished in
 the same environment (`env_id`) with the same key, engine and options (tiletune.tuner.resume
@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from tiletune.fileio import append_line_durable
-from tiletune.ledger_format import SCHEMA, LedgerLine, iter_lines  # noqa: F401 - SCHEMA re-exported
-from tiletune.records import Problem, TileConfig, to_jsonable
+from tiletune.core.fileio import append_line_durable
+from tiletune.core.ledger_format import SCHEMA, LedgerLine, iter_lines  # noqa: F401 - SCHEMA re-exported
+from tiletune.core.records import Problem, TileConfig, to_jsonable
 from tiletune.tuner.engine import Attempt, RetryTarget
 
 

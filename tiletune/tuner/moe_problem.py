@@ -30,9 +30,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
 # MoERunner.get_cache_key_extras layouts (20 fields; 17 in 0.7.2.post1) live in one place
-from tiletune.moe_extras import FIELDS_17 as EXTRAS_17  # noqa: F401 (re-exported)
-from tiletune.moe_extras import by_name as _by_name
-from tiletune.vocabulary import FUSED_MOE_OPS, TORCH_NAME, strip_torch, torch_dtype_name
+from tiletune.core.moe_key_extras import FIELDS_17 as EXTRAS_17  # noqa: F401 (re-exported)
+from tiletune.core.moe_key_extras import by_name as _by_name
+from tiletune.core.vocabulary import FUSED_MOE_OPS, TORCH_NAME, strip_torch, torch_dtype_name
 
 # ActivationType (csrc/nv_internal/.../cutlass_kernels/include/common.h)
 ACTIVATIONS = {0: "Gelu", 1: "Relu", 2: "Silu", 3: "Swiglu", 4: "Geglu", 5: "SwigluBias", 6: "Relu2",

@@ -32,9 +32,9 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping, Optional, Set, Tuple
 
+from tiletune.core.vocabulary import FUSED_MOE_OPS, torch_dtype_name
 from tiletune.tuner.engine import RetryTarget
 from tiletune.tuner.ledger import LedgerContents, target_to_json
-from tiletune.vocabulary import FUSED_MOE_OPS, torch_dtype_name
 
 Identity = Tuple[str, ...]
 TILE_BUILDING_ENGINES = ("cutlass",)  # engines whose run depends on the decoded tile and arch

@@ -22,11 +22,11 @@ import dataclasses
 import re
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set
 
-from tiletune.errors import UsageError
-from tiletune.records import Entry, Problem, Status, TuningRecord, to_jsonable
+from tiletune.core.errors import UsageError
+from tiletune.core.records import Entry, Problem, Status, TuningRecord, to_jsonable
+from tiletune.core.vocabulary import FUSED_MOE_OPS, short_dtype, torch_dtype_name
 from tiletune.tuner.engine import RetryTarget
 from tiletune.tuner.fingerprint import IDENTITY_FIELDS, same_value
-from tiletune.vocabulary import FUSED_MOE_OPS, short_dtype, torch_dtype_name
 
 # what a retry takes by default: failed, blocklisted, and what an earlier retry could not start
 FAILED_STATUSES = (Status.FAILED, Status.BLOCKED, Status.NOT_RUN)

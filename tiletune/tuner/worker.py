@@ -51,7 +51,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from tiletune.vocabulary import FUSED_MOE_OPS, MOE_RUNNER, torch_dtype_name
+from tiletune.core.vocabulary import FUSED_MOE_OPS, MOE_RUNNER, torch_dtype_name
 
 BLACKWELL_MAJORS = (10, 11, 12)
 
@@ -139,7 +139,7 @@ def _fp4_quant_backend(major: int, minor: int, cuda: str) -> str:
 
 
 def _write(path: str, result: Dict[str, Any]) -> None:
-    from tiletune.fileio import write_atomic
+    from tiletune.core.fileio import write_atomic
 
     write_atomic(path, json.dumps(result, default=str))
 

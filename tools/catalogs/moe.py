@@ -49,7 +49,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-from tiletune.vocabulary import FUSED_MOE_OPS, MOE_RUNNER
+from tiletune.core.vocabulary import FUSED_MOE_OPS, MOE_RUNNER
 from tools.catalogs import sources
 from tools.catalogs.cpp import ExtractError, clean, close_of, enum_shape, function_body, scan
 from tools.catalogs.cpp import cexpr as _cexpr
@@ -86,7 +86,7 @@ VARIANTS: dict[str, list[tuple[str, ...]]] = {
     "sm100": [("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8"), ("nvfp4", "nvfp4"), ("fp8", "mxfp4")],
     "sm103": [("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8"), ("nvfp4", "nvfp4"), ("fp8", "mxfp4")],
     "sm120": [("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8"), ("nvfp4", "nvfp4"), ("fp8", "mxfp4")],
-}  # sm121 decodes with the sm120 lists (tiletune.archs.arch_family); the C++ treats 120/121 alike
+}  # sm121 decodes with the sm120 lists (tiletune.core.archs.arch_family); the C++ treats 120/121 alike
 SM_OF = {"sm90": 90, "sm100": 100, "sm103": 103, "sm120": 120}
 
 class NotExtracted(ExtractError):

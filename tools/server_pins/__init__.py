@@ -1,4 +1,4 @@
-"""Server release -> FlashInfer requirement table (tiletune/data/server_flashinfer_pins.json).
+"""Server release -> FlashInfer requirement table (tiletune/core/data/server_flashinfer_pins.json).
 
 Read by code from public sources only: each vLLM / SGLang release's wheel METADATA on PyPI
 (`Requires-Dist`, which setup.py / pyproject.toml build from the release's requirement files), or,

@@ -1,6 +1,6 @@
 """python3 -m tools.server_pins [--vllm-repo CLONE] [--sglang-repo CLONE] [--since vllm=0.9.0] [--out FILE]
 
-Writes tiletune/data/server_flashinfer_pins.json: for each vLLM / SGLang release, the FlashInfer
+Writes tiletune/core/data/server_flashinfer_pins.json: for each vLLM / SGLang release, the FlashInfer
 version it pins (or the range it allows, or that it requires none), read by code from PyPI wheel
 METADATA (default) or from the requirement files at each tag of a clone.
 """

@@ -1,0 +1,147 @@
+"""The inspect pipeline: inputs -> records -> entries -> analyses -> failures, not-tried tiles, verdicts.
+
+`inspect(paths, ctx, gpu=...)` is what `tiletune inspect` and `tiletune report` run:
+
+    discover (no paths) -> readers.read_inputs -> decode.decode_all (decode per record)
+        -> model_adapter: model analysis per decoded entry (at the TOP of its M bucket, per case)
+        -> source_groups: which inputs are one server's run (never merged with another's)
+        -> failures: aggregated per (arch, version, op, runner, tactic, group) -> reasons
+        -> not_tried: catalog tiles no record of the group mentions -> verdicts per (arch, op, group)
+
+The result is one frozen `results.InspectResult` that formatters turn into text without
+computing anything. Nothing here prints or writes files.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+from typing import Callable, Mapping, Optional, Sequence
+
+from tiletune.analysis import run_verdicts
+from tiletune.analysis import verdicts as verdicts_mod
+from tiletune.analysis.failures import aggregate_failures, not_built_ops
+from tiletune.analysis.l2_state import l2_notes
+from tiletune.analysis.model_port import ModelPort
+from tiletune.analysis.never_tried import not_tried as find_not_tried
+from tiletune.analysis.overview import rank_disagreements
+from tiletune.analysis.regret import evidence_notes
+from tiletune.analysis.results import InspectResult
+from tiletune.analysis.source_groups import group_names, source_groups
+from tiletune.core.events import Event, InputFacts
+from tiletune.core.records import Entry, InputProblem
+from tiletune.decode import decode_all
+from tiletune.readers import read_inputs
+from tiletune.readers.interface import ReadContext
+
+
+def inspect(
+    paths: Sequence[Path],
+    ctx: ReadContext,
+    *,
+    gpu: Optional[str] = None,
+    env: Optional[Mapping[str, str]] = None,
+    home: Optional[Path] = None,
+    select: Optional[Callable[[Entry], bool]] = None,
+) -> InspectResult:
+    """Read `paths` (or discover inputs when empty), decode, analyse, aggregate, judge.
+
+    `gpu` names the GPU to model on (the spec table's name); without it each entry is modelled
+    on the GPU its input names, else on the arch's default SKU (and the result says so).
+    `env` / `home` are where discovery looks (default: this process's environment and home).
+    `select` keeps only the decoded entries it accepts (inspect's --op / --only-arch / --rank /
+    --status filters), before anything is aggregated, so verdicts and failures agree with the view.
+    """
+    searched: tuple[str, ...] = ()
+    discovered = False
+    if not paths:
+        from tiletune.readers.discover import discover  # only when no input is named
+
+        found = discover(os.environ if env is None else env, Path.home() if home is None else home)
+        paths, searched, discovered = list(found.paths), tuple(found.searched), True
+        if not paths:
+            return InspectResult((), (), (), (), (), (), searched=searched, discovered=True)
+    outcome = read_inputs(list(paths), ctx)
+    entries = decode_all(outcome.records)
+    if select is not None:
+        entries = [e for e in entries if select(e)]
+    return build(
+        entries,
+        events=outcome.events,
+        inputs=outcome.inputs,
+        problems=outcome.problems,
+        sources=outcome.sources,
+        searched=searched,
+        discovered=discovered,
+        gpu=gpu,
+    )
+
+
+def build(
+    entries: Sequence[Entry],
+    *,
+    problems: Sequence[InputProblem] = (),
+    sources: Sequence[tuple[str, str]] = (),
+    searched: Sequence[str] = (),
+    discovered: bool = False,
+    gpu: Optional[str] = None,
+    model: Optional[ModelPort] = None,
+    events: Sequence[Event] = (),
+    inputs: Sequence[InputFacts] = (),
+) -> InspectResult:
+    """Analyse decoded entries and derive failures, not-tried lists and verdicts.
+
+    Split from `inspect` so tests and other commands can start from entries they already have.
+    `model` defaults to the real `tiletune.model` on the GPU `gpu` names (see ModelPort).
+    """
+    port = model if model is not None else ModelPort.default(gpu)
+    port.inputs_name(_gpu_named_per_arch(entries))
+    # which inputs are one server's run: nothing below merges two groups
+    groups = source_groups([e.record for e in entries], sources=sources, inputs=inputs,
+                           event_sources=(ev.source for ev in events))
+    group_of = group_names(groups)
+    labels_of = {g.name: g.label for g in groups} if len(groups) > 1 else None
+    analyzed = port.analyze_entries(entries)
+    failures = tuple(aggregate_failures(analyzed, port, not_built_ops(entries), group_of))
+    never_tried = tuple(find_not_tried(analyzed, group_of))
+    # what ended a run leads; then the per-(arch, op, group) tuning verdicts (with the buckets whose ranks disagree)
+    run_lines = (dataclasses.replace(v, group=group_of.get(v.source)) if v.source else v
+                 for v in run_verdicts.run_verdicts(events, analyzed, inputs))
+    verdicts = (tuple(run_lines)
+                + tuple(verdicts_mod.with_rank_disagreements(
+                    verdicts_mod.verdicts(analyzed, failures, never_tried, group_of, labels_of),
+                    tuple(rank_disagreements(analyzed, group_of)))))
+    calibrated = evidence_notes(analyzed, failures, never_tried, port)  # only where the inputs measured times
+    return InspectResult(
+        entries=analyzed,
+        failures=failures,
+        not_tried=never_tried,
+        verdicts=verdicts,
+        problems=tuple(problems),
+        sources=tuple(sources),
+        searched=tuple(searched),
+        discovered=discovered,
+        gpus=port.choices(),
+        notes=port.notes() + l2_notes(analyzed) + calibrated,
+        events=tuple(events),
+        inputs=tuple(inputs),
+        source_groups=groups,
+    )
+
+
+def _gpu_named_per_arch(entries: Sequence[Entry]) -> dict[Optional[str], str]:
+    """arch -> the one GPU name the inputs give for it (archs whose inputs name several are left out)."""
+    named: dict[Optional[str], set[str]] = {}
+    last = None
+    for e in entries:
+        env = e.record.env
+        if env is last:  # records of one input share their Environment: counted once in a row
+            continue
+        last = env
+        if env.gpu:
+            named.setdefault(env.arch, set()).add(env.gpu)
+    return {arch: next(iter(gpus)) for arch, gpus in named.items() if len(gpus) == 1}
+
+
+__all__ = ["build", "inspect"]

@@ -1,0 +1,200 @@
+"""The result types the commands hand to formatters (frozen data only: no I/O, no model calls).
+
+`InspectResult` (inspect, report) holds the analysed entries, the aggregated failures, the
+never-tried catalog tiles, the verdicts and the input problems; `verdicts` builds its `Verdict`s.
+Formatters read these and compute nothing. (`tiletune doctor`'s report types are in
+doctor_report.py: an inspect never builds them, so it does not create their classes.)
+
+The model's answer for an entry or a failure is the model's own `ModelResult` (held, not copied:
+it is the one type of a modelled case; units in its docstring). Formatters convert (KiB, us, %)
+and label model values as such.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+from tiletune.core.events import Event, InputFacts
+from tiletune.core.frozen import frozen_dataclass
+from tiletune.core.records import CatalogRef, Entry, InputProblem, Problem, Tactic, TileConfig
+from tiletune.model.perf import ModelResult
+
+if TYPE_CHECKING:
+    from tiletune.analysis.overview import RankDisagreement
+    from tiletune.analysis.source_groups import SourceGroup
+
+
+@frozen_dataclass(slots=True)
+class AnalyzedEntry:
+    """One decoded record plus the model's view of it (or why there is none)."""
+
+    entry: Entry
+    analysis: Optional[ModelResult] = None  # the model's answer at the top of the entry's M bucket
+    analysis_note: Optional[str] = None  # why `analysis` is None (not decoded, no dtype, model missing, ...)
+
+    @property
+    def record(self):  # noqa: ANN201 - TuningRecord; short alias used everywhere in formatters
+        return self.entry.record
+
+    @property
+    def arch(self) -> Optional[str]:
+        return self.entry.record.env.arch
+
+    @property
+    def config(self) -> Optional[TileConfig]:
+        return self.entry.config
+
+
+@frozen_dataclass(slots=True)
+class FailureReason:
+    """Why a tactic failed, as far as the evidence and the model can tell.
+
+    kind: "smem" (shared memory need over the limit), "not_instantiated" (no kernel for this
+    tile: catalog known failure, dispatcher error, JIT module not built), "runtime" (an error
+    the shared-memory model does not explain), "unknown" (no error text, no model).
+    basis: where the reason comes from: "error text", "model", "catalog", "jit workspace".
+    model_disagrees: the evidence says failed while the model says the tile fits; the evidence
+    wins and the summary says the cause is not explained by shared memory.
+    """
+
+    kind: str
+    summary: str
+    basis: str
+    need_bytes: Optional[int] = None
+    limit_bytes: Optional[int] = None
+    model_disagrees: bool = False
+
+
+@frozen_dataclass(slots=True)
+class Failure:
+    """Every failed attempt of one (arch, version, op, runner, tactic), across all inputs."""
+
+    op: str
+    runner: str
+    tactic: Tactic
+    arch: Optional[str]
+    flashinfer_version: Optional[str]
+    config: Optional[TileConfig]
+    decode_note: Optional[str]  # why config is None
+    count: int  # sum of the records' counts: how many times it failed across the inputs
+    errors: tuple[tuple[str, int], ...]  # (error text, count), most frequent first
+    sources: tuple[str, ...]
+    reason: FailureReason
+    analysis: Optional[ModelResult] = None
+    passed_later: bool = False  # a retry ledger shows it passing
+    not_cutlass: bool = False  # a cuBLAS / cuDNN / trtllm-gen tactic: there is no tile to name
+    problems: tuple[Problem, ...] = ()  # the shape buckets it failed for (distinct)
+    group: Optional[str] = None  # the source group (one server's inputs: tiletune.analysis.source_groups) it comes from
+
+    @property
+    def error(self) -> str:
+        """The most frequent error text ('' when the source gave none)."""
+        return self.errors[0][0] if self.errors else ""
+
+
+@frozen_dataclass(slots=True)
+class NotTried:
+    """Catalog tiles with no record of any attempt in the inputs, for one catalog list."""
+
+    arch: str
+    flashinfer_version: str
+    op: str
+    runner: str
+    catalog: CatalogRef
+    tactics: tuple[tuple[int, TileConfig], ...]  # (tactic index as the autotuner numbers it, config)
+    tried: int  # how many of the list's tactics have some record
+    evidence: str  # "winners only" (only caches read) or "profiling log" (a log lists attempts)
+    group: Optional[str] = None  # the source group (one server's inputs) whose records left these untried
+
+
+@frozen_dataclass(slots=True)
+class Verdict:
+    """The one-line answer for one arch and op."""
+
+    arch: Optional[str]
+    op: str
+    text: str
+    winners: tuple[tuple[str, int], ...] = ()  # (tile label, buckets won)
+    failed: int = 0  # failures summed over counts
+    not_tried: int = 0
+    undecoded: int = 0
+    disagreements: int = 0  # failures where the evidence and the shared-memory model disagree
+    fatal: bool = False  # a verdict about a fatal event (what ended a run); these come first
+    source: Optional[str] = None  # the input a run verdict (about events) is about
+    group: Optional[str] = None  # the source group (one server's inputs: tiletune.analysis.source_groups) it is about
+    # ranks of one server (one layout directory) that kept different winners for one bucket
+    rank_disagreements: tuple["RankDisagreement", ...] = ()
+
+
+@frozen_dataclass(slots=True)
+class GpuChoice:
+    """Which GPU an arch's entries were modelled on, and why."""
+
+    arch: Optional[str]
+    gpu: Optional[str]
+    how: str  # "--gpu", "named in the inputs", "default for sm120 (no GPU named in the inputs)", ...
+
+
+@frozen_dataclass(slots=True)
+class InspectResult:
+    """Everything `inspect` found. Formatters read this and compute nothing."""
+
+    entries: tuple[AnalyzedEntry, ...]
+    failures: tuple[Failure, ...]
+    not_tried: tuple[NotTried, ...]
+    verdicts: tuple[Verdict, ...]
+    problems: tuple[InputProblem, ...]
+    sources: tuple[tuple[str, str], ...]  # (path, kind) of each input used
+    searched: tuple[str, ...] = ()  # what discovery looked at (no paths given)
+    discovered: bool = False  # True when the inputs came from discovery
+    gpus: tuple[GpuChoice, ...] = ()
+    notes: tuple[str, ...] = ()
+    events: tuple[Event, ...] = ()  # non-entry facts of logs and pasted text (tiletune.core.events)
+    inputs: tuple[InputFacts, ...] = ()  # what each text input says about its run (arch, versions)
+    source_groups: tuple["SourceGroup", ...] = ()  # which inputs are one server's run (tiletune.analysis.source_groups)
+
+    def group_labels(self) -> dict[str, str]:
+        """Source group name -> short name, when the inputs form several groups (else empty)."""
+        return {g.name: g.label for g in self.source_groups} if len(self.source_groups) > 1 else {}
+
+    def group_label(self, name: Optional[str]) -> Optional[str]:
+        """A source group's short name for text; None when the inputs form one group (nothing to tell apart)."""
+        if name is None or len(self.source_groups) < 2:
+            return None
+        return next((g.label for g in self.source_groups if g.name == name), name)
+
+    @property
+    def run_ended(self) -> bool:
+        """A fatal event, or an input whose text shows a process ending even where it does not say why."""
+        return bool(self.fatal_events) or any(i.ended is not None and i.ended.value for i in self.inputs)
+
+    @property
+    def fatal_events(self) -> tuple[Event, ...]:
+        """Events that ended (or would end) a run: findings, not input errors (exit status stays 0)."""
+        return tuple(e for e in self.events if e.is_fatal)
+
+    def fails_on(self, what: str) -> bool:
+        """`--fail-on fatal|failed`: True when such findings exist (the CLI then exits 1); 'failed'
+        covers failed tactics and fatal events."""
+        if what == "fatal":
+            return self.run_ended
+        if what == "failed":
+            return bool(self.failures) or self.run_ended
+        raise ValueError(f"--fail-on {what!r}: expected fatal or failed")
+
+    @property
+    def exit_code(self) -> int:
+        """0 when every input was read; 2 when any input, or any part of one (a key, a line, an
+        entry file), was unusable. Notes that lose nothing (e.g. "no _metadata: version unknown")
+        are printed but keep 0: findings are not errors."""
+        return 2 if any(loses_data(p) for p in self.problems) else 0
+
+
+def loses_data(problem: InputProblem) -> bool:
+    """True when the problem means something in the input could not be used (exit status 2). The
+    reader that built the problem decides (`InputProblem.loses_data`); a fatal problem always does."""
+    return problem.fatal or problem.loses_data
+
+
+__all__ = ["AnalyzedEntry", "Failure", "FailureReason", "GpuChoice", "InspectResult", "NotTried",
+           "Verdict", "loses_data"]

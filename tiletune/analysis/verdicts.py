@@ -1,0 +1,426 @@
+"""Judgements: why each failure happened, and the one-line verdict per arch and op.
+
+`explain_failure` weighs the evidence (error text, catalog known failures, JIT modules that
+never built) against the shared-memory model. The evidence always wins: when a tactic failed
+but the model says its tile fits, the reason says the cause is not explained by shared memory
+instead of blaming it. `verdicts` condenses entries, failures and never-tried tiles into lines
+like "sm120 fp4_gemm: winners 128x128x256 only; 256x128x128 and 128x256x128 failed 16 times
+(Error Internal)". Tactics a retry engine could not even start (status not_run) are named apart,
+never counted as failures. Pure functions over pipeline records; no I/O.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter, OrderedDict
+from typing import Any, Iterable, Mapping, Optional, Sequence
+
+from tiletune.analysis.overview import RankDisagreement
+from tiletune.analysis.results import AnalyzedEntry, Failure, FailureReason, NotTried, Verdict
+from tiletune.core.archs import arch_family
+from tiletune.core.records import Decoded, Status, Undecoded
+from tiletune.model.perf import ModelResult
+
+# Texts that mean "there is no kernel for this tile", shared-memory numbers and the short form of
+# an error all come from the one error-text vocabulary (tiletune.core.error_text), imported where a
+# failure's text is read: a run without failures never compiles its patterns.
+_SMEM_WORDS = ("shared memory", "smem")
+_Key = tuple[Optional[str], str, Optional[str]]  # (arch, op, source group)
+# Failure classes worth naming in a runtime reason.
+_KIND_PREFIX = {
+    "can_implement": "can_implement rejected the problem: ",
+    "illegal_access": "illegal memory access (sticky CUDA error): ",
+    "illegal_instruction": "illegal instruction (sticky CUDA error): ",
+    "out_of_memory": "out of memory: ",
+    "cuda_error": "CUDA error: ",
+    "launch_failure": "launch failure: ",
+    "initialize": "initialize failed: ",
+    "tma_descriptor": "TMA descriptor rejected: ",
+    "no_kernel_image": "no kernel image for this arch: ",
+}
+
+
+def smem_from_text(text: str) -> Optional[tuple[int, int]]:
+    """(need, limit) in bytes when an error text states both, else None."""
+    from tiletune.core import error_text
+
+    return error_text.smem_need_limit(text)
+
+
+def short_error(text: str, width: int = 60) -> str:
+    """The informative core of an error text (error_text.short_error)."""
+    from tiletune.core import error_text
+
+    return error_text.short_error(text, width)
+
+
+def _fmt_bytes(n: int) -> str:
+    return f"{n:,} B"
+
+
+def explain_failure(
+    *,
+    errors: Sequence[str],
+    analysis: Optional[ModelResult],
+    known_failure: Optional[str] = None,
+    jit_not_built: Optional[str] = None,
+    detail: Optional[Mapping[str, Any]] = None,
+) -> "FailureReason":
+    """The reason behind a failure: error text first, then catalog / JIT facts, then the model.
+
+    `errors` are the distinct error texts, most frequent first; `detail` is the record's detail
+    (a log reader may have parsed `smem_need`/`smem_limit` out of the text already).
+    """
+    from tiletune.core import error_text
+
+    text = errors[0] if errors else ""
+    detail = detail or {}
+    model_fits = analysis.smem.fits if analysis is not None else None
+
+    need_limit = None
+    # the log reader parses "(kernel needs N bytes ..., limit is M bytes)" into these keys
+    dn, dl = detail.get("smem_needed_bytes"), detail.get("smem_limit_bytes")
+    if isinstance(dn, int) and isinstance(dl, int):
+        need_limit = (dn, dl)
+    for t in errors:
+        if need_limit is None:
+            need_limit = smem_from_text(t)
+    if need_limit is not None:
+        need, limit = need_limit
+        summary = f"shared memory: needs {_fmt_bytes(need)}, per-block limit {_fmt_bytes(limit)} (from the error text)"
+        disagrees = model_fits is True and need > limit
+        if analysis is not None and analysis.smem.shared_storage_bytes is not None:
+            summary += f"; model estimated {_fmt_bytes(analysis.smem.shared_storage_bytes)}"
+            if disagrees:
+                summary += " and says it fits: the model underestimates this kernel, the error text wins"
+        return FailureReason(kind="smem", summary=summary, basis="error text", need_bytes=need, limit_bytes=limit,
+                             model_disagrees=disagrees)
+
+    if known_failure:
+        return FailureReason(kind="not_instantiated", summary=f"never instantiated: {known_failure}", basis="catalog")
+    low = text.lower()
+    kind_from_log = detail.get("failure_kind")  # the log reader's coarse class of the same text
+    # the retry ledger prefixes its diagnosis class ("not_instantiated: tactic 99 out of range ...")
+    kind_from_text = error_text.classify(text)[0] if text else None
+    if kind_from_log is None and kind_from_text is not None:
+        kind_from_log = kind_from_text.value
+    if (kind_from_log == "not_instantiated" or low.startswith("not_instantiated")
+            or kind_from_text in (error_text.ErrorClass.NOT_INSTANTIATED, error_text.ErrorClass.NO_KERNEL_IMAGE)):
+        return FailureReason(kind="not_instantiated", summary=f"no kernel for this tile: {short_error(text, 90)}", basis="error text")
+    if jit_not_built:
+        return FailureReason(
+            kind="not_instantiated",
+            summary=f"JIT module {jit_not_built} never finished building; {short_error(text)}",
+            basis="jit workspace",
+        )
+
+    if analysis is not None and analysis.smem.verdict in ("does_not_build", "overflows_at_initialize"):
+        smem_need, smem_limit = analysis.smem.shared_storage_bytes, analysis.smem.limit_bytes
+        what = "does not build (fewer than 2 stages)" if analysis.smem.verdict == "does_not_build" else "overflows at initialize"
+        nums = f": needs {_fmt_bytes(smem_need)} > limit {_fmt_bytes(smem_limit)}" if smem_need is not None and smem_limit is not None else ""
+        err = f"; error text: {short_error(text)}" if text else ""
+        return FailureReason(
+            kind="smem",
+            summary=f"shared memory: tile {what}{nums} (model){err}",
+            basis="model",
+            need_bytes=smem_need,
+            limit_bytes=smem_limit,
+        )
+    if model_fits is True:
+        assert analysis is not None
+        fits = ""
+        if analysis.smem.shared_storage_bytes is not None and analysis.smem.limit_bytes is not None:
+            fits = f": {_fmt_bytes(analysis.smem.shared_storage_bytes)} fits in {_fmt_bytes(analysis.smem.limit_bytes)}"
+        said = f"{short_error(text)}; " if text else ""
+        mentions_smem = any(w in low for w in _SMEM_WORDS)
+        return FailureReason(
+            kind="runtime",
+            summary=f"{said}not explained by shared memory (model says the tile fits{fits})"
+            + ("; the error text mentions shared memory" if mentions_smem else ""),
+            basis="error text" if text else "model",
+            need_bytes=analysis.smem.shared_storage_bytes,
+            limit_bytes=analysis.smem.limit_bytes,
+            model_disagrees=True,
+        )
+    if text:
+        prefix = _KIND_PREFIX.get(str(kind_from_log), "")
+        return FailureReason(kind="runtime", summary=prefix + short_error(text, 90), basis="error text")
+    return FailureReason(kind="unknown", summary="no error text recorded and no model verdict", basis="none")
+
+
+# --- verdicts ----------------------------------------------------------------------------------
+
+
+def _join(labels: Sequence[str], limit: int = 3) -> str:
+    shown = list(labels[:limit])
+    if len(labels) > limit:
+        shown.append(f"{len(labels) - limit} more")
+    if len(shown) == 1:
+        return shown[0]
+    return ", ".join(shown[:-1]) + " and " + shown[-1]
+
+
+def _times(n: int) -> str:
+    return "once" if n == 1 else f"{n} times"
+
+
+def verdicts(
+    analyzed: Sequence["AnalyzedEntry"], failures: Sequence["Failure"], not_tried: Sequence["NotTried"],
+    group_of: Optional[Mapping[str, str]] = None, labels_of: Optional[Mapping[str, str]] = None,
+) -> Iterable["Verdict"]:
+    """One verdict per (arch, op) and source group seen in the inputs, sorted by arch, op, group.
+
+    `group_of` maps each input to its source group (tiletune.analysis.source_groups); inputs of two groups
+    are never merged into one verdict. `labels_of` (group -> short name) is given when there are
+    several groups: each verdict then names its group.
+    """
+    group_of = group_of or {}
+    keys: dict[_Key, None] = {}  # in order of first use
+    winners: dict[_Key, Counter[str]] = {}
+    undecoded: Counter[_Key] = Counter()
+    undecoded_why: dict[_Key, Counter[str]] = {}
+    undecoded_tiles: dict[_Key, Counter[str]] = {}  # ambiguous: what candidates share
+    not_cutlass: Counter[_Key] = Counter()
+    blocked: dict[_Key, list[str]] = {}
+    passed: dict[_Key, list[str]] = {}
+    not_run: dict[_Key, list[str]] = {}  # a retry engine could not start them: not failures
+    not_run_why: dict[_Key, Counter[str]] = {}
+    compiled: Counter[_Key] = Counter()
+    not_built: dict[_Key, list[str]] = {}
+    fallback_ms: dict[_Key, list[Optional[int]]] = {}  # runtime Ms no tuned config covered (None: not stated)
+    chosen: dict[int, tuple[Optional[str], Optional[str], Optional[str]]] = {}  # id(decode) -> _chosen_facts
+    # INFO "Skipped N" counts: their per-profile Ns, for the catalog comparison (event_verdicts)
+    skipped_detail: dict[tuple[Optional[str], Optional[str], str, Optional[str]], dict] = {}
+    # the previous record's env, op and input (records of one input share them): a run of them
+    # shares one key, worked out once
+    env: Any = None
+    op: Any = None
+    source: Any = None
+    key: _Key = (None, "", None)
+    # each key's chosen decodes in input order, counted per distinct decode after the loop: a big
+    # cache's 50,000 winners share a few hundred decodes (one per tactic answer)
+    chosen_of: dict[_Key, list[Any]] = {}
+    chosen_ds: list[Any] = []
+    is_chosen = Status.CHOSEN
+    for a in analyzed:
+        r = a.entry.record  # (not the `record` property: this loop runs once per entry)
+        if r.env is not env or r.op is not op or r.source is not source:
+            env, op, source = r.env, r.op, r.source
+            key = (env.arch, op, group_of.get(source))
+            keys.setdefault(key, None)
+            chosen_ds = chosen_of.setdefault(key, [])
+        if r.status is is_chosen:
+            chosen_ds.append(a.entry.decode)
+        elif r.status is Status.BLOCKED:
+            lbl = a.config.label() if a.config is not None else f"tactic {r.tactic}"
+            if lbl not in blocked.setdefault(key, []):
+                blocked[key].append(lbl)
+        elif r.status is Status.FALLBACK:
+            p = a.entry.problem
+            fallback_ms.setdefault(key, []).append(p.m if p is not None else None)
+        elif r.status is Status.COMPILED:
+            compiled[key] += 1
+        elif r.status is Status.NOT_BUILT:
+            module = str(r.detail_dict().get("module") or "a module")
+            if module not in not_built.setdefault(key, []):
+                not_built[key].append(module)
+        elif r.status is Status.PASSED:
+            lbl = a.config.label() if a.config is not None else f"tactic {r.tactic}"
+            if lbl not in passed.setdefault(key, []):
+                passed[key].append(lbl)
+        elif r.status is Status.NOT_RUN:
+            lbl = a.config.label() if a.config is not None else f"tactic {r.tactic}"
+            if lbl not in not_run.setdefault(key, []):
+                not_run[key].append(lbl)
+            not_run_why.setdefault(key, Counter())[_not_run_reason(r.error)] += r.count
+        elif r.status is Status.FAILED and r.tactic is None and r.source_kind == "log":
+            skipped_detail.setdefault((r.env.arch, r.env.flashinfer_version, r.op, key[2]), r.detail_dict())
+    for key, ds in chosen_of.items():
+        _count_chosen(key, ds, chosen, winners, not_cutlass, undecoded, undecoded_why, undecoded_tiles)
+    fails: dict[_Key, list["Failure"]] = {}
+    for f in failures:
+        key = (f.arch, f.op, f.group)
+        keys.setdefault(key, None)
+        fails.setdefault(key, []).append(f)
+    nts: dict[_Key, list["NotTried"]] = {}
+    for nt in not_tried:
+        for key in keys:
+            if key[1] == nt.op and key[2] == nt.group and key[0] is not None and arch_family(key[0]) == arch_family(nt.arch):
+                nts.setdefault(key, []).append(nt)
+
+    for key in sorted(keys, key=lambda k: (k[0] or "~", k[1], k[2] or "")):
+        arch, op, group = key
+        label = (labels_of or {}).get(group) if group is not None else None
+        parts: list[str] = []
+        won = winners.get(key, Counter())
+        ranked = sorted(won.items(), key=lambda x: (-x[1], x[0]))
+        if ranked:
+            if len(ranked) == 1:
+                parts.append(f"winners {ranked[0][0]} only")
+            else:
+                parts.append("winners " + _join([f"{lbl} ({n})" for lbl, n in ranked], 4))
+        if not_cutlass[key]:
+            parts.append(f"{not_cutlass[key]} chosen non-CUTLASS tactic(s) (no tile to decode)")
+        if undecoded[key]:
+            whys = [w for w, _ in undecoded_why[key].most_common(2)]
+            parts.append(f"{undecoded[key]} chosen tactic(s) undecoded ({'; '.join(whys)})")
+            if key in undecoded_tiles:
+                top = undecoded_tiles[key].most_common(3)
+                more = len(undecoded_tiles[key]) - len(top)
+                parts[-1] += ", candidates " + ", ".join(f"{t} ({n})" for t, n in top) + (f" and {more} more" if more > 0 else "")
+        flist = fails.get(key, [])
+        failed_total = sum(f.count for f in flist)
+        disagreements = sum(1 for f in flist if f.reason.model_disagrees)
+        # group failures that share a reason so the line stays short
+        by_reason: "OrderedDict[str, list[Failure]]" = OrderedDict()
+        for f in sorted(flist, key=lambda f: -f.count):
+            by_reason.setdefault(_reason_phrase(f, skipped_detail.get((f.arch, f.flashinfer_version, f.op, f.group))), []).append(f)
+        for phrase, same in by_reason.items():
+            failed = [_failure_label(f) for f in same]
+            n = sum(f.count for f in same)
+            parts.append(f"{_join(failed)} failed {_times(n)} ({phrase})")
+        if passed.get(key):
+            parts.append(f"{_join(passed[key])} passed on retry")
+        if not_run.get(key):
+            why = not_run_why[key].most_common(1)[0][0]
+            parts.append(f"{_join(not_run[key])} not run by retry (the engine could not start {'it' if len(not_run[key]) == 1 else 'them'}: {why})")
+        if blocked.get(key):
+            parts.append(f"{_join(blocked[key])} blocklisted")
+        if compiled[key]:
+            parts.append(f"JIT workspace: {compiled[key]} tile instantiation(s) compiled")
+        if not_built.get(key):
+            parts.append(f"JIT module(s) {_join(not_built[key])} never finished building")
+        nt_total = sum(len(nt.tactics) for nt in nts.get(key, []))
+        if nt_total:
+            ev = "no log of the attempts" if all(nt.evidence == "winners only" for nt in nts[key]) else "per the log"
+            parts.append(f"{nt_total} catalog tile(s) never tried ({ev})")
+        if fallback_ms.get(key):
+            ms = sorted({m for m in fallback_ms[key] if m is not None})
+            at = f" at runtime M {_join([str(m) for m in ms], 4)}" if ms else ""
+            parts.append(f"no tuned config covered a call{at}: FlashInfer ran its fallback tactic (-1, untuned)")
+        if not parts:
+            parts.append("no chosen, failed, blocked or compiled tactics recorded")
+        text = f"{arch or 'unknown arch'} {op}{f' ({label})' if label else ''}: " + "; ".join(parts)
+        yield Verdict(
+            arch=arch,
+            op=op,
+            text=text,
+            winners=tuple(ranked),
+            failed=failed_total,
+            not_tried=nt_total,
+            undecoded=undecoded[key],
+            disagreements=disagreements,
+            source=group if arch is None else None,  # (as before groups: the server of an unknown-arch verdict)
+            group=group,
+        )
+
+
+def _count_chosen(key: _Key, ds: Sequence[Any], chosen: dict[int, tuple[Optional[str], Optional[str], Optional[str]]],
+                  winners: dict[_Key, Counter[str]], not_cutlass: Counter[_Key], undecoded: Counter[_Key],
+                  undecoded_why: dict[_Key, Counter[str]], undecoded_tiles: dict[_Key, Counter[str]]) -> None:
+    """Count one key's chosen decodes `ds` (in input order) into the verdict's counters, each
+    distinct decode once with its number of entries, in order of first use: every counter then
+    holds what counting one entry at a time gives, in the same order (ties in `most_common` keep it).
+    `chosen` memoises each decode's facts by identity (the decodes stay alive meanwhile)."""
+    if not ds:
+        return
+    by_id = dict(zip(map(id, ds), ds))
+    for i, n in Counter(map(id, ds)).items():
+        facts = chosen.get(i)
+        if facts is None:
+            facts = chosen[i] = _chosen_facts(by_id[i])
+        lbl, why, partial = facts
+        if lbl is not None:
+            won = winners.get(key)
+            if won is None:
+                won = winners[key] = Counter()
+            won[lbl] += n
+        elif why is None:
+            not_cutlass[key] += n
+        else:
+            undecoded[key] += n
+            why_count = undecoded_why.get(key)
+            if why_count is None:
+                why_count = undecoded_why[key] = Counter()
+            why_count[why] += n
+            if partial:
+                tiles = undecoded_tiles.get(key)
+                if tiles is None:
+                    tiles = undecoded_tiles[key] = Counter()
+                tiles[partial] += n
+
+
+def _chosen_facts(d: Any) -> tuple[Optional[str], Optional[str], Optional[str]]:
+    """What a chosen entry with this decode adds to its verdict: (the winner's label, else None and,
+    for an undecoded tactic, the gist of why (None: a non-CUTLASS tactic) and what its candidates share)."""
+    cfg = d.config if isinstance(d, Decoded) else None
+    if cfg is not None:
+        lbl = cfg.label()
+        if d.runs is not None:  # the binding runs another config (0.6.3..0.6.14 GEMM2)
+            lbl = f"{lbl} profiled, runs {d.runs.config.label()}"
+        return lbl, None, None
+    if isinstance(d, Undecoded) and d.not_a_cutlass_tactic:
+        return None, None, None
+    why = d.reason if isinstance(d, Undecoded) else "not decoded"
+    return None, _reason_head(why), d.candidates_label() if isinstance(d, Undecoded) else None
+
+
+def with_rank_disagreements(verdicts: Iterable["Verdict"], found: Sequence["RankDisagreement"]) -> Iterable["Verdict"]:
+    """Each (arch, op, group) verdict with the buckets whose ranks (of that server) kept different winners."""
+    by_key: dict[_Key, list["RankDisagreement"]] = {}
+    for d in found:
+        by_key.setdefault((d.arch, d.op, d.server), []).append(d)
+    for v in verdicts:
+        mine = by_key.get((v.arch, v.op, v.group))
+        if not mine:
+            yield v
+            continue
+        beyond = sum(1 for d in mine if d.beyond_noise)
+        tail = f"ranks disagree in {len(mine)} bucket(s)"
+        if beyond:
+            tail += f", {beyond} beyond measurement noise"
+        elif all(d.beyond_noise is None for d in mine):
+            tail += " (no measured times to say whether it matters)"
+        yield dataclasses.replace(v, text=f"{v.text}; {tail}", rank_disagreements=tuple(mine))
+
+
+def _not_run_reason(error: Optional[str], width: int = 80) -> str:
+    """The first clause of why a retry engine could not start a tactic (its ledger message)."""
+    text = " ".join((error or "").split()).removeprefix("engine_error: ")
+    head = text.split("; ", 1)[0].strip() or "no reason recorded"
+    return head if len(head) <= width else head[:width].rsplit(" ", 1)[0] + " …"
+
+
+def _reason_head(reason: str, width: int = 100) -> str:
+    """The gist of an undecoded reason: its first clause ('ambiguous', 'FlashInfer version unknown ...')."""
+    head = reason.split(":", 1)[0].strip() if ":" in reason[:width] else reason.strip()
+    return head if len(head) <= width else head[: width - 1].rstrip() + "…"
+
+
+def _failure_label(f: "Failure") -> str:
+    if f.config is not None:
+        return f.config.label()
+    if f.tactic is None:
+        return "tactics the log does not name (runner not named)"
+    return f"tactic {f.tactic}"
+
+
+def _reason_phrase(f: "Failure", skipped: Optional[dict] = None) -> str:
+    if f.tactic is None and skipped is not None:
+        from tiletune.analysis.run_verdicts import skipped_phrase
+
+        phrase = skipped_phrase(f, skipped)
+        if phrase:
+            return phrase
+    r = f.reason
+    if r.kind == "smem" and r.need_bytes is not None and r.limit_bytes is not None:
+        src = "" if r.basis == "error text" else " by the model"
+        err = short_error(f.error) + ": " if f.error else ""
+        return f"{err}shared memory {r.need_bytes:,} B > {r.limit_bytes:,} B{src}"
+    if r.kind == "runtime" and r.model_disagrees:
+        return f"{short_error(f.error)}; not explained by shared memory"
+    if r.kind == "not_instantiated":
+        return "never instantiated"
+    if f.tactic is None and "INFO" in f.error:
+        return "INFO summary only: which tactics and why is logged at DEBUG"
+    return short_error(f.error) if f.error else r.summary

@@ -1,0 +1,238 @@
+"""Opening inputs: regular files only, under a size limit; JSON parsed with bounds.
+
+Every reader, the ledger, `--gpu-file` and the calibration file open what they read through
+`open_input` / `read_input`, and parse JSON through `loads` / `load_file`, so that no input can:
+- block forever or never end (a FIFO, a socket, /dev/zero, a terminal): the path is opened
+  non-blocking and refused unless `fstat` says it is a regular file;
+- exhaust memory: a file over its reader's limit is refused before it is read, and a file that
+  grows while it is read is read only up to the limit;
+- exhaust the stack or the CPU: JSON nested deeper than `MAX_DEPTH`, or holding an integer
+  with more than `MAX_INT_DIGITS` digits, is refused with one line (Python itself raises
+  RecursionError near 1,000 levels and ValueError past 4,300 digits, and a huge integer later
+  overflows a float).
+Problems are `ReaderError`s whose message starts with the path; readers turn them into
+`InputProblem`s. Nothing here opens anything for writing.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import os
+import re
+import stat
+from pathlib import Path
+from typing import Any, BinaryIO, Optional, Union
+
+from tiletune.core.errors import ReaderError
+
+__all__ = [
+    "MAX_DEPTH", "MAX_INT_DIGITS", "check_depth", "decode_text", "load_file", "loads", "open_input", "read_input",
+    "sniffable", "text_encoding",
+]
+
+# Real inputs nest under 10 levels (a v1 cache 4, `_records` 8); keys and tactics far less.
+MAX_DEPTH = 64
+# Real integers are dimensions, tactics, counts and 64-bit hashes: 20 digits at most.
+MAX_INT_DIGITS = 40
+
+_KINDS = (
+    (stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _kind(mode: int) -> str:
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def _mib(n: int) -> str:
+    x = n / 2**20
+    return f"{x:.0f} MiB" if x >= 1 or n == 0 else f"{x:.2g} MiB"
+
+
+def open_input(path: Union[str, Path], *, limit: Optional[int] = None, what: str = "file",
+               override: Optional[str] = None, why: str = "") -> BinaryIO:
+    """Open `path` for reading in binary; refuse anything but a regular file of at most `limit` bytes.
+
+    Opened with O_NONBLOCK so that opening a FIFO with no writer returns at once (the check then
+    refuses it); the flag has no effect on regular files. `override` names what raises the limit
+    (e.g. "TILETUNE_MAX_JSON_MB") and `why` says why the limit exists, for the message.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    verb = "cannot read it" if what == "file" else f"cannot open {what}"
+    try:
+        fd = os.open(os.fspath(path), flags)
+    except PermissionError:
+        raise ReaderError(f"{path}: {verb} (permission denied)") from None
+    except IsADirectoryError:
+        raise ReaderError(f"{path}: {verb} (is a directory)") from None
+    except OSError as e:
+        raise ReaderError(f"{path}: {verb} ({e.strerror or e})") from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise ReaderError(f"{path}: {verb} (is a directory)")
+        if not stat.S_ISREG(st.st_mode):
+            raise ReaderError(f"{path}: is {_kind(st.st_mode)}, not a regular file; not read")
+        if limit is not None and st.st_size > limit:
+            hint = f"; set {override} to raise the limit" if override else ""
+            raise ReaderError(f"{path}: {_mib(st.st_size)} {what} is over tiletune's {_mib(limit)} limit{why}{hint}")
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_input(path: Union[str, Path], *, limit: int, what: str = "file", override: Optional[str] = None,
+               why: str = "") -> bytes:
+    """The whole of a regular file of at most `limit` bytes (see `open_input`)."""
+    with open_input(path, limit=limit, what=what, override=override, why=why) as f:
+        try:
+            # The size fstat gives plus one byte, then the rest up to the limit only for a file that
+            # grew (or reports size 0, as /proc does): asking for limit + 1 bytes outright allocates
+            # a buffer of the whole limit (256 MiB for caches) for every file.
+            size = os.fstat(f.fileno()).st_size
+            data = f.read(min(size, limit) + 1)
+            if len(data) > size:
+                data += f.read(limit + 1 - len(data))
+        except OSError as e:
+            raise ReaderError(f"{path}: read failed ({e.strerror or e})") from None
+    if len(data) > limit:  # it grew after the size check
+        raise ReaderError(f"{path}: {what} grew past tiletune's {_mib(limit)} limit while being read")
+    return data
+
+
+_BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
+
+
+def text_encoding(head: bytes) -> tuple[str, int]:
+    """(encoding, BOM length) of text starting with `head`: UTF-8, UTF-8 with a BOM, or UTF-16 (with a
+    BOM, or without one when every other byte of ASCII-range text is NUL, as Windows tools write it)."""
+    for bom, name in _BOMS:
+        if head.startswith(bom):
+            return name, len(bom)
+    h = head[:64]
+    h = h[:len(h) - len(h) % 2]
+    if len(h) >= 4 and not h[1::2].strip(b"\x00") and b"\x00" not in h[0::2]:
+        return "utf-16-le", 0
+    if len(h) >= 4 and not h[0::2].strip(b"\x00") and b"\x00" not in h[1::2]:
+        return "utf-16-be", 0
+    return "utf-8", 0
+
+
+def sniffable(head: bytes) -> bytes:
+    """The first bytes of an input as UTF-8 without a BOM, so sniffers see UTF-16 and BOM files as text."""
+    encoding, bom = text_encoding(head)
+    if encoding == "utf-8" and not bom:
+        return head
+    return head[bom:].decode(encoding, errors="ignore").encode("utf-8")
+
+
+def decode_text(data: bytes, source: str) -> str:
+    """Bytes of a text input as str (see `text_encoding`). Raises ReaderError for binary data or a bad byte."""
+    encoding, bom = text_encoding(data[:64])
+    if encoding == "utf-8" and b"\x00" in data[:4096]:
+        raise ReaderError(f"{source}: binary file (NUL bytes), not text")
+    try:
+        return data[bom:].decode(encoding)
+    except UnicodeDecodeError as e:
+        raise ReaderError(f"{source}: not {encoding.upper()} text (bad byte at offset {e.start + bom})") from None
+
+
+# Depth is checked on the text with C-speed bytes operations (a Python walk of a 50,000-entry cache
+# costs half as much as parsing it): keep only brackets and quotes, drop escapes and strings, then
+# peel matched innermost pairs; each round removes one level.
+_NOT_STRUCTURE = bytes(range(256)).translate(None, b'[]{}"\\')
+_STRING = re.compile(rb'"[^"]*"')
+_ONE_BRACKET_KIND = bytes.maketrans(b"{}", b"[]")
+# A run of more than MAX_INT_DIGITS ASCII digits, found with two C-speed bytes operations: every
+# digit becomes "0" and everything else a space, then one substring search (a regex scan,
+# rb"\d{41}", took longer than parsing the file). tests/test_hostile_inputs.py pins it to that regex.
+_DIGIT_OR_SPACE = bytes(0x30 if 0x30 <= i <= 0x39 else 0x20 for i in range(256))
+_LONG_RUN = b"0" * (MAX_INT_DIGITS + 1)
+
+
+def has_long_digit_run(raw: bytes) -> bool:
+    """True when `raw` holds more than MAX_INT_DIGITS ASCII digits in a row."""
+    return _LONG_RUN in raw.translate(_DIGIT_OR_SPACE)
+
+
+def _depth_over(text: bytes, limit: int) -> bool:
+    b = text.translate(None, _NOT_STRUCTURE)
+    if b.count(b"[") + b.count(b"{") <= limit:
+        return False
+    b = b.replace(b"\\\\", b"").replace(b'\\"', b"").replace(b"\\", b"")
+    # Most strings hold no bracket: drop their quote pairs at C speed first (removing two adjacent
+    # quotes only joins two strings into one), then the few strings left by the regex, far fewer
+    # matches to make. tests/test_hostile_inputs.py pins this to the regex alone.
+    b = b.replace(b'""', b"")
+    if b'"' in b:
+        b = _STRING.sub(b"", b)
+    # Parsed already, so every bracket is matched: depth does not depend on its kind. One kind lets
+    # each pass peel exactly one level (two replaces, one per kind, peeled two levels of `{[{[`).
+    b = b.translate(_ONE_BRACKET_KIND)
+    for _ in range(limit):
+        if not b:
+            return False
+        b = b.replace(b"[]", b"")
+    return bool(b)
+
+
+def _int_checked(source: str):  # noqa: ANN202
+    def parse_int(s: str) -> int:
+        if len(s.lstrip("-")) > MAX_INT_DIGITS:
+            raise ReaderError(f"{source}: holds an integer of {len(s.lstrip('-')):,} digits "
+                              f"(tiletune reads integers of up to {MAX_INT_DIGITS} digits)")
+        return int(s)
+    return parse_int
+
+
+def loads(data: Union[bytes, str], source: str) -> Any:
+    """Parse JSON text from `source` with bounds: depth, integer digits; raises ReaderError(one line).
+
+    Bytes are decoded with `decode_text` (UTF-8, BOM, UTF-16). Non-finite numbers (NaN, Infinity,
+    1e999) are accepted as Python's json does: TensorRT-LLM writes Infinity for untimed entries.
+    """
+    if isinstance(data, bytes):
+        raw, data = data, decode_text(data, source)
+        if text_encoding(raw[:64]) != ("utf-8", 0):
+            raw = data.encode("utf-8", "surrogatepass")  # a BOM or UTF-16: check the decoded text
+    else:
+        raw = data.encode("utf-8", "surrogatepass")
+    hooks: dict[str, Any] = {}
+    if has_long_digit_run(raw):  # a fast pre-filter: most such runs are inside strings (hashes)
+        hooks["parse_int"] = _int_checked(source)
+    try:
+        value = json.loads(data, **hooks)
+    except RecursionError:
+        raise ReaderError(f"{source}: JSON nested too deeply (tiletune reads up to {MAX_DEPTH} levels)") from None
+    except json.JSONDecodeError as e:
+        tail = data.rstrip()[-1:]
+        hint = " (the file ends early: truncated?)" if tail not in ("}", "]") else ""
+        raise ReaderError(f"{source}: invalid JSON at line {e.lineno} column {e.colno}: {e.msg}{hint}") from None
+    except ValueError as e:  # Python's own 4,300-digit limit, when the pre-filter did not catch it
+        raise ReaderError(f"{source}: {str(e).splitlines()[0]}") from None
+    if _depth_over(raw, MAX_DEPTH):
+        raise ReaderError(f"{source}: JSON nested more than {MAX_DEPTH} levels deep (real inputs nest under 10)")
+    return value
+
+
+def load_file(path: Union[str, Path], *, limit: int, what: str = "JSON file", override: Optional[str] = None,
+              why: str = "") -> Any:
+    """`read_input` then `loads`: a regular JSON file under `limit` bytes, parsed with bounds."""
+    return loads(read_input(path, limit=limit, what=what, override=override, why=why), str(path))
+
+
+def check_depth(value: Any, source: str, limit: int = MAX_DEPTH) -> None:
+    """Raise ReaderError when a value built in Python (not parsed by `loads`) nests deeper than `limit`."""
+    stack = [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if d > limit:
+            raise ReaderError(f"{source}: nested more than {limit} levels deep")
+        if isinstance(v, dict):
+            v = v.values()
+        elif not isinstance(v, (list, tuple)):
+            continue
+        stack.extend((x, d + 1) for x in v if isinstance(x, (list, tuple, dict)))

@@ -1,0 +1,112 @@
+"""Writing files safely: every file tiletune writes appears whole or not at all.
+
+Users' caches and logs are only ever opened for reading; outputs go to new paths via a temp
+file in the same directory and os.replace, so a crash never leaves a half-written report.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Iterable, List, Tuple, Union
+
+
+def write_atomic(path: Union[str, Path], data: Union[str, bytes, Iterable[str]]) -> None:
+    """Write `data` to `path` atomically (temp file + fsync + os.replace in the same directory).
+
+    `data` may be text chunks (a formatter's output as it is made): nothing appears at `path`
+    until the last chunk is on disk. An existing path that is not a regular file (/dev/stdout, a
+    FIFO) is written in place: replacing it would swap a device for a file. Any OSError becomes an
+    OutputError naming the path (one line at the CLI)."""
+    path = Path(path)
+    try:
+        if path.exists() and not path.is_file():
+            if path.is_dir():
+                raise IsADirectoryError(21, "is a directory")
+            with open(path, "wb") as f:
+                _write_data(f, data)
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _write_replacing(path, data)
+    except OSError as e:
+        from tiletune.core.errors import OutputError
+
+        raise OutputError(f"{path}: cannot write it ({e.strerror or e})") from None
+
+
+def _write_data(f, data: Union[str, bytes, Iterable[str]]) -> None:  # noqa: ANN001 - a binary file
+    if isinstance(data, (str, bytes)):
+        f.write(data.encode("utf-8") if isinstance(data, str) else data)
+    else:
+        for chunk in data:
+            f.write(chunk.encode("utf-8"))
+    f.flush()
+
+
+def _write_replacing(path: Path, data: Union[str, bytes, Iterable[str]]) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent))
+    try:
+        # mkstemp creates 0600; give the file the mode a plain open() would (0666 minus umask).
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)
+        with os.fdopen(fd, "wb") as f:
+            _write_data(f, data)
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def append_line_durable(path: Union[str, Path], line: str) -> None:
+    """Append one line (a JSONL record) with a single write + fsync, so a crash loses at most this line.
+
+    O_APPEND makes the single write land at the end even with concurrent appenders; a reader
+    must still tolerate a torn last line after a power loss.
+    """
+    if "\n" in line:
+        raise ValueError("append_line_durable: line must not contain a newline")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(str(path), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, (line + "\n").encode("utf-8"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def same_file(a: Union[str, Path], b: Union[str, Path]) -> bool:
+    """True when `a` and `b` name one file: the same resolved path (symlinks followed) or the
+    same inode (hard links, bind mounts). A path that does not exist matches only by name."""
+    try:
+        if Path(a).resolve() == Path(b).resolve():
+            return True
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return False
+
+
+def refuse_outputs_over_inputs(outputs: Iterable[Tuple[str, Union[str, Path, None]]],
+                               inputs: Iterable[Union[str, Path]]) -> None:
+    """Raise OutputError when an output (option, path) names one of `inputs` (or another output):
+    an input is never overwritten, however it is named (symlink, hard link, relative path)."""
+    from tiletune.core.errors import OutputError
+
+    inputs = list(inputs)
+    taken: List[Tuple[str, Union[str, Path]]] = []
+    for option, out in outputs:
+        if out is None:
+            continue
+        for inp in inputs:
+            if same_file(out, inp):
+                raise OutputError(f"{option} {out}: is an input ({inp}); inputs are never overwritten, give a new path")
+        for other_option, other in taken:
+            if same_file(out, other):
+                raise OutputError(f"{option} {out}: also given as {other_option}; give each output its own path")
+        taken.append((option, out))

@@ -1,0 +1,262 @@
+"""Arch, GPU, FlashInfer version and server version from every clue a log or pasted text holds.
+
+A log rarely has `_metadata`, but its text says a lot: a JIT path `.cache/flashinfer/0.5.2/120a/`,
+an error "on sm120/sm121", a module `get_trtllm_moe_sm100_module`, an SGLang cache path
+`.../autotune/0.6.12/sm103/<hash>/rank_tp3_pp0_dp0.json`, a vLLM cache path
+`.../flashinfer_autotune_cache/0.6.11.post2/103a/...`, a GPU name, a `flashinfer-python==0.5.2`
+line of an environment dump, a vLLM / SGLang version banner (whose release pins a FlashInfer
+version: `tiletune/core/data/server_flashinfer_pins.json`, extracted by tools/server_pins.py).
+
+`ClueSet.feed(lineno, text)` collects clues (each with where it came from and how it is known);
+`best_arch()` / `best_version()` pick by strength: a path or kernel name that states the value
+beats a GPU name, which beats a module family or an error's "sm120/sm121", which beats a
+server release's pin (an inference). Conflicting clues are kept and reported, never merged.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any, Dict, List, Optional, Tuple
+
+from tiletune.core.archs import arch_from_gpu_name, normalize_arch
+from tiletune.core.error_text import archs_named, kernel_file
+
+_VER = r"\d+\.\d+\.\d+(?:\.post\d+|rc\d+|\.?dev\d+|a\d+|b\d+)*"
+_JIT_PATH = re.compile(r"\.cache/flashinfer/(?P<ver>" + _VER + r")/(?P<arch>\d{2,3}[afn]?)(?=[/_\s'\"]|$)")
+_SGLANG_CACHE = re.compile(r"/autotune/(?P<ver>" + _VER + r")/(?P<arch>sm_?\d{2,3}[afn]?)/(?:(?P<hash>[0-9a-f]{6,})/)?(?:rank_tp(?P<tp>\d+)_pp(?P<pp>\d+)_dp(?P<dp>\d+))?")
+_VLLM_CACHE = re.compile(r"flashinfer_autotune_cache/(?P<ver>" + _VER + r")/(?P<arch>\d{2,3}[afn]?)/")
+_MODULE = re.compile(r"(?:_|\b)sm(?P<arch>\d{2,3})[af]?_module\b|\b(?:fp4|fp8|mxfp8|bf16)_gemm_cutlass_sm(?P<arch2>\d{2,3})\b|fused_moe_(?P<arch3>\d{2,3})\b")
+# "Compute Capability: 12.0", "compute capability 12.1"; CUTLASS kernel names "cutlass3x_sm90_...",
+# cubin / kernel names ending "_sm100f"; nvcc "-arch=sm_121" (what a binary was built for: weakest)
+_CC = re.compile(r"compute(?: capability|_cap(?:ability)?)[:= ]+`?(?P<cc>\d{1,2}\.\d)", re.I)  # + nvidia-smi's compute_cap
+# an arch written as a word of ticket text ("GB300 (SM103 / Blackwell)", "`sm_103a`"), not a path
+# component or a longer name ("kSM_100", "/sm120/"); only lines naming one arch (a list is no clue)
+_ARCH_WORD = re.compile(r"(?<![\w/.-])(?:SM|sm)_?(?P<a>\d{2,3})[af]?(?![\w/])")
+_KERNEL_NAME = re.compile(r"\bcutlass3x_sm(?P<a>\d{2,3})_|_sm(?P<b>\d{2,3})[af]?(?:\.cubin|\b(?=\s|$|`|'|\)))")
+_BUILD_ARCH = re.compile(r"-arch[= ](?:sm|compute)_(?P<a>\d{2,3})[af]?\b")
+_GPU_GATE = re.compile(r"NVIDIA|GeForce|RTX|\bGB10\b|\bGB[23]00\b|\bB[123]00\b|\bH[12]00\b|DGX Spark")
+_GPU_NAME = re.compile(r"NVIDIA (?:GeForce )?[A-Za-z0-9][A-Za-z0-9 .-]{1,60}")
+# (Markdown around the name or the version, as tickets write them: "FlashInfer `0.6.18.post1`",
+# "flashinfer-python **0.6.12**")
+_FI_VERSION = re.compile(
+    r"flashinfer(?:[-_](?:python|cubin|jit[-_]cache))?[*`]*\s*(?:==|:|\s+version[: ]|\s+(?=[*`]*v?\d))\s*[*`]*v?(?P<ver>"
+    + _VER + r")", re.I)
+_SERVER_BANNERS: Tuple[Tuple[str, "re.Pattern[str]"], ...] = (
+    ("vllm", re.compile(r"vLLM API server version (?P<ver>[\w.+-]+)|LLM engine \(v(?P<ver2>[\w.+-]+)\)|\bvllm\s*==\s*(?P<ver3>[\w.+-]+)|vLLM Version\s*:\s*(?P<ver4>[\w.+-]+)"
+                        r"|█\s+version\s+(?P<ver5>\d[\w.+-]*)", re.I)),  # the ASCII-art start-up banner of vLLM 0.2x
+    ("sglang", re.compile(r"\bsglang\s*==\s*(?P<ver>[\w.+-]+)|sglang version\s*[:=]?\s*v?(?P<ver2>\d[\w.+-]*)|SGLang v(?P<ver3>\d[\w.+-]*)", re.I)),
+    ("tensorrt_llm", re.compile(r"TensorRT-LLM version:\s*(?P<ver>[\w.+-]+)|tensorrt[_-]llm\s*==\s*(?P<ver2>[\w.+-]+)", re.I)),
+)
+
+# Strength of each clue kind (higher wins).
+# a kernel / module / file name names the family its code was built for (sm120 kernels run on
+# sm121, the sm100 module on sm103): weaker than the device's own name or capability
+_ARCH_STRENGTH = {"jit path": 6, "cache path": 6, "compute capability": 6, "gpu name": 4, "kernel file name": 3,
+                  "kernel name": 3, "module name": 3, "error text": 2, "arch named": 2, "build flag": 1}
+_VERSION_STRENGTH = {"jit path": 6, "cache path": 6, "package version": 5, "server release pin": 1}
+
+
+@dataclass(frozen=True)
+class Clue:
+    """One value a text states (or implies), where, and how it is known."""
+
+    what: str  # "arch" | "gpu" | "flashinfer_version" | "server" | "rank"
+    value: Any
+    how: str  # "decoded" | "inferred"
+    kind: str  # "jit path", "cache path", "gpu name", ...
+    line: Optional[int]
+    text: str  # the words that said it
+
+    def where(self) -> str:
+        at = f" (line {self.line})" if self.line is not None else ""
+        return f"{self.kind} '{self.text}'{at}"
+
+
+@lru_cache(maxsize=1)
+def server_pins() -> Dict[str, Any]:
+    """The shipped table: server -> release -> FlashInfer pin (see tools/server_pins.py)."""
+    try:
+        text = resources.files("tiletune.core.data").joinpath("server_flashinfer_pins.json").read_text()
+    except (FileNotFoundError, ModuleNotFoundError, OSError):
+        return {}
+    try:
+        return json.loads(text)
+    except ValueError:
+        return {}
+
+
+def pinned_flashinfer(server: str, version: str) -> Optional[Dict[str, Any]]:
+    """{"pin": exact version or None, "spec": requirement text, "source": ...} for a server release."""
+    releases = server_pins().get("servers", {}).get(server, {})
+    v = version.lstrip("v")
+    hit = releases.get(v)
+    if hit is None:  # "0.11.0rc2.dev5+g..." -> "0.11.0rc2", then "0.11.0"
+        base = re.match(r"\d+\.\d+\.\d+(?:rc\d+|\.post\d+)?", v)
+        if base:
+            hit = releases.get(base.group(0)) or releases.get(re.match(r"\d+\.\d+\.\d+", v).group(0))  # type: ignore[union-attr]
+    return hit
+
+
+class ClueSet:
+    """Collects clues from lines; bounded (at most a few per kind)."""
+
+    MAX_PER_KIND = 8
+
+    def __init__(self) -> None:
+        self.clues: List[Clue] = []
+        self._seen: set = set()
+
+    def add(self, clue: Clue) -> None:
+        self._add(clue)
+
+    def _add(self, clue: Clue) -> None:
+        key = (clue.what, clue.value, clue.kind)
+        if key in self._seen:
+            return
+        if sum(1 for c in self.clues if c.what == clue.what and c.kind == clue.kind) >= self.MAX_PER_KIND:
+            return
+        self._seen.add(key)
+        self.clues.append(clue)
+
+    def feed(self, lineno: Optional[int], text: str) -> None:
+        m: Optional[re.Match[str]]  # one name for every pattern's match below
+        if ".cache/flashinfer/" in text:
+            for m in _JIT_PATH.finditer(text):
+                self._path(lineno, m, "jit path")
+        if "/autotune/" in text or "flashinfer_autotune_cache/" in text:
+            for rx in (_SGLANG_CACHE, _VLLM_CACHE):
+                for m in rx.finditer(text):
+                    self._path(lineno, m, "cache path")
+        low = text.lower()
+        if "flashinfer" in low and ("flashinfer-" in low or "flashinfer_python" in low or "flashinfer_cubin" in low
+                                    or "flashinfer " in low or "flashinfer=" in low or "flashinfer:" in low):
+            for m in _FI_VERSION.finditer(text):
+                if "/" in text[max(0, m.start() - 1):m.start()]:
+                    continue  # a path component, handled above
+                self._add(Clue("flashinfer_version", m.group("ver"), "decoded", "package version", lineno, m.group(0).strip()))
+        if "generated.cu" in text:
+            kf = kernel_file(text)
+            if kf is not None:
+                self._add(Clue("arch", kf.arch, "decoded", "kernel file name", lineno, kf.name))
+        if "_sm" in text or "fused_moe_" in text:
+            m = _MODULE.search(text)
+            if m:
+                num = m.group("arch") or m.group("arch2") or m.group("arch3")
+                arch = normalize_arch(num)
+                if arch:
+                    # a module serves an arch family (the sm100 module also runs on sm103): inferred
+                    self._add(Clue("arch", arch, "inferred", "module name", lineno, m.group(0).strip("_")))
+        if " on sm" in low or " on SM" in text:
+            archs = archs_named(text)
+            if archs:
+                # "on sm120/sm121": the device is one of these; the first names the catalog family
+                self._add(Clue("arch", archs[0], "decoded" if len(archs) == 1 else "inferred", "error text",
+                               lineno, "on " + "/".join(archs)))
+        if ("NVIDIA" in text or "RTX" in text or "GB" in text or "DGX" in text or "00" in text) and _GPU_GATE.search(text):
+            self._gpu(lineno, text)
+        if "apability" in text or "compute_cap" in text:
+            m = _CC.search(text)
+            if m:
+                arch = normalize_arch(m.group("cc"))
+                if arch:
+                    self._add(Clue("arch", arch, "decoded", "compute capability", lineno, m.group(0)))
+        if "_sm" in text:
+            m = _KERNEL_NAME.search(text)
+            if m:
+                arch = normalize_arch(m.group("a") or m.group("b"))
+                if arch:
+                    self._add(Clue("arch", arch, "decoded", "kernel name", lineno, m.group(0).strip("_")))
+        if "sm" in low:
+            words = {a for a in (normalize_arch(w.group("a")) for w in _ARCH_WORD.finditer(text)) if a}
+            if len(words) == 1:
+                arch = words.pop()
+                self._add(Clue("arch", arch, "decoded", "arch named", lineno, arch))
+        if "-arch" in text:
+            m = _BUILD_ARCH.search(text)
+            if m:
+                arch = normalize_arch(m.group("a"))
+                if arch:  # what a binary was built for, not necessarily the device
+                    self._add(Clue("arch", arch, "inferred", "build flag", lineno, m.group(0)))
+        if ("version" in low or "==" in low or "llm engine" in low) and (
+                "vllm" in low or "sglang" in low or "tensorrt" in low or "llm engine" in low or "█" in text):
+            for server, rx in _SERVER_BANNERS:
+                m = rx.search(text)
+                if m:
+                    ver = next(g for g in m.groups() if g)
+                    self._add(Clue("server", (server, ver), "decoded", "version banner", lineno, m.group(0).strip()))
+
+    def _path(self, lineno: Optional[int], m: "re.Match[str]", kind: str) -> None:
+        self._add(Clue("flashinfer_version", m.group("ver"), "decoded", kind, lineno, m.group(0)))
+        arch = normalize_arch(m.group("arch"))
+        if arch:
+            self._add(Clue("arch", arch, "decoded", kind, lineno, m.group(0)))
+        gd = m.groupdict()
+        if gd.get("tp") is not None:
+            self._add(Clue("rank", f"tp{gd['tp']}_pp{gd['pp']}_dp{gd['dp']}", "decoded", kind, lineno, m.group(0)))
+
+    def _gpu(self, lineno: Optional[int], text: str) -> None:
+        for m in _GPU_NAME.finditer(text):
+            name = m.group(0).strip(" .-")
+            arch = arch_from_gpu_name(name)
+            if arch:
+                name = re.split(r"\s{2,}|\s(?:with|on|and|GPU|\d+W|\d+MiB)\b", name)[0].strip()
+                self._add(Clue("gpu", name, "decoded", "gpu name", lineno, name))
+                self._add(Clue("arch", arch, "inferred", "gpu name", lineno, name))
+                return
+        for short in ("GB10", "DGX Spark", "RTX 5090", "GB300", "B300", "GB200", "B200"):
+            if short in text:
+                arch = arch_from_gpu_name(short)
+                if arch:
+                    self._add(Clue("arch", arch, "inferred", "gpu name", lineno, short))
+                return
+
+    # ----- answers -----------------------------------------------------------------------------
+    def _best(self, what: str, strength: Dict[str, int]) -> Tuple[Optional[Clue], List[Clue]]:
+        cands = [c for c in self.clues if c.what == what]
+        if not cands:
+            return None, []
+        best = max(cands, key=lambda c: (strength.get(c.kind, 0), -(c.line or 0)))
+        top = strength.get(best.kind, 0)
+        conflicts = [c for c in cands if c.value != best.value and strength.get(c.kind, 0) >= top - 1
+                     and not _same_family(what, c.value, best.value)]
+        return best, conflicts
+
+    def best_arch(self) -> Tuple[Optional[Clue], List[Clue]]:
+        return self._best("arch", _ARCH_STRENGTH)
+
+    def best_gpu(self) -> Optional[Clue]:
+        return next((c for c in self.clues if c.what == "gpu"), None)
+
+    def servers(self) -> List[Clue]:
+        return [c for c in self.clues if c.what == "server"]
+
+    def best_version(self) -> Tuple[Optional[Clue], List[Clue]]:
+        best, conflicts = self._best("flashinfer_version", _VERSION_STRENGTH)
+        if best is not None:
+            # a JIT/cache path names the base release ("0.6.8"); a package line may refine it ("0.6.8.post1")
+            finer = [c for c in conflicts if str(c.value).startswith(str(best.value)) and c.value != best.value]
+            if finer and len(finer) == len(conflicts):
+                return finer[0], []
+            return best, conflicts
+        for s in self.servers():
+            server, ver = s.value
+            pin = pinned_flashinfer(server, ver)
+            if pin and pin.get("pin"):
+                return Clue("flashinfer_version", pin["pin"], "inferred", "server release pin", s.line,
+                            f"{s.text} pins {pin.get('spec') or pin['pin']} ({pin.get('source', 'pin table')})"), []
+        return None, []
+
+
+def _same_family(what: str, a: Any, b: Any) -> bool:
+    # an error's "sm120/sm121" and a GB10's sm121 agree; the sm100 module and a GB300's sm103 too
+    if what != "arch":
+        return False
+    fam = {"sm121": "sm120", "sm103": "sm100"}
+    return fam.get(a, a) == fam.get(b, b)
+
+
+__all__ = ["Clue", "ClueSet", "pinned_flashinfer", "server_pins"]

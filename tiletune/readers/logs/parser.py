@@ -1,0 +1,842 @@
+"""The autotuner message parser: one log's lines -> tuning records, events and clues.
+
+Messages turned into records (the tag is `[Autotuner]`, `[AutoTuner]` or, before v0.6.8, the
+typo `[AutoTunner]`):
+
+- `profiling <runner repr> <tactic>, shapes=..., avg_time <ms>` (and 0.7.x
+  `cupti-profiling ... median_time <ms>`)                                   -> PROFILED (aggregated:
+  one record per (op, runner, tactic, bucket, L2 state) with a count and bounded time samples, `tiletune.core.timings`)
+- `use_cold_l2_cache=True, use N different tensors for profiling` (v0.6.5+, printed only for an op
+  whose config asks for a cold L2: before every tactic's timing up to v0.6.17, once before a
+  profile's tactic loop after) and `profile-arena cold-L2 profiling uses ...` (after v0.6.17)
+                                                                            -> detail `l2` / `l2_source`
+  of the next timing and the following ones with the same tensor shapes (one profile)
+- `profiling chosen runner: <repr> <tactic> for <key>`; the key is a tuple
+  `(op, runner, hash, profile[, extras])` before v0.6.15 and `ProfilingCacheKey(...)` after -> CHOSEN
+- `Skipping tactic <repr> <tactic>, due to failure while profiling: <error>` (WARNING before
+  v0.6.8, DEBUG after) and the paired DEBUG `Failed when profiling <repr> <tactic>, shapes=....
+  Error occurred: <error>`; HEAD's `Skipping tactic <repr> <tactic> while ranking <op>: <error>` -> FAILED
+- `Skipped N unsupported tactic(s) for <op>` (INFO, v0.6.8+)               -> FAILED summary: runner ""
+  (the line names no runner), tactic None, count = the N minus the failures the block named itself
+- `Using fallback tactic ...`, `Skipping autotuning for '<op>' (in skip_ops)`, `No tuned config
+  covers <op> ...; falling back to runner=R tactic=-1`                      -> FALLBACK
+- `[TacticsBlocklist]: Filtered n invalid tactic(s) for <op>::<Runner>`     -> BLOCKED
+- `OOM detected, falling back to default tactic`, 0.7.x `cached tactic T for <op> (runner=R,
+  source=S) failed revalidation`                                            -> FAILED
+
+Per-tactic lines do not name the op: it is learnt from the end of each profile block (the
+`Skipped N ... for <op>` summary or the `chosen runner` key, which also gives the bucketed
+profile), so a block's records wait in a small buffer until it closes. Every other line is
+offered to the event scanner (fatal errors, banners, cache paths: `logs_events`) and the clue set
+(arch and versions: `logs_clues`); a cache pasted into the text (`"(key)": [runner, tactic]`
+lines, with `...` elisions) is recovered entry by entry. Records are built at the end, with the
+environment the whole text implies. Memory holds one profile block and the distinct facts,
+never the file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
+
+from tiletune.core.events import Fact, InputFacts
+from tiletune.core.records import Environment, InputProblem, Status, Tactic, TuningRecord
+from tiletune.core.timings import TimeSamples
+from tiletune.core.vocabulary import FUSED_MOE_FAMILY, MOE_RUNNER, RUNNER_OP
+from tiletune.readers.interface import ReadItem
+from tiletune.readers.logs.clues import ClueSet
+from tiletune.readers.logs.events import EventLog
+from tiletune.readers.logs.fragments import CacheFragment
+from tiletune.readers.logs.grammar import (
+    ANSI,
+    HEADER,
+    HEX,
+    OTHER_HEADER,
+    TAG,
+    UNNAMED_FAILURES,
+    ErrorText,
+    frozen_detail,
+    parse_log_literal,
+    parse_profiling_key,
+    parse_tactic,
+    split_runner,
+)
+
+KIND = "log"
+MAX_PENDING = 4096  # per-block buffer cap; a block never closes only in a truncated/corrupt log
+MAX_CONTINUATION = 400  # backtrace lines examined after a failure line
+MAX_PROBLEMS = 20  # unparsable-line notes per file; then one summary note
+MAX_AGGREGATES = 200_000  # distinct (op, runner, tactic, bucket, error) facts per file; past it only counts grow
+
+Item = ReadItem
+
+# --- facts about the whole file ------------------------------------------------------------------
+@dataclass
+class LogFacts:
+    """What a log says about its run rather than about one tactic (for doctor / report)."""
+
+    lines: int = 0
+    autotuner_lines: int = 0
+    levels: Dict[str, int] = field(default_factory=dict)  # autotuner lines per level
+    runs: int = 0  # "Autotuning process starts" count
+    caches_loaded: List[str] = field(default_factory=list)
+    caches_saved: List[str] = field(default_factory=list)
+    blocklists_loaded: List[str] = field(default_factory=list)
+    blocklist_notes: List[str] = field(default_factory=list)  # not found / different environment
+    modules_built: List[str] = field(default_factory=list)  # "Building JIT module <name>"
+    cache_env_mismatches: List[str] = field(default_factory=list)  # "Cache file X was created in a different environment (...)"
+    truncated_lines: int = 0
+
+    @property
+    def has_debug(self) -> bool:
+        """Per-tactic failures and timings are DEBUG (since v0.6.8): without them only counts are known."""
+        return self.levels.get("DEBUG", 0) > 0
+
+    def add_unique(self, lst: List[str], value: str, cap: int = 64) -> None:
+        if value not in lst and len(lst) < cap:
+            lst.append(value)
+
+
+# --- the parser ------------------------------------------------------------------------------
+@dataclass
+class _Event:
+    """A per-tactic fact waiting for its profile block to say which op it belongs to."""
+
+    status: Status
+    runner: str
+    runner_repr: str
+    tactic: Tactic
+    line: int
+    time_ms: Optional[float] = None
+    tensor_shapes: Optional[Tuple[Any, ...]] = None
+    error: Optional[ErrorText] = None
+    detail: Dict[str, Any] = field(default_factory=dict)
+    op: Optional[str] = None  # known up front only for "while ranking <op>" lines
+
+
+@dataclass
+class _Agg:
+    record: Dict[str, Any]
+    count: int = 1
+    lines: List[int] = field(default_factory=list)
+    times: Optional[TimeSamples] = None  # PROFILED: every timing of this (op, runner, tactic, bucket)
+
+
+def _hashable(v: Any) -> Any:
+    try:
+        hash(v)
+        return v
+    except TypeError:
+        return repr(v)
+
+
+class LogParser:
+    """Streams one log's lines into records: `feed()` each line, then `finish()`; `facts` is complete after that."""
+
+    def __init__(self, source: str, env: Environment) -> None:
+        self.source = source
+        self.env = env
+        self.facts = LogFacts()
+        self._problem_count = 0
+        self._pending: List[_Event] = []
+        self._block_op: Optional[str] = None  # set by "Skipped N ... for <op>"; chosen line may follow
+        self._block_closing = False
+        self._op_hint: Optional[str] = None  # tqdm "[AutoTuner]: Tuning <op>" bars in stderr captures
+        self._op_by_repr: Dict[str, str] = {}  # runner object (repr incl. address) -> op, from chosen keys
+        self._op_by_class: Dict[str, Optional[str]] = {}  # runner class -> op (None when ambiguous)
+        self._aggs: Dict[Tuple[Any, ...], _Agg] = {}
+        self._cont: Optional[_Event] = None  # failure event collecting backtrace lines
+        self._cont_prefix = ""
+        self._cont_left = 0
+        self._last_fail: Optional[_Event] = None  # for pairing "Skipping tactic" with "Failed when profiling"
+        self._last_fallback_key: Optional[Tuple[Any, ...]] = None
+        self._out: List[Union[TuningRecord, InputProblem]] = []
+        self.events = EventLog(source)
+        self.clues = ClueSet()
+        self._skipped: Dict[str, List[int]] = {}  # op -> distinct N of its "Skipped N" lines (bounded)
+        self._fragment = CacheFragment()
+        self._agg_overflow = 0
+        self._late_notes: List[str] = []
+        self._prefix_op: Optional[str] = None
+        # the L2 state a "use_cold_l2_cache=..." line states: it applies to the next profiling line and
+        # to the ones after it with the same tensor shapes (one profile), see `_l2_of`
+        self._l2_next: Optional[Tuple[str, int]] = None
+        self._l2_profile: Optional[Tuple[str, int, str]] = None
+
+    # ----- public ---------------------------------------------------------------------------
+    def feed(self, lineno: int, raw: str) -> Iterator[Item]:
+        """Process one line; yield problems as they are found (records and events come at `finish`)."""
+        self.facts.lines += 1
+        if "\x1b" in raw:
+            raw = ANSI.sub("", raw)
+        if "\\_" in raw:  # a log pasted into Markdown with its underscores escaped
+            raw = raw.replace("\\_", "_")
+        # tqdm redraws with carriage returns: each segment is a line of its own
+        for seg in raw.split("\r") if "\r" in raw else (raw,):
+            self._line(lineno, seg)
+        if self._out:
+            out, self._out = self._out, []
+            yield from out
+
+    def finish(self) -> Iterator[Item]:
+        self._end_continuation()
+        self._flush_block()
+        yield from self._out
+        self._out = []
+        self._fragment_clues()
+        self.env = self._final_env()
+        aggs = sorted(self._aggs.values(), key=lambda a: a.lines[0] if a.lines else 0)
+        for agg in aggs:
+            yield self._agg_record(agg)
+        yield from self._fragment.records(self)
+        self._summary_events(aggs)
+        yield from self.events.events()
+        facts = self._input_facts()
+        if facts.arch or facts.gpu or facts.flashinfer_version or facts.servers or facts.ended or facts.conflicts:
+            yield facts
+        if self._problem_count > MAX_PROBLEMS:
+            yield InputProblem(
+                self.source,
+                f"{self.source}: {self._problem_count - MAX_PROBLEMS} more autotuner lines could not be parsed (first {MAX_PROBLEMS} reported)",
+                fatal=False,
+                loses_data=True,
+            )
+        if self._agg_overflow:
+            yield InputProblem(self.source, f"{self.source}: {self._agg_overflow} autotuner facts past the limit of "
+                                            f"{MAX_AGGREGATES} distinct ones were counted only", fatal=False, loses_data=True)
+        for m in self._fragment.problems + self._late_notes:
+            yield InputProblem(self.source, f"{self.source}: {m}", fatal=False, loses_data=False)
+        yield from self._notes()
+
+    def _notes(self) -> Iterator[InputProblem]:
+        """Notes that lose nothing: what the text holds when it has no tuning lines, what is missing."""
+        if not self.facts.lines:
+            return
+        has_events = bool(self.events.events())
+        if not self.facts.autotuner_lines and not self._fragment.entries:
+            held = "events only (see events)" if has_events else "no FlashInfer autotuner lines, events or cache entries"
+            setup = [f"{w} {v}" for w, v in (("GPU", self.env.gpu), ("arch", self.env.arch),
+                                             ("FlashInfer", self.env.flashinfer_version)) if v]
+            if setup and not has_events:  # a ticket that states its setup only: say what it does state
+                held = f"only the setup it states ({', '.join(setup)}): {held}"
+            yield InputProblem(
+                self.source,
+                f"{self.source}: {held} in {self.facts.lines} lines "
+                "(per-tactic tuning results need FLASHINFER_LOGGING_LEVEL=debug; INFO gives only counts)",
+                fatal=False,
+                loses_data=False,  # the whole log was read: there was nothing to lose
+            )
+
+    def _final_env(self) -> Environment:
+        """The environment the whole text implies; flags and a JIT path given up front win."""
+        env = self.env
+        changes: Dict[str, Any] = {}
+        if env.arch is None:
+            best, conflicts = self.clues.best_arch()
+            if best is not None and not conflicts:
+                changes.update(arch=best.value, arch_source=f"text: {best.where()}")
+            elif best is not None:
+                self._out_note(f"arch clues disagree ({', '.join(sorted({c.value for c in [best] + conflicts}))}: "
+                               f"{'; '.join(c.where() for c in [best] + conflicts)}); pass --arch")
+        if env.gpu is None:
+            gpu = self.clues.best_gpu()
+            if gpu is not None:
+                changes["gpu"] = gpu.value
+        if env.flashinfer_version is None:
+            best, conflicts = self.clues.best_version()
+            if best is not None and not conflicts:
+                how = "inferred from " if best.how == "inferred" else "text: "
+                changes.update(flashinfer_version=best.value, version_source=how + best.where())
+            elif best is not None:
+                self._out_note("FlashInfer version clues disagree ("
+                               + "; ".join(f"{c.value} from {c.where()}" for c in [best] + conflicts)
+                               + "); pass --flashinfer-version")
+        for c in self.clues.clues:
+            if c.what == "server" or (c.what == "flashinfer_version" and c.kind == "package version"):
+                server, ver = c.value if c.what == "server" else ("flashinfer", c.value)
+                facts = {"server": Fact(server, "decoded", c.where()), "version": Fact(ver, "decoded", c.where())}
+                summary = f"{server} {ver}"
+                if c.what == "server":
+                    from tiletune.readers.logs.clues import pinned_flashinfer
+
+                    pin = pinned_flashinfer(server, ver)
+                    if pin is None:
+                        summary += ": its FlashInfer pin is not in tiletune's table"
+                    elif pin.get("pin"):
+                        facts["flashinfer_version"] = Fact(pin["pin"], "inferred", f"{server} {ver} pins {pin.get('spec')} ({pin.get('source')})")
+                        summary += f" pins FlashInfer {pin['pin']}"
+                    else:
+                        summary += f" allows FlashInfer {pin.get('spec') or 'of an unknown version'} (no exact pin)"
+                self.events.add("version_banner", c.line, c.text, summary, facts, key=(server, ver))
+        return dataclasses.replace(env, **changes) if changes else env
+
+    def _fragment_clues(self) -> None:
+        from tiletune.readers.logs.clues import Clue
+
+        md = self._fragment.metadata
+        if isinstance(md.get("flashinfer_version"), str):
+            self.clues.add(Clue("flashinfer_version", md["flashinfer_version"], "decoded", "cache path", None,
+                                "pasted _metadata.flashinfer_version"))
+        if isinstance(md.get("gpu"), str):
+            self.clues.feed(None, md["gpu"])
+
+    def _input_facts(self) -> InputFacts:
+        env = self.env
+        arch = version = gpu = None
+        if env.arch:
+            how = "decoded" if env.arch_source and (env.arch_source.startswith("--") or "path" in env.arch_source
+                                                    or "kernel file" in env.arch_source) else "inferred"
+            arch = Fact(env.arch, how, env.arch_source or "?")
+        if env.flashinfer_version:
+            vs = env.version_source or "?"
+            version = Fact(env.flashinfer_version, "inferred" if vs.startswith("inferred") else "decoded", vs)
+        if env.gpu:
+            g = self.clues.best_gpu()
+            gpu = Fact(env.gpu, "decoded", g.where() if g else (env.arch_source or "?"))
+        servers = tuple((c.value[0], Fact(c.value[1], "decoded", c.where())) for c in self.clues.servers())
+        died = self.events.died_line
+        ended = None
+        if died:
+            during = self.events.tuning_at(died)
+            ended = Fact(True, "decoded", f"line {died} shows a process ending (traceback / exception)" + (
+                f" during FlashInfer's autotune of {during[0]}, {during[1]} of {during[2]} profiles done" if during else ""))
+        return InputFacts(self.source, arch, gpu, version, servers, tuple(self._late_notes), ended)
+
+    def _out_note(self, message: str) -> None:
+        self._late_notes.append(message)
+
+    def _summary_events(self, aggs: List["_Agg"]) -> None:
+        """tactic_failed / tactic_profiled per (op, runner), from the aggregated records."""
+        per: Dict[Tuple[str, str, str], List[int]] = {}
+        for a in aggs:
+            r = a.record
+            st = r["status"]
+            if st is Status.PROFILED or (st is Status.FAILED and r.get("tactic") is not None):
+                k = ("tactic_profiled" if st is Status.PROFILED else "tactic_failed", r["op"], r["runner"])
+                v = per.setdefault(k, [0, 0, a.lines[0] if a.lines else 0])
+                v[0] += a.count
+                v[1] += 1
+        for (kind, op, runner), (count, distinct, first) in per.items():
+            what = "failed" if kind == "tactic_failed" else "profiled"
+            self.events.add(kind, first, "", f"{op or 'op not named'} {runner or 'runner not named'}: "
+                            f"{distinct} distinct tactic/bucket fact(s) {what}, {count} line(s)",
+                            {"op": Fact(op or None, "decoded", "autotuner lines"),
+                             "runner": Fact(runner or None, "decoded", "runner repr")},
+                            key=(op, runner), count=count)
+
+    # ----- line dispatch ----------------------------------------------------------------------
+    def _line(self, lineno: int, text: str) -> None:
+        m = HEADER.search(text)
+        if m:
+            level, msg, prefix = m.group("level"), m.group("msg"), text[: m.start()]
+        else:
+            t = TAG.search(text)
+            if t is None:
+                self.clues.feed(lineno, text)
+                if self._cont is not None and not OTHER_HEADER.match(text[len(self._cont_prefix):] if text.startswith(self._cont_prefix) else text):
+                    self._continue(text)  # an autotuner failure's backtrace: that tactic's error, not an event
+                else:
+                    self._end_continuation()
+                    if not self._fragment.feed(lineno, text):
+                        self.events.scan_line(lineno, text)
+                return
+            level, msg, prefix = None, text[t.start():], text[: t.start()]
+        self._end_continuation()
+        if "avg_time" not in text and "median_time" not in text:  # timing lines repeat the chosen line's repr
+            self.clues.feed(lineno, text)
+        if msg.startswith("Building JIT module "):
+            name = msg[len("Building JIT module "):].split(";", 1)[0].strip()
+            self.facts.add_unique(self.facts.modules_built, name)
+            return
+        t = TAG.match(msg)
+        if t is None:
+            self.events.scan_line(lineno, msg)  # another flashinfer.jit message: a JIT failure may be fatal
+            return
+        body = msg[t.end():].strip()
+        self.facts.autotuner_lines += 1
+        if level:
+            self.facts.levels[level] = self.facts.levels.get(level, 0) + 1
+        if prefix and "Tuning " in prefix:
+            self.events.progress(lineno, prefix)
+            m = re.search(r"Tuning ([\w:.]+?):", prefix)
+            if m:  # a tqdm bar and a log line on one line: the bar names the op being tuned
+                self._prefix_op = m.group(1)
+        else:
+            self._prefix_op = None
+        try:
+            self._message(lineno, level, body, prefix)
+        except (ValueError, SyntaxError, RecursionError) as e:
+            self._problem(lineno, f"could not parse autotuner line ({e}): {body[:120]}")
+
+    def _message(self, lineno: int, level: Optional[str], body: str, prefix: str) -> None:
+        if body.startswith("profiling chosen runner: "):
+            self._chosen(lineno, body[len("profiling chosen runner: "):])
+        elif body.startswith("profiling ") or body.startswith("cupti-profiling "):
+            self._profiled(lineno, body)
+        elif body.startswith("use_cold_l2_cache=") or body.startswith("profile-arena cold-L2 profiling"):
+            self._l2_line(lineno, body)
+        elif body.startswith("Skipping tactic "):
+            self._skipping(lineno, level, body[len("Skipping tactic "):], prefix)
+        elif body.startswith("Failed when profiling "):
+            self._failed_when(lineno, level, body[len("Failed when profiling "):], prefix)
+        elif body.startswith("Skipped ") and "unsupported tactic" in body:
+            self._skipped_summary(lineno, body)
+        elif body.startswith("Tuning "):
+            self.events.progress(lineno, body)
+            m = re.match(r"Tuning (\S+?):(?:\s|$)", body)
+            if m and m.group(1) != self._op_hint:
+                # a new op's progress bar: the previous op's unnamed failures (v0.6.7 INFO logs) end here
+                self._flush_block()
+                self._op_hint = m.group(1)
+        elif body.startswith("Autotuning process starts"):
+            self._flush_block()
+            self.facts.runs += 1
+            self.events.add("tuning_progress", lineno, body, "autotuning started", {}, key=("starts",))
+        elif body.startswith("Autotuning process ends"):
+            self._flush_block()
+            self.events.add("tuning_progress", lineno, body, "autotuning ended", {}, key=("ends",))
+        elif body.startswith("Config cache hit for "):
+            m = re.match(r"Config cache hit for (\S+) \(runner=([^,)]*)(?:, source=([^)]*))?\)", body)
+            if m:
+                self.events.add("config_cache_hit", lineno, body,
+                                f"{m.group(1)}: tuned config found in the cache (runner {m.group(2)}, source {m.group(3) or '?'})",
+                                {"op": Fact(m.group(1), "decoded", "log line"), "runner": Fact(m.group(2), "decoded", "log line"),
+                                 "cache_source": Fact(m.group(3), "decoded", "log line")}, key=(m.group(1), m.group(2), m.group(3)))
+        elif body.startswith("Using fallback tactic for "):
+            self._fallback_miss(lineno, body)
+        elif body.startswith("Generated key"):
+            self._generated_key(body[len("Generated key"):])
+        elif body.startswith("No tuned config covers "):
+            self._out_of_bucket(lineno, body)
+        elif body.startswith("Skipping autotuning for "):
+            m = re.match(r"Skipping autotuning for '([^']*)'", body)
+            if m:
+                self._count(("fallback", m.group(1), "", -1, "skip_ops"), lineno, dict(
+                    op=m.group(1), runner="", tactic=-1, status=Status.FALLBACK,
+                    detail={"reason": "skip_ops: autotuning disabled for this op; runner 0 with tactic -1"}))
+        elif body.startswith("cached tactic ") and "failed revalidation" in body:
+            self._revalidation(lineno, body)
+        elif body.startswith("OOM detected"):
+            op = self._prefix_op or self._block_op or self._op_hint
+            self.events.add("oom_fallback", lineno, body,
+                            f"out of memory while profiling {op or 'an op the log does not name'}: tuning of it stopped, "
+                            "runner 0 / tactic -1 used",
+                            {"op": Fact(op, "decoded", "tqdm prefix on the same line" if self._prefix_op else "profile block")}
+                            if op else {}, key=(op,))
+            if self._prefix_op:
+                self._op_hint = self._prefix_op
+            self._flush_block(oom_line=lineno)
+        elif body.startswith("Loaded ") and " configs from " in body:
+            path = body.split(" configs from ", 1)[1].strip()
+            self.facts.add_unique(self.facts.caches_loaded, path)
+            n = re.match(r"Loaded (\d+)", body)
+            self.events.add("configs_loaded", lineno, body, f"loaded {n.group(1) if n else '?'} configs from {path}",
+                            {"configs": Fact(int(n.group(1)) if n else None, "decoded", "log line"),
+                             "path": Fact(path, "decoded", "log line")}, key=(path, n.group(1) if n else None))
+        elif body.startswith("Saved ") and " configs to " in body:
+            path = body.split(" configs to ", 1)[1]
+            path = re.sub(r" \(\d+ new, \d+ from previous config\)$", "", path).strip()
+            self.facts.add_unique(self.facts.caches_saved, path)
+            n = re.match(r"Saved (\d+)", body)
+            self.events.add("configs_saved", lineno, body, f"saved {n.group(1) if n else '?'} configs to {path}",
+                            {"configs": Fact(int(n.group(1)) if n else None, "decoded", "log line"),
+                             "path": Fact(path, "decoded", "log line")}, key=(path, n.group(1) if n else None))
+        elif body.startswith("Loaded ") and "invalid tactic" in body and " from " in body:
+            self.facts.add_unique(self.facts.blocklists_loaded, body.rsplit(" from ", 1)[1].strip())
+        elif body.startswith("Tactics blocklist file not found") or (body.startswith("File ") and "different environment" in body):
+            self.facts.add_unique(self.facts.blocklist_notes, body[:300])
+        elif body.startswith("Filtered ") and "invalid tactic" in body:
+            self._filtered(lineno, body)
+        elif (body.startswith("Cache file ") or body.startswith("Not saving configs to ")) and "different environment" in body:
+            # the cache's _metadata differs from this process: FlashInfer ignores (or will not overwrite) it
+            self.facts.add_unique(self.facts.cache_env_mismatches, body[:500])
+
+    # ----- per-tactic lines ---------------------------------------------------------------------
+    def _before_event(self) -> None:
+        # A new per-tactic line after a block's "Skipped N" summary (with no chosen line) starts a new block.
+        if self._block_closing:
+            self._flush_block()
+
+    def _profiled(self, lineno: int, body: str) -> None:
+        cupti = body.startswith("cupti-")
+        runner, rrepr, rest = split_runner(body.split(" ", 1)[1])
+        tactic_text, sep, tail = rest.partition(", shapes=")
+        if not sep:
+            raise ValueError("no shapes=")
+        key = ", median_time " if cupti else ", avg_time "
+        shapes_text, sep, time_text = tail.rpartition(key)
+        if not sep:
+            raise ValueError(f"no{key.rstrip()}")
+        self._before_event()
+        ev = _Event(Status.PROFILED, runner, rrepr, parse_tactic(tactic_text), lineno)
+        try:
+            ev.time_ms = float(time_text.strip())
+        except ValueError:
+            ev.detail["time_text"] = time_text.strip()[:60]
+        ev.tensor_shapes = self._shapes_or_none(shapes_text)
+        ev.detail["timer"] = "cupti median" if cupti else "mean"
+        l2 = self._l2_of(shapes_text.strip())
+        if l2 is not None:
+            ev.detail["l2"], ev.detail["l2_source"] = l2[0], f"log line {l2[1]}"
+        self._push(ev)
+
+    def _l2_line(self, lineno: int, body: str) -> None:
+        """`use_cold_l2_cache=True, use N different tensors for profiling` (0.6.5 on; printed only
+        when the op's config asks for a cold L2: before each tactic's timing up to 0.6.17, once
+        before a profile's tactic loop after) or `profile-arena cold-L2 profiling uses ...`."""
+        value = body[len("use_cold_l2_cache="):].split(",", 1)[0].strip()
+        if body.startswith("profile-arena") or value == "True":
+            self._l2_next = ("cold", lineno)
+        elif value == "False":
+            self._l2_next = ("warm", lineno)
+
+    def _l2_of(self, shapes_text: str) -> Optional[Tuple[str, int]]:
+        """The stated L2 state of a timing: the pending line's, or the current profile's (same
+        tensor shapes as the timing that took the line); None where no line says."""
+        if self._l2_next is not None:
+            state, line = self._l2_next
+            self._l2_next = None
+            self._l2_profile = (state, line, shapes_text)
+            return state, line
+        cur = self._l2_profile
+        if cur is not None and cur[2] == shapes_text:
+            return cur[0], cur[1]
+        self._l2_profile = None
+        return None
+
+    def _skipping(self, lineno: int, level: Optional[str], rest: str, prefix: str) -> None:
+        runner, rrepr, tail = split_runner(rest)
+        op = None
+        if ", due to failure while profiling: " in tail:
+            tactic_text, _, err = tail.partition(", due to failure while profiling: ")
+            phase = "profiling"
+        else:
+            m = re.match(r"(?P<tac>.*?) while ranking (?P<op>\S+): (?P<err>.*)$", tail)
+            if not m:
+                raise ValueError("no failure text")
+            tactic_text, op, err, phase = m.group("tac"), m.group("op"), m.group("err"), "ranking"
+        self._before_event()
+        ev = _Event(Status.FAILED, runner, rrepr, parse_tactic(tactic_text), lineno, op=op)
+        ev.error = ErrorText(err)
+        ev.detail.update(phase=phase, level=level)
+        self._push(ev)
+        self._last_fail = ev
+        self.events.tactic_cuda_error(lineno, err, op or self._block_op)
+        self._start_continuation(ev, prefix)
+
+    def _failed_when(self, lineno: int, level: Optional[str], rest: str, prefix: str) -> None:
+        runner, rrepr, tail = split_runner(rest)
+        head, sep, err = tail.partition(". Error occurred: ")
+        if not sep:
+            raise ValueError("no 'Error occurred:'")
+        tactic_text, sep, shapes_text = head.partition(", shapes=")
+        tactic = parse_tactic(tactic_text)
+        shapes = self._shapes_or_none(shapes_text) if sep else None
+        last = self._last_fail
+        if last is not None and last.runner_repr == rrepr and last.tactic == tactic and last.tensor_shapes is None and last in self._pending:
+            # The DEBUG twin of the "Skipping tactic" line just above: same failure, now with shapes.
+            last.tensor_shapes = shapes
+            self._last_fail = None
+            self._start_continuation(None, prefix)  # its copy of the backtrace adds nothing
+            return
+        self._before_event()
+        ev = _Event(Status.FAILED, runner, rrepr, tactic, lineno)
+        ev.tensor_shapes = shapes
+        ev.error = ErrorText(err)
+        ev.detail.update(phase="profiling", level=level)
+        self._push(ev)
+        self._last_fail = None
+        self._start_continuation(ev, prefix)
+
+    def _skipped_summary(self, lineno: int, body: str) -> None:
+        m = re.match(r"Skipped (\d+) unsupported tactic\(s\) for (\S+)", body)
+        if not m:
+            raise ValueError("unexpected 'Skipped N unsupported tactic(s)' form")
+        n, op = int(m.group(1)), m.group(2)
+        seen = sum(1 for e in self._pending if e.status is Status.FAILED)
+        if n > seen:
+            # INFO level hides the per-tactic lines: keep the count, say the tactics are unknown.
+            key = ("skipped", op)
+            agg = self._aggs.get(key)
+            if agg is None:
+                self._aggs[key] = _Agg(dict(
+                    op=op, runner="", tactic=None, status=Status.FAILED, error=UNNAMED_FAILURES,
+                    detail={"summary": "Skipped N unsupported tactic(s)", "tactics_known": False,
+                            "runner_named": False, "skipped_per_profile": {}}), count=n - seen, lines=[lineno])
+                agg = self._aggs[key]
+            else:
+                agg.count += n - seen
+                if len(agg.lines) < 64:
+                    agg.lines.append(lineno)
+            per = agg.record["detail"]["skipped_per_profile"]
+            if n in per or len(per) < 64:
+                per[n] = per.get(n, 0) + 1  # N -> how many profiles skipped exactly N
+        self.events.add("tactics_skipped", lineno, body,
+                        f"{op}: {n} unsupported tactic(s) skipped per profile (runner not named)",
+                        {"op": Fact(op, "decoded", "log line"), "skipped": Fact(n, "decoded", "log line"),
+                         "runner": Fact(None, "decoded", "runner not named in the line")}, key=(op, n))
+        self._block_op = op
+        self._block_closing = True
+
+    def _chosen(self, lineno: int, rest: str) -> None:
+        runner, rrepr, tail = split_runner(rest)
+        tactic_text, sep, key_text = tail.partition(" for ")
+        if not sep:
+            raise ValueError("no 'for <key>'")
+        key = parse_profiling_key(key_text)
+        tactic = parse_tactic(tactic_text)
+        self._learn(rrepr, runner, key.op)
+        self._flush_block(op=key.op, shapes=key.shapes, extras=key.extras)
+        ident = ("chosen", key.op, key.runner, _hashable(tactic), key.shapes, _hashable(key.extras))
+        self._count(ident, lineno, dict(op=key.op, runner=key.runner, tactic=tactic, status=Status.CHOSEN,
+                                        shapes=key.shapes, extras=key.extras, raw_key=key_text.strip()[:4000]))
+
+    # ----- inference-time fallbacks --------------------------------------------------------------
+    def _fallback_miss(self, lineno: int, body: str) -> None:
+        m = re.match(r"Using fallback tactic for (\S+) with input shapes (.*)$", body)
+        if not m:
+            raise ValueError("unexpected 'Using fallback tactic' form")
+        op = m.group(1)
+        shapes = self._shapes_or_none(m.group(2))
+        ident = ("fallback", op, _hashable(shapes))
+        self._count(ident, lineno, dict(op=op, runner="", tactic=-1, status=Status.FALLBACK, shapes=shapes,
+                                        detail={"reason": "no cache entry for this shape at inference; runner 0 ran tactic -1",
+                                                "shapes_are": "runtime input shapes"}))
+        self._last_fallback_key = ident
+
+    def _generated_key(self, text: str) -> None:
+        agg = self._aggs.get(self._last_fallback_key) if self._last_fallback_key else None
+        self._last_fallback_key = None
+        if agg is None or agg.record.get("runner"):
+            return
+        try:
+            key = parse_profiling_key(text)
+        except (ValueError, SyntaxError):
+            return
+        agg.record["runner"] = key.runner
+        agg.record["detail"]["nearest_profile"] = key.shapes
+        agg.record["extras"] = key.extras
+
+    def _out_of_bucket(self, lineno: int, body: str) -> None:
+        # the full line names the fallback runner and tactic; a ticket often quotes it shortened
+        # ("No tuned config covers bf16_gemm input_shapes=(... [H, vocab] ...)"): the op is still there
+        m = re.match(r"No tuned config covers (\S+)(?: input_shapes=([^;]*))?(?:; falling back to runner=(\S+) tactic=(-?\d+))?(?:[\s.;]|$)", body)
+        if not m:
+            raise ValueError("unexpected 'No tuned config covers' form")
+        op, shapes_text, runner = m.group(1), m.group(2), m.group(3) or ""
+        tactic = int(m.group(4)) if m.group(4) is not None else -1  # FlashInfer's fallback: runner 0, tactic -1
+        shapes = self._shapes_or_none(shapes_text) if shapes_text and "..." not in shapes_text else None
+        ident = ("fallback", op, _hashable(shapes))
+        agg = self._aggs.get(ident)
+        if agg is None:
+            self._count(ident, lineno, dict(op=op, runner=runner, tactic=tactic, status=Status.FALLBACK, shapes=shapes,
+                                            detail={"shapes_are": "runtime input shapes"}))
+            agg = self._aggs[ident]
+        agg.record["runner"] = agg.record.get("runner") or runner
+        agg.record["detail"]["out_of_bucket"] = True
+        agg.record["detail"]["reason"] = ("shape outside the tuned bucket range: the tuned cache has this op "
+                                          "but no bucket covers it, so runner 0 ran tactic -1 (perf cliff)")
+        if m.group(4) is None:
+            agg.record["detail"]["abbreviated"] = ("the line is shortened: runner, tactic and shapes are not in it "
+                                                   "(FlashInfer's fallback is runner 0, tactic -1)")
+
+    def _revalidation(self, lineno: int, body: str) -> None:
+        # 0.7.x: a cached tactic the runner's validate_tactic() rejects at inference (logged once)
+        m = re.match(r"cached tactic (?P<tac>.*) for (?P<op>\S+) \(runner=(?P<runner>[^,]+), source=(?P<src>[^)]*)\) failed revalidation", body)
+        if not m:
+            raise ValueError("unexpected 'cached tactic ... failed revalidation' form")
+        tactic = parse_tactic(m["tac"])
+        self._count(("revalidation", m["op"], m["runner"], _hashable(tactic)), lineno, dict(
+            op=m["op"], runner=m["runner"], tactic=tactic, status=Status.FAILED,
+            error=f"cached tactic failed revalidation (source={m['src']}); treated as a cache miss",
+            detail={"phase": "revalidation", "failure_kind": "can_implement"}))
+
+    def _filtered(self, lineno: int, body: str) -> None:
+        m = re.match(r"Filtered (\d+) invalid tactic\(s\) for (\S+) \((\d+) remaining\)", body)
+        if not m:
+            raise ValueError("unexpected 'Filtered N invalid tactic(s)' form")
+        n, key, remaining = int(m.group(1)), m.group(2), int(m.group(3))
+        op, _, runner = key.rpartition("::")
+        ident = ("filtered", op, runner)
+        agg = self._aggs.get(ident)
+        if agg is None:
+            self._aggs[ident] = _Agg(dict(op=op, runner=runner, tactic=None, status=Status.BLOCKED,
+                                          detail={"filtered_per_call": n, "remaining": remaining,
+                                                  "note": "tactics removed by the loaded blocklist (the log does not list which)"}),
+                                     count=1, lines=[lineno])
+        else:
+            agg.count += 1
+
+    # ----- blocks, continuation, aggregation -------------------------------------------------------
+    def _push(self, ev: _Event) -> None:
+        self._pending.append(ev)
+        if len(self._pending) >= MAX_PENDING:
+            self._flush_block()
+
+    def _learn(self, rrepr: str, runner: str, op: str) -> None:
+        self._op_by_repr[rrepr] = op
+        prev = self._op_by_class.get(runner, op)
+        self._op_by_class[runner] = op if prev == op else None  # MoERunner serves gemm1 and gemm2
+
+    def _op_for(self, ev: _Event, block_op: Optional[str]) -> Tuple[str, Optional[str]]:
+        if ev.op:
+            return ev.op, None
+        if block_op:
+            return block_op, None
+        if ev.runner_repr in self._op_by_repr:
+            return self._op_by_repr[ev.runner_repr], "op inferred from the same runner object's chosen line"
+        by_class = self._op_by_class.get(ev.runner)
+        if by_class:
+            return by_class, "op inferred from the runner class"
+        if ev.runner in RUNNER_OP:
+            return RUNNER_OP[ev.runner], f"op inferred from the runner class: {ev.runner} serves only {RUNNER_OP[ev.runner]}"
+        if self._op_hint:
+            return self._op_hint, "op taken from the 'Tuning <op>' progress bar"
+        if ev.runner == MOE_RUNNER and "cutlass_fused_moe" in ev.runner_repr:
+            return FUSED_MOE_FAMILY, ("op family inferred from the runner's module (get_cutlass_fused_moe_module); "
+                                      "gemm1 or gemm2 not named")
+        return "", "op unknown: the profile block never named it"
+
+    def _flush_block(self, op: Optional[str] = None, shapes: Any = None, extras: Any = None, oom_line: Optional[int] = None) -> None:
+        self._end_continuation()
+        block_op = op or self._block_op
+        for ev in self._pending:
+            ev_op, note = self._op_for(ev, block_op)
+            detail = dict(ev.detail)
+            if note:
+                detail["op_note"] = note
+            if ev.tensor_shapes is not None:
+                detail["tensor_shapes"] = ev.tensor_shapes
+            rec_shapes = shapes
+            if rec_shapes is None and ev.tensor_shapes is not None and ev_op:
+                # no key line for this block: the profiling line's own tensor shapes are the key's
+                # shapes (the autotuner keys a profile by the tensors it times)
+                rec_shapes = ev.tensor_shapes
+                detail["shapes_from"] = "the profiling line's tensor shapes"
+            if ev.status is Status.PROFILED:
+                # one aggregate per (op, runner, tactic, bucket): repeated timings add to its samples
+                # (a warm and a cold timing of one tactic are two facts, not one sample set)
+                ident: tuple = ("profiled", ev_op, ev.runner, _hashable(ev.tactic), _hashable(rec_shapes), _hashable(extras),
+                         ev.detail.get("l2"))
+                agg = self._aggs.get(ident)
+                if agg is None:
+                    if len(self._aggs) >= MAX_AGGREGATES:
+                        self._agg_overflow += 1
+                        continue
+                    detail["runner_repr"] = HEX.sub("0x_", ev.runner_repr)
+                    agg = self._aggs[ident] = _Agg(dict(op=ev_op, runner=ev.runner, tactic=ev.tactic, status=Status.PROFILED,
+                                                        shapes=rec_shapes, extras=extras, detail=detail),
+                                                   count=0, lines=[], times=TimeSamples())
+                agg.count += 1
+                if len(agg.lines) < 64:
+                    agg.lines.append(ev.line)
+                assert agg.times is not None
+                agg.times.add(ev.time_ms)
+            else:
+                assert ev.error is not None
+                err = ev.error.summary()
+                detail.update(ev.error.detail())
+                # group "the same error" even when it prints a pointer or address that changes per call
+                ident = ("failed", ev_op, ev.runner, _hashable(ev.tactic), HEX.sub("0x_", err))
+                agg = self._aggs.get(ident)
+                if agg is None and len(self._aggs) >= MAX_AGGREGATES:
+                    self._agg_overflow += 1
+                elif agg is None:
+                    detail["buckets"] = [rec_shapes] if rec_shapes is not None else []
+                    self._aggs[ident] = _Agg(dict(op=ev_op, runner=ev.runner, tactic=ev.tactic, status=Status.FAILED,
+                                                  shapes=rec_shapes, extras=extras, error=err, detail=detail),
+                                             count=1, lines=[ev.line])
+                else:
+                    agg.count += 1
+                    if len(agg.lines) < 64:
+                        agg.lines.append(ev.line)
+                    buckets = agg.record["detail"].setdefault("buckets", [])
+                    if rec_shapes is not None and rec_shapes not in buckets and len(buckets) < 64:
+                        buckets.append(rec_shapes)
+        if oom_line is not None:
+            oom_op = block_op or self._op_hint or ""
+            self._count(("oom", oom_op), oom_line, dict(op=oom_op, runner="", tactic=None, status=Status.FAILED,
+                                                         error="OOM detected, falling back to default tactic",
+                                                         detail={"failure_kind": "out_of_memory",
+                                                                 "note": "tuning of this op stopped; runner 0 / tactic -1 used"}))
+        self._pending = []
+        self._block_op = None
+        self._block_closing = False
+        self._last_fail = None
+
+    def _start_continuation(self, ev: Optional[_Event], prefix: str) -> None:
+        self._cont = ev if ev is not None else _Event(Status.FAILED, "", "", None, 0, error=ErrorText(""))
+        self._cont_prefix = prefix
+        self._cont_left = MAX_CONTINUATION
+
+    def _continue(self, text: str) -> None:
+        assert self._cont is not None and self._cont.error is not None
+        if self._cont_left <= 0:
+            return
+        self._cont_left -= 1
+        if self._cont_prefix and text.startswith(self._cont_prefix):
+            text = text[len(self._cont_prefix):]
+        self._cont.error.add(text)
+
+    def _end_continuation(self) -> None:
+        self._cont = None
+
+    def _count(self, ident: Tuple[Any, ...], lineno: int, fields: Dict[str, Any]) -> None:
+        agg = self._aggs.get(ident)
+        if agg is None:
+            if len(self._aggs) >= MAX_AGGREGATES:
+                self._agg_overflow += 1
+                return
+            fields.setdefault("detail", {})
+            self._aggs[ident] = _Agg(fields, count=1, lines=[lineno])
+        else:
+            agg.count += 1
+            if len(agg.lines) < 64:
+                agg.lines.append(lineno)
+
+    def _agg_record(self, agg: _Agg) -> TuningRecord:
+        f = dict(agg.record)
+        detail = dict(f.pop("detail", {}) or {})
+        # file-level facts the report wants next to the entries: where the winners were saved,
+        # which cache the inference-time lookups (and their fallbacks) were loaded from
+        if f["status"] is Status.CHOSEN and self.facts.caches_saved:
+            detail["log_saved_to"] = list(self.facts.caches_saved)
+        if f["status"] is Status.FALLBACK and self.facts.caches_loaded:
+            detail["log_loaded_from"] = list(self.facts.caches_loaded)
+        if f["status"] is Status.FALLBACK and self.facts.cache_env_mismatches:
+            detail["log_cache_ignored"] = list(self.facts.cache_env_mismatches)
+        if len(agg.lines) > 1:
+            detail["lines"] = agg.lines
+        if detail.get("buckets") == []:
+            detail.pop("buckets")
+        if isinstance(detail.get("skipped_per_profile"), dict):
+            detail["skipped_per_profile"] = tuple(sorted(detail["skipped_per_profile"].items()))
+        if agg.times is not None:
+            detail.update(agg.times.detail("ms"))
+            # the record's time: the median of the kept samples (exact up to MAX_SAMPLES timings)
+            f["time_ms"] = agg.times.median
+        return self._record(f.pop("op"), f.pop("runner"), f.pop("tactic"), f.pop("status"), agg.lines[0],
+                            count=agg.count, detail=detail, **f)
+
+    def _record(self, op: str, runner: str, tactic: Tactic, status: Status, line: int, *,
+                detail: Optional[Dict[str, Any]] = None, **kw: Any) -> TuningRecord:
+        clean = {k: v for k, v in (detail or {}).items() if v is not None}
+        return TuningRecord(source=self.source, source_kind=KIND, op=op, runner=runner, tactic=tactic,
+                            status=status, env=self.env, line=line, detail=frozen_detail(clean), **kw)
+
+    def _shapes_or_none(self, text: str) -> Optional[Tuple[Any, ...]]:
+        try:
+            v = parse_log_literal(text)
+        except (ValueError, SyntaxError, RecursionError):
+            return None
+        return v if isinstance(v, tuple) else None
+
+    def _problem(self, lineno: int, message: str) -> None:
+        self._problem_count += 1
+        if self._problem_count <= MAX_PROBLEMS:
+            # the only caller reports an autotuner line that did not parse: that line's record is lost
+            self._out.append(InputProblem(self.source, f"{self.source}:{lineno}: {message}", fatal=False, loses_data=True))
+
+
