@@ -241,12 +241,12 @@ class _Collector:
         import json
         import sys
 
-        from tiletune.readers import flashinfer_v1, logs
+        from tiletune.readers import flashinfer_v1, json_common, logs
 
         if self.stdin_read:
             return
         self.stdin_read = True
-        limit = flashinfer_v1.max_json_bytes()
+        limit = json_common.max_json_bytes()
         f = sys.stdin.buffer
         head = f.read(_HEAD_BYTES)
         source = "<stdin>"

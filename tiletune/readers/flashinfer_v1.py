@@ -11,70 +11,33 @@ flashinfer/autotuner/autotuner.py since v0.6.15, and the 0.7.x wheels):
   whose `bodies`/`eager_body` carry `{"tile_n", "tactic"}` pairs.
 - `_generation` (v0.6.18rc2+): a sha256 of the rest, used for write conflicts only.
 
-This module also owns what every JSON reader needs: the size guard (`load_json`) and the path
-hints (`PathHints`) the SGLang/vLLM layout modules pass in. Every cache entry is a CHOSEN record.
+Every cache entry is a CHOSEN record. What every JSON reader shares (the size guard, the path hints
+the SGLang/vLLM layouts pass in) is readers/json_common.py.
 """
 
 from __future__ import annotations
 
 import json
-import math
-import os
 from pathlib import Path
-from typing import Any, Iterator, Optional, Union
+from typing import Any, Iterator, Optional
 
 from tiletune.core import bounded_input
 from tiletune.core.errors import ReaderError
-from tiletune.core.frozen import frozen_dataclass, positional_builder
+from tiletune.core.frozen import positional_builder
 from tiletune.core.records import Environment, InputProblem, Status, TuningRecord, freeze
 from tiletune.readers.interface import ReadContext
+from tiletune.readers.json_common import UNKNOWN_VALUES, Item, PathHints, json_type_name, load_json, quoted_short
 from tiletune.readers.keyparse import KeyParseError, KeyParser, parse_general
 
 KIND = "flashinfer-v1"
 
 _METADATA, _RECORDS, _GENERATION = "_metadata", "_records", "_generation"
 _RESERVED = frozenset((_METADATA, _RECORDS, _GENERATION))
-UNKNOWN_VALUES = (None, "", "unknown", "None", "*")
 
-# A JSON cache is parsed whole; Python needs roughly 8-10x the file size to hold the parsed
-# tree. Real caches are far below this (50,000 entries with policies are about 25 MB).
-DEFAULT_MAX_JSON_MB = 256
 LEGACY_CUDNN_NOTE = (
     "integer cuDNN tactic (a plan index from before FlashInfer 0.6.16); FlashInfer >= 0.6.16 "
     "drops such entries on load and re-tunes them"
 )
-
-Item = Union[TuningRecord, InputProblem]
-
-
-@frozen_dataclass
-class PathHints:
-    """What a cache's location says about it (SGLang / vLLM layouts); used when `_metadata` is silent."""
-
-    layout: str  # "sglang", "vllm", "trtllm", ...
-    flashinfer_version: Optional[str] = None
-    arch: Optional[str] = None
-    rank: Optional[str] = None
-
-
-def max_json_bytes() -> int:
-    """The size limit for JSON inputs (env TILETUNE_MAX_JSON_MB overrides the default)."""
-    try:
-        mb = float(os.environ.get("TILETUNE_MAX_JSON_MB", DEFAULT_MAX_JSON_MB))
-    except ValueError:
-        mb = DEFAULT_MAX_JSON_MB
-    return int(mb * 1024 * 1024)
-
-
-def load_json(path: Path) -> Union[Any, InputProblem]:
-    """Parse a JSON file read-only (a regular file under the size limit, with bounded depth and
-    digits: see tiletune.core.bounded_input), or return the one-line reason it cannot be used."""
-    try:
-        return bounded_input.load_file(path, limit=max_json_bytes(), what="JSON file", override="TILETUNE_MAX_JSON_MB",
-                                why=" for caches (parsing it would need about 10x that in memory)")
-    except ReaderError as e:
-        return InputProblem(str(path), str(e), loses_data=True)
-
 
 def sniff(path: Path, head: bytes) -> bool:
     """A JSON object with `_metadata` or a tuple-shaped key, that is not a blocklist or TRT-LLM cache."""
@@ -314,25 +277,3 @@ def _runner_class(identity: Any) -> str:
         except (ReaderError, AttributeError):
             pass
     return "unknown"
-
-
-def json_type_name(v: Any) -> str:
-    return {list: "array", dict: "object", str: "string", bool: "boolean", type(None): "null"}.get(
-        type(v), "number" if isinstance(v, (int, float)) else type(v).__name__
-    )
-
-
-def quoted_short(text: str, limit: int = 160) -> str:
-    """A key as it appears in a message: quoted, shortened in the middle when very long."""
-    r = repr(text)
-    return r if len(r) <= limit else r[: limit // 2] + " ... " + r[-limit // 2 :]
-
-
-def finite_or_none(x: Any) -> Optional[float]:
-    """A JSON number as float, None for non-numbers and inf/nan (TRT-LLM stores inf for 'never timed')."""
-    if isinstance(x, bool) or not isinstance(x, (int, float)):
-        return None
-    try:
-        return float(x) if math.isfinite(x) else None
-    except OverflowError:  # an integer beyond float range
-        return None

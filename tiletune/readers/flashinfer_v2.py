@@ -26,9 +26,10 @@ from typing import Any, Iterator, Optional
 from tiletune.core import bounded_input
 from tiletune.core.errors import ReaderError
 from tiletune.core.records import Environment, InputProblem, Status, TuningRecord, freeze
-from tiletune.readers import flashinfer_v1, sglang
-from tiletune.readers.flashinfer_v1 import Item, PathHints, load_json, policy_detail, quoted_short
+from tiletune.readers import json_common, sglang
+from tiletune.readers.flashinfer_v1 import policy_detail
 from tiletune.readers.interface import ReadContext
+from tiletune.readers.json_common import Item, PathHints, load_json, quoted_short
 from tiletune.readers.keyparse import KeyParseError, KeyParser
 
 KIND = "flashinfer-v2"
@@ -81,15 +82,15 @@ def _environment(store: Path, ctx: ReadContext, problems: list[InputProblem]) ->
         problems.append(InputProblem(str(manifest_path), f"{manifest_path}: cache_schema {manifest.get('cache_schema')!r} "
                                      "(tiletune knows v2); read as v2", fatal=False, loses_data=False))  # every entry still read
     version = manifest.get("flashinfer_version")
-    version = version if isinstance(version, str) and version not in flashinfer_v1.UNKNOWN_VALUES else None
+    version = version if isinstance(version, str) and version not in json_common.UNKNOWN_VALUES else None
     gpu = manifest.get("gpu")
-    gpu = gpu if isinstance(gpu, str) and gpu not in flashinfer_v1.UNKNOWN_VALUES else None
+    gpu = gpu if isinstance(gpu, str) and gpu not in json_common.UNKNOWN_VALUES else None
     cuda = manifest.get("cuda_version")
     return ctx.environment(
         flashinfer_version=version,
         version_source="manifest.flashinfer_version" if version else None,
         gpu=gpu,
-        cuda_version=cuda if isinstance(cuda, str) and cuda not in flashinfer_v1.UNKNOWN_VALUES else None,
+        cuda_version=cuda if isinstance(cuda, str) and cuda not in json_common.UNKNOWN_VALUES else None,
         metadata=tuple(sorted((str(k), str(v)) for k, v in manifest.items())),
     )
 

@@ -24,8 +24,8 @@ from typing import Iterator, Optional
 
 from tiletune.core.archs import normalize_arch
 from tiletune.readers import flashinfer_v1
-from tiletune.readers.flashinfer_v1 import PathHints
 from tiletune.readers.interface import ReadContext
+from tiletune.readers.json_common import PathHints
 
 KIND = "sglang"
 

@@ -27,8 +27,8 @@ from typing import Any, Iterator, Optional
 
 from tiletune.core.archs import normalize_arch
 from tiletune.core.records import Environment, InputProblem, Status, TuningRecord, freeze
-from tiletune.readers.flashinfer_v1 import Item, finite_or_none, json_type_name, load_json, quoted_short
 from tiletune.readers.interface import ReadContext
+from tiletune.readers.json_common import Item, finite_or_none, json_type_name, load_json, quoted_short
 from tiletune.readers.keyparse import KeyParseError, Name, parse_literal
 
 KIND = "trtllm"

@@ -140,7 +140,7 @@ def write_pinned_cache(
         raise TunerError(f"{out_path}: refusing to overwrite the source cache; give a new path")
     from tiletune.core import bounded_input
     from tiletune.core.errors import ReaderError
-    from tiletune.readers.flashinfer_v1 import max_json_bytes
+    from tiletune.readers.json_common import max_json_bytes
 
     try:
         data = bounded_input.load_file(source_cache, limit=max_json_bytes(), what="JSON cache", override="TILETUNE_MAX_JSON_MB")
