@@ -19,7 +19,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tiletune.core.records import TileConfig  # noqa: E402
-from tiletune.tuner import cutlass_engine as ce  # noqa: E402
+from tiletune.tuner import cutlass_build as cb  # noqa: E402
+from tiletune.tuner import cutlass_toolchain as toolchain  # noqa: E402
 
 
 def grid():
@@ -63,20 +64,20 @@ def main() -> int:
     ap.add_argument("-o", "--output", type=Path, required=True)
     ap.add_argument("--jobs", type=int, default=2)
     a = ap.parse_args()
-    headers = ce.find_cutlass()
+    headers = toolchain.find_cutlass()
     cases = grid()
     builds = []
     for arch, dtype, tile, grouped, stages, extra in cases:
         sched = "pingpong" if tile[0] == 64 else "cooperative"  # SM90 cooperative needs tile M >= 128
-        builds.append(ce.kernel_build(_config(tile, extra), arch, dtype, grouped=grouped, stages=stages, query=True,
+        builds.append(cb.kernel_build(_config(tile, extra), arch, dtype, grouped=grouped, stages=stages, query=True,
                                       schedule=sched))
     t0 = time.monotonic()
-    ce.build_many(builds, jobs=a.jobs, headers=headers)  # compile in parallel, then query one by one
+    cb.build_many(builds, jobs=a.jobs, headers=headers)  # compile in parallel, then query one by one
     rows = []
     for (arch, dtype, tile, grouped, stages, extra), kb in zip(cases, builds):
         sched = "pingpong" if tile[0] == 64 else "cooperative"
         cfg = _config(tile, extra)
-        q = ce.query_smem(cfg, arch, dtype, grouped=grouped, stages=stages, schedule=sched, headers=headers)
+        q = cb.query_smem(cfg, arch, dtype, grouped=grouped, stages=stages, schedule=sched, headers=headers)
         q["schedule"] = sched if arch != "sm100" else ("2sm" if extra and extra[1] else "1sm")
         q["cluster"] = list(cfg.cluster)
         q["mma_tile"] = list(cfg.mma_tile) if cfg.mma_tile else None
@@ -90,7 +91,7 @@ def main() -> int:
         "cutlass_version": headers.version,
         "cutlass_source": (headers.include.parent / "SOURCE").read_text().strip()
         if (headers.include.parent / "SOURCE").is_file() else headers.origin,
-        "nvcc": ce.nvcc_version(),
+        "nvcc": toolchain.nvcc_version(),
         "epilogue": "bf16 D, C = void, EpilogueTileAuto; StageCountAutoCarveout<sizeof(epilogue SharedStorage)> unless stages is set",
         "command": "python3 kernels/query_grid.py --jobs 2 -o tests/kernels/data/query_grid.json",
         "seconds": round(time.monotonic() - t0),

@@ -11,8 +11,11 @@ from pathlib import Path
 
 from synthetic import model_result  # a real ModelResult with recorded values (tests/synthetic.py)
 
+from tiletune.analysis.failures import explain_failure
 from tiletune.analysis.results import AnalyzedEntry, Failure, FailureReason, NotTried
-from tiletune.analysis.verdicts import explain_failure, short_error, smem_from_text, verdicts
+from tiletune.analysis.verdicts import verdicts
+from tiletune.core.error_text import short_error
+from tiletune.core.error_text import smem_need_limit as smem_from_text
 from tiletune.core.records import CatalogRef, Decoded, Entry, Environment, Problem, Status, TileConfig, TuningRecord
 from tiletune.model.perf import ModelResult
 

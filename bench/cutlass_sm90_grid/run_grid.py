@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT / "tests" / "kernels"))  # the grid lives beside the
 
 from h200_grid_targets import grid  # noqa: E402  (the grid: kept apart so tests replay the same targets)
 
+from tiletune.tuner import cutlass_build as cb  # noqa: E402
 from tiletune.tuner import cutlass_engine as ce  # noqa: E402
 from tiletune.tuner.isolation import run_child  # noqa: E402
 
@@ -59,7 +60,7 @@ def main() -> int:
                     help="per-attempt logs (kept out of --out so --out holds only the result files)")
     a = ap.parse_args()
     a.out.mkdir(parents=True, exist_ok=True)
-    check_carried_cache(a.cache or ce.cache_dir())
+    check_carried_cache(a.cache or cb.cache_dir())
     targets = grid()
     if a.only:
         targets = [t for t in targets if any(s in t.key for s in a.only.split(","))]

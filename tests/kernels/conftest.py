@@ -7,14 +7,14 @@ import os
 import pytest
 
 from tiletune.core.errors import TunerError
-from tiletune.tuner import cutlass_engine as ce
+from tiletune.tuner import cutlass_toolchain as toolchain
 
 
 @pytest.fixture(scope="module")
 def headers():
     """CUTLASS 4.5 headers (the expected numbers are CUTLASS 4.5's); skip where none are found."""
     try:
-        h = ce.find_cutlass()
+        h = toolchain.find_cutlass()
     except TunerError as e:
         if os.environ.get("TILETUNE_REQUIRE_CUTLASS") == "1":  # CI fetches the headers: missing is a failure
             pytest.fail(str(e))

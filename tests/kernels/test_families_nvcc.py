@@ -19,7 +19,7 @@ import subprocess
 import pytest
 
 from tiletune.core.records import TileConfig
-from tiletune.tuner import cutlass_engine as ce
+from tiletune.tuner import cutlass_build as cb
 
 pytestmark = pytest.mark.nvcc
 
@@ -40,8 +40,8 @@ def cache_root(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def binaries(headers, cache_root):
-    builds = {name: ce.kernel_build(cfg, arch, dt, query=True) for name, (cfg, arch, dt) in CASES.items()}
-    results = ce.build_many(list(builds.values()), jobs=2, headers=headers, cache=cache_root / "cutlass-builds")
+    builds = {name: cb.kernel_build(cfg, arch, dt, query=True) for name, (cfg, arch, dt) in CASES.items()}
+    results = cb.build_many(list(builds.values()), jobs=2, headers=headers, cache=cache_root / "cutlass-builds")
     return dict(zip(builds, results))
 
 
@@ -89,7 +89,7 @@ def test_model_exact_takes_sm120_mxfp8(binaries, cache_root, monkeypatch):
 
     from tiletune.cli.typer_app import app
 
-    monkeypatch.setenv(ce.CACHE_DIR_ENV, str(cache_root))
+    monkeypatch.setenv(cb.CACHE_DIR_ENV, str(cache_root))
     r = CliRunner().invoke(app, ["model", "--dtype", "mxfp8", "--arch", "sm120", "--m", "16", "--n", "7168", "--k",
                                  "4096", "--tile", "256x128x128", "--stage-policy", "fixed:2", "--exact",
                                  "--format", "json"])

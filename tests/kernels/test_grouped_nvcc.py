@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tiletune.core.records import TileConfig
-from tiletune.tuner import cutlass_engine as ce
+from tiletune.tuner import cutlass_build as cb
 
 pytestmark = pytest.mark.nvcc
 
@@ -29,8 +29,8 @@ GRID = Path(__file__).parent / "data" / "query_grid.json"
 @pytest.fixture(scope="module")
 def binaries(headers, tmp_path_factory):
     cache = tmp_path_factory.mktemp("grouped-builds")
-    builds = [ce.kernel_build(TileConfig(tile=TILE), "sm120", "nvfp4", grouped=True, query=q) for q in (True, False)]
-    query, run = ce.build_many(builds, jobs=1, headers=headers, cache=cache)  # one compile at a time
+    builds = [cb.kernel_build(TileConfig(tile=TILE), "sm120", "nvfp4", grouped=True, query=q) for q in (True, False)]
+    query, run = cb.build_many(builds, jobs=1, headers=headers, cache=cache)  # one compile at a time
     for res in (query, run):
         assert res.ok, f"{res.build.label()} did not compile: {res.error}\n{res.log[-2000:]}"
     return {"query": query.binary, "run": run.binary}

@@ -62,13 +62,13 @@ def test_dense_targets_keep_the_plain_run_line():
 def test_reproducer_for_a_moe_target_runs_the_experts_as_groups(tmp_path, monkeypatch):
     from tiletune.cli.commands.retry import write_reproducers
     from tiletune.core.records import Problem, TileConfig
-    from tiletune.tuner import cutlass_engine as ce
+    from tiletune.tuner import cutlass_toolchain as toolchain
     from tiletune.tuner.engine import RetryTarget
 
     inc = tmp_path / "cutlass" / "include" / "cutlass"
     inc.mkdir(parents=True)
     (inc / "version.h").write_text("#define CUTLASS_MAJOR 4\n#define CUTLASS_MINOR 5\n#define CUTLASS_PATCH 0\n")
-    monkeypatch.setenv(ce.CUTLASS_DIR_ENV, str(tmp_path / "cutlass"))
+    monkeypatch.setenv(toolchain.CUTLASS_DIR_ENV, str(tmp_path / "cutlass"))
     p = Problem(m=128, n=1280, k=2560, m_range=(65, 128), experts=512, top_k=None, dtype_a="nvfp4")
     t = RetryTarget(key="trtllm::fused_moe::gemm1|MoERunner|3|1x128x1280x2560|?", op="trtllm::fused_moe::gemm1",
                     runner="MoERunner", tactic=3, arch="sm120", flashinfer_version="0.6.14", problem=p,

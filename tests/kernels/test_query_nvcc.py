@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from tiletune.core.records import TileConfig
-from tiletune.tuner import cutlass_engine as ce
+from tiletune.tuner import cutlass_build as cb
 
 pytestmark = pytest.mark.nvcc
 
@@ -21,9 +21,9 @@ pytestmark = pytest.mark.nvcc
 def queried(headers, tmp_path_factory):
     cache = tmp_path_factory.mktemp("cutlass-builds")
     tiles = [(128, 128, 256), (256, 128, 128), (256, 128, 256)]
-    builds = [ce.kernel_build(TileConfig(tile=t), "sm120", "nvfp4", query=True) for t in tiles]
-    ce.build_many(builds, jobs=2, headers=headers, cache=cache)  # the compiles, in parallel
-    return {t: ce.query_smem(TileConfig(tile=t), "sm120", "nvfp4", headers=headers, cache=cache) for t in tiles}
+    builds = [cb.kernel_build(TileConfig(tile=t), "sm120", "nvfp4", query=True) for t in tiles]
+    cb.build_many(builds, jobs=2, headers=headers, cache=cache)  # the compiles, in parallel
+    return {t: cb.query_smem(TileConfig(tile=t), "sm120", "nvfp4", headers=headers, cache=cache) for t in tiles}
 
 
 def test_128x128x256_two_stages(queried):

@@ -252,7 +252,7 @@ def test_one_vocabulary():
                            "(kernel needs 111616 bytes of shared memory, device per-block limit is 101376 bytes)")
     assert d.cls is error_text.ErrorClass.SHARED_MEMORY and (d.smem_need, d.smem_limit) == (111616, 101376)
     assert d.op == "mxfp8_gemm" and d.archs == ("sm120",) and d.cutlass_status == "Error Internal"
-    from tiletune.analysis.verdicts import smem_from_text
+    from tiletune.core.error_text import smem_need_limit as smem_from_text
     from tiletune.tuner.classify import classify_text
     from tiletune.tuner.engine import Diagnosis
 

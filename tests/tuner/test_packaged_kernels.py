@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tiletune.tuner import cutlass_engine as ce
+from tiletune.tuner import cutlass_toolchain as toolchain
 
 ROOT = Path(__file__).resolve().parents[2]
 KERNEL_SOURCES = sorted(p.name for p in (ROOT / "kernels").iterdir() if p.suffix in (".cu", ".hpp") or p.name == "README.md")
@@ -39,7 +39,7 @@ def _source_copy(dest: Path) -> Path:
 
 
 def _clean_env() -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", ce.KERNELS_DIR_ENV, "PYTHONSTARTUP")}
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", toolchain.KERNELS_DIR_ENV, "PYTHONSTARTUP")}
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
     return env
 
@@ -61,8 +61,8 @@ def _build_isolation_flag() -> list:
 
 
 def test_editable_checkout_uses_its_own_kernels_folder(monkeypatch):
-    monkeypatch.delenv(ce.KERNELS_DIR_ENV, raising=False)
-    assert ce.kernels_dir() == ROOT / "kernels"
+    monkeypatch.delenv(toolchain.KERNELS_DIR_ENV, raising=False)
+    assert toolchain.kernels_dir() == ROOT / "kernels"
     assert not (ROOT / "tiletune" / "_kernels").exists()  # nothing copied into the source tree
 
 
@@ -102,12 +102,12 @@ def test_installed_package_finds_its_kernels_without_an_environment_variable(ins
         "import json, sys, tiletune\n"
         "from pathlib import Path\n"
         "from tiletune.core.records import TileConfig\n"
-        "from tiletune.tuner import cutlass_engine as ce\n"
+        "from tiletune.tuner import cutlass_build as cb, cutlass_toolchain as toolchain, reproducer\n"
         "cfg = TileConfig(tile=(128, 128, 64))\n"
-        "headers = ce.CutlassHeaders(Path(sys.argv[2]) / 'include', None, '4.5.0', 'test')\n"
-        "paths = ce.write_reproducer(cfg, 'sm90', 'bf16', Path(sys.argv[1]), headers=headers)\n"
-        "cmd = ce.nvcc_command(ce.kernel_build(cfg, 'sm90', 'bf16'), headers, Path(sys.argv[1]) / 'bin')\n"
-        "print(json.dumps({'tiletune': tiletune.__file__, 'kernels': str(ce.kernels_dir()), 'cmd': cmd}))\n"
+        "headers = toolchain.CutlassHeaders(Path(sys.argv[2]) / 'include', None, '4.5.0', 'test')\n"
+        "paths = reproducer.write_reproducer(cfg, 'sm90', 'bf16', Path(sys.argv[1]), headers=headers)\n"
+        "cmd = cb.nvcc_command(cb.kernel_build(cfg, 'sm90', 'bf16'), headers, Path(sys.argv[1]) / 'bin')\n"
+        "print(json.dumps({'tiletune': tiletune.__file__, 'kernels': str(toolchain.kernels_dir()), 'cmd': cmd}))\n"
     )
     r = _run([str(venv / "bin" / "python"), "-c", probe, str(out), str(tmp_path / "cutlass")], cwd=tmp_path, env=_clean_env())
     seen = json.loads(r.stdout.strip().splitlines()[-1])
@@ -121,7 +121,7 @@ def test_installed_package_finds_its_kernels_without_an_environment_variable(ins
 
 def test_installed_cli_writes_reproducers_for_a_real_cache(installed, tmp_path):
     _, venv, _ = installed
-    found = ce.cutlass_candidates()
+    found = toolchain.cutlass_candidates()
     if not found:
         if os.environ.get("TILETUNE_REQUIRE_CUTLASS") == "1":
             pytest.fail("TILETUNE_REQUIRE_CUTLASS=1 but no CUTLASS headers were found")
@@ -129,7 +129,7 @@ def test_installed_cli_writes_reproducers_for_a_real_cache(installed, tmp_path):
     out = tmp_path / "cli-repro"
     r = _run([str(venv / "bin" / "tiletune"), "retry", str(SM120_CACHE), "--all", "--no-run", "--op", "fp4_gemm",
               "--tactic", "0", "--reproducer", str(out)],
-             cwd=tmp_path, env=dict(_clean_env(), **{ce.CUTLASS_DIR_ENV: str(found[0].include.parent)}))
+             cwd=tmp_path, env=dict(_clean_env(), **{toolchain.CUTLASS_DIR_ENV: str(found[0].include.parent)}))
     assert "--reproducer: wrote" in r.stdout, r.stdout
     written = sorted(out.glob("*/blockscaled_gemm.cu"))
     assert written and all(p.read_bytes() == (ROOT / "kernels" / "blockscaled_gemm.cu").read_bytes() for p in written)

@@ -1,9 +1,6 @@
-"""Judgements: why each failure happened, and the one-line verdict per arch and op.
+"""The one-line verdict per arch and op (why each failure happened is analysis/failures.py).
 
-`explain_failure` weighs the evidence (error text, catalog known failures, JIT modules that
-never built) against the shared-memory model. The evidence always wins: when a tactic failed
-but the model says its tile fits, the reason says the cause is not explained by shared memory
-instead of blaming it. `verdicts` condenses entries, failures and never-tried tiles into lines
+`verdicts` condenses entries, failures and never-tried tiles into lines
 like "sm120 fp4_gemm: winners 128x128x256 only; 256x128x128 and 128x256x128 failed 16 times
 (Error Internal)". Tactics a retry engine could not even start (status not_run) are named apart,
 never counted as failures. Pure functions over pipeline records; no I/O.
@@ -16,139 +13,11 @@ from collections import Counter, OrderedDict
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from tiletune.analysis.overview import RankDisagreement
-from tiletune.analysis.results import AnalyzedEntry, Failure, FailureReason, NotTried, Verdict
+from tiletune.analysis.results import AnalyzedEntry, Failure, NotTried, Verdict
 from tiletune.core.archs import arch_family
 from tiletune.core.records import Decoded, Status, Undecoded
-from tiletune.model.perf import ModelResult
 
-# Texts that mean "there is no kernel for this tile", shared-memory numbers and the short form of
-# an error all come from the one error-text vocabulary (tiletune.core.error_text), imported where a
-# failure's text is read: a run without failures never compiles its patterns.
-_SMEM_WORDS = ("shared memory", "smem")
 _Key = tuple[Optional[str], str, Optional[str]]  # (arch, op, source group)
-# Failure classes worth naming in a runtime reason.
-_KIND_PREFIX = {
-    "can_implement": "can_implement rejected the problem: ",
-    "illegal_access": "illegal memory access (sticky CUDA error): ",
-    "illegal_instruction": "illegal instruction (sticky CUDA error): ",
-    "out_of_memory": "out of memory: ",
-    "cuda_error": "CUDA error: ",
-    "launch_failure": "launch failure: ",
-    "initialize": "initialize failed: ",
-    "tma_descriptor": "TMA descriptor rejected: ",
-    "no_kernel_image": "no kernel image for this arch: ",
-}
-
-
-def smem_from_text(text: str) -> Optional[tuple[int, int]]:
-    """(need, limit) in bytes when an error text states both, else None."""
-    from tiletune.core import error_text
-
-    return error_text.smem_need_limit(text)
-
-
-def short_error(text: str, width: int = 60) -> str:
-    """The informative core of an error text (error_text.short_error)."""
-    from tiletune.core import error_text
-
-    return error_text.short_error(text, width)
-
-
-def _fmt_bytes(n: int) -> str:
-    return f"{n:,} B"
-
-
-def explain_failure(
-    *,
-    errors: Sequence[str],
-    analysis: Optional[ModelResult],
-    known_failure: Optional[str] = None,
-    jit_not_built: Optional[str] = None,
-    detail: Optional[Mapping[str, Any]] = None,
-) -> "FailureReason":
-    """The reason behind a failure: error text first, then catalog / JIT facts, then the model.
-
-    `errors` are the distinct error texts, most frequent first; `detail` is the record's detail
-    (a log reader may have parsed `smem_need`/`smem_limit` out of the text already).
-    """
-    from tiletune.core import error_text
-
-    text = errors[0] if errors else ""
-    detail = detail or {}
-    model_fits = analysis.smem.fits if analysis is not None else None
-
-    need_limit = None
-    # the log reader parses "(kernel needs N bytes ..., limit is M bytes)" into these keys
-    dn, dl = detail.get("smem_needed_bytes"), detail.get("smem_limit_bytes")
-    if isinstance(dn, int) and isinstance(dl, int):
-        need_limit = (dn, dl)
-    for t in errors:
-        if need_limit is None:
-            need_limit = smem_from_text(t)
-    if need_limit is not None:
-        need, limit = need_limit
-        summary = f"shared memory: needs {_fmt_bytes(need)}, per-block limit {_fmt_bytes(limit)} (from the error text)"
-        disagrees = model_fits is True and need > limit
-        if analysis is not None and analysis.smem.shared_storage_bytes is not None:
-            summary += f"; model estimated {_fmt_bytes(analysis.smem.shared_storage_bytes)}"
-            if disagrees:
-                summary += " and says it fits: the model underestimates this kernel, the error text wins"
-        return FailureReason(kind="smem", summary=summary, basis="error text", need_bytes=need, limit_bytes=limit,
-                             model_disagrees=disagrees)
-
-    if known_failure:
-        return FailureReason(kind="not_instantiated", summary=f"never instantiated: {known_failure}", basis="catalog")
-    low = text.lower()
-    kind_from_log = detail.get("failure_kind")  # the log reader's coarse class of the same text
-    # the retry ledger prefixes its diagnosis class ("not_instantiated: tactic 99 out of range ...")
-    kind_from_text = error_text.classify(text)[0] if text else None
-    if kind_from_log is None and kind_from_text is not None:
-        kind_from_log = kind_from_text.value
-    if (kind_from_log == "not_instantiated" or low.startswith("not_instantiated")
-            or kind_from_text in (error_text.ErrorClass.NOT_INSTANTIATED, error_text.ErrorClass.NO_KERNEL_IMAGE)):
-        return FailureReason(kind="not_instantiated", summary=f"no kernel for this tile: {short_error(text, 90)}", basis="error text")
-    if jit_not_built:
-        return FailureReason(
-            kind="not_instantiated",
-            summary=f"JIT module {jit_not_built} never finished building; {short_error(text)}",
-            basis="jit workspace",
-        )
-
-    if analysis is not None and analysis.smem.verdict in ("does_not_build", "overflows_at_initialize"):
-        smem_need, smem_limit = analysis.smem.shared_storage_bytes, analysis.smem.limit_bytes
-        what = "does not build (fewer than 2 stages)" if analysis.smem.verdict == "does_not_build" else "overflows at initialize"
-        nums = f": needs {_fmt_bytes(smem_need)} > limit {_fmt_bytes(smem_limit)}" if smem_need is not None and smem_limit is not None else ""
-        err = f"; error text: {short_error(text)}" if text else ""
-        return FailureReason(
-            kind="smem",
-            summary=f"shared memory: tile {what}{nums} (model){err}",
-            basis="model",
-            need_bytes=smem_need,
-            limit_bytes=smem_limit,
-        )
-    if model_fits is True:
-        assert analysis is not None
-        fits = ""
-        if analysis.smem.shared_storage_bytes is not None and analysis.smem.limit_bytes is not None:
-            fits = f": {_fmt_bytes(analysis.smem.shared_storage_bytes)} fits in {_fmt_bytes(analysis.smem.limit_bytes)}"
-        said = f"{short_error(text)}; " if text else ""
-        mentions_smem = any(w in low for w in _SMEM_WORDS)
-        return FailureReason(
-            kind="runtime",
-            summary=f"{said}not explained by shared memory (model says the tile fits{fits})"
-            + ("; the error text mentions shared memory" if mentions_smem else ""),
-            basis="error text" if text else "model",
-            need_bytes=analysis.smem.shared_storage_bytes,
-            limit_bytes=analysis.smem.limit_bytes,
-            model_disagrees=True,
-        )
-    if text:
-        prefix = _KIND_PREFIX.get(str(kind_from_log), "")
-        return FailureReason(kind="runtime", summary=prefix + short_error(text, 90), basis="error text")
-    return FailureReason(kind="unknown", summary="no error text recorded and no model verdict", basis="none")
-
-
-# --- verdicts ----------------------------------------------------------------------------------
 
 
 def _join(labels: Sequence[str], limit: int = 3) -> str:
@@ -412,6 +281,8 @@ def _reason_phrase(f: "Failure", skipped: Optional[dict] = None) -> str:
         phrase = skipped_phrase(f, skipped)
         if phrase:
             return phrase
+    from tiletune.core.error_text import short_error  # (read only where a failure is phrased)
+
     r = f.reason
     if r.kind == "smem" and r.need_bytes is not None and r.limit_bytes is not None:
         src = "" if r.basis == "error text" else " by the model"

@@ -353,7 +353,7 @@ def failure_rows(failures: Sequence[Failure], *, error_width: int = 40,
                  labels: Optional[Mapping[str, str]] = None) -> list[list[str]]:
     """One row per aggregated failure: op, tactic, tile, count, short error, reason. `labels`
     (source group -> short name; given when the inputs hold several groups) names each row's group."""
-    from tiletune.analysis.verdicts import short_error
+    from tiletune.core.error_text import short_error
 
     rows = []
     for f in sorted(failures, key=lambda f: (f.arch or "~", f.op, f.group or "", -f.count)):

@@ -84,7 +84,7 @@ def run_model(*, dtype: str, m: int, n: int, k: int, tile: str, gpu: Optional[st
 
 def _exact(cfg: TileConfig, arch: str, dtype: str, grouped: bool, stage_policy: Optional[str]) -> Dict[str, Any]:
     """Shared storage of the compiled kernel type, from the retry engine's CUTLASS query."""
-    from tiletune.tuner.cutlass_engine import query_smem
+    from tiletune.tuner.cutlass_build import query_smem
 
     stages = parse_stage_policy(stage_policy, cfg)
     return query_smem(cfg, arch, dtype, grouped=grouped, stages=stages)

@@ -332,7 +332,8 @@ def _is_v1_cache(path: Path) -> bool:
 
 def write_reproducers(targets: Sequence[RetryTarget], out_dir: Path, *, top_k: Optional[int] = None) -> List[str]:
     """One CUTLASS reproducer folder per target with a decoded tile (tuner.cutlass_engine writes it)."""
-    from tiletune.tuner.cutlass_engine import operand_dtype, write_reproducer
+    from tiletune.tuner.cutlass_engine import operand_dtype
+    from tiletune.tuner.reproducer import write_reproducer
 
     notes = []
     for t in targets:
