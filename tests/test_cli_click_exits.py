@@ -1,7 +1,7 @@
 """A command body that leaves through click (typer.Exit, click's Exit, Abort, ClickException and its
 UsageError) exits as click says, with click's message, on both of the CLI's ways of running a
 body: `_guard` (most commands) and `_run_batch` (the inspecting commands, through
-cli_core.batch_status, which turns every other exception into one line and exit 2). Run through
+cli.output.batch_status, which turns every other exception into one line and exit 2). Run through
 typer and click themselves (CliRunner), with the CLI's own app settings."""
 
 from __future__ import annotations

@@ -181,11 +181,11 @@ def test_console_entry_exits_with_the_status_and_whole_output(sample, tmp_path):
 
 
 def test_the_collector_is_paused_for_one_command_and_restored():
-    # cli_core.gc_paused: the process policy behind a 50k-entry inspect's speed (no full-heap scans
+    # cli.process.gc_paused: the process policy behind a 50k-entry inspect's speed (no full-heap scans
     # while records pile up); it must give the collector back as it found it, exceptions included
     import gc
 
-    from tiletune.cli.output import gc_paused
+    from tiletune.cli.process import gc_paused
 
     assert gc.isenabled()
     try:

@@ -29,7 +29,7 @@ def test_same_inputs_exit_0_and_nothing_differs(run, tmp_path):
     a = _cache(tmp_path / "a.json", "0.6.11", {16: 0, 128: 12})
     code, out = _diff(run, a, a)
     assert code == 0
-    assert out["schema"] == "tiletune.analysis.diff/1"
+    assert out["schema"] == "tiletune.diff/1"
     assert out["changes"] == [] and out["environment"] == {} and out["unchanged"] == 2
 
 

@@ -100,14 +100,14 @@ def test_the_plain_run_prints_and_exits_as_typer_does(args: list[str]) -> None:
 
 _CHILD = """
 import sys
-from tiletune.cli import output
+from tiletune.cli import process
 from tiletune import cli
-exit_kept = output.exit_kept
+exit_kept = process.exit_kept
 def report(code):
     sys.stdout.flush()
     sys.stderr.write("\\nLOADED " + str(sorted(m for m in ("typer", "click", "tiletune.cli.typer_app") if m in sys.modules)) + "\\n")
     exit_kept(code)
-output.exit_kept = report
+process.exit_kept = report
 cli.main()
 """
 

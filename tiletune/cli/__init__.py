@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Mapping, Optional, Sequence
 
-from tiletune.cli.output import OutputFormat  # (cli_core imports nothing heavy: errors alone)
+from tiletune.cli.output import OutputFormat
 
 _FORMATS = tuple(f.value for f in OutputFormat)  # the values click.Choice accepts (case-sensitive)
 
@@ -61,15 +61,16 @@ def main() -> None:
 
         typer_main()
         return
-    from tiletune.cli import output
+    from tiletune.cli import output, process
+    from tiletune.cli.commands.inspect import inspect_status
 
     paths, fmt = plain
-    output.keep_results()
+    process.keep_results()
     try:
-        code = output.batch_status(lambda: output.inspect_status(paths, format=output.OutputFormat(fmt)), paths)
+        code = output.batch_status(lambda: inspect_status(paths, format=output.OutputFormat(fmt)), paths)
     except KeyboardInterrupt:  # as click's standalone mode says it
         sys.stderr.write("\nAborted!\n")
         code = 1
-    if not output.kept_any():  # the body stopped before it kept a result: exit as typer's path would
+    if not process.kept_any():  # the body stopped before it kept a result: exit as typer's path would
         sys.exit(code)
-    output.exit_kept(code)
+    process.exit_kept(code)

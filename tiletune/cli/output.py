@@ -1,20 +1,15 @@
-"""The CLI's typer-free half: output routing, one-line errors and exit statuses, the collector
-policy, and the inspect command's body.
+"""The CLI's output routing, one-line errors and exit statuses, shared by every command.
 
-cli.py (typer) runs every command through these; launch.py runs a plain `tiletune inspect
-PATH... [--format F]` through the same body without importing typer or click at all (about a
-seventh of a 2,000-entry inspect's instructions). Nothing here imports click except to print to
-stderr (`_echo_err`: click.echo, which typer.echo is), so an inspect that says nothing never loads it.
-"""
+Nothing here imports click except to print to stderr (`_echo_err`: click.echo, which typer.echo
+is), so a plain inspect that says nothing never loads it."""
 
 import enum
-import gc
 import os
 import sys
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, List, NoReturn, Optional, Sequence, Union
+from typing import Callable, Iterable, Iterator, Optional, Sequence, Union
 
+from tiletune.cli.process import gc_paused
 from tiletune.core.errors import TiletuneError
 
 
@@ -128,91 +123,6 @@ def _newline_ended(chunks: Iterable[str]) -> Iterator[str]:
         yield "\n"
 
 
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Run one command with the cyclic garbage collector paused (restored afterwards).
-
-    Why: inspect keeps ~10 container objects per entry alive until it has printed them, so the
-    collector's periodic full scans re-walk the whole growing heap (about 1 s of a 50,000-entry
-    run) while finding nothing: records, entries, analyses and rows form no reference cycles. On
-    the way out the objects still alive are frozen (`gc.freeze`): freed by reference counting
-    when dropped, but never rescanned; re-enabling without it costs one full scan of them all.
-    A process policy, so it lives here and not in the library.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.freeze()
-            gc.enable()
-
-
-def inspected(paths: Optional[List[Path]], arch: Optional[str], flashinfer_version: Optional[str], gpu: Optional[str],
-               select: Optional[Callable[..., bool]] = None):
-    """The inspect result for these inputs (what inspect and report start from), kept until the
-    process exits (see `main`)."""
-    from tiletune.analysis.pipeline import inspect
-
-    result = inspect(list(paths or []), inspect_context(arch, flashinfer_version), gpu=gpu, select=select)
-    _keep_until_exit(result)
-    return result
-
-
-_KEEP_UNTIL_EXIT: Optional[list] = None
-
-
-def _keep_until_exit(obj: object) -> None:
-    """Hold `obj` until the process exits (only when run through a `main`; tests call `app` directly)."""
-    if _KEEP_UNTIL_EXIT is not None:
-        _KEEP_UNTIL_EXIT.append(obj)
-
-
-def keep_results() -> None:
-    """From now on, results are kept until the process exits (`exit_kept`)."""
-    global _KEEP_UNTIL_EXIT
-    _KEEP_UNTIL_EXIT = []
-
-
-def kept_any() -> bool:
-    return bool(_KEEP_UNTIL_EXIT)
-
-
-def exit_kept(code: int) -> NoReturn:
-    """After a command that kept its result (inspect, report): exit with os._exit once stdout and
-    stderr are flushed, as mypy does. Freeing a 50,000-entry result object by object and then
-    tearing the interpreter down took about 0.07 s and produces nothing; every file tiletune
-    writes is closed before (write_atomic)."""
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (BrokenPipeError, OSError):  # e.g. `tiletune inspect | head`: nothing left to tell the reader
-        pass
-    os._exit(code)
-
-
-def inspect_context(arch: Optional[str], flashinfer_version: Optional[str]):  # -> ReadContext
-    """--arch / --flashinfer-version checked and normalised (bad values: one line, exit 2)."""
-    from tiletune.core.archs import KNOWN_ARCHS, normalize_arch
-    from tiletune.core.errors import UsageError
-    from tiletune.readers.interface import ReadContext
-
-    norm = None
-    if arch is not None:
-        norm = normalize_arch(arch)
-        if norm is None:
-            raise UsageError(f"--arch {arch!r} is not an architecture; use one of {', '.join(KNOWN_ARCHS)}")
-    if flashinfer_version is not None:
-        from packaging.version import InvalidVersion, Version
-
-        try:
-            Version(flashinfer_version)
-        except InvalidVersion:
-            raise UsageError(f"--flashinfer-version {flashinfer_version!r} is not a version (e.g. 0.6.14)") from None
-    return ReadContext(arch=norm, flashinfer_version=flashinfer_version)
-
-
 def report_problems(result, to_stderr: bool = True) -> None:  # noqa: ANN001 - InspectResult
     """Problems go to stderr, so `> out.txt` still shows them; skipped only when stdout (which
     already shows them in the table) is the very terminal stderr is."""
@@ -239,86 +149,6 @@ def gate(result, fail_on: Optional[FailOn], side: str = "") -> int:  # noqa: ANN
                   + " found")
         return 1
     return code
-
-
-def _entry_filter(ops, archs, ranks, statuses):  # -> Optional[Callable[[Entry], bool]]
-    """inspect's --op / --only-arch / --rank / --status as one predicate (None: keep everything)."""
-    from tiletune.core.archs import normalize_arch
-    from tiletune.core.errors import UsageError
-    from tiletune.core.records import Status
-
-    if not (ops or archs or ranks or statuses):
-        return None
-    want_arch = set()
-    for a in archs or ():
-        norm = normalize_arch(a)
-        if norm is None:
-            raise UsageError(f"--only-arch {a!r} is not an architecture (sm90, sm100, sm120, ...)")
-        want_arch.add(norm)
-    known = {s.value for s in Status}
-    for s in statuses or ():
-        if s not in known:
-            raise UsageError(f"--status {s!r} is not a status; use one of {', '.join(sorted(known))}")
-    want_ops, want_ranks, want_status = set(ops or ()), set(ranks or ()), set(statuses or ())
-
-    def keep(e) -> bool:  # noqa: ANN001 - records.Entry
-        r = e.record
-        return ((not want_ops or r.op in want_ops) and (not want_arch or r.env.arch in want_arch)
-                and (not want_ranks or r.rank in want_ranks) and (not want_status or r.status.value in want_status))
-
-    return keep
-
-
-def _runtime_ms(text: Optional[str]) -> tuple[int, ...]:
-    """--m '1,2,4,8' -> (1, 2, 4, 8); at most 64 values, each 1..2**31."""
-    from tiletune.core.errors import UsageError
-
-    if text is None:
-        return ()
-    out = []
-    for part in text.replace(" ", "").split(","):
-        if not part.isdigit() or not 1 <= int(part) <= 1 << 31:
-            raise UsageError(f"--m {text!r}: each value must be a whole number of tokens from 1 to 2**31 (e.g. --m 1,2,4,8,37)")
-        out.append(int(part))
-    if len(out) > 64:
-        raise UsageError(f"--m takes at most 64 values ({len(out)} given)")
-    return tuple(out)
-
-
-def _colour(output: Optional[Path]) -> bool:
-    """ANSI colours only on a terminal, and never when NO_COLOR is set (no-color.org)."""
-    return output is None and sys.stdout.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
-
-
-def _terminal_width(output: Optional[Path]) -> int:
-    """The terminal's width for the table (120 when writing a file or not to a terminal)."""
-    import shutil
-
-    if output is not None or not sys.stdout.isatty():
-        return 120
-    return max(80, shutil.get_terminal_size((120, 24)).columns)
-
-
-def inspect_status(paths: Optional[List[Path]], *, format: OutputFormat = OutputFormat.table, arch: Optional[str] = None,
-                    flashinfer_version: Optional[str] = None, gpu: Optional[str] = None, output: Optional[Path] = None,
-                    fail_on: Optional[FailOn] = None, all_rows: bool = False, only_op: Optional[List[str]] = None,
-                    only_arch: Optional[List[str]] = None, only_rank: Optional[List[str]] = None,
-                    only_status: Optional[List[str]] = None, runtime_m: Optional[str] = None) -> int:
-    """`tiletune inspect`'s body (cli.inspect_command holds its options' help): print the result,
-    report the problems, return the exit status."""
-    refuse_outputs_over_inputs([("--output", output)], paths or [])
-    select = _entry_filter(only_op, only_arch, only_rank, only_status)
-    ms = _runtime_ms(runtime_m)
-    result = inspected(paths, arch, flashinfer_version, gpu, select)
-    refuse_outputs_over_inputs([("--output", output)], [], result)
-    from tiletune.formats import render
-
-    colour = _colour(output)
-    view = {"all_rows": all_rows, "runtime_m": ms, "width": _terminal_width(output), "colour": colour}
-    emit(render("inspect", result, format.value, **view), output,  # JSON comes in chunks, written as made
-          json=format is OutputFormat.json, colour=colour)
-    report_problems(result)
-    return gate(result, fail_on)
 
 
 def batch_status(run: Callable[[], int], inputs: Sequence[object],

@@ -22,24 +22,20 @@ import click
 import typer
 
 from tiletune import __version__
-from tiletune.cli.output import (  # the typer-free half, shared with launch.py's plain inspect
+from tiletune.cli.commands.inspect import inspect_context, inspect_status, inspected
+from tiletune.cli.output import (
     FailOn,
     OutputFormat,
     batch_status,
     emit,
-    exit_kept,
     failure_status,
     gate,
-    inspect_context,
-    inspect_status,
-    inspected,
-    keep_results,
-    kept_any,
     refuse_outputs_over_inputs,
     report_problems,
     say,
     write_stdout,
 )
+from tiletune.cli.process import exit_kept, keep_results, kept_any
 
 _APP_SETTINGS: dict = dict(
     name="tiletune",
@@ -208,7 +204,7 @@ def diff_command(
     *,
     old_also: Annotated[Optional[List[Path]], typer.Option("--old", help="Another input of the OLD side (repeatable).", readable=False)] = None,
     new_also: Annotated[Optional[List[Path]], typer.Option("--new", help="Another input of the NEW side (repeatable).", readable=False)] = None,
-    format: Annotated[OutputFormat, typer.Option("--format", "-f", help="table, json (schema tiletune.analysis.diff/1) or markdown.")] = OutputFormat.table,
+    format: Annotated[OutputFormat, typer.Option("--format", "-f", help="table, json (schema tiletune.diff/1) or markdown.")] = OutputFormat.table,
     arch: Annotated[Optional[str], typer.Option("--arch", help="Override the arch both sides imply.")] = None,
     old_version: Annotated[Optional[str], typer.Option("--old-flashinfer-version", help="Override the FlashInfer version OLD implies.")] = None,
     new_version: Annotated[Optional[str], typer.Option("--new-flashinfer-version", help="Override the FlashInfer version NEW implies.")] = None,

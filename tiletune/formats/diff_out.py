@@ -1,5 +1,5 @@
 """Rendering of a `DiffResult` (tiletune diff): a terminal table, GitHub Markdown, and JSON
-(schema `tiletune.analysis.diff/1`). Pure: result in, string out; nothing is computed here.
+(schema `tiletune.diff/1`). Pure: result in, string out; nothing is computed here.
 
 Times are measured (from the inputs) and shown in microseconds; a change is called beyond noise
 only against the threshold the result carries.
@@ -15,7 +15,7 @@ from tiletune.analysis.diff import Change, DiffResult, Side, Undetermined, summa
 from tiletune.core.records import Problem, to_jsonable
 from tiletune.formats.json_out import config_dict, problem_dict
 
-SCHEMA = "tiletune.analysis.diff/1"
+SCHEMA = "tiletune.diff/1"
 
 _KIND_TEXT = {
     "winner_changed": "winner changed",

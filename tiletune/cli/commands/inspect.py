@@ -1,0 +1,123 @@
+"""`tiletune inspect`: its options checked (--arch, --flashinfer-version, the entry filters, --m),
+the pipeline run, the result rendered and routed, the exit status returned. `report` and `diff`
+start from `inspected` too."""
+
+import os
+import sys
+from pathlib import Path
+from typing import Callable, List, Optional
+
+from tiletune.cli.output import FailOn, OutputFormat, emit, gate, refuse_outputs_over_inputs, report_problems
+from tiletune.cli.process import keep_until_exit
+
+
+def inspected(paths: Optional[List[Path]], arch: Optional[str], flashinfer_version: Optional[str], gpu: Optional[str],
+               select: Optional[Callable[..., bool]] = None):
+    """The inspect result for these inputs (what inspect and report start from), kept until the
+    process exits (see `main`)."""
+    from tiletune.analysis.pipeline import inspect
+
+    result = inspect(list(paths or []), inspect_context(arch, flashinfer_version), gpu=gpu, select=select)
+    keep_until_exit(result)
+    return result
+
+
+def inspect_context(arch: Optional[str], flashinfer_version: Optional[str]):  # -> ReadContext
+    """--arch / --flashinfer-version checked and normalised (bad values: one line, exit 2)."""
+    from tiletune.core.archs import KNOWN_ARCHS, normalize_arch
+    from tiletune.core.errors import UsageError
+    from tiletune.readers.interface import ReadContext
+
+    norm = None
+    if arch is not None:
+        norm = normalize_arch(arch)
+        if norm is None:
+            raise UsageError(f"--arch {arch!r} is not an architecture; use one of {', '.join(KNOWN_ARCHS)}")
+    if flashinfer_version is not None:
+        from packaging.version import InvalidVersion, Version
+
+        try:
+            Version(flashinfer_version)
+        except InvalidVersion:
+            raise UsageError(f"--flashinfer-version {flashinfer_version!r} is not a version (e.g. 0.6.14)") from None
+    return ReadContext(arch=norm, flashinfer_version=flashinfer_version)
+
+
+def _entry_filter(ops, archs, ranks, statuses):  # -> Optional[Callable[[Entry], bool]]
+    """inspect's --op / --only-arch / --rank / --status as one predicate (None: keep everything)."""
+    from tiletune.core.archs import normalize_arch
+    from tiletune.core.errors import UsageError
+    from tiletune.core.records import Status
+
+    if not (ops or archs or ranks or statuses):
+        return None
+    want_arch = set()
+    for a in archs or ():
+        norm = normalize_arch(a)
+        if norm is None:
+            raise UsageError(f"--only-arch {a!r} is not an architecture (sm90, sm100, sm120, ...)")
+        want_arch.add(norm)
+    known = {s.value for s in Status}
+    for s in statuses or ():
+        if s not in known:
+            raise UsageError(f"--status {s!r} is not a status; use one of {', '.join(sorted(known))}")
+    want_ops, want_ranks, want_status = set(ops or ()), set(ranks or ()), set(statuses or ())
+
+    def keep(e) -> bool:  # noqa: ANN001 - records.Entry
+        r = e.record
+        return ((not want_ops or r.op in want_ops) and (not want_arch or r.env.arch in want_arch)
+                and (not want_ranks or r.rank in want_ranks) and (not want_status or r.status.value in want_status))
+
+    return keep
+
+
+def _runtime_ms(text: Optional[str]) -> tuple[int, ...]:
+    """--m '1,2,4,8' -> (1, 2, 4, 8); at most 64 values, each 1..2**31."""
+    from tiletune.core.errors import UsageError
+
+    if text is None:
+        return ()
+    out = []
+    for part in text.replace(" ", "").split(","):
+        if not part.isdigit() or not 1 <= int(part) <= 1 << 31:
+            raise UsageError(f"--m {text!r}: each value must be a whole number of tokens from 1 to 2**31 (e.g. --m 1,2,4,8,37)")
+        out.append(int(part))
+    if len(out) > 64:
+        raise UsageError(f"--m takes at most 64 values ({len(out)} given)")
+    return tuple(out)
+
+
+def _colour(output: Optional[Path]) -> bool:
+    """ANSI colours only on a terminal, and never when NO_COLOR is set (no-color.org)."""
+    return output is None and sys.stdout.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+
+
+def _terminal_width(output: Optional[Path]) -> int:
+    """The terminal's width for the table (120 when writing a file or not to a terminal)."""
+    import shutil
+
+    if output is not None or not sys.stdout.isatty():
+        return 120
+    return max(80, shutil.get_terminal_size((120, 24)).columns)
+
+
+def inspect_status(paths: Optional[List[Path]], *, format: OutputFormat = OutputFormat.table, arch: Optional[str] = None,
+                    flashinfer_version: Optional[str] = None, gpu: Optional[str] = None, output: Optional[Path] = None,
+                    fail_on: Optional[FailOn] = None, all_rows: bool = False, only_op: Optional[List[str]] = None,
+                    only_arch: Optional[List[str]] = None, only_rank: Optional[List[str]] = None,
+                    only_status: Optional[List[str]] = None, runtime_m: Optional[str] = None) -> int:
+    """`tiletune inspect`'s body (cli.inspect_command holds its options' help): print the result,
+    report the problems, return the exit status."""
+    refuse_outputs_over_inputs([("--output", output)], paths or [])
+    select = _entry_filter(only_op, only_arch, only_rank, only_status)
+    ms = _runtime_ms(runtime_m)
+    result = inspected(paths, arch, flashinfer_version, gpu, select)
+    refuse_outputs_over_inputs([("--output", output)], [], result)
+    from tiletune.formats import render
+
+    colour = _colour(output)
+    view = {"all_rows": all_rows, "runtime_m": ms, "width": _terminal_width(output), "colour": colour}
+    emit(render("inspect", result, format.value, **view), output,  # JSON comes in chunks, written as made
+          json=format is OutputFormat.json, colour=colour)
+    report_problems(result)
+    return gate(result, fail_on)
