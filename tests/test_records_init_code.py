@@ -72,7 +72,7 @@ def _same(cls: type) -> None:
 
 _MODULES = ["tiletune.core.records", "tiletune.analysis.results", "tiletune.analysis.overview", "tiletune.core.events", "tiletune.model.gpus",
             "tiletune.model.perf", "tiletune.model.smem", "tiletune.decode.buckets", "tiletune.catalogs",
-            "tiletune.readers.interface", "tiletune.readers.flashinfer_v1", "tiletune.formats.interface"]
+            "tiletune.readers.interface", "tiletune.readers.json_common", "tiletune.formats.interface"]
 
 
 @pytest.mark.parametrize("module", _MODULES)

@@ -16,7 +16,9 @@ from synthetic import port, synthetic_entries  # the shared synthetic data (test
 
 from tiletune import __version__
 from tiletune.analysis.pipeline import build, inspect
+from tiletune.cli.commands import report as report_files
 from tiletune.formats import report
+from tiletune.formats.redact import redact
 from tiletune.readers.interface import ReadContext
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -71,15 +73,15 @@ def test_report_sections_read_as_a_ticket():
 
 def test_redact_paths_hosts_users():
     text = "read /data/alice/cache/fp4.json and /data/alice/logs/a.log on gpu-node-7 as alice; see https://github.com/x/y/ and sm120/sm121."
-    out = report.redact(text, host_names=["gpu-node-7"], user_names=["alice"], home="/home/alice")
+    out = redact(text, host_names=["gpu-node-7"], user_names=["alice"], home="/home/alice")
     assert out == "read <dir1>/fp4.json and <dir2>/a.log on <host> as <user>; see https://github.com/x/y/ and sm120/sm121."
-    assert report.redact("/home/alice/.cache/flashinfer/x.json", home="/home/alice") == "~/.cache/flashinfer/x.json"
+    assert redact("/home/alice/.cache/flashinfer/x.json", home="/home/alice") == "~/.cache/flashinfer/x.json"
 
 
 def test_render_files_writes_pictures_beside_the_report(tmp_path):
     pytest.importorskip("matplotlib")
     out = tmp_path / "sub" / "ticket.md"
-    files = report.render_files(_result(), output=out, as_json=False, plot=True, redact_names=True,
+    files = report_files.render_files(_result(), output=out, as_json=False, plot=True, redact_names=True,
                                 paths=["/data/alice/warmup"], gpu=None, generated_at="T")
     pngs = [p for p in files if p is not None and p.suffix == ".png"]
     assert [p.name for p in pngs] == ["ticket-roofline-sm120-fp4_gemm.png", "ticket-tilemap.png"]
@@ -90,9 +92,9 @@ def test_render_files_writes_pictures_beside_the_report(tmp_path):
 
 
 def test_no_plot_and_stdout_say_why(tmp_path):
-    files = report.render_files(_result(), output=None, as_json=False, plot=True, redact_names=False, paths=[], gpu=None)
+    files = report_files.render_files(_result(), output=None, as_json=False, plot=True, redact_names=False, paths=[], gpu=None)
     assert list(files) == [None] and "written only with -o FILE" in files[None]
-    files = report.render_files(_result(), output=tmp_path / "r.md", as_json=False, plot=False, redact_names=False, paths=[], gpu=None)
+    files = report_files.render_files(_result(), output=tmp_path / "r.md", as_json=False, plot=False, redact_names=False, paths=[], gpu=None)
     assert len(files) == 1 and "skipped (--no-plot)" in files[tmp_path / "r.md"]
 
 

@@ -18,6 +18,7 @@ import pytest
 from markdown_it import MarkdownIt
 
 from tiletune.analysis.pipeline import inspect
+from tiletune.cli.commands import report as report_files
 from tiletune.formats import markdown as md
 from tiletune.formats import report
 from tiletune.formats.redact import Redactor
@@ -170,12 +171,12 @@ def test_pictures_to_upload_are_listed_and_install_hints_stay_out_of_the_ticket(
     from tiletune.formats import roofline
 
     result = inspect([SAMPLES / "demo"], ReadContext())
-    files = report.render_files(result, output=tmp_path / "t.md", as_json=False, plot=True, redact_names=False,
+    files = report_files.render_files(result, output=tmp_path / "t.md", as_json=False, plot=True, redact_names=False,
                                 paths=["cache_samples/demo"], gpu=None)
     pngs = sorted(p.name for p in files if p is not None and p.suffix == ".png")
     assert pngs and all(f"- `{name}`" in files[tmp_path / "t.md"] for name in pngs)
     monkeypatch.setattr(roofline, "matplotlib_available", lambda: False)
     notices: list[str] = []
-    files = report.render_files(result, output=tmp_path / "t.md", as_json=False, plot=True, redact_names=False,
+    files = report_files.render_files(result, output=tmp_path / "t.md", as_json=False, plot=True, redact_names=False,
                                 paths=["cache_samples/demo"], gpu=None, notices=notices)
     assert "tiletune[plot]" not in files[tmp_path / "t.md"] and any("pip install 'tiletune[plot]'" in n for n in notices)

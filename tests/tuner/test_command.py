@@ -208,7 +208,8 @@ def test_changed_env_on_the_real_ledger():
 
 
 def test_fail_on_counts_attempts_on_this_gpu_and_resumed_ones(tmp_path):
-    from tiletune.cli.typer_app import FailOn, _retry_gate
+    from tiletune.cli.commands.retry import retry_gate as _retry_gate
+    from tiletune.cli.output import FailOn
 
     modes = {0: "pass", 1: "smem", 2: "segv"}
 

@@ -22,18 +22,14 @@ import click
 import typer
 
 from tiletune import __version__
-from tiletune.cli.commands.inspect import inspect_context, inspect_status, inspected
+from tiletune.cli.commands.inspect import inspect_context, inspect_status
 from tiletune.cli.output import (
     FailOn,
     OutputFormat,
     batch_status,
     emit,
     failure_status,
-    gate,
     refuse_outputs_over_inputs,
-    report_problems,
-    say,
-    write_stdout,
 )
 from tiletune.cli.process import exit_kept, keep_results, kept_any
 
@@ -161,38 +157,10 @@ def report_command(
     """
 
     def run() -> int:
-        from tiletune.core.fileio import write_atomic
-        from tiletune.formats.report import render_files
-        from tiletune.formats.safe_text import terminal_safe
+        from tiletune.cli.commands.report import report_status
 
-        refuse_outputs_over_inputs([("--output", output)], paths or [])
-        result = inspected(paths, arch, flashinfer_version, gpu)
-        notices: list[str] = []
-        files = render_files(
-            result,
-            output=output,
-            as_json=format is ReportFormat.json,
-            plot=not no_plot,
-            redact_names=redact,
-            paths=[str(p) for p in (paths or [])],
-            gpu=gpu,
-            options=[*(("--arch", arch) if arch else ()), *(("--flashinfer-version", flashinfer_version) if flashinfer_version else ())],
-            full=full,
-            notices=notices,
-        )
-        for n in notices:
-            say(f"tiletune: note: {n}")
-        refuse_outputs_over_inputs([("--output", p) for p in files if p is not None], paths or [], result)
-        for path, data in files.items():
-            if path is None:
-                write_stdout([terminal_safe(data if isinstance(data, str) else data.decode())])
-            else:
-                write_atomic(path, terminal_safe(data) if isinstance(data, str) else data)
-        if output is not None:
-            extra = len(files) - 1
-            typer.echo(f"tiletune: wrote {output}" + (f" and {extra} picture(s) beside it" if extra else ""), err=True)
-        report_problems(result)
-        return gate(result, fail_on)
+        return report_status(paths, output=output, as_json=format is ReportFormat.json, redact=redact, full=full,
+                             gpu=gpu, plot=not no_plot, arch=arch, flashinfer_version=flashinfer_version, fail_on=fail_on)
 
     _run_batch(run, paths or ())
 
@@ -223,25 +191,10 @@ def diff_command(
     """
 
     def run() -> int:
-        from tiletune.analysis.diff import diff
+        from tiletune.cli.commands.diff import diff_status
 
-        named = [old, new, *(old_also or []), *(new_also or [])]
-        refuse_outputs_over_inputs([("--output", output)], named)
-        before = inspected([old, *(old_also or [])], arch, old_version, None)
-        after = inspected([new, *(new_also or [])], arch, new_version, None)
-        refuse_outputs_over_inputs([("--output", output)], [], before)
-        refuse_outputs_over_inputs([("--output", output)], [], after)
-        result = diff(before, after)
-        from tiletune.formats import render
-
-        emit(render("diff", result, format.value), output, json=format is OutputFormat.json)
-        report_problems(before)
-        report_problems(after)
-        if before.exit_code or after.exit_code:
-            return 2
-        if fail_on is not None:  # a deployment gate on the new warm-up: its findings, not the changes
-            return gate(after, fail_on, side="NEW: ")
-        return 1 if result.differs else 0
+        return diff_status(old, new, old_also=old_also or [], new_also=new_also or [], fmt=format, arch=arch,
+                           old_version=old_version, new_version=new_version, output=output, fail_on=fail_on)
 
     _run_batch(run, [old, new, *(old_also or []), *(new_also or [])])
 
@@ -334,7 +287,7 @@ def retry_command(
     """
 
     def run() -> int:
-        from tiletune.cli.commands.retry import RetryOptions, retry
+        from tiletune.cli.commands.retry import RetryOptions, retry_status
 
         ctx = inspect_context(arch, flashinfer_version)
         opts = RetryOptions(
@@ -346,26 +299,11 @@ def retry_command(
             flashinfer_version=ctx.flashinfer_version, as_json=format is OutputFormat.json, fmt=format.value, no_run=no_run,
             moe_dtype=dtype, top_k=top_k, output=output,
         )
-        outcome = retry(opts)
-        emit(outcome.text, output)
-        for p in outcome.problems:
-            say(f"tiletune: {p.message}")
-        return _retry_gate(outcome, fail_on)
+        return retry_status(opts, fail_on)
 
     code = _guard(run, [*(paths or ()), ledger])
     if code:
         raise typer.Exit(code=code)
-
-
-def _retry_gate(outcome, fail_on: Optional[FailOn]) -> int:  # noqa: ANN001 - commands.retry.RetryOutcome
-    """retry's exit status: 2 for lost input, else 1 when --fail-on findings exist on this GPU, else 0."""
-    found = outcome.findings
-    if outcome.exit_code == 0 and fail_on is not None and found is not None and found.fails_on(fail_on.value):
-        say(f"tiletune: --fail-on {fail_on.value}: "
-             + (f"{len(found.fatal)} attempt(s) ended fatally" if found.fatal else f"{len(found.failed)} attempt(s) failed")
-             + " on this GPU")
-        return 1
-    return int(outcome.exit_code)
 
 
 class GpusFormat(str, enum.Enum):

@@ -27,7 +27,6 @@ from tiletune.core.records import Status
 from tiletune.formats import markdown as md
 from tiletune.formats import view
 from tiletune.formats.json_out import analysis_dict, inspect_dict
-from tiletune.formats.redact import Redactor, local_identity, redact  # noqa: F401 - redact re-exported
 
 SCHEMA = "tiletune.report/1"
 
@@ -586,80 +585,3 @@ def _tile_map_section(result: InspectResult, ctx: ReportContext, lim: Limits = F
 
 
 # --- files -------------------------------------------------------------------------------------
-
-
-def render_files(
-    result: InspectResult,
-    *,
-    output: Optional[Path],
-    as_json: bool,
-    plot: bool,
-    redact_names: bool,
-    paths: Sequence[str],
-    gpu: Optional[str],
-    generated_at: Optional[str] = None,
-    options: Sequence[str] = (),
-    full: bool = False,
-    notices: Optional[list] = None,
-) -> dict[Optional[Path], Any]:
-    """Everything `tiletune report` writes: {report path (None = stdout): text, PNG path: bytes}.
-
-    Pictures go beside the report as `<stem>-roofline-<arch>-<op>.png` and are linked by that
-    relative name; without `output` there is nowhere to put them, and the report says so. What is
-    for the user and not for the ticket (how to install matplotlib) is appended to `notices`, for
-    stderr. `redact_names`: directories, user and host names replaced (see formats.redact).
-    """
-    import datetime
-
-    from tiletune.formats import roofline
-
-    stamp = generated_at if generated_at is not None else datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    files: dict[Optional[Path], Any] = {}
-    plots: list[tuple[str, str, str]] = []
-    note: Optional[str] = None
-    data = roofline.roofline_data(result)
-    if not plot:
-        note = "Roofline pictures skipped (--no-plot)."
-    elif output is None:
-        note = "Roofline pictures are written only with -o FILE (they go beside the report)."
-    elif not data:
-        note = "No roofline picture: no chosen tile has model numbers (nothing decoded, or the model could not run)."
-    elif not roofline.matplotlib_available():
-        note = "No roofline picture (matplotlib is not installed where the report was made)."
-        if notices is not None:
-            notices.append("roofline pictures need matplotlib: pip install 'tiletune[plot]'")
-    else:
-        for p in data:
-            png = roofline.render_png(p)
-            if png is None:
-                continue
-            name = f"{output.stem}-{p.filename_stem}.png"
-            files[output.parent / name] = png
-            plots.append((p.arch, p.op, name))
-    tile_map_name = None
-    if plot and output is not None and roofline.matplotlib_available():
-        from tiletune.analysis.overview import overview
-        from tiletune.formats.glance import tile_map_png
-
-        png = tile_map_png(overview(result))
-        if png is not None:
-            tile_map_name = f"{output.stem}-tilemap.png"
-            files[output.parent / tile_map_name] = png
-    ctx = ReportContext(
-        paths=tuple(paths),
-        generated_at=stamp,
-        plots=tuple(plots),
-        plot_note=note,
-        gpu=gpu,
-        output_name=output.name if output is not None else "report.md",
-        options=tuple(options),
-        tile_map_png=tile_map_name,
-    )
-    text = format_report_json(result, ctx) if as_json else format_report(result, ctx, full=full)
-    if redact_names:
-        hosts, users, home = local_identity()
-        known = [*paths, *(src for src, _kind in result.sources), *(p.source for p in result.problems)]
-        text = Redactor(known, host_names=hosts, user_names=users, home=home)(text)
-    report: dict[Optional[Path], Any] = {output: text}
-    report.update(files)
-    return report

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, TextIO, Tuple
 
 from tiletune.analysis.results import loses_data
+from tiletune.cli.output import FailOn, emit, say
 from tiletune.core.errors import TunerError, UsageError
 from tiletune.core.records import InputProblem
 from tiletune.formats import render_text
@@ -360,3 +361,24 @@ def write_reproducers(targets: Sequence[RetryTarget], out_dir: Path, *, top_k: O
             continue
         notes.append(f"--reproducer: wrote {sub} (build.sh, run.sh, README.txt)")
     return notes
+
+
+def retry_status(opts: RetryOptions, fail_on: Optional[FailOn]) -> int:
+    """`tiletune retry`'s body (typer_app.retry_command holds its options' help): run, print the
+    summary and the problems, return the exit status."""
+    outcome = retry(opts)
+    emit(outcome.text, opts.output)
+    for p in outcome.problems:
+        say(f"tiletune: {p.message}")
+    return retry_gate(outcome, fail_on)
+
+
+def retry_gate(outcome: RetryOutcome, fail_on: Optional[FailOn]) -> int:
+    """retry's exit status: 2 for lost input, else 1 when --fail-on findings exist on this GPU, else 0."""
+    found = outcome.findings
+    if outcome.exit_code == 0 and fail_on is not None and found is not None and found.fails_on(fail_on.value):
+        say(f"tiletune: --fail-on {fail_on.value}: "
+             + (f"{len(found.fatal)} attempt(s) ended fatally" if found.fatal else f"{len(found.failed)} attempt(s) failed")
+             + " on this GPU")
+        return 1
+    return int(outcome.exit_code)

@@ -1,0 +1,34 @@
+"""`tiletune diff OLD NEW`: both sides inspected, compared in tile terms, rendered; the exit status
+says whether anything differs (or, with --fail-on, what NEW holds)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional, Sequence
+
+from tiletune.cli.commands.inspect import inspected
+from tiletune.cli.output import FailOn, OutputFormat, emit, gate, refuse_outputs_over_inputs, report_problems
+
+
+def diff_status(old: Path, new: Path, *, old_also: Sequence[Path], new_also: Sequence[Path], fmt: OutputFormat,
+                arch: Optional[str], old_version: Optional[str], new_version: Optional[str], output: Optional[Path],
+                fail_on: Optional[FailOn]) -> int:
+    """`tiletune diff`'s body (typer_app.diff_command holds its options' help)."""
+    from tiletune.analysis.diff import diff
+    from tiletune.formats import render
+
+    named = [old, new, *old_also, *new_also]
+    refuse_outputs_over_inputs([("--output", output)], named)
+    before = inspected([old, *old_also], arch, old_version, None)
+    after = inspected([new, *new_also], arch, new_version, None)
+    refuse_outputs_over_inputs([("--output", output)], [], before)
+    refuse_outputs_over_inputs([("--output", output)], [], after)
+    result = diff(before, after)
+    emit(render("diff", result, fmt.value), output, json=fmt is OutputFormat.json)
+    report_problems(before)
+    report_problems(after)
+    if before.exit_code or after.exit_code:
+        return 2
+    if fail_on is not None:  # a deployment gate on the new warm-up: its findings, not the changes
+        return gate(after, fail_on, side="NEW: ")
+    return 1 if result.differs else 0
