@@ -5,7 +5,7 @@ the tuner (what a retry child printed) all read the same library strings: FlashI
 messages, CUTLASS `Status` names, CUDA runtime/driver error names, TensorRT-LLM assertions. They
 all ask this module, so one text gets one class everywhere.
 
-`diagnose(text)` returns a `Diagnosis`:
+`diagnose(text)` returns a `ErrorTextFacts`:
 - `cls`: the most specific `ErrorClass` a line supports (priority order below: an "Error
   Internal" whose text also says the kernel needs more shared memory than the limit is
   SHARED_MEMORY, not INITIALIZE);
@@ -113,7 +113,7 @@ class KernelFile:
 
 
 @dataclass(frozen=True)
-class Diagnosis:
+class ErrorTextFacts:
     """Everything one error text states. Absent facts are None."""
 
     cls: Optional[ErrorClass]
@@ -199,13 +199,13 @@ def classify(text: str) -> Tuple[Optional[ErrorClass], str]:
     return None, ""
 
 
-def diagnose(text: str) -> Diagnosis:
+def diagnose(text: str) -> ErrorTextFacts:
     """All facts one error text states (see the module docstring)."""
     cls, line = classify(text)
     nl = smem_need_limit(text)
     label_m = _RUNNER_LABEL.search(text)
     label = label_m.group("label").strip() if label_m else None
-    return Diagnosis(
+    return ErrorTextFacts(
         cls=cls,
         line=" ".join(line.split())[:300],
         smem_need=nl[0] if nl else None,
@@ -234,5 +234,5 @@ def short_error(text: str, width: int = 60) -> str:
     return core if len(core) <= width else core[: width - 1].rstrip() + "…"
 
 
-__all__ = ["Diagnosis", "ErrorClass", "KernelFile", "archs_named", "box_dim", "classify", "cutlass_status",
+__all__ = ["ErrorTextFacts", "ErrorClass", "KernelFile", "archs_named", "box_dim", "classify", "cutlass_status",
            "diagnose", "kernel_file", "op_for_runner_label", "short_error", "smem_need_limit"]
