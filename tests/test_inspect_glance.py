@@ -95,12 +95,11 @@ def test_compact_table_fits_the_width_it_is_given(sample):
 
 def test_tile_map_png_is_a_picture(sample):
     pytest.importorskip("matplotlib")
-    from tiletune.analysis.overview import overview
     from tiletune.analysis.pipeline import inspect
     from tiletune.formats.glance import tile_map_png
     from tiletune.readers.interface import ReadContext
 
-    png = tile_map_png(overview(inspect([sample("demo")], ReadContext())))
+    png = tile_map_png((inspect([sample("demo")], ReadContext())).overview)
     assert png is not None and png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 2000
 
 

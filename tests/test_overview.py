@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tiletune.analysis.overview import at_runtime_m, overview, uncovered, which_bucket
+from tiletune.analysis.overview import at_runtime_m, uncovered, which_bucket
 from tiletune.analysis.pipeline import inspect
 from tiletune.readers.interface import ReadContext
 
@@ -15,7 +15,7 @@ KEY = "('fp4_gemm', 'CutlassFp4GemmRunner', (({m}, 1024), (1024, 7168), (-1, 128
 
 
 def _ov(*paths, **ctx):
-    return overview(inspect([Path(p) for p in paths], ReadContext(**ctx)))
+    return (inspect([Path(p) for p in paths], ReadContext(**ctx))).overview
 
 
 def _cache(path: Path, version: str, winners: dict[int, int]) -> Path:
@@ -110,3 +110,34 @@ def test_uncovered_is_unknown_for_custom_buckets(tmp_path):
     ov = _ov(_cache(tmp_path / "c.json", "0.6.11", {24: 8}))
     [g] = ov.groups
     assert uncovered(g.lines, "0.6.11", moe=False) == ()
+
+
+def test_the_json_carries_the_overview_the_table_shows():
+    """The overview is analysis: built once in the pipeline, and `inspect -f json` holds its facts
+    (margins, won by noise, uncovered M) as the table does (issue 21 item 4)."""
+    import json
+    from pathlib import Path
+
+    from tiletune.analysis.pipeline import inspect
+    from tiletune.formats import json_out, table
+    from tiletune.readers.interface import ReadContext
+
+    demo = Path(__file__).resolve().parents[1] / "cache_samples" / "demo"
+    result = inspect([demo], ReadContext())
+    margins = [line.margin for g in result.overview.groups for line in g.lines if line.margin is not None]
+    assert margins  # the demo's DEBUG log times runners-up
+    doc = json.loads(json_out.format_inspect(result))
+    got = [line["margin"] for g in doc["overview"]["groups"] for line in g["lines"] if line["margin"] is not None]
+    assert got == margins
+    assert [g["uncovered_m"] for g in doc["overview"]["groups"]] == [[list(r) for r in g.uncovered] for g in result.overview.groups]
+    shown = table.format_inspect(result, width=200)
+    assert f"+{100 * margins[0]:.1f}%" in shown
+
+
+def test_no_formatter_builds_the_overview():
+    """Formatters only render: none calls the overview's builder (they read `result.overview`)."""
+    from pathlib import Path
+
+    formats = Path(__file__).resolve().parents[1] / "tiletune" / "formats"
+    callers = [p.name for p in formats.glob("*.py") if "overview(" in p.read_text(encoding="utf-8")]
+    assert callers == []

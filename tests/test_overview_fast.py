@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tiletune.analysis import overview as ov
+from tiletune.analysis import results
 from tiletune.analysis.pipeline import build, inspect
 from tiletune.core.records import Environment, Status, TuningRecord
 from tiletune.decode import decode
@@ -84,7 +85,7 @@ def test_a_shared_pick_is_only_shared_where_all_it_holds_is_equal(analyzed):
 
 
 def test_one_winner_shortcut_is_the_general_bucket_line(analyzed):
-    sizes = ov._CatalogSizes(type("R", (), {"entries": analyzed})())
+    sizes = ov._CatalogSizes(analyzed)
     picks = ov._Picks()
     seen = 0
     for ae in analyzed:
@@ -99,13 +100,13 @@ def test_one_winner_shortcut_is_the_general_bucket_line(analyzed):
 
 def test_one_winner_line_in_one_call_is_the_plain_line(analyzed):
     picks = ov._Picks()
-    sizes = ov._CatalogSizes(type("R", (), {"entries": analyzed})())
+    sizes = ov._CatalogSizes(analyzed)
     seen = 0
     for ae in analyzed + analyzed:  # the second round is answered from the memo
         if ae.entry.problem is None or ae.entry.record.status is not Status.CHOSEN:
             continue
         fast, plain = picks.one_winner_line(ae), ov._any_bucket_line((ae,), sizes)
-        assert repr(fast) == repr(plain) and type(fast) is ov.BucketLine and fast == plain, ae.entry.record
+        assert repr(fast) == repr(plain) and type(fast) is results.BucketLine and fast == plain, ae.entry.record
         assert fast.winner_entry is plain.winner_entry and hash(fast) == hash(plain)
         seen += 1
     assert seen > 8000
@@ -124,7 +125,7 @@ def _plain_overview(result):
             rec = ae.entry.record
             key = (rec.env.arch, rec.op, rec.runner, p.n, p.k, group_of.get(rec.source), p.batch, p.experts, p.top_k, p.m)
             buckets.setdefault(key, []).append(ae)
-    sizes = ov._CatalogSizes(result)
+    sizes = ov._CatalogSizes(result.entries)
     groups: dict = {}
     versions: dict = {}
     for key, aes in buckets.items():
@@ -136,7 +137,7 @@ def _plain_overview(result):
     for gkey in sorted(groups, key=lambda g: (g[0] or "", g[1], g[2], g[3], g[4], g[5] or "")):
         arch, op, runner, n, k, group = gkey
         held = tuple(sorted(groups[gkey], key=lambda line: line.problem.m))
-        out.append(ov.Group(arch, op, runner, n, k, versions[gkey], held, ov.uncovered(held, versions[gkey], "moe" in op),
+        out.append(results.Group(arch, op, runner, n, k, versions[gkey], held, ov.uncovered(held, versions[gkey], "moe" in op),
                             group, result.group_label(group)))
     crowded = [[id(ae) for ae in aes] for aes in buckets.values() if len(aes) > 1]
     return out, crowded
@@ -161,7 +162,7 @@ def test_overview_is_the_plain_overview(analyzed, tmp_path, big_caches):
                             build([ae.entry for ae in analyzed]), _fallback_result()]
     flagged = plain_lines = crowd_seen = 0
     for result in results:
-        fast = ov.overview(result)
+        fast = result.overview
         plain, crowded = _plain_overview(result)
         assert [repr(g) for g in fast.groups] == [repr(g) for g in plain]
         if fast.crowded is not None:  # the entries of crowded buckets, each bucket's in input order
@@ -183,8 +184,8 @@ def test_overview_is_the_plain_overview(analyzed, tmp_path, big_caches):
 
 def test_uncovered_once_per_set_of_buckets_is_uncovered(analyzed):
     gaps = ov._Uncovered()
-    groups = [g for res in _results() + [build([ae.entry for ae in _odd_entries()]), _fallback_result()] for g in ov.overview(res).groups]
-    groups += list(ov.overview(build([ae.entry for ae in analyzed])).groups)
+    groups = [g for res in _results() + [build([ae.entry for ae in _odd_entries()]), _fallback_result()] for g in res.overview.groups]
+    groups += list((build([ae.entry for ae in analyzed])).overview.groups)
     moe = 0
     for g in groups + groups:  # the second round is answered from the memo
         is_moe = "moe" in g.op

@@ -6,8 +6,7 @@ import inspect
 
 import pytest
 
-from tiletune.analysis.overview import BucketLine, Pick
-from tiletune.analysis.results import AnalyzedEntry
+from tiletune.analysis.results import AnalyzedEntry, BucketLine, Pick
 from tiletune.core import frozen
 from tiletune.core.records import Entry, Environment, Problem, Status, TuningRecord
 

@@ -74,14 +74,19 @@ def _odd(result):
         elif i % 3 == 1:
             extra.append(AnalyzedEntry(profiled, None, "none"))  # a later entry of the key without one
             extra.append(AnalyzedEntry(ae.entry, None, "none"))  # the winner again, without a result
-    return dataclasses.replace(result, entries=tuple(entries + extra))
+    return _with_entries(result, tuple(entries + extra))
 
 
 def _two_runners(result):
     entries = list(result.entries)
     again = [AnalyzedEntry(Entry(dataclasses.replace(ae.entry.record, runner="OtherRunner"), ae.entry.problem,
                                  ae.entry.decode), ae.analysis) for ae in entries[::2]]
-    return dataclasses.replace(result, entries=tuple(entries + again))
+    return _with_entries(result, tuple(entries + again))
+
+
+def _with_entries(result, entries):
+    """The result with other entries, and its overview made anew from them (as the pipeline makes it)."""
+    return dataclasses.replace(result, entries=entries, overview=overview(entries, result.source_groups))
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +106,7 @@ def results(tmp_path_factory, big_caches):
 def test_compact_rows_are_the_plain_rows(results):
     usual = overridden = 0
     for result in results:
-        ov = overview(result)
+        ov = result.overview
         plain = _plain_model(result)
         for model in (glance.analyses_by_choice(result, ov), glance.analyses_by_choice(result)):
             overridden += len(model.overridden)
@@ -121,7 +126,7 @@ def test_only_crowded_entries_can_share_a_key(results):
     """What `ModelByChoice` relies on: an entry outside `Overview.crowded` is its key's only holder."""
     checked = 0
     for result in results:
-        ov = overview(result)
+        ov = result.overview
         if ov.crowded is None:
             assert len({(ae.entry.record.env.arch, ae.entry.record.op, ae.entry.record.runner)
                         for ae in result.entries if ae.entry.problem is not None}) > 1
@@ -161,7 +166,7 @@ def _odd_cells():
 def test_usual_table_is_the_compact_table(results, width):
     sets = list(_odd_cells())
     for result in results[:13]:
-        ov = overview(result)
+        ov = result.overview
         model = glance.analyses_by_choice(result, ov)
         sets += [c for c in (glance.usual_cells(g, model) for g in ov.groups) if c]
     layouts: dict = {}

@@ -201,8 +201,9 @@ def test_strict_fragments_equal_one_pass_over_the_whole_text(monkeypatch):
     assert NOTE in doc["notes"]
     monkeypatch.setattr(json_out._Strict, "__call__", lambda self, text: text)  # every fragment as written
     loose = json_out.format_inspect(res)
-    assert "NaN" in loose and "Infinity" in loose and NOTE not in json.loads(loose)["notes"]
     cut = '],"failures":'  # (no input here names a "failures" key)
+    assert "NaN" in loose[: loose.index(cut)] and "Infinity" in loose[: loose.index(cut)]
+    # (the tail, made strict by its own pass, still holds the note: the overview's times are non-finite too)
     plain, replaced = finite_only(loose[: loose.index(cut)])
     assert replaced >= 9
     assert fast[: fast.index(cut)] == plain

@@ -128,7 +128,6 @@ def _compact_plain(rows, width):
 def _sample_rows():
     import importlib.util
 
-    from tiletune.analysis.overview import overview
     from tiletune.formats import glance
 
     # the bench's workload generator, loaded by path
@@ -140,7 +139,7 @@ def _sample_rows():
     for name in ("demo", "v1", "v2store", "layouts", "trtllm", "logs", "jit", "real", "ledgers", "wild", "blocklists"):
         result = inspect([SAMPLES / name], ReadContext())
         analyses = glance.analyses_by_choice(result)
-        out += [glance.compact_rows(g, analyses) for g in overview(result).groups]
+        out += [glance.compact_rows(g, analyses) for g in result.overview.groups]
     return out, big_caches.make_cache
 
 
@@ -167,13 +166,12 @@ def _odd_rows():
 @pytest.mark.parametrize("width", [40, 80, 100, 120, 200])
 def test_compact_table_is_the_plain_compact_table(width, tmp_path):
     rows_sets, make_cache = _sample_rows()
-    from tiletune.analysis.overview import overview
     from tiletune.formats import glance
 
     make_cache(600, tmp_path / "mixed.json")
     big = inspect([tmp_path / "mixed.json"], ReadContext())
     analyses = glance.analyses_by_choice(big)
-    rows_sets += [glance.compact_rows(g, analyses) for g in overview(big).groups]
+    rows_sets += [glance.compact_rows(g, analyses) for g in big.overview.groups]
     rows_sets += _odd_rows()
     assert len(rows_sets) > 60
     for rows in rows_sets:
@@ -197,11 +195,11 @@ def _widest_map_line(ov, width):
 
 
 def test_tile_map_width_is_the_widest_line_of_the_map_text():
-    from tiletune.analysis.overview import BucketLine, Group, Overview, Pick, overview
+    from tiletune.analysis.results import BucketLine, Group, Overview, Pick
     from tiletune.core.records import Problem
     from tiletune.formats import glance
 
-    overviews = [overview(inspect([SAMPLES / name], ReadContext()))
+    overviews = [(inspect([SAMPLES / name], ReadContext())).overview
                  for name in ("demo", "v1", "layouts", "logs", "real", "wild", "trtllm")]
 
     def line(m, tactic):  # a tactic with no tile: its map cell is "tac <tactic>", line breaks and all
@@ -228,11 +226,10 @@ def test_tile_map_width_is_the_widest_line_of_the_map_text():
 
 def test_an_uncovered_line_is_made_from_the_uncovered_ranges_alone():
     """What the table's memo of wrapped uncovered lines (keyed by `Group.uncovered`) relies on."""
-    from tiletune.analysis.overview import overview
     from tiletune.formats import glance
 
     groups = [g for name in ("demo", "v1", "layouts", "logs", "real", "wild", "trtllm")
-              for g in overview(inspect([SAMPLES / name], ReadContext())).groups]
+              for g in (inspect([SAMPLES / name], ReadContext())).overview.groups]
     assert sum(1 for g in groups if g.uncovered) > 5
     for g in groups:
         for other in groups[:40]:

@@ -27,7 +27,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
-from tiletune.analysis.overview import DEFAULT_NOISE, config_identity, overview
+from tiletune.analysis.overview import DEFAULT_NOISE, config_identity
 from tiletune.core.records import Problem, Status, Tactic, TileConfig
 
 _RUNS = frozenset({Status.CHOSEN, Status.PROFILED, Status.PASSED, Status.COMPILED})
@@ -325,7 +325,7 @@ def _with_time(side: Side, times: Mapping[tuple[Any, ...], float], key: tuple[An
 def _bucket_lines(result: Any) -> dict[tuple[Any, ...], Any]:
     """(arch, op, runner, problem key) -> the overview's line for that bucket (margin, won by noise)."""
     out = {}
-    for g in overview(result).groups:
+    for g in result.overview.groups:
         for line in g.lines:
             out[(g.arch, g.op, g.runner, problem_key(line.problem))] = line
     return out

@@ -15,13 +15,12 @@ hold no samples, smaller than `DEFAULT_NOISE` (said so in the flag's basis).
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import field
 from itertools import chain
-from operator import attrgetter
 from os.path import dirname
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
-from tiletune.analysis.source_groups import group_names
+from tiletune.analysis.results import BucketLine, Group, Overview, Pick, RankDisagreement
+from tiletune.analysis.source_groups import SourceGroup, group_names
 from tiletune.core.frozen import frozen_dataclass, positional_builder
 from tiletune.core.records import Problem, Status, Tactic, TileConfig
 from tiletune.decode.buckets import bucket_range, hybrid_ceil, pow2_floor, uses_hybrid
@@ -30,94 +29,6 @@ DEFAULT_NOISE = 0.05  # relative; used only when the inputs carry no samples to 
 
 _TRIED = frozenset({Status.CHOSEN, Status.PROFILED, Status.FAILED, Status.PASSED})
 _TIMED = frozenset({Status.CHOSEN, Status.PROFILED, Status.PASSED})  # statuses whose time is a measurement
-
-
-@frozen_dataclass(slots=True)
-class Pick:
-    """One tactic in a bucket, with its measured time (ms) when known."""
-
-    tactic: Tactic
-    config: Optional[TileConfig]
-    time_ms: Optional[float]
-    spread: Optional[float] = None  # relative spread of its samples ((max - min) / min), when known
-    not_cutlass: bool = False
-    candidates: Optional[str] = None  # undecoded: what the candidate tiles share ('128x128x{128|256}')
-    runs: Optional[str] = None  # the tile that runs when the binding runs another than it profiled (Decoded.runs)
-
-    def label(self) -> str:
-        if self.config is not None:
-            return self.config.label() + (f" profiled, runs {self.runs}" if self.runs else "")
-        if self.not_cutlass:
-            return f"tactic {self.tactic} (non-CUTLASS)"
-        return f"tactic {self.tactic} undecoded" + (f" ({self.candidates}?)" if self.candidates else "")
-
-    def short(self) -> str:
-        """For the tile map: the tile, or `tac N` for a tactic with no tile."""
-        return self.config.label() if self.config is not None else f"tac {self.tactic}"
-
-
-@frozen_dataclass(slots=True)
-class BucketLine:
-    """One M bucket of one (arch, op, runner, N, K)."""
-
-    problem: Problem
-    chosen: tuple[Pick, ...]  # several when sources (ranks) disagree
-    chosen_time_ms: Optional[float]  # the winner's measured time (its own record's, else its profile time here)
-    runner_up: Optional[Pick]
-    margin: Optional[float]  # (runner-up time - winner time) / winner time, measured
-    won_by_noise: Optional[bool]
-    noise_basis: Optional[str]  # "samples" | "default 5 %"
-    failed: int  # distinct tactics that failed in this bucket
-    never_tried: Optional[int]  # catalog tactics with no record in this bucket (None: unknown)
-    fallback_only: bool  # no tuned bucket: at run time this M ran the fallback tactic (-1); problem.m is that runtime M
-    chosen_spread: Optional[float] = None  # the winner's own sample spread ((max - min) / min), when its samples are known
-    # the analysed entry the one winner's Pick was made from (None: several chosen, or a fallback):
-    # the table finds its model result through it instead of by value (not part of the line's value)
-    winner_entry: Any = field(default=None, compare=False, repr=False)
-
-
-@frozen_dataclass(slots=True)
-class Group:
-    """One (arch, op, runner, N, K): its buckets in M order and the M ranges no bucket covers."""
-
-    arch: Optional[str]
-    op: str
-    runner: str
-    n: int
-    k: int
-    flashinfer_version: Optional[str]
-    lines: tuple[BucketLine, ...]
-    uncovered: tuple[tuple[int, Optional[int]], ...]  # runtime M ranges (lo, hi; hi None = and above)
-    source_group: Optional[str] = None  # the source group (one server's inputs) the buckets come from
-    label: Optional[str] = None  # that group's short name, set only when the inputs hold several groups
-    # True when `overview` built every line from one chosen entry alone in its bucket (`_one_winner_line`):
-    # one winner, its own entry, nothing else timed, failed or logged. A fact of how the lines were
-    # made, not part of the group's value: the table skips its per-line checks for such a group
-    one_winner_lines: bool = field(default=False, compare=False, repr=False)
-
-
-@frozen_dataclass(slots=True)
-class RankDisagreement:
-    """Ranks of one server (one layout directory) that chose different configs for one bucket."""
-
-    arch: Optional[str]
-    op: str
-    runner: str
-    problem: Problem
-    server: str  # the source group (layout directory) the rank files share
-    choices: tuple[tuple[str, Pick], ...]  # (rank, its winner)
-    beyond_noise: Optional[bool]  # None when the times are unknown
-    basis: str
-
-
-@frozen_dataclass(slots=True)
-class Overview:
-    groups: tuple[Group, ...]
-    rank_disagreements: tuple[RankDisagreement, ...]
-    # the entries of the buckets that hold several, in input order within each bucket; None when
-    # an (arch, op) has several runners. Any other entry is alone in its bucket of one (arch, op,
-    # source group): no other shares its problem there (formats.glance.ModelByChoice relies on it)
-    crowded: Optional[tuple[Any, ...]] = field(default=None, compare=False, repr=False)
 
 
 def config_identity(c: TileConfig) -> tuple[Any, ...]:
@@ -250,10 +161,12 @@ def _is_moe(op: str) -> bool:
     return "moe" in op
 
 
-def overview(result: Any) -> Overview:
-    """Build the at-a-glance view of an inspect result (per source group: servers are never merged)."""
-    group_of = group_names(getattr(result, "source_groups", ()))
-    catalog_sizes = _CatalogSizes(result)
+def overview(entries: Sequence[Any], source_groups: Sequence[SourceGroup] = ()) -> Overview:
+    """The at-a-glance view of analysed entries (per source group: servers are never merged).
+    `analysis.pipeline.build` makes it once per inspect result (`InspectResult.overview`)."""
+    group_of = group_names(source_groups)
+    labels = {g.name: g.label for g in source_groups} if len(source_groups) > 1 else {}
+    catalog_sizes = _CatalogSizes(entries)
     picks = _Picks()
     one_winner_line = picks.one_winner_line
     # One pass over the entries. Per (arch, op, runner, N, K, source group): its buckets ((batch,
@@ -265,7 +178,7 @@ def overview(result: Any) -> Overview:
     versions: dict[tuple[Any, ...], Optional[str]] = {}
     unchosen: dict[tuple[Any, ...], Any] = {}  # (group, bucket) -> its first entry, not a chosen one
     several: dict[tuple[Any, ...], list[Any]] = {}  # (group, bucket) -> its entries in input order, where it has several
-    for ae in result.entries:
+    for ae in entries:
         entry = ae.entry
         p = entry.problem
         if p is None:
@@ -299,7 +212,6 @@ def overview(result: Any) -> Overview:
         lines[buckets[bkey]] = _bucket_line(aes, catalog_sizes, picks)
         other_lines.add(gkey)
     out = []
-    label = getattr(result, "group_label", lambda _name: None)
     gaps = _Uncovered()
     for gkey in sorted(groups, key=lambda g: (g[0] or "", g[1], g[2], g[3], g[4], g[5] or "")):
         usual = gkey not in other_lines
@@ -309,14 +221,18 @@ def overview(result: Any) -> Overview:
         held = tuple(sorted(made, key=_line_m))
         arch, op, runner, n, k, group = gkey
         out.append(Group(arch, op, runner, n, k, versions[gkey], held,
-                         gaps(held, versions[gkey], _is_moe(op), usual), group, label(group), usual))
+                         gaps(held, versions[gkey], _is_moe(op), usual), group, labels.get(group) if group else None, usual))
     # (one runner per (arch, op): two runners' entries of one shape would be two buckets here)
     one_runner = len({g[:2] for g in versions}) == len({g[:3] for g in versions})
     crowded = tuple(chain.from_iterable(several.values())) if one_runner else None
-    return Overview(tuple(out), tuple(rank_disagreements(result.entries, group_of)), crowded)
+    return Overview(tuple(out), tuple(rank_disagreements(entries, group_of)), crowded)
 
 
-_line_m = attrgetter("problem.m")  # a line's bucket: what a group's lines are sorted by
+def _line_m(line: BucketLine) -> Any:
+    """A line's bucket, what a group's lines are sorted by: M as a number; an M that is not one (a
+    hand-built problem, a string) after every number, by its text."""
+    m = line.problem.m
+    return (0, m, "") if isinstance(m, (int, float)) and m == m else (1, 0, str(m))
 
 
 # (an Enum member read through its class costs a lookup each time: these run per entry)
@@ -409,9 +325,9 @@ def _any_bucket_line(aes: Sequence[Any], catalog_sizes: "_CatalogSizes", picks: 
                       own_spread, chosen_aes[0] if len(chosen_aes) == 1 else None)
 
 
-def _catalog_sizes(result: Any) -> dict[tuple[Any, ...], int]:
+def _catalog_sizes(entries: Sequence[Any]) -> dict[tuple[Any, ...], int]:
     sizes: dict[tuple[Any, ...], int] = {}
-    for ae in result.entries:
+    for ae in entries:
         ref = getattr(ae.entry.decode, "catalog", None)
         if ref is not None and ref.size:
             sizes[(ref.flashinfer_version, ref.arch, ref.op, ref.runner, ref.variant)] = ref.size
@@ -419,16 +335,16 @@ def _catalog_sizes(result: Any) -> dict[tuple[Any, ...], int]:
 
 
 class _CatalogSizes:
-    """`_catalog_sizes(result)`, worked out on first use: only buckets with a log of the attempts
+    """`_catalog_sizes(entries)`, worked out on first use: only buckets with a log of the attempts
     ask, and a cache alone has none (the pass over every entry is then skipped)."""
 
-    def __init__(self, result: Any) -> None:
-        self._result = result
+    def __init__(self, entries: Sequence[Any]) -> None:
+        self._entries = entries
         self._sizes: Optional[dict[tuple[Any, ...], int]] = None
 
     def get(self, key: tuple[Any, ...]) -> Optional[int]:
         if self._sizes is None:
-            self._sizes = _catalog_sizes(self._result)
+            self._sizes = _catalog_sizes(self._entries)
         return self._sizes.get(key)
 
 

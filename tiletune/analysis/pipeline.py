@@ -25,7 +25,7 @@ from tiletune.analysis.failures import aggregate_failures, not_built_ops
 from tiletune.analysis.l2_state import l2_notes
 from tiletune.analysis.model_port import ModelPort
 from tiletune.analysis.never_tried import not_tried as find_not_tried
-from tiletune.analysis.overview import rank_disagreements
+from tiletune.analysis.overview import overview
 from tiletune.analysis.regret import evidence_notes
 from tiletune.analysis.results import InspectResult
 from tiletune.analysis.source_groups import group_names, source_groups
@@ -105,13 +105,14 @@ def build(
     analyzed = port.analyze_entries(entries)
     failures = tuple(aggregate_failures(analyzed, port, not_built_ops(entries), group_of))
     never_tried = tuple(find_not_tried(analyzed, group_of))
+    at_a_glance = overview(analyzed, groups)  # per bucket: winners, margins, won by noise, uncovered M, rank checks
     # what ended a run leads; then the per-(arch, op, group) tuning verdicts (with the buckets whose ranks disagree)
     run_lines = (dataclasses.replace(v, group=group_of.get(v.source)) if v.source else v
                  for v in run_verdicts.run_verdicts(events, analyzed, inputs))
     verdicts = (tuple(run_lines)
                 + tuple(verdicts_mod.with_rank_disagreements(
                     verdicts_mod.verdicts(analyzed, failures, never_tried, group_of, labels_of),
-                    tuple(rank_disagreements(analyzed, group_of)))))
+                    at_a_glance.rank_disagreements)))
     calibrated = evidence_notes(analyzed, failures, never_tried, port)  # only where the inputs measured times
     return InspectResult(
         entries=analyzed,
@@ -127,6 +128,7 @@ def build(
         events=tuple(events),
         inputs=tuple(inputs),
         source_groups=groups,
+        overview=at_a_glance,
     )
 
 

@@ -12,7 +12,8 @@ and label model values as such.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from dataclasses import field
+from typing import TYPE_CHECKING, Any, Optional
 
 from tiletune.core.events import Event, InputFacts
 from tiletune.core.frozen import frozen_dataclass
@@ -20,8 +21,100 @@ from tiletune.core.records import CatalogRef, Entry, InputProblem, Problem, Tact
 from tiletune.model.perf import ModelResult
 
 if TYPE_CHECKING:
-    from tiletune.analysis.overview import RankDisagreement
     from tiletune.analysis.source_groups import SourceGroup
+
+
+# The at-a-glance view (analysis/overview.py builds it once per result: InspectResult.overview)
+
+@frozen_dataclass(slots=True)
+class Pick:
+    """One tactic in a bucket, with its measured time (ms) when known."""
+
+    tactic: Tactic
+    config: Optional[TileConfig]
+    time_ms: Optional[float]
+    spread: Optional[float] = None  # relative spread of its samples ((max - min) / min), when known
+    not_cutlass: bool = False
+    candidates: Optional[str] = None  # undecoded: what the candidate tiles share ('128x128x{128|256}')
+    runs: Optional[str] = None  # the tile that runs when the binding runs another than it profiled (Decoded.runs)
+
+    def label(self) -> str:
+        if self.config is not None:
+            return self.config.label() + (f" profiled, runs {self.runs}" if self.runs else "")
+        if self.not_cutlass:
+            return f"tactic {self.tactic} (non-CUTLASS)"
+        return f"tactic {self.tactic} undecoded" + (f" ({self.candidates}?)" if self.candidates else "")
+
+    def short(self) -> str:
+        """For the tile map: the tile, or `tac N` for a tactic with no tile."""
+        return self.config.label() if self.config is not None else f"tac {self.tactic}"
+
+
+@frozen_dataclass(slots=True)
+class BucketLine:
+    """One M bucket of one (arch, op, runner, N, K)."""
+
+    problem: Problem
+    chosen: tuple[Pick, ...]  # several when sources (ranks) disagree
+    chosen_time_ms: Optional[float]  # the winner's measured time (its own record's, else its profile time here)
+    runner_up: Optional[Pick]
+    margin: Optional[float]  # (runner-up time - winner time) / winner time, measured
+    won_by_noise: Optional[bool]
+    noise_basis: Optional[str]  # "samples" | "default 5 %"
+    failed: int  # distinct tactics that failed in this bucket
+    never_tried: Optional[int]  # catalog tactics with no record in this bucket (None: unknown)
+    fallback_only: bool  # no tuned bucket: at run time this M ran the fallback tactic (-1); problem.m is that runtime M
+    chosen_spread: Optional[float] = None  # the winner's own sample spread ((max - min) / min), when its samples are known
+    # the analysed entry the one winner's Pick was made from (None: several chosen, or a fallback):
+    # the table finds its model result through it instead of by value (not part of the line's value)
+    winner_entry: Any = field(default=None, compare=False, repr=False)
+
+
+@frozen_dataclass(slots=True)
+class Group:
+    """One (arch, op, runner, N, K): its buckets in M order and the M ranges no bucket covers."""
+
+    arch: Optional[str]
+    op: str
+    runner: str
+    n: int
+    k: int
+    flashinfer_version: Optional[str]
+    lines: tuple[BucketLine, ...]
+    uncovered: tuple[tuple[int, Optional[int]], ...]  # runtime M ranges (lo, hi; hi None = and above)
+    source_group: Optional[str] = None  # the source group (one server's inputs) the buckets come from
+    label: Optional[str] = None  # that group's short name, set only when the inputs hold several groups
+    # True when `overview` built every line from one chosen entry alone in its bucket (`_one_winner_line`):
+    # one winner, its own entry, nothing else timed, failed or logged. A fact of how the lines were
+    # made, not part of the group's value: the table skips its per-line checks for such a group
+    one_winner_lines: bool = field(default=False, compare=False, repr=False)
+
+
+@frozen_dataclass(slots=True)
+class RankDisagreement:
+    """Ranks of one server (one layout directory) that chose different configs for one bucket."""
+
+    arch: Optional[str]
+    op: str
+    runner: str
+    problem: Problem
+    server: str  # the source group (layout directory) the rank files share
+    choices: tuple[tuple[str, Pick], ...]  # (rank, its winner)
+    beyond_noise: Optional[bool]  # None when the times are unknown
+    basis: str
+
+
+@frozen_dataclass(slots=True)
+class Overview:
+    groups: tuple[Group, ...]
+    rank_disagreements: tuple[RankDisagreement, ...]
+    # the entries of the buckets that hold several, in input order within each bucket; None when
+    # an (arch, op) has several runners. Any other entry is alone in its bucket of one (arch, op,
+    # source group): no other shares its problem there (formats.glance.ModelByChoice relies on it)
+    crowded: Optional[tuple[Any, ...]] = field(default=None, compare=False, repr=False)
+
+
+NO_OVERVIEW = Overview((), ())  # a result with no entries (and the default of results built without one)
 
 
 @frozen_dataclass(slots=True)
@@ -152,6 +245,7 @@ class InspectResult:
     events: tuple[Event, ...] = ()  # non-entry facts of logs and pasted text (tiletune.core.events)
     inputs: tuple[InputFacts, ...] = ()  # what each text input says about its run (arch, versions)
     source_groups: tuple["SourceGroup", ...] = ()  # which inputs are one server's run (tiletune.analysis.source_groups)
+    overview: Overview = NO_OVERVIEW  # per-bucket winners, margins, won by noise, uncovered M (analysis/overview.py)
 
     def group_labels(self) -> dict[str, str]:
         """Source group name -> short name, when the inputs form several groups (else empty)."""

@@ -12,8 +12,7 @@ import dataclasses
 from collections import Counter, OrderedDict
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
-from tiletune.analysis.overview import RankDisagreement
-from tiletune.analysis.results import AnalyzedEntry, Failure, NotTried, Verdict
+from tiletune.analysis.results import AnalyzedEntry, Failure, NotTried, RankDisagreement, Verdict
 from tiletune.core.archs import arch_family
 from tiletune.core.records import Decoded, Status, Undecoded
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Optional, Sequence
 
-from tiletune.analysis.overview import BucketLine, Group, Overview, Pick, RankDisagreement, at_runtime_m, choice_key
+from tiletune.analysis.overview import at_runtime_m, choice_key
+from tiletune.analysis.results import BucketLine, Group, Overview, Pick, RankDisagreement
 from tiletune.analysis.source_groups import group_names
 
 CHOSEN_WIDTH = 48  # a bucket whose sources chose differently lists them up to this width (--all shows each)

@@ -17,10 +17,13 @@ from typing import Any, Callable, Iterator, Optional
 from tiletune import __version__
 from tiletune.analysis.results import (
     AnalyzedEntry,
+    BucketLine,
     Failure,
     FailureReason,
     InspectResult,
     NotTried,
+    Overview,
+    Pick,
     Verdict,
     loses_data,
 )
@@ -520,6 +523,51 @@ def rank_disagreement_dict(d: Any) -> dict[str, Any]:
     }
 
 
+def pick_dict(p: Pick) -> dict[str, Any]:
+    """One tactic of a bucket: its decoded tile (null when none), its measured time and sample spread."""
+    return {"tactic": to_jsonable(p.tactic), "tile": p.config.label() if p.config is not None else None,
+            "label": p.label(), "time_ms": p.time_ms, "spread": p.spread}
+
+
+def _says_more(line: BucketLine) -> bool:
+    """A bucket line holds something its entries alone do not: a runner-up, a margin, a noise
+    verdict, failed or never-tried counts, a fallback, or several winners. (A cache's plain bucket,
+    one untimed winner, says nothing more: leaving it out keeps a 50,000-entry output its size.)"""
+    return (line.runner_up is not None or line.margin is not None or line.won_by_noise is not None or bool(line.failed)
+            or line.never_tried is not None or line.fallback_only or len(line.chosen) > 1 or line.chosen_time_ms is not None)
+
+
+def bucket_line_dict(line: BucketLine, notes: Optional[NoteTable] = None) -> dict[str, Any]:
+    return {
+        "problem": problem_dict(line.problem, notes),
+        "chosen": [pick_dict(p) for p in line.chosen],
+        "chosen_time_ms": line.chosen_time_ms,  # measured: the winner's own record, else its profile time here
+        "chosen_spread": line.chosen_spread,
+        "runner_up": pick_dict(line.runner_up) if line.runner_up is not None else None,
+        "margin": line.margin,  # (runner-up time - winner time) / winner time, measured (a fraction, not %)
+        "won_by_noise": line.won_by_noise,
+        "noise_basis": line.noise_basis,
+        "failed": line.failed,
+        "never_tried": line.never_tried,
+        "fallback_only": line.fallback_only,
+    }
+
+
+def overview_dict(ov: Overview, notes: Optional[NoteTable] = None) -> dict[str, Any]:
+    """The at-a-glance facts the table shows (analysis/overview.py): per (arch, op, runner, N, K,
+    source group) the runtime M ranges no bucket covers and the buckets that say more than their
+    entries (margins, won by noise, failed / never-tried counts, fallbacks); rank disagreements."""
+    return {
+        "groups": [{"arch": g.arch, "op": g.op, "runner": g.runner, "n": g.n, "k": g.k,
+                    "flashinfer_version": g.flashinfer_version, "source_group": g.source_group, "label": g.label,
+                    "buckets": len(g.lines),
+                    "uncovered_m": [[lo, hi] for lo, hi in g.uncovered],
+                    "lines": [bucket_line_dict(line, notes) for line in g.lines if _says_more(line)]}
+                   for g in ov.groups],
+        "rank_disagreements": [rank_disagreement_dict(d) for d in ov.rank_disagreements],
+    }
+
+
 def inspect_dict(result: InspectResult, *, entries: bool = True, notes: Optional[NoteTable] = None) -> dict[str, Any]:
     """The full "tiletune.inspect/1" object (`entries=False`: everything but the entries; pass the
     NoteTable the entries were rendered with so `problem_notes` covers them)."""
@@ -541,6 +589,7 @@ def inspect_dict(result: InspectResult, *, entries: bool = True, notes: Optional
         "sources": [{"path": p, "kind": k} for p, k in result.sources],
         "source_groups": [{"name": g.name, "label": g.label, "sources": list(g.sources), "basis": g.basis}
                           for g in result.source_groups],
+        "overview": overview_dict(result.overview, notes),
         "searched": list(result.searched),
         "discovered": result.discovered,
         "gpus": [{"arch": g.arch, "gpu": g.gpu, "how": g.how} for g in result.gpus],

@@ -113,10 +113,9 @@ def numeric_columns(headers: Sequence[str]) -> list[int]:
 
 def compact_sections(result: InspectResult, runtime_m: Sequence[int] = ()) -> list[str]:
     """The per-bucket view and the tile map as Markdown (the default; `--all` lists every tactic)."""
-    from tiletune.analysis.overview import overview
     from tiletune.formats import glance
 
-    ov = overview(result)
+    ov = result.overview
     analyses = glance.analyses_by_choice(result, ov)
     out: list[str] = []
     labels: dict[int, str] = {}  # id(Pick) -> its label, while `ov` holds the Picks (they are shared)

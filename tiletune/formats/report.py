@@ -567,10 +567,9 @@ def format_report_json(result: InspectResult, ctx: ReportContext) -> str:
 def _tile_map_section(result: InspectResult, ctx: ReportContext, lim: Limits = FULL) -> list[str]:
     """The winning tile per (op, N x K) and M bucket: a picture when drawn, the table folded (capped
     to `lim.items` rows in a ticket)."""
-    from tiletune.analysis.overview import overview
     from tiletune.formats import glance
 
-    headers, rows = glance.tile_map(overview(result))
+    headers, rows = glance.tile_map(result.overview)
     if not rows:
         return []
     out = ["## Tile map", ""]

@@ -11,7 +11,7 @@ import textwrap
 from itertools import chain
 from typing import Any, Optional, Sequence
 
-from tiletune.analysis.overview import overview, tile_history
+from tiletune.analysis.overview import tile_history
 from tiletune.analysis.results import InspectResult
 from tiletune.formats import glance, view
 
@@ -200,7 +200,7 @@ def _plain_cells(rows: list[list[str]], ncols: int) -> Optional[str]:
 
 def _compact_sections(result: InspectResult, runtime_m: Sequence[int], width: int, colour: bool = False) -> list[str]:
     """Per (arch, op, runner, N, K): one line per M bucket (the default view; --all lists tactics)."""
-    ov = overview(result)
+    ov = result.overview
     analyses = glance.analyses_by_choice(result, ov)
     labels: dict[int, str] = {}  # id(Pick) -> its label, while `ov` holds the Picks (they are shared)
     m_texts: dict[Any, str] = {}  # M range -> its cell (groups of one cache share their buckets)

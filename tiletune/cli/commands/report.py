@@ -105,10 +105,9 @@ def render_files(
             plots.append((p.arch, p.op, name))
     tile_map_name = None
     if plot and output is not None and roofline.matplotlib_available():
-        from tiletune.analysis.overview import overview
         from tiletune.formats.glance import tile_map_png
 
-        png = tile_map_png(overview(result))
+        png = tile_map_png(result.overview)
         if png is not None:
             tile_map_name = f"{output.stem}-tilemap.png"
             files[output.parent / tile_map_name] = png
