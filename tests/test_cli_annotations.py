@@ -1,4 +1,4 @@
-"""cli.py's annotations are evaluated once, at import (no `from __future__ import annotations`):
+"""cli/typer_app.py's annotations are evaluated once, at import (no `from __future__ import annotations`):
 typer then reads real objects instead of compiling and evaluating every option's annotation string
 twice per command at each start. The command line must be exactly the one the deferred-annotation
 module builds (the plain reference): same commands, parameters, types, defaults and help."""
@@ -18,7 +18,7 @@ SOURCE = Path(cli.__file__).read_text(encoding="utf-8")
 
 
 def _deferred_twin() -> types.ModuleType:
-    """cli.py compiled with `from __future__ import annotations` (every annotation a string)."""
+    """cli/typer_app.py compiled with `from __future__ import annotations` (every annotation a string)."""
     assert not isinstance(cli.inspect_command.__annotations__["format"], str)  # the change this file pins
     mod = types.ModuleType("tiletune_cli_deferred_twin")
     mod.__file__ = cli.__file__

@@ -1,4 +1,4 @@
-"""cli.py: a plain `tiletune inspect PATH... [--format F]` runs without typer. Pinned to the typer
+"""cli/__init__.py: a plain `tiletune inspect PATH... [--format F]` runs without typer. Pinned to the typer
 path (the plain reference): `plain_inspect` reads a command line only where click reads the same
 paths and format with every other option at its default, and a whole run prints the same stdout
 and stderr and exits with the same status; the plain run imports neither typer nor click."""

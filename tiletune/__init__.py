@@ -1,16 +1,18 @@
 """tiletune: see which CUTLASS tiles FlashInfer's autotuner picked, which failed and why.
 
-Pipeline (data flows one way; each stage knows nothing of the ones after it):
+One folder per stage; data flows down this list, each stage knowing nothing of the ones after it:
 
-    readers/   sources -> TuningRecord            (cache files, logs, blocklists, JIT dirs, ledgers)
-    decode.py  TuningRecord -> Entry               (op semantics in ops.py + catalogs/ -> TileConfig)
-    model/     Entry -> analyses                   (GPU specs, shared-memory fit, roofline, time)
-    pipeline.py  analyses -> failures, not tried, verdicts (types in results.py)
-    formats/   results -> str                      (table, json, markdown)
+    core/      records, events, vocabulary, errors, bounded input   (what every stage shares)
+    readers/   sources -> TuningRecord / Event    (caches, logs, blocklists, JIT dirs, ledgers)
+    catalogs/  release / arch / op -> ordered TileConfig lists
+    decode/    TuningRecord -> Entry               (key shapes -> Problem; tactic -> TileConfig)
+    model/     GPU specs, shared-memory fit, time model
+    analysis/  entries -> failures, never tried, overview, verdicts (InspectResult)
     tuner/     records -> attempts -> ledger       (isolated child processes; the ledger is a source)
-    commands/  one module per command; cli.py wires them to typer
+    formats/   results -> text                     (table, json, markdown, report, pictures)
+    cli/       the typer app, output routing, one module per command body
 
-tests/test_layering.py holds the layer table and fails on an import against it.
+tests/test_layering.py reads each module's stage from its folder and fails on an import against the order.
 """
 
 __version__ = "0.1.0"

@@ -69,7 +69,7 @@ def test_pins_read_by_hand():
     # - vllm 0.9.2: no file of vllm-0.9.2.tar.gz (setup.py, requirements/*.txt) names flashinfer
     e = pinned_flashinfer("vllm", "0.9.2")
     assert e["pin"] is None and e["spec"] is None
-    # a dev build of a release falls back to that release's row (logs_clues' own rule)
+    # a dev build of a release falls back to that release's row (logs/clues.py' own rule)
     assert pinned_flashinfer("vllm", "0.11.0rc2.dev5+g1234abc")["pin"] == "0.3.1"
 
 

@@ -6,7 +6,7 @@ evidence was measured in, and say which and why.
 
 Where it comes from, in this order:
 - decoded: the input says it. A FlashInfer DEBUG log's `use_cold_l2_cache=True, ...` line (record
-  detail `l2` / `l2_source`, logs_parser); a FlashInfer cache entry's profiling policy
+  detail `l2` / `l2_source`, logs/parser.py); a FlashInfer cache entry's profiling policy
   (`l2_cache_policy` "cold" | "hot").
 - inferred: the input does not say, but its producer fixes it. FlashInfer: the op's TuningConfig in
   that release (tiletune/core/data/flashinfer_l2_policy.json, read from the sources by

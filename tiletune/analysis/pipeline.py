@@ -3,7 +3,7 @@
 `inspect(paths, ctx, gpu=...)` is what `tiletune inspect` and `tiletune report` run:
 
     discover (no paths) -> readers.read_inputs -> decode.decode_all (decode per record)
-        -> model_adapter: model analysis per decoded entry (at the TOP of its M bucket, per case)
+        -> model_port: model analysis per decoded entry (at the TOP of its M bucket, per case)
         -> source_groups: which inputs are one server's run (never merged with another's)
         -> failures: aggregated per (arch, version, op, runner, tactic, group) -> reasons
         -> not_tried: catalog tiles no record of the group mentions -> verdicts per (arch, op, group)

@@ -3,7 +3,7 @@
 `InspectResult` (inspect, report) holds the analysed entries, the aggregated failures, the
 never-tried catalog tiles, the verdicts and the input problems; `verdicts` builds its `Verdict`s.
 Formatters read these and compute nothing. (`tiletune doctor`'s report types are in
-doctor_report.py: an inspect never builds them, so it does not create their classes.)
+analysis/doctor.py: an inspect never builds them, so it does not create their classes.)
 
 The model's answer for an entry or a failure is the model's own `ModelResult` (held, not copied:
 it is the one type of a modelled case; units in its docstring). Formatters convert (KiB, us, %)

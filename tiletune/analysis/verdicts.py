@@ -57,7 +57,7 @@ def verdicts(
     not_built: dict[_Key, list[str]] = {}
     fallback_ms: dict[_Key, list[Optional[int]]] = {}  # runtime Ms no tuned config covered (None: not stated)
     chosen: dict[int, tuple[Optional[str], Optional[str], Optional[str]]] = {}  # id(decode) -> _chosen_facts
-    # INFO "Skipped N" counts: their per-profile Ns, for the catalog comparison (event_verdicts)
+    # INFO "Skipped N" counts: their per-profile Ns, for the catalog comparison (run_verdicts)
     skipped_detail: dict[tuple[Optional[str], Optional[str], str, Optional[str]], dict] = {}
     # the previous record's env, op and input (records of one input share them): a run of them
     # shares one key, worked out once

@@ -1,9 +1,9 @@
 """The typer CLI: argument parsing, help and exit codes only (the output routing, one-line
-errors and exit statuses it shares with launch.py's plain inspect are cli_core's).
+errors and exit statuses it shares with cli/__init__.py's plain inspect are cli/output.py's).
 
 Every command delegates to a library function the tests can call directly. `TiletuneError`s
-are caught only by the CLI (here `_guard` and `_run_batch`, launch.py's cli_core.batch_status;
-all through cli_core.failure_status) and printed as one line ("tiletune: <message>") with
+are caught only by the CLI (here `_guard` and `_run_batch`, cli/__init__.py's cli.output.batch_status;
+all through cli.output.failure_status) and printed as one line ("tiletune: <message>") with
 their exit status (2 unless the error says else); anything else is a bug, and is still
 printed as one line naming the inputs, exit status 2.
 Reports go to stdout (or `--output`, written atomically); progress and summaries to stderr.
@@ -54,7 +54,7 @@ def _guard(fn: Callable[[], T], inputs: Sequence[object] = ()) -> T:
     """Run `fn`; turn a TiletuneError into its one-line message and exit code, no traceback.
 
     The last resort: any other exception (a bug an input provoked) becomes one line naming the
-    inputs and exit status 2 (cli_core.failure_status).
+    inputs and exit status 2 (cli.output.failure_status).
     """
     try:
         return fn()
@@ -406,7 +406,7 @@ def main() -> None:
     """Console-script entry point (launch.main runs a plain inspect without typer, everything else here).
 
     After a command that kept its result (inspect, report), exit with os._exit once stdout and
-    stderr are flushed (cli_core.exit_kept); other commands exit normally.
+    stderr are flushed (cli.process.exit_kept); other commands exit normally.
     """
     keep_results()
     code: object = 0

@@ -5,7 +5,7 @@ the tuner (what a retry child printed) all read the same library strings: FlashI
 messages, CUTLASS `Status` names, CUDA runtime/driver error names, TensorRT-LLM assertions. They
 all ask this module, so one text gets one class everywhere.
 
-`diagnose(text)` returns a `ErrorTextFacts`:
+`diagnose(text)` returns an `ErrorTextFacts`:
 - `cls`: the most specific `ErrorClass` a line supports (priority order below: an "Error
   Internal" whose text also says the kernel needs more shared memory than the limit is
   SHARED_MEMORY, not INITIALIZE);

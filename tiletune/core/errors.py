@@ -1,4 +1,4 @@
-"""The one error tree. Only the CLI (cli_core.failure_status) turns these into exit codes and one-line messages.
+"""The one error tree. Only the CLI (cli.output.failure_status) turns these into exit codes and one-line messages.
 
 Every message starts with the thing it is about (a file, a file and key, a GPU name) and says
 what is wrong, so the CLI can print it as is.

@@ -5,7 +5,7 @@ Since 0.6.18rc2 a `trtllm::fused_moe::gemm1/gemm2` key ends with the runner's op
 - 0.6.18rc2 .. 0.7.1: 20 fields;
 - 0.7.2.post1: 17 fields, the rank indices (tp_rank, ep_rank, cluster_rank) dropped so that ranks
   tuning together share persisted entries.
-Keys written before 0.6.18rc2 end with `()`. ops.py, catalogs/moe.py and tuner/moe_problem.py all
+Keys written before 0.6.18rc2 end with `()`. decode/problems.py, catalogs/moe.py and tuner/moe_problem.py all
 read the extras through `by_name` so the layouts live in one place.
 """
 

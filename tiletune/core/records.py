@@ -1,6 +1,6 @@
 """The immutable records that cross every stage boundary.
 
-readers/ produce `TuningRecord`s (what a file says, nothing more); decode.py turns each into an
+readers/ produce `TuningRecord`s (what a file says, nothing more); decode/ turns each into an
 `Entry` (the record plus the problem it stands for and the tile its tactic means, or why the tile
 cannot be known). Analyses and formatters only read these. Nothing here does I/O.
 

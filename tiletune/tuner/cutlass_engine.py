@@ -88,7 +88,7 @@ class CutlassEngine:
         each group's M = ceil(tokens x top_k / experts), tokens at the top of the M bucket, i.e.
         routing assumed uniform over the experts (the reproducer runs equal-sized groups); N and K
         are the GEMM's own (gemm1: N = fc1 rows, 2 x I when gated, K = H; gemm2: N = H, K = I),
-        as ops.py derives them from the key. TunerError when top_k is unknown (keys before
+        as decode/problems.py derives them from the key. TunerError when top_k is unknown (keys before
         FlashInfer 0.6.18rc2) and no --top-k was given.
         """
         p = target.problem

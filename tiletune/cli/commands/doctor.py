@@ -7,7 +7,7 @@ torch) read from package metadata, FlashInfer JIT workspaces and the caches `ins
 
 It must be fast and work with no GPU: nothing here imports torch or flashinfer (torch's CUDA
 version is read from its `torch/version.py` file), subprocesses have a short time limit, and
-workspaces are listed, not read. `collect()` returns a frozen `doctor_report.DoctorReport`;
+workspaces are listed, not read. `collect()` returns a frozen `analysis.doctor.DoctorReport`;
 `tiletune.formats.doctor` renders it.
 """
 

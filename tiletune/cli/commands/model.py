@@ -1,7 +1,7 @@
 """`tiletune model` and `tiletune gpus`: between the CLI and the model: parse and check the arguments,
 pick the GPU, run `analyze`, optionally ask the compiled CUTLASS query (`--exact`), render.
 
-Every bad input becomes a one-line ModelError / UsageError (exit 2 in cli.py); nothing here prints.
+Every bad input becomes a one-line ModelError / UsageError (exit 2 through cli/output.py); nothing here prints.
 """
 
 from __future__ import annotations

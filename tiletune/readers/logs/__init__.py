@@ -7,11 +7,11 @@ This module owns the reader protocol (sniff, read) and streaming: lines are read
 (a log that grows while read is not followed forever), stdin (`-`) is read as a stream under the
 same limit. The work is split by responsibility:
 
-- `logs_grammar`: the line grammar, runner reprs, literals, error-text folding;
-- `logs_parser`: the autotuner message state machine -> records (aggregated, with time samples);
-- `logs_events`: fatal errors, progress, cache loads/saves -> events (`tiletune.core.events`);
-- `logs_clues`: arch, GPU, FlashInfer and server versions from every clue in the text;
-- `logs_fragments`: caches pasted into the text, with `...` elisions.
+- `grammar`: the line grammar, runner reprs, literals, error-text folding;
+- `parser`: the autotuner message state machine -> records (aggregated, with time samples);
+- `events`: fatal errors, progress, cache loads/saves -> events (`tiletune.core.events`);
+- `clues`: arch, GPU, FlashInfer and server versions from every clue in the text;
+- `fragments`: caches pasted into the text, with `...` elisions.
 """
 
 from __future__ import annotations

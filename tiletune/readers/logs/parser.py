@@ -27,8 +27,8 @@ typo `[AutoTunner]`):
 Per-tactic lines do not name the op: it is learnt from the end of each profile block (the
 `Skipped N ... for <op>` summary or the `chosen runner` key, which also gives the bucketed
 profile), so a block's records wait in a small buffer until it closes. Every other line is
-offered to the event scanner (fatal errors, banners, cache paths: `logs_events`) and the clue set
-(arch and versions: `logs_clues`); a cache pasted into the text (`"(key)": [runner, tactic]`
+offered to the event scanner (fatal errors, banners, cache paths: `events`) and the clue set
+(arch and versions: `clues`); a cache pasted into the text (`"(key)": [runner, tactic]`
 lines, with `...` elisions) is recovered entry by entry. Records are built at the end, with the
 environment the whole text implies. Memory holds one profile block and the distinct facts,
 never the file.
