@@ -113,7 +113,7 @@ def build(
                 + tuple(verdicts_mod.with_rank_disagreements(
                     verdicts_mod.verdicts(analyzed, failures, never_tried, group_of, labels_of),
                     at_a_glance.rank_disagreements)))
-    calibrated = evidence_notes(analyzed, failures, never_tried, port)  # only where the inputs measured times
+    calibrated = evidence_notes(analyzed, failures, never_tried, port, group_of, labels_of)  # only where the inputs measured times
     return InspectResult(
         entries=analyzed,
         failures=failures,

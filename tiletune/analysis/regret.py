@@ -7,11 +7,16 @@ tactic and every bucket it failed in, compares the model's calibrated time for t
 best time the input measured for the same bucket: the regret of the failure. For tiles the tuner
 never tried, the best of them per bucket gets the same comparison. Every such number is labelled
 "model, calibrated on this input"; the measured ones are the input's own.
+
+Like with like: a fit, its measured bests and the tiles compared with them all come from one
+source group (one server's inputs), one FlashInfer release and one problem bucket (M, N, K,
+batch). A failed or never-tried tile of another group or release is never priced against these
+times: no note is given for it rather than a wrong one.
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from tiletune.analysis.results import AnalyzedEntry, Failure, NotTried
 from tiletune.core.errors import TiletuneError
@@ -51,8 +56,14 @@ def _us(t: float) -> str:
 
 
 def evidence_notes(analyzed: Sequence[AnalyzedEntry], failures: Sequence[Failure], never_tried: Sequence[NotTried],
-                   port: Any) -> Tuple[str, ...]:
-    """Notes for InspectResult: one calibration line per group with measured times, then the regrets."""
+                   port: Any, group_of: Optional[Mapping[str, str]] = None,
+                   labels_of: Optional[Mapping[str, str]] = None) -> Tuple[str, ...]:
+    """Notes for InspectResult: one calibration line per fit with measured times, then the regrets.
+
+    A fit is per (arch, GPU, dtype, op, FlashInfer release, source group): `group_of` maps each
+    input to its source group; `labels_of` (group -> short name, given when there are several)
+    names the group in the note."""
+    group_of = group_of or {}
     groups: Dict[tuple, List[_Timed]] = {}
     for ae in analyzed:
         r = ae.entry.record
@@ -65,10 +76,10 @@ def evidence_notes(analyzed: Sequence[AnalyzedEntry], failures: Sequence[Failure
         if dtype is None:
             continue
         fact = ae.analysis.l2 if ae.analysis is not None else None  # the state the entry was modelled in
-        groups.setdefault((r.env.arch, r.env.gpu, dtype, r.op), []).append(
-            _Timed(problem, config, r.time_ms * 1e-3, None if fact is None else fact.state))
+        key = (r.env.arch, r.env.gpu, dtype, r.op, r.env.flashinfer_version, group_of.get(r.source))
+        groups.setdefault(key, []).append(_Timed(problem, config, r.time_ms * 1e-3, None if fact is None else fact.state))
     notes: List[str] = []
-    for (arch, named, dtype, op), items in groups.items():
+    for (arch, named, dtype, op, version, group), items in groups.items():
         spec, gpu_name, why = port.gpu_for(arch, named)
         if spec is None:
             continue
@@ -82,12 +93,15 @@ def evidence_notes(analyzed: Sequence[AnalyzedEntry], failures: Sequence[Failure
             notes.append(f"{op}: {len(items)} measured tactic time(s) in the inputs, too few (or not modelled) to "
                          f"calibrate the model on")
             continue
-        notes.append(f"{op} ({arch}): " + cal.summary("this input"))
+        where = ", ".join(x for x in (arch, (labels_of or {}).get(group) if group is not None else None) if x)
+        notes.append(f"{op} ({where}): " + cal.summary("this input"))
         best = _best_measured(items)
-        lines = _failure_regrets(cal, op, arch, failures, best) + _never_tried_regrets(cal, op, arch, never_tried, best)
+        mine = (arch, version, group)  # a tile is priced only against times of its own group and release
+        lines = (_failure_regrets(cal, op, mine, failures, best)
+                 + _never_tried_regrets(cal, op, mine, never_tried, best))
         notes += lines[:MAX_LINES]
         if len(lines) > MAX_LINES:
-            notes.append(f"{op} ({arch}): {len(lines) - MAX_LINES} more regret line(s) not shown")
+            notes.append(f"{op} ({where}): {len(lines) - MAX_LINES} more regret line(s) not shown")
     return tuple(notes)
 
 
@@ -118,11 +132,15 @@ def _compare(cal: Calibration, label: str, config, problem: Problem, best: _Best
             f"calibrated on this input) {state}, against {best_label}'s measured {_us(meas)}: {verdict}{weak}")
 
 
-def _failure_regrets(cal: Calibration, op: str, arch: Optional[str], failures: Sequence[Failure],
+# (arch, FlashInfer release, source group): what a priced tile must share with the measured times
+_Whose = Tuple[Optional[str], Optional[str], Optional[str]]
+
+
+def _failure_regrets(cal: Calibration, op: str, whose: _Whose, failures: Sequence[Failure],
                      best: Dict[tuple, _Best]) -> List[str]:
     out = []
     for f in failures:
-        if f.op != op or f.arch != arch or f.config is None or f.not_cutlass:
+        if f.op != op or (f.arch, f.flashinfer_version, f.group) != whose or f.config is None or f.not_cutlass:
             continue
         for p in f.problems:
             b = best.get(_bucket(p))
@@ -134,11 +152,11 @@ def _failure_regrets(cal: Calibration, op: str, arch: Optional[str], failures: S
     return out
 
 
-def _never_tried_regrets(cal: Calibration, op: str, arch: Optional[str], never_tried: Sequence[NotTried],
+def _never_tried_regrets(cal: Calibration, op: str, whose: _Whose, never_tried: Sequence[NotTried],
                          best: Dict[tuple, _Best]) -> List[str]:
     out = []
     for nt in never_tried:
-        if nt.op != op or nt.arch != arch or not nt.tactics:
+        if nt.op != op or (nt.arch, nt.flashinfer_version, nt.group) != whose or not nt.tactics:
             continue
         for b in best.values():
             problem = b[2]
