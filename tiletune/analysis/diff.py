@@ -15,7 +15,10 @@ compared as one warm-up, and a note says so.
 Failures are matched by (arch, op, runner, config identity) across buckets: logs that name a failed
 tactic often carry no bucket. A tactic is newly failing when NEW records it failing and OLD does
 not; it recovered when OLD records it failing and NEW shows it running (chosen, profiled, passed,
-compiled) without failing.
+compiled) without failing. Where the other side holds tactics of that op and runner that cannot be
+compared with it (a tactic left undecoded because its release is unknown or another one, so its
+number may name another tile), neither can be said: the failure is undetermined, and the reason
+names the flag that settles it (--old-flashinfer-version / --new-flashinfer-version).
 
 Pure: results in, a frozen `DiffResult` out; nothing here reads files or prints.
 """
@@ -76,7 +79,9 @@ class Change:
 
 @dataclass(frozen=True, slots=True)
 class Undetermined:
-    """A matched key whose winners cannot be compared: different releases and no decoded config."""
+    """What cannot be compared: a matched key's winners, or a failure on one side, across releases
+    (or a release unknown) with no decoded config on one side. `kind` is "winner" or "failure"
+    (then `problem` is None and `problems` lists the buckets it failed in)."""
 
     arch: Optional[str]
     op: str
@@ -85,15 +90,30 @@ class Undetermined:
     before: Side
     after: Side
     reason: str
+    kind: str = "winner"
+    problems: tuple[Problem, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class EnvironmentChange:
-    """One environment field that differs (values as the inputs state them, sorted)."""
+    """One environment field that differs (values as the inputs state them, sorted). When one side
+    states nothing (`one_sided`), it is not known to differ: `settled_by` names the flag that states
+    it, where one exists."""
 
     field: str
     before: tuple[str, ...]
     after: tuple[str, ...]
+
+    @property
+    def one_sided(self) -> bool:
+        return not self.before or not self.after
+
+    @property
+    def settled_by(self) -> Optional[str]:
+        if not self.one_sided:
+            return None
+        side = "old" if not self.before else "new"
+        return {"flashinfer_version": f"--{side}-flashinfer-version", "arch": "--arch"}.get(self.field)
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,16 +204,23 @@ def _profiled_times(result: Any) -> dict[tuple[Any, ...], float]:
 class _FailureSide:
     failed: dict[tuple[Any, ...], tuple[Side, list[Problem], list[str]]]
     ran: set[tuple[Any, ...]]
+    # (arch, op, runner, group) -> one side per identity of every tactic recorded (failed or run)
+    recorded: dict[tuple[Any, ...], dict[tuple[Any, ...], Side]]
 
 
 def _failure_side(result: Any, by_group: bool = False) -> _FailureSide:
     failed: dict[tuple[Any, ...], tuple[Side, list[Problem], list[str]]] = {}
     ran: set[tuple[Any, ...]] = set()
+    recorded: dict[tuple[Any, ...], dict[tuple[Any, ...], Side]] = {}
     labels = _group_labels(result) if by_group else {}
     for ae in result.entries:
         rec = ae.entry.record
         ident = _ident(ae.entry.config, rec.tactic, rec.env.flashinfer_version)
         key = (rec.env.arch, rec.op, rec.runner, ident, labels.get(rec.source))
+        if rec.status is Status.FAILED or rec.status in _RUNS:
+            seen = recorded.setdefault((key[0], key[1], key[2], key[4]), {})
+            if ident not in seen:
+                seen[ident] = Side(rec.tactic, ae.entry.config, rec.env.flashinfer_version, None, _not_cutlass(ae))
         if rec.status is Status.FAILED:
             slot = failed.get(key)
             if slot is None:
@@ -206,7 +233,7 @@ def _failure_side(result: Any, by_group: bool = False) -> _FailureSide:
                 slot[2].append(rec.error)
         elif rec.status in _RUNS:
             ran.add(key)
-    return _FailureSide(failed, ran)
+    return _FailureSide(failed, ran, recorded)
 
 
 def _not_cutlass(ae: Any) -> bool:
@@ -270,9 +297,7 @@ def diff(old: Any, new: Any) -> DiffResult:
             undetermined.append(Undetermined(
                 arch, op, runner, b.problem or a.problem, before, after,
                 f"tactic {before.tactic!r} of {_release(before)} and tactic {after.tactic!r} of {_release(after)} "
-                "cannot be compared: a tactic number can name a different kernel in each release and no catalog "
-                "decoded both (name the releases with --old-flashinfer-version / --new-flashinfer-version if the "
-                "inputs do not)"))
+                f"cannot be compared: a tactic number can name a different kernel in each release; {_settle(before, after)}"))
             continue
         before = _with_quality(before, old_lines.get(_bucket_of(key, a.problem)))
         after = _with_quality(after, new_lines.get(_bucket_of(key, b.problem)))
@@ -280,7 +305,9 @@ def diff(old: Any, new: Any) -> DiffResult:
         changes.append(Change("winner_changed", arch, op, runner, b.problem or a.problem, before, after,
                               time_change=change, noise=noise, noise_basis=basis,
                               beyond_noise=None if change is None or noise is None else abs(change) > noise, group=group))
-    changes.extend(_failure_changes(_failure_side(old, by_group), _failure_side(new, by_group)))
+    failure_changes, failures_undetermined = _failure_changes(_failure_side(old, by_group), _failure_side(new, by_group))
+    changes.extend(failure_changes)
+    undetermined.extend(failures_undetermined)
     return DiffResult(
         changes=tuple(changes),
         undetermined=tuple(undetermined),
@@ -294,6 +321,21 @@ def diff(old: Any, new: Any) -> DiffResult:
 
 def _release(side: Side) -> str:
     return f"FlashInfer {side.flashinfer_version}" if side.flashinfer_version else "an unknown FlashInfer release"
+
+
+def _settle(before: Side, after: Side) -> str:
+    """What would make two incomparable sides comparable: the flag naming the unknown release, or
+    why no flag can (two known releases, a tactic no catalog of one of them decodes)."""
+    old_v, new_v = before.flashinfer_version, after.flashinfer_version
+    if old_v is None and new_v is None:
+        return ("neither side states its FlashInfer release: --old-flashinfer-version and "
+                "--new-flashinfer-version settle it")
+    if old_v is None:
+        return f"OLD states no FlashInfer release: --old-flashinfer-version settles it (NEW is {new_v})"
+    if new_v is None:
+        return f"NEW states no FlashInfer release: --new-flashinfer-version settles it (OLD is {old_v})"
+    return (f"no catalog decoded both ({old_v} and {new_v} are known releases, so no flag settles it; "
+            "`tiletune catalog --flashinfer-version V` lists what each release's tactics are)")
 
 
 def _names(ranks: frozenset[Optional[str]]) -> str:
@@ -361,19 +403,53 @@ def _time_change(before: Side, after: Side) -> tuple[Optional[float], Optional[f
     return change, DEFAULT_NOISE, "default 5 %"
 
 
-def _failure_changes(old: _FailureSide, new: _FailureSide) -> list[Change]:
+def _failure_changes(old: _FailureSide, new: _FailureSide) -> tuple[list[Change], list[Undetermined]]:
     out: list[Change] = []
+    unknown: list[Undetermined] = []
+    told: set[tuple[Any, ...]] = set()  # (op's key, OLD tactic, NEW tactic) already said undetermined
     for key in sorted(set(new.failed) - set(old.failed), key=_sort_key):
         side, problems, errors = new.failed[key]
+        other = _incomparable_with(side, old.recorded.get((key[0], key[1], key[2], key[4]), {}), old_side=True)
+        if other is not None:
+            told.add((key[:3], key[4], repr(other.tactic), repr(side.tactic)))
+            unknown.append(_failure_undetermined(key, other, side, problems, "NEW"))
+            continue
         out.append(Change("newly_failing", key[0], key[1], key[2], None, None, side,
                           problems=tuple(problems), errors=tuple(errors), group=key[4]))
     for key in sorted(set(old.failed) - set(new.failed), key=_sort_key):
+        side, problems, errors = old.failed[key]
+        other = _incomparable_with(side, new.recorded.get((key[0], key[1], key[2], key[4]), {}), old_side=False)
+        if other is not None:
+            if (key[:3], key[4], repr(side.tactic), repr(other.tactic)) not in told:  # (one line per pair)
+                unknown.append(_failure_undetermined(key, side, other, problems, "OLD"))
+            continue
         if key not in new.ran:
             continue  # NEW says nothing about it: no evidence it recovered
-        side, problems, errors = old.failed[key]
         out.append(Change("recovered", key[0], key[1], key[2], None, side, side,
                           problems=tuple(problems), errors=tuple(errors), group=key[4]))
-    return out
+    return out, unknown
+
+
+def _incomparable_with(side: Side, others: Mapping[tuple[Any, ...], Side], *, old_side: bool) -> Optional[Side]:
+    """A tactic the other side recorded for the same op and runner that cannot be compared with
+    `side` (the one with `side`'s tactic number first): then whether `side` is new there is unknown."""
+    found = [o for o in others.values() if (_incomparable(o, side) if old_side else _incomparable(side, o))]
+    if not found:
+        return None
+    same = [o for o in found if repr(o.tactic) == repr(side.tactic)]
+    return (same or found)[0]
+
+
+def _failure_undetermined(key: tuple[Any, ...], before: Side, after: Side, problems: Sequence[Problem],
+                          failing: str) -> Undetermined:
+    other = "OLD" if failing == "NEW" else "NEW"
+    return Undetermined(
+        key[0], key[1], key[2], None, before, after,
+        f"{failing} records tactic {(after if failing == 'NEW' else before).tactic!r} of "
+        f"{_release(after if failing == 'NEW' else before)} failing; {other}'s tactics of this runner "
+        f"({_release(before if failing == 'NEW' else after)}) cannot be matched with it, so whether it "
+        f"{'failed there too' if failing == 'NEW' else 'still fails'} is unknown; {_settle(before, after)}",
+        kind="failure", problems=tuple(problems))
 
 
 # --- environment -------------------------------------------------------------------------------

@@ -91,6 +91,13 @@ def _where(c: Change) -> str:
     return "any bucket"
 
 
+def _undetermined_where(u: Undetermined) -> str:
+    if u.kind == "failure":
+        shown = "; ".join(_problem_label(p) for p in u.problems[:3]) or "any bucket"
+        return f"failure ({shown}{'; ...' if len(u.problems) > 3 else ''})"
+    return _problem_label(u.problem)
+
+
 def _headline(result: DiffResult) -> str:
     counts = summary_counts(result)
     if not counts and not result.undetermined:
@@ -100,13 +107,26 @@ def _headline(result: DiffResult) -> str:
         if result.undetermined:
             parts.append(f"{len(result.undetermined)} undetermined")
         head = ", ".join(parts) + f"; {result.unchanged} bucket(s) unchanged"
-    if result.environment:
-        head += "; environment differs: " + ", ".join(e.field for e in result.environment)
+    differs = [e.field for e in result.environment if not e.one_sided]
+    unknown = [e.field for e in result.environment if e.one_sided]
+    if differs:
+        head += "; environment differs: " + ", ".join(differs)
+    if unknown:
+        head += "; stated on one side only: " + ", ".join(unknown)
     return head
 
 
 def _env_value(values: tuple[str, ...]) -> str:
     return ", ".join(values) if values else "(not stated)"
+
+
+def _env_note(e: Any) -> str:
+    """Why a field stated on one side only is no difference, and what states it."""
+    if not e.one_sided:
+        return ""
+    side = "OLD" if not e.before else "NEW"
+    flag = f"; {e.settled_by} states it" if e.settled_by else ""
+    return f"undetermined: {side} does not state it{flag}"
 
 
 # --- table -------------------------------------------------------------------------------------
@@ -119,7 +139,8 @@ def format_table(result: DiffResult) -> str:
     if result.environment:
         out += ["", "Environment"]
         for e in result.environment:
-            out.append(f"  {e.field}: {_env_value(e.before)} -> {_env_value(e.after)}")
+            note = _env_note(e)
+            out.append(f"  {e.field}: {_env_value(e.before)} -> {_env_value(e.after)}" + (f" ({note})" if note else ""))
     if result.changes:
         out += ["", "Changes"]
         for c in result.changes:
@@ -135,7 +156,7 @@ def format_table(result: DiffResult) -> str:
     if result.undetermined:
         out += ["", "Undetermined (not counted as changes)"]
         for u in result.undetermined:
-            out.append(f"  {u.arch or 'arch ?'} {u.op} {u.runner}, {_problem_label(u.problem)}: {u.reason}")
+            out.append(f"  {u.arch or 'arch ?'} {u.op} {u.runner}, {_undetermined_where(u)}: {u.reason}")
     for n in result.notes:
         out += ["", f"note: {n}"]
     out += ["", "Times are measured by the inputs (µs); tiles are decoded from each side's own FlashInfer release."]
@@ -153,7 +174,8 @@ def format_markdown(result: DiffResult) -> str:
     out.append("NEW: " + ", ".join(f"`{cell(s)}`" for s in result.new_sources))
     if result.environment:
         out += ["", "### Environment", ""]
-        out.append(table(["field", "OLD", "NEW"], [[e.field, _env_value(e.before), _env_value(e.after)] for e in result.environment]))
+        out.append(table(["field", "OLD", "NEW", "note"],
+                         [[e.field, _env_value(e.before), _env_value(e.after), _env_note(e)] for e in result.environment]))
     if result.changes:
         out += ["", "### Changes", ""]
         rows = [[_KIND_TEXT[c.kind], c.arch or "?", c.op, c.runner, _where(c), _side_label(c.before), _side_label(c.after),
@@ -161,7 +183,7 @@ def format_markdown(result: DiffResult) -> str:
         out.append(table(["change", "arch", "op", "runner", "bucket", "before", "after", "time (measured)"], rows))
     if result.undetermined:
         out += ["", "### Undetermined (not counted as changes)", ""]
-        out.append(table(["arch", "op", "bucket", "why"], [[u.arch or "?", u.op, _problem_label(u.problem), u.reason] for u in result.undetermined]))
+        out.append(table(["arch", "op", "bucket", "why"], [[u.arch or "?", u.op, _undetermined_where(u), u.reason] for u in result.undetermined]))
     for n in result.notes:
         out += ["", f"Note: {cell(n)}"]
     return "\n".join(out) + "\n"
@@ -207,7 +229,8 @@ def _change_dict(c: Change) -> dict[str, Any]:
 
 def _undetermined_dict(u: Undetermined) -> dict[str, Any]:
     return {"arch": u.arch, "op": u.op, "runner": u.runner, "problem": problem_dict(u.problem),
-            "before": _side_dict(u.before), "after": _side_dict(u.after), "reason": u.reason}
+            "before": _side_dict(u.before), "after": _side_dict(u.after), "reason": u.reason, "kind": u.kind,
+            "problems": [problem_dict(p) for p in u.problems]}
 
 
 def diff_dict(result: DiffResult) -> dict[str, Any]:
