@@ -1,5 +1,5 @@
-"""Failures: every failed attempt of one (arch, version, op, runner, tactic), across all inputs,
-becomes one `results.Failure` with its error texts counted, the shape buckets it failed for, the
+"""Failures: every failed attempt of one (arch, version, op, runner, tactic) and diagnosis class,
+across all inputs, becomes one `results.Failure` with its error texts counted, the shape buckets it failed for, the
 model's view of it, and the reason `explain_failure` gives.
 
 `explain_failure` weighs the evidence (error text, catalog known failures, JIT modules that
@@ -20,7 +20,7 @@ from tiletune.analysis.results import AnalyzedEntry, Failure, FailureReason
 from tiletune.core.records import Decoded, Entry, Problem, Status, Undecoded
 from tiletune.model.perf import ModelResult
 
-_FailKey = tuple  # (arch, version, op, runner, tactic, source group)
+_FailKey = tuple  # (arch, version, op, runner, tactic, source group, diagnosis class)
 
 
 # Texts that mean "there is no kernel for this tile", shared-memory numbers and the short form of
@@ -38,6 +38,8 @@ _KIND_PREFIX = {
     "initialize": "initialize failed: ",
     "tma_descriptor": "TMA descriptor rejected: ",
     "no_kernel_image": "no kernel image for this arch: ",
+    "wrong_results": "wrong results: ",
+    "timeout": "timed out: ",
 }
 
 
@@ -52,11 +54,13 @@ def explain_failure(
     known_failure: Optional[str] = None,
     jit_not_built: Optional[str] = None,
     detail: Optional[Mapping[str, Any]] = None,
+    diagnosis: Optional[str] = None,
 ) -> "FailureReason":
     """The reason behind a failure: error text first, then catalog / JIT facts, then the model.
 
     `errors` are the distinct error texts, most frequent first; `detail` is the record's detail
-    (a log reader may have parsed `smem_need`/`smem_limit` out of the text already).
+    (a log reader may have parsed `smem_need`/`smem_limit` out of the text already); `diagnosis`
+    the failure's class (`diagnosis_class`), named in a runtime reason.
     """
     from tiletune.core import error_text
 
@@ -130,7 +134,7 @@ def explain_failure(
             model_disagrees=True,
         )
     if text:
-        prefix = _KIND_PREFIX.get(str(kind_from_log), "")
+        prefix = _KIND_PREFIX.get(str(kind_from_log), "") or _KIND_PREFIX.get(str(diagnosis), "")
         return FailureReason(kind="runtime", summary=prefix + error_text.short_error(text, 90), basis="error text")
     return FailureReason(kind="unknown", summary="no error text recorded and no model verdict", basis="none")
 
@@ -150,15 +154,36 @@ def not_built_ops(entries: Iterable[Entry]) -> dict[tuple[Optional[str], str], s
     return out
 
 
+def diagnosis_class(error: Optional[str], detail: Mapping[str, Any], memo: dict) -> Optional[str]:
+    """The kind of one failed attempt, so that kinds are never merged into one row: what the error
+    text says (tiletune.core.error_text's class, the same one for a text everywhere), else what the
+    source said (a retry ledger's diagnosis: wrong_results, timeout, ...; a log reader's
+    failure_kind), else None. `memo` holds each distinct text's class (a log repeats its texts)."""
+    text = (error or "").strip()
+    if text:
+        cls = memo.get(text, memo)
+        if cls is memo:
+            from tiletune.core import error_text
+
+            found = error_text.classify(text)[0]
+            cls = memo[text] = None if found is None else found.value
+        if cls is not None:
+            return str(cls)
+    stated = detail.get("diagnosis") or detail.get("failure_kind")
+    return str(stated) if stated else None
+
+
 def aggregate_failures(
     analyzed: Sequence[AnalyzedEntry], port: ModelPort, jit_not_built: Mapping[tuple[Optional[str], str], str],
     group_of: Optional[Mapping[str, str]] = None,
 ) -> Iterable[Failure]:
-    """One Failure per (arch, version, op, runner, tactic) and source group (`group_of`: input ->
-    group name; inputs of two servers are never merged into one row)."""
+    """One Failure per (arch, version, op, runner, tactic), source group (`group_of`: input ->
+    group name; inputs of two servers are never merged into one row) and diagnosis class (a wrong
+    result, an out-of-memory and a timeout of one tactic are three rows: `diagnosis_class`)."""
     group_of = group_of or {}
     groups: "OrderedDict[_FailKey, list[AnalyzedEntry]]" = OrderedDict()
     passed: set[_FailKey] = set()
+    classes: dict = {}
     failed, passed_ = Status.FAILED, Status.PASSED  # (locals: this loop runs once per entry)
     for a in analyzed:
         r = a.entry.record  # (not the `record` property: this loop runs once per entry)
@@ -166,11 +191,11 @@ def aggregate_failures(
         if status is failed or status is passed_:
             key: _FailKey = (r.env.arch, r.env.flashinfer_version, r.op, r.runner, r.tactic, group_of.get(r.source))
             if status is failed:
-                groups.setdefault(key, []).append(a)
+                groups.setdefault(key + (diagnosis_class(r.error, r.detail_dict(), classes),), []).append(a)
             else:
                 passed.add(key)
     for key, items in groups.items():
-        arch, version, op, runner, tactic, group = key
+        arch, version, op, runner, tactic, group, diagnosis = key
         errors: Counter[str] = Counter()
         sources: list[str] = []
         problems: list[Problem] = []
@@ -201,6 +226,7 @@ def aggregate_failures(
             known_failure=known,
             jit_not_built=_module_for(jit_not_built, arch, op),
             detail=first.record.detail_dict(),
+            diagnosis=diagnosis,
         )
         yield Failure(
             op=op,
@@ -215,10 +241,11 @@ def aggregate_failures(
             sources=tuple(sources),
             reason=reason,
             analysis=analysis,
-            passed_later=key in passed,
+            passed_later=key[:6] in passed,
             problems=tuple(problems),
             not_cutlass=isinstance(first.entry.decode, Undecoded) and first.entry.decode.not_a_cutlass_tactic,
             group=group,
+            diagnosis=diagnosis,
         )
 
 
@@ -242,4 +269,4 @@ def _known_failure(decoded: Decoded) -> Optional[str]:
 
 
 
-__all__ = ["aggregate_failures", "not_built_ops"]
+__all__ = ["aggregate_failures", "diagnosis_class", "not_built_ops"]

@@ -160,7 +160,7 @@ class FailureReason:
 
 @frozen_dataclass(slots=True)
 class Failure:
-    """Every failed attempt of one (arch, version, op, runner, tactic), across all inputs."""
+    """Every failed attempt of one (arch, version, op, runner, tactic) and diagnosis class, across all inputs."""
 
     op: str
     runner: str
@@ -178,6 +178,9 @@ class Failure:
     not_cutlass: bool = False  # a cuBLAS / cuDNN / trtllm-gen tactic: there is no tile to name
     problems: tuple[Problem, ...] = ()  # the shape buckets it failed for (distinct)
     group: Optional[str] = None  # the source group (one server's inputs: tiletune.analysis.source_groups) it comes from
+    # the kind of failure (analysis.failures.diagnosis_class: error text's class, else the source's diagnosis);
+    # one tactic's failures of different kinds are different Failures
+    diagnosis: Optional[str] = None
 
     @property
     def error(self) -> str:

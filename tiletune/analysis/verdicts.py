@@ -293,4 +293,6 @@ def _reason_phrase(f: "Failure", skipped: Optional[dict] = None) -> str:
         return "never instantiated"
     if f.tactic is None and "INFO" in f.error:
         return "INFO summary only: which tactics and why is logged at DEBUG"
+    if f.diagnosis in ("wrong_results", "timeout"):  # the error text alone does not say which kind
+        return r.summary
     return short_error(f.error) if f.error else r.summary

@@ -442,7 +442,8 @@ def next_steps(failures: Sequence[Any], history_of: Any) -> list[str]:
         groups.setdefault((f.arch, f.op, f.sources[:2], len(f.sources) > 2), []).append(f)
     lines = []
     for (arch, op, sources, more), fs in groups.items():
-        tactics = [str(f.tactic) for f in fs if isinstance(f.tactic, int) and not isinstance(f.tactic, bool)]
+        # each tactic once (a tactic that failed in several ways is several failures)
+        tactics = list(dict.fromkeys(str(f.tactic) for f in fs if isinstance(f.tactic, int) and not isinstance(f.tactic, bool)))
         head = f"next for {arch or '?'} {op}"
         if tactics:
             inputs = " ".join(_quote(s) for s in sources) + (" ..." if more else "")

@@ -475,6 +475,7 @@ def failure_dict(f: Failure, notes: Optional[NoteTable] = None) -> dict[str, Any
         "problems": [problem_dict(p, notes) for p in f.problems],
         "model": analysis_dict(f.analysis),
         "group": f.group,
+        "diagnosis": f.diagnosis,
     }
 
 

@@ -262,7 +262,7 @@ def format_inspect(result: InspectResult, *, all_rows: bool = False, runtime_m: 
     else:
         out += _compact_sections(result, runtime_m, width, colour)
     if result.failures:
-        out.append("Failures (per op/runner/tactic, counted across inputs)")
+        out.append("Failures (per op/runner/tactic and kind of failure, counted across inputs)")
         out.append(_tab(view.failure_rows(result.failures, labels=result.group_labels()), view.FAILURE_HEADERS, _FAILURE_WIDTHS))
         for line in glance.next_steps(result.failures, tile_history):
             out += _wrap(line, width=width)

@@ -1,0 +1,42 @@
+"""One failure row per (tactic, diagnosis class) (issue 25, item 4).
+
+The real H200 ledger (cache_samples/ledgers/) holds tactic 0 failing four ways: wrong results
+(512,087 NaN/Inf), out of memory, a timeout and a cuBLAS invalid-value rejection. Before, they
+were one row "an unsupported value or parameter was passed"; only --all told them apart.
+"""
+
+from __future__ import annotations
+
+import json
+
+LEDGER = "ledgers/h200-fp8_gemm-cublas-0.7.2.post1.jsonl"
+
+
+def test_each_kind_of_failure_of_one_tactic_is_its_own_row(run, sample):
+    data = json.loads(run("inspect", sample(LEDGER), "-f", "json").output)
+    zero = [f for f in data["failures"] if f["tactic"] == 0]
+    assert sorted(f["diagnosis"] for f in zero) == ["can_implement", "out_of_memory", "timeout", "wrong_results"]
+    assert all(f["count"] == 1 for f in zero)
+    # a retry later passed tactic 0: every one of its rows says so
+    assert all(f["passed_later"] for f in zero)
+    # what the ledger counted in all is kept: 9 failed attempts
+    assert sum(f["count"] for f in data["failures"]) == 9
+
+
+def test_the_table_and_markdown_show_the_kinds_apart(run, sample):
+    table = run("inspect", sample(LEDGER)).output
+    failures = table[table.index("Failures"):]
+    # one row each (cells wrap, so single words are looked for)
+    for word in ("NaN/Inf", "memory", "timed", "unsupported"):
+        assert word in failures, word
+    verdict = " ".join(table[table.index("Verdicts"):table.index("Failures")].split())
+    assert "wrong results" in verdict and "timed out" in verdict
+    md = run("inspect", sample(LEDGER), "-f", "markdown").output
+    assert "NaN/Inf" in md and "out of memory" in md.lower()
+
+
+def test_the_suggested_retry_names_each_tactic_once(run, sample):
+    table = run("inspect", sample(LEDGER)).output
+    line = next(ln for ln in table.splitlines() if "--tactic" in ln)
+    tactics = line.split("--tactic ", 1)[1].split()[0].split(",")
+    assert len(tactics) == len(set(tactics)) and "0" in tactics
