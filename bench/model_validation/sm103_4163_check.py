@@ -1,4 +1,4 @@
-"""The uncalibrated model against the only real Blackwell timings we have: flashinfer#4163 (SM103).
+"""The model against real SM103 timings no constant was fitted on: flashinfer#4163 (SM103).
 
     python3 bench/model_validation/sm103_4163_check.py
 
@@ -61,7 +61,8 @@ def summary(rs):
 
 def main() -> int:
     rs = rows()
-    print(f"{LOG.relative_to(ROOT)}: {len(rs)} measured tactics (cold L2), modelled on B300, uncalibrated, L2 cold")
+    print(f"{LOG.relative_to(ROOT)}: {len(rs)} measured tactics (cold L2), modelled on B300 with the SM100-family "
+          "constants (fitted on public B200 timings), L2 cold")
     print("| tactic | tile | measured us | model us | band us | inside |")
     print("|---|---|---|---|---|---|")
     for tac, tile, t, m, lo, hi, _ in rs:

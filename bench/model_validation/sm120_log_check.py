@@ -1,4 +1,4 @@
-"""How many measured tactics of the SM120 DEBUG log fall inside the uncalibrated model's band.
+"""How many measured tactics of the SM120 DEBUG log fall inside the model's band.
 
     python3 bench/model_validation/sm120_log_check.py [LOG]
 
@@ -31,7 +31,7 @@ def main(argv: list) -> int:
     r = inspect([log], ReadContext(arch="sm120", flashinfer_version="0.6.17"))
     gpu = find("RTX PRO 6000 Server")
     cases = [ae for ae in r.entries if ae.record.time_ms is not None and ae.config is not None]
-    print(f"{log.name}: {len(cases)} tactics with a measured time; modelled on {gpu.name}, uncalibrated")
+    print(f"{log.name}: {len(cases)} tactics with a measured time; modelled on {gpu.name} (SM120 constants fitted on public RTX 5090 timings)")
     print("| op | L2 state | tactics | inside band | median model / measured | median band (x measured) |")
     print("|---|---|---|---|---|---|")
     for op in sorted({ae.record.op for ae in cases}):

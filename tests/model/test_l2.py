@@ -36,13 +36,21 @@ def test_bandwidth_is_measured_on_the_h200_and_an_estimate_elsewhere():
 def test_warm_timing_of_resident_weights_runs_at_the_l2_rate():
     cold = analyze(FP4_DECODE, TILE, RTX, dtype="nvfp4", l2="cold")
     warm = analyze(FP4_DECODE, TILE, RTX, dtype="nvfp4", l2="warm")
-    assert warm.time_expected_s < 0.7 * cold.time_expected_s  # GDDR7 1.6 TB/s against an L2 several times faster
+    # GDDR7 1.6 TB/s against an L2 several times faster: the memory term shrinks by that factor
+    assert warm.time_memory_s < 0.3 * cold.time_memory_s and warm.time_expected_s < cold.time_expected_s
     assert any("L2-warm timing" in n for n in warm.notes)
     assert any("cold-L2 timing" in n for n in cold.notes)
-    # warm and the L2 rate estimated: the rule widens the band, and says why
-    assert warm.band_widening == pytest.approx(W_ARCH + W_CLOCK + W_DTYPE + W_L2)
+    # warm and the L2 rate estimated: the rule widens the band, and says why. SM120 has constants fitted on
+    # public RTX 5090 timings (nvfp4 among them, clocks unstated): nothing else widens it (transfer.py)
+    assert warm.band_widening == pytest.approx(W_L2)
     assert any("L2 read bandwidth is an estimate" in n for n in warm.notes)
-    assert cold.band_widening == pytest.approx(W_ARCH + W_CLOCK + W_DTYPE)
+    assert cold.band_widening == 0.0
+    # the same case with the SM90 constants transferred widens for arch, clock and dtype too
+    from tiletune.model.transfer import transferred
+
+    moved = transferred(FITTED["sm90"], "sm120")
+    t_warm = analyze(FP4_DECODE, TILE, RTX, dtype="nvfp4", l2="warm", constants=moved)
+    assert t_warm.band_widening == pytest.approx(W_ARCH + W_CLOCK + W_DTYPE + W_L2)
 
 
 def test_weights_larger_than_the_usable_l2_are_read_from_dram_even_warm():

@@ -141,12 +141,23 @@ def test_power_limits_per_sku_and_the_table_rejects_bad_clocks(tmp_path):
 # --- archs nobody measured --------------------------------------------------------------------
 
 def test_band_widening_rule_for_unmeasured_archs():
+    from tiletune.model.transfer import transferred
+
     h = analyze(P4K, TileConfig(tile=(128, 128, 64)), H200, dtype="bf16")
     assert h.band_widening == 0.0
+    # SM100 / SM120 have constants of their own (public timings, issue 26): their band holds the clock and
+    # dtype spread of the sources it was fitted on, so nothing widens it for what those sources covered
     b = analyze(P4K, TileConfig(tile=(128, 128, 128)), find("B200"), dtype="fp8")
-    assert b.band_widening == pytest.approx(W_ARCH + W_CLOCK)
-    # (cold L2: the L2-residency term, tests/model/test_l2.py, leaves the band as the rule says)
-    r = analyze(P4K, TileConfig(tile=(128, 128, 256)), find("RTX PRO 6000 WS"), dtype="nvfp4", l2="cold")
+    assert b.band_widening == 0.0 and b.calibration == FITTED["sm100"].name
+    assert analyze(P4K, TileConfig(tile=(128, 128, 256)), find("RTX PRO 6000 WS"), dtype="nvfp4",
+                   l2="cold").band_widening == 0.0
+    # a dtype the family's fit never saw still widens (tf32 on SM120: no fp32 GEMM among the RTX 5090 timings)
+    t = analyze(P4K, TileConfig(tile=(128, 128, 32), style="sm80", stages=3), find("RTX 5090"), dtype="fp32", l2="cold")
+    assert t.band_widening == pytest.approx(W_DTYPE)
+    # the rule on constants transferred from SM90 (what every Blackwell GPU got before issue 26)
+    moved = transferred(FITTED["sm90"], "sm120")
+    r = analyze(P4K, TileConfig(tile=(128, 128, 256)), find("RTX PRO 6000 WS"), dtype="nvfp4", l2="cold",
+                constants=moved)
     assert r.band_widening == pytest.approx(W_ARCH + W_CLOCK + W_DTYPE)
     lo, hi = FITTED["sm90"].ratio_band
     w = r.band_widening
@@ -156,7 +167,8 @@ def test_band_widening_rule_for_unmeasured_archs():
     # the rule itself: a fitted family with a measured clock and dtype adds nothing
     assert widening(FITTED["sm90"], True, "fp8") == (0.0, ())
     # a given --sm-clock counts as a known clock
-    g = analyze(P4K, TileConfig(tile=(128, 128, 128)), find("B200"), dtype="fp8", sm_clock_hz=1.8e9)
+    g = analyze(P4K, TileConfig(tile=(128, 128, 128)), find("B200"), dtype="fp8", sm_clock_hz=1.8e9,
+                constants=transferred(FITTED["sm90"], "sm100"))
     assert g.band_widening == pytest.approx(W_ARCH)
 
 

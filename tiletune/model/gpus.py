@@ -23,14 +23,18 @@ from tiletune.core.archs import KNOWN_ARCHS, normalize_arch
 from tiletune.core.errors import ModelError
 from tiletune.core.frozen import frozen_dataclass
 
-PEAK_KINDS = ("fp4", "fp6", "fp8", "fp16", "bf16", "tf32", "int8")
+PEAK_KINDS = ("fp4", "fp6", "fp8", "mxfp8", "fp16", "bf16", "tf32", "int8")
 
 # Problem dtype -> which tensor-core peak it runs at. fp32 GEMMs on tensor cores run as tf32;
 # int4 has no tensor-core path on the archs in the table (None: refused with a message).
+# "mxfp8" (block-scaled FP8) has its own peak only where it differs from plain FP8: GeForce
+# Blackwell runs plain FP8 with FP32 accumulate at half the block-scaled rate (RTX 5090: 419 vs
+# 838, whitepaper and bench/blackwell_public); elsewhere it falls back to the "fp8" peak.
 DTYPE_PEAK: Dict[str, Optional[str]] = {
-    "nvfp4": "fp4", "mxfp4": "fp4", "mxfp8": "fp8", "fp8": "fp8", "bf16": "bf16", "fp16": "fp16",
+    "nvfp4": "fp4", "mxfp4": "fp4", "mxfp8": "mxfp8", "fp8": "fp8", "bf16": "bf16", "fp16": "fp16",
     "fp32": "tf32", "int8": "int8", "int4": None,
 }
+PEAK_FALLBACK: Dict[str, str] = {"mxfp8": "fp8"}  # a peak kind a GPU may leave out -> the one it equals then
 GPU_FILE_ENV = "TILETUNE_GPU_FILE"
 GPU_FILE_MAX_BYTES = 16 << 20  # a GPU table is a few KiB
 
@@ -93,6 +97,9 @@ class GpuSpec:
             raise ModelError(f"unknown dtype {dtype!r}; known: {', '.join(DTYPE_PEAK)}")
         kind = DTYPE_PEAK[dtype]
         p = self.peak(kind) if kind else None
+        if p is None and kind in PEAK_FALLBACK:
+            kind = PEAK_FALLBACK[kind]
+            p = self.peak(kind)
         if p is None:
             what = f"{kind} tensor-core peak" if kind else "tensor-core path"
             raise ModelError(f"{self.name} ({self.arch}) has no {what} for dtype {dtype!r} in the GPU table"

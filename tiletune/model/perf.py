@@ -292,6 +292,9 @@ class _Plan(NamedTuple):
     bits: int  # input element bits (DTYPE_BITS)
     sf_vec: Optional[int]  # elements of K per scale factor (None: no block scaling)
     out_bits: int  # D's element bits
+    # SM100-family clusters launch whole: a 2-SM pair (and a cluster of pairs) covers cluster-M CTA
+    # rows even where the problem ends inside it, so the output tiles along M round up to it (1: no rounding)
+    m_round: int = 1
 
 
 def _plan(config: TileConfig, gpu: GpuSpec, dtype: str, dtype_out: str, arch: Optional[str], grouped: bool,
@@ -304,10 +307,13 @@ def _plan(config: TileConfig, gpu: GpuSpec, dtype: str, dtype_out: str, arch: Op
         bm, bn, bk = (int(v) for v in config.tile)
     if min(bm, bn, bk) <= 0:
         raise ModelError(f"tile {bm}x{bn}x{bk}: every dimension must be > 0")
-    fit, intensity_tile = _tile_facts(config, a, dtype, grouped, stage_policy, bm, bn, bk)
-    widths = ((bm, bn, bk), DTYPE_BITS[dtype], SF_VEC.get(dtype), OUT_BITS.get(dtype_out, 16))
     kernel = None if isinstance(constants, Constants) else resolve(config, a, dtype, schedule=schedule,
                                                                     fast_accum=fast_accum)
+    two_sm = kernel is not None and kernel.schedule == "2sm"
+    fit, intensity_tile = _tile_facts(config, a, dtype, grouped, stage_policy, bm, bn, bk, two_sm)
+    if two_sm and bm == 256 and config.mma_tile is None:
+        bm = 128  # a 256-row 2-SM tile is the pair's MMA tile (smem._sm100_mma): each CTA owns 128 rows
+    widths = ((bm, bn, bk), DTYPE_BITS[dtype], SF_VEC.get(dtype), OUT_BITS.get(dtype_out, 16))
     slots = gpu.sms  # 1 CTA per SM: TMA warp-specialised GEMMs fill shared memory (research 2.4)
     if kernel is None:
         c = constants if isinstance(constants, Constants) else ctx.constants
@@ -322,7 +328,10 @@ def _plan(config: TileConfig, gpu: GpuSpec, dtype: str, dtype_out: str, arch: Op
     flop_per_clk = ctx.peak.dense / (gpu.sms * (gpu.boost_clock_hz or clock))
     # A kernel that stages K in slices (SM103 K=768) pipelines slices: model one slice, times the slices per tile.
     slices = bk // fit.stage_k if fit.stage_k and bk % fit.stage_k == 0 else 1
-    cyc = mainloop.kblock_cycles(kernel, (bm, bn, bk // slices), DTYPE_BITS[dtype], a, flop_per_clk, fit.stages, tc,
+    # stages: the shared-memory fit's, else the config's stated count (SM120 mma.sync kernels of plain dtypes:
+    # smem.py models no builder for them, but a stated StageCount still bounds what is in flight)
+    stages = fit.stages or (int(config.stages) if config.stages else None)
+    cyc = mainloop.kblock_cycles(kernel, (bm, bn, bk // slices), DTYPE_BITS[dtype], a, flop_per_clk, stages, tc,
                                  SF_VEC.get(dtype), OUT_BITS.get(dtype_out, 16))
     if slices > 1:
         cyc = cyc._replace(mma=cyc.mma * slices, smem=cyc.smem * slices, kblock=cyc.kblock * slices)
@@ -340,8 +349,10 @@ def _plan(config: TileConfig, gpu: GpuSpec, dtype: str, dtype_out: str, arch: Op
                        f"local memory (ptxas: 912 B spill stores at fp8 128x256 plain, bench/h200_tile_campaign)")
     if widen:
         notes.append(f"band widened by {widen:.0%} (rule: tiletune/model/transfer.py): " + "; ".join(why))
+    m_round = kernel.cluster[0] if _FAMILY.get(a, a) == "sm100" and kernel.cluster[0] > 1 else 1
     return _Plan(config, gpu, constants, ctx, fit, intensity_tile, kernel, slots, ctx.constants, tc,
-                 tc.name, cyc, clock, clock_basis, sustained, widen, l2_term.site(gpu, clock), tuple(notes), *widths)
+                 tc.name, cyc, clock, clock_basis, sustained, widen, l2_term.site(gpu, clock), tuple(notes), *widths,
+                 m_round)
 
 
 # The one memo of the model: a big cache models tens of thousands of problems with a few dozen
@@ -449,6 +460,7 @@ def estimate_cases(cases: Iterable[Tuple[Problem, L2Arg]], config: TileConfig, g
             tc, l2_site = pl.tile_constants, pl.l2_site
             bits, sf_vec, out_bits = pl.bits, pl.sf_vec, pl.out_bits
             plan_notes, sustained_hz = pl.notes, pl.sustained_hz
+            m_round = pl.m_round
             generic = tc is None or cyc is None or clock is None or l2_site is None
             if l2_site is not None:
                 l2_usable, l2_bw, l2_measured = l2_site.usable, l2_site.bandwidth, l2_site.measured
@@ -473,6 +485,8 @@ def estimate_cases(cases: Iterable[Tuple[Problem, L2Arg]], config: TileConfig, g
 
         # --- schedule: output tiles, CTAs against SMs, waves, K iterations (ceilings as -(-a // b)) --
         tiles_m, tiles_n = -(-mk // bm), -(-nk // bn)
+        if m_round > 1:
+            tiles_m = -(-tiles_m // m_round) * m_round
         tiles = tiles_m * tiles_n * groups
         k_iters = -(-k // bk)
         if stream_k:
@@ -628,9 +642,9 @@ def _clock(gpu: GpuSpec, sm_clock_hz: Optional[float]) -> Tuple[float, str]:
 
 _FAMILY = {"sm121": "sm120", "sm103": "sm100"}
 def _tile_facts(config: TileConfig, arch: str, dtype: str, grouped: bool, stage_policy: Optional[str],
-                bm: int, bn: int, bk: int) -> Tuple[SmemFit, float]:
+                bm: int, bn: int, bk: int, two_sm: bool = False) -> Tuple[SmemFit, float]:
     """(shared-memory fit, the tile's own intensity in FLOP per byte staged per k-step)."""
-    fit = smem_fit(config, arch, dtype, grouped=grouped, stage_policy=stage_policy)
+    fit = smem_fit(config, arch, dtype, grouped=grouped, stage_policy=stage_policy, two_sm=two_sm or None)
     bits = DTYPE_BITS[dtype]
     staged = bm * bk * bits / 8 + bn * bk * bits / 8
     if dtype in SF_VEC:

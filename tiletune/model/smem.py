@@ -130,21 +130,24 @@ def _verdict(stages: int, kernel: int, limit: int) -> str:
 
 
 def smem_fit(config: TileConfig, arch: str, dtype: str, *, grouped: bool = False,
-             stage_policy: Optional[str] = None, with_c: bool = False) -> SmemFit:
+             stage_policy: Optional[str] = None, with_c: bool = False, two_sm: Optional[bool] = None) -> SmemFit:
     """Model the shared memory of `config` on `arch` for `dtype` (see the module docstring).
 
     `with_c`: the epilogue also loads a C operand (bf16); FlashInfer's GEMMs use C = void.
+    `two_sm`: the kernel runs SM100's 2-SM (CTA-pair) MMA (the time model's resolved schedule);
+    then a CTA tile of M <= 128 is one CTA's half of the pair's MMA and stages half of B, as a
+    `mma_tile` twice its M would say. None: only `mma_tile` / a 256-row tile say so.
     Raises ModelError for impossible tiles (non-positive sizes, clusters SM120 cannot run,
     K not a multiple of the scale-factor atom) and dtypes the arch lacks.
     """
     try:
-        return _smem_fit_cached(config, arch, dtype, grouped, stage_policy, with_c)
+        return _smem_fit_cached(config, arch, dtype, grouped, stage_policy, with_c, two_sm)
     except TypeError:  # an unhashable config (e.g. a list tile): compute it without the memo
-        return _smem_fit(config, arch, dtype, grouped, stage_policy, with_c)
+        return _smem_fit(config, arch, dtype, grouped, stage_policy, with_c, two_sm)
 
 
 def _smem_fit(config: TileConfig, arch: str, dtype: str, grouped: bool, stage_policy: Optional[str],
-              with_c: bool) -> SmemFit:
+              with_c: bool, two_sm: Optional[bool] = None) -> SmemFit:
     a = normalize_arch(arch) or arch
     bm, bn, bk = (int(v) for v in config.tile)
     if min(bm, bn, bk) <= 0:
@@ -155,9 +158,9 @@ def _smem_fit(config: TileConfig, arch: str, dtype: str, grouped: bool, stage_po
     if a in ("sm120", "sm121"):
         return _sm120(config, dtype, grouped, fixed, with_c, base)
     if a == "sm103" and bk == SM103_ULTRA_K and dtype in ("nvfp4", "mxfp4"):
-        return _sm103_ultra(config, dtype, grouped, fixed, base)
+        return _sm103_ultra(config, dtype, grouped, fixed, base, two_sm)
     if a in ("sm100", "sm103"):
-        return _sm100(config, dtype, grouped, fixed, base)
+        return _sm100(config, dtype, grouped, fixed, base, two_sm)
     if a == "sm90":
         return _sm90(config, dtype, grouped, fixed, with_c, base)
     return SmemFit(**base, stage_bytes=None, stages=None, shared_storage_bytes=None, limit_bytes=None, verdict=None,
@@ -230,25 +233,32 @@ def _sm120(config: TileConfig, dtype: str, grouped: bool, fixed: Optional[int], 
                    notes=tuple(notes))
 
 
-def _sm100_mma(config: TileConfig, bm: int, bn: int) -> Tuple[bool, int, int, int]:
+def _sm100_mma(config: TileConfig, bm: int, bn: int, two_sm_kernel: Optional[bool] = None) -> Tuple[bool, int, int, int]:
     """(2-SM MMA?, CTA rows, MMA N, B rows each SM stages) of an SM100-family tile. 2-SM
     (cta_group::2) MMA: `tile` is per CTA and `mma_tile` spans the pair; a 256-row tile can only be
-    a pair's MMA tile (1-SM UMMA has M <= 128); each SM of the pair stages half of B."""
+    a pair's MMA tile (1-SM UMMA has M <= 128); each SM of the pair stages half of B (the pair's
+    MMA reads B from both CTAs' shared memory: PTX ISA tcgen05.mma .cta_group::2). A kernel known
+    to run the 2-SM MMA (`two_sm_kernel`, e.g. cuBLAS's `..._2x1_2cta` names or a stated 2SM
+    schedule) with a CTA tile of M <= 128 is the same case without `mma_tile`: before issue 26 such
+    tiles were charged the whole B per CTA and kernels that ran in public were declared too big."""
     if config.mma_tile is not None and config.mma_tile[0] == 2 * bm:
         two_sm, cta_m, mma_n = True, bm, int(config.mma_tile[1])
     elif bm == 256:
         two_sm, cta_m, mma_n = True, 128, bn
+    elif two_sm_kernel and bm <= 128:
+        two_sm, cta_m, mma_n = True, bm, bn
     else:
         two_sm, cta_m, mma_n = False, bm, bn
     return two_sm, cta_m, mma_n, (mma_n // 2 if two_sm else mma_n)
 
 
-def _sm100(config: TileConfig, dtype: str, grouped: bool, fixed: Optional[int], base: dict) -> SmemFit:
+def _sm100(config: TileConfig, dtype: str, grouped: bool, fixed: Optional[int], base: dict,
+           two_sm_kernel: Optional[bool] = None) -> SmemFit:
     bm, bn, bk = base["tile"]
     if dtype not in BLOCK_SCALED and dtype not in ("fp8", "bf16", "fp16"):
         return SmemFit(**base, stage_bytes=None, stages=None, shared_storage_bytes=None, limit_bytes=SM90_LIMIT,
                        verdict=None, notes=(f"{dtype} on SM100 is not modelled",))
-    two_sm, cta_m, mma_n, b_rows = _sm100_mma(config, bm, bn)
+    two_sm, cta_m, mma_n, b_rows = _sm100_mma(config, bm, bn, two_sm_kernel)
     bits = SMEM_BITS[dtype]
     data = cta_m * bk * bits // 8 + b_rows * bk * bits // 8
     notes = []
@@ -271,6 +281,14 @@ def _sm100(config: TileConfig, dtype: str, grouped: bool, fixed: Optional[int], 
     budget = SM100_REDUCED - epi
     stages = fixed if fixed is not None else budget // stage
     kernel = stages * data + epi
+    if fixed is not None and kernel > SM90_LIMIT and stages * data <= SM100_REDUCED:
+        # A stated stage count that leaves no room for a staged (smem) epilogue: the kernel can only
+        # exist with a direct-store epilogue (CUTLASS's NoSmem epilogues, hand-written tcgen05 kernels
+        # such as learn-cuda's matmul_v4-v7, 7 stages of 32 KiB), so none is charged (inferred).
+        notes.append(f"StageCount<{fixed}> x {data:,} B leaves no room for the {epi:,} B staged epilogue: a direct-store "
+                     "(no-smem) epilogue is inferred, as a kernel with this stage count can only have that one")
+        epi = 0
+        kernel = stages * data
     if grouped:
         notes.append("grouped SM100 kernels reserve tensormaps too (a few hundred bytes more): not modelled")
     notes.append(("2-SM MMA (CTA pair): each SM stages half of B; " if two_sm else "1-SM MMA; ")
@@ -283,11 +301,12 @@ def _sm100(config: TileConfig, dtype: str, grouped: bool, fixed: Optional[int], 
                    notes=tuple(notes))
 
 
-def _sm103_ultra(config: TileConfig, dtype: str, grouped: bool, fixed: Optional[int], base: dict) -> SmemFit:
+def _sm103_ultra(config: TileConfig, dtype: str, grouped: bool, fixed: Optional[int], base: dict,
+                 two_sm_kernel: Optional[bool] = None) -> SmemFit:
     """SM103 block-scaled fp4 with K = 768 (`sm103_compute_stage_count_or_override_blockscaled`, re-stated)."""
     bm, bn, bk = base["tile"]
     _check_block_scaled(dtype, base["arch"], bk)
-    two_sm, cta_m, mma_n, b_rows = _sm100_mma(config, bm, bn)
+    two_sm, cta_m, mma_n, b_rows = _sm100_mma(config, bm, bn, two_sm_kernel)
     slice_k = SM103_SLICE_BYTES * 8 // SMEM_BITS[dtype]  # 256 fp4 elements of K per A/B buffer
     sf_buffers = 4 if SF_VEC[dtype] == 16 else 2
     sf = (cta_m + (256 if mma_n == 192 else mma_n)) * (bk // sf_buffers) // SF_VEC[dtype]

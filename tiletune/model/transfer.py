@@ -33,6 +33,13 @@ an unmeasured number, so the band widens for it (0.20: an assumption, not fitted
 The rule is tested (tests/model/test_tile_model.py, tests/model/test_l2.py) and README'd; the
 output says the band was widened and why.
 
+SM100 and SM120 (issue 26) have constants of their own, fitted on public B200 and RTX 5090
+timings (bench/blackwell_public): w_arch does not apply to them, and their band is the spread of
+leave-one-source-out predictions over sources that ran at unstated clocks and in fp4, fp8, bf16
+and more, so neither w_clock nor w_dtype is added for what the band already holds
+(`TileConstants.clock_in_band`, `fitted_dtypes`). Whether that band is wide enough on GPUs the fit
+never saw (RTX PRO 6000 Max-Q, GB10, B300) is what bench/blackwell_public/RESULTS.md reports.
+
 Checked, not fitted, on real Blackwell timings: the only ones we have are 6 cold-L2 tactics of one
 nvfp4 problem (M 512, N 6144, K 6144) FlashInfer 0.6.16 profiled on an SM103 GPU (flashinfer#4163,
 tests/data/real_sm103_4163, bench/model_validation/sm103_4163_check.py): all 6 fall inside the band
@@ -54,6 +61,7 @@ W_DTYPE = 0.10
 W_L2 = 0.20
 L2_REASON = "the operands fit in L2 and this GPU's L2 read bandwidth is an estimate (tiletune/model/l2.py)"
 MEASURED_DTYPES = frozenset({"bf16", "fp16", "fp8"})  # dtypes the SM90 fit has measured kernels for
+_RATE_ALIAS = {"fp16": "bf16"}  # same tensor-core rate and bytes: a fit that saw bf16 has seen fp16
 
 
 def transferred(tc, family: str):
@@ -75,10 +83,10 @@ def widening(tc, clock_measured: bool, dtype: str, l2_estimated: bool = False) -
         w += W_ARCH
         why.append(f"+{W_ARCH:.0%}: constants fitted on {tc.transferred_from} (H200), this arch's MMA pipeline "
                    f"was not measured")
-    if not clock_measured:
+    if not clock_measured and not getattr(tc, "clock_in_band", False):
         w += W_CLOCK
         why.append(f"+{W_CLOCK:.0%}: sustained SM clock of this SKU not measured (table clock used)")
-    if dtype not in MEASURED_DTYPES:
+    if _RATE_ALIAS.get(dtype, dtype) not in (getattr(tc, "fitted_dtypes", ()) or MEASURED_DTYPES):
         w += W_DTYPE
         why.append(f"+{W_DTYPE:.0%}: no {dtype} kernel was measured for the fit")
     if l2_estimated:

@@ -1,0 +1,72 @@
+"""Score points.jsonl with whatever `tiletune` is importable, its own constants, no fitting: the
+"before" column of README.md.
+
+    python3 bench/blackwell_public/baseline.py [TILETUNE_CHECKOUT]
+
+With a checkout (e.g. a worktree of the commit before issue 26), that checkout's `tiletune` is
+imported instead of this one's. Each point: the kernel its source states, or the fastest catalog
+kernel that fits (tools/model_fit/blackwell_fit.py's catalog and rules, so both columns price the
+same candidates), at the clock the source states or its power limit implies. Prints one line per
+GPU and per source: n, median |model - measured| / measured, share inside the band, median band
+width (high / low), points with every candidate declared too big.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, sys.argv[1] if len(sys.argv) > 1 else str(ROOT))
+
+import importlib.util  # noqa: E402
+
+from tiletune.core.errors import ModelError  # noqa: E402
+from tiletune.model.gpus import find  # noqa: E402
+from tiletune.model.perf import estimate  # noqa: E402
+
+# the candidate rules from this tree's tools/ (a checkout of an older commit has none)
+_spec = importlib.util.spec_from_file_location("blackwell_fit", ROOT / "tools" / "model_fit" / "blackwell_fit.py")
+assert _spec is not None and _spec.loader is not None
+bf = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(bf)
+
+
+def main() -> None:
+    import tiletune
+
+    print(f"tiletune imported from {Path(tiletune.__file__).resolve().parents[1].name}/")
+    groups: dict = defaultdict(list)
+    for line in (HERE / "points.jsonl").read_text().splitlines():
+        p = json.loads(line)
+        gpu = find(bf.GPU_KEYS[p["gpu"]])
+        fam = bf.family(gpu.arch)
+        cands = [bf.stated_config(p)] if p.get("tile") else bf.catalog(fam, p["dtype"])
+        best = None
+        for cfg in cands:
+            try:
+                e = estimate(bf._problem(p), cfg, gpu, dtype=p["dtype"], l2=bf.l2_state(p),
+                             grouped=bool(p.get("grouped")), sm_clock_hz=bf.clock_hz(p))
+            except ModelError:
+                continue
+            if e.smem.fits is False:
+                continue
+            if best is None or e.time_expected_s < best.time_expected_s:
+                best = e
+        for key in (p["gpu"], f"{p['gpu']}: {p['source_id']}"):
+            groups[key].append((p, best))
+    for key, rows in sorted(groups.items()):
+        ok = [(p, e) for p, e in rows if e is not None]
+        errs = [abs(e.time_expected_s - p["time_us"] * 1e-6) / (p["time_us"] * 1e-6) for p, e in ok]
+        inside = sum(e.time_low_s <= p["time_us"] * 1e-6 <= e.time_high_s for p, e in ok)
+        width = statistics.median(e.time_high_s / e.time_low_s for _, e in ok) if ok else float("nan")
+        print(f"{key:42s} n={len(ok):3d} median={statistics.median(errs):6.1%} inside={inside / max(1, len(ok)):5.0%} "
+              f"width={width:.2f}x too_big={len(rows) - len(ok)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,303 @@
+"""Fit the SM100 and SM120 tile-model constants on public Blackwell timings, and score them on
+GPUs and sources the fit never saw (issue 26).
+
+Library for bench/blackwell_public/validate.py (which prints the results table); pure Python, so it
+runs on the CPU-only machines. Reads bench/blackwell_public/points.jsonl (one published timing per
+line with its provenance; build_points.py writes it).
+
+What a point predicts:
+- the tile the source states (CUTLASS/cuBLAS kernel names, a hand-written kernel's launch
+  template), or, where none is stated, the fastest of a fixed catalog of the tiles an autotuned
+  library or cuBLAS's heuristic would choose from for that arch and dtype (`catalog`): the
+  published number is what the library's choice ran at, so the model's best candidate stands for it.
+  A point whose every candidate is declared too big for shared memory counts as a miss
+  ("declared too big"); a stated tile declared too big is reported by name.
+- the GPU the source names, at the SM clock the source states or its stated power limit implies
+  (`clock_hz`: the RTX PRO 6000 Max-Q's logged 2,060 MHz at its 300 W cap; an RTX 5090 limited to
+  400 W), passed as `tiletune model --sm-clock` would pass it; elsewhere the GPU table's clock.
+  validate.py also scores the held-out GPUs at the table clock, as a user who knows no clock sees them.
+- the L2 state the source states ("cold" when it flushes L2; unknown otherwise: the model's default).
+
+Fit: coordinate descent on the mean |log(model / measured)| of the fitting points, pulled weakly
+towards the SM90 (H200) constants so a mechanism the public data cannot see keeps the value the
+H200 measured (tools/model_fit/tile_fit.py's loss, with the H200 fit as the prior). The band: the
+5th / 95th percentile of measured / model over leave-one-source-out predictions of the fitting
+points (each source predicted by constants fitted without it), so the band is as wide as the
+source-to-source spread the fitting GPUs show, not the in-sample residuals.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
+
+from tiletune.core.errors import ModelError
+from tiletune.core.records import Problem, TileConfig
+from tiletune.model import l2 as l2_term
+from tiletune.model import mainloop
+from tiletune.model.calibration import combine
+from tiletune.model.gpus import find
+from tiletune.model.mainloop import TileConstants
+from tiletune.model.perf import DTYPE_BITS, OUT_BITS, SF_VEC, estimate
+
+ROOT = Path(__file__).resolve().parents[2]
+POINTS = ROOT / "bench" / "blackwell_public" / "points.jsonl"
+US = 1e-6
+
+# The GPU each source names -> the GPU table's key.
+GPU_KEYS = {"B200": "b200", "GB200": "gb200", "B300": "b300", "GB300": "gb300", "RTX 5090": "rtx-5090",
+            "RTX PRO 6000 Max-Q": "rtx-pro-6000-maxq", "RTX PRO 6000 Server": "rtx-pro-6000-server",
+            "RTX PRO 6000 WS": "rtx-pro-6000-ws", "GB10": "gb10"}
+OUT_DTYPES = ("bf16", "fp16", "fp32", "fp8", "int32")
+# Constants fitted for each family, and the bounds of the search (a mechanism each: mainloop.py).
+FIT_KEYS = ("issue_cooperative", "smem_bytes_per_clk", "latency_cycles", "epi_bytes_per_clk", "epi_cycles",
+            "cluster_cost", "streamk_fixup_cycles", "eta_bw", "t_fixed_s", "p")
+BOUNDS: Dict[str, Tuple[float, float]] = {
+    "issue_cooperative": (1.0, 2.5), "smem_bytes_per_clk": (64.0, 512.0), "latency_cycles": (200.0, 6000.0),
+    "epi_bytes_per_clk": (8.0, 256.0), "epi_cycles": (0.0, 4000.0), "cluster_cost": (0.0, 0.3),
+    "streamk_fixup_cycles": (0.0, 40000.0), "eta_bw": (0.4, 1.0), "t_fixed_s": (0.5e-6, 15e-6), "p": (1.5, 12.0),
+}
+PRIOR_WEIGHT = 0.01
+
+
+def family(arch: str) -> str:
+    return "sm100" if arch in ("sm100", "sm103", "sm110") else ("sm120" if arch in ("sm120", "sm121") else arch)
+
+
+def load(path: Path = POINTS) -> List[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _bk(dtype: str) -> int:
+    """K elements of a 128-byte k-block (the K step CUTLASS and cuBLAS pick for TMA tiles)."""
+    return 1024 // DTYPE_BITS[dtype]
+
+
+def catalog(fam: str, dtype: str) -> List[TileConfig]:
+    """The tiles an autotuned library chooses from, per family and dtype (fixed before fitting;
+    each with swap-AB, and stream-K for the large tiles)."""
+    out: List[TileConfig] = []
+    bk = _bk(dtype)
+    if fam == "sm100":
+        for bm, bn in ((128, 64), (128, 128), (128, 256), (64, 64), (64, 128), (64, 256)):
+            for sw in (False, True):
+                out.append(TileConfig(tile=(bm, bn, bk), swap_ab=sw, mainloop_schedule="1sm"))
+        for bn in (128, 256):
+            for sw in (False, True):
+                for sk in (False, True):
+                    out.append(TileConfig(tile=(128, bn, bk), cluster=(2, 1, 1), swap_ab=sw, stream_k=sk,
+                                          mainloop_schedule="2sm", mma_tile=(256, bn, bk)))
+        return out
+    if dtype in SF_VEC:  # SM120 block-scaled: TMA warp-specialised kernels (CUTLASS / FlashInfer tile lists)
+        tiles = ((128, 128, bk), (128, 64, bk), (128, 32, bk), (256, 128, bk // 2), (128, 256, bk // 2),
+                 (128, 128, bk // 2)) if DTYPE_BITS[dtype] == 4 else ((128, 128, 128), (128, 64, 128))
+        for t in tiles:
+            for sw in (False, True):
+                for sk in ((False, True) if t[0] * t[1] >= 128 * 128 else (False,)):
+                    out.append(TileConfig(tile=t, swap_ab=sw, stream_k=sk))
+        return out
+    # SM120 plain dtypes: Ampere-style multistage mma.sync kernels (cuBLAS runs cutlass_80 / sm89 xmma ones)
+    kk = max(16, 512 // DTYPE_BITS[dtype])  # 64 bytes of K
+    for bm, bn in ((128, 128), (128, 256), (256, 128), (128, 64), (64, 128), (64, 64)):
+        for sw in (False, True):
+            out.append(TileConfig(tile=(bm, bn, kk), swap_ab=sw, style="sm80", stages=3))
+    return out
+
+
+def stated_config(p: dict) -> Optional[TileConfig]:
+    """The kernel a point's source states, as a TileConfig (None: not stated)."""
+    if not p.get("tile"):
+        return None
+    t = tuple(int(x) for x in str(p["tile"]).split("x"))
+    cl = tuple(int(x) for x in str(p.get("cluster") or "1x1x1").split("x"))
+    sched = p.get("schedule") or None
+    stages = int(p["stages"]) if p.get("stages") not in (None, "") else None
+    two = sched == "2sm"
+    return TileConfig(tile=(t[0], t[1], t[2]), cluster=(cl[0], cl[1], cl[2]), stages=stages,
+                      mainloop_schedule=None if sched == "sm80" else sched, style="sm80" if sched == "sm80" else "tma_ws",
+                      mma_tile=(2 * t[0], t[1], t[2]) if two and t[0] <= 128 else None)
+
+
+def l2_state(p: dict) -> Optional[str]:
+    """The L2 state the source states or its numbers imply ("cold" / "warm"), else None (unknown)."""
+    state = str(p.get("l2", "")).split(" ")[0]
+    return state if state in ("cold", "warm") else None
+
+
+def clock_hz(p: dict) -> Optional[float]:
+    """The SM clock a point's source states or its stated power limit implies (column sm_clock_mhz;
+    sources/*.tsv say how), fed to the model as --sm-clock would be; None: the GPU table's clock."""
+    return float(p["sm_clock_mhz"]) * 1e6 if p.get("sm_clock_mhz") else None
+
+
+class Pre(NamedTuple):
+    """One (point, candidate kernel)'s constant-free numbers."""
+
+    facts: mainloop.TileFacts
+    waves: int
+    kblocks: int
+    stream_k: Tuple[int, int]
+    clock: float
+    mem_bytes: float
+    bw: float
+    fits: Optional[bool]
+    label: str
+
+
+class Case(NamedTuple):
+    point: dict
+    gpu_key: str
+    family: str
+    pres: Tuple[Pre, ...]  # the candidates that fit (or whose fit is unknown)
+    too_big: Tuple[str, ...]  # candidates declared too big for shared memory
+    stated: bool
+    log_meas: float
+
+
+def _problem(p: dict) -> Problem:
+    out = p.get("dtype_out") if p.get("dtype_out") in OUT_DTYPES else "bf16"
+    return Problem(m=int(p["m"]), n=int(p["n"]), k=int(p["k"]), batch=int(p.get("batch", 1)),
+                   dtype_out="fp32" if out == "int32" else out)
+
+
+def _pre(p: dict, cfg: TileConfig, gpu, prior: TileConstants) -> Optional[Pre]:
+    try:
+        e = estimate(_problem(p), cfg, gpu, dtype=p["dtype"], constants=prior, l2=l2_state(p),
+                     grouped=bool(p.get("grouped")), sm_clock_hz=clock_hz(p))
+    except ModelError:
+        return None
+    assert e.kernel is not None and e.clock_hz is not None
+    flop_per_clk = e.peak_dense / (gpu.sms * (gpu.boost_clock_hz or e.clock_hz))
+    stages = e.smem.stages or (int(cfg.stages) if cfg.stages else None)  # as perf._plan
+    f = mainloop.tile_facts(e.kernel, e.tile, DTYPE_BITS[p["dtype"]], e.arch, flop_per_clk, stages,
+                            SF_VEC.get(p["dtype"]), OUT_BITS.get(e.problem.dtype_out or "bf16", 16))
+    sk = (0, 0)
+    if cfg.stream_k:
+        tiles = -(-e.kernel_m // e.tile[0]) * -(-e.kernel_n // e.tile[1]) * e.groups
+        sk = (-(-(tiles * e.k_iters) // e.slots), -(-tiles // e.slots))
+    t = l2_term.term(gpu, e.bytes.minimum, l2_state(p), e.clock_hz)  # as perf.estimate: warm + resident -> L2 rate
+    bw = t.bandwidth if t.warm_applies and t.bandwidth and t.bandwidth > e.bandwidth else e.bandwidth
+    return Pre(f, e.waves, e.k_iters, sk, e.clock_hz, e.bytes.minimum + e.bytes.partials, bw, e.smem.fits, cfg.label())
+
+
+def cases(points: Iterable[dict], priors: Dict[str, TileConstants]) -> List[Case]:
+    """Every point with its candidates worked out once (the fit evaluates thousands of constants)."""
+    out = []
+    for p in points:
+        gpu = find(GPU_KEYS[p["gpu"]])
+        fam = family(gpu.arch)
+        cfg = stated_config(p)
+        cands = [cfg] if cfg is not None else catalog(fam, p["dtype"])
+        pres, big = [], []
+        for c in cands:
+            pre = _pre(p, c, gpu, priors[fam])
+            if pre is None:
+                continue
+            (big if pre.fits is False else pres).append(pre if pre.fits is not False else pre.label)
+        out.append(Case(p, gpu.key, fam, tuple(pres), tuple(big), cfg is not None, math.log(p["time_us"] * US)))
+    return out
+
+
+def fast_time(pre: Pre, tc: TileConstants) -> float:
+    """perf.estimate's expected time from precomputed facts (validate.py checks the two agree)."""
+    c = mainloop.cycles(pre.facts, tc)
+    if pre.stream_k[0]:
+        t_comp = (pre.stream_k[0] * c.kblock + pre.stream_k[1] * c.epilogue + tc.streamk_fixup_cycles) / pre.clock
+    else:
+        t_comp = pre.waves * mainloop.tile_cycles(pre.kblocks, c) / pre.clock
+    return tc.t_fixed_s + combine(t_comp, pre.mem_bytes / (pre.bw * tc.eta_bw), tc.p)
+
+
+def predict(case: Case, tc: TileConstants) -> Optional[float]:
+    """The model's time for a point: its stated kernel, or the fastest catalog candidate that fits."""
+    if not case.pres:
+        return None
+    return min(fast_time(pre, tc) for pre in case.pres)
+
+
+def _loss(cs: Sequence[Case], tc: TileConstants, prior: TileConstants, keys: Sequence[str] = FIT_KEYS) -> float:
+    errs = []
+    for c in cs:
+        t = predict(c, tc)
+        if t is not None:
+            errs.append(abs(math.log(t) - c.log_meas))
+    err = statistics.fmean(errs) if errs else 0.0
+    pull = sum(math.log((getattr(tc, k) + 1e-9) / (getattr(prior, k) + 1e-9)) ** 2 for k in keys)
+    return err + PRIOR_WEIGHT * pull
+
+
+def fit(cs: Sequence[Case], prior: TileConstants, name: str, rounds: int = 4,
+        keys: Sequence[str] = FIT_KEYS) -> TileConstants:
+    """Constants `keys` minimising `_loss` on `cs`, starting from (and pulled towards) `prior`."""
+    tc = replace(prior, name=name)
+    best = _loss(cs, tc, prior, keys)
+    steps = (0.6, 0.8, 0.9, 0.95, 1.05, 1.11, 1.25, 1.6)
+    for _ in range(rounds):
+        improved = False
+        for key in keys:
+            lo, hi = BOUNDS[key]
+            for f in steps:
+                v = getattr(tc, key)
+                cand_v = min(hi, max(lo, (v if v > 0 else (hi - lo) * 0.05) * f))
+                if cand_v == v:
+                    continue
+                change: Dict[str, Any] = {key: cand_v}
+                cand = replace(tc, **change)
+                loss = _loss(cs, cand, prior, keys)
+                if loss < best - 1e-6:
+                    best, tc, improved = loss, cand, True
+        if not improved:
+            break
+    return tc
+
+
+def quantile(xs: Sequence[float], q: float) -> float:
+    s = sorted(xs)
+    return s[min(len(s) - 1, max(0, round(q * (len(s) - 1))))]
+
+
+def source_out_ratios(cs: Sequence[Case], prior: TileConstants, name: str,
+                      keys: Sequence[str] = FIT_KEYS) -> List[float]:
+    """measured / model of every fitting point, each predicted by constants fitted without its source."""
+    ratios = []
+    for src in sorted({c.point["source_id"] for c in cs}):
+        rest = [c for c in cs if c.point["source_id"] != src]
+        if not rest:
+            continue
+        tc = fit(rest, prior, f"{name} without {src}", rounds=2, keys=keys)
+        for c in cs:
+            if c.point["source_id"] == src:
+                t = predict(c, tc)
+                if t is not None:
+                    ratios.append(math.exp(c.log_meas) / t)
+    return ratios
+
+
+def with_band(tc: TileConstants, ratios: Sequence[float], fitted_on: str) -> TileConstants:
+    return replace(tc, ratio_band=(round(min(quantile(ratios, 0.05), 0.97), 3), round(max(quantile(ratios, 0.95), 1.03), 3)),
+                   fitted_on=fitted_on)
+
+
+def score(cs: Sequence[Case], tc: TileConstants, widen: float = 0.0) -> Dict[str, Any]:
+    """n, median |model - measured| / measured, share inside the band, median band width (high / low),
+    and the points declared too big (every candidate, or the stated kernel)."""
+    errs, inside, widths, big = [], 0, [], []
+    lo_r, hi_r = tc.ratio_band
+    lo_f, hi_f = lo_r / (1 + widen), hi_r * (1 + widen)
+    for c in cs:
+        t = predict(c, tc)
+        meas = math.exp(c.log_meas)
+        if t is None:
+            big.append((c.point["id"], c.too_big))
+            continue
+        errs.append(abs(t - meas) / meas)
+        inside += t * lo_f <= meas <= t * hi_f
+        widths.append(hi_f / lo_f)
+    n = len(errs)
+    return {"n": n, "median": statistics.median(errs) if errs else float("nan"),
+            "p90": quantile(errs, 0.9) if errs else float("nan"), "inside": inside / n if n else float("nan"),
+            "width": statistics.median(widths) if widths else float("nan"), "too_big": big}
