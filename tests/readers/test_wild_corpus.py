@@ -21,7 +21,11 @@ from tiletune.formats.json_out import inspect_dict
 from tiletune.readers.interface import ReadContext
 
 WILD = Path(__file__).resolve().parents[2] / "cache_samples" / "wild"
-ARTIFACTS = sorted(p for p in WILD.iterdir() if (p / "artifact.json").is_file()) if WILD.is_dir() else []
+# issue 23: held-out artifacts (SPLIT.json) are never read here, and the artifacts that issue added join
+# this test once the verdict rework reads them (their expectations were written before any run)
+_SPLIT = json.loads((WILD / "SPLIT.json").read_text(encoding="utf-8"))
+ARTIFACTS = sorted(p for p in WILD.iterdir() if (p / "artifact.json").is_file() and _SPLIT["sides"][p.name] == "working"
+                   and p.name not in _SPLIT["added_by_issue_23"]) if WILD.is_dir() else []
 
 # slug -> (what differs, why)
 KNOWN_GAPS = {

@@ -3,7 +3,9 @@
 These tests check the corpus itself, not tiletune's reading of it (the log-reader tests do that):
 every artifact has a complete artifact.json whose source is a public https page, uses only the
 shared event vocabulary, quotes clues that really are in its text, counts the event lines it
-claims, and is listed in the corpus README.
+claims, carries a hand-written `expected.view` (what the person's default view must say first),
+sits on one side of the by-source split recorded in SPLIT.json, and is listed in the corpus README.
+Nothing here runs tiletune: held-out artifacts must not be read by it during development.
 """
 from __future__ import annotations
 
@@ -20,13 +22,21 @@ EVENT_KINDS = {
     "runner_init_failed", "cuda_error", "tma_descriptor_failed", "smem_exceeded", "oom_fallback",
     "tactics_skipped", "tactic_failed", "tactic_profiled", "config_cache_hit", "configs_saved",
     "configs_loaded", "autotune_cache_path", "tuning_progress", "version_banner", "cache_fragment", "exception",
+    # added with issue 23 (the README's vocabulary table says what each one is)
+    "no_valid_config", "fallback_tactic", "memory_error", "engine_failed",
 }
-FATAL_KINDS = {"runner_init_failed", "cuda_error", "tma_descriptor_failed", "smem_exceeded", "exception"}
-SOURCE_KINDS = {"issue", "pr", "comment", "blog", "file"}
+FATAL_KINDS = {"runner_init_failed", "cuda_error", "tma_descriptor_failed", "smem_exceeded", "exception",
+               "memory_error", "engine_failed"}
+SOURCE_KINDS = {"issue", "pr", "comment", "blog", "forum", "file"}
 AUTHOR_ROLES = {"user", "maintainer"}
 SOURCE_KEYS = {"url", "kind", "repo", "number", "date", "author_role"}
 STATED_KEYS = {"gpu", "arch", "flashinfer", "engine", "cuda", "driver", "model"}
-EXPECTED_KEYS = {"arch", "flashinfer_version", "fatal", "leads_with", "events", "entries"}
+EXPECTED_KEYS = {"arch", "flashinfer_version", "fatal", "leads_with", "events", "entries", "view"}
+# expected.view: what the default `tiletune inspect FILE` view must say first (README, "The person's view")
+VIEW_KEYS = {"first_sentence", "must_say", "must_not_say", "ended_by", "stage", "arch"}
+VIEW_STAGES = {"warm-up", "serving", "unknown"}
+ARCH_CLUE_KINDS = {"literal token", "gpu line of this machine", "inferred"}
+SPLIT_SIDES = {"working", "held_out"}
 EVENT_KEYS = {"kind", "count", "op", "runner", "detail"}
 ENTRY_KEYS = {"op", "runner", "tactic", "status"}
 ENTRY_STATUSES = {"chosen", "failed", "ok", "profiled", "skipped", "fallback"}
@@ -69,7 +79,10 @@ def test_slugs_are_plain_and_hold_no_severity_words():
 
 
 def test_corpus_has_enough_artifacts():
-    assert len(SLUGS) >= 10, f"cache_samples/wild/ holds only {len(SLUGS)} artifacts"
+    # issue 23: at least 90 artifacts, at least 43 of them added by that issue
+    assert len(SLUGS) >= 90, f"cache_samples/wild/ holds only {len(SLUGS)} artifacts"
+    added = _split()["added_by_issue_23"]
+    assert len(added) >= 43 and set(added) <= set(SLUGS), len(added)
 
 
 @pytest.mark.parametrize("slug", SLUGS)
@@ -107,13 +120,14 @@ def test_source_is_a_public_https_page_of_the_named_repo(slug):
     if m:  # a file of a public repository, pinned to a commit
         assert src["kind"] == "file" and src["repo"] == m.group(1) and src["number"] is None, (url, src)
     else:
-        assert src["kind"] == "blog", f"{url} is neither a GitHub thread nor a pinned file; kind must be blog"
+        assert src["kind"] in ("blog", "forum"), f"{url} is neither a GitHub thread nor a pinned file; kind must be blog or forum"
+        assert src["repo"] is None and src["number"] is None, src
 
 
 @pytest.mark.parametrize("slug", SLUGS)
 def test_events_and_entries_use_the_vocabulary(slug):
     ex = _doc(slug)["expected"]
-    assert ex["events"] or ex["entries"], "an artifact with nothing expected says nothing"
+    assert ex["events"] or ex["entries"] or ex["view"]["must_say"], "an artifact with nothing expected says nothing"
     for ev in ex["events"]:
         assert set(ev) == EVENT_KEYS, ev
         assert ev["kind"] in EVENT_KINDS, ev["kind"]
@@ -156,8 +170,77 @@ def test_clues_are_quoted_from_the_text(slug):
 def test_event_counts_match_the_marker_lines(slug):
     ex, text = _doc(slug)["expected"], _text(slug)
     for kind, marker in COUNTED_MARKERS.items():
-        claimed = sum(ev["count"] for ev in ex["events"] if ev["kind"] == kind)
+        # an event a ticket states in words (detail.stated_in_prose) has no log line to count
+        claimed = sum(ev["count"] for ev in ex["events"] if ev["kind"] == kind and not ev["detail"].get("stated_in_prose"))
         assert claimed == len(marker.findall(text)), (kind, claimed, len(marker.findall(text)))
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_view_expectation_is_complete_and_quotes_the_text(slug):
+    doc, text = _doc(slug), _text(slug)
+    view = doc["expected"]["view"]
+    assert set(view) == VIEW_KEYS, sorted(view)
+    assert isinstance(view["first_sentence"], str) and view["first_sentence"].strip()
+    for key in ("must_say", "must_not_say"):
+        items = view[key]
+        assert isinstance(items, list) and items, key
+        assert all(isinstance(i, str) and i.strip() for i in items), key
+    assert view["stage"] in VIEW_STAGES, view["stage"]
+    # what ended the run is quoted from the text, never paraphrased
+    assert view["ended_by"] is None or (isinstance(view["ended_by"], str) and view["ended_by"] in text), view["ended_by"]
+    arch = view["arch"]
+    assert set(arch) == {"value", "clue", "kind"}, arch
+    assert (arch["value"] is None) == (arch["clue"] is None) == (arch["kind"] is None), arch
+    if arch["value"] is not None:
+        assert re.fullmatch(r"sm\d{2,3}[af]?", arch["value"]), arch
+        assert arch["kind"] in ARCH_CLUE_KINDS, arch
+        assert arch["clue"] in text, f"view arch clue {arch['clue']!r} is not in the artifact text"
+    # one reading of the text: the view names the same arch as the JSON-level expectation
+    assert arch["value"] == doc["expected"]["arch"]["value"], (arch["value"], doc["expected"]["arch"]["value"])
+    # a view that names no end must not belong to an artifact said to show one, and the reverse is allowed
+    # (a text can show that a run ended without quoting the error: then `must_say` says so)
+    if view["ended_by"] is not None:
+        assert doc["expected"]["fatal"], "ended_by names an error but expected.fatal is false"
+
+
+def _split() -> dict:
+    return json.loads((WILD / "SPLIT.json").read_text(encoding="utf-8"))
+
+
+def test_split_covers_every_artifact_once_by_source_with_a_quarter_held_out():
+    split = _split()
+    assert split["rule"].strip() and re.fullmatch(r"\d{4}-\d{2}-\d{2}", split["date"])
+    sides = split["sides"]
+    assert set(sides) == set(SLUGS), (sorted(set(SLUGS) - set(sides)), sorted(set(sides) - set(SLUGS)))
+    assert set(sides.values()) <= SPLIT_SIDES
+    # by source: every group lies wholly on one side, and the groups partition the corpus
+    seen: list[str] = []
+    for name, group in split["groups"].items():
+        assert group["side"] in SPLIT_SIDES, name
+        assert group["slugs"] and all(sides[s] == group["side"] for s in group["slugs"]), name
+        if group["read_by_tests"]:  # an artifact another test reads by name has been read: it cannot be held out
+            assert group["side"] == "working", name
+        seen += group["slugs"]
+    assert sorted(seen) == sorted(SLUGS), "a slug is in no group or in two"
+    held = sum(side == "held_out" for side in sides.values())
+    assert held >= 0.25 * len(sides), f"only {held} of {len(sides)} artifacts are held out"
+    assert split["counts"] == {"artifacts": len(sides), "held_out": held, "working": len(sides) - held,
+                               "groups": len(split["groups"])}
+
+
+def test_one_source_thread_or_repository_is_one_group():
+    # the artifacts of one upstream thread, or of one downstream repository, never straddle the split
+    sides = _split()["sides"]
+    by_source: dict[str, set[str]] = {}
+    for slug in SLUGS:
+        src = _doc(slug)["source"]
+        if src["repo"] is None:
+            continue
+        upstream = src["repo"] in {"flashinfer-ai/flashinfer", "vllm-project/vllm", "sgl-project/sglang",
+                                   "NVIDIA/TensorRT-LLM", "NVIDIA/cutlass"}
+        key = f"{src['repo']}#{src['number']}" if upstream and src["number"] is not None else src["repo"]
+        by_source.setdefault(key, set()).add(sides[slug])
+    assert all(len(s) == 1 for s in by_source.values()), {k: v for k, v in by_source.items() if len(v) > 1}
 
 
 def test_readme_table_lists_every_slug_and_only_those():
