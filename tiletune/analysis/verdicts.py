@@ -69,6 +69,12 @@ def verdicts(
     # cache's 50,000 winners share a few hundred decodes (one per tactic answer)
     chosen_of: dict[_Key, list[Any]] = {}
     chosen_ds: list[Any] = []
+    # the chosen entries of keys whose winners come from several inputs: a log and a cache of one
+    # run record the same choice, which counts once (_one_per_choice)
+    chosen_entries: dict[_Key, list[Any]] = {}
+    chosen_es: list[Any] = []
+    chosen_from: dict[_Key, set[str]] = {}
+    new_run = False
     is_chosen = Status.CHOSEN
     for a in analyzed:
         r = a.entry.record  # (not the `record` property: this loop runs once per entry)
@@ -77,8 +83,14 @@ def verdicts(
             key = (env.arch, op, group_of.get(source))
             keys.setdefault(key, None)
             chosen_ds = chosen_of.setdefault(key, [])
+            chosen_es = chosen_entries.setdefault(key, [])
+            new_run = True
         if r.status is is_chosen:
             chosen_ds.append(a.entry.decode)
+            chosen_es.append(a.entry)
+            if new_run:  # (once per run of one input's records)
+                chosen_from.setdefault(key, set()).add(source)
+                new_run = False
         elif r.status is Status.BLOCKED:
             lbl = a.config.label() if a.config is not None else f"tactic {r.tactic}"
             if lbl not in blocked.setdefault(key, []):
@@ -104,6 +116,8 @@ def verdicts(
         elif r.status is Status.FAILED and r.tactic is None and r.source_kind == "log":
             skipped_detail.setdefault((r.env.arch, r.env.flashinfer_version, r.op, key[2]), r.detail_dict())
     for key, ds in chosen_of.items():
+        if len(chosen_from.get(key, ())) > 1:
+            ds = _one_per_choice(chosen_entries[key], chosen)
         _count_chosen(key, ds, chosen, winners, not_cutlass, undecoded, undecoded_why, undecoded_tiles)
     fails: dict[_Key, list["Failure"]] = {}
     for f in failures:
@@ -216,6 +230,27 @@ def _count_chosen(key: _Key, ds: Sequence[Any], chosen: dict[int, tuple[Optional
                 if tiles is None:
                     tiles = undecoded_tiles[key] = Counter()
                 tiles[partial] += n
+
+
+def _one_per_choice(entries: Sequence[Any], chosen: dict[int, tuple[Optional[str], Optional[str], Optional[str]]]) -> list[Any]:
+    """The decodes of `entries` with each choice once: a choice is what was chosen (the decode's
+    facts), for which bucket (the problem, else the key's shapes) and by which rank. A log and the
+    cache its run wrote (or two copies of one cache) record one choice twice; two ranks choosing
+    the same tile for a bucket are two choices."""
+    seen: set[tuple[Any, ...]] = set()
+    out = []
+    for e in entries:
+        d = e.decode
+        facts = chosen.get(id(d))
+        if facts is None:
+            facts = chosen[id(d)] = _chosen_facts(d)
+        p = e.problem
+        bucket = (p.m, p.n, p.k, p.batch, p.experts, p.top_k) if p is not None else ("shapes", e.record.shapes)
+        choice = (facts, bucket, e.record.op, e.record.runner, e.record.rank)
+        if choice not in seen:
+            seen.add(choice)
+            out.append(d)
+    return out
 
 
 def _chosen_facts(d: Any) -> tuple[Optional[str], Optional[str], Optional[str]]:
