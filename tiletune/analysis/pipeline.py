@@ -17,17 +17,18 @@ from __future__ import annotations
 import dataclasses
 import os
 from pathlib import Path
-from typing import Callable, Mapping, Optional, Sequence
+from typing import Callable, Mapping, Optional, Sequence, Union
 
 from tiletune.analysis import run_verdicts
 from tiletune.analysis import verdicts as verdicts_mod
+from tiletune.analysis.entry_filter import EntryFilter
 from tiletune.analysis.failures import aggregate_failures, not_built_ops
 from tiletune.analysis.l2_state import l2_notes
 from tiletune.analysis.model_port import ModelPort
 from tiletune.analysis.never_tried import not_tried as find_not_tried
 from tiletune.analysis.overview import overview
 from tiletune.analysis.regret import evidence_notes
-from tiletune.analysis.results import InspectResult
+from tiletune.analysis.results import InspectResult, Verdict
 from tiletune.analysis.source_groups import group_names, source_groups
 from tiletune.core.events import Event, InputFacts
 from tiletune.core.records import Entry, InputProblem
@@ -43,15 +44,17 @@ def inspect(
     gpu: Optional[str] = None,
     env: Optional[Mapping[str, str]] = None,
     home: Optional[Path] = None,
-    select: Optional[Callable[[Entry], bool]] = None,
+    select: Optional[Union[EntryFilter, Callable[[Entry], bool]]] = None,
 ) -> InspectResult:
     """Read `paths` (or discover inputs when empty), decode, analyse, aggregate, judge.
 
     `gpu` names the GPU to model on (the spec table's name); without it each entry is modelled
     on the GPU its input names, else on the arch's default SKU (and the result says so).
     `env` / `home` are where discovery looks (default: this process's environment and home).
-    `select` keeps only the decoded entries it accepts (inspect's --op / --only-arch / --rank /
-    --status filters), before anything is aggregated, so verdicts and failures agree with the view.
+    `select` keeps only the decoded entries it accepts, before anything is aggregated, so verdicts
+    and failures agree with the view: an `EntryFilter` (inspect's and report's --op / --only-arch /
+    --rank / --status, resolved against what the inputs hold; a filter that keeps nothing leads
+    the verdicts with a sentence saying so) or a plain predicate.
     """
     searched: tuple[str, ...] = ()
     discovered = False
@@ -64,10 +67,15 @@ def inspect(
             return InspectResult((), (), (), (), (), (), searched=searched, discovered=True)
     outcome = read_inputs(list(paths), ctx)
     entries = decode_all(outcome.records)
-    if select is not None:
+    read = entries
+    said: Optional[str] = None
+    if isinstance(select, EntryFilter):
+        entries, said = select.narrow(entries)
+    elif select is not None:
         entries = [e for e in entries if select(e)]
-    return build(
+    result = build(
         entries,
+        read=read,
         events=outcome.events,
         inputs=outcome.inputs,
         problems=outcome.problems,
@@ -76,6 +84,11 @@ def inspect(
         discovered=discovered,
         gpu=gpu,
     )
+    if said is None:
+        return result
+    # the filter kept nothing: say so first, so no verdict below reads as the answer about them
+    return dataclasses.replace(result, verdicts=(Verdict(arch=None, op="", text=said),) + result.verdicts,
+                               notes=result.notes + (said,))
 
 
 def build(
@@ -89,10 +102,13 @@ def build(
     model: Optional[ModelPort] = None,
     events: Sequence[Event] = (),
     inputs: Sequence[InputFacts] = (),
+    read: Optional[Sequence[Entry]] = None,
 ) -> InspectResult:
     """Analyse decoded entries and derive failures, not-tried lists and verdicts.
 
     Split from `inspect` so tests and other commands can start from entries they already have.
+    `read` is every entry the inputs gave when `entries` is a filtered part of them: what a log
+    holds (per-tactic lines or counts only) is judged from all of it, not from what a filter kept.
     `model` defaults to the real `tiletune.model` on the GPU `gpu` names (see ModelPort).
     """
     port = model if model is not None else ModelPort.default(gpu)
@@ -108,7 +124,7 @@ def build(
     at_a_glance = overview(analyzed, groups)  # per bucket: winners, margins, won by noise, uncovered M, rank checks
     # what ended a run leads; then the per-(arch, op, group) tuning verdicts (with the buckets whose ranks disagree)
     run_lines = (dataclasses.replace(v, group=group_of.get(v.source)) if v.source else v
-                 for v in run_verdicts.run_verdicts(events, analyzed, inputs))
+                 for v in run_verdicts.run_verdicts(events, analyzed, inputs, read))
     verdicts = (tuple(run_lines)
                 + tuple(verdicts_mod.with_rank_disagreements(
                     verdicts_mod.verdicts(analyzed, failures, never_tried, group_of, labels_of),

@@ -36,8 +36,10 @@ def _fact_arch(ev: Event) -> Optional[str]:
 
 
 def run_verdicts(events: Sequence[Event], analyzed: Sequence["AnalyzedEntry"],
-                 inputs: Sequence[InputFacts] = ()) -> Iterable["Verdict"]:
-    """One verdict per input that has events worth a line (fatal first)."""
+                 inputs: Sequence[InputFacts] = (), read: Optional[Sequence[Any]] = None) -> Iterable["Verdict"]:
+    """One verdict per input that has events worth a line (fatal first). `read`: every entry the
+    inputs gave (`Entry`s) when `analyzed` holds only a filter's part: what a log holds is judged
+    from all of it."""
     by_source: "OrderedDict[str, list[Event]]" = OrderedDict()
     ended = {i.source: i.ended for i in inputs if i.ended is not None and i.ended.value}
     for ev in events:
@@ -48,8 +50,8 @@ def run_verdicts(events: Sequence[Event], analyzed: Sequence["AnalyzedEntry"],
         return
     arch_of: dict[str, Optional[str]] = {}
     tactic_lines: set[str] = set()
-    for a in analyzed:
-        r = a.entry.record
+    for e in (read if read is not None else (a.entry for a in analyzed)):
+        r = e.record
         arch_of.setdefault(r.source, r.env.arch)
         if r.tactic is not None and r.status is not Status.FALLBACK:  # a fallback says no tuned config covered it
             tactic_lines.add(r.source)

@@ -5,14 +5,14 @@ start from `inspected` too."""
 import os
 import sys
 from pathlib import Path
-from typing import Callable, List, Optional
+from typing import List, Optional
 
 from tiletune.cli.output import FailOn, OutputFormat, emit, gate, refuse_outputs_over_inputs, report_problems
 from tiletune.cli.process import keep_until_exit
 
 
 def inspected(paths: Optional[List[Path]], arch: Optional[str], flashinfer_version: Optional[str], gpu: Optional[str],
-               select: Optional[Callable[..., bool]] = None):
+               select=None):  # select: Optional[EntryFilter]
     """The inspect result for these inputs (what inspect and report start from), kept until the
     process exits (see `main`)."""
     from tiletune.analysis.pipeline import inspect
@@ -43,32 +43,12 @@ def inspect_context(arch: Optional[str], flashinfer_version: Optional[str]):  # 
     return ReadContext(arch=norm, flashinfer_version=flashinfer_version)
 
 
-def _entry_filter(ops, archs, ranks, statuses):  # -> Optional[Callable[[Entry], bool]]
-    """inspect's --op / --only-arch / --rank / --status as one predicate (None: keep everything)."""
-    from tiletune.core.archs import normalize_arch
-    from tiletune.core.errors import UsageError
-    from tiletune.core.records import Status
+def _entry_filter(ops, archs, ranks, statuses):  # -> Optional[EntryFilter]
+    """inspect's --op / --only-arch / --rank / --status (values checked; None: keep everything).
+    What each value names is resolved against the inputs (analysis.entry_filter)."""
+    from tiletune.analysis.entry_filter import EntryFilter
 
-    if not (ops or archs or ranks or statuses):
-        return None
-    want_arch = set()
-    for a in archs or ():
-        norm = normalize_arch(a)
-        if norm is None:
-            raise UsageError(f"--only-arch {a!r} is not an architecture (sm90, sm100, sm120, ...)")
-        want_arch.add(norm)
-    known = {s.value for s in Status}
-    for s in statuses or ():
-        if s not in known:
-            raise UsageError(f"--status {s!r} is not a status; use one of {', '.join(sorted(known))}")
-    want_ops, want_ranks, want_status = set(ops or ()), set(ranks or ()), set(statuses or ())
-
-    def keep(e) -> bool:  # noqa: ANN001 - records.Entry
-        r = e.record
-        return ((not want_ops or r.op in want_ops) and (not want_arch or r.env.arch in want_arch)
-                and (not want_ranks or r.rank in want_ranks) and (not want_status or r.status.value in want_status))
-
-    return keep
+    return EntryFilter.of(ops, archs, ranks, statuses)
 
 
 def _runtime_ms(text: Optional[str]) -> tuple[int, ...]:
