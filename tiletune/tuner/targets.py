@@ -228,6 +228,78 @@ def targets_from_entries(
     return list(by_key.values())
 
 
+def check_named(entries: Sequence[Entry], ops: Sequence[str], tactics: Optional[Sequence[Any]]) -> List[str]:
+    """The --op values resolved against the inputs (exactly, or by a prefix only one op of the
+    inputs starts with, as inspect's --op). --op / --tactic values that name nothing in the inputs
+    (any status) are a usage error: one line listing what the inputs hold. A typo must not read as
+    "nothing to retry"."""
+    held_ops = sorted({e.record.op for e in entries})
+    resolved = []
+    for op in ops:
+        starts = [o for o in held_ops if o.startswith(op)]
+        if op in held_ops or len(starts) == 1:
+            resolved.append(op if op in held_ops else starts[0])
+        elif starts:
+            raise UsageError(f"--op {op} is the start of several ops in these inputs: {', '.join(starts)}; name one")
+        else:
+            raise UsageError(f"--op {op} matches no op in these inputs; ops here: {', '.join(held_ops) or 'none'}")
+    ops = resolved
+    if tactics is None:
+        return resolved
+    mine = [e for e in entries if not ops or e.record.op in ops]
+    held = {_tactic_text(e.record.tactic) for e in mine if e.record.tactic is not None}
+    unknown = [_tactic_text(t) for t in tactics if _tactic_text(t) not in held]
+    if len(unknown) == len(tactics):  # (a range may run past the catalog: only a value naming nothing at all is an error)
+        failed = _tactic_list(e for e in mine if e.record.status in FAILED_STATUSES)
+        raise UsageError(f"--tactic {','.join(unknown[:8])}{' ...' if len(unknown) > 8 else ''} matches no tactic of "
+                         f"{'--op ' + ','.join(ops) if ops else 'these inputs'}; failed there: {failed or 'none'}"
+                         f"; every tactic there: {_tactic_list(mine) or 'none'}")
+    return resolved
+
+
+def check_env_known(current: Mapping[str, Any], *, driver_only: bool) -> None:
+    """--changed-env needs this machine's GPU and driver (--since-driver its driver): without them
+    no recorded failure can be shown to come from another environment, and "nothing to retry"
+    would be said without knowing it."""
+    need = ("driver",) if driver_only else ("gpu", "driver")
+    missing = [k for k in need if current.get(k) is None]
+    if missing:
+        flag = "--since-driver" if driver_only else "--changed-env"
+        raise UsageError(f"{flag}: this machine's {' and '.join(missing)} cannot be read here (no NVIDIA driver or GPU "
+                         f"visible), so no recorded failure can be shown to come from another environment; run it on "
+                         f"the GPU machine, or drop {flag} to take every failure")
+
+
+def nothing_to_retry(entries: Sequence[Entry], *, all_statuses: bool, ops: Sequence[str],
+                     tactics: Optional[Sequence[Any]], changed_env: bool, since_driver: bool) -> str:
+    """Why `targets_from_entries` selected nothing, said as what the inputs hold."""
+    mine = [e for e in entries if e.record.tactic is not None and (not ops or e.record.op in ops)]
+    if tactics is not None:
+        wanted = {_tactic_text(t) for t in tactics}
+        mine = [e for e in mine if _tactic_text(e.record.tactic) in wanted]
+    where = " of " + " ".join(filter(None, (f"--op {','.join(ops)}" if ops else "",
+                                            f"--tactic {','.join(_tactic_text(t) for t in tactics[:8])}" if tactics else "")))
+    where = "" if where == " of " else where
+    if not entries:
+        return "nothing to retry: the inputs hold no tuning records"
+    if not mine:
+        return f"nothing to retry: no record{where} names a tactic (fallbacks and summaries cannot be retried)"
+    failed = [e for e in mine if e.record.status in FAILED_STATUSES]
+    if not all_statuses and not failed:
+        return (f"nothing to retry: none of the {len(mine):,} record(s){where} failed, was blocklisted or could not be "
+                f"run (each was chosen, profiled or passed); --all retries them anyway")
+    if changed_env or since_driver:
+        what = "driver" if since_driver else "environment (GPU, driver, CUDA, library versions)"
+        return (f"nothing to retry: the {len(failed):,} failure(s){where} were all recorded under this machine's {what}; "
+                f"drop {'--since-driver' if since_driver else '--changed-env'} to retry them anyway")
+    return f"nothing to retry{where}"  # (not reached: a failed record with a tactic is a target)
+
+
+def _tactic_list(entries: Iterable[Entry], limit: int = 16) -> str:
+    seen = list(dict.fromkeys(_tactic_text(e.record.tactic) for e in entries if e.record.tactic is not None))
+    return ", ".join(seen[:limit]) + (f" and {len(seen) - limit} more" if len(seen) > limit else "")
+
+
 def parse_shape(text: str) -> Problem:
     """'128x4096x4096' (M x N x K) or '2x128x4096x4096' (batch x M x N x K) -> Problem."""
     parts = text.lower().split("x")

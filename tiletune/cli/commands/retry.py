@@ -24,7 +24,15 @@ from tiletune.tuner import fingerprint
 from tiletune.tuner.engine import RetryTarget
 from tiletune.tuner.orchestrator import RetryRun, run_retry
 from tiletune.tuner.resume import options_for
-from tiletune.tuner.targets import explicit_targets, parse_shape, parse_tactics, targets_from_entries
+from tiletune.tuner.targets import (
+    check_env_known,
+    check_named,
+    explicit_targets,
+    nothing_to_retry,
+    parse_shape,
+    parse_tactics,
+    targets_from_entries,
+)
 
 DEFAULT_LEDGER = Path("tiletune-ledger.jsonl")
 
@@ -171,6 +179,7 @@ class Collected(NamedTuple):
     problems: List[InputProblem]
     key_problems: Dict[str, Any]  # {cache key: (op, runner, (b, m, n, k))}, for --pin-cache
     sources: List[Tuple[str, str]] = []  # (path, reader kind) of every input file read
+    why_none: Optional[str] = None  # when no target was selected from the inputs: why, as what they hold
 
 
 def collect_targets(opts: RetryOptions, current_env: Dict[str, Any]) -> Collected:
@@ -179,6 +188,10 @@ def collect_targets(opts: RetryOptions, current_env: Dict[str, Any]) -> Collecte
     if opts.shapes:
         if len(opts.ops) != 1 or tactics is None:
             raise UsageError("--shape needs exactly one --op and --tactic (e.g. --op fp8_gemm --tactic 0-7 --shape 128x4096x4096)")
+        named = [t for t in tactics if not isinstance(t, int)]
+        if named:
+            raise UsageError(f"--tactic {named[0]!r}: with --shape a tactic is a whole number (the runner's index, "
+                             "e.g. --tactic 0-7)")
         op = opts.ops[0]
         from tiletune.core.archs import normalize_arch
 
@@ -208,6 +221,9 @@ def collect_targets(opts: RetryOptions, current_env: Dict[str, Any]) -> Collecte
 
     outcome = read_inputs(opts.paths, ReadContext(arch=opts.arch, flashinfer_version=opts.flashinfer_version))
     entries = decode_all(outcome.records)
+    ops = check_named(entries, opts.ops, tactics)
+    if opts.changed_env or opts.since_driver:
+        check_env_known(current_env, driver_only=opts.since_driver and not opts.changed_env)
     key_problems: Dict[str, Any] = {}
     for e in entries:
         if e.record.raw_key and e.problem is not None:
@@ -216,21 +232,23 @@ def collect_targets(opts: RetryOptions, current_env: Dict[str, Any]) -> Collecte
     targets = targets_from_entries(
         entries,
         all_statuses=opts.all_statuses,
-        ops=opts.ops or None,
+        ops=ops or None,
         tactics=tactics,
         changed_env=opts.changed_env,
         since_driver=opts.since_driver,
         current_env=current_env,
         moe_dtype=opts.moe_dtype,
     )
-    return Collected(targets, list(outcome.problems), key_problems, list(outcome.sources))
+    why = None if targets else nothing_to_retry(entries, all_statuses=opts.all_statuses, ops=ops, tactics=tactics,
+                                                changed_env=opts.changed_env, since_driver=opts.since_driver)
+    return Collected(targets, list(outcome.problems), key_problems, list(outcome.sources), why)
 
 
 def retry(opts: RetryOptions, *, progress: Optional[TextIO] = sys.stderr, env: Optional[Dict[str, Any]] = None, engine=None) -> RetryOutcome:
     """Run `tiletune retry`; raise TiletuneError only for what stops the whole command."""
     _refuse_outputs_over_inputs(opts, [])
     env = dict(env) if env is not None else fingerprint.collect()
-    targets, problems, key_problems, sources = collect_targets(opts, env)
+    targets, problems, key_problems, sources, why_none = collect_targets(opts, env)
     _refuse_outputs_over_inputs(opts, [Path(path) for path, _ in sources])
     input_ledgers = [Path(path) for path, kind in sources if kind == "ledger"]
     # options that change what a target runs ride on it into the ledger, so resume tells runs apart
@@ -244,6 +262,8 @@ def retry(opts: RetryOptions, *, progress: Optional[TextIO] = sys.stderr, env: O
         raise UsageError(f"--top-k {opts.top_k}: must be 1 or more")
     if opts.no_run:
         notes.append(f"--no-run: {len(targets)} target(s) selected, none attempted; exports use the ledger as it is")
+        if why_none is not None:
+            notes.append(why_none)
     elif targets:
         # the device is looked for before anything is built (a CUTLASS build takes minutes); an
         # engine passed in (tests' CPU engines) brings its own children and needs none
@@ -258,8 +278,8 @@ def retry(opts: RetryOptions, *, progress: Optional[TextIO] = sys.stderr, env: O
             progress.write(f"tiletune retry: {len(targets)} target(s), engine {engine.name}, ledger {opts.ledger}\n")
         engine_name = engine.name
         run = run_retry(targets, engine, opts.ledger, timeout_s=opts.timeout_s, jobs=opts.jobs, resume=opts.resume, progress=progress, env=env)
-    else:
-        notes.append("nothing to retry: no failed or blocklisted configs in the inputs (use --all for every config)")
+    elif why_none is not None:
+        notes.append(why_none)
     notes += export(opts, key_problems, input_ledgers)
     # any loss in the inputs (a skipped ledger line or key, not only a whole unusable file) is exit 2,
     # as for inspect; the attempts that could run have run and are in the ledger
