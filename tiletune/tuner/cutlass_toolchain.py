@@ -109,8 +109,9 @@ def find_cutlass() -> CutlassHeaders:
     found = cutlass_candidates()
     if not found:
         raise TunerError(
-            "no CUTLASS headers found: install flashinfer-python (its flashinfer/data/cutlass) or nvidia-cutlass, "
-            f"or set {CUTLASS_DIR_ENV} to a CUTLASS tree (see kernels/README.md: kernels/get_cutlass.sh)"
+            "no CUTLASS headers found: in a tiletune checkout run kernels/get_cutlass.sh (FlashInfer's bundled CUTLASS "
+            f"into .cutlass/), or set {CUTLASS_DIR_ENV} to a CUTLASS tree, or install flashinfer-python (its "
+            "flashinfer/data/cutlass) or nvidia-cutlass"
         )
     return found[0]
 

@@ -344,11 +344,14 @@ def explicit_targets(
     arch: Optional[str] = None,
     flashinfer_version: Optional[str] = None,
 ) -> List[RetryTarget]:
-    """Targets for configs named on the command line (no cache needed): every tactic x every shape."""
+    """Targets for configs named on the command line (no cache needed): every tactic x every shape.
+    Each is decoded like a record of that release and arch (the key shapes FlashInfer would write),
+    so its tile is known wherever the catalogs know it (the CUTLASS engine and --reproducer need it)."""
     out = []
     for shape in shapes:
         p = dataclasses.replace(shape, dtype_a=dtype_in, dtype_b=dtype_in, dtype_out=dtype_out)
         for t in tactics:
+            config = _decoded_config(op, runner, t, arch, flashinfer_version, _key_shapes(op, p))
             out.append(
                 RetryTarget(
                     key=target_key(op, runner, t, p, dtype_out),
@@ -358,10 +361,24 @@ def explicit_targets(
                     arch=arch,
                     flashinfer_version=flashinfer_version,
                     problem=p,
-                    config=None,
+                    config=config,
                     dtype=dtype_out,
                     source="command line",
                     shapes=_key_shapes(op, p),
                 )
             )
     return out
+
+
+def _decoded_config(op: str, runner: str, tactic: Any, arch: Optional[str], version: Optional[str],
+                    shapes: Optional[tuple]) -> Any:
+    """The tile a command-line tactic names in this release's catalog for this arch (None when
+    either is unknown or the catalog does not decode it)."""
+    if not arch or not version:
+        return None
+    from tiletune.core.records import Environment
+    from tiletune.decode import decode
+
+    record = TuningRecord(source="command line", source_kind="command-line", op=op, runner=runner, tactic=tactic,
+                          status=Status.NOT_RUN, env=Environment(arch=arch, flashinfer_version=version), shapes=shapes)
+    return decode(record).config

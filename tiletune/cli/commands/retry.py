@@ -255,7 +255,7 @@ def retry(opts: RetryOptions, *, progress: Optional[TextIO] = sys.stderr, env: O
     targets = [dataclasses.replace(t, options=options_for(t, moe_dtype=opts.moe_dtype, top_k=opts.top_k)) for t in targets]
     notes: List[str] = []
     if opts.reproducer is not None:
-        notes += write_reproducers(targets, opts.reproducer, top_k=opts.top_k)
+        notes += reproducers_or_why(targets, opts.reproducer, top_k=opts.top_k, why_none=why_none)
     run: Optional[RetryRun] = None
     engine_name = opts.engine
     if opts.top_k is not None and opts.top_k < 1:
@@ -349,6 +349,31 @@ def _is_v1_cache(path: Path) -> bool:
     except (OSError, ReaderError):
         return False
     return b'"_metadata"' in head or b"('" in head
+
+
+def reproducers_or_why(targets: Sequence[RetryTarget], out_dir: Path, *, top_k: Optional[int] = None,
+                       why_none: Optional[str] = None) -> List[str]:
+    """--reproducer: write what can be written; when nothing can, stop with why and the fix (a
+    TunerError: one line, exit 2). Writing nothing that was asked for is never a quiet success."""
+    if not targets:
+        raise UsageError(f"--reproducer {out_dir}: nothing written: no target selected"
+                         + (f" ({why_none})" if why_none else ""))
+    if not any(t.config is not None and t.arch for t in targets):
+        raise UsageError(
+            f"--reproducer {out_dir}: nothing written: none of the {len(targets)} target(s) has a decoded CUTLASS tile "
+            "(a tactic names a tile only in its FlashInfer release's catalog for its arch: give --arch and "
+            "--flashinfer-version where the inputs do not say; cuBLAS / cuDNN tactics have no CUTLASS tile)")
+    from tiletune.tuner.cutlass_toolchain import find_cutlass
+
+    try:
+        find_cutlass()
+    except TunerError as e:
+        raise TunerError(f"--reproducer {out_dir}: nothing written: {e}") from None
+    notes = write_reproducers(targets, out_dir, top_k=top_k)
+    if not any(n.startswith("--reproducer: wrote ") for n in notes):
+        reasons = list(dict.fromkeys(n.split(": ", 2)[-1] for n in notes))
+        raise TunerError(f"--reproducer {out_dir}: nothing written: " + "; ".join(reasons[:3]))
+    return notes
 
 
 def write_reproducers(targets: Sequence[RetryTarget], out_dir: Path, *, top_k: Optional[int] = None) -> List[str]:
