@@ -55,7 +55,8 @@ def test_filters_keep_verdicts_and_failures_consistent(run, sample):
     r = run("inspect", sample("demo"), "--status", "failed", "--format", "json")
     assert {e["status"] for e in json.loads(r.stdout)["entries"]} == {"failed"}
     r = run("inspect", sample("demo"), "--only-arch", "sm90", "--format", "json")
-    assert json.loads(r.stdout)["entries"] == []
+    # an arch the inputs do not hold is a usage error listing theirs (issue 25 item 6)
+    assert r.exit_code == 2 and "archs here: sm120" in r.output
     bad = run("inspect", sample("demo"), "--status", "won")
     assert bad.exit_code == 2 and "--status 'won'" in bad.output
 
