@@ -9,7 +9,7 @@ tests/test_pipeline.py and tests/test_cli_inspect.py.
 
 from __future__ import annotations
 
-import dataclasses
+from msgspec import structs
 
 from tiletune.analysis.model_port import ModelPort
 from tiletune.core.records import CatalogRef, Decoded, Entry, Environment, Problem, Status, TileConfig, TuningRecord, Undecoded
@@ -35,7 +35,7 @@ def model_result(problem=None, config=T128, spec=None, *, dtype="nvfp4", arch="s
     it) with recorded values put in: `smem` maps SmemFit fields, `fields` ModelResult fields."""
     e = estimate(problem or problem_at(16), config, spec or SPEC, dtype=dtype, arch=arch)
     if smem:
-        fields["smem"] = dataclasses.replace(e.smem, **smem)
+        fields["smem"] = structs.replace(e.smem, **smem)
     return e._replace(**fields)
 
 
@@ -53,7 +53,7 @@ def recorded_model(problem, config, spec, *, dtype, arch, l2=None):
 
 
 # the real spec under the name the recorded figures use
-SPEC = dataclasses.replace(gpus.find("RTX PRO 6000 Blackwell Server Edition"), name="RTX PRO 6000 Blackwell Server Edition")
+SPEC = structs.replace(gpus.find("RTX PRO 6000 Blackwell Server Edition"), name="RTX PRO 6000 Blackwell Server Edition")
 
 
 def port():

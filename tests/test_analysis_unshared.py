@@ -13,10 +13,10 @@ with nothing shared, every decode is counted one entry at a time: the plain way.
 from __future__ import annotations
 
 import copy
-import dataclasses
 from pathlib import Path
 
 import pytest
+from msgspec import structs
 
 from tiletune.analysis import pipeline
 from tiletune.analysis.never_tried import not_tried
@@ -36,9 +36,9 @@ def _fresh(s):
 
 def _unshared(ae: AnalyzedEntry) -> AnalyzedEntry:
     r = ae.entry.record
-    rec = dataclasses.replace(r, env=copy.copy(r.env), op=_fresh(r.op), source=_fresh(r.source))
-    entry = dataclasses.replace(ae.entry, record=rec, decode=copy.copy(ae.entry.decode))
-    return dataclasses.replace(ae, entry=entry)
+    rec = structs.replace(r, env=copy.copy(r.env), op=_fresh(r.op), source=_fresh(r.source))
+    entry = structs.replace(ae.entry, record=rec, decode=copy.copy(ae.entry.decode))
+    return structs.replace(ae, entry=entry)
 
 
 def _results(tmp_path, big):

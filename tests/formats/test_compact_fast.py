@@ -11,10 +11,10 @@ or none, two runners of one op, two servers.
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import pytest
+from msgspec import structs
 
 from tiletune.analysis.overview import choice_key, overview
 from tiletune.analysis.pipeline import inspect
@@ -68,7 +68,7 @@ def _odd(result):
         rec = ae.entry.record
         if rec.status is not Status.CHOSEN or ae.entry.problem is None:
             continue
-        profiled = Entry(dataclasses.replace(rec, status=Status.PROFILED), ae.entry.problem, ae.entry.decode)
+        profiled = Entry(structs.replace(rec, status=Status.PROFILED), ae.entry.problem, ae.entry.decode)
         if i % 3 == 0 and others:
             extra.append(AnalyzedEntry(profiled, others[(i * 7) % len(others)]))  # a later result for the key
         elif i % 3 == 1:
@@ -79,14 +79,14 @@ def _odd(result):
 
 def _two_runners(result):
     entries = list(result.entries)
-    again = [AnalyzedEntry(Entry(dataclasses.replace(ae.entry.record, runner="OtherRunner"), ae.entry.problem,
+    again = [AnalyzedEntry(Entry(structs.replace(ae.entry.record, runner="OtherRunner"), ae.entry.problem,
                                  ae.entry.decode), ae.analysis) for ae in entries[::2]]
     return _with_entries(result, tuple(entries + again))
 
 
 def _with_entries(result, entries):
     """The result with other entries, and its overview made anew from them (as the pipeline makes it)."""
-    return dataclasses.replace(result, entries=entries, overview=overview(entries, result.source_groups))
+    return structs.replace(result, entries=entries, overview=overview(entries, result.source_groups))
 
 
 @pytest.fixture(scope="module")

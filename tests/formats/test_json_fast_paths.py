@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import pytest
+from msgspec import structs
 from synthetic import SPEC, model_result, problem_at  # a real ModelResult with recorded values (tests/synthetic.py)
 
 from tiletune.formats.json_out import _model_json, _ModelParts, _num, analysis_dict
@@ -21,7 +21,7 @@ def test_num_matches_json_dumps(v):
     assert _num(v) == json.dumps(v)
 
 
-FULL = model_result(spec=dataclasses.replace(SPEC, name="NVIDIA RTX PRO 6000 Blackwell Server Edition"), note_facts=stated_notes(("a note",)),
+FULL = model_result(spec=structs.replace(SPEC, name="NVIDIA RTX PRO 6000 Blackwell Server Edition"), note_facts=stated_notes(("a note",)),
                     smem=dict(shared_storage_bytes=83_968, limit_bytes=101_376, stages=2, verdict="fits"),
                     intensity_problem=56.04321, intensity_tile=227.5555, bound="memory", time_floor_s=1.054e-5,
                     time_expected_s=2.2e-5, time_low_s=1.5e-5, time_high_s=3.1e-5, efficiency_compute=0.0123456,
@@ -36,7 +36,7 @@ NO_FIT = dict.fromkeys(("shared_storage_bytes", "limit_bytes", "stages", "verdic
 @pytest.mark.parametrize("a", [
     FULL,
     # every optional number None, odd characters in the GPU name
-    model_result(spec=dataclasses.replace(SPEC, name="H200 \u00e9\"quoted\""), dtype="nvfp4", smem=NO_FIT, **NONE),
+    model_result(spec=structs.replace(SPEC, name="H200 \u00e9\"quoted\""), dtype="nvfp4", smem=NO_FIT, **NONE),
     model_result(problem_at(8), smem=dict(NO_FIT, verdict="does_not_build"),
                  **dict(NONE, time_expected_s=float("inf"), efficiency_compute=float("nan"), ctas=0, sms=132)),
     model_result(problem_at(8), smem=NO_FIT, **dict(NONE, intensity_problem=3, time_floor_s=1, efficiency_roofline=1,
@@ -66,7 +66,7 @@ NO_FIT = dict.fromkeys(("shared_storage_bytes", "limit_bytes", "stages", "verdic
     FULL._replace(intensity_problem=1.5, intensity_tile=10.0, time_floor_s=1e-4, time_expected_s=1.1e-5),
     FULL._replace(bound="compute"),
     FULL._replace(bound="9.0 % of peak"),  # a bound text with a digit, a point and a `%`: the general path
-    FULL._replace(problem=dataclasses.replace(FULL.problem, m=True)),  # M written as it is, not as 1
+    FULL._replace(problem=structs.replace(FULL.problem, m=True)),  # M written as it is, not as 1
     FULL._replace(ctas=True),
 ])
 def test_model_json_matches_the_dict(a):
@@ -113,9 +113,9 @@ def test_model_json_reads_the_fields_it_names():
 
 def test_model_json_pieces_keep_int_and_float_apart():
     parts = _ModelParts()
-    as_float = FULL._replace(smem=dataclasses.replace(FULL.smem, shared_storage_bytes=83_968.0), ctas=56.0)
-    m_true = FULL._replace(problem=dataclasses.replace(FULL.problem, m=True))
-    m_one = FULL._replace(problem=dataclasses.replace(FULL.problem, m=1))
+    as_float = FULL._replace(smem=structs.replace(FULL.smem, shared_storage_bytes=83_968.0), ctas=56.0)
+    m_true = FULL._replace(problem=structs.replace(FULL.problem, m=True))
+    m_one = FULL._replace(problem=structs.replace(FULL.problem, m=1))
     for a in (FULL, as_float, FULL, m_one, m_true, m_one, FULL._replace(bound="compute"), FULL,
               FULL._replace(sms=170), FULL._replace(sms=170.0), FULL._replace(sms=True), FULL):  # (the SMs: in the shape)
         assert _model_json(a, parts) == ENC(analysis_dict(a, notes=False))
@@ -182,7 +182,7 @@ def _odd_result():
     for i, ae in enumerate(entries):  # two entries share the odd analysis, one keeps its own
         if ae is fits[1] or ae is fits[2]:
             entries[i] = AnalyzedEntry(ae.entry, odd, ae.analysis_note)
-    return dataclasses.replace(res, entries=tuple(entries))
+    return structs.replace(res, entries=tuple(entries))
 
 
 def _refuse(name):
@@ -316,7 +316,6 @@ def test_shared_pieces_follow_each_change_of_context_and_decode():
     up otherwise: contexts and decodes that switch back and forth, equal strings that are other
     objects, and extras equal in Python but written apart (1 and True) each write what
     `inspect_dict` writes."""
-    import dataclasses as dc
 
     from synthetic import ENV, REF, T128, T256, port
 
@@ -324,7 +323,7 @@ def test_shared_pieces_follow_each_change_of_context_and_decode():
     from tiletune.core.records import Decoded, Entry, Problem, Status, TuningRecord, Undecoded
     from tiletune.formats import json_out
 
-    other_env = dc.replace(ENV, gpu="NVIDIA GeForce RTX 5090")
+    other_env = structs.replace(ENV, gpu="NVIDIA GeForce RTX 5090")
     source = "/data/a.json"
     same_text = "".join(["/data/", "a.json"])  # equal to `source`, another object
     assert same_text == source and same_text is not source

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import pytest
 import tabulate
+from msgspec import structs
 
 from tiletune.analysis.pipeline import inspect
 from tiletune.formats import table, view
@@ -211,7 +211,7 @@ def test_tile_map_width_is_the_widest_line_of_the_map_text():
         overviews.append(Overview((g, g), ()))
     # two lines of one bucket (the later one's cell is shown), fallback lines (in the label, not a
     # column), a wide bucket header, labelled groups, and a map whose width only the last group decides
-    fallback = dataclasses.replace(line(300, 1), fallback_only=True)
+    fallback = structs.replace(line(300, 1), fallback_only=True)
     two = Group("sm90", "fp8_gemm", "r", 8, 8, "0.7.2", (line(4, "long-tactic-name"), line(4, 1), fallback), (), "s", "srv")
     wide = Group("sm90", "fp8_gemm", "r", 8, 8, "0.7.2", (line(1, 1), line(123456789, 2)), ())
     late = Group("sm90", "fp8_gemm", "r", 8, 8, "0.7.2", (line(1, "x" * 50),), ())
@@ -233,4 +233,4 @@ def test_an_uncovered_line_is_made_from_the_uncovered_ranges_alone():
     assert sum(1 for g in groups if g.uncovered) > 5
     for g in groups:
         for other in groups[:40]:
-            assert glance.uncovered_line(dataclasses.replace(other, uncovered=g.uncovered)) == glance.uncovered_line(g)
+            assert glance.uncovered_line(structs.replace(other, uncovered=g.uncovered)) == glance.uncovered_line(g)

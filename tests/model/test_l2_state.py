@@ -4,11 +4,11 @@ and the model evaluating each entry in its own state.
 Real text: flashinfer#4163's DEBUG log (tests/data/real_sm103_4163, FlashInfer 0.6.16, SM103, six
 cold-L2 timings; the excerpt has no cold-L2 line before its first timing, tactic 8)."""
 
-import dataclasses
 import json
 from pathlib import Path
 
 import pytest
+from msgspec import structs
 
 from tiletune.analysis.l2_state import L2Fact, inferred_flashinfer, policy
 from tiletune.analysis.model_port import ModelPort
@@ -134,7 +134,7 @@ def sm120():
 
 def _as(entry, state):
     detail = tuple(sorted({**entry.record.detail_dict(), "l2": state, "l2_source": "log line 1"}.items()))
-    return dataclasses.replace(entry, record=dataclasses.replace(entry.record, detail=detail))
+    return structs.replace(entry, record=structs.replace(entry.record, detail=detail))
 
 
 def test_warm_timing_of_a_small_weight_is_modelled_faster_and_the_memo_keeps_them_apart(sm120):
@@ -151,8 +151,8 @@ def test_warm_timing_of_a_small_weight_is_modelled_faster_and_the_memo_keeps_the
     # the release infers cold (0.6.17 fp4_gemm): the same numbers as the decoded cold line
     (a_inferred,) = (x.analysis for x in port.analyze_entries([entry]))
     assert a_inferred.l2.how == "inferred" and a_inferred.time_expected_s == a_cold.time_expected_s
-    unknown = dataclasses.replace(entry, record=dataclasses.replace(
-        entry.record, env=dataclasses.replace(entry.record.env, flashinfer_version=None)))
+    unknown = structs.replace(entry, record=structs.replace(
+        entry.record, env=structs.replace(entry.record.env, flashinfer_version=None)))
     (a_unknown,) = (x.analysis for x in port.analyze_entries([unknown]))
     # unknown: modelled cold, with the band reaching down to the warm time
     assert a_unknown.l2.how == "unknown" and a_unknown.time_expected_s == pytest.approx(a_cold.time_expected_s)
@@ -192,7 +192,7 @@ def test_a_managed_store_manifest_forcing_the_state_is_decoded():
     f = L2Reader().fact(rec)
     assert (f.state, f.how) == ("warm", "decoded") and "measure_cold_l2=False" in f.basis
     pol = (("profiling_policy", (("cuda_graph_profile_replays", 1), ("l2_cache_policy", "cold"))),)
-    f = L2Reader().fact(dataclasses.replace(rec, detail=pol))
+    f = L2Reader().fact(structs.replace(rec, detail=pol))
     assert (f.state, f.how) == ("cold", "decoded") and "l2_cache_policy=cold" in f.basis
 
 
@@ -225,10 +225,10 @@ def test_counting_per_run_of_shared_facts_equals_the_plain_per_entry_count(real,
     big_caches.make_cache(300, path)
     pool = list(real.entries) + list(sm120) + list(inspect([path], ReadContext()).entries)
     a = next(ae for ae in pool if ae.analysis is not None and ae.analysis.l2 is not None)
-    twin = dataclasses.replace(a, analysis=with_l2(a.analysis, a.analysis.l2._replace()))
+    twin = structs.replace(a, analysis=with_l2(a.analysis, a.analysis.l2._replace()))
     assert twin.analysis.l2 == a.analysis.l2 and twin.analysis.l2 is not a.analysis.l2
-    other_op = dataclasses.replace(a, entry=dataclasses.replace(a.entry, record=dataclasses.replace(a.record, op="x")))
-    pool += [twin, other_op, dataclasses.replace(a, analysis=None)]
+    other_op = structs.replace(a, entry=structs.replace(a.entry, record=structs.replace(a.record, op="x")))
+    pool += [twin, other_op, structs.replace(a, analysis=None)]
     assert len({ae.record.op for ae in pool}) >= 2 and len({ae.analysis.l2 for ae in pool if ae.analysis}) >= 3
 
     def plain(xs):

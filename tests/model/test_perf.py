@@ -171,7 +171,7 @@ def test_plan_memo_matches_the_plain_computation():
         perf._PLANS.clear()
         plain = answer(p, cfg, gpu, **kw)
         # an equal config that is another object (keyed by identity): the same answer
-        twin = answer(p, TileConfig(**{f: getattr(cfg, f) for f in cfg.__dataclass_fields__}), gpu, **kw)
+        twin = answer(p, TileConfig(**{f: getattr(cfg, f) for f in cfg.__struct_fields__}), gpu, **kw)
         assert same(got, plain) and same(twin, plain), (gpu.name, kw, cfg, p)
         errors += isinstance(plain, str)
     assert len(grid) == 4 * 7 * 6 * 4 and 0 < errors < len(grid) // 2  # some cases are model errors, most not

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from msgspec import structs
 from tuner_fakes import FAKE_ENV, FakeEngine
 from typer.testing import CliRunner
 
@@ -60,8 +61,7 @@ def test_retry_from_a_real_cache_writes_ledger_blocklist_and_a_new_pinned_cache(
 
     class ByTactic(FakeEngine):
         def child_spec(self, target, scratch):
-            import dataclasses
-            return super().child_spec(dataclasses.replace(target, tactic=modes[target.tactic]), scratch)
+            return super().child_spec(structs.replace(target, tactic=modes[target.tactic]), scratch)
 
     opts = RetryOptions(paths=[cache], ledger=ledger, all_statuses=True, blocklist=tmp_path / "block.json",
                         pin_cache=tmp_path / "pinned.json")
@@ -215,8 +215,7 @@ def test_fail_on_counts_attempts_on_this_gpu_and_resumed_ones(tmp_path):
 
     class ByTactic(FakeEngine):
         def child_spec(self, target, scratch):
-            import dataclasses
-            return super().child_spec(dataclasses.replace(target, tactic=modes[target.tactic]), scratch)
+            return super().child_spec(structs.replace(target, tactic=modes[target.tactic]), scratch)
 
     def run(tactics, ledger):
         opts = RetryOptions(ops=["fp8_gemm"], tactic=tactics, shapes=["128x4096x4096"], ledger=ledger)

@@ -8,10 +8,10 @@ engine of tuner_fakes.py, every child passing), so each "ran again" is a real ne
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 
+from msgspec import structs
 from tuner_fakes import FAKE_ENV, FakeEngine
 
 from tiletune.cli.commands.retry import RetryOptions, collect_targets, retry
@@ -93,7 +93,7 @@ def test_a_real_ledger_without_run_options_still_resumes_its_own_runs():
         targets, *_ = collect_targets(opts, contents.attempts[0]["env"])
         assert targets
         for t in targets:
-            t = dataclasses.replace(t, options=resume.options_for(t, moe_dtype=opts.moe_dtype, top_k=opts.top_k))
+            t = structs.replace(t, options=resume.options_for(t, moe_dtype=opts.moe_dtype, top_k=opts.top_k))
             # a ledger line run under --input-amplitude / --workspace-bytes (key "...|amp=1000") read back
             # as a target is that problem without the condition: not finished
             assert (resume.target_identity(t, "flashinfer") in done) == (t.key in recorded_keys), t.key
@@ -114,11 +114,11 @@ def test_input_dtype_and_tile_are_part_of_the_identity(tmp_path):
     assert len(shape_run("float8_e5m2").attempts) == 1  # same key text, other operand dtype
 
     t = shape_run("float8_e4m3fn").skipped[0]
-    tiled = dataclasses.replace(t, config=TileConfig(tile=(128, 128, 64)))
-    staged = dataclasses.replace(t, config=TileConfig(tile=(128, 128, 64), stages=8))
+    tiled = structs.replace(t, config=TileConfig(tile=(128, 128, 64)))
+    staged = structs.replace(t, config=TileConfig(tile=(128, 128, 64), stages=8))
     ids = {resume.target_identity(x, "cutlass") for x in (t, tiled, staged)}
     assert len(ids) == 3  # no tile, a tile, the same tile with a fixed stage count: other CUTLASS builds
-    other_arch = dataclasses.replace(tiled, arch="sm120")
+    other_arch = structs.replace(tiled, arch="sm120")
     assert resume.target_identity(other_arch, "cutlass") != resume.target_identity(tiled, "cutlass")
     # the FlashInfer engine runs the tactic number (its tile is FlashInfer's, pinned by the env): same attempt
     assert len({resume.target_identity(x, "flashinfer") for x in (t, tiled, staged, other_arch)}) == 1

@@ -25,10 +25,11 @@ Pure: results in, a frozen `DiffResult` out; nothing here reads files or prints.
 
 from __future__ import annotations
 
-import dataclasses
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Optional, Sequence
+
+from msgspec import Struct, structs
 
 from tiletune.analysis.overview import DEFAULT_NOISE, config_identity
 from tiletune.core.records import Problem, Status, Tactic, TileConfig
@@ -36,8 +37,7 @@ from tiletune.core.records import Problem, Status, Tactic, TileConfig
 _RUNS = frozenset({Status.CHOSEN, Status.PROFILED, Status.PASSED, Status.COMPILED})
 
 
-@dataclass(frozen=True, slots=True)
-class Side:
+class Side(Struct, frozen=True, gc=False):
     """What one side says for one matched key: its winner, as far as the inputs say."""
 
     tactic: Tactic
@@ -50,8 +50,7 @@ class Side:
     spread: Optional[float] = None  # measured: the winner's own sample spread ((max - min) / min), when known
 
 
-@dataclass(frozen=True, slots=True)
-class Change:
+class Change(Struct, frozen=True, gc=False):
     """One difference between OLD and NEW.
 
     kind: "winner_changed" | "added" | "removed" | "newly_failing" | "recovered".
@@ -77,8 +76,7 @@ class Change:
     group: Optional[str] = None  # the source group (label, the same on both sides) when the sides are matched per group
 
 
-@dataclass(frozen=True, slots=True)
-class Undetermined:
+class Undetermined(Struct, frozen=True, gc=False):
     """What cannot be compared: a matched key's winners, or a failure on one side, across releases
     (or a release unknown) with no decoded config on one side. `kind` is "winner" or "failure"
     (then `problem` is None and `problems` lists the buckets it failed in)."""
@@ -94,8 +92,7 @@ class Undetermined:
     problems: tuple[Problem, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class EnvironmentChange:
+class EnvironmentChange(Struct, frozen=True, gc=False):
     """One environment field that differs (values as the inputs state them, sorted). When one side
     states nothing (`one_sided`), it is not known to differ: `settled_by` names the flag that states
     it, where one exists."""
@@ -116,8 +113,7 @@ class EnvironmentChange:
         return {"flashinfer_version": f"--{side}-flashinfer-version", "arch": "--arch"}.get(self.field)
 
 
-@dataclass(frozen=True, slots=True)
-class DiffResult:
+class DiffResult(Struct, frozen=True, gc=False):
     """Everything `diff` found. Formatters read this and compute nothing."""
 
     changes: tuple[Change, ...]
@@ -361,7 +357,7 @@ def _with_time(side: Side, times: Mapping[tuple[Any, ...], float], key: tuple[An
     if side.time_ms is not None:
         return side
     t = times.get((key[0], key[1], key[2], problem_key(p), repr(side.tactic)))
-    return side if t is None else dataclasses.replace(side, time_ms=t)
+    return side if t is None else structs.replace(side, time_ms=t)
 
 
 def _bucket_lines(result: Any) -> dict[tuple[Any, ...], Any]:
@@ -380,7 +376,7 @@ def _bucket_of(key: tuple[Any, ...], p: Optional[Problem]) -> tuple[Any, ...]:
 def _with_quality(side: Side, line: Any) -> Side:
     if line is None or line.margin is None:
         return side
-    return dataclasses.replace(side, margin=line.margin, won_by_noise=line.won_by_noise, spread=line.chosen_spread)
+    return structs.replace(side, margin=line.margin, won_by_noise=line.won_by_noise, spread=line.chosen_spread)
 
 
 def _incomparable(before: Side, after: Side) -> bool:

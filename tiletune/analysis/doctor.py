@@ -4,12 +4,12 @@ classes at start-up."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Optional, Tuple
 
+from msgspec import Struct, field
 
-@dataclass(frozen=True)
-class Check:
+
+class Check(Struct, frozen=True, gc=False):
     """One line of the report: `found` False means looked for and absent (`note` says where/why)."""
 
     item: str
@@ -18,8 +18,7 @@ class Check:
     note: Optional[str] = None
 
 
-@dataclass(frozen=True)
-class Gpu:
+class Gpu(Struct, frozen=True, gc=False):
     index: int
     name: str
     driver: Optional[str]
@@ -28,8 +27,7 @@ class Gpu:
     arch: Optional[str]  # tiletune's name for it (sm90, sm120 ...), from compute capability or name
 
 
-@dataclass(frozen=True)
-class Workspace:
+class Workspace(Struct, frozen=True, gc=False):
     """A FlashInfer JIT workspace directory (`<cache>/<version>/<arch>/`), listed without reading files."""
 
     path: str
@@ -41,8 +39,7 @@ class Workspace:
     has_log: bool
 
 
-@dataclass(frozen=True)
-class DoctorReport:
+class DoctorReport(Struct, frozen=True, gc=False):
     checks: Tuple[Check, ...]
     gpus: Tuple[Gpu, ...] = ()
     workspaces: Tuple[Workspace, ...] = ()

@@ -20,15 +20,15 @@ nothing and what the inputs hold. Pure: entries in, entries out.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
+
+from msgspec import Struct
 
 from tiletune.core.errors import UsageError
 from tiletune.core.records import Entry, Status
 
 
-@dataclass(frozen=True)
-class EntryFilter:
+class EntryFilter(Struct, frozen=True, gc=False):
     """The filter values as given on the command line (None or empty: no filter of that kind)."""
 
     ops: tuple[str, ...] = ()

@@ -9,7 +9,6 @@ arch lacks) the entry carries `analysis=None` and a note saying why, never a gue
 
 from __future__ import annotations
 
-import dataclasses
 import operator
 from collections import OrderedDict
 from typing import Any, Callable, Iterable, Mapping, NamedTuple, Optional, Sequence
@@ -18,7 +17,6 @@ from tiletune.analysis.l2_state import L2Fact, L2Reader
 from tiletune.analysis.results import AnalyzedEntry, GpuChoice
 from tiletune.core.archs import arch_family, arch_from_gpu_name
 from tiletune.core.errors import ModelError, TiletuneError
-from tiletune.core.frozen import positional_builder
 from tiletune.core.records import Decoded, Entry, Problem, TileConfig, Undecoded
 from tiletune.model import gpus as gpu_table
 from tiletune.model.perf import ModelResult, estimate, estimate_cases, with_l2
@@ -217,7 +215,7 @@ class ModelPort:
             append(cell)
         for batch in batches.values():
             self._run_batch(batch)
-        analyzed = positional_builder(AnalyzedEntry)
+        analyzed = AnalyzedEntry
         return tuple([a if type(a) is AnalyzedEntry else analyzed(entry, a[0], a[1])
                       for entry, a in zip(entries, out)])
 
@@ -280,10 +278,10 @@ def _one_by_one(analyze: Callable[..., ModelResult]) -> Callable[..., list[Model
     return analyze_cases
 
 
-# Problem's fields after `m`, read in one C call: `_with_m` is dataclasses.replace(problem, m=m)
+# Problem's fields after `m`, read in one C call: `_with_m` is structs.replace(problem, m=m)
 # without replace's per-call field introspection (it runs once per modelled case).
-_PROBLEM_REST = operator.attrgetter(*[f.name for f in dataclasses.fields(Problem)][1:])
-assert dataclasses.fields(Problem)[0].name == "m"
+_PROBLEM_REST = operator.attrgetter(*Problem.__struct_fields__[1:])
+assert Problem.__struct_fields__[0] == "m"
 
 
 def _with_m(problem: Problem, m: int) -> Problem:

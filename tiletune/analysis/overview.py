@@ -19,9 +19,10 @@ from itertools import chain
 from os.path import dirname
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
+from msgspec import Struct
+
 from tiletune.analysis.results import BucketLine, Group, Overview, Pick, RankDisagreement
 from tiletune.analysis.source_groups import SourceGroup, group_names
-from tiletune.core.frozen import frozen_dataclass, positional_builder
 from tiletune.core.records import Problem, Status, Tactic, TileConfig
 from tiletune.decode.buckets import bucket_range, hybrid_ceil, pow2_floor, uses_hybrid
 
@@ -86,7 +87,7 @@ class _Picks:
         self._whole: dict[tuple[int, int, int], Pick] = {}
         self._alone: dict[int, tuple[Pick]] = {}
         self._pair: dict[tuple[int, int, int], tuple[Pick, tuple[Pick]]] = {}  # (the keys of `_whole`)
-        self.line = positional_builder(BucketLine)  # BucketLine(...), every field in order: one per bucket line
+        self.line = BucketLine  # BucketLine(...), every field in order: one per bucket line
 
     def alone(self, pick: Pick) -> tuple[Pick]:
         """`(pick,)`, one tuple per shared Pick (a bucket's only winner: 50,000 tuples on a big cache)."""
@@ -463,8 +464,7 @@ def rank_disagreements(analyzed: Iterable[Any], group_of: Optional[Mapping[str, 
 # --- what to do next about a failure -----------------------------------------------------------
 
 
-@frozen_dataclass(slots=True)
-class TileHistory:
+class TileHistory(Struct, frozen=True, gc=False):
     """Which catalogued releases list a config for (arch, op, runner), and under which tactic."""
 
     listed: tuple[tuple[str, int], ...]  # (release, tactic index) where the config is in the list

@@ -14,10 +14,11 @@ computing anything. Nothing here prints or writes files.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from pathlib import Path
 from typing import Callable, Mapping, Optional, Sequence, Union
+
+from msgspec import structs
 
 from tiletune.analysis import run_verdicts
 from tiletune.analysis import verdicts as verdicts_mod
@@ -87,7 +88,7 @@ def inspect(
     if said is None:
         return result
     # the filter kept nothing: say so first, so no verdict below reads as the answer about them
-    return dataclasses.replace(result, verdicts=(Verdict(arch=None, op="", text=said),) + result.verdicts,
+    return structs.replace(result, verdicts=(Verdict(arch=None, op="", text=said),) + result.verdicts,
                                notes=result.notes + (said,))
 
 
@@ -123,7 +124,7 @@ def build(
     never_tried = tuple(find_not_tried(analyzed, group_of))
     at_a_glance = overview(analyzed, groups)  # per bucket: winners, margins, won by noise, uncovered M, rank checks
     # what ended a run leads; then the per-(arch, op, group) tuning verdicts (with the buckets whose ranks disagree)
-    run_lines = (dataclasses.replace(v, group=group_of.get(v.source)) if v.source else v
+    run_lines = (structs.replace(v, group=group_of.get(v.source)) if v.source else v
                  for v in run_verdicts.run_verdicts(events, analyzed, inputs, read))
     verdicts = (tuple(run_lines)
                 + tuple(verdicts_mod.with_rank_disagreements(

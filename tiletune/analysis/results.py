@@ -12,11 +12,11 @@ and label model values as such.
 
 from __future__ import annotations
 
-from dataclasses import field
 from typing import TYPE_CHECKING, Any, Optional
 
+from msgspec import Struct
+
 from tiletune.core.events import Event, InputFacts
-from tiletune.core.frozen import frozen_dataclass
 from tiletune.core.records import CatalogRef, Entry, InputProblem, Problem, Tactic, TileConfig
 from tiletune.model.perf import ModelResult
 
@@ -26,8 +26,7 @@ if TYPE_CHECKING:
 
 # The at-a-glance view (analysis/overview.py builds it once per result: InspectResult.overview)
 
-@frozen_dataclass(slots=True)
-class Pick:
+class Pick(Struct, frozen=True, gc=False):
     """One tactic in a bucket, with its measured time (ms) when known."""
 
     tactic: Tactic
@@ -50,8 +49,7 @@ class Pick:
         return self.config.label() if self.config is not None else f"tac {self.tactic}"
 
 
-@frozen_dataclass(slots=True)
-class BucketLine:
+class BucketLine(Struct, frozen=True, gc=False):
     """One M bucket of one (arch, op, runner, N, K)."""
 
     problem: Problem
@@ -67,11 +65,10 @@ class BucketLine:
     chosen_spread: Optional[float] = None  # the winner's own sample spread ((max - min) / min), when its samples are known
     # the analysed entry the one winner's Pick was made from (None: several chosen, or a fallback):
     # the table finds its model result through it instead of by value (not part of the line's value)
-    winner_entry: Any = field(default=None, compare=False, repr=False)
+    winner_entry: Any = None
 
 
-@frozen_dataclass(slots=True)
-class Group:
+class Group(Struct, frozen=True, gc=False):
     """One (arch, op, runner, N, K): its buckets in M order and the M ranges no bucket covers."""
 
     arch: Optional[str]
@@ -87,11 +84,10 @@ class Group:
     # True when `overview` built every line from one chosen entry alone in its bucket (`_one_winner_line`):
     # one winner, its own entry, nothing else timed, failed or logged. A fact of how the lines were
     # made, not part of the group's value: the table skips its per-line checks for such a group
-    one_winner_lines: bool = field(default=False, compare=False, repr=False)
+    one_winner_lines: bool = False
 
 
-@frozen_dataclass(slots=True)
-class RankDisagreement:
+class RankDisagreement(Struct, frozen=True, gc=False):
     """Ranks of one server (one layout directory) that chose different configs for one bucket."""
 
     arch: Optional[str]
@@ -104,21 +100,19 @@ class RankDisagreement:
     basis: str
 
 
-@frozen_dataclass(slots=True)
-class Overview:
+class Overview(Struct, frozen=True, gc=False):
     groups: tuple[Group, ...]
     rank_disagreements: tuple[RankDisagreement, ...]
     # the entries of the buckets that hold several, in input order within each bucket; None when
     # an (arch, op) has several runners. Any other entry is alone in its bucket of one (arch, op,
     # source group): no other shares its problem there (formats.glance.ModelByChoice relies on it)
-    crowded: Optional[tuple[Any, ...]] = field(default=None, compare=False, repr=False)
+    crowded: Optional[tuple[Any, ...]] = None
 
 
 NO_OVERVIEW = Overview((), ())  # a result with no entries (and the default of results built without one)
 
 
-@frozen_dataclass(slots=True)
-class AnalyzedEntry:
+class AnalyzedEntry(Struct, frozen=True, gc=False):
     """One decoded record plus the model's view of it (or why there is none)."""
 
     entry: Entry
@@ -138,8 +132,7 @@ class AnalyzedEntry:
         return self.entry.config
 
 
-@frozen_dataclass(slots=True)
-class FailureReason:
+class FailureReason(Struct, frozen=True, gc=False):
     """Why a tactic failed, as far as the evidence and the model can tell.
 
     kind: "smem" (shared memory need over the limit), "not_instantiated" (no kernel for this
@@ -158,8 +151,7 @@ class FailureReason:
     model_disagrees: bool = False
 
 
-@frozen_dataclass(slots=True)
-class Failure:
+class Failure(Struct, frozen=True, gc=False):
     """Every failed attempt of one (arch, version, op, runner, tactic) and diagnosis class, across all inputs."""
 
     op: str
@@ -188,8 +180,7 @@ class Failure:
         return self.errors[0][0] if self.errors else ""
 
 
-@frozen_dataclass(slots=True)
-class NotTried:
+class NotTried(Struct, frozen=True, gc=False):
     """Catalog tiles with no record of any attempt in the inputs, for one catalog list."""
 
     arch: str
@@ -203,8 +194,7 @@ class NotTried:
     group: Optional[str] = None  # the source group (one server's inputs) whose records left these untried
 
 
-@frozen_dataclass(slots=True)
-class Verdict:
+class Verdict(Struct, frozen=True, gc=False):
     """The one-line answer for one arch and op."""
 
     arch: Optional[str]
@@ -222,8 +212,7 @@ class Verdict:
     rank_disagreements: tuple["RankDisagreement", ...] = ()
 
 
-@frozen_dataclass(slots=True)
-class GpuChoice:
+class GpuChoice(Struct, frozen=True, gc=False):
     """Which GPU an arch's entries were modelled on, and why."""
 
     arch: Optional[str]
@@ -231,8 +220,7 @@ class GpuChoice:
     how: str  # "--gpu", "named in the inputs", "default for sm120 (no GPU named in the inputs)", ...
 
 
-@frozen_dataclass(slots=True)
-class InspectResult:
+class InspectResult(Struct, frozen=True, gc=False):
     """Everything `inspect` found. Formatters read this and compute nothing."""
 
     entries: tuple[AnalyzedEntry, ...]

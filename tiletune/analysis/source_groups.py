@@ -31,8 +31,9 @@ import os.path
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Optional, Sequence
 
+from msgspec import Struct
+
 from tiletune.core.events import InputFacts
-from tiletune.core.frozen import frozen_dataclass
 from tiletune.core.records import TuningRecord
 
 # readers whose input is a directory layout (the record's source is that directory)
@@ -44,8 +45,7 @@ _LOGS = frozenset(("log", "stdin"))
 _STATED = ("flashinfer_version", "arch", "gpu")
 
 
-@frozen_dataclass(slots=True)
-class SourceGroup:
+class SourceGroup(Struct, frozen=True, gc=False):
     """Inputs that belong to one server run."""
 
     name: str  # the layout directory, folder or file that names the group

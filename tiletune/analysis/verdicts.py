@@ -8,9 +8,10 @@ never counted as failures. Pure functions over pipeline records; no I/O.
 
 from __future__ import annotations
 
-import dataclasses
 from collections import Counter, OrderedDict
 from typing import Any, Iterable, Mapping, Optional, Sequence
+
+from msgspec import structs
 
 from tiletune.analysis.results import AnalyzedEntry, Failure, NotTried, RankDisagreement, Verdict
 from tiletune.core.archs import arch_family
@@ -284,7 +285,7 @@ def with_rank_disagreements(verdicts: Iterable["Verdict"], found: Sequence["Rank
             tail += f", {beyond} beyond measurement noise"
         elif all(d.beyond_noise is None for d in mine):
             tail += " (no measured times to say whether it matters)"
-        yield dataclasses.replace(v, text=f"{v.text}; {tail}", rank_disagreements=tuple(mine))
+        yield structs.replace(v, text=f"{v.text}; {tail}", rank_disagreements=tuple(mine))
 
 
 def _not_run_reason(error: Optional[str], width: int = 80) -> str:

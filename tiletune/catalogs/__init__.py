@@ -49,21 +49,19 @@ from __future__ import annotations
 import bisect
 import functools
 import json
-from dataclasses import field
 from importlib import resources
 from typing import Any, Iterable, Iterator, Mapping, Optional
 
+from msgspec import Struct
 from packaging.version import InvalidVersion, Version
 
 from tiletune.core.errors import CatalogError
-from tiletune.core.frozen import frozen_dataclass
 from tiletune.core.records import CatalogRef, Decode, Decoded, RunsOther, TileConfig, Undecoded, freeze
 
 SCHEMA = "tiletune.catalogs/2"
 
 
-@frozen_dataclass
-class Catalog:
+class Catalog(Struct, frozen=True, gc=False):
     """One ordered config list as it applies to one release/arch/op/runner/variant."""
 
     ref: CatalogRef
@@ -78,7 +76,7 @@ class Catalog:
     gemm2_relative_ids: Optional[str] = None
     # the data's config objects, parallel to configs: fields TileConfig leaves out (dynamic and
     # fallback cluster, enable_cuda_kernel, ...) for listings; not compared
-    raw: tuple[Mapping[str, Any], ...] = field(default=(), compare=False, repr=False)
+    raw: tuple[Mapping[str, Any], ...] = ()
 
 
 def config_from_json(d: Mapping[str, Any]) -> TileConfig:

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import enum
 import re
-from dataclasses import dataclass, field
 from typing import Optional, Tuple
+
+from msgspec import Struct, field
 
 
 class ErrorClass(str, enum.Enum):
@@ -99,8 +100,7 @@ _LABEL_OPS: Tuple[Tuple[str, str], ...] = (
 )
 
 
-@dataclass(frozen=True)
-class KernelFile:
+class KernelFile(Struct, frozen=True, gc=False):
     """What a generated grouped-GEMM kernel file name says (decoded from the name)."""
 
     name: str
@@ -112,8 +112,7 @@ class KernelFile:
     line: Optional[int] = None
 
 
-@dataclass(frozen=True)
-class ErrorTextFacts:
+class ErrorTextFacts(Struct, frozen=True, gc=False):
     """Everything one error text states. Absent facts are None."""
 
     cls: Optional[ErrorClass]

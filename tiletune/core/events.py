@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional, Tuple
 
-from tiletune.core.frozen import frozen_dataclass
+from msgspec import Struct
 
 # kind -> fatal (a fatal event ended, or would end, the server)
 EVENT_KINDS: Mapping[str, bool] = {
@@ -46,8 +46,7 @@ EVENT_KINDS: Mapping[str, bool] = {
 HOW = ("decoded", "inferred", "measured")
 
 
-@frozen_dataclass(slots=True)
-class Fact:
+class Fact(Struct, frozen=True, gc=False):
     """One fact with how it is known (`HOW`) and where it came from (a phrase naming the text)."""
 
     value: Any
@@ -61,8 +60,7 @@ class Fact:
         return {"value": v, "how": self.how, "from": self.source}
 
 
-@frozen_dataclass(slots=True)
-class Event:
+class Event(Struct, frozen=True, gc=False):
     """One event in one input (aggregated: `count` identical occurrences, first at `line`).
 
     `facts` holds named facts (op, runner, arch, tile, cta_m, block_scaled, smem_need_bytes,
@@ -107,8 +105,7 @@ class Event:
         }
 
 
-@frozen_dataclass(slots=True)
-class InputFacts:
+class InputFacts(Struct, frozen=True, gc=False):
     """What one text input says about its run as a whole: arch, GPU, FlashInfer version, servers.
 
     Each is a `Fact` (how known, from where) or None when the text does not say; `conflicts`

@@ -12,9 +12,10 @@ import enum
 from pathlib import Path
 from typing import Any, Dict, Iterator, Optional
 
+from msgspec import Struct
+
 from tiletune.core import bounded_input
 from tiletune.core.errors import ReaderError, TunerError
-from tiletune.core.frozen import frozen_dataclass
 
 SCHEMA = "tiletune.ledger/1"
 
@@ -42,8 +43,7 @@ class Diagnosis(str, enum.Enum):
         return self.value
 
 
-@frozen_dataclass
-class LedgerLine:
+class LedgerLine(Struct, frozen=True, gc=False):
     """One parsed ledger line (or why it could not be used)."""
 
     line: int  # 1-based

@@ -17,10 +17,9 @@ Conventions:
 from __future__ import annotations
 
 import enum
-from dataclasses import field
 from typing import Any, Mapping, Optional, Tuple, Union
 
-from tiletune.core.frozen import frozen_dataclass
+from msgspec import Struct, field
 
 # A tactic exactly as stored: an int for CUTLASS index tactics, nested tuples for compound ones
 # (trtllm-gen `[tile_N, config]`, cuDNN `[engine, [[knob, value], ...]]`, CuTe-DSL tuples).
@@ -45,8 +44,7 @@ class Status(str, enum.Enum):
         return self.value
 
 
-@frozen_dataclass(slots=True)
-class Environment:
+class Environment(Struct, frozen=True, gc=False):
     """Where a record was written. Every field may be unknown (None).
 
     `arch` is normalised ("sm90", "sm100", "sm103", "sm120", "sm121"); `arch_source` and
@@ -64,8 +62,7 @@ class Environment:
     metadata: Tuple[Tuple[str, str], ...] = ()  # the raw _metadata/metadata pairs, sorted
 
 
-@frozen_dataclass(slots=True)
-class TuningRecord:
+class TuningRecord(Struct, frozen=True, gc=False):
     """One fact read from one input: an (op, runner, tactic) and what happened to it.
 
     Readers fill what the source holds and leave the rest None. `shapes` is the key's
@@ -94,8 +91,7 @@ class TuningRecord:
         return dict(self.detail)
 
 
-@frozen_dataclass(slots=True)
-class Problem:
+class Problem(Struct, frozen=True, gc=False):
     """The GEMM a key stands for. `m` is the tuning bucket the key holds, not a runtime M.
 
     `m_range` is the range of runtime M that maps to this bucket under FlashInfer's default
@@ -117,8 +113,7 @@ class Problem:
     notes: Tuple[str, ...] = ()
 
 
-@frozen_dataclass(slots=True)
-class TileConfig:
+class TileConfig(Struct, frozen=True, gc=False):
     """One CUTLASS kernel configuration, in elements.
 
     `tile` is the CTA tile (M, N, K of the kernel as instantiated). With `swap_ab` the kernel
@@ -153,8 +148,7 @@ class TileConfig:
         return s
 
 
-@frozen_dataclass(slots=True)
-class CatalogRef:
+class CatalogRef(Struct, frozen=True, gc=False):
     """Which catalog decoded a tactic: release, arch, op/runner, and the C++ source it was read from."""
 
     flashinfer_version: str
@@ -166,8 +160,7 @@ class CatalogRef:
     size: int = 0  # number of tactics in the list
 
 
-@frozen_dataclass(slots=True)
-class Decoded:
+class Decoded(Struct, frozen=True, gc=False):
     """The tactic means exactly this config (the one the autotuner profiled). `runs` is set when
     the release's binding then runs another config for it (see RunsOther)."""
 
@@ -177,8 +170,7 @@ class Decoded:
     runs: Optional["RunsOther"] = None
 
 
-@frozen_dataclass(slots=True)
-class RunsOther:
+class RunsOther(Struct, frozen=True, gc=False):
     """A stored tactic the release's binding maps to another config than the one profiled
     (fused-MoE GEMM2 ids in FlashInfer 0.6.3 .. 0.6.14): what runs, and why."""
 
@@ -187,8 +179,7 @@ class RunsOther:
     reason: str
 
 
-@frozen_dataclass(slots=True)
-class Undecoded:
+class Undecoded(Struct, frozen=True, gc=False):
     """The tactic cannot be pinned to one config. `reason` says why; `candidates` lists what it could be."""
 
     reason: str
@@ -219,8 +210,7 @@ class Undecoded:
 Decode = Union[Decoded, Undecoded]
 
 
-@frozen_dataclass(slots=True)
-class Entry:
+class Entry(Struct, frozen=True, gc=False):
     """A record after decoding: what problem its key stands for and what its tactic means."""
 
     record: TuningRecord
@@ -233,8 +223,7 @@ class Entry:
         return self.decode.config if isinstance(self.decode, Decoded) else None
 
 
-@frozen_dataclass(slots=True)
-class InputProblem:
+class InputProblem(Struct, frozen=True, gc=False):
     """An input that could not be used (whole or in part). Data, not an exception, so the rest goes on."""
 
     source: str

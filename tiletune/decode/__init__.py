@@ -16,10 +16,11 @@ from __future__ import annotations
 import functools
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
+from msgspec import structs
+
 from tiletune import catalogs
 from tiletune.catalogs import Catalog, moe, nearest_releases
 from tiletune.core.archs import arch_family
-from tiletune.core.frozen import positional_builder
 from tiletune.core.records import Decode, Decoded, Entry, Environment, Problem, Status, TuningRecord, Undecoded, element_types, freeze
 from tiletune.core.vocabulary import FUSED_MOE_FAMILY, FUSED_MOE_OPS, MOE_RUNNER
 from tiletune.decode import problems
@@ -44,7 +45,7 @@ def decode_all(records: Iterable[TuningRecord]) -> list[Entry]:
     this to `decode`, record by record, over mixed and odd records."""
     out: list[Entry] = []
     append = out.append
-    entry = positional_builder(Entry)  # Entry(record, problem, decode, problem_note), one per record
+    entry = Entry  # Entry(record, problem, decode, problem_note), one per record
     groups: dict[tuple, tuple] = {}
     op: Any = _NOTHING
     runner = extras = env = kind = op
@@ -191,13 +192,11 @@ def _decode_uncached(record: TuningRecord, problem: Optional[Problem]) -> Decode
 
 def _moe_either_gemm(record: TuningRecord) -> Undecoded:
     """A CUTLASS fused-MoE MoERunner tactic whose text never says gemm1 or gemm2: both candidates."""
-    import dataclasses
-
     if not record.env.flashinfer_version or not record.env.arch:
         return Undecoded(reason="CUTLASS fused-MoE MoERunner; gemm1 or gemm2 not named; " + missing_env_reason(record))
     cands, said = [], []
     for op in FUSED_MOE_OPS:
-        d = _decode_uncached(dataclasses.replace(record, op=op), None)
+        d = _decode_uncached(structs.replace(record, op=op), None)
         if isinstance(d, Decoded):
             cands.append(d.config)
             said.append(f"{op.rsplit('::', 1)[-1]} {d.config.label()}")

@@ -20,9 +20,8 @@ from __future__ import annotations
 import functools
 from typing import Optional
 
+from msgspec import Struct
 from packaging.version import InvalidVersion, Version
-
-from tiletune.core.frozen import frozen_dataclass
 
 MOE_DEFAULT_MAX_TOKENS = 8192  # tune_max_num_tokens default in fused_moe/core.py
 HYBRID_SINCE = Version("0.6.10")  # first release whose GEMM and MoE keys use the hybrid grid
@@ -33,8 +32,7 @@ CUSTOM_BUCKETS_NOTE = (
 )
 
 
-@frozen_dataclass
-class BucketRange:
+class BucketRange(Struct, frozen=True, gc=False):
     """Runtime M values that map onto one cached bucket. `lo`/`hi` None when unknown."""
 
     bucket: int

@@ -23,7 +23,6 @@ import functools
 from typing import Any, Callable, Optional, Sequence, Union
 
 from tiletune.core import moe_key_extras
-from tiletune.core.frozen import positional_builder
 from tiletune.core.records import Problem, TuningRecord, element_types
 from tiletune.core.vocabulary import FUSED_MOE_OPS, PACKED_CONTAINERS, dtype_from_torch, is_torch_dtype, strip_torch
 from tiletune.decode.buckets import CUSTOM_BUCKETS_NOTE, bucket_range
@@ -180,7 +179,7 @@ def _fp4_builder(runner: str, extras: Any, version: Optional[str]) -> Optional[C
         return None
     known = dtype is not None  # which notes: those that say the dtype, or those that say it is unknown
     buckets: dict[int, tuple[Optional[tuple[int, int]], tuple[str, ...]]] = {}  # (M is an exact int here)
-    problem = positional_builder(Problem)  # Problem(...) with every field in order, one per key
+    problem = Problem  # Problem(...) with every field in order, one per key
     # What the key before's first shape gave, kept with that very tuple: consecutive keys of a file
     # share it (the key parser makes one per front), so its checks and its bucket's lookup are made
     # once per run of keys. `_fp4_mkn`'s checks, inline and in its order (its messages when one fails).
@@ -314,7 +313,7 @@ def _moe_builder(op: str, extras: Any, version: Optional[str]) -> Optional[Calla
     except TypeError:  # an unhashable extra: `_cutlass_moe`, key by key
         return None
     facts: dict[tuple[int, int, int], tuple[Any, ...]] = {}
-    problem = positional_builder(Problem)  # Problem(...) with every field in order, one per key
+    problem = Problem  # Problem(...) with every field in order, one per key
 
     def build(shapes: Any) -> ProblemOrReason:
         if shapes is None:

@@ -7,9 +7,10 @@ only against the threshold the result carries.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from typing import Any, Optional
+
+from msgspec import structs
 
 from tiletune.analysis.diff import Change, DiffResult, Side, Undetermined, summary_counts
 from tiletune.core.records import Problem, to_jsonable
@@ -81,7 +82,7 @@ def _time_cell(c: Change) -> str:
 
 def _where(c: Change) -> str:
     if c.group is not None:  # the sides were matched server by server: name the server
-        return f"{c.group}: " + _where(dataclasses.replace(c, group=None))
+        return f"{c.group}: " + _where(structs.replace(c, group=None))
     if c.problem is not None:
         return _problem_label(c.problem)
     if c.problems:

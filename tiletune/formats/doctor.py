@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+
+import msgspec
 
 from tiletune.analysis.doctor import DoctorReport
 
@@ -11,7 +12,7 @@ SCHEMA = "tiletune.doctor/1"
 
 
 def to_json(report: DoctorReport) -> str:
-    return json.dumps({"schema": SCHEMA, **asdict(report)}, indent=2)
+    return json.dumps({"schema": SCHEMA, **msgspec.to_builtins(report)}, indent=2)
 
 
 def render_text(report: DoctorReport) -> str:

@@ -12,14 +12,14 @@ from __future__ import annotations
 import importlib
 from typing import Any, Callable, Iterable, Mapping, Union, cast
 
+from msgspec import Struct
+
 from tiletune.core.errors import UsageError
-from tiletune.core.frozen import frozen_dataclass
 
 Rendered = Union[str, Iterable[str]]
 
 
-@frozen_dataclass
-class Formatter:
+class Formatter(Struct, frozen=True, gc=False):
     """How one command's result is written: format name -> "module:function" in tiletune.formats."""
 
     command: str

@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import json
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
 from urllib.parse import quote
+
+from msgspec import Struct
 
 from tiletune import __version__
 from tiletune.analysis.results import Failure, InspectResult, Verdict
@@ -33,8 +36,7 @@ SCHEMA = "tiletune.report/1"
 CHOSEN_HEADERS = ("M bucket", "N", "K", "tactic", "tile", "smem KiB*", "FLOP/B*", "bound*", "t us* (range)", "eff %*", "roofline %*")
 
 
-@dataclass(frozen=True)
-class ReportContext:
+class ReportContext(Struct, frozen=True, gc=False):
     """What the report needs besides the result: how it was asked for, when, and its pictures."""
 
     paths: tuple[str, ...] = ()  # the PATH arguments as given (for the reproduce commands)
@@ -53,7 +55,7 @@ class ReportContext:
 @dataclass
 class _EnvRow:
     label: str
-    values: dict[str, list[str]] = field(default_factory=dict)  # value -> provenance notes
+    values: dict[str, list[str]] = dataclass_field(default_factory=dict)  # value -> provenance notes
 
     def add(self, value: Optional[str], how: Optional[str] = None) -> None:
         if value in (None, ""):
@@ -298,8 +300,7 @@ TICKET_CHARS = 60_000
 MAX_LINE = 1_000  # a ticket line longer than this is unreadable; long texts are cut well before it
 
 
-@dataclass(frozen=True)
-class Limits:
+class Limits(Struct, frozen=True, gc=False):
     """How much of each section a report shows; None: everything (--full)."""
 
     rows: Optional[int]  # chosen-tile rows per section

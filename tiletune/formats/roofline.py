@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import io
 import re
-from dataclasses import dataclass
 from typing import Optional
+
+from msgspec import Struct
 
 from tiletune.analysis.results import InspectResult
 from tiletune.core.records import Status
 
 
-@dataclass(frozen=True)
-class RooflinePlot:
+class RooflinePlot(Struct, frozen=True, gc=False):
     """What one picture shows; numbers in base units (FLOP/B, FLOP/s, bytes/s)."""
 
     arch: str

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from typing import Dict, Optional, Tuple
 
-from tiletune.core.frozen import frozen_dataclass
+from msgspec import Struct
 
 US = 1e-6
 _INF = math.inf
@@ -36,8 +36,7 @@ def combine(t_comp: float, t_mem: float, p: float) -> float:
     return hi * ((t_comp / hi) ** p + (t_mem / hi) ** p) ** (1.0 / p)
 
 
-@frozen_dataclass
-class Constants:
+class Constants(Struct, frozen=True, gc=False):
     """Time-model constants. `ratio_band` (measured/model quantiles from a fit) overrides the parameter-range band."""
 
     name: str

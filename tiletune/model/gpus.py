@@ -13,15 +13,15 @@ import difflib
 import json
 import os
 import re
-from dataclasses import field
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any, Dict, Optional, Tuple
 
+from msgspec import Struct, field
+
 from tiletune.core.archs import KNOWN_ARCHS, normalize_arch
 from tiletune.core.errors import ModelError
-from tiletune.core.frozen import frozen_dataclass
 
 PEAK_KINDS = ("fp4", "fp6", "fp8", "mxfp8", "fp16", "bf16", "tf32", "int8")
 
@@ -39,8 +39,7 @@ GPU_FILE_ENV = "TILETUNE_GPU_FILE"
 GPU_FILE_MAX_BYTES = 16 << 20  # a GPU table is a few KiB
 
 
-@frozen_dataclass
-class Peak:
+class Peak(Struct, frozen=True, gc=False):
     """One tensor-core peak. FLOP/s (OP/s for int8). `quoted` is the figure the vendor prints."""
 
     kind: str
@@ -52,8 +51,7 @@ class Peak:
     note: Optional[str] = None
 
 
-@frozen_dataclass
-class GpuSpec:
+class GpuSpec(Struct, frozen=True, gc=False):
     """One SKU. `None` where the sources publish nothing (e.g. B300 clock); `sources` maps field -> source."""
 
     key: str
@@ -165,13 +163,12 @@ def _spec_from_json(g: Dict[str, Any], origin: str) -> GpuSpec:
         raise ModelError(f"{where}: bad or missing field ({type(e).__name__}: {e})") from None
 
 
-@frozen_dataclass
-class GpuTable:
+class GpuTable(Struct, frozen=True, gc=False):
     """All known GPUs (built-in plus an optional user file), and the per-arch defaults."""
 
     gpus: Tuple[GpuSpec, ...]
     defaults: Tuple[Tuple[str, str], ...]
-    index: Dict[str, GpuSpec] = field(default_factory=dict, compare=False, hash=False)
+    index: Dict[str, GpuSpec] = field(default_factory=dict)
 
     def find(self, name: str) -> GpuSpec:
         key = _norm(name)

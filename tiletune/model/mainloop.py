@@ -57,7 +57,8 @@ from __future__ import annotations
 import math
 from typing import Dict, NamedTuple, Optional, Tuple
 
-from tiletune.core.frozen import frozen_dataclass
+from msgspec import Struct
+
 from tiletune.model.kernel import Kernel
 
 SMEM_BYTES_PER_CLK = 128  # per SM: the SM90 fit's value and the prior elsewhere (research hardware-perf-model.md)
@@ -67,8 +68,7 @@ SM90_MATH_REGS = 232  # registers per math-warpgroup thread after setmaxnreg (CU
 SM90_REG_OVERHEAD = 40  # registers a math thread needs besides accumulators (assumption: addresses, loop state)
 
 
-@frozen_dataclass
-class TileConstants:
+class TileConstants(Struct, frozen=True, gc=False):
     """Fitted constants of the tile-aware model (one set per arch family; cycles, fractions).
 
     `ratio_band` = 5th / 95th percentile of measured / model on the fitting data: the band.

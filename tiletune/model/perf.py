@@ -19,9 +19,10 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Tuple, Union
 
+from msgspec import Struct
+
 from tiletune.core.archs import normalize_arch
 from tiletune.core.errors import ModelError
-from tiletune.core.frozen import frozen_dataclass
 from tiletune.core.records import Problem, TileConfig
 from tiletune.core.vocabulary import BITS, INPUT_DTYPES
 from tiletune.model import l2 as l2_term
@@ -63,8 +64,7 @@ class Bytes(NamedTuple):
         return self.a + self.b + self.sfa + self.sfb + self.d
 
 
-@frozen_dataclass
-class Alternative:
+class Alternative(Struct, frozen=True, gc=False):
     """What one lever would change for this problem (same GPU, same dtype)."""
 
     option: str
@@ -687,22 +687,22 @@ def analyze(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, a
 def _alternatives(problem: Problem, config: TileConfig, gpu: GpuSpec, dtype: str, arch: str,
                   stage_policy: Optional[str], c, kernel_kw: Optional[dict] = None) -> Tuple[Alternative, ...]:
     """The levers of research 2.7: swap-AB, a narrower N tile, split-K, stream-K (same dtype and GPU)."""
-    from dataclasses import replace
+    from msgspec import structs
 
     bm, bn, bk = config.tile
     out = []
     cands = []
     if not config.swap_ab:
-        cands.append(("swap-AB", replace(config, swap_ab=True, tile=(bm, min(bn, max(16, 1 << (max(problem.m, 1) - 1).bit_length())), bk)), 1))
+        cands.append(("swap-AB", structs.replace(config, swap_ab=True, tile=(bm, min(bn, max(16, 1 << (max(problem.m, 1) - 1).bit_length())), bk)), 1))
     for nn in (64, 32):
         if nn < bn:
-            cands.append((f"tile {bm}x{nn}x{bk}", replace(config, tile=(bm, nn, bk)), 1))
+            cands.append((f"tile {bm}x{nn}x{bk}", structs.replace(config, tile=(bm, nn, bk)), 1))
     k_iters = _ceil(problem.k, bk)
     for s in (2, 3, 4):
         if s <= k_iters and not config.stream_k:
             cands.append((f"split-K {s}", config, s))
     if not config.stream_k:
-        cands.append(("stream-K", replace(config, stream_k=True), 1))
+        cands.append(("stream-K", structs.replace(config, stream_k=True), 1))
     for label, cfg, s in cands:
         try:
             kw = dict(kernel_kw or {})

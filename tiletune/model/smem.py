@@ -25,9 +25,10 @@ from __future__ import annotations
 import functools
 from typing import Any, Optional, Tuple
 
+from msgspec import Struct
+
 from tiletune.core.archs import normalize_arch
 from tiletune.core.errors import ModelError
-from tiletune.core.frozen import frozen_dataclass
 from tiletune.core.records import TileConfig
 from tiletune.core.vocabulary import BITS, SCALE_VECTOR
 
@@ -73,8 +74,7 @@ SM100_DENSE_EPI = 17_408  # fp8/bf16 dense kernels: the N=256 carveout above doe
 SM90_PIPE_PER_STAGE = 16
 
 
-@frozen_dataclass
-class SmemFit:
+class SmemFit(Struct, frozen=True, gc=False):
     """Result of `smem_fit`. `verdict` None means "not modelled" (see notes). Bytes throughout."""
 
     arch: str
@@ -363,8 +363,7 @@ def _sm90(config: TileConfig, dtype: str, grouped: bool, fixed: Optional[int], w
                    cutlass_version="CUTLASS 4.7 sm90_gmma_builder stage rule (research note [C])", notes=tuple(notes))
 
 
-@frozen_dataclass
-class PublicReport:
+class PublicReport(Struct, frozen=True, gc=False):
     """A public shared-memory failure report set against what this model computes for it."""
 
     report: str

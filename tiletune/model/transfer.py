@@ -52,8 +52,9 @@ plumbing only.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Tuple
+
+from msgspec import structs
 
 W_ARCH = 0.30
 W_CLOCK = 0.10
@@ -68,7 +69,7 @@ def transferred(tc, family: str):
     """`tc` (fitted on SM90) used for `family`: marked transferred, with the arch part of the widening."""
     if family == "sm90":
         return tc
-    return replace(tc, name=f"{tc.name} (transferred to {family}, not measured there)", transferred_from="sm90",
+    return structs.replace(tc, name=f"{tc.name} (transferred to {family}, not measured there)", transferred_from="sm90",
                    widen=W_ARCH)
 
 

@@ -20,10 +20,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Optional, Sequence, Union
 
+from msgspec import Struct
+
 from tiletune.core import bounded_input
 from tiletune.core.errors import ReaderError, unexpected
 from tiletune.core.events import Event, InputFacts
-from tiletune.core.frozen import frozen_dataclass
 from tiletune.core.records import InputProblem, TuningRecord
 from tiletune.readers.interface import ReadContext
 
@@ -55,8 +56,7 @@ _TEMP_PREFIXES = (".autotuner_", ".autotune_", ".tmp")
 Item = Union[TuningRecord, InputProblem]
 
 
-@frozen_dataclass
-class ReadOutcome:
+class ReadOutcome(Struct, frozen=True, gc=False):
     """Everything read from the inputs: records, problems, and (path, reader kind) of each input used."""
 
     records: tuple[TuningRecord, ...]

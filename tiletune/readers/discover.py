@@ -16,15 +16,15 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Optional
+
+from msgspec import Struct
 
 _VERSION_DIR = re.compile(r"^\d+\.\d+")
 
 
-@dataclass(frozen=True)
-class Discovery:
+class Discovery(Struct, frozen=True, gc=False):
     """Existing places to read, and a line per place looked at ("LABEL: PATH (found|absent)")."""
 
     paths: tuple[Path, ...]

@@ -23,7 +23,6 @@ from typing import Any, Iterator, Optional
 
 from tiletune.core import bounded_input
 from tiletune.core.errors import ReaderError
-from tiletune.core.frozen import positional_builder
 from tiletune.core.records import Environment, InputProblem, Status, TuningRecord, freeze
 from tiletune.readers.interface import ReadContext
 from tiletune.readers.json_common import UNKNOWN_VALUES, Item, PathHints, json_type_name, load_json, quoted_short
@@ -138,7 +137,7 @@ def read_object(path: Path, obj: Any, ctx: ReadContext, hints: Optional[PathHint
     last_types: Any = None
     last_detail: tuple[tuple[str, Any], ...] = ()
     n_entries = 0
-    chosen, record = Status.CHOSEN, positional_builder(TuningRecord)  # (one record per entry: see its why)
+    chosen, record = Status.CHOSEN, TuningRecord  # (one record per entry: see its why)
     for key, value in obj.items():
         if key in _RESERVED:
             continue

@@ -19,17 +19,17 @@ from __future__ import annotations
 
 from typing import Optional, Union
 
+from msgspec import Struct
+
 from tiletune.core.archs import arch_from_gpu_name
 from tiletune.core.events import Event, InputFacts
-from tiletune.core.frozen import frozen_dataclass
 from tiletune.core.records import Environment, InputProblem, TuningRecord
 
 # What a reader yields: records, the problems of its input, and (text readers) events and input facts.
 ReadItem = Union[TuningRecord, InputProblem, Event, InputFacts]
 
 
-@frozen_dataclass
-class ReadContext:
+class ReadContext(Struct, frozen=True, gc=False):
     """User overrides that beat what files say (`--arch`, `--flashinfer-version`, `--gpu`)."""
 
     arch: Optional[str] = None

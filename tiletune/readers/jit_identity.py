@@ -8,9 +8,10 @@ the path rule cannot live in either without an import cycle.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Tuple
+
+from msgspec import Struct
 
 from tiletune.core.archs import normalize_arch
 
@@ -18,8 +19,7 @@ _VERSION_DIR = re.compile(r"\d+\.\d+(?:\.\d+)?(?:[.+\-]?[A-Za-z0-9.+\-]*)?")
 _ARCH_DIR = re.compile(r"\d{2,3}[a-z]?(?:_\d{2,3}[a-z]?)*")
 
 
-@dataclass(frozen=True)
-class WorkspaceIdentity:
+class WorkspaceIdentity(Struct, frozen=True, gc=False):
     """What a workspace path says: FlashInfer version, the normalised arch (None if several)."""
 
     version: str

@@ -25,9 +25,10 @@ from __future__ import annotations
 import io
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
+
+from msgspec import Struct
 
 from tiletune.core import bounded_input
 from tiletune.core.errors import ReaderError
@@ -99,8 +100,7 @@ _SM80_INST = re.compile(
     r"sm80_generic_fused_moe_gemm_kernelLauncher<\s*(?P<act>[\w:]+)\s*,\s*(?P<w>[\w:]+)\s*,\s*(?P<m>\d+)\s*,\s*(?P<n>\d+)\s*,\s*(?P<k>\d+)\s*,\s*(?P<stages>\d+)")
 
 
-@dataclass(frozen=True)
-class Instantiation:
+class Instantiation(Struct, frozen=True, gc=False):
     """One CUTLASS kernel a TU instantiates, as far as its name / text says."""
 
     tile: Optional[Tuple[int, int, int]]  # None when only tile M is known (MoE file without its .cu)

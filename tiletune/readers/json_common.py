@@ -8,9 +8,10 @@ import os
 from pathlib import Path
 from typing import Any, Optional, Union
 
+from msgspec import Struct
+
 from tiletune.core import bounded_input
 from tiletune.core.errors import ReaderError
-from tiletune.core.frozen import frozen_dataclass
 from tiletune.core.records import InputProblem, TuningRecord
 
 UNKNOWN_VALUES = (None, "", "unknown", "None", "*")
@@ -22,8 +23,7 @@ DEFAULT_MAX_JSON_MB = 256
 Item = Union[TuningRecord, InputProblem]
 
 
-@frozen_dataclass
-class PathHints:
+class PathHints(Struct, frozen=True, gc=False):
     """What a cache's location says about it (SGLang / vLLM layouts); used when `_metadata` is silent."""
 
     layout: str  # "sglang", "vllm", "trtllm", ...

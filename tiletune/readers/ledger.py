@@ -12,9 +12,10 @@ measurements ride in `detail`. A torn or foreign line is a non-fatal InputProble
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Iterator, Union
+
+from msgspec import structs
 
 from tiletune.core.archs import arch_from_gpu_name
 from tiletune.core.errors import TunerError
@@ -111,7 +112,7 @@ def _record(path: Path, ctx: ReadContext, a: dict, first_line: int, times: TimeS
         cuda_version=env.get("cuda_runtime"),
     )
     if env.get("driver"):
-        environment = replace(environment, driver=str(env["driver"]))
+        environment = structs.replace(environment, driver=str(env["driver"]))
     passed = bool(a.get("passed"))
     detail = {
         "diagnosis": a.get("diagnosis"),

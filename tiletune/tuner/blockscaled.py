@@ -17,8 +17,9 @@ FlashInfer's real quantizer output, because that needs a Blackwell GPU (see work
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Dict, Tuple
+
+from msgspec import Struct
 
 from tiletune.core.vocabulary import SCALE_VECTOR
 
@@ -46,8 +47,7 @@ def swizzled_sf_size(rows: int, n_col_vecs: int) -> int:
     return round_up(rows, 128) * round_up(n_col_vecs, 4)
 
 
-@dataclass(frozen=True)
-class BlockScaledShapes:
+class BlockScaledShapes(Struct, frozen=True, gc=False):
     """What the runner is handed for an (M, N, K) problem, in FlashInfer's own conventions.
 
     `a` is (M, K/2) uint8 for nvfp4 and (M, K) e4m3 for mxfp8; the weight is quantized as (N, K)

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import math
 import signal as _signal
-from dataclasses import dataclass
 from typing import Optional
+
+from msgspec import Struct
 
 from tiletune.core.error_text import ErrorClass, diagnose
 from tiletune.core.vocabulary import torch_dtype_name
@@ -43,8 +44,7 @@ def error_bound(dtype_out: Optional[str]) -> Optional[float]:
     return ERROR_BOUNDS.get(name) if name else None
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(Struct, frozen=True, gc=False):
     """A diagnosis and the one-line message that says why."""
 
     diagnosis: Diagnosis

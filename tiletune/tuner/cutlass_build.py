@@ -11,9 +11,10 @@ import os
 import re
 import subprocess
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from msgspec import Struct
 
 from tiletune.core.errors import TunerError
 from tiletune.core.records import TileConfig
@@ -48,8 +49,7 @@ SUPPORT_HEADERS = ("tt_common.hpp", "tt_dense.hpp")
 OUTPUT_DTYPE = "bfloat16"
 
 
-@dataclass(frozen=True)
-class KernelBuild:
+class KernelBuild(Struct, frozen=True, gc=False):
     """One reproducer configuration: which .cu, for which arch, with which -D macros."""
 
     source: str  # file name in kernels/, e.g. "sm90_gemm.cu"
@@ -203,8 +203,7 @@ def nvcc_command(kb: KernelBuild, headers: CutlassHeaders, output: Path, *, kdir
     return cmd
 
 
-@dataclass(frozen=True)
-class BuildResult:
+class BuildResult(Struct, frozen=True, gc=False):
     """What one build produced. `binary` is None when it failed; `error` is then the first error line."""
 
     build: KernelBuild

@@ -8,9 +8,10 @@ import os
 import re
 import shutil
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Optional
+
+from msgspec import Struct
 
 from tiletune.core.errors import TunerError
 
@@ -36,8 +37,7 @@ def kernels_dir() -> Path:
     )
 
 
-@dataclass(frozen=True)
-class CutlassHeaders:
+class CutlassHeaders(Struct, frozen=True, gc=False):
     """A CUTLASS include tree and where it came from."""
 
     include: Path  # holds cutlass/ and cute/

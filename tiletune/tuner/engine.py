@@ -14,16 +14,16 @@ Engines:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional, Protocol, Sequence, Tuple
+
+from msgspec import Struct, field
 
 from tiletune.core.ledger_format import Diagnosis  # the vocabulary attempts end with (ledger lines store it)
 from tiletune.core.records import Problem, Tactic, TileConfig
 
 
-@dataclass(frozen=True)
-class RetryTarget:
+class RetryTarget(Struct, frozen=True, gc=False):
     """One config to re-attempt: an (op, runner, tactic) at one problem, on the current GPU.
 
     `key` is a stable, readable name for the ledger; resume skips a target only when an attempt
@@ -50,8 +50,7 @@ class RetryTarget:
     options: Tuple[Tuple[str, Any], ...] = ()
 
 
-@dataclass(frozen=True)
-class ChildSpec:
+class ChildSpec(Struct, frozen=True, gc=False):
     """How to start the child for one attempt. The child writes its JSON result to `result_file`
     (or prints one JSON line on stdout when `result_file` is None)."""
 
@@ -61,8 +60,7 @@ class ChildSpec:
     result_file: Optional[Path] = None
 
 
-@dataclass(frozen=True)
-class ChildResult:
+class ChildResult(Struct, frozen=True, gc=False):
     """What happened to the child process. Never an exception: timeouts and OSErrors are data."""
 
     argv: Tuple[str, ...]
@@ -76,8 +74,7 @@ class ChildResult:
     result_error: Optional[str] = None  # why `result` is None when a result was expected
 
 
-@dataclass(frozen=True)
-class Attempt:
+class Attempt(Struct, frozen=True, gc=False):
     """One finished attempt: the outcome, its diagnosis, the measurement and the environment."""
 
     target: RetryTarget

@@ -24,13 +24,14 @@ others need (`fused_moe_90` on SM90: 15-60 minutes of nvcc) is never built witho
 
 from __future__ import annotations
 
-import dataclasses
 import importlib.util
 import json
 import shutil
 import sys
 from pathlib import Path
 from typing import Any, Dict, Optional, Sequence
+
+from msgspec import structs
 
 from tiletune.core.errors import TunerError
 from tiletune.core.vocabulary import FUSED_MOE_OPS
@@ -177,7 +178,7 @@ class FlashInferEngine:
         moe = (child.result or {}).get("moe")
         if target.dtype is None and isinstance(moe, dict) and moe.get("out_dtype"):
             # a MoE key without extras: the bound is the one of the output dtype the attempt ran with
-            target = dataclasses.replace(target, dtype=str(moe["out_dtype"]))
+            target = structs.replace(target, dtype=str(moe["out_dtype"]))
         return interpret_worker_result(self.name, target, child)
 
     # -- helpers ---------------------------------------------------------------------------

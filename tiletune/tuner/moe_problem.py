@@ -26,8 +26,9 @@ kernel.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Dict, Mapping, Optional, Tuple
+
+from msgspec import Struct, field, structs
 
 # MoERunner.get_cache_key_extras layouts (20 fields; 17 in 0.7.2.post1) live in one place
 from tiletune.core.moe_key_extras import FIELDS_17 as EXTRAS_17  # noqa: F401 (re-exported)
@@ -56,8 +57,7 @@ class MoeRefusal(ValueError):
     """Why a fused-MoE target cannot be re-run by tiletune (one line, shown as the attempt's error)."""
 
 
-@dataclass(frozen=True)
-class MoeProblem:
+class MoeProblem(Struct, frozen=True, gc=False):
     """One MoE layer at one token count, as a retry runs it (one rank, uniform routing)."""
 
     gemm: int  # 1 or 2: which GEMM the target's tactic is for
@@ -95,7 +95,7 @@ class MoeProblem:
         return 2.0 * self.tokens * self.top_k * n * k
 
     def to_spec(self) -> Dict[str, Any]:
-        d = asdict(self)
+        d = structs.asdict(self)
         d["notes"] = list(self.notes)
         return d
 

@@ -17,7 +17,6 @@ Killing the parent kills its children and removes the scratch directory: SIGINT 
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import queue
 import re
@@ -31,6 +30,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, TextIO
+
+from msgspec import structs
 
 from tiletune.tuner import fingerprint
 from tiletune.tuner import resume as resume_ids
@@ -124,7 +125,7 @@ def run_retry(
     """
     suffix = engine.key_suffix() if hasattr(engine, "key_suffix") else ""
     if suffix:  # attempts under non-default conditions are different attempts
-        targets = [dataclasses.replace(t, key=t.key + suffix) for t in targets]
+        targets = [structs.replace(t, key=t.key + suffix) for t in targets]
     env = dict(env) if env is not None else fingerprint.collect()
     eid = fingerprint.env_id(env)
     ledger = Ledger(ledger_path)
@@ -170,7 +171,7 @@ def run_retry(
             except queue.Empty:
                 return
             attempt = _attempt_one(engine, target, root / f"{i:05d}-{_safe_name(target.key)}", timeout_s, gpu, watchdog)
-            attempt = dataclasses.replace(attempt, env=_merge_env(env, attempt.env, gpu))
+            attempt = structs.replace(attempt, env=_merge_env(env, attempt.env, gpu))
             with lock:
                 ledger.append(attempt, env_id=eid)
                 results[i] = attempt
@@ -218,7 +219,7 @@ def _attempt_one(engine: Engine, target: RetryTarget, scratch: Path, timeout_s: 
     try:
         spec = engine.child_spec(target, scratch)
         if gpu is not None:
-            spec = dataclasses.replace(spec, env=tuple(spec.env) + (("CUDA_VISIBLE_DEVICES", gpu),))
+            spec = structs.replace(spec, env=tuple(spec.env) + (("CUDA_VISIBLE_DEVICES", gpu),))
         child = run_child(spec, timeout_s=timeout_s, scratch=scratch, watchdog=watchdog)
         attempt = engine.interpret(target, child)
     except Exception as e:  # one bad target must not end the run; the ledger says what happened
@@ -232,8 +233,8 @@ def _attempt_one(engine: Engine, target: RetryTarget, scratch: Path, timeout_s: 
         )
     if attempt.diagnosis is Diagnosis.TIMEOUT and child.timed_out:
         # engines do not know the limit; the message should say which one was hit
-        attempt = dataclasses.replace(attempt, message=f"killed after the {timeout_s:g} s time limit (hang or too slow)")
-    return dataclasses.replace(attempt, started_at=attempt.started_at or started)
+        attempt = structs.replace(attempt, message=f"killed after the {timeout_s:g} s time limit (hang or too slow)")
+    return structs.replace(attempt, started_at=attempt.started_at or started)
 
 
 def _merge_env(parent: Mapping[str, Any], child: Sequence[tuple], gpu: Optional[str]) -> tuple:

@@ -18,9 +18,10 @@ run recognises what it already did.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set
+
+from msgspec import structs
 
 from tiletune.core.errors import UsageError
 from tiletune.core.records import Entry, Problem, Status, TuningRecord, to_jsonable
@@ -104,7 +105,7 @@ def _problem_with_dtypes(entry: Entry) -> Optional[Problem]:
         return None
     extras = [str(x).replace("torch.", "") for x in (entry.record.extras or ()) if isinstance(x, str)]
     if len(extras) == 3 and all("float" in x or "int" in x for x in extras):
-        return dataclasses.replace(
+        return structs.replace(
             p,
             dtype_a=p.dtype_a or extras[0],
             dtype_b=p.dtype_b or extras[1],
@@ -204,11 +205,11 @@ def targets_from_entries(
         if rec.op in FUSED_MOE_OPS and problem is not None:
             gemm_dtype, config = _moe_kernel_types(entry, moe_dtype)
             if gemm_dtype:  # the GEMMs' operand dtype, for the CUTLASS reproducer
-                problem = dataclasses.replace(problem, dtype_a=gemm_dtype, dtype_b=gemm_dtype)
+                problem = structs.replace(problem, dtype_a=gemm_dtype, dtype_b=gemm_dtype)
         key = target_key(rec.op, rec.runner, rec.tactic, problem, dtype)
         if key in by_key:
             if by_key[key].previous_error is None and rec.error:
-                by_key[key] = dataclasses.replace(by_key[key], previous_error=rec.error)
+                by_key[key] = structs.replace(by_key[key], previous_error=rec.error)
             continue
         by_key[key] = RetryTarget(
             key=key,
@@ -349,7 +350,7 @@ def explicit_targets(
     so its tile is known wherever the catalogs know it (the CUTLASS engine and --reproducer need it)."""
     out = []
     for shape in shapes:
-        p = dataclasses.replace(shape, dtype_a=dtype_in, dtype_b=dtype_in, dtype_out=dtype_out)
+        p = structs.replace(shape, dtype_a=dtype_in, dtype_b=dtype_in, dtype_out=dtype_out)
         for t in tactics:
             config = _decoded_config(op, runner, t, arch, flashinfer_version, _key_shapes(op, p))
             out.append(

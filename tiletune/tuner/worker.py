@@ -47,17 +47,17 @@ import os
 import sys
 import time
 import traceback
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from msgspec import Struct
 
 from tiletune.core.vocabulary import FUSED_MOE_OPS, MOE_RUNNER, torch_dtype_name
 
 BLACKWELL_MAJORS = (10, 11, 12)
 
 
-@dataclass(frozen=True)
-class RunnerInfo:
+class RunnerInfo(Struct, frozen=True, gc=False):
     """One FlashInfer runner the engine can drive: where it runs and what it needs."""
 
     op: str

@@ -15,8 +15,9 @@ import math
 import re
 import statistics
 import sys
-from dataclasses import replace
 from typing import Any, List, Optional, Sequence, Tuple
+
+from msgspec import structs
 
 from tiletune.core.records import Problem, TileConfig
 from tiletune.model.calibration import US, Constants
@@ -82,13 +83,13 @@ def fit(rows: List[dict], dtype: str) -> Constants:
         for key, grid in grids.items():
             for v in grid:
                 change: dict[str, Any] = {key: v}
-                cand = replace(c, **change)
+                cand = structs.replace(c, **change)
                 loss = _loss(rows, cand)
                 if loss < best:
                     best, c = loss, cand
     ratios = sorted((r["median_us"] * US) / predict(r, c)[0] for r in rows)
     q = lambda f: ratios[min(len(ratios) - 1, max(0, round(f * (len(ratios) - 1))))]  # noqa: E731
-    return replace(c, ratio_band=(round(q(0.025), 3), round(q(0.975), 3)))
+    return structs.replace(c, ratio_band=(round(q(0.025), 3), round(q(0.975), 3)))
 
 
 def report(path: str) -> str:

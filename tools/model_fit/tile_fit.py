@@ -15,9 +15,10 @@ from __future__ import annotations
 import json
 import math
 import statistics
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
+
+from msgspec import structs
 
 from tiletune.model import l2 as l2_term
 from tiletune.model import mainloop
@@ -212,7 +213,7 @@ def _loss(rows: Sequence[dict], tc: TileConstants, pre: Optional[List[_Pre]] = N
 def fit(rows: Sequence[dict], name: str, start: Optional[TileConstants] = None, rounds: int = 4,
         keys: Optional[Sequence[str]] = None) -> TileConstants:
     """Constants that minimise `_loss` on `rows`; `ratio_band` = 5th/95th pct of measured/model there."""
-    tc = replace(start or PRIOR, name=name)
+    tc = structs.replace(start or PRIOR, name=name)
     pre = [_pre(r) for r in rows]
     best = _loss(rows, tc, pre)
     steps = (0.6, 0.8, 0.9, 0.95, 1.05, 1.11, 1.25, 1.6)
@@ -226,7 +227,7 @@ def fit(rows: Sequence[dict], name: str, start: Optional[TileConstants] = None, 
                 if cand_v == v:
                     continue
                 change: Dict[str, Any] = {key: cand_v}
-                cand = replace(tc, **change)
+                cand = structs.replace(tc, **change)
                 loss = _loss(rows, cand, pre)
                 if loss < best - 1e-6:
                     best, tc, improved = loss, cand, True
@@ -234,7 +235,7 @@ def fit(rows: Sequence[dict], name: str, start: Optional[TileConstants] = None, 
             break
     ratios = sorted(math.exp(p.log_meas) / fast_time(p, tc) for p in pre)
     q = lambda f: ratios[min(len(ratios) - 1, max(0, round(f * (len(ratios) - 1))))]  # noqa: E731
-    return replace(tc, ratio_band=(round(min(q(0.05), 0.97), 3), round(max(q(0.95), 1.03), 3)),
+    return structs.replace(tc, ratio_band=(round(min(q(0.05), 0.97), 3), round(max(q(0.95), 1.03), 3)),
                    fitted_on=f"{len(rows)} measured CUTLASS configs")
 
 

@@ -8,11 +8,12 @@ JSON on stdout; progress goes to stderr.
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, TextIO, Tuple
+
+from msgspec import structs
 
 from tiletune.analysis.results import loses_data
 from tiletune.cli.output import FailOn, emit, say
@@ -252,7 +253,7 @@ def retry(opts: RetryOptions, *, progress: Optional[TextIO] = sys.stderr, env: O
     _refuse_outputs_over_inputs(opts, [Path(path) for path, _ in sources])
     input_ledgers = [Path(path) for path, kind in sources if kind == "ledger"]
     # options that change what a target runs ride on it into the ledger, so resume tells runs apart
-    targets = [dataclasses.replace(t, options=options_for(t, moe_dtype=opts.moe_dtype, top_k=opts.top_k)) for t in targets]
+    targets = [structs.replace(t, options=options_for(t, moe_dtype=opts.moe_dtype, top_k=opts.top_k)) for t in targets]
     notes: List[str] = []
     if opts.reproducer is not None:
         notes += reproducers_or_why(targets, opts.reproducer, top_k=opts.top_k, why_none=why_none)

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from typing import Any, Dict, List, Optional, Tuple
+
+from msgspec import Struct
 
 from tiletune.core.archs import arch_from_gpu_name, normalize_arch
 from tiletune.core.error_text import archs_named, kernel_file
@@ -60,8 +61,7 @@ _ARCH_STRENGTH = {"jit path": 6, "cache path": 6, "compute capability": 6, "gpu 
 _VERSION_STRENGTH = {"jit path": 6, "cache path": 6, "package version": 5, "server release pin": 1}
 
 
-@dataclass(frozen=True)
-class Clue:
+class Clue(Struct, frozen=True, gc=False):
     """One value a text states (or implies), where, and how it is known."""
 
     what: str  # "arch" | "gpu" | "flashinfer_version" | "server" | "rank"

@@ -14,9 +14,10 @@ multi-line error text into one summary line plus what `tiletune.core.error_text`
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Dict, List, Optional, Tuple
+
+from msgspec import Struct
 
 from tiletune.core import error_text
 from tiletune.core.records import Tactic
@@ -164,8 +165,7 @@ def split_runner(rest: str) -> Tuple[str, str, str]:
     return m.group("path").rsplit(".", 1)[-1], m.group(0), rest[m.end():].lstrip()
 
 
-@dataclass(frozen=True)
-class ParsedProfilingKey:
+class ParsedProfilingKey(Struct, frozen=True, gc=False):
     op: str
     runner: str
     shapes: Optional[Tuple[Any, ...]]

@@ -36,10 +36,11 @@ never the file.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
+
+from msgspec import structs
 
 from tiletune.core.events import Fact, InputFacts
 from tiletune.core.records import Environment, InputProblem, Status, Tactic, TuningRecord
@@ -270,7 +271,7 @@ class LogParser:
                     else:
                         summary += f" allows FlashInfer {pin.get('spec') or 'of an unknown version'} (no exact pin)"
                 self.events.add("version_banner", c.line, c.text, summary, facts, key=(server, ver))
-        return dataclasses.replace(env, **changes) if changes else env
+        return structs.replace(env, **changes) if changes else env
 
     def _fragment_clues(self) -> None:
         from tiletune.readers.logs.clues import Clue
