@@ -36,7 +36,7 @@ def model_result(problem=None, config=T128, spec=None, *, dtype="nvfp4", arch="s
     e = estimate(problem or problem_at(16), config, spec or SPEC, dtype=dtype, arch=arch)
     if smem:
         fields["smem"] = structs.replace(e.smem, **smem)
-    return e._replace(**fields)
+    return structs.replace(e, **fields)
 
 
 def recorded_model(problem, config, spec, *, dtype, arch, l2=None):

@@ -41,33 +41,33 @@ NO_FIT = dict.fromkeys(("shared_storage_bytes", "limit_bytes", "stages", "verdic
                  **dict(NONE, time_expected_s=float("inf"), efficiency_compute=float("nan"), ctas=0, sms=132)),
     model_result(problem_at(8), smem=NO_FIT, **dict(NONE, intensity_problem=3, time_floor_s=1, efficiency_roofline=1,
                  peak_dense=989_000_000_000_000, time_low_s=-float("inf"))),  # ints where floats are usual
-    FULL._replace(time_high_s=float("inf")),  # every number a float, one not finite
-    FULL._replace(intensity_problem=1e308, intensity_tile=1e308),  # finite, but their sum is not
+    structs.replace(FULL, time_high_s=float("inf")),  # every number a float, one not finite
+    structs.replace(FULL, intensity_problem=1e308, intensity_tile=1e308),  # finite, but their sum is not
     # the fast path's one size test (the numbers' hypotenuse below half _FIXED_MAX) at its edges
-    FULL._replace(intensity_problem=99_999_999_999.99, efficiency_roofline=-99_999_999_999.99),
-    FULL._replace(intensity_problem=49_999_999_999.99, efficiency_roofline=-49_999_999_999.99),
-    FULL._replace(intensity_problem=49_999_999_999.99),
-    FULL._replace(intensity_problem=100_000_000_000.0),
-    FULL._replace(efficiency_compute=-1e11),
-    FULL._replace(time_high_s=1e5),  # 1e11 us
-    FULL._replace(time_high_s=4.9e4, time_low_s=-4.9e4),
-    FULL._replace(intensity_problem=1e154),  # its square overflows to inf
-    FULL._replace(intensity_problem=1e308, time_floor_s=1e308),
-    FULL._replace(time_floor_s=float("nan"), time_expected_s=float("inf")),
-    FULL._replace(intensity_tile=float("nan")),  # the tile's intensity (in the shape) not finite
-    FULL._replace(intensity_tile=1e300),
-    FULL._replace(intensity_tile=-0.0),
-    FULL._replace(intensity_tile=7),
-    FULL._replace(intensity_tile=True),
-    FULL._replace(intensity_problem=10**30),  # an int too big for the fixed digits
-    FULL._replace(intensity_problem=True, time_floor_s=2, efficiency_compute=False),  # ints and bools
-    FULL._replace(intensity_tile=None),
-    FULL._replace(intensity_problem=0.0, time_floor_s=-0.0, efficiency_compute=-1e-9, efficiency_roofline=0.99995),
-    FULL._replace(intensity_problem=1.5, intensity_tile=10.0, time_floor_s=1e-4, time_expected_s=1.1e-5),
-    FULL._replace(bound="compute"),
-    FULL._replace(bound="9.0 % of peak"),  # a bound text with a digit, a point and a `%`: the general path
-    FULL._replace(problem=structs.replace(FULL.problem, m=True)),  # M written as it is, not as 1
-    FULL._replace(ctas=True),
+    structs.replace(FULL, intensity_problem=99_999_999_999.99, efficiency_roofline=-99_999_999_999.99),
+    structs.replace(FULL, intensity_problem=49_999_999_999.99, efficiency_roofline=-49_999_999_999.99),
+    structs.replace(FULL, intensity_problem=49_999_999_999.99),
+    structs.replace(FULL, intensity_problem=100_000_000_000.0),
+    structs.replace(FULL, efficiency_compute=-1e11),
+    structs.replace(FULL, time_high_s=1e5),  # 1e11 us
+    structs.replace(FULL, time_high_s=4.9e4, time_low_s=-4.9e4),
+    structs.replace(FULL, intensity_problem=1e154),  # its square overflows to inf
+    structs.replace(FULL, intensity_problem=1e308, time_floor_s=1e308),
+    structs.replace(FULL, time_floor_s=float("nan"), time_expected_s=float("inf")),
+    structs.replace(FULL, intensity_tile=float("nan")),  # the tile's intensity (in the shape) not finite
+    structs.replace(FULL, intensity_tile=1e300),
+    structs.replace(FULL, intensity_tile=-0.0),
+    structs.replace(FULL, intensity_tile=7),
+    structs.replace(FULL, intensity_tile=True),
+    structs.replace(FULL, intensity_problem=10**30),  # an int too big for the fixed digits
+    structs.replace(FULL, intensity_problem=True, time_floor_s=2, efficiency_compute=False),  # ints and bools
+    structs.replace(FULL, intensity_tile=None),
+    structs.replace(FULL, intensity_problem=0.0, time_floor_s=-0.0, efficiency_compute=-1e-9, efficiency_roofline=0.99995),
+    structs.replace(FULL, intensity_problem=1.5, intensity_tile=10.0, time_floor_s=1e-4, time_expected_s=1.1e-5),
+    structs.replace(FULL, bound="compute"),
+    structs.replace(FULL, bound="9.0 % of peak"),  # a bound text with a digit, a point and a `%`: the general path
+    structs.replace(FULL, problem=structs.replace(FULL.problem, m=True)),  # M written as it is, not as 1
+    structs.replace(FULL, ctas=True),
 ])
 def test_model_json_matches_the_dict(a):
     want, non_finite = finite_only(ENC(analysis_dict(a, notes=False)))  # strict JSON: NaN / Infinity as null
@@ -83,7 +83,7 @@ def test_model_json_shapes_tell_tile_intensities_apart():
     parts = _ModelParts()
     tiles = [227.5555, 0.0, -0.0, 1, 1.0, True, 227.5555, float("nan"), 1e300, None, 0.0005, 2.675, -0.0]
     for it in tiles + tiles[::-1]:
-        a = FULL._replace(intensity_tile=it)
+        a = structs.replace(FULL, intensity_tile=it)
         want, _ = finite_only(ENC(analysis_dict(a, notes=False)))
         assert _model_json(a, parts) == want
 
@@ -97,27 +97,27 @@ def test_model_json_reads_the_fields_it_names():
     from tiletune.model.perf import ModelResult
 
     src = inspect.getsource(json_out._model_json)
-    targets = src.split("fields: tuple[Any, ...] = a[:]")[1].split("= fields")[0]
+    targets = src.split("fields: tuple[Any, ...] = structs.astuple(a)")[1].split("= fields")[0]
     names = [t.strip() for t in targets.replace("(", "").replace(")", "").replace("\n", " ").split(",")]
     meant = {"dtype": "dtype", "ip": "intensity_problem", "it": "intensity_tile", "bound": "bound",
              "peak_dense": "peak_dense", "peak_sparse": "peak_sparse", "sms": "sms", "ctas": "ctas",
              "tf": "time_floor_s", "te": "time_expected_s", "tl": "time_low_s", "th": "time_high_s",
              "ec": "efficiency_compute", "er": "efficiency_roofline", "smem": "smem", "problem": "problem",
              "gpu_spec": "gpu_spec", "l2": "l2"}
-    assert len(names) == len(ModelResult._fields)
+    assert len(names) == len(ModelResult.__struct_fields__)
     for i, n in enumerate(names):
         if n != "_":
-            assert ModelResult._fields[i] == meant[n], (i, n)
+            assert ModelResult.__struct_fields__[i] == meant[n], (i, n)
     assert sorted(n for n in names if n != "_") == sorted(meant)
 
 
 def test_model_json_pieces_keep_int_and_float_apart():
     parts = _ModelParts()
-    as_float = FULL._replace(smem=structs.replace(FULL.smem, shared_storage_bytes=83_968.0), ctas=56.0)
-    m_true = FULL._replace(problem=structs.replace(FULL.problem, m=True))
-    m_one = FULL._replace(problem=structs.replace(FULL.problem, m=1))
-    for a in (FULL, as_float, FULL, m_one, m_true, m_one, FULL._replace(bound="compute"), FULL,
-              FULL._replace(sms=170), FULL._replace(sms=170.0), FULL._replace(sms=True), FULL):  # (the SMs: in the shape)
+    as_float = structs.replace(FULL, smem=structs.replace(FULL.smem, shared_storage_bytes=83_968.0), ctas=56.0)
+    m_true = structs.replace(FULL, problem=structs.replace(FULL.problem, m=True))
+    m_one = structs.replace(FULL, problem=structs.replace(FULL.problem, m=1))
+    for a in (FULL, as_float, FULL, m_one, m_true, m_one, structs.replace(FULL, bound="compute"), FULL,
+              structs.replace(FULL, sms=170), structs.replace(FULL, sms=170.0), structs.replace(FULL, sms=True), FULL):  # (the SMs: in the shape)
         assert _model_json(a, parts) == ENC(analysis_dict(a, notes=False))
 
 
@@ -177,7 +177,7 @@ def _odd_result():
     res = build(ents, sources=[("/data/a/NaN Infinity.json", "flashinfer-v1")], model=port())
     fits = [ae for ae in res.entries if ae.analysis is not None]
     assert len(fits) >= 3
-    odd = fits[1].analysis._replace(time_expected_s=nan, intensity_problem=inf, peak_dense=inf, ctas=nan)
+    odd = structs.replace(fits[1].analysis, time_expected_s=nan, intensity_problem=inf, peak_dense=inf, ctas=nan)
     entries = list(res.entries)
     for i, ae in enumerate(entries):  # two entries share the odd analysis, one keeps its own
         if ae is fits[1] or ae is fits[2]:

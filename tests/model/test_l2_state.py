@@ -225,7 +225,7 @@ def test_counting_per_run_of_shared_facts_equals_the_plain_per_entry_count(real,
     big_caches.make_cache(300, path)
     pool = list(real.entries) + list(sm120) + list(inspect([path], ReadContext()).entries)
     a = next(ae for ae in pool if ae.analysis is not None and ae.analysis.l2 is not None)
-    twin = structs.replace(a, analysis=with_l2(a.analysis, a.analysis.l2._replace()))
+    twin = structs.replace(a, analysis=with_l2(a.analysis, structs.replace(a.analysis.l2)))
     assert twin.analysis.l2 == a.analysis.l2 and twin.analysis.l2 is not a.analysis.l2
     other_op = structs.replace(a, entry=structs.replace(a.entry, record=structs.replace(a.record, op="x")))
     pool += [twin, other_op, structs.replace(a, analysis=None)]

@@ -6,6 +6,7 @@ the way the research note says."""
 import re
 
 import pytest
+from msgspec import structs
 
 from tiletune.core.errors import ModelError
 from tiletune.core.records import Problem, TileConfig
@@ -127,8 +128,8 @@ def test_named_tuples_built_with_every_field():
     from tiletune.model.perf import Bytes, ModelResult, estimate
 
     e = estimate(Problem(m=64, n=4096, k=4096), TileConfig(tile=(128, 128, 64)), gpus.find("H200"), dtype="bf16")
-    assert len(e) == len(ModelResult._fields) and len(e.bytes) == len(Bytes._fields)
-    assert e._asdict()["note_facts"] == e.note_facts and e.bytes.partials == 0
+    assert len(structs.astuple(e)) == len(ModelResult.__struct_fields__) and len(structs.astuple(e.bytes)) == len(Bytes.__struct_fields__)
+    assert structs.asdict(e)["note_facts"] == e.note_facts and e.bytes.partials == 0
 
 
 def test_plan_memo_matches_the_plain_computation():
@@ -159,7 +160,8 @@ def test_plan_memo_matches_the_plain_computation():
     def same(a, b):
         if isinstance(a, str) or isinstance(b, str):
             return a == b
-        return all(x == y or (isinstance(x, float) and math.isnan(x) and math.isnan(y)) for x, y in zip(a, b))
+        return all(x == y or (isinstance(x, float) and math.isnan(x) and math.isnan(y))
+                   for x, y in zip(structs.astuple(a), structs.astuple(b)))
 
     grid = [(p, cfg, gpus.find(g), dict(dtype=dtype, arch=arch, **kw))
             for g, arch, dtype in cases for kw in kws for cfg in configs for p in problems]
@@ -199,7 +201,8 @@ def test_estimate_cases_matches_one_case_at_a_time():
               ("RTX PRO 6000 WS", "sm120", "nvfp4", {}), ("B200", "sm100", "fp8", {"sm_clock_hz": 1.5e9})]
 
     def same(a, b):
-        return all(x == y or (isinstance(x, float) and math.isnan(x) and math.isnan(y)) for x, y in zip(a, b))
+        return all(x == y or (isinstance(x, float) and math.isnan(x) and math.isnan(y))
+                   for x, y in zip(structs.astuple(a), structs.astuple(b)))
 
     batches = 0
     for g, arch, dtype, kw in setups:
@@ -230,7 +233,7 @@ def test_with_l2_is_replace():
     e = perf.estimate(Problem(m=64, n=4096, k=4096), TileConfig(tile=(128, 128, 64)), gpus.find("H200"), dtype="bf16")
     for fact in (L2Fact("warm", "decoded", "use_cold_l2_cache=False"), L2Fact(None, "unknown", "")):
         got = perf.with_l2(e, fact)
-        assert got == e._replace(l2=fact) and type(got) is perf.ModelResult and got.l2 is fact
+        assert got == structs.replace(e, l2=fact) and type(got) is perf.ModelResult and got.l2 is fact
         assert perf.with_l2(got, None) == e
 
 
@@ -319,5 +322,5 @@ def test_stated_notes_replace_the_derived_ones():
 
     e = estimate(Problem(m=1, n=4096, k=4096), TileConfig(tile=(128, 128, 64)), gpus.find("H200"), dtype="bf16")
     assert any(n.startswith("memory bound") for n in e.notes)
-    said = e._replace(note_facts=stated_notes(("recorded",)))
+    said = structs.replace(e, note_facts=stated_notes(("recorded",)))
     assert said.notes == ("recorded",) and said.all_notes == e.smem.notes + ("recorded",)

@@ -9,9 +9,9 @@ Conventions:
   `to_jsonable()` turns them back into lists for output.
 - sizes are in elements, times in seconds unless a field name says otherwise (`time_ms` keeps
   FlashInfer's own unit because that is what its logs print).
-- the dataclasses use `slots=True`: a 50,000-entry cache builds hundreds of thousands of them, and
-  slots make each smaller and quicker to build. They are made with `tiletune.core.frozen`'s
-  `frozen_dataclass` (an equivalent, faster `@dataclass(frozen=True)`).
+- records are `msgspec.Struct(frozen=True, gc=False)`: a 50,000-entry cache builds hundreds of
+  thousands of them, and a Struct is built in C (about 3x faster than a slotted frozen dataclass),
+  hashable, and typed for mypy. They hold no reference cycles, so the collector need not track them.
 """
 
 from __future__ import annotations

@@ -14,6 +14,8 @@ import json
 import math
 from typing import Any, Callable, Iterator, Optional
 
+from msgspec import structs
+
 from tiletune import __version__
 from tiletune.analysis.results import (
     AnalyzedEntry,
@@ -337,7 +339,7 @@ def _model_json(a: ModelResult, parts: _ModelParts) -> str:
     # the fields read, in ModelResult's order, by one unpacking (a NamedTuple's attributes are each a
     # descriptor call, and an itemgetter of 18 indexes cost twice this) of a slice (a plain tuple,
     # unpacked without an iterator); `_` for what is not written; Any: a None number is caught below
-    fields: tuple[Any, ...] = a[:]
+    fields: tuple[Any, ...] = structs.astuple(a)
     (_, dtype, _, _, _, _, _, _, _, _, ip, it, _, bound, _, peak_dense, peak_sparse, _, sms, ctas,
      _, _, _, _, _, _, tf, _, _, _, te, tl, th, ec, er, _, smem, _, _, problem, _, gpu_spec,
      _, _, _, _, _, _, _, _, _, l2) = fields

@@ -25,7 +25,9 @@ Rules (each number's basis is in the note the model prints):
 
 from __future__ import annotations
 
-from typing import NamedTuple, Optional
+from typing import Optional
+
+from msgspec import Struct
 
 from tiletune.core.errors import ModelError
 from tiletune.model.gpus import GpuSpec
@@ -36,7 +38,7 @@ L2_BYTES_PER_CLK_PER_SM = 6.5e12 / (132 * 1.98e9)
 L2_STATES = ("warm", "cold")
 
 
-class L2Fact(NamedTuple):
+class L2Fact(Struct, frozen=True, gc=False):
     """The L2 state a timing (or a tuner's pick) was taken with, and how that is known. Set by the
     caller that knows it (tiletune/analysis/l2_state.py), carried by `ModelResult.l2`. Hashable."""
 
@@ -45,10 +47,9 @@ class L2Fact(NamedTuple):
     basis: str
 
 
-_new_tuple = tuple.__new__
 
 
-class L2Term(NamedTuple):
+class L2Term(Struct, frozen=True, gc=False):
     """What the L2 does for one case's memory traffic."""
 
     state: Optional[str]  # "warm" | "cold" | None (the timing source's L2 state is unknown)
@@ -83,7 +84,7 @@ def bandwidth(gpu: GpuSpec, clock_hz: Optional[float]) -> tuple:
                        f"B/clk/SM x {gpu.sms} SMs x {clk / 1e6:.0f} MHz; not measured on this GPU)")
 
 
-class L2Site(NamedTuple):
+class L2Site(Struct, frozen=True, gc=False):
     """What a GPU's L2 offers at one SM clock, whatever the problem: worked out once per
     (GPU, clock) by the model's plan (perf._plan), and per call by `term`."""
 
@@ -104,10 +105,7 @@ def site(gpu: GpuSpec, clock_hz: Optional[float]) -> L2Site:
 def term_at(s: L2Site, footprint: int, state: Optional[str]) -> L2Term:
     """The L2 term of one case on a known site."""
     usable = s.usable
-    # tuple.__new__ with every field in order: one C call (a NamedTuple's own constructor is Python
-    # code, and this runs once per modelled case)
-    return _new_tuple(L2Term, (state, footprint, usable, usable is not None and footprint <= usable, s.bandwidth,
-                               s.measured, s.basis))
+    return L2Term(state, footprint, usable, usable is not None and footprint <= usable, s.bandwidth, s.measured, s.basis)
 
 
 def term(gpu: GpuSpec, footprint: int, state: Optional[str], clock_hz: Optional[float]) -> L2Term:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Tuple, Union
 
-from msgspec import Struct
+from msgspec import Struct, structs
 
 from tiletune.core.archs import normalize_arch
 from tiletune.core.errors import ModelError
@@ -42,15 +42,9 @@ def _ceil(a: int, b: int) -> int:
     return -(-a // b)
 
 
-# A NamedTuple's own constructor is Python code that re-packs every argument; building one with
-# tuple.__new__ and ALL its fields in order is a single C call (used where one is built per
-# modelled case: ModelResult has 51 fields).
-_new_tuple = tuple.__new__
-
-
-class Bytes(NamedTuple):
+class Bytes(Struct, frozen=True, gc=False):
     """Fewest DRAM bytes: each operand read once, D written once (no C). Scale factors padded as stored.
-    (A NamedTuple: one or two are built per modelled case, tens of thousands in a big inspect.)"""
+    (One or two are built per modelled case, tens of thousands in a big inspect.)"""
 
     a: int
     b: int
@@ -83,7 +77,7 @@ def _expected_distinct(experts: int, draws: int) -> float:
     return experts * (1.0 - (1.0 - 1.0 / experts) ** draws)
 
 
-class NoteFacts(NamedTuple):
+class NoteFacts(Struct, frozen=True, gc=False):
     """What a ModelResult's notes say that its other fields do not: inspect models tens of
     thousands of cases and prints none of their notes, so `estimate` keeps these facts and
     `ModelResult.notes` formats the text when asked (`_notes`, the one formatter;
@@ -105,15 +99,15 @@ def stated_notes(texts: Tuple[str, ...]) -> NoteFacts:
     return NoteFacts((), False, (), None, None, tuple(texts))
 
 
-class ModelResult(NamedTuple):
+class ModelResult(Struct, frozen=True, gc=False):
     """The model's answer for one (problem, tile, GPU, dtype): the one result type of the model,
     built by `estimate` (the one implementation of the formulas), shown by `tiletune model`, held
     by every inspect entry and failure (results.AnalyzedEntry.analysis), read by the formatters.
     All values are modelled, never measured. Units: bytes, seconds, FLOP, FLOP/s, bytes/s,
     fractions (0..1); formatters convert. What it was asked about (problem, config, GPU) is held,
     not copied: the properties below read it.
-    A NamedTuple built with tuple.__new__ (one C call; `estimate` runs once per distinct case,
-    tens of thousands of times for a big cache)."""
+    A msgspec Struct built positionally (`estimate` runs once per distinct case, tens of thousands
+    of times for a big cache)."""
 
     arch: str
     dtype: str
@@ -231,13 +225,9 @@ class ModelResult(NamedTuple):
         return self.smem.notes + self.notes
 
 
-assert ModelResult._fields[-1] == "l2"  # with_l2 relies on it
-
-
 def with_l2(res: ModelResult, fact: l2_term.L2Fact) -> ModelResult:
-    """`res._replace(l2=fact)` in one C call (l2 is the last field; _replace re-packs all 52 in
-    Python): inspect attaches the fact once per distinct case. tests/model/test_perf.py pins it."""
-    return _new_tuple(ModelResult, res[:-1] + (fact,))
+    """The result with the L2 state its times assume (inspect attaches it once per distinct case)."""
+    return structs.replace(res, l2=fact)
 
 
 class _Context(NamedTuple):
@@ -428,7 +418,8 @@ def estimate_cases(cases: Iterable[Tuple[Problem, L2Arg]], config: TileConfig, g
     # the NoteFacts every case of this plan and L2 state shares, band widened for the L2 or not
     facts_plan: Any = None  # the plan and L2 state they were made for (identity)
     facts_state: Any = ()
-    facts_kept = facts_widened = None
+    facts_kept: Optional[NoteFacts] = None
+    facts_widened: Optional[NoteFacts] = None
     # module functions as locals: each is called once or more per case
     tile_cycles, soft_max = mainloop.tile_cycles, combine
     for problem, l2 in cases:
@@ -438,10 +429,11 @@ def estimate_cases(cases: Iterable[Tuple[Problem, L2Arg]], config: TileConfig, g
             for name, v in (("m", m), ("n", n), ("k", k), ("batch", batch)):
                 if not isinstance(v, int) or v <= 0:
                     raise ModelError(f"problem size {name}={v!r}: must be a positive integer")
-        if l2 is None or type(l2) is str:
+        l2_fact: Optional[l2_term.L2Fact]
+        if l2 is None or isinstance(l2, str):
             l2_fact, l2_state = None, l2
         else:
-            l2_fact, l2_state = l2, l2.state  # type: ignore[union-attr]
+            l2_fact, l2_state = l2, l2.state
         if l2_state is not checked_state:
             checked_state = l2_term.check_state(l2_state)
         experts = problem.experts
@@ -518,7 +510,7 @@ def estimate_cases(cases: Iterable[Tuple[Problem, L2Arg]], config: TileConfig, g
             partial_bytes = 2 * (split_k - 1) * rows_total * n * 4
         elif stream_k and tiles % slots and tiles * k_iters > slots:
             partial_bytes = 2 * min(slots, tiles) * bm * bn * 4  # fixup of tiles split between CTAs (upper bound)
-        byt = _new_tuple(Bytes, (byte_a, byte_b, byte_sfa, byte_sfb, byte_d, partial_bytes))
+        byt = Bytes(byte_a, byte_b, byte_sfa, byte_sfb, byte_d, partial_bytes)
         bytes_min = byte_a + byte_b + byte_sfa + byte_sfb + byte_d  # Bytes.minimum
 
         t_sustained = None
@@ -571,19 +563,18 @@ def estimate_cases(cases: Iterable[Tuple[Problem, L2Arg]], config: TileConfig, g
         bound = "memory" if ai < ridge else "compute"
         if pl is not facts_plan or l2_state is not facts_state:
             site_state = (l2_site, l2_state) if not generic else (None, None)
-            facts_kept = _new_tuple(NoteFacts, ((), False, plan_notes, *site_state, None))
-            facts_widened = _new_tuple(NoteFacts, ((), True, plan_notes, *site_state, None))
+            facts_kept = NoteFacts((), False, plan_notes, *site_state, None)
+            facts_widened = NoteFacts((), True, plan_notes, *site_state, None)
             facts_plan, facts_state = pl, l2_state
         facts = facts_widened if l2_widened else facts_kept
+        assert facts is not None  # (made above for this plan and state)
 
-        # every field, in order (see _new_tuple), as two tuple displays joined: a display of more than
-        # 30 items is built item by item through a list (52 appends and a copy per case)
-        append(_new_tuple(ModelResult, (
+        append(ModelResult(  # every field, in order
             a, dtype, dtype_out, tile, mk, nk, k, groups, flops, byt, ai, pl.intensity_tile, ridge, bound, peak,
-            dense, peak.sparse, bw, gpu.sms, ctas, slots, waves, wave_eff, tile_eff, k_eff, k_iters) + (
+            dense, peak.sparse, bw, gpu.sms, ctas, slots, waves, wave_eff, tile_eff, k_eff, k_iters,
             t_floor, t_comp, t_mem, t_fixed, t_exp, t_low, t_high, flops / (dense * t_exp), t_floor / t_exp,
             ai / ridge if ai < ridge else 1.0, pl.fit, c, facts, problem, config, gpu, split_k, kernel, cyc, clock,
-            pl.clock_basis, t_sustained, widen, pl.calibration_name, (), l2_fact)))
+            pl.clock_basis, t_sustained, widen, pl.calibration_name, (), l2_fact))
     return out
 
 
@@ -678,7 +669,7 @@ def analyze(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, a
                  grouped=grouped, constants=constants, schedule=schedule, fast_accum=fast_accum, sm_clock_hz=sm_clock_hz,
                  l2=l2)
     if alternatives:
-        e = e._replace(alternatives=_alternatives(problem, config, gpu, dtype, e.arch, stage_policy, constants,
+        e = structs.replace(e, alternatives=_alternatives(problem, config, gpu, dtype, e.arch, stage_policy, constants,
                                                   dict(schedule=schedule, fast_accum=fast_accum,
                                                        sm_clock_hz=sm_clock_hz, l2=l2)))
     return e

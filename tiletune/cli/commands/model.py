@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, Optional, Tuple
 
+from msgspec import structs
+
 from tiletune.core.errors import ModelError, UsageError
 from tiletune.core.records import Problem, TileConfig
 from tiletune.formats import render_text
@@ -75,9 +77,9 @@ def run_model(*, dtype: str, m: int, n: int, k: int, tile: str, gpu: Optional[st
                   grouped=grouped or bool(experts), alternatives=True, schedule=schedule, fast_accum=fast_accum,
                   sm_clock_hz=None if sm_clock is None else sm_clock * 1e6, l2=l2)
     if note:
-        res = res._replace(note_facts=res.note_facts._replace(lead=(note,)))
+        res = structs.replace(res, note_facts=structs.replace(res.note_facts, lead=(note,)))
     if l2 is not None:
-        res = res._replace(l2=L2Fact(l2, "given", f"--l2 {l2}"))
+        res = structs.replace(res, l2=L2Fact(l2, "given", f"--l2 {l2}"))
     compiled = _exact(cfg, res.arch, d, grouped or bool(experts), stage_policy) if exact else None
     return render_text("model", ModelAnswer(res, compiled), fmt)
 
