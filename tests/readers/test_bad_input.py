@@ -196,12 +196,20 @@ def test_permission_denied_for_real(sample):
         (base / "closed" / "c.json").write_text("{}")
         (base / "closed").chmod(0)
         repo = Path(__file__).resolve().parents[2]
+        # tiletune's core dependency msgspec, copied where 'nobody' can read it (this interpreter's
+        # site-packages may sit under /root); the system python has the same ABI in CI and here
+        import msgspec
+
+        deps = base / "deps"
+        shutil.copytree(Path(msgspec.__file__).parent, deps / "msgspec")
+        for d in (deps, *deps.rglob("*")):
+            d.chmod(0o755 if d.is_dir() else 0o644)
         code = ("import json, sys; from tiletune.readers import read_inputs; from tiletune.readers.interface import ReadContext; "
                 "o = read_inputs(sys.argv[1:], ReadContext()); print(json.dumps([[p.message, p.fatal] for p in o.problems]))")
         args = [str(base / "locked.json"), str(base / "closed"), str(base / "closed" / "c.json")]
         # system python: the pyenv interpreter lives under /root, which 'nobody' cannot enter
         r = subprocess.run(["/usr/bin/python3", "-c", code, *args], capture_output=True, text=True, cwd="/tmp",
-                           env={"PYTHONPATH": str(repo), "PATH": "/usr/bin:/bin"}, user=NOBODY, timeout=60)
+                           env={"PYTHONPATH": f"{repo}:{deps}", "PATH": "/usr/bin:/bin"}, user=NOBODY, timeout=60)
         assert r.returncode == 0, r.stderr
         assert json.loads(r.stdout) == [
             [f"{args[0]}: cannot read it (permission denied)", True],
