@@ -179,40 +179,17 @@ def _fp4_builder(runner: str, extras: Any, version: Optional[str]) -> Optional[C
         return None
     known = dtype is not None  # which notes: those that say the dtype, or those that say it is unknown
     buckets: dict[int, tuple[Optional[tuple[int, int]], tuple[str, ...]]] = {}  # (M is an exact int here)
-    problem = Problem  # Problem(...) with every field in order, one per key
-    # What the key before's first shape gave, kept with that very tuple: consecutive keys of a file
-    # share it (the key parser makes one per front), so its checks and its bucket's lookup are made
-    # once per run of keys. `_fp4_mkn`'s checks, inline and in its order (its messages when one fails).
-    last_a: Any = object()  # (no shape is this)
-    m = k_half = 0
-    a_positive = False
-    hit: Optional[tuple[Optional[tuple[int, int]], tuple[str, ...]]] = None
 
     def build(shapes: Any) -> ProblemOrReason:
-        nonlocal last_a, m, k_half, a_positive, hit
         if shapes is None:
             return None, _NO_SHAPES
         try:
-            a = shapes[0]
-            if a is not last_a:
-                if not (a.__class__ is tuple and len(a) == 2 and a[0].__class__ is int and a[1].__class__ is int):
-                    _dims(a, 2, "a")  # raises, naming what does not fit
-                m, k_half = a
-                a_positive, hit, last_a = m > 0 and k_half > 0, None, a
-            b = shapes[1]
-            if not (b.__class__ is tuple and len(b) == 2 and b[0].__class__ is int and b[1].__class__ is int):
-                b = _dims(b, 2, "b")
-            n = b[1]
-            if b[0] != k_half:
-                raise ValueError(f"a is (M, {k_half}) but b is ({b[0]}, N): K/2 differs")
-            if not a_positive or n <= 0:
-                _positive(M=m, K=k_half, N=n)
+            m, k_half, n = _fp4_mkn(shapes)
+            hit = buckets.get(m)
             if hit is None:
-                hit = buckets.get(m)
-                if hit is None:
-                    rng, notes_known, notes_unknown = _fp4_bucket(m, version)
-                    hit = buckets[m] = (rng, notes_known if known else notes_unknown)
-            return problem(m, n, 2 * k_half, 1, hit[0], None, None, dtype, dtype, out, hit[1]), None
+                rng, notes_known, notes_unknown = _fp4_bucket(m, version)
+                hit = buckets[m] = (rng, notes_known if known else notes_unknown)
+            return Problem(m, n, 2 * k_half, 1, hit[0], None, None, dtype, dtype, out, hit[1]), None
         except _BAD_SHAPES as e:
             return None, _bad_layout("fp4_gemm", shapes, e)
 
