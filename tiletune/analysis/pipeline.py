@@ -85,6 +85,10 @@ def inspect(
         discovered=discovered,
         gpu=gpu,
     )
+    flags = (*(("--arch", ctx.arch) if ctx.arch else ()),
+             *(("--flashinfer-version", ctx.flashinfer_version) if ctx.flashinfer_version else ()))
+    if flags:
+        result = structs.replace(result, read_flags=flags)
     if said is None:
         return result
     # the filter kept nothing: say so first, so no verdict below reads as the answer about them

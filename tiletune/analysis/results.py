@@ -236,6 +236,9 @@ class InspectResult(Struct, frozen=True, gc=False):
     events: tuple[Event, ...] = ()  # non-entry facts of logs and pasted text (tiletune.core.events)
     inputs: tuple[InputFacts, ...] = ()  # what each text input says about its run (arch, versions)
     source_groups: tuple["SourceGroup", ...] = ()  # which inputs are one server's run (tiletune.analysis.source_groups)
+    # the flags that set what the inputs did not say (--arch sm120, --flashinfer-version 0.6.17): a
+    # suggested command over the same inputs repeats them, or it would read them differently
+    read_flags: tuple[str, ...] = ()
     overview: Overview = NO_OVERVIEW  # per-bucket winners, margins, won by noise, uncovered M (analysis/overview.py)
 
     def group_labels(self) -> dict[str, str]:

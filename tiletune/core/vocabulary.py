@@ -1,4 +1,4 @@
-"""The words every stage shares: element types (dtypes) and the fused-MoE op names.
+"""The words every stage shares: element types (dtypes), the fused-MoE op names, FlashInfer's file names.
 
 Declared once here, at the bottom of the layers, so the readers, decode, the model, the tuner and
 the formatters say the same thing the same way.
@@ -110,7 +110,17 @@ RUNNER_OP: dict[str, str] = {
 }
 
 
+# --- FlashInfer's file names ----------------------------------------------------------------------
+
+
+def blocklist_file_name(gpu: str) -> str:
+    """The name FlashInfer gives a GPU's tactics blocklist (`flashinfer generate-tactics-blocklist`'s
+    default): tactics_<GPU name, spaces and '/' as '_'>.json (cache_samples/blocklists/README.md)."""
+    return "tactics_" + gpu.strip().replace(" ", "_").replace("/", "_") + ".json"
+
+
 __all__ = [
+    "blocklist_file_name",
     "BITS", "INPUT_DTYPES", "SCALE_VECTOR", "TORCH_NAME", "PACKED_CONTAINERS", "strip_torch", "is_torch_dtype",
     "dtype_from_torch", "short_dtype", "torch_dtype_name", "FUSED_MOE_FAMILY", "FUSED_MOE_OPS", "MOE_RUNNER", "DENSE_GEMM_OPS",
     "DENSE_GEMM_OPERAND_DTYPE",

@@ -7,6 +7,7 @@ Units: measured times in µs (from the inputs); model columns carry a `*` and ar
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Iterator, Optional, Sequence
 
 from tiletune.analysis.overview import at_runtime_m, choice_key
@@ -434,26 +435,51 @@ def history_text(history: Any) -> str:
     return text
 
 
-def next_steps(failures: Sequence[Any], history_of: Any) -> list[str]:
+@dataclass(frozen=True)
+class NextStep:
+    """One suggestion: its sentence, and the command it suggests (complete: every input and the
+    flags that set what the inputs did not say; shell-quoted; shown whole, never wrapped)."""
+
+    text: str
+    command: Optional[str] = None
+
+
+def next_steps(failures: Sequence[Any], history_of: Any, flags: Sequence[str] = (),
+               gpu_named: Optional[dict] = None) -> list[NextStep]:
     """Per (arch, op, inputs): one retry-and-blocklist command for its failed tactics, then each
-    failed tile across releases. `history_of(config, tactic, arch, op, runner)` gives a TileHistory."""
+    failed tile across releases. `history_of(config, tactic, arch, op, runner)` gives a TileHistory;
+    `flags` are the reading flags the command was given (--arch sm120, --flashinfer-version V),
+    which a retry of the same inputs needs to read them the same way; `gpu_named` (arch -> the
+    GPU the inputs name) names the blocklist file as FlashInfer does."""
     groups: dict[tuple[Any, ...], list[Any]] = {}
     for f in failures:
-        groups.setdefault((f.arch, f.op, f.sources[:2], len(f.sources) > 2), []).append(f)
-    lines = []
-    for (arch, op, sources, more), fs in groups.items():
+        groups.setdefault((f.arch, f.op, f.sources), []).append(f)
+    steps = []
+    given = "".join(f" {_quote(x)}" for x in flags)
+    for (arch, op, sources), fs in groups.items():
         # each tactic once (a tactic that failed in several ways is several failures)
         tactics = list(dict.fromkeys(str(f.tactic) for f in fs if isinstance(f.tactic, int) and not isinstance(f.tactic, bool)))
         head = f"next for {arch or '?'} {op}"
         if tactics:
-            inputs = " ".join(_quote(s) for s in sources) + (" ..." if more else "")
-            lines.append(f"{head}: retry on this GPU, then write a FlashInfer blocklist of what still fails: "
-                         f"tiletune retry {inputs} --op {op} --tactic {','.join(tactics)} --blocklist tiletune-blocklist.json")
+            inputs = " ".join(_quote(s) for s in sources)
+            name = blocklist_name((gpu_named or {}).get(arch))
+            where = "" if name.endswith(".json") else " (in this folder, named tactics_<this GPU>.json as FlashInfer names it)"
+            steps.append(NextStep(f"{head}: retry on this GPU, then write a FlashInfer blocklist of what still fails{where}:",
+                                  f"tiletune retry {inputs}{given} --op {_quote(op)} --tactic {','.join(tactics)} "
+                                  f"--blocklist {_quote(name)}"))
         tiles = []
         for f in fs:
             if f.config is None or not f.arch:
                 continue
             tiles.append(f"{f.config.label()} (tactic {f.tactic}) {history_text(history_of(f.config, f.tactic, f.arch, f.op, f.runner))}")
         if tiles:
-            lines.append(f"{head}: across releases (decoded from each release's catalog): " + "; ".join(tiles))
-    return lines
+            steps.append(NextStep(f"{head}: across releases (decoded from each release's catalog): " + "; ".join(tiles)))
+    return steps
+
+
+def blocklist_name(gpu: Optional[str]) -> str:
+    """FlashInfer's own name for a GPU's blocklist (core.vocabulary.blocklist_file_name); "." (a
+    folder: retry names the file after the GPU it ran on) when the inputs name no GPU."""
+    from tiletune.core.vocabulary import blocklist_file_name
+
+    return blocklist_file_name(gpu) if gpu else "."

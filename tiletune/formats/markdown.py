@@ -180,7 +180,10 @@ def format_inspect(result: InspectResult, *, all_rows: bool = False, runtime_m: 
         out.append("")
         out.append(table(view.FAILURE_HEADERS, view.failure_rows(result.failures, error_width=60, labels=result.group_labels()), align_right=[3]))
         out.append("")
-        out += [f"- {cell(line)}" for line in next_steps(result.failures, tile_history)]
+        for step in next_steps(result.failures, tile_history, result.read_flags, view.gpus_named(result)):
+            out.append(f"- {cell(step.text)}")
+            if step.command:  # a fenced block inside the item: copied whole, never cut or escaped
+                out += ["", "  ```sh", f"  {step.command}", "  ```", ""]
         out.append("")
     if result.not_tried:
         out.append("## Never tried")

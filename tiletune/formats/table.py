@@ -264,8 +264,10 @@ def format_inspect(result: InspectResult, *, all_rows: bool = False, runtime_m: 
     if result.failures:
         out.append("Failures (per op/runner/tactic and kind of failure, counted across inputs)")
         out.append(_tab(view.failure_rows(result.failures, labels=result.group_labels()), view.FAILURE_HEADERS, _FAILURE_WIDTHS))
-        for line in glance.next_steps(result.failures, tile_history):
-            out += _wrap(line, width=width)
+        for step in glance.next_steps(result.failures, tile_history, result.read_flags, view.gpus_named(result)):
+            out += _wrap(step.text, width=width)
+            if step.command:
+                out.append("      " + step.command)  # whole, never wrapped: pasted, it must run as shown
         out.append("")
     if result.not_tried:
         out.append("Never tried")

@@ -63,6 +63,21 @@ class Section:
         return f"{self.arch or 'unknown arch'} {self.op} - {self.runner} ({ver}{where})"
 
 
+def gpus_named(result: InspectResult) -> dict[Optional[str], str]:
+    """arch -> the one GPU the inputs name for it (as they spell it; not a default SKU the model
+    chose). Archs whose inputs name several GPUs, or none, are left out."""
+    named: dict[Optional[str], set[str]] = {}
+    last = None
+    for ae in result.entries:
+        env = ae.entry.record.env
+        if env is last:  # records of one input share their Environment
+            continue
+        last = env
+        if env.gpu:
+            named.setdefault(env.arch, set()).add(env.gpu)
+    return {arch: next(iter(gpus)) for arch, gpus in named.items() if len(gpus) == 1}
+
+
 # --- cells -------------------------------------------------------------------------------------
 
 

@@ -281,7 +281,7 @@ def retry(opts: RetryOptions, *, progress: Optional[TextIO] = sys.stderr, env: O
         run = run_retry(targets, engine, opts.ledger, timeout_s=opts.timeout_s, jobs=opts.jobs, resume=opts.resume, progress=progress, env=env)
     elif why_none is not None:
         notes.append(why_none)
-    notes += export(opts, key_problems, input_ledgers)
+    notes += export(opts, key_problems, input_ledgers, env.get("gpu"))
     # any loss in the inputs (a skipped ledger line or key, not only a whole unusable file) is exit 2,
     # as for inspect; the attempts that could run have run and are in the ledger
     lost = any(loses_data(p) for p in problems)
@@ -307,7 +307,24 @@ def _refuse_outputs_over_inputs(opts: RetryOptions, read: Sequence[Path]) -> Non
     refuse_outputs_over_inputs(outputs, [*opts.paths, opts.ledger, *read])
 
 
-def export(opts: RetryOptions, key_problems: Dict[str, Any], input_ledgers: Sequence[Path] = ()) -> List[str]:
+def blocklist_path(given: Path, attempts: Sequence[Dict[str, Any]], current_gpu: Optional[str]) -> Path:
+    """--blocklist FILE, or --blocklist FOLDER: the file FlashInfer's naming gives the GPU the
+    attempts ran on (else this machine's), tactics_<GPU>.json, in that folder."""
+    if not given.is_dir():
+        return given
+    from tiletune.core.vocabulary import blocklist_file_name
+    from tiletune.tuner.exports import blocklist_metadata
+
+    gpu = blocklist_metadata(attempts).get("gpu")
+    gpu = gpu if gpu and gpu != "*" else current_gpu
+    if not gpu:
+        raise UsageError(f"--blocklist {given}: a folder, and neither the attempts nor this machine name a GPU to name "
+                         "the file after (FlashInfer's tactics_<GPU>.json); give a file name")
+    return given / blocklist_file_name(gpu)
+
+
+def export(opts: RetryOptions, key_problems: Dict[str, Any], input_ledgers: Sequence[Path] = (),
+           current_gpu: Optional[str] = None) -> List[str]:
     """Write --blocklist / --pin-cache from every attempt known: the ledgers given as inputs, then
     --ledger (this run and earlier ones); a file named both ways is read once."""
     if opts.blocklist is None and opts.pin_cache is None:
@@ -325,9 +342,10 @@ def export(opts: RetryOptions, key_problems: Dict[str, Any], input_ledgers: Sequ
         attempts += Ledger(path).load().attempts
     notes = []
     if opts.blocklist is not None:
-        block, mixed = exports.write_blocklist(attempts, opts.blocklist)
+        path = blocklist_path(opts.blocklist, attempts, current_gpu)
+        block, mixed = exports.write_blocklist(attempts, path)
         n = sum(len(v) for v in block.values())
-        notes.append(f"wrote {opts.blocklist}: {n} tactic(s) that failed at every shape tried (FLASHINFER_TACTICS_BLOCKLIST format)")
+        notes.append(f"wrote {path}: {n} tactic(s) that failed at every shape tried (FLASHINFER_TACTICS_BLOCKLIST format)")
         for op_runner, tacs in mixed.items():
             notes.append(f"not blocklisted ({op_runner}): tactic(s) {tacs} fail at some shapes and pass at others")
     if opts.pin_cache is not None:
