@@ -17,8 +17,9 @@ def write_atomic(path: Union[str, Path], data: Union[str, bytes, Iterable[str]])
 
     `data` may be text chunks (a formatter's output as it is made): nothing appears at `path`
     until the last chunk is on disk. An existing path that is not a regular file (/dev/stdout, a
-    FIFO) is written in place: replacing it would swap a device for a file. Any OSError becomes an
-    OutputError naming the path (one line at the CLI)."""
+    FIFO) is written in place: replacing it would swap a device for a file. Its folder must exist:
+    no folder is ever created (a typo in -o must not leave directories behind). Any OSError becomes
+    an OutputError naming the path (one line at the CLI)."""
     path = Path(path)
     try:
         if path.exists() and not path.is_file():
@@ -27,7 +28,7 @@ def write_atomic(path: Union[str, Path], data: Union[str, bytes, Iterable[str]])
             with open(path, "wb") as f:
                 _write_data(f, data)
             return
-        path.parent.mkdir(parents=True, exist_ok=True)
+        refuse_missing_folder(path)
         _write_replacing(path, data)
     except OSError as e:
         from tiletune.core.errors import OutputError
@@ -63,6 +64,13 @@ def _write_replacing(path: Path, data: Union[str, bytes, Iterable[str]]) -> None
         raise
 
 
+def refuse_missing_folder(path: Union[str, Path]) -> None:
+    """An output's folder must exist: tiletune creates no parent directories (OSError otherwise)."""
+    parent = Path(path).parent
+    if not parent.is_dir():
+        raise FileNotFoundError(2, f"its folder {parent} does not exist (tiletune creates no folders: make it first)")
+
+
 def append_line_durable(path: Union[str, Path], line: str) -> None:
     """Append one line (a JSONL record) with a single write + fsync, so a crash loses at most this line.
 
@@ -72,7 +80,7 @@ def append_line_durable(path: Union[str, Path], line: str) -> None:
     if "\n" in line:
         raise ValueError("append_line_durable: line must not contain a newline")
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    refuse_missing_folder(path)
     fd = os.open(str(path), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         os.write(fd, (line + "\n").encode("utf-8"))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 from msgspec import structs
 
@@ -618,9 +618,30 @@ def format_inspect(result: InspectResult) -> str:
 _CHUNK_ENTRIES = 2000
 
 
-def iter_inspect(result: InspectResult, **_view: Any) -> Iterator[str]:
+def runtime_m_dicts(result: InspectResult, ms: Sequence[int]) -> list[dict[str, Any]]:
+    """--m in JSON: per (arch, op, runner, N, K) group and runtime M, the bucket FlashInfer's
+    mapping sends it to and what runs there (the table's "At runtime M" lines as data)."""
+    from tiletune.analysis.overview import at_runtime_m
+
+    out = []
+    for g in result.overview.groups:
+        for m in ms:
+            bucket, line = at_runtime_m(g, m)
+            fallback = line is None or line.fallback_only
+            chosen = [] if fallback or line is None else [
+                {"tactic": to_jsonable(p.tactic), "config": config_dict(p.config), "label": p.label()} for p in line.chosen]
+            t = None if fallback or line is None else line.chosen_time_ms
+            out.append({"m": m, "bucket": bucket, "arch": g.arch, "op": g.op, "runner": g.runner, "n": g.n, "k": g.k,
+                        "flashinfer_version": g.flashinfer_version, "group": g.source_group,
+                        "runs": "fallback tactic -1 (no tuned bucket)" if fallback else "chosen", "chosen": chosen,
+                        "measured_time_us": None if t is None else t * 1000.0})
+    return out
+
+
+def iter_inspect(result: InspectResult, **view: Any) -> Iterator[str]:
     """`format_inspect`'s text in chunks, for writing as it is made. JSON holds every entry, so the
-    table's view options (`_view`: all_rows, runtime_m, width, colour) change nothing here.
+    table's layout options (all_rows, width, colour) change nothing here; `runtime_m` (--m) adds
+    `at_runtime_m`, which tile runs at each runtime M asked about (every flag acts in every format).
 
     A 50,000-entry cache yields 50,000 entries whose parts repeat (the environment per input,
     the decoded config, the model numbers per distinct case): each repeated part is encoded once
@@ -637,6 +658,8 @@ def iter_inspect(result: InspectResult, **_view: Any) -> Iterator[str]:
     doc = inspect_dict(result, entries=False, notes=notes)
     if list(doc)[: len(head)] != list(head):  # the chunk above wrote these keys first
         raise AssertionError("inspect_dict must start with the keys of `head`")
+    if view.get("runtime_m"):
+        doc["at_runtime_m"] = runtime_m_dicts(result, view["runtime_m"])
     doc["entries"] = _PLACEHOLDER
     tail, n = finite_only(enc(doc).split(enc(_PLACEHOLDER), 1)[1])
     if strict.replaced or n:

@@ -248,8 +248,10 @@ def collect_targets(opts: RetryOptions, current_env: Dict[str, Any]) -> Collecte
 def retry(opts: RetryOptions, *, progress: Optional[TextIO] = sys.stderr, env: Optional[Dict[str, Any]] = None, engine=None) -> RetryOutcome:
     """Run `tiletune retry`; raise TiletuneError only for what stops the whole command."""
     _refuse_outputs_over_inputs(opts, [])
+    ledger_problems = check_ledger(opts.ledger)
     env = dict(env) if env is not None else fingerprint.collect()
     targets, problems, key_problems, sources, why_none = collect_targets(opts, env)
+    problems = [*problems, *ledger_problems]
     _refuse_outputs_over_inputs(opts, [Path(path) for path, _ in sources])
     input_ledgers = [Path(path) for path, kind in sources if kind == "ledger"]
     # options that change what a target runs ride on it into the ledger, so resume tells runs apart
@@ -288,6 +290,34 @@ def retry(opts: RetryOptions, *, progress: Optional[TextIO] = sys.stderr, env: O
     text = render_text("retry", RetrySummary(run, notes), "json" if opts.as_json else opts.fmt)
     return RetryOutcome(run=run, problems=problems, notes=notes, text=text, exit_code=2 if lost else 0,
                         findings=findings_of(run, engine_name))
+
+
+def check_ledger(path: Path) -> List[InputProblem]:
+    """The ledger retry appends to is read like any input first (an absent or empty file is a new
+    ledger): a file that is not a tiletune ledger stops the command before anything is appended to
+    it (one line, exit 2); unusable lines are problems, as `inspect` of the same file reports them
+    (exit 2 at the end; the lines stay: the ledger is never rewritten)."""
+    try:
+        if not path.exists() and not path.parent.is_dir():
+            raise UsageError(f"--ledger {path}: its folder {path.parent} does not exist (tiletune creates no folders: "
+                             "make it first)")
+        if not path.exists() or (path.is_file() and path.stat().st_size == 0):
+            return []
+    except OSError as e:
+        raise UsageError(f"--ledger {path}: {e.strerror or e}") from None
+    if not path.is_file():
+        return []  # a FIFO, a device, a folder: refused where the ledger is opened, with what it is
+    from tiletune.readers import read_inputs
+    from tiletune.readers.interface import ReadContext
+
+    outcome = read_inputs([path], ReadContext())
+    kinds = {kind for _, kind in outcome.sources}
+    fatal = [p for p in outcome.problems if p.fatal]
+    if kinds != {"ledger"} or fatal:
+        why = fatal[0].message if fatal else f"it reads as {', '.join(sorted(kinds)) or 'nothing tiletune reads'}"
+        raise UsageError(f"--ledger {path}: not a tiletune ledger ({why}); nothing appended. Name a new file, or the "
+                         "ledger an earlier retry wrote")
+    return [p for p in outcome.problems if loses_data(p)]
 
 
 def _device_problem() -> Optional[str]:
@@ -374,6 +404,9 @@ def reproducers_or_why(targets: Sequence[RetryTarget], out_dir: Path, *, top_k: 
                        why_none: Optional[str] = None) -> List[str]:
     """--reproducer: write what can be written; when nothing can, stop with why and the fix (a
     TunerError: one line, exit 2). Writing nothing that was asked for is never a quiet success."""
+    if not out_dir.parent.is_dir():
+        raise UsageError(f"--reproducer {out_dir}: its folder {out_dir.parent} does not exist (tiletune creates no "
+                         "folders above the one asked for: make it first)")
     if not targets:
         raise UsageError(f"--reproducer {out_dir}: nothing written: no target selected"
                          + (f" ({why_none})" if why_none else ""))
