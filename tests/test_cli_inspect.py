@@ -106,6 +106,7 @@ def test_markdown_to_output_file(run, sample, tmp_path):
 
 def test_report_markdown_with_picture(run, sample, tmp_path):
     out = tmp_path / "ticket" / "report.md"
+    out.parent.mkdir()  # -o creates no folders (issue 25 item 10)
     r = run("report", sample(SM120), sample("logs/sm120_0.6.17_warmup_debug.log"), "-o", out)
     assert r.exit_code == 0, r.output
     text = out.read_text()

@@ -7,8 +7,7 @@ Units: measured times in µs (from the inputs); model columns carry a `*` and ar
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Iterator, NamedTuple, Optional, Sequence
 
 from tiletune.analysis.overview import at_runtime_m, choice_key
 from tiletune.analysis.results import BucketLine, Group, Overview, Pick, RankDisagreement
@@ -435,8 +434,7 @@ def history_text(history: Any) -> str:
     return text
 
 
-@dataclass(frozen=True)
-class NextStep:
+class NextStep(NamedTuple):
     """One suggestion: its sentence, and the command it suggests (complete: every input and the
     flags that set what the inputs did not say; shell-quoted; shown whole, never wrapped)."""
 
