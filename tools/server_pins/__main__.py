@@ -18,7 +18,7 @@ from packaging.version import InvalidVersion, Version
 from tools.server_pins import parse, sources
 
 ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_OUT = ROOT / "tiletune" / "data" / "server_flashinfer_pins.json"
+DEFAULT_OUT = ROOT / "tiletune" / "core" / "data" / "server_flashinfer_pins.json"
 SCHEMA = "tiletune.server_pins/1"
 SERVERS = ("vllm", "sglang")
 PLACEHOLDER = {"vllm": "VLLM_CLONE", "sglang": "SGLANG_CLONE"}
@@ -38,13 +38,16 @@ def tool_revision() -> Dict[str, str]:
     return {"commit": head, "tools_server_pins_tree": tree + ("+modified" if dirty else "")}
 
 
-def table(reads: List[sources.Read]) -> Dict[str, Dict[str, Any]]:
-    """version -> entry, in version order."""
+def table(reads: List[sources.Read], on_pypi: Optional[List[Version]] = None) -> Dict[str, Dict[str, Any]]:
+    """version -> entry, in version order. `on_pypi`: the flashinfer-python releases PyPI lists;
+    a flashinfer-python pin then says whether PyPI has it (`pin_on_pypi`)."""
     out: Dict[str, Dict[str, Any]] = {}
     for r in sorted(reads, key=lambda r: Version(r.version)):
         reqs = parse.flashinfer_requirements(r.text)
         entry = parse.summarize(reqs)
         entry["source"] = r.source
+        if on_pypi is not None and entry["pin"] and all(q["name"] == "flashinfer-python" for q in reqs):
+            entry["pin_on_pypi"] = Version(entry["pin"]) in on_pypi
         if not reqs:
             entry["note"] = "this release requires no FlashInfer package (its version is unknown from the banner)"
         if r.commit:
@@ -65,6 +68,10 @@ def build(args: argparse.Namespace, log=print) -> Dict[str, Any]:
     servers: Dict[str, Any] = {}
     srcs: List[Dict[str, Any]] = []
     cmd = ["python3", "-m", "tools.server_pins"]
+    # which pinned FlashInfer releases PyPI has (vLLM 0.34.0 pins 0.7.3, which it never had); asked
+    # only where a server is read from PyPI anyway (clone mode stays off the network)
+    pypi_mode = any(getattr(args, f"{s}_repo") is None for s in args.servers)
+    on_pypi = sources.pypi_versions("flashinfer-python") if pypi_mode else None
     for server in args.servers:
         since = args.since.get(server)
         repo: Optional[Path] = getattr(args, f"{server}_repo")
@@ -78,7 +85,7 @@ def build(args: argparse.Namespace, log=print) -> Dict[str, Any]:
             reads, skipped = sources.pypi_releases(server, since)
             how = {"kind": "PyPI wheel METADATA (PEP 658 .metadata files)", "index": f"PyPI JSON API for {server} (pip's default index)",
                    "repository": sources.REPOSITORIES[server]}
-        rows = table(reads)
+        rows = table(reads, on_pypi)
         servers[server] = rows
         srcs.append(scanned(server, rows, how, skipped))
         log(f"{server}: {len(rows)} releases read, {srcs[-1]['releases_with_flashinfer']} with a FlashInfer requirement, "
@@ -90,8 +97,13 @@ def build(args: argparse.Namespace, log=print) -> Dict[str, Any]:
     return {"schema": SCHEMA,
             "generated_by": {"command": " ".join(cmd), "tool": "tools/server_pins (python3 -m tools.server_pins) of tiletune",
                              "tool_revision": tool_revision(), "sources": srcs,
+                             "flashinfer_python_on_pypi": None if on_pypi is None else {
+                                 "index": "PyPI JSON API for flashinfer-python (pip's default index)",
+                                 "releases_listed": len(on_pypi), "newest": str(on_pypi[-1]) if on_pypi else None},
                              "note": "pin: the one exact FlashInfer version a release requires (==); spec: what it allows "
-                                     "(null: requires none); extra: the pip extra that carries the requirement"},
+                                     "(null: requires none); extra: the pip extra that carries the requirement; "
+                                     "pin_on_pypi: whether PyPI lists that flashinfer-python release (when the table was built; "
+                                     "not recorded from clones)"},
             "servers": servers}
 
 

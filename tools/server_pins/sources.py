@@ -139,6 +139,20 @@ def pypi_releases(server: str, since: Optional[Version] = None, workers: int = 4
     return reads, sorted(skipped, key=_version_key)
 
 
+def pypi_versions(project: str) -> List[Version]:
+    """Every release PyPI lists for `project` (files yanked or not), from the same JSON API: the
+    table says which pinned FlashInfer releases a user cannot install from PyPI."""
+    index = json.loads(_get(_pypi()[1].format(name=project)))
+    out = []
+    for ver, files in index.get("releases", {}).items():
+        try:
+            if files:
+                out.append(Version(ver))
+        except InvalidVersion:
+            continue
+    return sorted(out)
+
+
 def _headers(metadata: str) -> str:
     """METADATA's header block: the body after the first blank line is the README, whose code
     examples must not read as requirements."""
