@@ -29,6 +29,7 @@ from tiletune.analysis.model_port import ModelPort
 from tiletune.analysis.never_tried import not_tried as find_not_tried
 from tiletune.analysis.overview import overview
 from tiletune.analysis.regret import evidence_notes
+from tiletune.analysis.release_verdicts import uncatalogued_release_verdicts
 from tiletune.analysis.results import InspectResult, Verdict
 from tiletune.analysis.source_groups import group_names, source_groups
 from tiletune.core.events import Event, InputFacts
@@ -130,7 +131,10 @@ def build(
     # what ended a run leads; then the per-(arch, op, group) tuning verdicts (with the buckets whose ranks disagree)
     run_lines = (structs.replace(v, group=group_of.get(v.source)) if v.source else v
                  for v in run_verdicts.run_verdicts(events, analyzed, inputs, read))
-    verdicts = (tuple(run_lines)
+    # then a release tiletune has no catalog of (its tactics stay undecoded: said once, up front)
+    release_lines = (structs.replace(v, group=group_of.get(v.source)) if v.source else v
+                     for v in uncatalogued_release_verdicts(analyzed, events))
+    verdicts = (tuple(run_lines) + tuple(release_lines)
                 + tuple(verdicts_mod.with_rank_disagreements(
                     verdicts_mod.verdicts(analyzed, failures, never_tried, group_of, labels_of),
                     at_a_glance.rank_disagreements)))
