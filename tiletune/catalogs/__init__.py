@@ -23,6 +23,7 @@ a list once in `lists`, a release's set of catalog rows (and of not-extracted no
      "lists": {"<list id>": {"source_file": "include/flashinfer/gemm/....h", "function": "getConfigs",
                              "fallback": 5 | null,            # index tactic -1 resolves to
                              "fallback_config": {config} | null,  # when -1 is not a list entry
+                             "fallback_rule": str,            # optional: -1 picked per shape at run time (rule, file:line)
                              "index_offset": 0,               # global index of entry 0 (MoE GEMM2 lists)
                              "configs": [<index into configs>, ...]}},
      "configs": [{config}, ...]}
@@ -77,6 +78,8 @@ class Catalog(Struct, frozen=True, gc=False):
     # the data's config objects, parallel to configs: fields TileConfig leaves out (dynamic and
     # fallback cluster, enable_cuda_kernel, ...) for listings; not compared
     raw: tuple[Mapping[str, Any], ...] = ()
+    # what tactic -1 runs when no fixed entry does (chosen at run time: the rule, file and line)
+    fallback_rule: Optional[str] = None
 
 
 def config_from_json(d: Mapping[str, Any]) -> TileConfig:
@@ -283,6 +286,7 @@ def _catalogs(version: str, arch: str, op: str, runner: str) -> tuple[Catalog, .
             variant=dict(c.get("variant") or {}),
             gemm2_relative_ids=quirk if quirk and int(lst.get("index_offset", 0)) > 0 else None,
             raw=tuple(docs[name]["configs"][i] for i in lst["configs"]),
+            fallback_rule=lst.get("fallback_rule"),
         ))
     return tuple(out)
 
@@ -377,6 +381,8 @@ def resolve(cat: Catalog, tactic: Any) -> Decode:
             return Decoded(config=cat.configs[cat.fallback], catalog=cat.ref, index=cat.fallback)
         if cat.fallback_config is not None:
             return Decoded(config=cat.fallback_config, catalog=cat.ref, index=-1)
+        if cat.fallback_rule:  # the binding picks the row per shape at run time: no one entry to name
+            return Undecoded(reason=f"{_where(cat)}: {cat.fallback_rule}")
         return Undecoded(reason=f"{_where(cat)}: tactic -1 has no recorded fallback")
     local = tactic - cat.index_offset
     if not cat.configs:  # e.g. SM120 CutlassFp8GemmRunner: its runner offers tactic -1 only

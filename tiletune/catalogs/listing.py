@@ -17,7 +17,8 @@ SCHEMA = "tiletune.catalog/1"
 
 
 # data fields beyond TileConfig that tell two configs of one list apart
-_EXTRA_FIELDS = ("sm_version", "dynamic_cluster", "fallback_cluster", "enable_cuda_kernel")
+_EXTRA_FIELDS = ("sm_version", "dynamic_cluster", "fallback_cluster", "enable_cuda_kernel",
+                 "tile_scheduler", "splits", "raster", "swizzle")  # the last four: SM120 SVDQuant table rows
 
 
 def _config_row(index: int, cfg: TileConfig, known: Optional[str], raw: Optional[Mapping[str, Any]] = None) -> dict[str, Any]:
@@ -87,13 +88,14 @@ def catalog_view(version: Optional[str] = None, arch: Optional[str] = None, op: 
             raws: Sequence[Optional[Mapping[str, Any]]] = cat.raw or (None,) * len(cat.configs)
             rows = [_config_row(i + cat.index_offset, c, cat.known_failures[i], raws[i])
                     for i, c in enumerate(cat.configs)]
+            fb: Optional[str]
             if cat.fallback is not None:
                 fb = f"index {cat.fallback + cat.index_offset}"
             elif cat.fallback_config is not None:
                 fb = "explicit config"
                 rows.append(_config_row(-1, cat.fallback_config, None))
             else:
-                fb = None
+                fb = cat.fallback_rule  # None, or how the binding picks it at run time
             tables.append({
                 "op": o, "runner": r, "arch": a, "variant": dict(cat.variant), "source_file": cat.ref.source_file,
                 "tactics": len(cat.configs), "fallback": fb, "configs": rows,

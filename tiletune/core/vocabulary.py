@@ -100,13 +100,13 @@ DENSE_GEMM_OPERAND_DTYPE: dict[str, str] = {"fp4_gemm": "nvfp4", "mxfp8_gemm": "
 
 # FlashInfer runner classes that serve exactly one tuned op in every release tiletune has catalogs
 # for, so a log line that names the runner but not the op still says the op (an inference with that
-# basis). CutlassBf16GemmRunner is not here: it serves bf16_gemm and bf16_gemm_pdl_auto. A test
-# holds this table to the shipped catalogs.
+# basis). CutlassBf16GemmRunner is not here: it serves bf16_gemm and bf16_gemm_pdl_auto; nor is
+# Nvfp4SvdquantGemmRunner: 0.7.4 tunes it as nvfp4_svdquant_gemm (SM100) and as
+# nvfp4_svdquant_gemm_sm120_v3[_r64] (SM120). A test holds this table to the shipped catalogs.
 RUNNER_OP: dict[str, str] = {
     "CutlassFp4GemmRunner": "fp4_gemm",
     "CutlassMxfp8GemmRunner": "mxfp8_gemm",
     "CutlassFp8GemmRunner": "fp8_gemm",
-    "Nvfp4SvdquantGemmRunner": "nvfp4_svdquant_gemm",
 }
 
 

@@ -4,7 +4,8 @@ GitHub Markdown or JSON. Pure: view in, string out.
 A tactic table shows the columns that tell its tactics apart: epilogue schedule, epilogue fusion,
 kernel SM, dynamic and fallback cluster and the CUDA-kernel flag appear in the tables where they vary
 (fused-MoE FINALIZE copies, SM103's appended SM100 kernels, SM100 epilogues and runtime clusters,
-SM90 weight-only lists), so two tactics never print the same row.
+SM90 weight-only lists, SM120 SVDQuant tile schedulers), so two tactics never print the same row
+(the SM120 SVDQuant rows that share a kernel differ in the enum column's scheduler parameters).
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ _VARYING: tuple[tuple[str, Callable[[dict[str, Any]], str]], ...] = (
     ("fallback cluster", lambda c: c.get("fallback_cluster") or ""),
     # SM90 weight-only: the heuristic's extra "CUDA kernel" entry (the MoE dispatch runs its tile)
     ("CUDA kernel flag", lambda c: "set" if c.get("enable_cuda_kernel") else ""),
+    # SM120 SVDQuant: each kernel's tile scheduler (persistent, Stream-K, static persistent)
+    ("tile scheduler", lambda c: c.get("tile_scheduler") or ""),
 )
 _FAILURE = ("known failure", lambda c: c["known_failure"] or "")
 
