@@ -1,0 +1,254 @@
+"""python3 -m tools.flashinfer_writers: what FlashInfer releases' own autotuner writers write.
+
+For each release: a throwaway venv (CPU torch shared from one base venv through a .pth file, the
+release installed with `pip install --no-deps` plus the light requirements its import needs, none
+of its GPU packages), in which tools/flashinfer_writers/drive.py drives the release's
+`AutoTuner.choose_one` / `save_configs` / `load_configs`, its managed v2 store (`autotune_v2`)
+and its logger with synthetic profiling results (see drive.py for what stands in for the GPU).
+What the release wrote is copied, byte for byte, to OUT/<version>/:
+
+    cache.json               save_configs (scenario tune); absent before 0.6.7 (no JSON cache)
+    flashinfer_jit.log       the logger's file handler, every scenario in order (DEBUG)
+    sticky.stderr.txt        the traceback a lost CUDA context ends the process with (0.7.4+)
+    group.rank<r>.stderr.txt each rank's traceback when the ranks of one tuning group disagree (0.7.4+)
+    v2root/v2/<env>/...      the managed store (manifest.json, entries/); releases with autotune_v2
+    PROVENANCE.json          release, wheel sha256, torch, the exact command, what was substituted
+
+Two substitutions, both recorded in PROVENANCE.json: in sticky.stderr.txt the throwaway venv's
+site-packages path becomes `<site-packages>` (tracked files name no path of this machine), and
+the foreign cache the `foreign` scenario loads is cache_samples/real's 0.7.2.post1 H200 cache,
+copied in as foreign.json. Everything else is the release's bytes.
+
+    python3 -m tools.flashinfer_writers --out tests/data/flashinfer_writers 0.7.4 0.6.7
+    python3 -m tools.flashinfer_writers --out DIR --newest      # the newest release on PyPI
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import email.parser
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from packaging.requirements import InvalidRequirement, Requirement
+
+ROOT = Path(__file__).resolve().parents[2]
+DRIVE = Path(__file__).with_name("drive.py")
+FOREIGN = ROOT / "cache_samples" / "real" / "flashinfer-0.7.2.post1-h200-fp8_gemm-cublas.json"
+SCENARIOS = ("tune", "reload", "foreign", "sticky", "v2tune", "v2replay", "group")
+# requirements a release declares that its autotuner never imports on CPU (GPU stacks, big
+# compilers, NCCL): not installed, so that a release's venv costs seconds, not gigabytes
+SKIPPED_REQUIREMENTS = re.compile(r"^(torch|nvidia-(?!ml-py$).*|cuda-.*|nccl.*|triton|cupti.*)$", re.I)
+DEFAULT_WHEELS = Path(os.environ.get("TILETUNE_WHEEL_CACHE") or Path.home() / ".cache" / "tiletune" / "flashinfer-wheels")
+
+
+def run(cmd: Sequence[str], **kw: Any) -> subprocess.CompletedProcess:
+    r = subprocess.run(list(map(str, cmd)), capture_output=True, text=True, **kw)
+    if r.returncode != 0:
+        raise SystemExit(f"{' '.join(map(str, cmd))}: exit {r.returncode}\n{r.stderr[-2000:]}")
+    return r
+
+
+def site_packages(venv: Path) -> Path:
+    rel = Path(sysconfig.get_path("purelib")).relative_to(sysconfig.get_path("data"))
+    return venv / rel
+
+
+def base_venv(path: Path, torch_spec: str) -> Path:
+    """One venv holding CPU torch (and numpy), shared by every release's venv."""
+    py = path / "bin" / "python"
+    if not (py.exists() and subprocess.run([py, "-c", "import torch"], capture_output=True).returncode == 0):
+        run([sys.executable, "-m", "venv", path])
+        run([py, "-m", "pip", "install", "--quiet", torch_spec, "numpy", "filelock"])
+    return path
+
+
+def newest_release() -> str:
+    """The newest flashinfer-python version PyPI lists (pip's own index client)."""
+    r = run([sys.executable, "-m", "pip", "index", "versions", "flashinfer-python"])
+    m = re.search(r"flashinfer-python \(([^)]+)\)", r.stdout)
+    if not m:
+        raise SystemExit(f"pip index versions flashinfer-python: no version in {r.stdout[:200]!r}")
+    return m.group(1)
+
+
+def wheel_of(version: str, wheels: Path) -> Path:
+    sys.path.insert(0, str(ROOT))
+    from tools.catalogs.sources import download_wheel
+
+    return download_wheel(version, wheels).path
+
+
+def light_requirements(wheel: Path) -> list[str]:
+    """The release's own requirements minus the GPU ones (SKIPPED_REQUIREMENTS) and extras."""
+    with zipfile.ZipFile(wheel) as z:
+        meta_name = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
+        meta = email.parser.Parser().parsestr(z.read(meta_name).decode())
+    keep = []
+    for line in meta.get_all("Requires-Dist") or []:
+        try:
+            req = Requirement(line)
+        except InvalidRequirement:
+            continue
+        if req.marker is not None and "extra" in str(req.marker):
+            continue
+        if not SKIPPED_REQUIREMENTS.match(req.name):
+            keep.append(str(req).split(";")[0].strip())
+    return keep
+
+
+def release_venv(work: Path, base: Path, wheel: Path) -> tuple[Path, list[str]]:
+    venv = work / "venv"
+    if venv.exists():
+        shutil.rmtree(venv)
+    # no pip inside (ensurepip costs a minute on a loaded machine): this Python's pip installs into it
+    run([sys.executable, "-m", "venv", "--without-pip", venv])
+    (site_packages(venv) / "_tiletune_base_torch.pth").write_text(str(site_packages(base)) + "\n")
+    py = venv / "bin" / "python"
+    pip = [sys.executable, "-m", "pip", "--python", py, "install", "--quiet"]
+    run([*pip, "--no-deps", wheel])
+    reqs = light_requirements(wheel)
+    if reqs:
+        run([*pip, *reqs])
+    return venv, reqs
+
+
+def drive(venv: Path, rundir: Path, scenario: str) -> dict[str, Any]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("FLASHINFER_", "CUDA_VISIBLE"))}
+    env.update(FLASHINFER_LOGGING_LEVEL="debug", FLASHINFER_WORKSPACE_BASE=str(rundir / "home"),
+               PYTHONDONTWRITEBYTECODE="1", TQDM_DISABLE="1")
+    r = subprocess.run([venv / "bin" / "python", "drive.py", scenario], cwd=rundir, env=env, capture_output=True, text=True)
+    if r.returncode != 0 and scenario != "sticky":  # only the sticky scenario ends in an exception
+        raise SystemExit(f"drive.py {scenario} (in {rundir}): exit {r.returncode}\n{r.stderr[-3000:]}")
+    return {"scenario": scenario, "exit_status": r.returncode, "stderr": r.stderr}
+
+
+def derive(version: str, out: Path, work: Path, base: Path, wheels: Path, command: str) -> dict[str, Any]:
+    """Everything one release writes, into out/<version>/ (replaced whole)."""
+    wheel = wheel_of(version, wheels)
+    rel_work = work / version
+    if rel_work.exists():
+        shutil.rmtree(rel_work)
+    rel_work.mkdir(parents=True)
+    venv, reqs = release_venv(rel_work, base, wheel)
+    rundir = rel_work / "run"
+    rundir.mkdir()
+    shutil.copyfile(FOREIGN, rundir / "foreign.json")
+    shutil.copyfile(DRIVE, rundir / "drive.py")
+    runs = [drive(venv, rundir, s) for s in SCENARIOS]
+    dest = out / version
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    written = []
+    if (rundir / "cache.json").exists():
+        shutil.copyfile(rundir / "cache.json", dest / "cache.json")
+        written.append("cache.json")
+    logs = sorted((rundir / "home").rglob("flashinfer_jit.log"))
+    if logs:
+        shutil.copyfile(logs[0], dest / "flashinfer_jit.log")
+        written.append("flashinfer_jit.log")
+    if (rundir / "v2root").is_dir():
+        shutil.copytree(rundir / "v2root", dest / "v2root")
+        written += [str(p.relative_to(dest)) for p in sorted((dest / "v2root").rglob("*.json"))]
+    sticky = next(r for r in runs if r["scenario"] == "sticky")
+    if sticky["exit_status"] != 0:
+        text = sticky["stderr"].replace(str(site_packages(venv)), "<site-packages>").replace(str(rundir), ".")
+        (dest / "sticky.stderr.txt").write_text(text)
+        written.append("sticky.stderr.txt")
+    for rank in (0, 1):
+        err = rundir / f"group.rank{rank}.stderr.txt"
+        if err.exists() and err.read_text():
+            text = err.read_text().replace(str(site_packages(venv)), "<site-packages>").replace(str(rundir), ".")
+            (dest / err.name).write_text(text)
+            written.append(err.name)
+    notes = {}
+    for s in SCENARIOS:
+        p = rundir / f"notes-{s}.json"
+        if p.exists():
+            notes[s] = json.loads(p.read_text())
+    torch_version = run([venv / "bin" / "python", "-c", "import torch; print(torch.__version__)"]).stdout.strip()
+    provenance = {
+        "release": version,
+        "wheel": {"file": wheel.name, "sha256": hashlib.sha256(wheel.read_bytes()).hexdigest(),
+                  "pip": f"flashinfer-python=={version}"},
+        "installed": {"flashinfer": "pip install --no-deps <wheel>", "requirements": reqs,
+                      "torch": torch_version, "python": sys.version.split()[0]},
+        "written_by": "the release's own code, driven by tools/flashinfer_writers/drive.py (scenarios: "
+                      + ", ".join(SCENARIOS) + ")",
+        "substituted": {
+            "gpu": "torch.cuda timing primitives run on a synthetic clock advanced by each runner call "
+                   "(drive.py _install_clock); torch.cuda.get_device_name answers " + json.dumps("NVIDIA B200"),
+            "runners": "synthetic TunableRunner subclasses (CutlassFp4GemmRunner, CublasFp8GemmRunner) with "
+                       "synthetic per-tactic times and failure texts (drive.py)",
+            "sticky.stderr.txt, group.rank<r>.stderr.txt": "the throwaway venv's site-packages path replaced by "
+                                                            "<site-packages>, the run directory's by .",
+            "foreign.json": "cache_samples/real/flashinfer-0.7.2.post1-h200-fp8_gemm-cublas.json (real, H200)",
+        },
+        "scenarios": {r["scenario"]: {"exit_status": r["exit_status"], **notes.get(r["scenario"], {})} for r in runs},
+        "files": written,
+        "command": command,
+        "date": datetime.date.today().isoformat(),
+    }
+    (dest / "PROVENANCE.json").write_text(json.dumps(provenance, indent=1, sort_keys=True) + "\n")
+    _no_machine_paths(dest, [str(rel_work), str(ROOT), str(Path.home())])
+    return provenance
+
+
+def _no_machine_paths(dest: Path, paths: Sequence[str]) -> None:
+    for p in dest.rglob("*"):
+        if p.is_file():
+            text = p.read_text(errors="replace")
+            for bad in paths:
+                if bad and bad in text:
+                    raise SystemExit(f"{p}: names a path of this machine ({bad}); not kept")
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    ap = argparse.ArgumentParser(prog="python3 -m tools.flashinfer_writers", description=__doc__.splitlines()[0])
+    ap.add_argument("versions", nargs="*", help="releases to derive (e.g. 0.7.4 0.6.7)")
+    ap.add_argument("--newest", action="store_true", help="also the newest flashinfer-python on PyPI")
+    ap.add_argument("--out", type=Path, required=True, help="where <version>/ directories are written")
+    ap.add_argument("--work", type=Path, help="scratch for venvs and runs (default: a temporary directory)")
+    ap.add_argument("--base", type=Path, help="the shared CPU-torch venv (default: WORK/base; reused when it imports torch)")
+    ap.add_argument("--torch", default="torch", help="pip requirement for torch in the base venv (default: torch)")
+    ap.add_argument("--wheel-dir", type=Path, default=DEFAULT_WHEELS, help="flashinfer wheels (pip download cache)")
+    args = ap.parse_args(argv)
+    versions = list(args.versions)
+    if args.newest:
+        versions.append(newest_release())
+    if not versions:
+        ap.error("name releases or pass --newest")
+    command = "python3 -m tools.flashinfer_writers " + " ".join(
+        ["--out", str(args.out)] + (["--newest"] if args.newest else []) + list(args.versions))
+    tmp = None
+    work = args.work
+    if work is None:
+        tmp = tempfile.TemporaryDirectory(prefix="fi-writers-")
+        work = Path(tmp.name)
+    work.mkdir(parents=True, exist_ok=True)
+    base = base_venv(args.base or work / "base", args.torch)
+    try:
+        for v in versions:
+            p = derive(v, args.out, work, base, args.wheel_dir, command)
+            status = ", ".join(f"{s} {d['exit_status']}" for s, d in p["scenarios"].items())
+            print(f"{v}: {', '.join(p['files']) or 'nothing written'} ({status})", flush=True)
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
