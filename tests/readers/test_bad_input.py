@@ -27,7 +27,7 @@ CTX = ReadContext()
         ("binary.json", True, "binary file"),
         ("notes.txt", True, "not a format tiletune reads"),
         ("bad-key.json", False, "cannot parse it (unclosed '('); entry skipped"),
-        ("bad-value.json", False, "is not [runner, tactic] or [runner, tactic, policy]; entry skipped"),
+        ("bad-value.json", False, "is not [runner, tactic, ...] (a runner name, then a tactic); entry skipped"),
         ("no-metadata.json", False, "no _metadata: FlashInfer version and GPU are unknown"),
         ("odd-metadata.json", False, "_metadata.flashinfer_version is 'unknown'; version unknown"),
         ("metadata-not-object.json", False, "_metadata is a str, not an object; ignored"),

@@ -113,6 +113,10 @@ class _Picks:
         else:
             w = self(ae)
             alone = self.alone(w)
+            if w.time_ms is not None:  # (only a timed entry can carry FlashInfer's selection record)
+                rec_up = recorded_runner_up(rec.detail, w.time_ms)
+                if rec_up is not None:
+                    return self.line(entry.problem, alone, w.time_ms, *rec_up, 0, None, False, w.spread, ae)
         return self.line(entry.problem, alone, w.time_ms, None, None, None, None, 0, None, False, w.spread, ae)
 
     def __call__(self, ae: Any) -> Pick:
@@ -179,6 +183,7 @@ def overview(entries: Sequence[Any], source_groups: Sequence[SourceGroup] = ()) 
     versions: dict[tuple[Any, ...], Optional[str]] = {}
     unchosen: dict[tuple[Any, ...], Any] = {}  # (group, bucket) -> its first entry, not a chosen one
     several: dict[tuple[Any, ...], list[Any]] = {}  # (group, bucket) -> its entries in input order, where it has several
+    other_lines: set[tuple[Any, ...]] = set()  # groups with a line that is not usual (see Group.one_winner_lines)
     for ae in entries:
         entry = ae.entry
         p = entry.problem
@@ -196,7 +201,10 @@ def overview(entries: Sequence[Any], source_groups: Sequence[SourceGroup] = ()) 
         if at is None:
             buckets[bkey] = len(lines)
             if rec.status is _CHOSEN:
-                lines.append(one_winner_line(ae))
+                line = one_winner_line(ae)
+                lines.append(line)
+                if line.runner_up is not None:  # FlashInfer's selection record: not a usual line
+                    other_lines.add(gkey)
             else:
                 lines.append(None)
                 unchosen[gkey, bkey] = ae
@@ -207,7 +215,6 @@ def overview(entries: Sequence[Any], source_groups: Sequence[SourceGroup] = ()) 
                 several[gkey, bkey] = [unchosen[gkey, bkey] if first_line is None else first_line.winner_entry, ae]
             else:
                 crowd.append(ae)
-    other_lines: set[tuple[Any, ...]] = set()  # groups with a line `_one_winner_line` did not make
     for (gkey, bkey), aes in chain(((k, (ae,)) for k, ae in unchosen.items() if k not in several), several.items()):
         buckets, lines = groups[gkey]
         lines[buckets[bkey]] = _bucket_line(aes, catalog_sizes, picks)
@@ -250,7 +257,41 @@ def _one_winner_line(ae: Any, picks: "_Picks") -> BucketLine:
     """The usual bucket of a cache, one chosen entry: its one winner, nothing timed against it, no
     log; what `_any_bucket_line` gives for it (tests/test_overview_fast.py), without its sets and sorts."""
     w = picks(ae)
+    rec_up = recorded_runner_up(ae.entry.record.detail, w.time_ms) if w.time_ms is not None else None
+    if rec_up is not None:
+        return picks.line(ae.entry.problem, picks.alone(w), w.time_ms, *rec_up, 0, None, False, w.spread, ae)
     return picks.line(ae.entry.problem, picks.alone(w), w.time_ms, None, None, None, None, 0, None, False, w.spread, ae)
+
+
+RECORDED_TIE = ("FlashInfer's selection record: its tie_tolerance kept this earlier-enumerated tactic over a "
+                "faster one (negative margin)")
+RECORDED_DEFAULT = ("default 5 % (FlashInfer's selection record holds no samples, and the cache does not record "
+                    "the tie_tolerance it was tuned with)")
+
+
+def recorded_runner_up(detail: Any, winner_ms: Optional[float]) -> Optional[tuple[Pick, float, bool, str]]:
+    """(runner-up, margin, won by noise, basis) from a 0.7.4 cache entry's selection record
+    (readers/flashinfer_format.py): the fastest other candidate's time as FlashInfer measured it
+    (its tactic is not recorded) and the margin FlashInfer computed. None when the entry has no
+    record or it names no runner-up (the winner was the only candidate that ran)."""
+    facts = None
+    for k, v in detail:
+        if k == "selection":
+            facts = dict(v)
+            break
+    if facts is None:
+        return None
+    up, margin, n = facts.get("runner_up_ms"), facts.get("margin"), facts.get("candidates")
+    if up is None:
+        return None
+    if margin is None and winner_ms:
+        margin = up / winner_ms - 1.0
+    if margin is None:
+        return None
+    pick = Pick(None, None, float(up), None, False, None, None, n if isinstance(n, int) and n >= 2 else 2)
+    if margin < 0:
+        return pick, margin, True, RECORDED_TIE
+    return pick, margin, margin < DEFAULT_NOISE, RECORDED_DEFAULT
 
 
 def _any_bucket_line(aes: Sequence[Any], catalog_sizes: "_CatalogSizes", picks: Callable[[Any], Pick] = _pick
@@ -303,7 +344,11 @@ def _any_bucket_line(aes: Sequence[Any], catalog_sizes: "_CatalogSizes", picks: 
         wt = w.time_ms if w.time_ms is not None else (own.time_ms if own else None)
         others = sorted((p for i, p in timed.items() if i != repr(w.tactic)),
                         key=lambda p: p.time_ms) if timed else []  # type: ignore[arg-type, return-value]
-        if wt is not None and others:
+        rec_up = (recorded_runner_up(chosen_aes[0].entry.record.detail, wt)
+                  if wt is not None and not others and len(chosen_aes) == 1 else None)
+        if rec_up is not None:  # nothing else timed here: FlashInfer's own record of the race
+            runner_up, margin, won_by_noise, basis = rec_up
+        elif wt is not None and others:
             runner_up = others[0]
             margin = (runner_up.time_ms - wt) / wt if wt > 0 else None  # type: ignore[operator]
             if margin is not None:

@@ -36,8 +36,13 @@ class Pick(Struct, frozen=True, gc=False):
     not_cutlass: bool = False
     candidates: Optional[str] = None  # undecoded: what the candidate tiles share ('128x128x{128|256}')
     runs: Optional[str] = None  # the tile that runs when the binding runs another than it profiled (Decoded.runs)
+    # a runner-up known only from FlashInfer's selection record (0.7.4): its time, not its tactic;
+    # the number of candidates the autotuner timed, the winner included
+    recorded_of: Optional[int] = None
 
     def label(self) -> str:
+        if self.recorded_of is not None:
+            return f"FlashInfer record: fastest of {self.recorded_of - 1} other(s)"
         if self.config is not None:
             return self.config.label() + (f" profiled, runs {self.runs}" if self.runs else "")
         if self.not_cutlass:

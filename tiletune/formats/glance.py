@@ -45,7 +45,7 @@ def chosen_cell(line: BucketLine) -> str:
 def margin_cell(line: BucketLine) -> str:
     if line.margin is None:
         return "-"
-    text = f"+{line.margin * 100:.1f}%"
+    text = f"{line.margin * 100:+.1f}%"  # negative: FlashInfer's tie_tolerance kept a slower tactic
     return text + " ~" if line.won_by_noise else text
 
 
@@ -215,11 +215,13 @@ def uncovered_line(g: Group) -> Optional[str]:
 
 
 COMPACT_LEGEND = (
-    "chosen: the winning tile (decoded from the release's catalog); meas us: its time measured by the inputs; "
+    "chosen: the winning tile (decoded from the release's catalog); meas us: its time measured by the inputs "
+    "(a DEBUG log's timings, or recorded by FlashInfer's autotuner in a 0.7.4 cache entry); "
     "t us* / eff %*: modelled time and efficiency against the dense peak; runner-up / margin: the next fastest "
-    "measured tactic and how much slower it was; ~ won by noise (margin within the samples' spread, or within "
-    "5 % when the inputs hold no samples); failed / never tried: tactics of this bucket (? = no profiling log "
-    "read, so attempts are unknown). --all lists every tactic."
+    "measured tactic and how much slower it was (FlashInfer record: the cache keeps the runner-up's time, not "
+    "its tactic; a negative margin: FlashInfer's tie_tolerance kept an earlier, slower tactic); ~ won by noise "
+    "(margin within the samples' spread, negative, or within 5 % when the inputs hold no samples); failed / never "
+    "tried: tactics of this bucket (? = no profiling log read, so attempts are unknown). --all lists every tactic."
 )
 
 

@@ -528,8 +528,12 @@ def rank_disagreement_dict(d: Any) -> dict[str, Any]:
 
 def pick_dict(p: Pick) -> dict[str, Any]:
     """One tactic of a bucket: its decoded tile (null when none), its measured time and sample spread."""
-    return {"tactic": to_jsonable(p.tactic), "tile": p.config.label() if p.config is not None else None,
-            "label": p.label(), "time_ms": p.time_ms, "spread": p.spread}
+    d = {"tactic": to_jsonable(p.tactic), "tile": p.config.label() if p.config is not None else None,
+         "label": p.label(), "time_ms": p.time_ms, "spread": p.spread}
+    if p.recorded_of is not None:  # known from FlashInfer's selection record: its time, not its tactic
+        d["recorded_by"] = "FlashInfer's autotuner (selection record)"
+        d["candidates_timed"] = p.recorded_of
+    return d
 
 
 def _says_more(line: BucketLine) -> bool:

@@ -208,6 +208,12 @@ def format_inspect(result: InspectResult, *, all_rows: bool = False, runtime_m: 
         out.append("")
         out += [f"- {cell(line)}" for line in view.source_legend(result)]
         out.append("")
+    recorded = view.flashinfer_records(result)
+    if recorded:
+        out.append("## Recorded by FlashInfer")
+        out.append("")
+        out += [f"- {cell(line)}" for line in recorded]
+        out.append("")
     if result.notes:
         out.append("## Notes")
         out.append("")

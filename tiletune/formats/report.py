@@ -475,6 +475,11 @@ def _render(result: InspectResult, ctx: ReportContext, lim: Limits) -> str:
     if more:
         srcs += "\n\n" + _left_out(more, "input(s)", ctx)
     out += [md.details(f"Inputs ({len(result.sources)})", srcs), ""]
+    recorded = view.flashinfer_records(result)
+    if recorded:
+        shown, more = _capped(recorded, lim.items)
+        body = "\n".join(f"- {c(line)}" for line in shown) + (f"\n\n{_left_out(more, 'input(s)', ctx)}" if more else "")
+        out += [md.details("Recorded by FlashInfer", body), ""]
     if result.notes:
         shown, more = _capped(result.notes, lim.items)
         body = "\n".join(f"- {c(n)}" for n in shown) + (f"\n\n{_left_out(more, 'note(s)', ctx)}" if more else "")

@@ -291,6 +291,12 @@ def format_inspect(result: InspectResult, *, all_rows: bool = False, runtime_m: 
         for line in view.source_legend(result):
             out += _wrap(line)
         out.append("")
+    recorded = view.flashinfer_records(result)
+    if recorded:
+        out.append("Recorded by FlashInfer (beside its winners)")
+        for line in recorded:
+            out += _wrap(line)
+        out.append("")
     if result.notes:
         out.append("Notes")
         for n in result.notes:

@@ -296,6 +296,67 @@ def source_legend(result: InspectResult) -> list[str]:
     return out
 
 
+_MEASURE_KEYS = ("measure_execution_mode", "measure_cold_l2", "measure_timer", "measure_graph_timing")
+
+
+@dataclass
+class _Recorded:
+    """What one FlashInfer cache or store recorded beside its winners (`flashinfer_records`)."""
+
+    generation: Optional[str]
+    measure: list[str]
+    entries: int = 0
+    selection: int = 0
+    extras: int = 0
+    policies: dict[str, int] = field(default_factory=dict)
+
+
+def flashinfer_records(result: InspectResult) -> list[str]:
+    """Per input, what FlashInfer itself recorded beside its winners: 0.7.4's selection records
+    (the times the table shows as measured), the cache's `_generation`, a v2 store's measurement
+    policy, the entries' profiling policies, and parts a newer writer added (kept, not read)."""
+    per: dict[str, _Recorded] = {}
+    seen: dict[int, tuple[bool, bool, Optional[str]]] = {}  # per detail tuple (shared by many entries)
+    for ae in result.entries:
+        r = ae.entry.record
+        if r.source_kind not in ("flashinfer-v1", "flashinfer-v2"):
+            continue
+        s = per.get(r.source)
+        if s is None:
+            meta = dict(r.env.metadata)
+            s = per[r.source] = _Recorded(meta.get("_generation"), [f"{k}={meta[k]}" for k in _MEASURE_KEYS if k in meta])
+        facts = seen.get(id(r.detail))
+        if facts is None:
+            d = dict(r.detail)
+            pol = d.get("profiling_policy")
+            policy = None if pol is None else (", ".join(f"{k}={v}" for k, v in pol) if isinstance(pol, tuple) and all(
+                isinstance(x, tuple) and len(x) == 2 for x in pol) else str(pol))
+            facts = seen[id(r.detail)] = ("selection" in d, "extras" in d, policy)
+        s.entries += 1
+        s.selection += facts[0]
+        s.extras += facts[1]
+        if facts[2] is not None:
+            s.policies[facts[2]] = s.policies.get(facts[2], 0) + 1
+    out = []
+    for src, s in per.items():
+        parts = []
+        if s.selection:
+            parts.append(f"{s.selection} of {s.entries} entries carry FlashInfer's selection record (winner time, "
+                         "runner-up time, margin, candidates timed: recorded by FlashInfer's autotuner, shown as "
+                         "meas us / runner-up / margin)")
+        if s.measure:
+            parts.append("measurement policy (store manifest): " + ", ".join(s.measure))
+        for pol, n in sorted(s.policies.items()):
+            parts.append(f"profiling policy {pol} ({n} entr{'y' if n == 1 else 'ies'})")
+        if s.generation:
+            parts.append(f"_generation {s.generation}")
+        if s.extras:
+            parts.append(f"{s.extras} entries hold parts tiletune does not know (kept in detail.extras)")
+        if parts:
+            out.append(f"{src}: " + "; ".join(parts))
+    return out
+
+
 _STATUS_TEXT = {st: str(st) for st in Status}  # an Enum's __str__ is Python code: one text per status
 _NO_NK = ("-", "-")
 
@@ -430,7 +491,8 @@ def legend(result: InspectResult, *, compact: bool = False) -> list[str]:
             "t us*: expected kernel time in microseconds; eff %*: expected throughput over the GPU's DENSE tensor peak.",
         ]
     if any(ae.record.time_ms is not None for ae in result.entries):
-        lines.append("meas us: time measured by the source (autotuner avg_time / TRT-LLM min_time / retry ledger).")
+        lines.append("meas us: time measured by the source (autotuner avg_time / a FlashInfer 0.7.4 cache entry's selection "
+                     "record, recorded by FlashInfer's autotuner / TRT-LLM min_time / retry ledger).")
     lines.append("M bucket: the runtime M range FlashInfer's default bucket mapping sends to the key's M ('256?': range unknown); tac: the tactic as stored.")
     return lines
 

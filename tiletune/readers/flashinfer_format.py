@@ -25,6 +25,7 @@ A part outside these is kept verbatim in the entry's `detail["extras"]` (named b
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any, Optional
 
@@ -62,17 +63,30 @@ def read_selection(value: Any) -> tuple[Optional[tuple[tuple[str, Any], ...]], d
         if k in ("time_ms", "runner_up_ms", "margin"):
             n = _number(v)
             if n is None and v is not None:
-                extras[f"selection.{k}"] = freeze(v)
+                extras[place("selection", k)] = freeze(v)
             else:
                 facts.append((k, n))
         elif k == "candidates":
             if isinstance(v, int) and not isinstance(v, bool):
                 facts.append((k, v))
             else:
-                extras[f"selection.{k}"] = freeze(v)
+                extras[place("selection", k)] = freeze(v)
         else:
-            extras[f"selection.{k}"] = freeze(v)
+            extras[place("selection", k)] = freeze(v)
     return tuple(sorted(facts)), extras
+
+
+MAX_PLACES = 20  # distinct places a note names; past it they are counted only (a hostile file has millions)
+
+
+def place(prefix: str, key: Any) -> str:
+    """Where an unknown part was, for a one-line note: `prefix.key`, the key escaped and cut short
+    unless it is a plain name (a key may hold newlines, escapes or megabytes)."""
+    k = str(key)
+    if not (k.isidentifier() and len(k) <= 60):
+        k = json.dumps(k, ensure_ascii=True)
+        k = k if len(k) <= 60 else k[:40] + "..." + k[-12:]
+    return f"{prefix}.{k}" if prefix else k
 
 
 class Unread:
@@ -80,10 +94,14 @@ class Unread:
 
     def __init__(self) -> None:
         self.places: dict[str, int] = {}
+        self.more = 0  # parts past MAX_PLACES distinct places
 
     def add(self, places: Any) -> None:
         for p in places:
-            self.places[p] = self.places.get(p, 0) + 1
+            if p in self.places or len(self.places) < MAX_PLACES:
+                self.places[p] = self.places.get(p, 0) + 1
+            else:
+                self.more += 1
 
     def note(self, source: str, what: str) -> Optional[InputProblem]:
         """One note for the input, or None when everything was understood. Loses nothing: every
@@ -92,6 +110,8 @@ class Unread:
         if not self.places:
             return None
         parts = ", ".join(f"{p} ({n}x)" if n > 1 else p for p, n in sorted(self.places.items()))
+        if self.more:
+            parts += f" and {self.more} more part(s)"
         return InputProblem(source, f"{source}: {what} holds parts tiletune does not know (a newer FlashInfer "
                                     f"writer?): {parts}; every entry was read, and these are kept verbatim "
                                     "(entries: detail.extras; metadata: the environment's metadata)",
@@ -99,7 +119,8 @@ class Unread:
 
 
 def unknown_metadata_keys(meta: Any, known: tuple[str, ...] = METADATA_KEYS) -> list[str]:
-    """`_metadata` / manifest keys tiletune does not know (kept in Environment.metadata anyway)."""
+    """`_metadata` / manifest keys tiletune does not know (kept in Environment.metadata anyway), as
+    note places (escaped, see `place`)."""
     if not isinstance(meta, dict):
         return []
-    return sorted(str(k) for k in meta if k not in known)
+    return sorted(place("", k) for k in meta if k not in known)

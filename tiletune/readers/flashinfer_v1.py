@@ -5,11 +5,16 @@ flashinfer/autotuner/autotuner.py since v0.6.15, and the 0.7.x wheels):
 - `_metadata`: the writer's environment (flashinfer_version, cuda_version, cublas_version,
   cudnn_version, gpu; cudnn_frontend_version since v0.6.11; cutlass_dsl_version in 0.7.2).
 - every other key is `str((op, runner, profile))` (v0.6.7-0.6.12) or `str((op, runner, profile,
-  extras))` (v0.6.13+), sorted; the value is `[runner, tactic]`, and in 0.7.2 wheels
-  `[runner, tactic, ["cuda_graph_profile_replays", n|null, "l2_cache_policy", "cold"|"hot"]]`.
+  extras))` (v0.6.13+), sorted; the value is `[runner, tactic]`, in 0.7.x
+  `[runner, tactic, ["cuda_graph_profile_replays", n|null, "l2_cache_policy", "cold"|"hot"]]`, and
+  in 0.7.4 `[runner, tactic, policy, {"time_ms", "runner_up_ms", "margin", "candidates"}]` (the
+  selection record: read as measured, see readers/flashinfer_format.py). An entry whose runner and
+  tactic are readable is always read; parts a newer writer adds are kept (detail.extras) and named
+  in one note per input.
 - `_records` (v0.6.18rc2+): namespaced records; `trtllm_moe_da` holds distribution-aware MoE plans
   whose `bodies`/`eager_body` carry `{"tile_n", "tactic"}` pairs.
-- `_generation` (v0.6.18rc2+): a sha256 of the rest, used for write conflicts only.
+- `_generation` (v0.6.18rc2+): a sha256 of the rest, used for write conflicts only; kept in the
+  environment's metadata as `_generation` (shown with the other metadata).
 
 Every cache entry is a CHOSEN record. What every JSON reader shares (the size guard, the path hints
 the SGLang/vLLM layouts pass in) is readers/json_common.py.
@@ -24,6 +29,7 @@ from typing import Any, Iterator, Optional
 from tiletune.core import bounded_input
 from tiletune.core.errors import ReaderError
 from tiletune.core.records import Environment, InputProblem, Status, TuningRecord, freeze
+from tiletune.readers.flashinfer_format import RECORDED_BY, Unread, place, read_selection, unknown_metadata_keys
 from tiletune.readers.interface import ReadContext
 from tiletune.readers.json_common import UNKNOWN_VALUES, Item, PathHints, json_type_name, load_json, quoted_short
 from tiletune.readers.keyparse import KeyParseError, KeyParser, parse_general
@@ -65,7 +71,8 @@ def read_with_hints(path: Path, ctx: ReadContext, hints: Optional[PathHints]) ->
 
 
 def _metadata_env(
-    path: Path, meta: Any, ctx: ReadContext, hints: Optional[PathHints], problems: list[InputProblem]
+    path: Path, meta: Any, ctx: ReadContext, hints: Optional[PathHints], problems: list[InputProblem],
+    generation: Any = None,
 ) -> Environment:
     """Environment from `_metadata`, falling back on the path; notes what is missing."""
     src = str(path)
@@ -99,7 +106,8 @@ def _metadata_env(
         arch_source=arch_source,
         version_source=version_source,
         cuda_version=cuda if isinstance(cuda, str) and cuda not in UNKNOWN_VALUES else None,
-        metadata=tuple(sorted((str(k), str(v)) for k, v in meta.items())),
+        metadata=tuple(sorted([(str(k), str(v)) for k, v in meta.items()]
+                              + ([(_GENERATION, str(generation))] if generation is not None else []))),
     )
 
 
@@ -121,8 +129,11 @@ def read_object(path: Path, obj: Any, ctx: ReadContext, hints: Optional[PathHint
                            loses_data=True)
         return
     problems: list[InputProblem] = []
-    env = _metadata_env(path, obj.get(_METADATA), ctx, hints, problems)
+    meta = obj.get(_METADATA)
+    env = _metadata_env(path, meta, ctx, hints, problems, obj.get(_GENERATION))
     yield from problems
+    unread = Unread()  # what a newer writer put here that tiletune does not know (one note at the end)
+    unread.add(f"_metadata.{k}" for k in unknown_metadata_keys(meta))
     rank = hints.rank if hints else None
     split = KeyParser().split
     shared_details: dict[Any, tuple[tuple[str, Any], ...]] = {}
@@ -141,34 +152,60 @@ def read_object(path: Path, obj: Any, ctx: ReadContext, hints: Optional[PathHint
     for key, value in obj.items():
         if key in _RESERVED:
             continue
+        if key.startswith("_"):  # a section of a newer writer (every cache key is a tuple's text)
+            unread.add((place("top-level", key),))
+            continue
         n_entries += 1
         try:
             op, runner, shapes, extras = split(key) or parse_general(key)
         except KeyParseError as e:
             yield InputProblem(src, f"{path}: key {quoted_short(key)}: cannot parse it ({e}); entry skipped", fatal=False, loses_data=True)
             continue
-        if not (isinstance(value, list) and len(value) in (2, 3) and isinstance(value[0], str)):
+        if not (isinstance(value, list) and len(value) >= 2 and isinstance(value[0], str)):
             yield InputProblem(src, f"{path}: key {quoted_short(key)}: value {quoted_short(json.dumps(value))} is not "
-                                    "[runner, tactic] or [runner, tactic, policy]; entry skipped", fatal=False, loses_data=True)
+                                    "[runner, tactic, ...] (a runner name, then a tactic); entry skipped",
+                               fatal=False, loses_data=True)
             continue
         tactic = value[1]
         if tactic.__class__ is list:
             tactic = freeze(tactic)
-        policy = value[2] if len(value) == 3 else _NO_POLICY
+        policy = value[2] if len(value) >= 3 else _NO_POLICY
         if not (runner is last_runner and value[0] == last_value_runner and policy == last_policy
                 and ([*map(type, policy)] if policy.__class__ is list else policy.__class__) == last_types):
             last_detail = _shared_detail(shared_details, runner, value[0], tactic, policy, hints)
             last_runner, last_value_runner, last_policy = runner, value[0], policy
             last_types = _reusable_types(policy) if not runner.startswith("Cudnn") else None
+        detail, time_ms = (last_detail, None) if len(value) < 4 else _newer_parts(value, last_detail, unread)
         # positional, in TuningRecord's field order (source, source_kind, op, runner, tactic, status,
         # env, shapes, extras, raw_key, error, time_ms, count, rank, line, detail): one per cache entry
         yield record(src, KIND, op, runner, tactic, chosen, env, shapes, extras, key,
-                     None, None, 1, rank, None, last_detail)
+                     None, time_ms, 1, rank, None, detail)
+    note = unread.note(src, str(path))
+    if note is not None:
+        yield note
     if _RECORDS in obj:
         yield from _namespaced_records(path, obj[_RECORDS], env, rank)
     elif n_entries == 0:
         yield InputProblem(src, f"{path}: no cache entries (only {', '.join(sorted(k for k in obj if k in _RESERVED)) or 'an empty object'})",
                            fatal=False, loses_data=False)  # an empty cache is read whole
+
+
+def _newer_parts(value: list, shared: tuple[tuple[str, Any], ...], unread: Unread
+                 ) -> tuple[tuple[tuple[str, Any], ...], Optional[float]]:
+    """An entry's parts after the policy: 0.7.4's selection record (its time is the record's
+    measured time), and anything a newer writer added (kept in detail.extras, counted in `unread`)."""
+    facts, extras = read_selection(value[3])
+    for i, part in enumerate(value[4:], 4):
+        extras[f"value[{i}]"] = freeze(part)
+    added: list[tuple[str, Any]] = []
+    time_ms = None
+    if facts is not None:
+        added += [("selection", facts), ("time_source", RECORDED_BY)]
+        time_ms = dict(facts).get("time_ms")
+    if extras:
+        added.append(("extras", tuple(sorted(extras.items()))))
+        unread.add(extras)
+    return tuple(sorted(shared + tuple(added))), time_ms
 
 
 def _shared_detail(shared: dict[Any, tuple[tuple[str, Any], ...]], runner: str, value_runner: str, tactic: Any,

@@ -16,6 +16,8 @@ Layout, as `ManagedAutotuneCache` writes it:
 moves ~); vLLM passes VLLM_FLASHINFER_AUTOTUNE_CACHE_DIR and SGLang a per-rank directory (see
 sglang.py). The reader claims an `<env hash>` directory; a single entry file is read too.
 FlashInfer treats a malformed entry as a cache miss; tiletune reports it (non-fatal) and goes on.
+A manifest or entry key this version does not know (readers/flashinfer_format.py) is kept (the
+manifest in the environment's metadata, an entry's in detail.extras) and named in one note.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from tiletune.core import bounded_input
 from tiletune.core.errors import ReaderError
 from tiletune.core.records import Environment, InputProblem, Status, TuningRecord, freeze
 from tiletune.readers import json_common, sglang
+from tiletune.readers.flashinfer_format import MANIFEST_KEYS, V2_ENTRY_KEYS, Unread, place, unknown_metadata_keys
 from tiletune.readers.flashinfer_v1 import policy_detail
 from tiletune.readers.interface import ReadContext
 from tiletune.readers.json_common import Item, PathHints, load_json, quoted_short
@@ -107,13 +110,19 @@ def read(path: Path, ctx: ReadContext) -> Iterator[Item]:
     hints = _hints(store)
     rank = hints.rank if hints else None
     parser = KeyParser()
+    unread = Unread()
+    unread.add(f"manifest.{k}" for k in unknown_metadata_keys(dict(env.metadata), MANIFEST_KEYS))
     for f in files:
-        yield from _read_entry(f, store, env, rank, parser)
+        yield from _read_entry(f, store, env, rank, parser, unread)
+    note = unread.note(str(store), str(store))
+    if note is not None:
+        yield note
     if not files:
         yield InputProblem(str(store), f"{store}: managed store has no entries", fatal=False, loses_data=False)
 
 
-def _read_entry(f: Path, store: Path, env: Environment, rank: Optional[str], parser: KeyParser) -> Iterator[Item]:
+def _read_entry(f: Path, store: Path, env: Environment, rank: Optional[str], parser: KeyParser,
+                unread: Optional[Unread] = None) -> Iterator[Item]:
     src = str(store)
     try:
         entry = bounded_input.load_file(f, limit=_ENTRY_LIMIT, what="store entry", why=" (one entry is a few hundred bytes)")
@@ -138,6 +147,11 @@ def _read_entry(f: Path, store: Path, env: Environment, rank: Optional[str], par
         detail.append(("key_fields_mismatch", "the structured key_fields differ from the key string"))
     if entry["runner"] != pk.runner:
         detail.append(("value_runner", entry["runner"]))
+    extras = {place("entry", k): freeze(v) for k, v in entry.items() if k not in V2_ENTRY_KEYS}
+    if extras:
+        detail.append(("extras", tuple(sorted(extras.items()))))
+        if unread is not None:
+            unread.add(extras)
     tactic = entry["tactic"]
     tactic = freeze(tactic) if isinstance(tactic, list) else tactic
     yield TuningRecord(
