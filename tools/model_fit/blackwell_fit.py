@@ -119,7 +119,8 @@ def stated_config(p: dict) -> Optional[TileConfig]:
     two = sched == "2sm"
     return TileConfig(tile=(t[0], t[1], t[2]), cluster=(cl[0], cl[1], cl[2]), stages=stages,
                       mainloop_schedule=None if sched == "sm80" else sched, style="sm80" if sched == "sm80" else "tma_ws",
-                      mma_tile=(2 * t[0], t[1], t[2]) if two and t[0] <= 128 else None)
+                      mma_tile=(2 * t[0], t[1], t[2]) if two and t[0] <= 128 else None,
+                      epilogue_schedule=p.get("epilogue") or None)
 
 
 def l2_state(p: dict) -> Optional[str]:
