@@ -104,7 +104,7 @@ def test_a_winner_seen_in_cache_and_log_is_one_row(sample):
     from tiletune.formats.report import chosen_sections
     from tiletune.readers.interface import ReadContext
 
-    sections = {title: rows for title, _, rows, _ in chosen_sections(inspect([sample("demo")], ReadContext()))}
+    sections = {title: rows for title, _, rows, *_ in chosen_sections(inspect([sample("demo")], ReadContext()))}
     (fp4_rows,) = [rows for title, rows in sections.items() if "fp4_gemm" in title]
     assert [(r[0], r[3], r[4]) for r in fp4_rows] == [("9-16", "8", "128x64x128 swapAB"), ("17-32", "8", "128x64x128 swapAB")]
 

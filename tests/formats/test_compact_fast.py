@@ -34,9 +34,10 @@ def _key(ae, group_of):
 
 
 def _plain_model(result):
-    """The model result of each (group, arch, op, problem, choice): the last entry's with one."""
+    """The model result of each (group, arch, op, problem, choice): the last entry's with one (the
+    calibrated model where the inputs' times calibrate it: what the views show, issue 25 item 3)."""
     group_of = group_names(result.source_groups)
-    return {_key(ae, group_of): ae.analysis for ae in result.entries
+    return {_key(ae, group_of): ae.calibrated or ae.analysis for ae in result.entries
             if ae.analysis is not None and ae.entry.problem is not None}
 
 

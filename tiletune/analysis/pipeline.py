@@ -20,6 +20,7 @@ from typing import Callable, Mapping, Optional, Sequence, Union
 
 from msgspec import structs
 
+from tiletune.analysis import calibrated as calibrated_mod
 from tiletune.analysis import run_verdicts
 from tiletune.analysis import verdicts as verdicts_mod
 from tiletune.analysis.entry_filter import EntryFilter
@@ -125,6 +126,10 @@ def build(
     group_of = group_names(groups)
     labels_of = {g.name: g.label for g in groups} if len(groups) > 1 else None
     analyzed = port.analyze_entries(entries)
+    # the model calibrated on the inputs' own measured times, where they hold some (one fit per run)
+    fitted = calibrated_mod.fits(analyzed, port, group_of)
+    if fitted:
+        analyzed = calibrated_mod.apply(analyzed, fitted, port, group_of)
     failures = tuple(aggregate_failures(analyzed, port, not_built_ops(entries), group_of))
     never_tried = tuple(find_not_tried(analyzed, group_of))
     at_a_glance = overview(analyzed, groups)  # per bucket: winners, margins, won by noise, uncovered M, rank checks
@@ -138,7 +143,7 @@ def build(
                 + tuple(verdicts_mod.with_rank_disagreements(
                     verdicts_mod.verdicts(analyzed, failures, never_tried, group_of, labels_of),
                     at_a_glance.rank_disagreements)))
-    calibrated = evidence_notes(analyzed, failures, never_tried, port, group_of, labels_of)  # only where the inputs measured times
+    calibrated = evidence_notes(fitted, failures, never_tried, labels_of)  # only where the inputs measured times
     return InspectResult(
         entries=analyzed,
         failures=failures,
@@ -154,6 +159,7 @@ def build(
         inputs=tuple(inputs),
         source_groups=groups,
         overview=at_a_glance,
+        calibrations=fitted,
     )
 
 

@@ -1,8 +1,8 @@
 """What the failed and never-tried tiles would have cost, judged on the input's own measured times.
 
 When an input holds measured per-tactic times (a DEBUG autotuner log, TensorRT-LLM `min_time`, a
-retry ledger), `evidence_notes` fits the model's per-GPU constants on them (one fit per arch, GPU,
-dtype and op; `tiletune.model.evidence`), says so with the held-out check, and for every failed
+retry ledger), analysis/calibrated.py fits the model's per-GPU constants on them; `evidence_notes`
+says so with the held-out check, and for every failed
 tactic and every bucket it failed in, compares the model's calibrated time for that tile with the
 best time the input measured for the same bucket: the regret of the failure. For tiles the tuner
 never tried, the best of them per bucket gets the same comparison. Every such number is labelled
@@ -16,29 +16,20 @@ times: no note is given for it rather than a wrong one.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
-from tiletune.analysis.results import AnalyzedEntry, Failure, NotTried
+from tiletune.analysis.calibrated import Fit, Timed
+from tiletune.analysis.results import Failure, NotTried
 from tiletune.core.errors import TiletuneError
-from tiletune.core.records import Problem, TileConfig
-from tiletune.model.evidence import Calibration, Sample, calibrate
+from tiletune.core.records import Problem
+from tiletune.model.evidence import Calibration
 
-MAX_SAMPLES = 120  # per fit, evenly spread: a TRT-LLM cache can time thousands of entries
 MAX_LINES = 12  # regret lines per calibrated group; the rest are counted
 WEAK_HELDOUT = 0.25  # held-out median error above which a regret line says the calibration is weak
 
 
 # the best measured time of a bucket: (seconds, its tile's label, its problem, its L2 state)
 _Best = Tuple[float, str, Problem, Optional[str]]
-
-
-class _Timed(NamedTuple):
-    """An entry with everything a fit needs: its problem, its decoded config, its measured time."""
-
-    problem: Problem
-    config: TileConfig
-    time_s: float
-    l2: Optional[str] = None  # the L2 state the time was measured with (None: unknown)
 
 
 def _bucket(p: Problem) -> Tuple[int, int, int, int]:
@@ -55,40 +46,14 @@ def _us(t: float) -> str:
     return f"{t * 1e6:,.1f} us"
 
 
-def evidence_notes(analyzed: Sequence[AnalyzedEntry], failures: Sequence[Failure], never_tried: Sequence[NotTried],
-                   port: Any, group_of: Optional[Mapping[str, str]] = None,
+def evidence_notes(fits: Sequence[Fit], failures: Sequence[Failure], never_tried: Sequence[NotTried],
                    labels_of: Optional[Mapping[str, str]] = None) -> Tuple[str, ...]:
-    """Notes for InspectResult: one calibration line per fit with measured times, then the regrets.
-
-    A fit is per (arch, GPU, dtype, op, FlashInfer release, source group): `group_of` maps each
-    input to its source group; `labels_of` (group -> short name, given when there are several)
-    names the group in the note."""
-    group_of = group_of or {}
-    groups: Dict[tuple, List[_Timed]] = {}
-    for ae in analyzed:
-        r = ae.entry.record
-        if r.time_ms is None:  # (most entries: a cache holds no times)
-            continue
-        problem, config = ae.entry.problem, ae.config
-        if config is None or problem is None or not (r.time_ms > 0):
-            continue
-        dtype = problem.dtype_a or problem.dtype_b
-        if dtype is None:
-            continue
-        fact = ae.analysis.l2 if ae.analysis is not None else None  # the state the entry was modelled in
-        key = (r.env.arch, r.env.gpu, dtype, r.op, r.env.flashinfer_version, group_of.get(r.source))
-        groups.setdefault(key, []).append(_Timed(problem, config, r.time_ms * 1e-3, None if fact is None else fact.state))
+    """Notes for InspectResult: one calibration line per fit (analysis/calibrated.py: one per arch,
+    GPU, dtype, op, FlashInfer release and source group with measured times), then the regrets.
+    `labels_of` (group -> short name, given when there are several) names the group in the note."""
     notes: List[str] = []
-    for (arch, named, dtype, op, version, group), items in groups.items():
-        spec, gpu_name, why = port.gpu_for(arch, named)
-        if spec is None:
-            continue
-        step = max(1, len(items) // MAX_SAMPLES)
-        samples = [Sample(t.config.label(), t.problem, t.config, t.time_s, t.l2) for t in items[::step]]
-        try:
-            cal = calibrate(samples, spec, dtype, arch)
-        except TiletuneError:
-            cal = None
+    for fit in fits:
+        arch, op, version, group, items, cal = fit.arch, fit.op, fit.flashinfer_version, fit.group, fit.timed, fit.calibration
         if cal is None:
             notes.append(f"{op}: {len(items)} measured tactic time(s) in the inputs, too few (or not modelled) to "
                          f"calibrate the model on")
@@ -105,7 +70,7 @@ def evidence_notes(analyzed: Sequence[AnalyzedEntry], failures: Sequence[Failure
     return tuple(notes)
 
 
-def _best_measured(items: Sequence[_Timed]) -> Dict[tuple, _Best]:
+def _best_measured(items: Sequence[Timed]) -> Dict[tuple, _Best]:
     best: Dict[tuple, _Best] = {}
     for t in items:
         key = _bucket(t.problem)

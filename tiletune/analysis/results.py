@@ -123,6 +123,9 @@ class AnalyzedEntry(Struct, frozen=True, gc=False):
     entry: Entry
     analysis: Optional[ModelResult] = None  # the model's answer at the top of the entry's M bucket
     analysis_note: Optional[str] = None  # why `analysis` is None (not decoded, no dtype, model missing, ...)
+    # the model calibrated on the inputs' measured times (analysis/calibrated.py), where a fit covers
+    # this entry: what the views show unless --uncalibrated; `analysis` stays the table model
+    calibrated: Optional[ModelResult] = None
 
     @property
     def record(self):  # noqa: ANN201 - TuningRecord; short alias used everywhere in formatters
@@ -244,6 +247,7 @@ class InspectResult(Struct, frozen=True, gc=False):
     # the flags that set what the inputs did not say (--arch sm120, --flashinfer-version 0.6.17): a
     # suggested command over the same inputs repeats them, or it would read them differently
     read_flags: tuple[str, ...] = ()
+    calibrations: tuple[Any, ...] = ()  # analysis.calibrated.Fit per measured (arch, GPU, dtype, op, release, group)
     overview: Overview = NO_OVERVIEW  # per-bucket winners, margins, won by noise, uncovered M (analysis/overview.py)
 
     def group_labels(self) -> dict[str, str]:

@@ -114,6 +114,7 @@ def inspect_command(
     only_rank: Annotated[Optional[List[str]], typer.Option("--rank", help="Only this rank (repeatable), as inspect names it: tp1_pp0_dp0, rank3.")] = None,
     only_status: Annotated[Optional[List[str]], typer.Option("--status", help="Only entries with this status (repeatable): chosen, failed, profiled, ...")] = None,
     runtime_m: Annotated[Optional[str], typer.Option("--m", help="Which tile runs at these runtime M (e.g. 37 or the CUDA-graph sizes 1,2,4,8,16,24,32), through the release's bucket mapping.")] = None,
+    uncalibrated: Annotated[bool, typer.Option("--uncalibrated", help="Show the table model's times even where the inputs' measured times calibrate it (by default such columns show the calibrated model and say so: 't us cal*').")] = False,
 ) -> None:
     """Which tiles won, which failed and why, which were never tried: per arch and op.
 
@@ -127,7 +128,7 @@ def inspect_command(
     _run_batch(lambda: inspect_status(
         paths, format=format, arch=arch, flashinfer_version=flashinfer_version, gpu=gpu, output=output, fail_on=fail_on,
         all_rows=all_rows, only_op=only_op, only_arch=only_arch, only_rank=only_rank, only_status=only_status,
-        runtime_m=runtime_m), paths or ())
+        runtime_m=runtime_m, uncalibrated=uncalibrated), paths or ())
 
 
 class ReportFormat(str, enum.Enum):
@@ -150,6 +151,10 @@ def report_command(
     arch: Annotated[Optional[str], typer.Option("--arch", help="Override the arch the inputs imply.")] = None,
     flashinfer_version: Annotated[Optional[str], typer.Option("--flashinfer-version", help="Override the FlashInfer version the inputs imply.")] = None,
     fail_on: Annotated[Optional[FailOn], typer.Option("--fail-on", help=_FAIL_ON_HELP)] = None,
+    only_op: Annotated[Optional[List[str]], typer.Option("--op", help="Only this op (repeatable), as inspect's --op.")] = None,
+    only_rank: Annotated[Optional[List[str]], typer.Option("--rank", help="Only this rank (repeatable), as inspect's --rank.")] = None,
+    runtime_m: Annotated[Optional[str], typer.Option("--m", help="Name the tile that runs at these runtime M (e.g. 1,2,4,8,37), as inspect's --m.")] = None,
+    uncalibrated: Annotated[bool, typer.Option("--uncalibrated", help="The table model's times even where the inputs' measured times calibrate it.")] = False,
 ) -> None:
     """A self-contained bug-ticket report: verdicts, environment, chosen tiles, failures and why, commands.
 
@@ -160,7 +165,8 @@ def report_command(
         from tiletune.cli.commands.report import report_status
 
         return report_status(paths, output=output, as_json=format is ReportFormat.json, redact=redact, full=full,
-                             gpu=gpu, plot=not no_plot, arch=arch, flashinfer_version=flashinfer_version, fail_on=fail_on)
+                             gpu=gpu, plot=not no_plot, arch=arch, flashinfer_version=flashinfer_version, fail_on=fail_on,
+                             only_op=only_op, only_rank=only_rank, runtime_m=runtime_m, uncalibrated=uncalibrated)
 
     _run_batch(run, paths or ())
 

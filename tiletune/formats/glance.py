@@ -15,7 +15,18 @@ from tiletune.analysis.source_groups import group_names
 
 CHOSEN_WIDTH = 48  # a bucket whose sources chose differently lists them up to this width (--all shows each)
 COMPACT_HEADERS = ["M bucket", "chosen", "meas us", "t us*", "eff %*", "runner-up", "margin", "failed", "never tried"]
-NUMERIC = {"meas us", "t us*", "eff %*", "margin", "failed", "never tried"}
+# a group whose model values are calibrated on its input's measured times says so in its header
+CALIBRATED_HEADERS = [{"t us*": "t us cal*", "eff %*": "eff % cal*"}.get(h, h) for h in COMPACT_HEADERS]
+NUMERIC = {"meas us", "t us*", "eff %*", "t us cal*", "eff % cal*", "margin", "failed", "never tried"}
+CALIBRATED_LEGEND = ("t us cal* / eff % cal*: the model calibrated on this input's own measured times (Notes give the "
+                     "fitted constants and the held-out error); --uncalibrated shows the table model instead")
+
+
+def shown_model(ae: Any, uncalibrated: bool = False) -> Any:
+    """The model result a view shows for an analysed entry: the calibrated one where a fit covers
+    it (analysis/calibrated.py), unless `uncalibrated`; else the table model."""
+    c = ae.calibrated
+    return ae.analysis if c is None or uncalibrated else c
 
 
 def _us(ms: Optional[float]) -> str:
@@ -71,7 +82,8 @@ class ModelByChoice:
     crowded buckets can share a key (`Overview.crowded`), so only they are keyed.
     tests/formats/test_compact_fast.py holds the rows to the lookup by key over every entry."""
 
-    def __init__(self, result: Any, ov: Optional[Overview] = None) -> None:
+    def __init__(self, result: Any, ov: Optional[Overview] = None, uncalibrated: bool = False) -> None:
+        self.uncalibrated = uncalibrated
         group_of = group_names(getattr(result, "source_groups", ()))
         crowded = None if ov is None else ov.crowded
         by_key: dict[Any, Any] = {}  # key -> its last entry with a result
@@ -92,16 +104,33 @@ class ModelByChoice:
         its group's `_where`), or None; `line` is one of the overview's lines."""
         w = line.winner_entry
         if w is not None and w.analysis is not None and id(w) not in self.overridden:
-            return w.analysis
+            return shown_model(w, self.uncalibrated)
         pick = line.chosen[0]
         ae = self.by_key.get((*where, line.problem, choice_key(pick.config, pick.tactic)))
-        return None if ae is None else ae.analysis
+        return None if ae is None else shown_model(ae, self.uncalibrated)
+
+    def calibrated(self, group: Group) -> bool:
+        """Whether a group's rows show calibrated model values (then its header says so)."""
+        if self.uncalibrated:
+            return False
+        where = _where(group)
+        for line in group.lines:
+            if len(line.chosen) != 1:
+                continue
+            w = line.winner_entry
+            if w is None or id(w) in self.overridden:
+                pick = line.chosen[0]
+                w = self.by_key.get((*where, line.problem, choice_key(pick.config, pick.tactic)))
+            if w is not None and w.calibrated is not None:
+                return True
+        return False
 
 
-def analyses_by_choice(result: Any, ov: Optional[Overview] = None) -> ModelByChoice:
+def analyses_by_choice(result: Any, ov: Optional[Overview] = None, uncalibrated: bool = False) -> ModelByChoice:
     """The model's result of each chosen (group, arch, op, problem, choice): `ModelByChoice`
-    (`ov`, the result's overview, when the caller has it)."""
-    return ModelByChoice(result, ov)
+    (`ov`, the result's overview, when the caller has it); calibrated where a fit covers it,
+    unless `uncalibrated`."""
+    return ModelByChoice(result, ov, uncalibrated)
 
 
 def _where(group: Group) -> tuple:
@@ -143,9 +172,10 @@ def usual_cells(group: Group, analyses: ModelByChoice, labels: Optional[dict[int
     if not group.one_winner_lines and not all(map(_is_usual, lines)):  # (the overview's flag says so at once)
         return None
     out = []
+    uncalibrated = analyses.uncalibrated
     for line in lines:
         w = line.winner_entry
-        a = w.analysis
+        a = w.analysis if w.calibrated is None or uncalibrated else w.calibrated
         if a is None or (overridden and id(w) in overridden):  # (see ModelByChoice)
             t, eff = _model_cells(line, analyses, where)
         elif a.time_expected_s is None:

@@ -29,7 +29,8 @@ from tiletune.analysis.results import (
     Verdict,
     loses_data,
 )
-from tiletune.core.records import Decoded, Entry, Problem, TileConfig, Undecoded, to_jsonable
+from tiletune.analysis.source_groups import group_names
+from tiletune.core.records import Decoded, Entry, Problem, Status, TileConfig, Undecoded, to_jsonable
 from tiletune.formats.strict_json import NOTE as STRICT_NOTE
 from tiletune.formats.strict_json import finite_only
 from tiletune.model.perf import ModelResult
@@ -575,6 +576,40 @@ def overview_dict(ov: Overview, notes: Optional[NoteTable] = None) -> dict[str, 
     }
 
 
+def calibration_dict(fit: Any, result: InspectResult) -> dict[str, Any]:
+    """One fit of the model on an input's measured times (analysis/calibrated.py) and the calibrated
+    model of the chosen entries it covers (what the table's "t us cal*" column shows)."""
+    cal = fit.calibration
+    chosen = []
+    if cal is not None:
+        group_of = group_names(result.source_groups)
+        for ae in result.entries:
+            c = ae.calibrated
+            r = ae.entry.record
+            if c is None or r.status is not Status.CHOSEN or r.op != fit.op or group_of.get(r.source) != fit.group:
+                continue
+            if r.env.flashinfer_version != fit.flashinfer_version or r.env.arch != fit.arch or c.gpu_name != fit.gpu:
+                continue
+            p = ae.entry.problem
+            chosen.append({"source": ae.entry.record.source, "m": p.m if p else None, "n": p.n if p else None,
+                           "k": p.k if p else None, "tactic": to_jsonable(ae.entry.record.tactic),
+                           "tile": ae.config.label() if ae.config else None, "time_us": c.time_expected_s * 1e6,
+                           "time_low_us": c.time_low_s * 1e6, "time_high_us": c.time_high_s * 1e6,
+                           "efficiency_compute": c.efficiency_compute, "basis": "modelled, calibrated on this input"})
+    return {
+        "arch": fit.arch, "gpu": fit.gpu, "dtype": fit.dtype, "op": fit.op, "flashinfer_version": fit.flashinfer_version,
+        "group": fit.group, "samples": len(fit.timed), "calibrated": cal is not None,
+        "summary": cal.summary("this input") if cal is not None else "too few measured times (or not modelled) to fit",
+        "compute_scale": cal.compute_scale if cal is not None else None,
+        "eta_bw": cal.eta_bw if cal is not None else None,
+        "fixed_us": cal.fixed_s * 1e6 if cal is not None else None,
+        "heldout_median": cal.heldout_median if cal is not None else None,
+        "heldout_max": cal.heldout_max if cal is not None else None,
+        "uncalibrated_median": cal.uncalibrated_median if cal is not None else None,
+        "chosen": chosen,
+    }
+
+
 def inspect_dict(result: InspectResult, *, entries: bool = True, notes: Optional[NoteTable] = None) -> dict[str, Any]:
     """The full "tiletune.inspect/1" object (`entries=False`: everything but the entries; pass the
     NoteTable the entries were rendered with so `problem_notes` covers them)."""
@@ -600,6 +635,7 @@ def inspect_dict(result: InspectResult, *, entries: bool = True, notes: Optional
         "searched": list(result.searched),
         "discovered": result.discovered,
         "gpus": [{"arch": g.arch, "gpu": g.gpu, "how": g.how} for g in result.gpus],
+        "calibrations": [calibration_dict(f, result) for f in result.calibrations],
         "notes": list(result.notes),
         "exit_status": result.exit_code,
     }

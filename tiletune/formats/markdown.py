@@ -107,16 +107,18 @@ def maybe_fold(summary: str, body: str, rows: int) -> str:
 
 
 def numeric_columns(headers: Sequence[str]) -> list[int]:
-    numeric = {"N", "K", "count", "smem KiB*", "FLOP/B*", "t us*", "eff %*", "meas us", "roofline %*"}
+    numeric = {"N", "K", "count", "smem KiB*", "FLOP/B*", "t us*", "eff %*", "t us cal*", "eff % cal*", "meas us",
+               "roofline %*", "t us* (range)", "t us cal* (range)"}
     return [i for i, h in enumerate(headers) if h in numeric]
 
 
-def compact_sections(result: InspectResult, runtime_m: Sequence[int] = ()) -> list[str]:
+def compact_sections(result: InspectResult, runtime_m: Sequence[int] = (), uncalibrated: bool = False) -> list[str]:
     """The per-bucket view and the tile map as Markdown (the default; `--all` lists every tactic)."""
     from tiletune.formats import glance
 
     ov = result.overview
-    analyses = glance.analyses_by_choice(result, ov)
+    analyses = glance.analyses_by_choice(result, ov, uncalibrated)
+    any_calibrated = False
     out: list[str] = []
     labels: dict[int, str] = {}  # id(Pick) -> its label, while `ov` holds the Picks (they are shared)
     m_texts: dict = {}  # M range -> its cell
@@ -124,14 +126,19 @@ def compact_sections(result: InspectResult, runtime_m: Sequence[int] = ()) -> li
     align = numeric_columns(glance.COMPACT_HEADERS)
     for g in ov.groups:
         rows = glance.compact_rows(g, analyses, labels, m_texts)
+        headers = glance.COMPACT_HEADERS
+        if result.calibrations and analyses.calibrated(g):
+            headers, any_calibrated = glance.CALIBRATED_HEADERS, True
         out += [f"## {cell(glance.group_title(g))}", ""]
-        out.append(maybe_fold(f"{len(rows)} buckets", table(glance.COMPACT_HEADERS, rows, align_right=align, escaped=escaped), len(rows)))
+        out.append(maybe_fold(f"{len(rows)} buckets", table(headers, rows, align_right=align, escaped=escaped), len(rows)))
         line = glance.uncovered_line(g)
         if line:
             out += ["", f"_{cell(line)}_"]
         out.append("")
     if ov.groups:
         out += [f"_{cell(glance.COMPACT_LEGEND)}_", ""]
+        if any_calibrated:
+            out += [f"_{cell(glance.CALIBRATED_LEGEND)}_", ""]
     if ov.rank_disagreements:
         out += ["## Rank disagreements", ""]
         out += [f"- {cell(glance.rank_line(d))}" for d in ov.rank_disagreements]
@@ -147,7 +154,7 @@ def compact_sections(result: InspectResult, runtime_m: Sequence[int] = ()) -> li
 
 
 def format_inspect(result: InspectResult, *, all_rows: bool = False, runtime_m: Sequence[int] = (), width: int = 0,
-                   colour: bool = False) -> str:
+                   colour: bool = False, uncalibrated: bool = False) -> str:
     """Inspect output as Markdown (per-bucket lines by default, every tactic with `all_rows`;
     `width` and `colour` are the terminal's and do not apply to Markdown)."""
     from tiletune.formats.table import nothing_found
@@ -161,8 +168,8 @@ def format_inspect(result: InspectResult, *, all_rows: bool = False, runtime_m: 
         out += [f"- {cell(v.text)}" for v in result.verdicts]
         out.append("")
     if not all_rows:
-        out += compact_sections(result, runtime_m)
-    for sec in view.entry_sections(result) if all_rows else ():
+        out += compact_sections(result, runtime_m, uncalibrated)
+    for sec in view.entry_sections(result, uncalibrated=uncalibrated) if all_rows else ():
         out.append(f"## {cell(sec.title)}")
         out.append("")
         out.append(f"_{cell(sec.gpu_line)}_")

@@ -33,7 +33,11 @@ from tiletune.formats.json_out import analysis_dict, inspect_dict
 
 SCHEMA = "tiletune.report/1"
 
-CHOSEN_HEADERS = ("M bucket", "N", "K", "tactic", "tile", "smem KiB*", "FLOP/B*", "bound*", "t us* (range)", "eff %*", "roofline %*")
+CHOSEN_HEADERS = ("M bucket", "N", "K", "tactic", "tile", "meas us", "smem KiB*", "FLOP/B*", "bound*", "t us* (range)",
+                  "eff %*", "roofline %*")
+# a section whose model is calibrated on its input's measured times says so in these columns
+CALIBRATED_HEADERS = tuple({"t us* (range)": "t us cal* (range)", "eff %*": "eff % cal*",
+                            "roofline %*": "roofline % cal*"}.get(h, h) for h in CHOSEN_HEADERS)
 
 
 class ReportContext(Struct, frozen=True, gc=False):
@@ -47,6 +51,8 @@ class ReportContext(Struct, frozen=True, gc=False):
     output_name: str = "report.md"
     options: tuple[str, ...] = ()  # other flags that shaped the result (--arch sm120, --flashinfer-version ...)
     tile_map_png: Optional[str] = None  # relative file name of the tile-map picture, when drawn
+    uncalibrated: bool = False  # --uncalibrated: the table model even where the inputs' times calibrate it
+    runtime_m: tuple[int, ...] = ()  # --m: the runtime Ms whose tile the report names
 
 
 # --- environment -------------------------------------------------------------------------------
@@ -135,12 +141,17 @@ def _band(a) -> str:  # noqa: ANN001 - ModelResult
     return s
 
 
-def chosen_sections(result: InspectResult) -> list[tuple[str, str, list[list[str]], list[str]]]:
-    """(title, gpu line, rows, footnotes) per section, chosen entries only. A section with no decodable
-    tile has no rows; its notes are then a summary line followed by each distinct reason."""
-    out: list[tuple[str, str, list[list[str]], list[str]]] = []
+def chosen_sections(result: InspectResult, uncalibrated: bool = False
+                    ) -> list[tuple[str, str, list[list[str]], list[str], tuple[str, ...]]]:
+    """(title, gpu line, rows, footnotes, headers) per section, chosen entries only. A section with no
+    decodable tile has no rows; its notes are then a summary line followed by each distinct reason.
+    Model cells are the calibrated model's where the inputs' measured times calibrate it (the
+    headers then say "cal"), unless `uncalibrated`; "meas us" is the winner's time measured by the
+    inputs in that bucket (its own record's, else its profiling time there)."""
+    out: list[tuple[str, str, list[list[str]], list[str], tuple[str, ...]]] = []
     group_of = group_names(result.source_groups)
-    for sec in view.entry_sections(result, statuses=(Status.CHOSEN,)):
+    measured = _measured_winner_times(result)
+    for sec in view.entry_sections(result, statuses=(Status.CHOSEN,), uncalibrated=uncalibrated):
         items = [ae for ae in result.entries if ae.record.status is Status.CHOSEN and ae.record.op == sec.op
                  and ae.record.runner == sec.runner and ae.arch == sec.arch
                  and ae.record.env.flashinfer_version == sec.flashinfer_version
@@ -151,8 +162,12 @@ def chosen_sections(result: InspectResult) -> list[tuple[str, str, list[list[str
         def ref(t: str) -> str:
             return view.note_marker(notes.setdefault(t, len(notes) + 1))  # noqa: B023 - called within this iteration
 
+        calibrated = not uncalibrated and any(ae.calibrated is not None for ae in items)
         for ae in sorted(items, key=view.row_key):
-            p, a, r = ae.entry.problem, ae.analysis, ae.record
+            p, r = ae.entry.problem, ae.record
+            a = ae.analysis if ae.calibrated is None or uncalibrated else ae.calibrated
+            t_meas = r.time_ms if r.time_ms is not None else measured.get(
+                (group_of.get(r.source), ae.arch, r.op, r.runner, p, _ident(ae)))
             if ae.config is not None:
                 tile = ae.config.label()
             else:
@@ -171,16 +186,39 @@ def chosen_sections(result: InspectResult) -> list[tuple[str, str, list[list[str
                 ]
             rank = f" ({r.rank})" if r.rank else ""
             row = [view.m_bucket(p) + rank, view.fmt_int(p.n) if p else "-", view.fmt_int(p.k) if p else "-",
-                   view.tactic_cell(r.tactic), tile, *model]
+                   view.tactic_cell(r.tactic), tile, "-" if t_meas is None else f"{t_meas * 1000:.1f}", *model]
             # the same winner read from two inputs of one run (the cache and its warm-up log) is one row
             if row not in rows:
                 rows.append(row)
         if not any(ae.config is not None for ae in items):
             # cuBLAS / cuDNN / trtllm-gen winners: no tile to show or model, one line says so
             whys = sorted({getattr(ae.entry.decode, "reason", "not decoded") for ae in items})
-            out.append((sec.title, sec.gpu_line, [], [f"{len(items)} chosen tactic(s), none a decodable CUTLASS tile", *whys]))
+            out.append((sec.title, sec.gpu_line, [], [f"{len(items)} chosen tactic(s), none a decodable CUTLASS tile", *whys],
+                        CHOSEN_HEADERS))
             continue
-        out.append((sec.title, sec.gpu_line, rows, [f"{view.note_marker(n)} {t}" for t, n in notes.items()]))
+        out.append((sec.title, sec.gpu_line, rows, [f"{view.note_marker(n)} {t}" for t, n in notes.items()],
+                    CALIBRATED_HEADERS if calibrated else CHOSEN_HEADERS))
+    return out
+
+
+def _ident(ae: Any) -> Any:
+    from tiletune.analysis.overview import choice_key
+
+    return choice_key(ae.entry.config, ae.entry.record.tactic)
+
+
+def _measured_winner_times(result: InspectResult) -> dict[tuple[Any, ...], float]:
+    """(source group, arch, op, runner, problem, choice) -> the winner's measured time (ms) in that
+    bucket, from the overview (a cache's winner is timed by the log of the same run)."""
+    out: dict[tuple[Any, ...], float] = {}
+    from tiletune.analysis.overview import choice_key
+
+    for g in result.overview.groups:
+        for line in g.lines:
+            if line.chosen_time_ms is None or len(line.chosen) != 1:
+                continue
+            pick = line.chosen[0]
+            out[(g.source_group, g.arch, g.op, g.runner, line.problem, choice_key(pick.config, pick.tactic))] = line.chosen_time_ms
     return out
 
 
@@ -375,10 +413,14 @@ def _render(result: InspectResult, ctx: ReportContext, lim: Limits) -> str:
         "GPU's **dense** peak and against the roofline."
     )
     out.append("")
-    sections = chosen_sections(result)
+    sections = chosen_sections(result, ctx.uncalibrated)
     if not sections:
         out += ["_No chosen tactics in the inputs._", ""]
-    for title, gpu_line, rows, notes in sections:
+    if any(h is CALIBRATED_HEADERS for *_, h in sections):
+        out += ["Columns marked \"cal\" show the model calibrated on the inputs' own measured times (the Notes give the "
+                "fitted constants and the held-out error); `--uncalibrated` shows the table model. meas us: the "
+                "winner's time measured by the inputs.", ""]
+    for title, gpu_line, rows, notes, headers in sections:
         out += [f"### {c(title)}", ""]
         if not rows:
             # cuBLAS / cuDNN / trtllm-gen winners, or tactics several catalogs decode differently: the
@@ -398,13 +440,21 @@ def _render(result: InspectResult, ctx: ReportContext, lim: Limits) -> str:
         if not shown:
             out += [_left_out(more, "row(s) of this section", ctx), ""]
             continue
-        body = md.table(CHOSEN_HEADERS, [[clip_text(x, lim.text) for x in r] for r in shown],
-                        align_right=[1, 2, 5, 6, 8, 9, 10])
+        body = md.table(headers, [[clip_text(x, lim.text) for x in r] for r in shown],
+                        align_right=[1, 2, 5, 6, 7, 9, 10, 11])
         if notes:
             body += "\n\n" + "\n".join(f"- {c(n)}" for n in notes)
         if more:
             body += "\n\n" + _left_out(more, "row(s) of this section", ctx)
         out.append(md.maybe_fold(f"{len(rows)} buckets (click to expand)", body, len(shown)))
+        out.append("")
+
+    if ctx.runtime_m:
+        from tiletune.formats.glance import runtime_m_lines
+
+        out += ["## At runtime M", "", "FlashInfer's default bucket mapping for each release, from the runtime M asked "
+                "about (`--m`) to the bucket and the tile that runs there.", ""]
+        out += [f"- {c(line)}" for line in runtime_m_lines(result.overview, ctx.runtime_m)]
         out.append("")
 
     out += ["## Failures", ""]

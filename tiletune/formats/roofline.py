@@ -1,10 +1,12 @@
 """Roofline pictures (PNG) for the report: one per arch and op, from model values already computed.
 
 `roofline_data(result)` collects, per (arch, op), the roof (dense peak, DRAM bandwidth) and one
-point per chosen tile and bucket (whole-problem intensity, expected FLOP/s from the model) plus
-the failed tiles; `render_png(plot)` draws it with matplotlib (optional; imported lazily) and
-returns the bytes. Writing the file is the caller's job. Everything plotted is a model estimate,
-and the picture says so.
+point per chosen tile and bucket (whole-problem intensity, expected FLOP/s from the model:
+calibrated on the inputs' measured times where they hold some, unless `uncalibrated`), the failed
+tiles, and the chosen tiles' measured points (FLOP / the time the inputs measured); `render_png(plot)`
+draws it with matplotlib (optional; imported lazily), each point labelled with its tile, and returns
+the bytes. Writing the file is the caller's job. The legend says which points are model estimates
+(and whether calibrated) and which are measured.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from msgspec import Struct
 from tiletune.analysis.results import InspectResult
 from tiletune.core.records import Status
 
+MAX_LABELS = 24  # points labelled with their tile per picture (more would overprint)
+
 
 class RooflinePlot(Struct, frozen=True, gc=False):
     """What one picture shows; numbers in base units (FLOP/B, FLOP/s, bytes/s)."""
@@ -29,17 +33,20 @@ class RooflinePlot(Struct, frozen=True, gc=False):
     bandwidth: float
     chosen: tuple[tuple[float, float, str], ...]  # (intensity, FLOP/s, tile label)
     failed: tuple[tuple[float, float, str], ...]
+    measured: tuple[tuple[float, float, str], ...] = ()  # chosen tiles at the FLOP/s the inputs measured
+    calibrated: bool = False  # the model points are the model calibrated on the inputs' measured times
 
     @property
     def filename_stem(self) -> str:
         return re.sub(r"[^A-Za-z0-9_.-]+", "_", f"roofline-{self.arch}-{self.op}").strip("_")
 
 
-def roofline_data(result: InspectResult) -> list[RooflinePlot]:
+def roofline_data(result: InspectResult, uncalibrated: bool = False) -> list[RooflinePlot]:
     """One RooflinePlot per (arch, op) with at least one modelled chosen entry."""
     groups: dict[tuple[str, str], dict] = {}
+    times = _measured(result)
     for ae in result.entries:
-        a = ae.analysis
+        a = ae.analysis if ae.calibrated is None or uncalibrated else ae.calibrated
         if a is None or ae.config is None or ae.arch is None:
             continue
         if a.intensity_problem is None or a.flops is None or a.peak_dense is None or a.bandwidth is None:
@@ -48,11 +55,17 @@ def roofline_data(result: InspectResult) -> list[RooflinePlot]:
             continue
         g = groups.setdefault(
             (ae.arch, ae.record.op),
-            {"gpu": a.gpu_name, "peak": a.peak_dense, "bw": a.bandwidth, "chosen": {}, "failed": {}},
+            {"gpu": a.gpu_name, "peak": a.peak_dense, "bw": a.bandwidth, "chosen": {}, "failed": {}, "measured": {},
+             "calibrated": False},
         )
         point = (float(a.intensity_problem), float(a.flops) / a.time_expected_s, ae.config.label())
         if ae.record.status is Status.CHOSEN:
             g["chosen"][point] = None
+            g["calibrated"] = g["calibrated"] or a is ae.calibrated
+            r = ae.record
+            t_ms = r.time_ms if r.time_ms is not None else times.get((r.source, r.op, r.runner, ae.entry.problem, repr(r.tactic)))
+            if t_ms:
+                g["measured"][(float(a.intensity_problem), float(a.flops) / (t_ms * 1e-3), ae.config.label())] = None
         elif ae.record.status is Status.FAILED:
             g["failed"][point] = None
     plots = []
@@ -68,9 +81,25 @@ def roofline_data(result: InspectResult) -> list[RooflinePlot]:
                 bandwidth=float(g["bw"]),
                 chosen=tuple(g["chosen"]),
                 failed=tuple(g["failed"]),
+                measured=tuple(g["measured"]),
+                calibrated=g["calibrated"],
             )
         )
     return plots
+
+
+def _measured(result: InspectResult) -> dict[tuple, float]:
+    """(source, op, runner, problem, tactic) -> the fastest time (ms) the inputs measured for it
+    (a chosen entry's own record seldom holds one: the profiling lines of its log do)."""
+    best: dict[tuple, float] = {}
+    for ae in result.entries:
+        r = ae.record
+        if r.time_ms is None or ae.entry.problem is None:
+            continue
+        key = (r.source, r.op, r.runner, ae.entry.problem, repr(r.tactic))
+        if key not in best or r.time_ms < best[key]:
+            best[key] = r.time_ms
+    return best
 
 
 def matplotlib_available() -> bool:
@@ -100,18 +129,24 @@ def render_png(plot: RooflinePlot, *, dpi: int = 110) -> Optional[bytes]:
         ax.plot(grid, [min(plot.peak_flops, plot.bandwidth * x) / 1e12 for x in grid], color="#333333", lw=1.6, label="roofline (dense peak, DRAM)")
         ax.axvline(ridge, color="#999999", lw=0.8, ls=":")
         ax.text(ridge * 1.08, 0.03, f"ridge {ridge:,.0f} FLOP/B", transform=ax.get_xaxis_transform(), fontsize=8, color="#555555")
+        model = "model calibrated on the inputs' times" if plot.calibrated else "model"
         if plot.chosen:
             ax.scatter([p[0] for p in plot.chosen], [p[1] / 1e12 for p in plot.chosen], s=28, color="#1f77b4", zorder=3,
-                       label="chosen tile (model, top of bucket)")
+                       label=f"chosen tile ({model}, top of bucket)")
+        if plot.measured:
+            ax.scatter([p[0] for p in plot.measured], [p[1] / 1e12 for p in plot.measured], s=36, marker="D",
+                       facecolors="none", edgecolors="#2ca02c", zorder=4, label="chosen tile, measured by the inputs")
         if plot.failed:
             ax.scatter([p[0] for p in plot.failed], [p[1] / 1e12 for p in plot.failed], s=40, marker="x", color="#d62728", zorder=3,
-                       label="failed tile (model, had it run)")
+                       label=f"failed tile ({model}, had it run)")
+        for x, y, text in (*plot.chosen, *plot.measured)[:MAX_LABELS]:  # each point says which tile it is
+            ax.annotate(text, (x, y / 1e12), textcoords="offset points", xytext=(4, 3), fontsize=6, color="#444444")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("arithmetic intensity (FLOP/B, whole problem)")
         ax.set_ylabel("throughput (TFLOP/s)")
         ax.set_title(
-            f"{plot.arch} {plot.op} on {plot.gpu} - model estimates\n"
+            f"{plot.arch} {plot.op} on {plot.gpu} - {model} estimates" + (", and measured" if plot.measured else "") + "\n"
             f"dense peak {plot.peak_flops / 1e12:,.0f} TFLOP/s, DRAM {plot.bandwidth / 1e12:.2f} TB/s",
             fontsize=10,
         )

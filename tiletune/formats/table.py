@@ -111,13 +111,17 @@ def nothing_found(result: InspectResult) -> str:
     return "\n".join(lines) + "\n"
 
 
-_COMPACT_DROPS = ("never tried", "eff %*", "t us*", "margin", "runner-up")  # the least needed first
+# the least needed first (a group's header names its model columns calibrated or not)
+_COMPACT_DROPS = ("never tried", "eff %*", "eff % cal*", "t us*", "t us cal*", "margin", "runner-up")
 
 
-def _fit_compact(rows: list[list[str]], width: int) -> tuple[list[str], list[list[str]]]:
+def _fit_compact(rows: list[list[str]], width: int,
+                 headers_in: Optional[Sequence[str]] = None) -> tuple[list[str], list[list[str]]]:
     """The compact table's columns, dropping the least needed ones until a row fits `width`."""
-    headers = list(glance.COMPACT_HEADERS)
+    headers = list(headers_in or glance.COMPACT_HEADERS)
     for drop in _COMPACT_DROPS:
+        if drop not in headers:
+            continue
         widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
         if sum(widths) + 2 * (len(widths) - 1) <= width:
             break
@@ -127,19 +131,22 @@ def _fit_compact(rows: list[list[str]], width: int) -> tuple[list[str], list[lis
     return headers, rows
 
 
-def _compact_table(rows: list[list[str]], width: int) -> str:
+def _compact_table(rows: list[list[str]], width: int, headers_in: Optional[Sequence[str]] = None) -> str:
     """`_fit_compact` then `_simple_table` (else `_tab`) of one group's compact rows, with the
     cells checked once per table and each column's width worked out once (a big cache has 3,500
     groups). Rows `_plain_cells` does not vouch for take that plain path;
-    tests/formats/test_table_fast.py holds the two to the same text."""
-    headers = glance.COMPACT_HEADERS
+    tests/formats/test_table_fast.py holds the two to the same text. `headers_in`: the group's
+    headers when they differ from COMPACT_HEADERS (calibrated model columns)."""
+    headers = list(headers_in or glance.COMPACT_HEADERS)
     blob = _plain_cells(rows, len(headers))
     if blob is None:
-        kept, cut = _fit_compact(rows, width)
+        kept, cut = _fit_compact(rows, width, headers)
         return _simple_table(cut, kept, ["right" if h in glance.NUMERIC else "left" for h in kept]) or _tab(cut, kept)
     widths = [max(len(h), max(map(len, col))) for h, col in zip(headers, zip(*rows))]
     keep = list(range(len(headers)))
     for drop in _COMPACT_DROPS:  # as _fit_compact: the least needed columns go until a row fits
+        if drop not in headers:
+            continue
         if sum(widths[i] for i in keep) + 2 * (len(keep) - 1) <= width:
             break
         keep.remove(headers.index(drop))
@@ -198,10 +205,12 @@ def _plain_cells(rows: list[list[str]], ncols: int) -> Optional[str]:
     return None
 
 
-def _compact_sections(result: InspectResult, runtime_m: Sequence[int], width: int, colour: bool = False) -> list[str]:
+def _compact_sections(result: InspectResult, runtime_m: Sequence[int], width: int, colour: bool = False,
+                      uncalibrated: bool = False) -> list[str]:
     """Per (arch, op, runner, N, K): one line per M bucket (the default view; --all lists tactics)."""
     ov = result.overview
-    analyses = glance.analyses_by_choice(result, ov)
+    analyses = glance.analyses_by_choice(result, ov, uncalibrated)
+    any_calibrated = False
     labels: dict[int, str] = {}  # id(Pick) -> its label, while `ov` holds the Picks (they are shared)
     m_texts: dict[Any, str] = {}  # M range -> its cell (groups of one cache share their buckets)
     wraps: dict[Any, list[str]] = {}  # a group's uncovered M ranges -> their line wrapped (groups of a cache share a few)
@@ -210,9 +219,13 @@ def _compact_sections(result: InspectResult, runtime_m: Sequence[int], width: in
     for g in ov.groups:
         title = f"== {glance.group_title(g)} =="
         out.append(title if len(title) <= width else f"== {glance.group_title(g, runner=False)} ==")
-        cells = glance.usual_cells(g, analyses, labels, m_texts)
-        text = _usual_table(cells, width, layouts) if cells else None
-        out.append(text if text is not None else _compact_table(glance.compact_rows(g, analyses, labels, m_texts), width))
+        if result.calibrations and analyses.calibrated(g):  # (few groups: only inputs with measured times)
+            any_calibrated = True
+            out.append(_compact_table(glance.compact_rows(g, analyses, labels, m_texts), width, glance.CALIBRATED_HEADERS))
+        else:
+            cells = glance.usual_cells(g, analyses, labels, m_texts)
+            text = _usual_table(cells, width, layouts) if cells else None
+            out.append(text if text is not None else _compact_table(glance.compact_rows(g, analyses, labels, m_texts), width))
         if g.uncovered:  # (its line is made from them alone: once per distinct ranges, which groups share)
             wrapped = wraps.get(g.uncovered)
             if wrapped is None:
@@ -221,6 +234,8 @@ def _compact_sections(result: InspectResult, runtime_m: Sequence[int], width: in
         out.append("")
     if ov.groups:
         out += _wrap(glance.COMPACT_LEGEND, indent="", width=width)
+        if any_calibrated:
+            out += _wrap(glance.CALIBRATED_LEGEND, indent="", width=width)
         out.append("")
     if ov.rank_disagreements:
         out.append("Rank disagreements (ranks of one server that kept different winners)")
@@ -240,7 +255,7 @@ def _compact_sections(result: InspectResult, runtime_m: Sequence[int], width: in
 
 
 def format_inspect(result: InspectResult, *, all_rows: bool = False, runtime_m: Sequence[int] = (), width: int = WIDTH,
-                   colour: bool = False) -> str:
+                   colour: bool = False, uncalibrated: bool = False) -> str:
     """The whole terminal report: compact per-bucket lines by default, every tactic with `all_rows`;
     `colour` marks the tile map's cells (green won, red failed or fallback) with ANSI colours."""
     if result.discovered and not result.sources and not result.entries and not result.problems:
@@ -252,7 +267,7 @@ def format_inspect(result: InspectResult, *, all_rows: bool = False, runtime_m: 
             out += _wrap(v.text, width=width)
         out.append("")
     if all_rows:
-        for sec in view.entry_sections(result):
+        for sec in view.entry_sections(result, uncalibrated=uncalibrated):
             out.append(f"== {sec.title} ==")
             out += _wrap(sec.gpu_line, indent="", width=width)
             out.append(_tab(sec.rows, sec.headers))
@@ -260,7 +275,7 @@ def format_inspect(result: InspectResult, *, all_rows: bool = False, runtime_m: 
                 out += _wrap(note, indent="", width=width)
             out.append("")
     else:
-        out += _compact_sections(result, runtime_m, width, colour)
+        out += _compact_sections(result, runtime_m, width, colour, uncalibrated)
     if result.failures:
         out.append("Failures (per op/runner/tactic and kind of failure, counted across inputs)")
         out.append(_tab(view.failure_rows(result.failures, labels=result.group_labels()), view.FAILURE_HEADERS, _FAILURE_WIDTHS))

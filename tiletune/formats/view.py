@@ -35,6 +35,8 @@ ENTRY_HEADERS = (
     "eff %*",
 )
 FAILURE_HEADERS = ("op", "tactic", "tile", "count", "error", "reason")
+# model columns of a section whose model is calibrated on its input's measured times
+CALIBRATED_NAMES = {"t us*": "t us cal*", "eff %*": "eff % cal*"}
 
 _STATUS_ORDER = {s: i for i, s in enumerate(Status)}
 
@@ -193,8 +195,11 @@ class _Notes:
         return [f"{note_marker(n)} {t}" for t, n in self.items.items()]
 
 
-def entry_sections(result: InspectResult, *, statuses: Optional[Sequence[Status]] = None) -> list[Section]:
-    """Group entries into sections and render each row; `statuses` filters (e.g. chosen only)."""
+def entry_sections(result: InspectResult, *, statuses: Optional[Sequence[Status]] = None,
+                   uncalibrated: bool = False) -> list[Section]:
+    """Group entries into sections and render each row; `statuses` filters (e.g. chosen only). Model
+    cells are the calibrated model's where a fit covers the entry (its section's header says so),
+    unless `uncalibrated`."""
     multi_source = len({ae.entry.record.source for ae in result.entries}) > 1
     group_of = group_names(result.source_groups)  # one section per server too
     groups: "OrderedDict[tuple, list[AnalyzedEntry]]" = OrderedDict()
@@ -218,6 +223,8 @@ def entry_sections(result: InspectResult, *, statuses: Optional[Sequence[Status]
         headers = list(ENTRY_HEADERS)
         if has_meas:
             headers.insert(headers.index("t us*") + 1, "meas us")
+        if not uncalibrated and any(ae.calibrated is not None for ae in items):
+            headers = [CALIBRATED_NAMES.get(h, h) for h in headers]
         if has_rank:
             headers.insert(0, "rank")
         if multi_source:
@@ -237,7 +244,7 @@ def entry_sections(result: InspectResult, *, statuses: Optional[Sequence[Status]
         items = sorted(items, key=row_key)
         for ae in items:
             sec.rows.append(_entry_row(ae, notes, cells, has_rank=has_rank, has_meas=has_meas,
-                                       src=sources if multi_source else None))
+                                       src=sources if multi_source else None, uncalibrated=uncalibrated))
             if ae.entry.record.status is Status.CHOSEN:
                 sec.chosen += 1
         sec.footnotes = notes.lines()
@@ -371,11 +378,12 @@ class _Cells:
 
 
 def _entry_row(
-    ae: AnalyzedEntry, notes: _Notes, cells: _Cells, *, has_rank: bool, has_meas: bool, src: Optional[dict[str, int]]
+    ae: AnalyzedEntry, notes: _Notes, cells: _Cells, *, has_rank: bool, has_meas: bool, src: Optional[dict[str, int]],
+    uncalibrated: bool = False,
 ) -> list[str]:
     r = ae.entry.record
     p = ae.entry.problem
-    a = ae.analysis
+    a = ae.analysis if ae.calibrated is None or uncalibrated else ae.calibrated
     d0 = ae.entry.decode
     config = d0.config if type(d0) is Decoded else None
     if config is not None:
@@ -493,6 +501,10 @@ def legend(result: InspectResult, *, compact: bool = False) -> list[str]:
     if any(ae.record.time_ms is not None for ae in result.entries):
         lines.append("meas us: time measured by the source (autotuner avg_time / a FlashInfer 0.7.4 cache entry's selection "
                      "record, recorded by FlashInfer's autotuner / TRT-LLM min_time / retry ledger).")
+    if any(f.calibration is not None for f in result.calibrations):
+        lines.append("t us cal* / eff % cal*: the model calibrated on the input's own measured times, where the input "
+                     "measured some (Notes give the fitted constants and the held-out error); --uncalibrated shows "
+                     "the table model instead.")
     lines.append("M bucket: the runtime M range FlashInfer's default bucket mapping sends to the key's M ('256?': range unknown); tac: the tactic as stored.")
     return lines
 

@@ -85,7 +85,8 @@ def inspect_status(paths: Optional[List[Path]], *, format: OutputFormat = Output
                     flashinfer_version: Optional[str] = None, gpu: Optional[str] = None, output: Optional[Path] = None,
                     fail_on: Optional[FailOn] = None, all_rows: bool = False, only_op: Optional[List[str]] = None,
                     only_arch: Optional[List[str]] = None, only_rank: Optional[List[str]] = None,
-                    only_status: Optional[List[str]] = None, runtime_m: Optional[str] = None) -> int:
+                    only_status: Optional[List[str]] = None, runtime_m: Optional[str] = None,
+                    uncalibrated: bool = False) -> int:
     """`tiletune inspect`'s body (cli.inspect_command holds its options' help): print the result,
     report the problems, return the exit status."""
     refuse_outputs_over_inputs([("--output", output)], paths or [])
@@ -96,7 +97,8 @@ def inspect_status(paths: Optional[List[Path]], *, format: OutputFormat = Output
     from tiletune.formats import render
 
     colour = _colour(output)
-    view = {"all_rows": all_rows, "runtime_m": ms, "width": _terminal_width(output), "colour": colour}
+    view = {"all_rows": all_rows, "runtime_m": ms, "width": _terminal_width(output), "colour": colour,
+            "uncalibrated": uncalibrated}
     emit(render("inspect", result, format.value, **view), output,  # JSON comes in chunks, written as made
           json=format is OutputFormat.json, colour=colour)
     report_problems(result)

@@ -19,14 +19,19 @@ from tiletune.formats.report import ReportContext, format_report, format_report_
 
 def report_status(paths: Optional[List[Path]], *, output: Optional[Path], as_json: bool, redact: bool, full: bool,
                   gpu: Optional[str], plot: bool, arch: Optional[str], flashinfer_version: Optional[str],
-                  fail_on: Optional[FailOn]) -> int:
+                  fail_on: Optional[FailOn], only_op: Optional[List[str]] = None, only_rank: Optional[List[str]] = None,
+                  runtime_m: Optional[str] = None, uncalibrated: bool = False) -> int:
     """`tiletune report`'s body (typer_app.report_command holds its options' help): write the report
-    and its pictures, report the problems, return the exit status."""
+    and its pictures, report the problems, return the exit status. --op / --rank narrow the entries
+    as inspect's do; --m adds which tile runs at those runtime M."""
+    from tiletune.analysis.entry_filter import EntryFilter
+    from tiletune.cli.commands.inspect import _runtime_ms as runtime_ms  # (--m as inspect parses it)
     from tiletune.core.fileio import write_atomic
     from tiletune.formats.safe_text import terminal_safe
 
     refuse_outputs_over_inputs([("--output", output)], paths or [])
-    result = inspected(paths, arch, flashinfer_version, gpu)
+    ms = runtime_ms(runtime_m)
+    result = inspected(paths, arch, flashinfer_version, gpu, EntryFilter.of(only_op, None, only_rank, None))
     notices: list[str] = []
     files = render_files(
         result,
@@ -39,6 +44,8 @@ def report_status(paths: Optional[List[Path]], *, output: Optional[Path], as_jso
         options=[*(("--arch", arch) if arch else ()), *(("--flashinfer-version", flashinfer_version) if flashinfer_version else ())],
         full=full,
         notices=notices,
+        uncalibrated=uncalibrated,
+        runtime_m=ms,
     )
     for n in notices:
         say(f"tiletune: note: {n}")
@@ -68,6 +75,8 @@ def render_files(
     options: Sequence[str] = (),
     full: bool = False,
     notices: Optional[list] = None,
+    uncalibrated: bool = False,
+    runtime_m: Sequence[int] = (),
 ) -> dict[Optional[Path], Any]:
     """Everything `tiletune report` writes: {report path (None = stdout): text, PNG path: bytes}.
 
@@ -84,7 +93,7 @@ def render_files(
     files: dict[Optional[Path], Any] = {}
     plots: list[tuple[str, str, str]] = []
     note: Optional[str] = None
-    data = roofline.roofline_data(result)
+    data = roofline.roofline_data(result, uncalibrated)
     if not plot:
         note = "Roofline pictures skipped (--no-plot)."
     elif output is None:
@@ -120,6 +129,8 @@ def render_files(
         output_name=output.name if output is not None else "report.md",
         options=tuple(options),
         tile_map_png=tile_map_name,
+        uncalibrated=uncalibrated,
+        runtime_m=tuple(runtime_m),
     )
     text = format_report_json(result, ctx) if as_json else format_report(result, ctx, full=full)
     if redact_names:
