@@ -51,7 +51,7 @@ def _entry_filter(ops, archs, ranks, statuses):  # -> Optional[EntryFilter]
     return EntryFilter.of(ops, archs, ranks, statuses)
 
 
-def _runtime_ms(text: Optional[str]) -> tuple[int, ...]:
+def runtime_ms(text: Optional[str]) -> tuple[int, ...]:
     """--m '1,2,4,8' -> (1, 2, 4, 8); at most 64 values, each 1..2**31."""
     from tiletune.core.errors import UsageError
 
@@ -91,7 +91,7 @@ def inspect_status(paths: Optional[List[Path]], *, format: OutputFormat = Output
     report the problems, return the exit status."""
     refuse_outputs_over_inputs([("--output", output)], paths or [])
     select = _entry_filter(only_op, only_arch, only_rank, only_status)
-    ms = _runtime_ms(runtime_m)
+    ms = runtime_ms(runtime_m)
     result = inspected(paths, arch, flashinfer_version, gpu, select)
     refuse_outputs_over_inputs([("--output", output)], [], result)
     from tiletune.formats import render

@@ -25,7 +25,7 @@ def report_status(paths: Optional[List[Path]], *, output: Optional[Path], as_jso
     and its pictures, report the problems, return the exit status. --op / --rank narrow the entries
     as inspect's do; --m adds which tile runs at those runtime M."""
     from tiletune.analysis.entry_filter import EntryFilter
-    from tiletune.cli.commands.inspect import _runtime_ms as runtime_ms  # (--m as inspect parses it)
+    from tiletune.cli.commands.inspect import runtime_ms  # (--m as inspect parses it)
     from tiletune.core.fileio import write_atomic
     from tiletune.formats.safe_text import terminal_safe
 
