@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from msgspec import structs
+from wild_split import without_held_out
 
 from tiletune.analysis import overview as ov
 from tiletune.analysis import results
@@ -53,7 +54,7 @@ def _odd_entries():
 
 
 def _results():
-    out = [inspect([SAMPLES / name], ReadContext()) for name in
+    out = [inspect(without_held_out(SAMPLES / name), ReadContext()) for name in
            ("demo", "v1", "v2store", "layouts", "trtllm", "logs", "jit", "real", "ledgers", "wild")]
     return out
 

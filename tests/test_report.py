@@ -118,6 +118,6 @@ def test_title_leads_with_what_ended_the_run(tmp_path):
         encoding="utf-8",
     )
     title = report._title(inspect([log], ReadContext(), env={}, home=tmp_path))
-    assert title.startswith("tiletune report: run aborted - "), title
+    assert title.startswith("tiletune report: run ended - "), title
     assert "fp4_gemm" in title and "failing tactics" not in title
     assert report._title(_result()) == "tiletune report: failing tactics - sm120 fp4_gemm"

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from msgspec import structs
+from wild_split import without_held_out  # (held-out artifacts are never read)
 
 from tiletune.analysis.overview import choice_key, overview
 from tiletune.analysis.pipeline import inspect
@@ -96,7 +97,7 @@ def results(tmp_path_factory, big_caches):
     big = big_caches
     big.make_cache(1500, tmp / "mixed.json")
     big.make_fp4_distinct(1500, tmp / "fp4.json")
-    out = [inspect([SAMPLES / name], ReadContext()) for name in
+    out = [inspect(without_held_out(SAMPLES / name), ReadContext()) for name in
            ("demo", "v1", "v2store", "layouts", "trtllm", "logs", "jit", "real", "ledgers", "wild", "blocklists")]
     out.append(inspect([tmp / "mixed.json", tmp / "fp4.json"], ReadContext()))  # two servers
     out.append(inspect([tmp / "mixed.json"], ReadContext()))

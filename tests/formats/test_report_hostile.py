@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from markdown_it import MarkdownIt
+from wild_split import samples_mirror, without_held_out
 
 from tiletune.analysis.pipeline import inspect
 from tiletune.cli.commands import report as report_files
@@ -146,9 +147,14 @@ def _dirs() -> list[Path]:
     return [SAMPLES, *sorted(p for p in SAMPLES.iterdir() if p.is_dir() and p.name != "__pycache__")]
 
 
+def _inputs(path: Path) -> list[str]:
+    """The directory as inputs, the wild corpus's held-out artifacts left out (wild_split)."""
+    return [str(p) for p in without_held_out(path)]
+
+
 @pytest.mark.parametrize("path", _dirs(), ids=lambda p: p.name)
 def test_every_sample_directory_report_fits_a_github_issue(run, path):
-    res = run("report", path, "--no-plot")
+    res = run("report", *_inputs(path), "--no-plot")
     assert res.exit_code in (0, 2) and res.stdout.startswith("# tiletune report")
     assert len(res.stdout) < GITHUB_BODY_LIMIT
     assert max(map(len, res.stdout.splitlines())) <= report.MAX_LINE
@@ -156,8 +162,9 @@ def test_every_sample_directory_report_fits_a_github_issue(run, path):
 
 
 def test_capped_report_says_what_was_left_out_and_how_to_get_it_all(run, tmp_path):
-    full = run("report", SAMPLES, "--no-plot", "--full", "-o", tmp_path / "full.md")
-    capped = run("report", SAMPLES, "--no-plot")
+    samples = samples_mirror(tmp_path)  # (the wild corpus's held-out artifacts are never read)
+    full = run("report", samples, "--no-plot", "--full", "-o", tmp_path / "full.md")
+    capped = run("report", samples, "--no-plot")
     full_text = (tmp_path / "full.md").read_text()
     assert full.exit_code == capped.exit_code and len(full_text) > GITHUB_BODY_LIMIT > len(capped.stdout)
     assert re.search(r"_\d+ more .* left out to fit a GitHub issue; the full report \(attach it as a file\): "

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 import tabulate
 from msgspec import structs
+from wild_split import without_held_out  # (held-out artifacts are never read)
 
 from tiletune.analysis.pipeline import inspect
 from tiletune.formats import table, view
@@ -137,7 +138,7 @@ def _sample_rows():
     spec.loader.exec_module(big_caches)
     out = []
     for name in ("demo", "v1", "v2store", "layouts", "trtllm", "logs", "jit", "real", "ledgers", "wild", "blocklists"):
-        result = inspect([SAMPLES / name], ReadContext())
+        result = inspect(without_held_out(SAMPLES / name), ReadContext())
         analyses = glance.analyses_by_choice(result)
         out += [glance.compact_rows(g, analyses) for g in result.overview.groups]
     return out, big_caches.make_cache
@@ -199,7 +200,7 @@ def test_tile_map_width_is_the_widest_line_of_the_map_text():
     from tiletune.core.records import Problem
     from tiletune.formats import glance
 
-    overviews = [(inspect([SAMPLES / name], ReadContext())).overview
+    overviews = [(inspect(without_held_out(SAMPLES / name), ReadContext())).overview
                  for name in ("demo", "v1", "layouts", "logs", "real", "wild", "trtllm")]
 
     def line(m, tactic):  # a tactic with no tile: its map cell is "tac <tactic>", line breaks and all
@@ -229,7 +230,7 @@ def test_an_uncovered_line_is_made_from_the_uncovered_ranges_alone():
     from tiletune.formats import glance
 
     groups = [g for name in ("demo", "v1", "layouts", "logs", "real", "wild", "trtllm")
-              for g in (inspect([SAMPLES / name], ReadContext())).overview.groups]
+              for g in (inspect(without_held_out(SAMPLES / name), ReadContext())).overview.groups]
     assert sum(1 for g in groups if g.uncovered) > 5
     for g in groups:
         for other in groups[:40]:

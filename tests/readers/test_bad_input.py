@@ -25,7 +25,8 @@ CTX = ReadContext()
         ("wrong-type.json", True, "top level is a JSON array, expected an object of cache entries"),
         ("empty.json", True, "empty file, nothing to read"),
         ("binary.json", True, "binary file"),
-        ("notes.txt", True, "not a format tiletune reads"),
+        # text with nothing tiletune reads is no bad input: a note saying what was looked for (exit 0)
+        ("notes.txt", False, "nothing tiletune reads: looked for FlashInfer autotuner lines"),
         ("bad-key.json", False, "cannot parse it (unclosed '('); entry skipped"),
         ("bad-value.json", False, "is not [runner, tactic, ...] (a runner name, then a tactic); entry skipped"),
         ("no-metadata.json", False, "no _metadata: FlashInfer version and GPU are unknown"),
@@ -170,8 +171,9 @@ def test_fifo_is_refused_without_opening_it(tmp_path):
 def test_sources_list_only_inputs_that_were_used(sample):
     good, bad = sample("v1/sm120-rtx5090-0.6.8-fp4-3part.json"), sample("bad/truncated.json")
     out = read_inputs([bad, good, bad.parent / "notes.txt"], CTX)
-    # the truncated cache is used (its entries before the cut); a text with nothing tiletune reads is not
-    assert out.sources == ((str(bad), "flashinfer-v1"), (str(good), "flashinfer-v1"))
+    # the truncated cache is used (its entries before the cut); a text with nothing tiletune reads was
+    # read too (it is an input, with a note), never "0 inputs"
+    assert out.sources == ((str(bad), "flashinfer-v1"), (str(good), "flashinfer-v1"), (str(bad.parent / "notes.txt"), "log"))
 
 
 NOBODY = 65534

@@ -81,9 +81,13 @@ def test_verdict_leads_with_what_ended_the_run(tmp_path):
     log = tmp_path / "server.log"
     log.write_text("INFO 09-06 10:01:05 [api_server.py:1805] vLLM API server version 0.10.2\n" + FP4_RAISED + "\n")
     r = inspect([log], ReadContext())
-    assert r.verdicts[0].fatal
-    assert r.verdicts[0].text.startswith("the server aborted at start-up: the fp4_gemm CUTLASS runner failed to "
-                                         "initialize on sm120/sm121, Error Internal")
+    lead = r.verdicts[0]
+    assert lead.fatal
+    # nothing in the text places it at start-up or while serving: the stage is said to be unknown
+    assert lead.text.startswith("the run ended: the fp4_gemm CUTLASS runner failed to initialize on sm120/sm121, "
+                                "Error Internal; stage not shown")
+    assert [(e.line, e.how) for e in lead.evidence] == [(2, "decoded")]
+    assert "Failed to initialize cutlass FP4 gemm on sm120/sm121" in lead.evidence[0].words
     assert r.exit_code == 0 and r.fails_on("fatal") and r.fails_on("failed")
 
 
@@ -158,7 +162,8 @@ def test_info_skipped_count_against_the_catalog_with_a_labelled_inference(tmp_pa
     (f,) = r.failures
     assert f.runner == "" and not f.not_cutlass  # runner not named, never "not CUTLASS"
     text = next(v.text for v in r.verdicts if v.op == "mxfp8_gemm")
-    assert "runner not named" in text and "4 of 10 tactics failed" in text
+    # INFO counts skips of unsupported tactics: skips, not failures, and the line names no runner
+    assert "unsupported tactic skips" in text and "4 of 10 tactics skipped" in text and "their runner are not named" in text
     # the four 2-stage 256x128 / 128x256 tiles: the model says exactly these do not fit (flashinfer-ai/flashinfer#3568)
     assert "likely tactics 6 (256x128x128" in text and "9 (128x256x128 swapAB" in text
     assert "an inference, not a decode" in text

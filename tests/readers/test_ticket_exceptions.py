@@ -45,7 +45,8 @@ def test_exception_naming_a_tactic_at_warm_up_is_a_fatal_finding():
     assert f["stage"] == "warm-up" and ev["facts"]["stage"]["how"] == "inferred"
     assert ev["facts"]["stage"]["from"].startswith("line 11 ")  # the "raised under ... kernel_warmup" line
     lead = out["verdicts"][0]
-    assert lead["fatal"] and lead["text"].startswith("the server aborted at start-up: ValueError: Invalid MXFP8 split-K")
+    assert lead["fatal"] and lead["text"].startswith("the run ended: ValueError: Invalid MXFP8 split-K")
+    assert "during warm-up" in lead["text"] and "serving" not in lead["text"]
     # the ticket's Markdown states the version and the GPU: both read, with where they came from
     inp = out["inputs"][0]
     assert inp["flashinfer_version"]["value"] == "0.6.18.post1" and "0.6.18.post1" in inp["flashinfer_version"]["from"]
@@ -61,7 +62,7 @@ def test_runner_and_source_location_of_a_flashinfer_check():
         assert f["runner"] == "TllmGenFmhaRunner" and f["file"] == "fmhaRunner.cuh:30", slug
         assert f["error"].endswith("Unsupported architecture")
         assert "stage" not in f  # nothing around it says warm-up or serving
-        assert out["verdicts"][0]["text"].startswith("the server aborted: RuntimeError in TllmGenFmhaRunner (fmhaRunner.cuh:30)")
+        assert out["verdicts"][0]["text"].startswith("the run ended: RuntimeError in TllmGenFmhaRunner (fmhaRunner.cuh:30)")
     assert out["inputs"][0]["arch"] is None  # the bare paste names no arch: none is made up
 
 
@@ -75,7 +76,8 @@ def test_kernel_name_and_serving_stage_of_a_batched_gemm_error():
     assert ev["facts"]["arch"]["from"].startswith("kernel name")
     assert f["error_class"] == "launch_failure"  # a run-time failure with a source location, not a compile error
     assert f["stage"] == "serving"
-    assert out["verdicts"][0]["text"].startswith("the server aborted while serving: RuntimeError in run (trtllm_batched_gemm_runner.cu:258)")
+    lead = out["verdicts"][0]["text"]
+    assert lead.startswith("the run ended: RuntimeError in run (trtllm_batched_gemm_runner.cu:258)") and "while serving" in lead
 
 
 def test_wrapped_exception_message_is_joined():
@@ -138,11 +140,12 @@ def test_a_ticket_stating_only_its_setup_is_read_not_refused(tmp_path):
     assert not any("not a format" in pr["message"] for pr in out["problems"])
     assert out["inputs"][0]["arch"]["value"] == "sm103"
     assert any("only the setup it states" in pr["message"] and "sm103" in pr["message"] for pr in out["problems"])
-    # a text that says nothing tiletune reads is still refused (exit 2)
+    # a text that says nothing tiletune reads is no bad input either: a note saying what was looked for (exit 0)
     q = tmp_path / "notes.txt"
     q.write_text("this is not a cache\n")
     out = inspect_dict(inspect([str(q)], ReadContext()))
-    assert any("not a format tiletune reads" in pr["message"] for pr in out["problems"])
+    assert any("nothing tiletune reads: looked for" in pr["message"] for pr in out["problems"])
+    assert out["exit_status"] == 0 and out["sources"] == [{"path": str(q), "kind": "log"}]
 
 
 def test_shortened_no_tuned_config_line_keeps_its_op():

@@ -28,11 +28,9 @@ ARTIFACTS = sorted(p for p in WILD.iterdir() if (p / "artifact.json").is_file() 
                    and p.name not in _SPLIT["added_by_issue_23"]) if WILD.is_dir() else []
 
 # slug -> (what differs, why)
-KNOWN_GAPS = {
-    "flashinfer-3568-sm121-mxfp8-error-internal": (
-        "entries", "the 10 expected entries come from a Markdown table in the PR's prose (| 0-5 | ... | OK |); "
-                   "tiletune reads log lines and caches, not prose tables"),
-}
+KNOWN_GAPS: dict[str, tuple[str, str]] = {}
+# (flashinfer-3568-sm121-mxfp8-error-internal, the Markdown tactic table, was listed here; issue 23 reads
+# such tables as stated entries, and the split holds that artifact out: it is judged by hand, not here)
 
 
 def _run(art: Path) -> dict:
@@ -66,7 +64,7 @@ def test_arch_and_version_with_provenance(case):
             want, value = _norm_arch(want), _norm_arch(value)
         assert value == want, f"{art.name}: {what} {value!r}, expected {want!r} (clue {exp[what]['clue']!r})"
         if got:  # every fact says how it is known and where from
-            assert got["how"] in ("decoded", "inferred", "measured") and got["from"], got
+            assert got["how"] in ("decoded", "stated", "inferred", "measured", "modelled") and got["from"], got
 
 
 def test_fatal_and_leading_verdict(case):
@@ -86,9 +84,13 @@ def test_event_kinds_and_counts(case):
     for e in out["events"]:
         got[e["kind"]] += e["count"]
         for f in e["facts"].values():
-            assert f["how"] in ("decoded", "inferred", "measured") and f["from"], (e["kind"], f)
+            assert f["how"] in ("decoded", "stated", "inferred", "measured", "modelled") and f["from"], (e["kind"], f)
     if "version_banner" not in want:
         got.pop("version_banner", None)  # banners tiletune reads beyond the ones the expectation lists
+    # kinds issue 23 added to the vocabulary (the corpus README): expectations written before it do not list them
+    for kind in ("engine_failed", "memory_error", "fallback_tactic", "no_valid_config"):
+        if kind not in want:
+            got.pop(kind, None)
     assert got == want, f"{art.name}: events {dict(got)}, expected {dict(want)}"
 
 

@@ -141,7 +141,8 @@ def build(
                      for v in uncatalogued_release_verdicts(analyzed, events))
     verdicts = (tuple(run_lines) + tuple(release_lines)
                 + tuple(verdicts_mod.with_rank_disagreements(
-                    verdicts_mod.verdicts(analyzed, failures, never_tried, group_of, labels_of),
+                    verdicts_mod.verdicts(analyzed, failures, never_tried, group_of, labels_of,
+                                          frozenset(i.source for i in inputs if i.ticket)),
                     at_a_glance.rank_disagreements)))
     calibrated = evidence_notes(fitted, failures, never_tried, labels_of)  # only where the inputs measured times
     return InspectResult(

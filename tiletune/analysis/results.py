@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from msgspec import Struct
 
-from tiletune.core.events import Event, InputFacts
+from tiletune.core.events import Event, Evidence, InputFacts
 from tiletune.core.records import CatalogRef, Entry, InputProblem, Problem, Tactic, TileConfig
 from tiletune.model.perf import ModelResult
 
@@ -218,6 +218,7 @@ class Verdict(Struct, frozen=True, gc=False):
     group: Optional[str] = None  # the source group (one server's inputs: tiletune.analysis.source_groups) it is about
     # ranks of one server (one layout directory) that kept different winners for one bucket
     rank_disagreements: tuple["RankDisagreement", ...] = ()
+    evidence: tuple[Evidence, ...] = ()  # the lines that hold what the text says, first the one it rests on
 
 
 class GpuChoice(Struct, frozen=True, gc=False):
@@ -263,7 +264,8 @@ class InspectResult(Struct, frozen=True, gc=False):
     @property
     def run_ended(self) -> bool:
         """A fatal event, or an input whose text shows a process ending even where it does not say why."""
-        return bool(self.fatal_events) or any(i.ended is not None and i.ended.value for i in self.inputs)
+        return bool(self.fatal_events) or any((i.ended is not None and i.ended.value) or i.run_end is not None
+                                              for i in self.inputs)
 
     @property
     def fatal_events(self) -> tuple[Event, ...]:

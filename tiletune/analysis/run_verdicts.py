@@ -1,10 +1,18 @@
-"""Verdict lines about events: what ended a run, what a progress-only log says, what an INFO
-`Skipped N` count means against the release's catalog.
+"""Verdict lines about events: what ended a run, what the autotuner survived, what a progress-only
+log says, what an INFO `Skipped N` count means against the release's catalog.
 
-- `run_verdicts(events, analyzed)`: one line per input with events. A fatal event LEADS ("the
-  server aborted at start-up: the fp4_gemm CUTLASS runner failed to initialize on sm120, Error
-  Internal"); a log with tuning progress only says which ops were tuned, how many profiles, and
-  that per-tactic results need FLASHINFER_LOGGING_LEVEL=debug; OOM fallbacks are named.
+- `run_verdicts(events, analyzed, inputs)`: per input, built from facts that carry their evidence
+  (`tiletune.core.events.Evidence`: input, line, words, how known):
+  1. what ended the run (`InputFacts.run_end`: the line that shows the process stopping and the
+     last unrecovered error before it) LEADS: "the run ended: the fp4_gemm CUTLASS runner failed
+     to initialize on sm120/sm121, Error Internal; after autotuning ended (line 40); stage not shown".
+     Stage, order ("after") and cause come from evidence lines, or the sentence says they are not
+     shown; a traceback cut after its last frame is said to be cut there;
+  2. errors the autotuner survived (a skip line followed them) are findings, never the end; a
+     sticky CUDA error among them (700, 715, an illegal address or instruction) poisons the
+     process's CUDA context, and the verdict says so even though the autotuner went on;
+  3. every other error event gets a line of its own (printed errors, quoted errors), so no event
+     reaches only the JSON; then progress-only logs and cache hits (OOM fallbacks are in their op's verdict).
 - `skipped_phrase(failure)`: an INFO `Skipped N unsupported tactic(s)` count against the catalog of
   that release and arch: "N of M tactics failed", "every candidate failed" when N = M, and, where
   the shared-memory model explains exactly N tiles, which tiles those likely are, labelled as an
@@ -15,12 +23,13 @@ Pure functions over events, entries and failures; no I/O.
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
 
 from tiletune.analysis.results import Verdict
 from tiletune.core.archs import arch_family
-from tiletune.core.events import Event, InputFacts
+from tiletune.core.events import Event, Evidence, InputFacts, RunEnd
 from tiletune.core.records import Status
 from tiletune.core.vocabulary import DENSE_GEMM_OPERAND_DTYPE
 
@@ -28,6 +37,12 @@ if TYPE_CHECKING:
     from tiletune.analysis.results import AnalyzedEntry, Failure
 
 DEBUG_HINT = "set FLASHINFER_LOGGING_LEVEL=debug to log each tactic's time and failure"
+ERROR_KINDS = ("runner_init_failed", "cuda_error", "tma_descriptor_failed", "smem_exceeded", "exception", "memory_error")
+_KIND_WORDS = {"runner_init_failed": "runner failure", "cuda_error": "CUDA error", "tma_descriptor_failed":
+               "TMA descriptor rejection", "smem_exceeded": "shared-memory overflow", "exception": "exception"}
+# a log line's prefix before the words that matter ("(EngineCore_0 pid=1) ERROR 09-07 00:59:17 [core.py:712] ")
+_LOG_PREFIX = re.compile(r"^(?:\((?:\w+ )?pid=\d+\)\s*|\(\w+ pid=\d+\)\s*)*(?:(?:ERROR|WARNING|INFO|DEBUG)\s+\d\d-\d\d \d\d:\d\d:\d\d\s+\[[^\]]*\]\s*)?"
+                         r"(?:\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[^\]]*\]\s*)?")
 
 
 def _fact_arch(ev: Event) -> Optional[str]:
@@ -35,80 +50,490 @@ def _fact_arch(ev: Event) -> Optional[str]:
     return str(a) if a else None
 
 
+def _how(ticket: bool) -> str:
+    return "stated" if ticket else "decoded"
+
+
+def event_evidence(ev: Event, ticket: bool = False) -> Evidence:
+    """An event's first line as evidence."""
+    from tiletune.readers.logs.run_end import clip_words  # (a pure helper of the reader's shape module)
+
+    return Evidence(ev.source, ev.line, clip_words(ev.text or ev.summary, 240), _how(ticket))
+
+
+def plain(words: str) -> str:
+    """A log line's words without its process / level / time prefix."""
+    return _LOG_PREFIX.sub("", words.strip()).strip() or words.strip()
+
+
+_WRAPPER_PHRASE = re.compile(r"(?:\w+ )?hit an exception|Process \w+:|Engine core initialization failed|EngineCore failed to start|"
+                             r"WorkerProc failed to start|Worker failed|Failed to initialize executor(?: on rank \d+)?|"
+                             r"EngineDeadError|Capture cuda graph failed|See root cause above")
+
+
+def wrapper_phrase(words: str) -> str:
+    """The words of a line that report a process stopping ('Scheduler hit an exception')."""
+    m = _WRAPPER_PHRASE.search(words)
+    return m.group(0) if m else plain(words)
+
+
 def run_verdicts(events: Sequence[Event], analyzed: Sequence["AnalyzedEntry"],
                  inputs: Sequence[InputFacts] = (), read: Optional[Sequence[Any]] = None) -> Iterable["Verdict"]:
-    """One verdict per input that has events worth a line (fatal first). `read`: every entry the
-    inputs gave (`Entry`s) when `analyzed` holds only a filter's part: what a log holds is judged
-    from all of it."""
+    """Verdicts about runs (see the module docstring): what ended each run first, then a lead for each
+    input in which nothing failed (what it holds), then findings and each input's stated setup.
+    `read`: every entry the inputs gave (`Entry`s) when `analyzed` holds only a filter's part: what
+    a log holds is judged from all of it."""
     by_source: "OrderedDict[str, list[Event]]" = OrderedDict()
-    ended = {i.source: i.ended for i in inputs if i.ended is not None and i.ended.value}
+    facts_of = {i.source: i for i in inputs}
     for ev in events:
         by_source.setdefault(ev.source, []).append(ev)
-    for source in ended:
-        by_source.setdefault(source, [])
-    if not by_source:  # no input has events or ended: no line (and no pass over the entries)
+    for i in inputs:
+        by_source.setdefault(i.source, [])
+    if not by_source:  # no input has events or facts: no line (and no pass over the entries)
         return
     arch_of: dict[str, Optional[str]] = {}
     tactic_lines: set[str] = set()
+    held: dict[str, _Held] = {}
     for e in (read if read is not None else (a.entry for a in analyzed)):
         r = e.record
         arch_of.setdefault(r.source, r.env.arch)
         if r.tactic is not None and r.status is not Status.FALLBACK:  # a fallback says no tuned config covered it
             tactic_lines.add(r.source)
-    fatal_lines, other_lines = [], []
+        if r.source in by_source:
+            held.setdefault(r.source, _Held()).add(r)
+    fatal_lines: list[Verdict] = []
+    quiet_leads: list[Verdict] = []
+    other_lines: list[Verdict] = []
     for source, evs in by_source.items():
-        fatal = [e for e in evs if e.is_fatal]
-        arch = arch_of.get(source) or next((_fact_arch(e) for e in evs if _fact_arch(e)), None)
-        if fatal:
-            first = fatal[0]
-            # a raised exception says where it was only through the lines around it (stage)
-            when = "while serving" if _served_first(first) else (
-                "at start-up" if first.kind != "exception" or first.fact("stage") == "warm-up" else "")
-            text = f"the server aborted{' ' + when if when else ''}: {first.summary}"
-            more = [e for e in fatal[1:] if e.summary != first.summary]
-            if more:
-                text += "; then " + "; ".join(e.summary for e in more[:3]) + (f" and {len(more) - 3} more" if len(more) > 3 else "")
-            text += f" ({_where(source, first)})"
-            op = str(first.fact("op") or "")
-            fatal_lines.append(Verdict(arch=arch, op=op, text=text, fatal=True, source=source))
-            continue
-        if source in ended:
-            fatal_lines.append(Verdict(arch=arch, op="", fatal=True, source=source, text=(
-                f"the run ended ({ended[source].source}) but the text does not show what ended it "
-                f"(the lines before the traceback may be cut or elided) ({source})")))
-        parts = []
-        oom = [e for e in evs if e.kind == "oom_fallback"]
-        for e in oom:
-            parts.append(e.summary + (f" ({e.count} times)" if e.count > 1 else ""))
-        progress = [e for e in evs if e.kind == "tuning_progress" and e.fact("op")]
-        if progress and source not in tactic_lines:
-            tuned = ", ".join(f"{e.fact('op')} ({_profiles(e)})" for e in progress[:6])
-            parts.append(f"tuning progress only: tuned {tuned}{' and more' if len(progress) > 6 else ''}; "
-                         f"which tactics won or failed is not in this log ({DEBUG_HINT})")
-        hits = [e for e in evs if e.kind == "config_cache_hit"]
-        if hits and source not in tactic_lines:
-            loaded = [e.fact("configs") for e in evs if e.kind == "configs_loaded" and e.fact("configs") is not None]
-            parts.append(f"{len(hits)} op(s) used tuned configs from a cache ({', '.join(str(e.fact('op')) for e in hits[:4])})"
-                         + (f", {sum(loaded)} config(s) loaded" if loaded else ""))
-        if parts:
-            other_lines.append(Verdict(arch=arch, op="", text="; ".join(parts) + f" ({source})", source=source))
+        inp = facts_of.get(source)
+        ticket = bool(inp and inp.ticket)
+        arch = arch_of.get(source) or (str(inp.arch.value) if inp and inp.arch else None) \
+            or next((_fact_arch(e) for e in evs if _fact_arch(e)), None)
+        end = inp.run_end if inp else None
+        cause_ev = _cause_event(end, evs)
+        if end is not None:
+            fatal_lines.append(_end_verdict(end, cause_ev, arch, source, ticket, inp.stated_stage if inp else None))
+        errors = [e for e in evs if e.kind in ERROR_KINDS and e is not cause_ev]
+        survived = [e for e in errors if e.fact("survived") is not None]
+        raised = [e for e in errors if e.fact("survived") is None and e.is_fatal]
+        printed = [e for e in errors if e.fact("survived") is None and not e.is_fatal]
+        if end is None and raised:
+            fatal_lines.append(_raised_verdict(raised, arch, source, ticket, inp.stated_stage if inp else None))
+            raised = []
+        for group in _by_kind(survived):
+            v = _survived_verdict(group, arch, source, ticket)
+            (fatal_lines if v.fatal and end is None and not fatal_lines else other_lines).append(v)
+        for e in raised:  # fatal errors that are not what ended the run (an earlier rank, a quote)
+            if end is not None and e.line is not None and end.stopped is not None and e.line == end.stopped.line:
+                continue  # the stop line itself (its wrapper carries this error): already the lead
+            other_lines.append(Verdict(arch=arch, op=str(e.fact("op") or ""), source=source, text=(
+                f"also raised: {e.summary}" + _times(e) + f" ({_at(e)})"), evidence=(event_evidence(e, ticket),)))
+        for group in _by_kind(printed):
+            other_lines.append(_printed_verdict(group, arch, source, ticket))
+        h = held.get(source, _Held())
+        says = [f for f in (inp.says_fail if inp else ()) if not any(e.line == f.line for e in evs)]
+        quiet = end is None and not errors and not h.failed and not (inp and inp.stated) and not says
+        if says and end is None and not errors and not h.failed:
+            # a ticket that states failures in words only (no log line): what it says, never "no failure"
+            other_lines.append(Verdict(arch=arch, op="", source=source, text=(
+                "the ticket states a failure in words (no log line of it): " + "; ".join(
+                    f"'{_clip(f.value, 200)}' (line {f.line})" for f in says[:3]) + f" ({source})"),
+                evidence=tuple(Evidence(source, f.line, f.words, "stated") for f in says[:2])))
+        if quiet:
+            quiet_leads.append(_quiet_lead(source, evs, h, inp, arch, ticket, source in tactic_lines))
+        else:
+            parts, ev_lines = [], []
+            progress = [e for e in evs if e.kind == "tuning_progress" and e.fact("op")]
+            if progress and source not in tactic_lines:
+                parts.append(f"tuning progress only: tuned {_tuned(progress)}; which tactics won or failed is not in "
+                             f"this log ({DEBUG_HINT})")
+                ev_lines.append(event_evidence(progress[0], ticket))
+            hits = [e for e in evs if e.kind == "config_cache_hit"]
+            if hits and source not in tactic_lines:
+                parts.append(_hits(evs, hits))
+                ev_lines.append(event_evidence(hits[0], ticket))
+            if parts:
+                other_lines.append(Verdict(arch=arch, op="", text="; ".join(parts) + f" ({source})", source=source,
+                                           evidence=tuple(ev_lines[:2])))
+        if inp is not None and inp.stated:  # what the ticket's prose states: a finding with its line
+            st = list(dict.fromkeys(f.value for f in inp.stated))
+            other_lines.append(Verdict(arch=arch, op="", source=source, text=(
+                "the ticket states: " + "; ".join(st[:4]) + (f" and {len(st) - 4} more" if len(st) > 4 else "")
+                + f" ({source})"), evidence=tuple(Evidence(source, f.line, f.words, "stated") for f in inp.stated[:2])))
+        # the stated setup, where no tuning verdict (which names the arch per op) already carries it
+        setup = _setup_verdict(inp, arch, source, ticket) if inp is not None and (
+            source not in held or inp.arch_why is not None or ticket) else None
+        if setup is not None:
+            other_lines.append(setup)
     yield from fatal_lines
+    yield from quiet_leads
     yield from other_lines
 
 
+class _Held:
+    """What one input's records hold, for the verdicts about the input as a whole."""
+
+    def __init__(self) -> None:
+        self.failed = 0
+        self.chosen = 0
+        self.fallbacks: "OrderedDict[tuple[str, str, bool], list[Any]]" = OrderedDict()  # (op, runner, oom) -> records
+        self.profiled: "OrderedDict[tuple[str, str], list[Any]]" = OrderedDict()  # (op, runner) -> records
+
+    def add(self, r: Any) -> None:
+        if r.status is Status.FAILED and r.tactic is None and r.detail_dict().get("skipped_per_profile") is not None:
+            return  # an INFO "Skipped N unsupported tactic(s)" count: skips, not failures (its event says them)
+        if r.status is Status.FAILED:
+            self.failed += r.count
+        elif r.status is Status.CHOSEN:
+            self.chosen += 1
+        elif r.status is Status.FALLBACK:
+            self.fallbacks.setdefault((r.op, r.runner, bool(r.detail_dict().get("oom"))), []).append(r)
+        elif r.status is Status.PROFILED:
+            self.profiled.setdefault((r.op, r.runner), []).append(r)
+
+
+def _tuned(progress: Sequence[Event]) -> str:
+    return ", ".join(f"{e.fact('op')} ({_profiles(e)})" for e in progress[:6]) + (" and more" if len(progress) > 6 else "")
+
+
+def _hits(evs: Sequence[Event], hits: Sequence[Event]) -> str:
+    loaded = [e.fact("configs") for e in evs if e.kind == "configs_loaded" and e.fact("configs") is not None]
+    return (f"{len(hits)} op(s) used tuned configs from a cache ({', '.join(str(e.fact('op')) for e in hits[:4])})"
+            + (f", {sum(loaded)} config(s) loaded" if loaded else ""))
+
+
+def _quiet_lead(source: str, evs: Sequence[Event], h: _Held, inp: Optional[InputFacts], arch: Optional[str],
+                ticket: bool, has_tactics: bool) -> Verdict:
+    """The lead for an input in which nothing failed and nothing ended a run: what it does hold."""
+    parts: list[str] = []
+    evidence: list[Evidence] = []
+    for (op, runner, oom), recs in h.fallbacks.items():
+        n = sum(r.count for r in recs)
+        who = op or "an op the text does not name"
+        if oom:
+            parts.append(f"tuning {who} ran out of memory {_n_times(n)} and FlashInfer fell back to its default tactic "
+                         "(a fallback, not a failure)")
+        else:
+            parts.append(f"FlashInfer used its fallback tactic for {who}{f' ({runner})' if runner else ''} "
+                         f"{_n_times(n)}: no tuned config covered the call (a fallback, not a failure)")
+        evidence.append(Evidence(source, recs[0].line, str(recs[0].detail_dict().get("said") or ""), _how(ticket)))
+    progress = [e for e in evs if e.kind == "tuning_progress" and e.fact("op")]
+    if progress:
+        parts.append(f"tuned {_tuned(progress)}")  # (each op with its passes and profiles)
+        evidence.append(event_evidence(progress[-1], ticket))
+    skipped = [e for e in evs if e.kind == "tactics_skipped"]
+    if skipped:
+        per_op: "OrderedDict[str, list[Event]]" = OrderedDict()
+        for e in skipped:
+            per_op.setdefault(str(e.fact("op")), []).append(e)
+        for op, es in per_op.items():
+            dist = ", ".join(f"{e.fact('skipped')} in {e.count} profile{'s' if e.count != 1 else ''}" for e in es)
+            parts.append(f"{op}: unsupported tactics skipped per profile: {dist} (skips, not failures)")
+        evidence.append(event_evidence(skipped[0], ticket))
+    for kind, verb in (("configs_saved", "saved"), ("configs_loaded", "loaded")):
+        for e in (x for x in evs if x.kind == kind):
+            path = str(e.fact("path") or "")
+            short = path.rstrip("/").rsplit("/", 1)[-1] or path  # the words with the whole path are the evidence
+            parts.append(f"{verb} {e.fact('configs')} configs {'to' if verb == 'saved' else 'from'} {short}")
+            evidence.append(event_evidence(e, ticket))
+    hits = [e for e in evs if e.kind == "config_cache_hit"]
+    if hits:
+        parts.append(_hits(evs, hits))
+    for (op, runner), recs in h.profiled.items():
+        tactics = list(dict.fromkeys(str(r.tactic) for r in recs))
+        times = sorted({r.time_ms for r in recs if r.time_ms is not None})
+        t = (f", {times[0]:g} ms" + ("" if len(times) == 1 else f" to {times[-1]:g} ms") + " measured") if times else ""
+        parts.append(f"{op or 'op not named'} {runner}: tactic{'s' if len(tactics) > 1 else ''} "
+                     f"{_join_and(tactics[:6])}{' and more' if len(tactics) > 6 else ''} profiled{t}")
+    if h.chosen:
+        parts.append(f"{h.chosen} chosen tactic(s) (see below)")
+    starts = [e for e in evs if e.kind == "tuning_progress" and not e.fact("op")]
+    if starts and not progress:
+        said = "; ".join(dict.fromkeys(e.summary for e in starts))
+        parts.append(said + ("; its end is not in the text" if not any("ended" in e.summary for e in starts) else ""))
+        evidence.append(event_evidence(starts[0], ticket))
+    banners = [e for e in evs if e.kind == "version_banner"]
+    if not parts and banners:
+        parts.append("only its setup and versions (" + ", ".join(dict.fromkeys(e.summary.split(':')[0] for e in banners[:3])) + ")")
+    if not parts and inp is not None and (inp.arch or inp.gpu or inp.flashinfer_version):
+        parts.append("only its setup")
+    if not parts:
+        parts.append("nothing tiletune reads (no autotuner, error or tuning line)")
+    if progress and not has_tactics and not h.fallbacks:
+        parts.append(f"which tactics won is not in this log ({DEBUG_HINT})")
+    text = "no failure in the text; it shows: " + "; ".join(parts)
+    return Verdict(arch=arch, op="", text=f"{text} ({source})", source=source, evidence=tuple(evidence[:2]))
+
+
+_ARCH_KIND = (("jit path", "a JIT workspace path"), ("cache path", "a cache path"), ("compute capability", "the compute capability"),
+              ("arch named", "a literal arch token"), ("gpu line", "a GPU line of this machine"),
+              ("gpu named in prose", "a GPU the text names"), ("gpu name", "this machine's GPU name"),
+              ("kernel file name", "a kernel file name"), ("kernel name", "a kernel name carrying the arch"),
+              ("module name", "a module name carrying the arch"), ("error text", "an error naming the archs"),
+              ("build flag", "a build flag"))
+
+
+def _clue_phrase(source_text: str) -> str:
+    """'text: arch named 'SM120' (line 3)' -> "'SM120', a literal arch token, line 3"."""
+    m = re.match(r"text: (?P<kind>.+?) '(?P<text>.*)'(?: \(line (?P<line>\d+)\))?$", source_text)
+    if not m:
+        return source_text
+    kind = next((w for k, w in _ARCH_KIND if m.group("kind").startswith(k)), m.group("kind"))
+    return f"'{m.group('text')}', {kind}" + (f", line {m.group('line')}" if m.group("line") else "")
+
+
+def _setup_verdict(inp: InputFacts, arch: Optional[str], source: str, ticket: bool) -> Optional[Verdict]:
+    """What the text states about the machine and software it ran on, each with where it says so."""
+    parts: list[str] = []
+    evidence: list[Evidence] = []
+    if inp.arch is not None:
+        parts.append(f"arch {inp.arch.value} ({_clue_phrase(inp.arch.source)})")
+        if inp.arch.line is not None:
+            evidence.append(Evidence(source, inp.arch.line, inp.arch.words, _how(ticket)))
+    if inp.gpu is not None and (inp.arch is None or str(inp.gpu.value) not in inp.arch.source):
+        parts.append(f"GPU {inp.gpu.value}")
+    if inp.flashinfer_version is not None:
+        fv = inp.flashinfer_version
+        parts.append(f"FlashInfer {fv.value}" + (" (inferred from a server release's pin)" if fv.how == "inferred" else ""))
+        if fv.line is not None and len(evidence) < 2:
+            evidence.append(Evidence(source, fv.line, fv.words, _how(ticket)))
+    for name, ver in inp.servers:
+        parts.append(f"{name} {ver.value}")
+    if inp.arch_why is not None:  # arch clues disagreed: which won and why
+        lost = str(inp.arch_why.value).split("; ", 1)
+        if len(lost) > 1:
+            parts.append(lost[1])
+    if not parts:
+        return None
+    return Verdict(arch=arch, op="", source=source, text="setup stated: " + "; ".join(parts) + f" ({source})",
+                   evidence=tuple(evidence))
+
+
+def _clip(text: str, limit: int) -> str:
+    """`text` cut at a word before `limit` characters (never mid-word), marked with ' ...'."""
+    t = " ".join(str(text).split())
+    if len(t) <= limit:
+        return t
+    cut = t[: limit - 4]
+    sp = cut.rfind(" ")
+    return (cut[:sp] if sp > limit // 2 else cut) + " ..."
+
+
+def _n_times(n: int) -> str:
+    return "once" if n == 1 else f"{n} times"
+
+
+def _join_and(xs: Sequence[str]) -> str:
+    return xs[0] if len(xs) == 1 else ", ".join(xs[:-1]) + " and " + xs[-1]
+
+
+def _cause_event(end: Optional[RunEnd], evs: Sequence[Event]) -> Optional[Event]:
+    if end is None or end.cause_line is None:
+        return None
+    return next((e for e in evs if e.kind in ERROR_KINDS and (e.line == end.cause_line or end.cause_line in e.lines)), None)
+
+
+def _frames_phrase(end: RunEnd) -> str:
+    frames = list(end.frames[-4:])
+    if end.in_autotuner is not None and "choose_one" in end.in_autotuner.words and "choose_one" not in frames:
+        frames.append("choose_one")  # the last frame's code line calls the autotuner
+    return " -> ".join(frames)
+
+
+def _stage_phrase(stage: str, end: RunEnd) -> str:
+    """Where the run was when it stopped, as far as the evidence shows."""
+    frames = _frames_phrase(end)
+    if stage == "autotune":
+        owner = (end.in_autotuner.basis if end.in_autotuner is not None and end.in_autotuner.basis
+                 else "FlashInfer's autotuner")
+        inside = f"inside {owner}" if end.in_autotuner is not None and (
+            "choose_one" in end.in_autotuner.words or any(f in ("choose_one", "_profile_single_kernel") for f in end.frames)) \
+            else f"during {owner.replace('autotuner', 'autotune')}"
+        what = f" while tuning {end.op}" if end.op else ""
+        bar = re.search(r"Tuning [\w:.]+?:.*?(\d+)/(\d+)", end.op_evidence.words) if end.op_evidence is not None else None
+        if what and bar and int(bar.group(1)) < int(bar.group(2)):  # the unfinished bar it stopped in
+            what += f", {bar.group(1)} of {bar.group(2)} profiles done"
+        return f"{inside}{what}" + (f" ({frames})" if frames else "")
+    if stage == "warm-up":
+        return "during warm-up" + (f" ({frames})" if frames else "")
+    if stage == "serving":
+        return "while serving" + (f" ({frames})" if frames else "")
+    if stage == "start-up":
+        return "at start-up" + (f" ({frames})" if frames else "")
+    return "stage not shown" + (f" ({frames})" if frames else "")
+
+
+_ROOT_ABOVE = re.compile(r"See root cause above|See stack trace \(above\)|root cause", re.I)
+_STAGE_WORDS = {"warm-up": "warm-up", "serving": "serving"}
+
+
+def _said_stage(source: str, said: Optional[Any]) -> Optional[tuple[str, Evidence]]:
+    """The stage a ticket's prose states (InputFacts.stated_stage) with its evidence, or None."""
+    if said is None:
+        return None
+    return str(said.value), Evidence(source, said.line, said.words, "stated", said.source)
+
+
+def _end_verdict(end: RunEnd, cause: Optional[Event], arch: Optional[str], source: str, ticket: bool,
+                 facts_of_stage: Optional[Any] = None) -> Verdict:
+    """What ended the run, each clause backed by an evidence line or said to be unknown."""
+    evidence: list[Evidence] = []
+    if cause is not None:
+        what = cause.summary
+        if end.cause is not None:
+            evidence.append(end.cause)
+    elif end.cause is not None:
+        what = plain(end.cause.words)
+        evidence.append(end.cause)
+    else:
+        what = ""
+    stage, stage_ev = end.stage, end.stage_evidence
+    if stage == "unknown" and cause is not None and cause.fact("stage") in _STAGE_WORDS:
+        sf = cause.facts_dict()["stage"]  # the lines around the error place it (the event's own inference)
+        stage = str(sf.value)
+        m = re.match(r"line (\d+)", sf.source)
+        stage_ev = Evidence(source, int(m.group(1)) if m else None, sf.words or sf.source, "inferred", sf.source)
+    said = _said_stage(source, facts_of_stage)
+    if stage == "unknown" and said is not None:
+        stage, stage_ev = said
+    if cause is not None:
+        what = re.sub(r"; (?:at warm-up|while serving)\)$", ")", re.sub(r" \((?:at warm-up|while serving)\)$", "", what))
+    clauses = [_stage_phrase(stage, end)]
+    if not evidence and end.stopped is not None:
+        evidence.append(end.stopped)  # no error shown: the line that shows the stop is what it rests on
+    if stage_ev is not None and stage_ev not in evidence:
+        evidence.append(stage_ev)
+    if end.after_autotune is not None:
+        clauses.append(f"after autotuning ended (line {end.after_autotune.line})")
+        evidence.append(end.after_autotune)
+    poisoned = cause.fact("poisons_context") if cause is not None else None
+    if poisoned and cause is not None and cause.kind != "tma_descriptor_failed":
+        clauses.append(f"{poisoned}: it poisons the CUDA context and may be reported late, by a later call, so the "
+                       "kernel that faulted is not shown")
+    if end.cut == "after_last_frame":
+        last = (f"its last frame ({end.last_frame.words})" if end.last_frame is not None
+                else (end.frames[-1] if end.frames else "its last frame"))
+        clauses.append(f"the traceback is cut after {last}: the error itself is not in the text")
+    elif end.cut == "before_traceback":
+        clauses.append("the traceback's start is not in the text")
+    elif not what:
+        root = end.stopped is not None and _ROOT_ABOVE.search(end.stopped.words)
+        clauses.append("its root cause is not in the text" if root else "the text does not show the error that ended it")
+    if what and end.wrapper is not None and end.cause is not None and end.wrapper.line != end.cause.line:
+        clauses.append(f"the engine reported it: {wrapper_phrase(end.wrapper.words)} (line {end.wrapper.line})")
+    if what:
+        text = f"the run ended: {what}; " + "; ".join(clauses)
+    elif end.wrapper is not None or (end.stopped is not None and _WRAPPER_PHRASE.search(end.stopped.words)):
+        w = end.wrapper if end.wrapper is not None else end.stopped
+        assert w is not None
+        text = f"the run ended ({wrapper_phrase(w.words)}) " + "; ".join(clauses)
+    else:
+        text = "the run ended " + "; ".join(clauses)
+    if cause is not None and cause.count > 1:
+        text += f" ({cause.count} times)"
+    op = str(cause.fact("op") or "") if cause is not None else (end.op or "")
+    return Verdict(arch=arch, op=op, text=f"{text} ({source})", fatal=True, source=source, evidence=tuple(evidence))
+
+
+def _raised_verdict(raised: Sequence[Event], arch: Optional[str], source: str, ticket: bool,
+                    said_stage: Optional[Any] = None) -> Verdict:
+    """Fatal errors with no line that shows the process stopping (a ticket quoting an error)."""
+    first = raised[-1] if len(raised) > 1 and raised[-1].line and raised[0].line and raised[-1].line > raised[0].line else raised[0]
+    evidence = [event_evidence(first, ticket)]
+    stage = first.fact("stage")
+    sf = first.facts_dict().get("stage")
+    if stage is None and said_stage is not None:
+        stage, sf = said_stage.value, said_stage
+    where = {"warm-up": "at warm-up", "serving": "while serving"}.get(str(stage), "stage not shown")
+    if sf is not None and sf.line is not None:
+        evidence.append(Evidence(source, sf.line, sf.words, sf.how if sf.how == "stated" else "inferred", sf.source))
+    what = re.sub(r"; (?:at warm-up|while serving)\)$", ")", re.sub(r" \((?:at warm-up|while serving)\)$", "", first.summary))
+    poisoned = first.fact("poisons_context")
+    verb = "the ticket states" if ticket else "the log shows"
+    text = f"the run ended: {what}; {where}" + (f"; {poisoned}: it poisons the CUDA context" if poisoned else "")
+    text += f" ({verb} it at line {first.line}; it does not show the process stopping)" if first.line else ""
+    others = [e for e in raised if e is not first and e.summary != first.summary]
+    if others:
+        text += "; also " + "; ".join(e.summary for e in others[:2])
+    return Verdict(arch=arch, op=str(first.fact("op") or ""), text=f"{text} ({source})", fatal=True, source=source,
+                   evidence=tuple(evidence))
+
+
+def _by_kind(evs: Sequence[Event]) -> list[list[Event]]:
+    groups: "OrderedDict[str, list[Event]]" = OrderedDict()
+    for e in evs:
+        groups.setdefault(e.kind, []).append(e)
+    return list(groups.values())
+
+
+def _survived_verdict(group: Sequence[Event], arch: Optional[str], source: str, ticket: bool) -> Verdict:
+    """Errors the autotuner went on after: findings; a sticky one poisons the context."""
+    n = sum(e.count for e in group)
+    first = group[0]
+    skip = first.facts_dict()["survived"]
+    distinct = list(dict.fromkeys(_survived_what(e) for e in group))
+    what = distinct[0] + (f" (and {len(distinct) - 1} other kind(s))" if len(distinct) > 1 else "")
+    word = _KIND_WORDS.get(first.kind, first.kind)
+    text = (f"the autotuner survived {n} {word}{'s' if n != 1 else ''}: {what}; it skipped and went on "
+            f"(line {skip.line})")
+    sticky = next((e.facts_dict()["poisons_context"] for e in group if "poisons_context" in e.facts_dict()), None)
+    fatal = sticky is not None
+    if sticky is not None:
+        text += (f"; but {sticky.value}: it poisons the process's CUDA context, so what this process did after "
+                 f"line {sticky.line or first.line} is suspect")
+    evidence = [event_evidence(first, ticket), Evidence(source, skip.line, skip.words, skip.how)]
+    return Verdict(arch=arch, op=str(first.fact("op") or ""), text=f"{text} ({source})", fatal=fatal, source=source,
+                   evidence=tuple(evidence))
+
+
+def _survived_what(e: Event) -> str:
+    """An error the autotuner caught, in its own words (a tactic's CUDA error: its error text)."""
+    if e.kind == "cuda_error" and e.fact("where"):
+        return str(e.fact("error"))
+    return e.summary
+
+
+def _printed_verdict(group: Sequence[Event], arch: Optional[str], source: str, ticket: bool) -> Verdict:
+    """Error lines printed (not shown raised, not survived): findings of their own."""
+    n = sum(e.count for e in group)
+    first = group[0]
+    distinct = list(dict.fromkeys(e.summary for e in group))
+    verb = "the ticket quotes" if ticket else "printed"
+    what = [d.replace(_NOT_RAISED, "") for d in distinct]
+    text = f"{verb}: {what[0]}" + (f"; and {len(what) - 1} other(s)" if len(what) > 1 else "") \
+        + (f" ({n} times)" if n > 1 else "")
+    sticky = next((e.fact("poisons_context") for e in group if e.fact("poisons_context")), None)
+    if sticky:
+        text += f"; {sticky}: it poisons the process's CUDA context (every later CUDA call in it fails)"
+    text += "; the text does not show it ending the run"
+    return Verdict(arch=arch, op=str(first.fact("op") or ""), text=f"{text} ({_at(first)})", source=source,
+                   evidence=(event_evidence(first, ticket),))
+
+
+_NOT_RAISED = " (printed, not shown raised: not shown to end the run)"
+
+
+def _times(e: Event) -> str:
+    return f" ({e.count} times)" if e.count > 1 else ""
+
+
+def _at(e: Event) -> str:
+    return f"{e.source}:{e.line}" if e.line else e.source
+
+
 def _profiles(ev: Event) -> str:
-    """'21 profiles', or '0 of 21 profiles' for a bar the log shows unfinished."""
+    """'21 profiles', '16 passes, each 21 of 21 profiles', '4 passes of 21 profiles, 3 complete, the last stopped
+    at 18', or '0 of 21 profiles' for one bar the log shows unfinished."""
     done, total = ev.fact("profiles_done"), ev.fact("profiles")
-    return f"{done} of {total} profiles" if isinstance(done, int) and isinstance(total, int) and done < total else f"{total} profiles"
-
-
-def _served_first(ev: Event) -> bool:
-    return bool(ev.fact("served_before")) or ev.fact("stage") == "serving"
-
-
-def _where(source: str, ev: Event) -> str:
-    at = f":{ev.line}" if ev.line else ""
-    return f"{source}{at}" + (f", {ev.count} times" if ev.count > 1 else "")
+    passes, complete = ev.fact("passes"), ev.fact("complete_passes")
+    if not (isinstance(done, int) and isinstance(total, int)):
+        return "profiles unknown"
+    if not isinstance(passes, int) or passes <= 1:
+        return f"{done} of {total} profiles" if done < total else f"{total} of {total} profiles"
+    if complete == passes:
+        return f"{passes} passes, each {total} of {total} profiles"
+    tail = f", the last stopped at {done} of {total}" if done < total else ""
+    return f"{passes} passes of {total} profiles, {complete} complete{tail}"
 
 
 # --- INFO "Skipped N" against the catalog --------------------------------------------------------
@@ -121,21 +546,23 @@ def skipped_phrase(f: "Failure", detail: Optional[dict[str, Any]] = None) -> Opt
     per = dict((detail or {}).get("skipped_per_profile") or ())
     if not per:
         return None
-    ns = sorted(per)
-    head = "runner not named (INFO summary)"
+    ns = sorted(per, reverse=True)
+    head = "INFO 'Skipped N unsupported tactic(s)': which tactics and their runner are not named"
     if not f.arch or not f.flashinfer_version:
-        return f"{head}: {_ns(ns)} tactic(s) failed per profile; pass --arch and --flashinfer-version to compare with the catalog; {DEBUG_HINT}"
+        return f"{head}: {_dist(per)}; pass --arch and --flashinfer-version to compare with the catalog; {DEBUG_HINT}"
     cat = _one_catalog(f.flashinfer_version, f.arch, f.op)
     if cat is None:
-        return f"{head}: {_ns(ns)} tactic(s) failed per profile ({DEBUG_HINT})"
+        return f"{head}: {_dist(per)} ({DEBUG_HINT})"
     m = len(cat.configs)
     phrases = []
     for n in ns:
+        k = per[n]
+        where = f" in {k} profile{'s' if k != 1 else ''}"
         if n >= m:
-            phrases.append(f"{n} of {m}: every candidate of the {cat.ref.runner} catalog failed" + (" (and other runners' tactics)" if n > m else ""))
+            phrases.append(f"{n} of {m}{where}: every candidate of the {cat.ref.runner} catalog skipped" + (" (and other runners' tactics)" if n > m else ""))
         else:
-            phrases.append(f"{n} of {m} tactics failed")
-    text = f"{head}: " + ", ".join(phrases) + f" per profile ({f.arch}, FlashInfer {cat.ref.flashinfer_version})"
+            phrases.append(f"{n} of {m} tactics skipped{where}")
+    text = f"{head}: " + ", ".join(phrases) + f" ({f.arch}, FlashInfer {cat.ref.flashinfer_version})"
     if len(ns) == 1 and ns[0] < m:
         inf = _smem_inference(cat, f.arch, f.op, ns[0])
         if inf:
@@ -143,8 +570,13 @@ def skipped_phrase(f: "Failure", detail: Optional[dict[str, Any]] = None) -> Opt
     return text + f"; {DEBUG_HINT}"
 
 
-def _ns(ns: list[int]) -> str:
-    return "/".join(str(n) for n in ns)
+def _dist(per: dict) -> str:
+    """The per-profile skip counts as a distribution: '4 tactics failed in 1 profile, 3 in 2 profiles'."""
+    parts = []
+    for i, n in enumerate(sorted(per, reverse=True)):
+        k = per[n]
+        parts.append(f"{n}{' tactic(s) skipped' if i == 0 else ''} in {k} profile{'s' if k != 1 else ''}")
+    return ", ".join(parts)
 
 
 def _one_catalog(version: str, arch: str, op: str) -> Any:

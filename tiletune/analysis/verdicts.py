@@ -15,6 +15,7 @@ from msgspec import structs
 
 from tiletune.analysis.results import AnalyzedEntry, Failure, NotTried, RankDisagreement, Verdict
 from tiletune.core.archs import arch_family
+from tiletune.core.events import Evidence
 from tiletune.core.records import Decoded, Status, Undecoded
 
 _Key = tuple[Optional[str], str, Optional[str]]  # (arch, op, source group)
@@ -36,9 +37,11 @@ def _times(n: int) -> str:
 def verdicts(
     analyzed: Sequence["AnalyzedEntry"], failures: Sequence["Failure"], not_tried: Sequence["NotTried"],
     group_of: Optional[Mapping[str, str]] = None, labels_of: Optional[Mapping[str, str]] = None,
+    stated: frozenset[str] = frozenset(),
 ) -> Iterable["Verdict"]:
     """One verdict per (arch, op) and source group seen in the inputs, sorted by arch, op, group.
 
+    `stated` names the inputs that are tickets (their lines are evidence "stated", not "decoded").
     `group_of` maps each input to its source group (tiletune.analysis.source_groups); inputs of two groups
     are never merged into one verdict. `labels_of` (group -> short name) is given when there are
     several groups: each verdict then names its group.
@@ -52,11 +55,17 @@ def verdicts(
     not_cutlass: Counter[_Key] = Counter()
     blocked: dict[_Key, list[str]] = {}
     passed: dict[_Key, list[str]] = {}
+    stated_ok: dict[_Key, list[str]] = {}  # tactics a ticket's table says work
     not_run: dict[_Key, list[str]] = {}  # a retry engine could not start them: not failures
     not_run_why: dict[_Key, Counter[str]] = {}
     compiled: Counter[_Key] = Counter()
+    profiled_only: Counter[_Key] = Counter()  # tactic timings (a DEBUG log) of a key with nothing else
     not_built: dict[_Key, list[str]] = {}
     fallback_ms: dict[_Key, list[Optional[int]]] = {}  # runtime Ms no tuned config covered (None: not stated)
+    oom_fallbacks: Counter[_Key] = Counter()  # "OOM detected, falling back to default tactic"
+    # the first line each key's verdict rests on beyond its winners: a failure, a fallback, a block
+    first_line: dict[_Key, Evidence] = {}
+    first_rank: dict[_Key, int] = {}  # the status rank (`_EVIDENT`) of that line: a failure outranks a pass
     chosen: dict[int, tuple[Optional[str], Optional[str], Optional[str]]] = {}  # id(decode) -> _chosen_facts
     # INFO "Skipped N" counts: their per-profile Ns, for the catalog comparison (run_verdicts)
     skipped_detail: dict[tuple[Optional[str], Optional[str], str, Optional[str]], dict] = {}
@@ -92,19 +101,31 @@ def verdicts(
             if new_run:  # (once per run of one input's records)
                 chosen_from.setdefault(key, set()).add(source)
                 new_run = False
-        elif r.status is Status.BLOCKED:
+            continue
+        if r.status in _EVIDENT and _EVIDENT.index(r.status) < first_rank.get(key, 99):
+            first_rank[key] = _EVIDENT.index(r.status)
+            first_line[key] = Evidence(r.source, r.line, _words(r), "stated" if r.source in stated else "decoded")
+        if r.status is Status.BLOCKED:
             lbl = a.config.label() if a.config is not None else f"tactic {r.tactic}"
             if lbl not in blocked.setdefault(key, []):
                 blocked[key].append(lbl)
+        elif r.status is Status.FALLBACK and r.detail_dict().get("oom"):
+            oom_fallbacks[key] += r.count  # out of memory while tuning: the default tactic, not a failure
         elif r.status is Status.FALLBACK:
             p = a.entry.problem
             fallback_ms.setdefault(key, []).append(p.m if p is not None else None)
+        elif r.status is Status.PROFILED:
+            profiled_only[key] += r.count
         elif r.status is Status.COMPILED:
             compiled[key] += 1
         elif r.status is Status.NOT_BUILT:
             module = str(r.detail_dict().get("module") or "a module")
             if module not in not_built.setdefault(key, []):
                 not_built[key].append(module)
+        elif r.status is Status.PASSED and r.detail_dict().get("stated"):  # a ticket's table row that says OK
+            lbl = a.config.label() if a.config is not None else f"tactic {r.tactic}"
+            if lbl not in stated_ok.setdefault(key, []):
+                stated_ok[key].append(lbl)
         elif r.status is Status.PASSED:
             lbl = a.config.label() if a.config is not None else f"tactic {r.tactic}"
             if lbl not in passed.setdefault(key, []):
@@ -161,9 +182,15 @@ def verdicts(
         for phrase, same in by_reason.items():
             failed = [_failure_label(f) for f in same]
             n = sum(f.count for f in same)
+            if all(f.tactic is None and (f.arch, f.flashinfer_version, f.op, f.group) in skipped_detail for f in same):
+                # INFO "Skipped N unsupported tactic(s)": the autotuner skipped them and went on
+                parts.append(f"{n} unsupported tactic skip{'s' if n != 1 else ''} ({phrase})")
+                continue
             parts.append(f"{_join(failed)} failed {_times(n)} ({phrase})")
         if passed.get(key):
             parts.append(f"{_join(passed[key])} passed on retry")
+        if stated_ok.get(key):
+            parts.append(f"{_join(stated_ok[key])} stated OK")
         if not_run.get(key):
             why = not_run_why[key].most_common(1)[0][0]
             parts.append(f"{_join(not_run[key])} not run by retry (the engine could not start {'it' if len(not_run[key]) == 1 else 'them'}: {why})")
@@ -177,13 +204,18 @@ def verdicts(
         if nt_total:
             ev = "no log of the attempts" if all(nt.evidence == "winners only" for nt in nts[key]) else "per the log"
             parts.append(f"{nt_total} catalog tile(s) never tried ({ev})")
+        if oom_fallbacks[key]:
+            parts.append(f"out of memory while tuning {_times(oom_fallbacks[key])}: FlashInfer fell back to its default "
+                         "tactic (runner 0, tactic -1; a fallback, not a failed tactic)")
         if fallback_ms.get(key):
             ms = sorted({m for m in fallback_ms[key] if m is not None})
             at = f" at runtime M {_join([str(m) for m in ms], 4)}" if ms else ""
             parts.append(f"no tuned config covered a call{at}: FlashInfer ran its fallback tactic (-1, untuned)")
+        if not parts and profiled_only[key]:
+            parts.append(f"{profiled_only[key]} tactic timing(s) profiled, none chosen or failed in these inputs")
         if not parts:
             parts.append("no chosen, failed, blocked or compiled tactics recorded")
-        text = f"{arch or 'unknown arch'} {op}{f' ({label})' if label else ''}: " + "; ".join(parts)
+        text = f"{arch or 'unknown arch'} {op or 'op not named'}{f' ({label})' if label else ''}: " + "; ".join(parts)
         yield Verdict(
             arch=arch,
             op=op,
@@ -195,7 +227,24 @@ def verdicts(
             disagreements=disagreements,
             source=group if arch is None else None,  # (as before groups: the server of an unknown-arch verdict)
             group=group,
+            evidence=(first_line[key],) if key in first_line else (),
         )
+
+
+_EVIDENT = (Status.FAILED, Status.FALLBACK, Status.BLOCKED, Status.NOT_BUILT, Status.PASSED)
+
+
+def _words(r: Any) -> str:
+    """What a record's line says, short: its error, else its status and tactic."""
+    d = r.detail_dict()
+    if r.error and not d.get("stated_row"):
+        return " ".join(str(r.error).split())[:240]
+    if d.get("stated_row"):
+        return str(d["stated_row"])
+    if d.get("said"):
+        return str(d["said"])
+    reason = d.get("reason")
+    return f"{r.status} {r.op} tactic {r.tactic}" + (f": {reason}" if reason else "")
 
 
 def _count_chosen(key: _Key, ds: Sequence[Any], chosen: dict[int, tuple[Optional[str], Optional[str], Optional[str]]],
@@ -298,7 +347,11 @@ def _not_run_reason(error: Optional[str], width: int = 80) -> str:
 def _reason_head(reason: str, width: int = 100) -> str:
     """The gist of an undecoded reason: its first clause ('ambiguous', 'FlashInfer version unknown ...')."""
     head = reason.split(":", 1)[0].strip() if ":" in reason[:width] else reason.strip()
-    return head if len(head) <= width else head[: width - 1].rstrip() + "…"
+    if len(head) <= width:
+        return head
+    cut = head[: width - 1]
+    sp = cut.rfind(" ")  # never mid-word: the verdict is read, not parsed
+    return (cut[:sp].rstrip(" ,;(") if sp > width // 2 else cut.rstrip()) + "…"
 
 
 def _failure_label(f: "Failure") -> str:

@@ -29,13 +29,13 @@ _GPU_ARCH_PATTERNS: tuple[tuple[str, str], ...] = (
 
 @functools.lru_cache(maxsize=1024)  # the model asks twice per modelled case (73,000 calls for a 50k cache)
 def normalize_arch(text: str) -> Optional[str]:
-    """'sm_120a' / 'SM120' / '120f' / '12.0' / '90a' -> 'sm120' / 'sm90'; None if not an arch."""
+    """'sm_120a' / 'SM120' / '120f' / '12.0' / '12.1a' / '90a' -> 'sm120' / 'sm121' / 'sm90'; None if not an arch."""
     t = text.strip().lower()
     m = re.fullmatch(r"(?:sm_?|compute_?)?(\d{2,3})[afn]?", t)
     if m:
         num = m.group(1)
     else:
-        m = re.fullmatch(r"(\d{1,2})\.(\d)", t)
+        m = re.fullmatch(r"(\d{1,2})\.(\d)[af]?", t)
         if not m:
             return None
         num = m.group(1) + m.group(2)

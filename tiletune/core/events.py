@@ -6,12 +6,20 @@ the shared-memory limit), OOM fallbacks, INFO summaries of skipped tactics, cach
 saves, version banners, tuning progress. Each becomes one `Event`; identical events (the same
 line printed by every rank, a log appended to by several runs) are counted, not repeated.
 
-Every fact an event carries says how it is known and where from (`Fact`):
-- `decoded`: read exactly from the text by a fixed grammar (a kernel file name's `sm120_M128_BS`,
+Every fact an event carries says how it is known and where from (`Fact`, `HOW`):
+- `decoded`: read exactly from a log line by a fixed grammar (a kernel file name's `sm120_M128_BS`,
   the `on sm120` of an error, a cache path's `/0.6.12/sm103/`);
+- `stated`: written in a ticket by a person (a code fence, a Markdown table, a quoted error, prose):
+  what the ticket says, not a log line tiletune read;
 - `inferred`: concluded, not stated (an op from a runner's label words, a FlashInfer version from
-  the one a server release pins, which tactics an INFO count stands for);
-- `measured`: a number the running program measured or reported (a time, a device limit).
+  the one a server release pins, which tactics an INFO count stands for), with its basis;
+- `measured`: a number the running program measured or reported (a time, a device limit);
+- `modelled`: a number tiletune's model computed.
+A fact may carry its evidence: the line and the words that hold it (`Evidence`).
+
+What ended a run is a fact about an input as a whole (`RunEnd`, in `InputFacts.run_end`): the line
+that shows the process stopping, the last unrecovered error before it, and the stage, op and cut
+each with their evidence or said to be unknown.
 
 The kinds and which are fatal are the shared vocabulary of the corpus (`EVENT_KINDS`). Records
 layer: no I/O, no parsing.
@@ -30,6 +38,9 @@ EVENT_KINDS: Mapping[str, bool] = {
     "tma_descriptor_failed": True,
     "smem_exceeded": True,
     "exception": True,  # any other raised exception from the kernels' code (type, text, runner, tactic)
+    "memory_error": True,  # a builtin MemoryError that escaped the autotuner's OOM handler
+    "engine_failed": True,  # the engine's own line that a process stopped ("EngineCore failed to start")
+    "fallback_tactic": False,  # FlashInfer ran its default tactic: no tuned config covered the call
     "oom_fallback": False,
     "tactics_skipped": False,
     "tactic_failed": False,
@@ -43,21 +54,50 @@ EVENT_KINDS: Mapping[str, bool] = {
     "cache_fragment": False,
 }
 
-HOW = ("decoded", "inferred", "measured")
+HOW = ("decoded", "stated", "inferred", "measured", "modelled")
+
+
+class Evidence(Struct, frozen=True, gc=False):
+    """The words that hold a fact: which input, which line, what it says, and how it is known
+    (`HOW`; `basis` says why, for an inference)."""
+
+    source: str
+    line: Optional[int]
+    words: str
+    how: str = "decoded"
+    basis: str = ""
+
+    def where(self) -> str:
+        """'file.log:12' (or the input alone when no line is known)."""
+        return f"{self.source}:{self.line}" if self.line is not None else self.source
+
+    def to_jsonable(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"source": self.source, "line": self.line, "words": self.words, "how": self.how}
+        if self.basis:
+            d["basis"] = self.basis
+        return d
 
 
 class Fact(Struct, frozen=True, gc=False):
-    """One fact with how it is known (`HOW`) and where it came from (a phrase naming the text)."""
+    """One fact with how it is known (`HOW`) and where it came from (a phrase naming the text);
+    `line` and `words`, when known, are its evidence line."""
 
     value: Any
     how: str
     source: str
+    line: Optional[int] = None
+    words: str = ""
 
     def to_jsonable(self) -> dict[str, Any]:
         v = self.value
         if isinstance(v, tuple):
             v = list(v)
-        return {"value": v, "how": self.how, "from": self.source}
+        d = {"value": v, "how": self.how, "from": self.source}
+        if self.line is not None:
+            d["line"] = self.line
+        if self.words:
+            d["words"] = self.words
+        return d
 
 
 class Event(Struct, frozen=True, gc=False):
@@ -105,6 +145,47 @@ class Event(Struct, frozen=True, gc=False):
         }
 
 
+class RunEnd(Struct, frozen=True, gc=False):
+    """What ended a run, as one input shows it.
+
+    `stopped`: the line showing the process stop (a traceback's end, "EngineCore failed to start",
+    `what():`, an abort, an Xid, an exit status), None when the text shows none. `cause`: the last
+    unrecovered error before it (None: the text does not show it), `cause_kind` its event kind and
+    `cause_line` the event's first line (to find the event). `stage`: "autotune", "warm-up",
+    "serving" or "unknown", each with its evidence (`stage_evidence`). `op`: the op being run or
+    tuned, from a frame, a progress bar or the error (`op_evidence`). `frames`: the named
+    frames of the traceback that stopped it, outermost first ("kernel_warmup -> _flashinfer_autotune").
+    `cut`: where the text is cut, when it is ("after_last_frame": the traceback ends without its
+    exception line; "before_traceback": frames or an exception with no traceback header).
+    `after_autotune`: the "Autotuning process ends" line before the stop, when there is one.
+    `wrapper`: the line that reports the stop for the process ("WorkerProc hit an exception").
+    """
+
+    source: str
+    stopped: Optional[Evidence] = None
+    cause: Optional[Evidence] = None
+    cause_kind: Optional[str] = None
+    cause_line: Optional[int] = None
+    stage: str = "unknown"
+    stage_evidence: Optional[Evidence] = None
+    op: Optional[str] = None
+    op_evidence: Optional[Evidence] = None
+    in_autotuner: Optional[Evidence] = None
+    frames: Tuple[str, ...] = ()
+    cut: Optional[str] = None
+    after_autotune: Optional[Evidence] = None
+    wrapper: Optional[Evidence] = None
+    last_frame: Optional[Evidence] = None  # the frame a cut traceback ends at (its function and source line)
+
+    def to_jsonable(self) -> dict[str, Any]:
+        e = lambda x: x.to_jsonable() if x is not None else None  # noqa: E731
+        return {"stopped": e(self.stopped), "cause": e(self.cause), "cause_kind": self.cause_kind,
+                "cause_line": self.cause_line, "stage": self.stage, "stage_evidence": e(self.stage_evidence),
+                "op": self.op, "op_evidence": e(self.op_evidence), "in_autotuner": e(self.in_autotuner),
+                "frames": list(self.frames), "cut": self.cut, "after_autotune": e(self.after_autotune),
+                "wrapper": e(self.wrapper), "last_frame": e(self.last_frame)}
+
+
 class InputFacts(Struct, frozen=True, gc=False):
     """What one text input says about its run as a whole: arch, GPU, FlashInfer version, servers.
 
@@ -118,13 +199,25 @@ class InputFacts(Struct, frozen=True, gc=False):
     servers: Tuple[Tuple[str, Fact], ...] = ()  # (server, version fact)
     conflicts: Tuple[str, ...] = ()
     ended: Optional[Fact] = None  # the text shows a process ending (a traceback, "hit an exception")
+    run_end: Optional[RunEnd] = None  # what ended the run, with its evidence
+    arch_why: Optional[Fact] = None  # when arch clues disagree: which won and why (value: the sentence)
+    stated: Tuple[Fact, ...] = ()  # what a ticket's prose states ("13 of 16 tactics fail", failing tile shapes)
+    stated_stage: Optional[Fact] = None  # where a ticket's prose places the failure ("after 63 requests": serving)
+    says_fail: Tuple[Fact, ...] = ()  # a ticket's lines that state a failure in words (no event reads them)
+    ticket: bool = False  # the text is a ticket (Markdown: fences, tables, quotes, prose): what it says is "stated"
 
     def to_jsonable(self) -> dict[str, Any]:
         f = lambda x: x.to_jsonable() if x is not None else None  # noqa: E731
         return {"source": self.source, "arch": f(self.arch), "gpu": f(self.gpu),
                 "flashinfer_version": f(self.flashinfer_version),
                 "servers": [{"server": s, **v.to_jsonable()} for s, v in self.servers],
-                "conflicts": list(self.conflicts), "ended": f(self.ended)}
+                "conflicts": list(self.conflicts), "ended": f(self.ended),
+                "run_end": self.run_end.to_jsonable() if self.run_end is not None else None,
+                "arch_why": f(self.arch_why),
+                "stated": [x.to_jsonable() for x in self.stated],
+                "stated_stage": f(self.stated_stage),
+                "says_fail": [x.to_jsonable() for x in self.says_fail],
+                "ticket": self.ticket}
 
 
-__all__ = ["EVENT_KINDS", "Event", "Fact", "HOW", "InputFacts"]
+__all__ = ["EVENT_KINDS", "Event", "Evidence", "Fact", "HOW", "InputFacts", "RunEnd"]

@@ -156,6 +156,11 @@ def _decode_uncached(record: TuningRecord, problem: Optional[Problem]) -> Decode
         # an INFO "Skipped N unsupported tactic(s)" count: the line names no runner and no tactic
         return Undecoded(reason="runner not named: an INFO summary counts failed tactics without naming them "
                                 "(FLASHINFER_LOGGING_LEVEL=debug logs each)")
+    if not runner and record.detail_dict().get("stated"):
+        # a ticket's table row: it states the tactic number (and maybe the tile) but not the runner whose list it indexes
+        shape = record.detail_dict().get("stated_shape")
+        return Undecoded(reason="runner not named: a ticket's table states this tactic number, not the runner whose "
+                                "tactic list it indexes" + (f"; the row states: {shape}" if shape else ""))
     if runner == MOE_RUNNER and op in ("", FUSED_MOE_FAMILY):
         return _moe_either_gemm(record)
     why_not = not_cutlass_reason(op, runner)

@@ -511,6 +511,7 @@ def verdict_dict(v: Verdict) -> dict[str, Any]:
         "source": v.source,
         "group": v.group,
         "rank_disagreements": [rank_disagreement_dict(d) for d in v.rank_disagreements],
+        "evidence": [e.to_jsonable() for e in v.evidence],
     }
 
 

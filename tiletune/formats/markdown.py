@@ -32,10 +32,15 @@ _ZWJ = "\u2060"
 
 
 def clip(text: str, limit: Optional[int]) -> str:
-    """`text` cut to `limit` characters (None: not cut), the cut marked with an ellipsis."""
+    """`text` cut to `limit` characters (None: not cut), the cut marked with an ellipsis; cut at a
+    word boundary (never mid-word or mid-path) unless the text has no space in its second half."""
     if limit is None or len(text) <= limit:
         return text
-    return text[: max(limit - 1, 0)] + "\u2026"
+    cut = text[: max(limit - 1, 0)]
+    sp = cut.rfind(" ")
+    if sp > limit // 2:
+        cut = cut[:sp].rstrip(" ,;:")
+    return cut + "\u2026"
 
 
 def cell(text: object, limit: Optional[int] = None, *, line_start: bool = True) -> str:
@@ -165,7 +170,9 @@ def format_inspect(result: InspectResult, *, all_rows: bool = False, runtime_m: 
     if result.verdicts:
         out.append("## Verdicts")
         out.append("")
-        out += [f"- {cell(v.text)}" for v in result.verdicts]
+        for v in result.verdicts:
+            out.append(f"- {cell(v.text)}")
+            out += [f"  - {cell(line)}" for line in view.evidence_lines(v)]
         out.append("")
     if not all_rows:
         out += compact_sections(result, runtime_m, uncalibrated)
@@ -198,6 +205,11 @@ def format_inspect(result: InspectResult, *, all_rows: bool = False, runtime_m: 
         out += [f"- {cell(view.not_tried_line(nt, limit=12))}" for nt in result.not_tried]
         out.append("")
         out.append(f"_{cell(view.NOT_TRIED_NOTE)}_")
+        out.append("")
+    events = view.event_lines(result)
+    if events:
+        out += ["## Events", ""]
+        out += [f"- {cell(line)}" for line in events]
         out.append("")
     losses, notes = view.split_problems(result)
     if losses:

@@ -95,6 +95,16 @@ def environment(result: InspectResult) -> list[tuple[str, str]]:
             if k in ("flashinfer_version", "gpu", "cuda_version") or v in ("", "unknown"):
                 continue
             meta.setdefault(k, _EnvRow(k)).add(v)
+    servers = _EnvRow("server")
+    for i in result.inputs:  # what a log or ticket states about its run: the same facts inspect shows
+        if i.flashinfer_version is not None:
+            fi.add(str(i.flashinfer_version.value), f"{i.flashinfer_version.how}, {i.flashinfer_version.source}")
+        if i.arch is not None:
+            arch.add(str(i.arch.value), f"{i.arch.how}, {i.arch.source}")
+        if i.gpu is not None:
+            gpu.add(str(i.gpu.value), i.gpu.source)
+        for name, ver in i.servers:
+            servers.add(f"{name} {ver.value}", ver.source)
     rows = [
         ("FlashInfer", fi.text("unknown")),
         ("GPU", gpu.text("not named in the inputs")),
@@ -102,6 +112,8 @@ def environment(result: InspectResult) -> list[tuple[str, str]]:
         ("CUDA", cuda.text("unknown")),
         ("driver", driver.text("unknown (FlashInfer caches do not record it; a tiletune retry ledger does)")),
     ]
+    if servers.values:
+        rows.append(("server", servers.text("")))
     rows += [(k, r.text("unknown")) for k, r in sorted(meta.items())]
     for g in result.gpus:
         peak = _peak_line(result, g.arch)
@@ -299,7 +311,7 @@ def _title(result: InspectResult) -> str:
     fatal = [v for v in result.verdicts if v.fatal]
     failing = [v for v in result.verdicts if v.failed and not v.fatal]
     if fatal:
-        what, subject = "run aborted", fatal
+        what, subject = "run ended", fatal
     elif failing:
         what, subject = "failing tactics", failing
     else:
@@ -395,13 +407,23 @@ def _render(result: InspectResult, ctx: ReportContext, lim: Limits) -> str:
     if result.verdicts:
         shown, more = _capped(result.verdicts, lim.items)
         for v in shown:
-            head, _, rest = v.text.partition(": ")
-            out.append(f"- **{c(head)}**: {c(rest)}")
+            head, sep, rest = v.text.partition(": ")
+            out.append(f"- **{c(head)}**: {c(rest)}" if sep else f"- {c(v.text)}")
+            out += [f"  - {c(line)}" for line in view.evidence_lines(v)]
         if more:
             out += ["", _left_out(more, "verdict(s)", ctx)]
+    elif result.events:
+        out.append("- no verdict: the inputs hold only the events below")
     else:
-        out.append("- nothing to judge: no tuning records were found")
+        out.append("- nothing to judge: no tuning records, events or errors were found")
     out.append("")
+    events = view.event_lines(result)
+    if events:
+        shown, more = _capped(events, lim.items)
+        out += ["## Events", ""] + [f"- {c(line)}" for line in shown]
+        if more:
+            out += ["", _left_out(more, "event line(s)", ctx)]
+        out.append("")
 
     env_rows = [(k, clip_text(v, lim.text)) for k, v in environment(result)]
     out += ["## Environment", "", md.table(("component", "version / value (where it came from)"), env_rows), ""]

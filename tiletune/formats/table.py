@@ -265,6 +265,8 @@ def format_inspect(result: InspectResult, *, all_rows: bool = False, runtime_m: 
         out.append("Verdicts")
         for v in result.verdicts:
             out += _wrap(v.text, width=width)
+            for line in view.evidence_lines(v):
+                out += _wrap(line, indent="      ", width=width)
         out.append("")
     if all_rows:
         for sec in view.entry_sections(result, uncalibrated=uncalibrated):
@@ -289,6 +291,12 @@ def format_inspect(result: InspectResult, *, all_rows: bool = False, runtime_m: 
         for nt in result.not_tried:
             out += _wrap(view.not_tried_line(nt))
         out += _wrap(f"({view.NOT_TRIED_NOTE})")
+        out.append("")
+    events = view.event_lines(result)
+    if events:
+        out.append("Events (per input and kind: how many, the first one's line)")
+        for line in events:
+            out += _wrap(line, width=width)
         out.append("")
     losses, notes = view.split_problems(result)
     if losses:

@@ -13,7 +13,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Mapping, Optional, Sequence
 
-from tiletune.analysis.results import AnalyzedEntry, Failure, InspectResult, NotTried, loses_data
+from tiletune.analysis.results import AnalyzedEntry, Failure, InspectResult, NotTried, Verdict, loses_data
+from tiletune.analysis.run_verdicts import plain
 from tiletune.analysis.source_groups import group_names
 from tiletune.core.records import Decoded, Problem, Status, Undecoded
 from tiletune.model.perf import ModelResult
@@ -509,8 +510,59 @@ def legend(result: InspectResult, *, compact: bool = False) -> list[str]:
     return lines
 
 
+# --- evidence and events -------------------------------------------------------------------------
+
+EVIDENCE_SHOWN = 2  # evidence lines under a verdict (the JSON holds all)
+WORDS_WIDTH = 160  # characters of an evidence line's words, cut at a word
+
+
+def clip_words(text: str, limit: int = WORDS_WIDTH) -> str:
+    """`text` with runs of space folded, cut at a word boundary (never mid-word), marked ' ...'."""
+    t = " ".join(str(text).split())
+    if len(t) <= limit:
+        return t
+    cut = t[: max(limit - 4, 1)]
+    sp = cut.rfind(" ")
+    return (cut[:sp] if sp > limit // 2 else cut) + " ..."
+
+
+def evidence_lines(v: Verdict, limit: int = EVIDENCE_SHOWN) -> list[str]:
+    """'evidence server.log:12 (stated): RuntimeError: ...' for the first `limit` evidence lines of a verdict."""
+    out = []
+    for e in v.evidence[:limit]:
+        how = e.how + (f": {e.basis}" if e.how == "inferred" and e.basis else "")
+        out.append(f"evidence {e.where()} ({how}): {clip_words(plain(e.words))}")
+    return out
+
+
+_EVENT_ORDER = ("runner_init_failed", "cuda_error", "tma_descriptor_failed", "smem_exceeded", "exception", "oom_fallback",
+                "tactics_skipped", "tactic_failed", "tactic_profiled", "tuning_progress", "config_cache_hit",
+                "configs_loaded", "configs_saved", "autotune_cache_path", "cache_fragment", "version_banner")
+
+
+def event_lines(result: InspectResult) -> list[str]:
+    """One line per (input, event kind): how many, and the first one's evidence line."""
+    groups: "OrderedDict[tuple[str, str], list]" = OrderedDict()
+    for e in result.events:
+        groups.setdefault((e.source, e.kind), []).append(e)
+    order = {k: i for i, k in enumerate(_EVENT_ORDER)}
+    several = len({src for src, _ in groups}) > 1
+    out = []
+    for (src, kind), evs in sorted(groups.items(), key=lambda kv: (kv[0][0], order.get(kv[0][1], 99), kv[0][1])):
+        first = min(evs, key=lambda e: e.line or 0)
+        n = sum(e.count for e in evs)
+        where = f"{src}:{first.line}" if first.line else src
+        words = plain(first.text) if first.text else first.summary
+        fatal = " fatal" if any(e.is_fatal for e in evs) else ""
+        out.append(f"{kind}{fatal} x{n}" + (f" in {src}" if several else "") + f": first at {where}: {clip_words(words)}")
+    return out
+
+
 __all__ = [
     "ENTRY_HEADERS",
+    "clip_words",
+    "event_lines",
+    "evidence_lines",
     "FAILURE_HEADERS",
     "NOT_TRIED_NOTE",
     "Section",

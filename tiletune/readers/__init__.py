@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import stat
 from pathlib import Path
 from types import ModuleType
@@ -103,9 +104,14 @@ def _route(path: Path, head: bytes) -> Optional[ModuleType]:
     return None
 
 
+_LOG_BRACKET = re.compile(rb"\[(?:\d{1,2}/\d{1,2}/\d{4}|\d{4}-\d\d-\d\d|[A-Za-z][\w.-]*\]|rank\d)")
+
+
 def _is_text(head: bytes) -> bool:
-    """Non-empty, no NUL byte, UTF-8 (a cut multi-byte character at the 4 KiB edge allowed), not JSON."""
-    if not head or b"\x00" in head or head.lstrip()[:1] in (b"{", b"["):
+    """Non-empty, no NUL byte, UTF-8 (a cut multi-byte character at the 4 KiB edge allowed), not JSON. A log
+    whose first line starts with a bracketed timestamp or tag ("[06/21/2025-01:30:42] [TRT-LLM]") is text."""
+    stripped = head.lstrip()
+    if not head or b"\x00" in head or stripped[:1] == b"{" or (stripped[:1] == b"[" and not _LOG_BRACKET.match(stripped)):
         return False
     try:
         head.decode("utf-8")
@@ -198,20 +204,11 @@ class _Collector:
         self.run(mod, path)
 
     def _text_fallback(self, mod: ModuleType, path: Path, head: bytes) -> None:
-        """A named text file no reader claimed: keep what the log reader finds (events, a pasted
-        cache, clues); when it finds nothing, the file is not a format tiletune reads (exit 2).
-
-        A ticket that states only its setup (a GPU, an arch, a FlashInfer or server version, a
-        traceback) is kept too: refusing real ticket text would lose what it says."""
-        n_rec, n_ev, n_inp, n_prob = len(self.records), len(self.events), len(self.inputs), len(self.problems)
+        """A named text file no reader claimed (a ticket, a crash output): read by the log reader, as
+        stdin's text is, so the same bytes give the same answer from a file and from stdin. A text in
+        which nothing is recognised is not bad input: the reader's note says what was looked for
+        (exit 0); binary or unreadable files never get here."""
         self.run(mod, path)
-        said = any(i.arch or i.gpu or i.flashinfer_version or i.servers or i.ended for i in self.inputs[n_inp:])
-        if len(self.records) == n_rec and len(self.events) == n_ev and not said:
-            del self.problems[n_prob:]
-            del self.inputs[n_inp:]
-            if self.sources and self.sources[-1][0] == str(path):
-                self.sources.pop()
-            self.problems.append(InputProblem(str(path), _describe_unknown(path, head), loses_data=True))
 
     def _recover_pasted(self, path: Path, n_problems: int) -> None:
         """A cache pasted with `...` lines (or cut short) is no JSON: recover its entries line by line."""
@@ -277,8 +274,10 @@ class _Collector:
                 self.inputs.append(item)
             else:
                 self.problems.append(item)
-        if len(self.records) > n or any(isinstance(i, Event) for i in items):
+        if head or len(self.records) > n:  # read: it counts as an input, whatever it held
             self.sources.append((source, "stdin"))
+        else:
+            self.problems.append(InputProblem(source, f"{source}: empty, nothing to read", fatal=False, loses_data=False))
 
     def directory(self, root: Path) -> None:
         before, n_problems = len(self.sources), len(self.problems)

@@ -8,9 +8,14 @@ line of an environment dump, a vLLM / SGLang version banner (whose release pins 
 version: `tiletune/core/data/server_flashinfer_pins.json`, extracted by tools/server_pins.py).
 
 `ClueSet.feed(lineno, text)` collects clues (each with where it came from and how it is known);
-`best_arch()` / `best_version()` pick by strength: a path or kernel name that states the value
-beats a GPU name, which beats a module family or an error's "sm120/sm121", which beats a
-server release's pin (an inference). Conflicting clues are kept and reported, never merged.
+`best_arch()` / `best_version()` pick by strength (`_ARCH_STRENGTH`): a path or the compute
+capability states the value; a literal arch token ("SM120", "sm_121a", "12.1a") or a GPU / driver
+line describing this machine ("GPU 0: NVIDIA GB10", nvidia-smi's table, "- GPU: ...") come next;
+then kernel and module names that carry the arch ("..._sm120_M128_BS_group2"), a GPU named in
+prose, an error's "sm120/sm121", a build flag. A clue inside a contrast ("unlike B200", "works on
+H100"), a quote (a "> " line) or a list of other machines is kept, marked as such, and never
+chosen. When clues disagree the stronger one wins and `overruled()` says which lost and why;
+clues of equal strength that disagree are reported, never merged.
 """
 
 from __future__ import annotations
@@ -36,8 +41,19 @@ _MODULE = re.compile(r"(?:_|\b)sm(?P<arch>\d{2,3})[af]?_module\b|\b(?:fp4|fp8|mx
 _CC = re.compile(r"compute(?: capability|_cap(?:ability)?)[:= ]+`?(?P<cc>\d{1,2}\.\d)", re.I)  # + nvidia-smi's compute_cap
 # an arch written as a word of ticket text ("GB300 (SM103 / Blackwell)", "`sm_103a`"), not a path
 # component or a longer name ("kSM_100", "/sm120/"); only lines naming one arch (a list is no clue)
-_ARCH_WORD = re.compile(r"(?<![\w/.-])(?:SM|sm)_?(?P<a>\d{2,3})[af]?(?![\w/])")
-_KERNEL_NAME = re.compile(r"\bcutlass3x_sm(?P<a>\d{2,3})_|_sm(?P<b>\d{2,3})[af]?(?:\.cubin|\b(?=\s|$|`|'|\)))")
+_ARCH_WORD = re.compile(r"(?<![\w/.-])(?:SM|sm)_?(?P<a>\d{2,3})[af]?(?![\w/])|(?<![\w.])(?P<cc>1[0-2]\.\d[af])(?![\w.])")
+_KERNEL_NAME = re.compile(r"\bcutlass3x_sm(?P<a>\d{2,3})_|_sm(?P<b>\d{2,3})[af]?(?:\.cubin|\b(?=\s|$|`|'|\)))"
+                          r"|(?<=[A-Za-z0-9])_sm(?P<c>\d{2,3})[af]?_(?=[A-Za-z0-9])")
+_IN_LABEL = re.compile(r"\[[\w ]*$")  # inside an open "[... Runner]" label
+# a line that describes this machine's GPU or driver (nvidia-smi, torch, an environment list)
+_GPU_LINE = re.compile(r"^\s*(?:[-*>]\s*)?(?:\*\*)?(?:GPU(?: model| type| name)?s?|Device(?: name)?|Hardware|Graphics|"
+                       r"Accelerator|Platform|System)(?:\*\*)?\s*(?:\d+\s*)?[:=]|GPU \d+:|\|\s*\d+\s+NVIDIA|NVIDIA-SMI|"
+                       r"Driver Version|get_device_name|device_name|torch\.cuda|Found \d+ GPU|cuda:\d", re.I)
+# words that put a machine in a contrast ("unlike B200", "works fine on H100", "than on GB200")
+_CONTRAST = re.compile(r"\b(?:unlike|compared (?:to|with)|vs\.?|versus|than(?: on| the| a)?|instead of|rather than|"
+                       r"other than|whereas|works? (?:fine |well )?(?:on|with)|worked (?:fine |well )?on|fine on|"
+                       r"passes on|same as(?: on)?|e\.g\.|such as|like (?:on |the |a )?|except(?: on)?|not on|"
+                       r"the public|also (?:on|affects))\W*(?:\w+\W+){0,3}$", re.I)
 _BUILD_ARCH = re.compile(r"-arch[= ](?:sm|compute)_(?P<a>\d{2,3})[af]?\b")
 _GPU_GATE = re.compile(r"NVIDIA|GeForce|RTX|\bGB10\b|\bGB[23]00\b|\bB[123]00\b|\bH[12]00\b|DGX Spark")
 _GPU_NAME = re.compile(r"NVIDIA (?:GeForce )?[A-Za-z0-9][A-Za-z0-9 .-]{1,60}")
@@ -56,8 +72,18 @@ _SERVER_BANNERS: Tuple[Tuple[str, "re.Pattern[str]"], ...] = (
 # Strength of each clue kind (higher wins).
 # a kernel / module / file name names the family its code was built for (sm120 kernels run on
 # sm121, the sm100 module on sm103): weaker than the device's own name or capability
-_ARCH_STRENGTH = {"jit path": 6, "cache path": 6, "compute capability": 6, "gpu name": 4, "kernel file name": 3,
-                  "kernel name": 3, "module name": 3, "error text": 2, "arch named": 2, "build flag": 1}
+_ARCH_STRENGTH = {"jit path": 6, "cache path": 6, "compute capability": 6, "gpu line": 5, "arch named": 5,
+                  "gpu name": 4, "kernel file name": 4, "kernel name": 4, "module name": 3, "gpu named in prose": 3,
+                  "error text": 2, "build flag": 1}
+# why a kind ranks where it does (said when it wins over another clue)
+_ARCH_WHY = {"jit path": "a JIT workspace path names the arch", "cache path": "a cache path names the arch",
+             "compute capability": "the device's compute capability", "gpu line": "a GPU line describing this machine",
+             "arch named": "a literal arch token", "gpu name": "a GPU name", "kernel file name": "a kernel file built for it",
+             "kernel name": "a kernel / op name carrying the arch", "module name": "a module built for that arch family",
+             "gpu named in prose": "a GPU named in prose", "error text": "an error naming the archs it runs on",
+             "build flag": "a build flag (what a binary was built for)"}
+# a clue inside a contrast, a quote or a list of other machines: kept, marked, never chosen
+MARKED = ("in a contrast", "in a quote", "in a list of machines", "in a title")
 _VERSION_STRENGTH = {"jit path": 6, "cache path": 6, "package version": 5, "server release pin": 1}
 
 
@@ -70,6 +96,7 @@ class Clue(Struct, frozen=True, gc=False):
     kind: str  # "jit path", "cache path", "gpu name", ...
     line: Optional[int]
     text: str  # the words that said it
+    context: str = ""  # the whole line they are in (evidence)
 
     def where(self) -> str:
         at = f" (line {self.line})" if self.line is not None else ""
@@ -114,6 +141,8 @@ class ClueSet:
         self._add(clue)
 
     def _add(self, clue: Clue) -> None:
+        if not clue.context and self._line_text:
+            clue = Clue(clue.what, clue.value, clue.how, clue.kind, clue.line, clue.text, self._line_text.strip()[:240])
         key = (clue.what, clue.value, clue.kind)
         if key in self._seen:
             return
@@ -123,6 +152,10 @@ class ClueSet:
         self.clues.append(clue)
 
     def feed(self, lineno: Optional[int], text: str) -> None:
+        self._line_text = text
+        self._quote = text.lstrip().startswith(">")
+        self._title = lineno == 1 and text.startswith("# ")
+        self._listed = self._machines_listed(text)
         m: Optional[re.Match[str]]  # one name for every pattern's match below
         if ".cache/flashinfer/" in text:
             for m in _JIT_PATH.finditer(text):
@@ -144,6 +177,8 @@ class ClueSet:
                 self._add(Clue("arch", kf.arch, "decoded", "kernel file name", lineno, kf.name))
         if "_sm" in text or "fused_moe_" in text:
             m = _MODULE.search(text)
+            if m and text[m.end():m.end() + 2] == "()":
+                m = None  # a call in a traceback's source line: what the code would load, not what ran here
             if m:
                 num = m.group("arch") or m.group("arch2") or m.group("arch3")
                 arch = normalize_arch(num)
@@ -167,14 +202,22 @@ class ClueSet:
         if "_sm" in text:
             m = _KERNEL_NAME.search(text)
             if m:
-                arch = normalize_arch(m.group("a") or m.group("b"))
+                arch = normalize_arch(m.group("a") or m.group("b") or m.group("c"))
                 if arch:
-                    self._add(Clue("arch", arch, "decoded", "kernel name", lineno, m.group(0).strip("_")))
-        if "sm" in low:
-            words = {a for a in (normalize_arch(w.group("a")) for w in _ARCH_WORD.finditer(text)) if a}
+                    name = re.search(r"[\w.]*" + re.escape(m.group(0)) + r"[\w.]*", text)
+                    self._add(self._placed(Clue("arch", arch, "decoded", "kernel name", lineno,
+                                                (name.group(0) if name else m.group(0)).strip("_")), m.start()))
+        if "sm" in low or "SM" in text or "." in text:
+            found = [(normalize_arch(w.group("a") or w.group("cc")), w) for w in _ARCH_WORD.finditer(text)]
+            words = {a for a, _ in found if a}
             if len(words) == 1:
                 arch = words.pop()
-                self._add(Clue("arch", arch, "decoded", "arch named", lineno, arch))
+                w = next(w for a, w in found if a == arch)
+                if _IN_LABEL.search(text[:w.start()]) and "Runner]" in text[w.end():]:
+                    # "[MXFP8 SM120 gemm Runner]": the runner's name carries the family it was built for
+                    self._add(Clue("arch", arch, "inferred", "module name", lineno, w.group(0)))
+                else:
+                    self._add(self._placed(Clue("arch", arch, "decoded", "arch named", lineno, w.group(0)), w.start()))
         if "-arch" in text:
             m = _BUILD_ARCH.search(text)
             if m:
@@ -199,34 +242,108 @@ class ClueSet:
             self._add(Clue("rank", f"tp{gd['tp']}_pp{gd['pp']}_dp{gd['dp']}", "decoded", kind, lineno, m.group(0)))
 
     def _gpu(self, lineno: Optional[int], text: str) -> None:
+        line_kind = "gpu line" if _GPU_LINE.search(text) else None
         for m in _GPU_NAME.finditer(text):
             name = m.group(0).strip(" .-")
             arch = arch_from_gpu_name(name)
             if arch:
                 name = re.split(r"\s{2,}|\s(?:with|on|and|GPU|\d+W|\d+MiB)\b", name)[0].strip()
-                self._add(Clue("gpu", name, "decoded", "gpu name", lineno, name))
-                self._add(Clue("arch", arch, "inferred", "gpu name", lineno, name))
+                kind = line_kind or ("gpu name" if self._first_person(text, m.start()) else "gpu named in prose")
+                clue = self._placed(Clue("arch", arch, "inferred", kind, lineno, name), m.start())
+                if clue.kind not in [k for k in (f"{kind} {x}" for x in MARKED)] and not any(clue.kind.endswith(x) for x in MARKED):
+                    self._add(Clue("gpu", name, "decoded", "gpu name", lineno, name))
+                self._add(clue)
                 return
-        for short in ("GB10", "DGX Spark", "RTX 5090", "GB300", "B300", "GB200", "B200"):
-            if short in text:
+        for short in ("GB10", "DGX Spark", "RTX 5090", "GB300", "B300", "GB200", "B200", "GH200", "H200", "H100"):
+            i = text.find(short)
+            if i >= 0 and re.search(r"(?<![\w-])" + re.escape(short) + r"(?![\w-])", text):
                 arch = arch_from_gpu_name(short)
                 if arch:
-                    self._add(Clue("arch", arch, "inferred", "gpu name", lineno, short))
+                    kind = line_kind or ("gpu name" if self._first_person(text, i) else "gpu named in prose")
+                    self._add(self._placed(Clue("arch", arch, "inferred", kind, lineno, short), i))
                 return
+
+    # ----- where a clue stands: this machine, or another one named in passing ---------------------
+    _line_text = ""
+    _quote = False
+    _title = False
+    _listed = False
+
+    def _placed(self, clue: Clue, at: int) -> Clue:
+        """The clue, its kind marked when the line puts it in a quote, a contrast or a list of machines."""
+        text = self._line_text
+        if self._title:
+            mark = "in a title"  # a ticket's title names what the ticket is about, not this machine
+        elif self._quote:
+            mark = "in a quote"
+        elif _CONTRAST.search(text[max(0, at - 48):at]):
+            mark = "in a contrast"
+        elif self._listed:
+            mark = "in a list of machines"
+        else:
+            return clue
+        return Clue(clue.what, clue.value, clue.how, f"{clue.kind} {mark}", clue.line, clue.text, clue.context)
+
+    @staticmethod
+    def _machines_listed(text: str) -> bool:
+        """The line names GPUs or archs of two or more families (a list or a comparison of machines)."""
+        if not _GPU_GATE.search(text) and "sm" not in text.lower():
+            return False
+        fams = set()
+        for rx, _arch in ((r"\bGB10\b|DGX Spark", "sm121"), (r"RTX PRO|RTX 50\d0", "sm120"), (r"\bG?B300\b", "sm103"),
+                          (r"\bG?B[12]00\b", "sm100"), (r"\bG?H[12]00\b|\bH20\b", "sm90"), (r"\bA100\b", "sm80")):
+            if re.search(rx, text):
+                fams.add(_arch)
+        for w in _ARCH_WORD.finditer(text):
+            a = normalize_arch(w.group("a") or w.group("cc") or "")
+            if a:
+                fams.add({"sm121": "sm120"}.get(a, a))
+        return len({{"sm121": "sm120", "sm103": "sm100"}.get(f, f) for f in fams}) >= 2
+
+    @staticmethod
+    def _first_person(text: str, at: int) -> bool:
+        """Prose that says the machine is the writer's: "my RTX 5090", "running on a GB10", "we use ..."."""
+        return bool(re.search(r"\b(?:my|our|this|I have|I'm on|we have|we use|using|running on|run on|on (?:a|an|the|my|our|one|two|\d+x?))"
+                              r"\W+(?:\w+\W+){0,3}$", text[max(0, at - 40):at], re.I))
 
     # ----- answers -----------------------------------------------------------------------------
     def _best(self, what: str, strength: Dict[str, int]) -> Tuple[Optional[Clue], List[Clue]]:
-        cands = [c for c in self.clues if c.what == what]
+        cands = [c for c in self.clues if c.what == what and not c.kind.endswith(MARKED)]
         if not cands:
             return None, []
-        best = max(cands, key=lambda c: (strength.get(c.kind, 0), -(c.line or 0)))
+        # the strongest kind wins; between values of equal strength, the one more clues support (a literal
+        # "SM103" beside a GB300 GPU line outranks a lone "SM100" in prose), then the first said
+        support: Dict[Any, int] = {}
+        for c in cands:
+            support[c.value] = support.get(c.value, 0) + strength.get(c.kind, 0)
+        best = max(cands, key=lambda c: (strength.get(c.kind, 0), support[c.value], -(c.line or 0)))
         top = strength.get(best.kind, 0)
-        conflicts = [c for c in cands if c.value != best.value and strength.get(c.kind, 0) >= top - 1
-                     and not _same_family(what, c.value, best.value)]
+        if what == "arch":  # a stronger clue wins (overruled() says over what); only equals conflict
+            conflicts = [c for c in cands if c.value != best.value and strength.get(c.kind, 0) >= top
+                         and not _same_family(what, c.value, best.value)]
+        else:
+            conflicts = [c for c in cands if c.value != best.value and strength.get(c.kind, 0) >= top - 1
+                         and not _same_family(what, c.value, best.value)]
         return best, conflicts
 
     def best_arch(self) -> Tuple[Optional[Clue], List[Clue]]:
         return self._best("arch", _ARCH_STRENGTH)
+
+    def overruled(self, best: Clue) -> List[str]:
+        """Why `best` won over each arch clue that disagrees with it: one phrase per losing clue."""
+        out = []
+        for c in self.clues:
+            if c.what != "arch" or c.value == best.value or _same_family("arch", c.value, best.value):
+                continue
+            if c.kind.endswith(MARKED):
+                why = f"'{c.text}' is named {c.kind[c.kind.rindex(' in a ') + 1:]}"
+            else:
+                why = f"{_ARCH_WHY.get(best.kind, best.kind)} outranks {_ARCH_WHY.get(c.kind, c.kind)} '{c.text}'"
+            out.append(f"not {c.value}" + (f" (line {c.line})" if c.line is not None else "") + f": {why}")
+        return out
+
+    def why(self, clue: Clue) -> str:
+        return _ARCH_WHY.get(clue.kind, clue.kind)
 
     def best_gpu(self) -> Optional[Clue]:
         return next((c for c in self.clues if c.what == "gpu"), None)

@@ -59,7 +59,8 @@ _CACHE_PATH = re.compile(r"(?:Running FlashInfer autotune with cache|Using Flash
 _TQDM = re.compile(r"Tuning (?P<op>[\w:.]+?):\s*(?:(?P<pct>\d+)%\s*(?:\|[^|]*\|)?)?\s*(?P<done>\d+)/(?P<total>\d+)")
 # an exception line as Python prints it: `Type: message` at the start of a line, after a log prefix
 # ("ERROR 03-13 12:01:42 [x.py:932] ", "[rank0]: ", "(Worker pid=1) ") or Markdown (`- `, `> `, a backtick)
-_EXC_TYPE = r"(?:[a-z_][\w]*\.)*(?:[A-Z]\w*)?(?:Error|Exception)"  # `module.SomeError`, bare `Exception`
+_EXC_TYPE = r"(?:[a-z_][\w]*\.)*(?:[A-Z]\w*(?:Error|Exception)|Exception)"  # `module.SomeError`, bare `Exception` (never a bare "Error:", CUTLASS's print)
+_CODE_LINE = re.compile(r"^\s*(?:raise |return |[\w.]+ = |if |elif |assert )")  # a traceback's source line
 _EXC_LINE = re.compile(r"(?P<type>\b" + _EXC_TYPE + r"): (?P<msg>\S.*)$"
                        # a C++ exception as std::terminate prints it: "  what():  Error in function 'run' at ..."
                        r"|(?P<what>what\(\)):\s+(?P<wmsg>\S.*)$")
@@ -71,6 +72,7 @@ _AT_SOURCE = re.compile(r"\bat `?(?P<path>[\w./-]+\.(?:py|cu|cuh|cpp|h|hpp)):(?P
 _EXC_PREFIX = re.compile(r"[\s>*`#|-]*|.*[\])]:?\s+|.*\bERROR\b.*\s")
 # an exception that belongs to the kernels tiletune reads: raised from their code or naming what they run
 _EXC_RELEVANT = re.compile(r"flashinfer|cutlass|tensorrt|trtllm|tvm\.|tactic|Runner\b|Runner'|[Aa]uto[Tt]un|gemm|GEMM|"
+                           r"\bMemoryError\b|OutOfMemoryError|"
                            r"\bmoe\b|MoE|[Kk]ernel|\bsm_?\d{2,3}|[Uu]nsupported arch|[Ss]hared memory")
 _EXC_FUNCTION = re.compile(r"Error in function '(?P<fn>[\w:~<>]+)' at (?P<file>\S+?\.(?:cuh|cu|cpp|h|hpp|py)):(?P<line>\d+)")
 _EXC_RUNNER = re.compile(r"\b(?P<runner>[A-Z]\w*Runner)\b")
@@ -84,7 +86,18 @@ _WARMUP = re.compile(r"kernel[_ ]warmup|compile_or_warm_up_model|_dummy_run|\bdu
 _SERVING = re.compile(r"event_loop|run_batch|forward_batch_generation|Prefill batch|Decode batch|\bPOST /|concurrency=")
 _STAGE_WINDOW = 40
 
-_SERVED = re.compile(r"Application startup complete|Uvicorn running on|The server is fired up|ready to roll|Starting vLLM API server|Available routes are", re.I)
+_SERVED = re.compile(r"Application startup complete|Uvicorn running on|The server is fired up|ready to roll|Starting vLLM API server|"
+                     r"Available routes are|Started GRPCInferenceService|Started HTTPService|Started Metrics Service", re.I)
+# CUresult / cudaError codes a CUDA call returns, as the CUDA headers name them
+CU_RESULT_NAMES = {1: "invalid value", 2: "out of memory", 201: "invalid context", 700: "illegal address",
+                   714: "hardware stack error", 715: "illegal instruction", 716: "misaligned address",
+                   719: "launch failure", 801: "operation not supported", 999: "unknown error"}
+# a line in which the engine reports that a process stopped (the error is in the lines around it)
+_ENGINE = re.compile(r"(?P<w>EngineCore failed to start|Engine core initialization failed|(?:Scheduler|WorkerProc|EngineCore) hit an exception|"
+                     r"WorkerProc failed to start|EngineDeadError|Failed to initialize executor(?: on rank \d+)?|Worker failed(?: with error)?|"
+                     r"Capture cuda graph failed)")
+# a builtin MemoryError (an allocation that escaped the autotuner's OOM handler), raised or quoted
+_MEMORY_ERROR = re.compile(r"(?<![\w.])MemoryError\b(?!\w)")
 
 
 def _balanced(text: str) -> str:
@@ -147,6 +160,38 @@ class EventLog:
 
     def get(self, ident: Tuple[Any, ...]) -> Optional[Dict[str, Any]]:
         return self._events.get(ident)
+
+    def mark_survived(self, run: Any) -> None:
+        """Errors the autotuner went on after (a skip line follows, no window end or stop between:
+        `run_end.RunTracker.survived_by`) are findings, not what ended the run: `survived` with the
+        skip line as evidence, and not fatal, unless the error is sticky (CUDA 700, 715, an illegal
+        address or instruction): then it poisons the process's CUDA context, said by
+        `poisons_context`, and stays fatal even though the autotuner went on."""
+        from tiletune.readers.logs.run_end import ERROR_KINDS, sticky_reason
+
+        for ev in self._events.values():
+            if ev["kind"] not in ERROR_KINDS:
+                continue
+            facts = ev["facts"]
+            code = facts["error_code"].value if "error_code" in facts else None
+            sticky = sticky_reason(f"{ev['text']} {facts['error'].value if 'error' in facts else ''}", code)
+            if sticky and "poisons_context" not in facts:
+                facts["poisons_context"] = Fact(sticky, "inferred", "a sticky CUDA error fails every later CUDA call "
+                                                "in the process", line=ev["line"], words=ev["text"][:240])
+                # a TMA encode that only returns the sticky code (715) is printed, not shown ending the run; an
+                # error that reports the fault in words ("due to an illegal memory access") propagated
+                if ev["kind"] != "tma_descriptor_failed" or "due to" in ev["text"]:
+                    ev["fatal"], ev["maybe_fatal"] = None, False
+            if "survived" in facts:
+                continue
+            lines = [ln for ln in (ev["lines"] or [ev["line"]]) if ln is not None]
+            by = [run.survived_by(ln) for ln in lines]
+            if lines and all(by):
+                s_line, s_text = by[-1]
+                facts["survived"] = Fact(True, run.how(), f"line {s_line}: the autotuner went on", line=s_line,
+                                         words=s_text[:240])
+                # survived: not what ended the run (a sticky one still poisons the context: `poisons_context` says so)
+                ev["fatal"], ev["maybe_fatal"] = False, False
 
     def events(self) -> List[Event]:
         out = []
@@ -243,8 +288,16 @@ class EventLog:
                          {"error_class": Fact("not_instantiated", "decoded", "error text"),
                           "error": Fact(m.group("msg"), "decoded", "error text")},
                          key=("unsupported", m.group("msg")), fatal=None if raised else False, maybe_fatal=not raised)
+        if "MemoryError" in text and _MEMORY_ERROR.search(text) and not text.lstrip().startswith(("File ", "raise ")):
+            self._memory_error(lineno, text)
         if self._adds == before and ("Error" in text or "Exception" in text) and not _CUDA.search(text):
             self._exception(lineno, text)
+        if ("fail" in text or "hit an" in text or "Dead" in text) and not _CODE_LINE.match(text):
+            m = _ENGINE.search(text)
+            if m:
+                w = m.group("w")
+                self.add("engine_failed", lineno, text, f"the engine reported a process stopping: {w}",
+                         {"said": Fact(w, "decoded", "engine line")}, key=(w,))
 
     def _fatal_seen(self) -> None:
         """Hook for a fatal line (kept for symmetry; start-up vs serving is decided in events())."""
@@ -349,13 +402,35 @@ class EventLog:
         sticky = cls in (error_text.ErrorClass.ILLEGAL_ACCESS, error_text.ErrorClass.ILLEGAL_INSTRUCTION)
         if code:
             facts["error_code"] = Fact(int(code.group(1)), "decoded", "error text (a CUresult)")
+        name = CU_RESULT_NAMES.get(int(code.group(1))) if code else None
+        due = re.search(r"due to (?:an? )?(?P<why>[\w ]+?)(?: was encountered)?\s*$", text)
+        if sticky:  # the encode failed because the context already held an earlier kernel's sticky error
+            why = due.group("why") if due else (name or "a sticky CUDA error")
+            summary = (f"a TMA descriptor could not be built: the CUDA context already held a sticky error ({why}) "
+                       "from an earlier kernel" + (f" (CUresult {code.group(1)})" if code else ""))
+        else:
+            summary = ("a TMA descriptor was rejected (cuTensorMapEncode failed"
+                       + (f", CUresult {code.group(1)}" + (f" = {name}" if name else "") if code else "")
+                       + (f", due to {due.group('why')}" if due and not code else "") + ")")
         ident = self.add("tma_descriptor_failed", lineno, text,
-                         "a TMA descriptor was rejected (cuTensorMapEncode failed"
-                         + (f", CUresult {code.group(1)}" if code else "") + ")"
-                         + (f"; boxDim {box.value} is the tile's TMA box" if box else ""),
+                         summary + (f"; boxDim {box.value} is the tile's TMA box" if box else ""),
                          facts, key=(box.value if box else None, code.group(1) if code else None),
                          fatal=None if sticky else False, maybe_fatal=not sticky)
         self._open = (ident, lineno)
+
+    def _memory_error(self, lineno: int, text: str) -> None:
+        """A builtin MemoryError: raised (an exception line) or quoted as escaping; it ends the run."""
+        raised = bool(re.search(r"(?:^|[\s\])])MemoryError(?::|$)", text.strip())) or bool(
+            re.search(r"escap\w*|raised|propagat\w*|uncaught|not caught|died|crash", text, re.I))
+        if not raised:
+            return
+        amount = re.search(r"(\d[\d.,]*\s*[KMG]i?B) requested(?: with (?:only )?(\d[\d.,]*\s*[KMG]i?B) free)?", text)
+        facts = {"error_class": Fact("out_of_memory", "decoded", "error text")}
+        summary = "a builtin MemoryError escaped (not caught by the autotuner's OOM handler)"
+        if amount:
+            facts["requested"] = Fact(amount.group(1), "measured", "error text")
+            summary += f": {amount.group(1)} requested" + (f" with {amount.group(2)} free" if amount.group(2) else "")
+        self.add("memory_error", lineno, text, summary, facts, key=("memory", amount.group(1) if amount else None))
 
     def _exception(self, lineno: int, text: str) -> None:
         """A raised exception line from the kernels' code (or naming a runner, tactic or kernel)."""
@@ -568,25 +643,36 @@ class EventLog:
 
     def progress(self, lineno: int, body: str) -> bool:
         """A tqdm `Tuning <op>: 40%|...| 4/10` bar: the op and its profile count (final value kept)."""
-        m = _TQDM.search(body)
-        if not m:
+        bars = list(_TQDM.finditer(body))
+        if not bars:
             return False
+        m = bars[-1]  # several redraws glued on one line (no carriage return kept): its last state wins
         op, done, total = m.group("op"), int(m.group("done")), int(m.group("total"))
         ident = ("tuning_progress", op)
         ev = self.get(ident)
         if ev is None:
             self.add("tuning_progress", lineno, body, f"tuned {op}: {done} of {total} profiles",
                      {"op": Fact(op, "decoded", "progress bar"), "profiles": Fact(total, "decoded", "progress bar"),
-                      "profiles_done": Fact(done, "decoded", "progress bar")}, key=(op,), count=0)
+                      "profiles_done": Fact(done, "decoded", "progress bar"),
+                      "passes": Fact(1, "decoded", "progress bars (a bar that starts again is a new pass)"),
+                      "complete_passes": Fact(int(done >= total), "decoded", "progress bars that reached their total")},
+                     key=(op,), count=0)
             ev = self.get(ident)
             if ev is not None:
                 ev["count"] += 1
             return True
         if ev is not None:
-            prev = ev["facts"]["profiles_done"].value
-            if done > prev:
-                ev["facts"]["profiles_done"] = Fact(done, "decoded", "progress bar")
-                ev["facts"]["profiles"] = Fact(total, "decoded", "progress bar")
-                ev["summary"] = f"tuned {op}: {done} of {total} profiles"
+            # passes: a bar that starts again (fewer done than before, another total, or any update after a
+            # complete one: a pass printed only at its end) is a new pass; a pass is complete once it reaches its total
+            f = ev["facts"]
+            prev_done, prev_total = f["profiles_done"].value, f["profiles"].value
+            if done < prev_done or total != prev_total or prev_done >= prev_total:
+                f["passes"] = Fact(f["passes"].value + 1, "decoded", "progress bars (a bar that starts again is a new pass)")
+            if done >= total:  # (an update after a complete one started a new pass above: each counts once)
+                f["complete_passes"] = Fact(f["complete_passes"].value + 1, "decoded", "progress bars that reached their total")
+            # the bar's last state wins (a bar that restarted and stopped early shows where it stopped)
+            ev["facts"]["profiles_done"] = Fact(done, "decoded", "progress bar", line=lineno, words=m.group(0))
+            ev["facts"]["profiles"] = Fact(total, "decoded", "progress bar", line=lineno, words=m.group(0))
+            ev["summary"] = f"tuned {op}: {done} of {total} profiles"
             ev["count"] += 1  # every bar update (a redraw) is one progress segment
         return True

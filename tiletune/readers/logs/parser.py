@@ -38,11 +38,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from msgspec import structs
 
-from tiletune.core.events import Fact, InputFacts
+from tiletune.core.events import Event, Fact, InputFacts
 from tiletune.core.records import Environment, InputProblem, Status, Tactic, TuningRecord
 from tiletune.core.timings import TimeSamples
 from tiletune.core.vocabulary import FUSED_MOE_FAMILY, MOE_RUNNER, RUNNER_OP
@@ -64,6 +64,8 @@ from tiletune.readers.logs.grammar import (
     parse_tactic,
     split_runner,
 )
+from tiletune.readers.logs.run_end import RunTracker
+from tiletune.readers.logs.ticket import TicketReader
 
 KIND = "log"
 MAX_PENDING = 4096  # per-block buffer cap; a block never closes only in a truncated/corrupt log
@@ -155,6 +157,11 @@ class LogParser:
         self._last_fallback_key: Optional[Tuple[Any, ...]] = None
         self._out: List[Union[TuningRecord, InputProblem]] = []
         self.events = EventLog(source)
+        self.run = RunTracker(source)  # the text's shape: tracebacks, stops, autotuning windows
+        self.ticket = TicketReader()  # what a ticket states in tables and prose
+        self._arch_why: Optional[Fact] = None  # which arch clue won over which, and why
+        self._arch_clue: Any = None  # the clue the arch was taken from (its line and words are the evidence)
+        self._version_clue: Any = None
         self.clues = ClueSet()
         self._skipped: Dict[str, List[int]] = {}  # op -> distinct N of its "Skipped N" lines (bounded)
         self._fragment = CacheFragment()
@@ -176,6 +183,8 @@ class LogParser:
             raw = raw.replace("\\_", "_")
         # tqdm redraws with carriage returns: each segment is a line of its own
         for seg in raw.split("\r") if "\r" in raw else (raw,):
+            self.run.feed(lineno, seg)
+            self.ticket.feed(lineno, seg)
             self._line(lineno, seg)
         if self._out:
             out, self._out = self._out, []
@@ -192,10 +201,14 @@ class LogParser:
         for agg in aggs:
             yield self._agg_record(agg)
         yield from self._fragment.records(self)
+        yield from self.ticket.records(self.source, self.env)
         self._summary_events(aggs)
-        yield from self.events.events()
-        facts = self._input_facts()
-        if facts.arch or facts.gpu or facts.flashinfer_version or facts.servers or facts.ended or facts.conflicts:
+        self.events.mark_survived(self.run)
+        events = self.events.events()
+        yield from events
+        facts = self._input_facts(events)
+        if (facts.arch or facts.gpu or facts.flashinfer_version or facts.servers or facts.ended or facts.conflicts
+                or facts.run_end or facts.ticket or facts.arch_why or facts.stated or facts.says_fail):
             yield facts
         if self._problem_count > MAX_PROBLEMS:
             yield InputProblem(
@@ -216,18 +229,25 @@ class LogParser:
         if not self.facts.lines:
             return
         has_events = bool(self.events.events())
-        if not self.facts.autotuner_lines and not self._fragment.entries:
-            held = "events only (see events)" if has_events else "no FlashInfer autotuner lines, events or cache entries"
+        if not self.facts.autotuner_lines and not self._fragment.entries and not self.ticket.tables:
             setup = [f"{w} {v}" for w, v in (("GPU", self.env.gpu), ("arch", self.env.arch),
                                              ("FlashInfer", self.env.flashinfer_version)) if v]
-            if setup and not has_events:  # a ticket that states its setup only: say what it does state
-                held = f"only the setup it states ({', '.join(setup)}): {held}"
+            if has_events:
+                held = "events only, no tuning lines (see Events)"
+            elif setup:  # a ticket that states its setup only: say what it does state
+                held = f"only the setup it states ({', '.join(setup)})"
+            else:
+                held = ("nothing tiletune reads: looked for FlashInfer autotuner lines ([Autotuner] ...), errors of "
+                        "FlashInfer / CUTLASS / TensorRT-LLM kernels, tracebacks, a pasted cache and GPU, arch and "
+                        "version clues")
             yield InputProblem(
                 self.source,
-                f"{self.source}: {held} in {self.facts.lines} lines "
-                "(per-tactic tuning results need FLASHINFER_LOGGING_LEVEL=debug; INFO gives only counts)",
+                f"{self.source}: {held} in {self.facts.lines} line{'s' if self.facts.lines != 1 else ''}"
+                + ("" if has_events or not setup else "; no tuning lines")
+                + (" (per-tactic tuning results need FLASHINFER_LOGGING_LEVEL=debug; INFO gives only counts)"
+                   if has_events or setup else ""),
                 fatal=False,
-                loses_data=False,  # the whole log was read: there was nothing to lose
+                loses_data=False,  # the whole text was read: there was nothing to lose
             )
 
     def _final_env(self) -> Environment:
@@ -238,6 +258,13 @@ class LogParser:
             best, conflicts = self.clues.best_arch()
             if best is not None and not conflicts:
                 changes.update(arch=best.value, arch_source=f"text: {best.where()}")
+                self._arch_clue = best
+                lost = self.clues.overruled(best)
+                if lost:
+                    self._arch_why = Fact(f"{best.value} from {self.clues.why(best)} '{best.text}'"
+                                          + (f" (line {best.line})" if best.line is not None else "") + "; " + "; ".join(lost),
+                                          "inferred", "arch clues weighed by kind", line=best.line,
+                                          words=best.context or best.text)
             elif best is not None:
                 self._out_note(f"arch clues disagree ({', '.join(sorted({c.value for c in [best] + conflicts}))}: "
                                f"{'; '.join(c.where() for c in [best] + conflicts)}); pass --arch")
@@ -250,6 +277,7 @@ class LogParser:
             if best is not None and not conflicts:
                 how = "inferred from " if best.how == "inferred" else "text: "
                 changes.update(flashinfer_version=best.value, version_source=how + best.where())
+                self._version_clue = best
             elif best is not None:
                 self._out_note("FlashInfer version clues disagree ("
                                + "; ".join(f"{c.value} from {c.where()}" for c in [best] + conflicts)
@@ -283,27 +311,41 @@ class LogParser:
         if isinstance(md.get("gpu"), str):
             self.clues.feed(None, md["gpu"])
 
-    def _input_facts(self) -> InputFacts:
+    def _input_facts(self, events: Sequence[Event] = ()) -> InputFacts:
         env = self.env
         arch = version = gpu = None
         if env.arch:
             how = "decoded" if env.arch_source and (env.arch_source.startswith("--") or "path" in env.arch_source
                                                     or "kernel file" in env.arch_source) else "inferred"
-            arch = Fact(env.arch, how, env.arch_source or "?")
+            c = self._arch_clue
+            if c is not None and c.kind in ("arch named", "compute capability", "kernel name"):
+                how = "decoded"
+            arch = Fact(env.arch, how, env.arch_source or "?", line=c.line if c else None,
+                        words=(c.context or c.text) if c else "")
         if env.flashinfer_version:
             vs = env.version_source or "?"
-            version = Fact(env.flashinfer_version, "inferred" if vs.startswith("inferred") else "decoded", vs)
+            c = self._version_clue
+            version = Fact(env.flashinfer_version, "inferred" if vs.startswith("inferred") else "decoded", vs,
+                           line=c.line if c else None, words=(c.context or c.text) if c else "")
         if env.gpu:
             g = self.clues.best_gpu()
-            gpu = Fact(env.gpu, "decoded", g.where() if g else (env.arch_source or "?"))
+            gpu = Fact(env.gpu, "decoded", g.where() if g else (env.arch_source or "?"), line=g.line if g else None,
+                       words=(g.context or g.text) if g else "")
         servers = tuple((c.value[0], Fact(c.value[1], "decoded", c.where())) for c in self.clues.servers())
-        died = self.events.died_line
+        # a process ended where the text's shape shows one stopping (run_end.RunTracker): a traceback, a
+        # stop line; not any line that merely looks like one (a quoted "Traceback" in prose)
+        run_end = self.run.conclude(events)
         ended = None
-        if died:
-            during = self.events.tuning_at(died)
-            ended = Fact(True, "decoded", f"line {died} shows a process ending (traceback / exception)" + (
-                f" during FlashInfer's autotune of {during[0]}, {during[1]} of {during[2]} profiles done" if during else ""))
-        return InputFacts(self.source, arch, gpu, version, servers, tuple(self._late_notes), ended)
+        if run_end is not None and run_end.stopped is not None:
+            during = self.events.tuning_at(run_end.stopped.line) if run_end.stopped.line else None
+            ended = Fact(True, "decoded", f"line {run_end.stopped.line} shows a process ending" + (
+                f" during FlashInfer's autotune of {during[0]}, {during[1]} of {during[2]} profiles done" if during else ""),
+                line=run_end.stopped.line, words=run_end.stopped.words)
+        return InputFacts(self.source, arch, gpu, version, servers, tuple(self._late_notes), ended,
+                          run_end=run_end, ticket=self.run.is_ticket, arch_why=self._arch_why,
+                          stated=tuple(self.ticket.stated),
+                          stated_stage=self.ticket.stated_stage() if self.run.is_ticket else None,
+                          says_fail=tuple(self.ticket.failure_lines()) if self.run.is_ticket else ())
 
     def _out_note(self, message: str) -> None:
         self._late_notes.append(message)
@@ -416,7 +458,8 @@ class LogParser:
             if m:
                 self._count(("fallback", m.group(1), "", -1, "skip_ops"), lineno, dict(
                     op=m.group(1), runner="", tactic=-1, status=Status.FALLBACK,
-                    detail={"reason": "skip_ops: autotuning disabled for this op; runner 0 with tactic -1"}))
+                    detail={"reason": "skip_ops: autotuning disabled for this op; runner 0 with tactic -1",
+                            "said": body[:240]}))
         elif body.startswith("cached tactic ") and "failed revalidation" in body:
             self._revalidation(lineno, body)
         elif body.startswith("OOM detected"):
@@ -602,9 +645,11 @@ class LogParser:
         op = m.group(1)
         shapes = self._shapes_or_none(m.group(2))
         ident = ("fallback", op, _hashable(shapes))
+        self.events.add("fallback_tactic", lineno, body, f"FlashInfer ran its fallback tactic for {op}: no tuned config "
+                        "covered the call (a fallback, not a failure)", {"op": Fact(op, "decoded", "log line")}, key=(op,))
         self._count(ident, lineno, dict(op=op, runner="", tactic=-1, status=Status.FALLBACK, shapes=shapes,
                                         detail={"reason": "no cache entry for this shape at inference; runner 0 ran tactic -1",
-                                                "shapes_are": "runtime input shapes"}))
+                                                "shapes_are": "runtime input shapes", "said": body[:240]}))
         self._last_fallback_key = ident
 
     def _generated_key(self, text: str) -> None:
@@ -630,10 +675,12 @@ class LogParser:
         tactic = int(m.group(4)) if m.group(4) is not None else -1  # FlashInfer's fallback: runner 0, tactic -1
         shapes = self._shapes_or_none(shapes_text) if shapes_text and "..." not in shapes_text else None
         ident = ("fallback", op, _hashable(shapes))
+        self.events.add("fallback_tactic", lineno, body, f"no tuned config covers {op}: FlashInfer ran its fallback "
+                        "tactic (a fallback, not a failure)", {"op": Fact(op, "decoded", "log line")}, key=(op,))
         agg = self._aggs.get(ident)
         if agg is None:
             self._count(ident, lineno, dict(op=op, runner=runner, tactic=tactic, status=Status.FALLBACK, shapes=shapes,
-                                            detail={"shapes_are": "runtime input shapes"}))
+                                            detail={"shapes_are": "runtime input shapes", "said": body[:240]}))
             agg = self._aggs[ident]
         agg.record["runner"] = agg.record.get("runner") or runner
         agg.record["detail"]["out_of_bucket"] = True
@@ -757,11 +804,15 @@ class LogParser:
                     if rec_shapes is not None and rec_shapes not in buckets and len(buckets) < 64:
                         buckets.append(rec_shapes)
         if oom_line is not None:
+            # FlashInfer caught the OOM and used its default tactic: a fallback, not a failed tactic
             oom_op = block_op or self._op_hint or ""
-            self._count(("oom", oom_op), oom_line, dict(op=oom_op, runner="", tactic=None, status=Status.FAILED,
-                                                         error="OOM detected, falling back to default tactic",
-                                                         detail={"failure_kind": "out_of_memory",
-                                                                 "note": "tuning of this op stopped; runner 0 / tactic -1 used"}))
+            self._count(("oom", oom_op), oom_line, dict(op=oom_op, runner="", tactic=None, status=Status.FALLBACK,
+                                                         detail={"failure_kind": "out_of_memory", "oom": True,
+                                                                 "default_tactic": -1,  # (the line does not print it)
+                                                                 "said": "OOM detected, falling back to default tactic",
+                                                                 "reason": "OOM detected while tuning: FlashInfer stopped "
+                                                                           "tuning this op and used its default tactic "
+                                                                           "(runner 0, tactic -1)"}))
         self._pending = []
         self._block_op = None
         self._block_closing = False

@@ -1,0 +1,247 @@
+"""What a ticket states in its own words: Markdown tactic tables, failing counts and tile shapes in prose.
+
+A person writing a ticket summarises: a table of tactics with OK / FAIL rows, "13 of 16 tactics
+fail", "the 256x128 and 128x256 tiles fail with Error Internal". None of it is a log line tiletune
+decodes; each is a fact *stated in the ticket* (`how = "stated"`), with its line and words:
+
+- a Markdown table whose header names a tactic (or config / tile) column and whose rows carry a
+  result (OK, PASS, FAIL, an error) -> one record per tactic of each row (a row's "6-9" is four
+  tactics), FAILED with the row's own words as the error, or PASSED; the op comes from the nearest
+  runner label or op name the text states before the table ("[MXFP8 SM120 gemm Runner]" ->
+  mxfp8_gemm), else it is said to be unknown;
+- "N of M tactics / configs / tiles fail" and tile shapes named in a sentence that says they fail
+  -> stated facts (`InputFacts.stated`) the verdicts show with their line.
+
+`TicketReader.feed(lineno, text)` sees every line; `records(parser)` and `facts()` at the end.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterator, List, Optional, Tuple
+
+from tiletune.core import error_text
+from tiletune.core.events import Fact
+from tiletune.core.records import Status, TuningRecord
+from tiletune.readers.logs.grammar import frozen_detail
+
+MAX_ROWS = 512
+_TABLE_ROW = re.compile(r"^\s*\|(?P<cells>.*)\|\s*$")
+_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
+_TACTIC_HEAD = re.compile(r"\b(?:tactic|tactics|config(?:uration)?s?|cfg|tile|tiles|idx|index)\b", re.I)
+_RESULT_HEAD = re.compile(r"\b(?:result|status|outcome|ok\??|pass(?:es)?|works?|sm\d{2,3}\w*|error|fail\w*|verdict)\b", re.I)
+_FAIL = re.compile(r"\bFAIL\w*|\bfails?\b|\bfailed\b|\berror\b|\bError\b|kError\w*|\bcrash\w*|\bIMA\b|illegal|❌|✗|\bno\b|\bNO\b", re.I)
+_OK = re.compile(r"^\W*(?:OK|PASS(?:ED|ES)?|works?|yes|✅|✓|✔|fine|good)\b", re.I)
+_TACTIC_CELL = re.compile(r"^\W*(?P<a>\d{1,4})\s*(?:[-–—]|\.\.)\s*(?P<b>\d{1,4})\W*$|^\W*(?P<list>\d{1,4}(?:\s*[,/]\s*\d{1,4})*)\W*$")
+_COUNT = re.compile(r"\b(?P<n>\d{1,4})\s+(?:of|out of)\s+(?:the\s+)?(?P<m>\d{1,4})\s+(?:\w+\s+){0,3}?"
+                    r"(?P<what>tactics?|configs?|configurations?|tiles?|kernels?|candidates?)\b[^.]{0,60}?"
+                    r"\b(?P<verb>fail\w*|error\w*|crash\w*|are skipped|were skipped|skipped|rejected)", re.I)
+_COUNT_BARE = re.compile(r"\b(?P<all>all |every )?(?P<n>\d{1,4})\s+(?:[\w-]+\s+){0,5}?(?P<what>tactics?|configs?|configurations?|tiles?|kernels?)"
+                         r"\s+(?:\w+\s+){0,2}?(?P<verb>fail\w*(?: to \w+)?|are skipped|were skipped|(?:are |were )?rejected|skipped)", re.I)
+# a table row that reports a failure in words ("FAIL", "Error Internal", "garbage output", "NaN", a cross mark)
+_ROW_FAIL = re.compile(r"\bFAIL\w*|\bfail\w*|Error\b|\berror\b|kError\w*|\bcrash\w*|garbage|\bNaN\b|❌|✗|illegal|\bOOM\b|"
+                       r"\bskipped\b|not supported|unsupported", re.I)
+_SHAPE = re.compile(r"(?<![\w.])(?P<m>\d{2,3})\s*[x×]\s*(?P<n>\d{2,3})(?:\s*[x×]\s*(?P<k>\d{2,4}))?(?![\w.])")
+_FAIL_SENTENCE = re.compile(r"\bfail\w*|\bError Internal\b|kErrorInternal|\bcrash\w*|\bexceed\w*|\bdo(?:es)? not fit\b|\bcannot\b", re.I)
+# where a ticket's prose places the failure (never a log line's code names: events.py reads those)
+_PROSE_SERVING = re.compile(r"\b(?:while serving|during serving|during (?:the )?(?:CUDA[- ]graph )?replay|"
+                            r"on (?:the|a) (?:very )?first (?:[\w-]+ )?request|after (?:\d+|a few|several|some|about \d+) "
+                            r"(?:requests|minutes of serving)|(?:chat|completion) request|under load|during decode|"
+                            r"in production traffic|while (?:handling|processing) requests)", re.I)
+_PROSE_WARMUP = re.compile(r"\b(?:during|while|at|in) (?:the )?(?:CUDA[- ]?graph capture|graph capture|(?:kernel )?warm-?up|"
+                           r"start-?up|engine start(?:-?up)?|model load(?:ing)?|autotun\w*|tuning pass)|"
+                           r"before any (?:real )?traffic|fails? to start|at boot|crash-?loop", re.I)
+# a sentence or quoted line that states a failure in words (a ticket's prose, or an error quoted bare)
+_SAYS_FAIL = re.compile(r"Error Internal|kError\w+|\bfail(?:s|ed|ing)? (?:to|with|at|on|in)\b|\bfails\b|\bcrash(?:es|ed)?\b|"
+                        r"illegal (?:memory|instruction)|garbage output|\bNaN\b|out of memory|\bOOM\b|"
+                        r"Assertion failed|exceeds? (?:the )?(?:\d|shared|SMEM)", re.I)
+_STRONG_FAIL = re.compile(r"Error Internal|kError\w+|Error:|fail(?:s|ed)? to (?:initialize|run|launch|start)|Assertion failed|"
+                          r"illegal (?:memory|instruction)|\d+ (?:of \d+ )?[\w -]{0,40}(?:tactics|kernels|tiles|configs)", re.I)
+_NOT_FAIL = re.compile(r"\b(?:no|zero|0) (?:errors?|failures?|crash(?:es)?)\b|without (?:any )?(?:errors?|failures?)|"
+                       r"\b(?:fixed|resolved|works|passes)\b", re.I)
+_NEGATED = re.compile(r"\b(?:not|never|no)\b[^.;,]{0,20}$|n't[^.;,]{0,20}$", re.I)
+_OP_WORDS = re.compile(r"\b(?P<op>(?:mxfp8|fp8|fp4|nvfp4|bf16|fp16)_gemm|mm_(?:fp4|mxfp8|fp8|bf16)|bmm_fp8|cutlass_fused_moe|"
+                       r"trtllm_fp4_block_scale_moe|trtllm_fp8_block_scale_moe|fused_moe)\b")
+_OP_ALIASES = {"mm_fp4": "fp4_gemm", "mm_mxfp8": "mxfp8_gemm", "mm_fp8": "fp8_gemm", "mm_bf16": "bf16_gemm",
+               "nvfp4_gemm": "fp4_gemm"}
+
+
+@dataclass
+class _Table:
+    start: int
+    header: List[str]
+    tactic_col: int
+    result_col: int
+    op: Optional[Tuple[str, int, str]]  # (op, line, words) stated before the table
+    rows: List[Tuple[int, List[str]]] = field(default_factory=list)
+
+
+def _cells(text: str) -> Optional[List[str]]:
+    m = _TABLE_ROW.match(text)
+    if not m:
+        return None
+    return [c.strip().strip("*`").strip() for c in m.group("cells").split("|")]
+
+
+def tactics_of(cell: str) -> List[int]:
+    """'6-9' -> [6, 7, 8, 9]; '3, 7' -> [3, 7]; '12' -> [12]; anything else -> []."""
+    m = _TACTIC_CELL.match(cell)
+    if not m:
+        return []
+    if m.group("a") is not None:
+        a, b = int(m.group("a")), int(m.group("b"))
+        return list(range(a, b + 1)) if 0 <= b - a <= 256 else []
+    return [int(x) for x in re.split(r"\s*[,/]\s*", m.group("list").strip())]
+
+
+class TicketReader:
+    """Collects a ticket's tables and statements (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.tables: List[_Table] = []
+        self.stated: List[Fact] = []  # what the prose states (counts of failing tactics, failing tile shapes)
+        self.says_fail: List[Fact] = []  # lines of prose that state a failure in words (quoted, not as log lines)
+        self.stage_said: List[Tuple[str, int, str, str]] = []  # (stage, line, words, the line) the prose states
+        self._prev: Optional[Tuple[int, List[str]]] = None  # a row that may be a table's header
+        self._open: Optional[_Table] = None
+        self._op: Optional[Tuple[str, int, str]] = None  # the last op the text named
+        self._fenced = False
+        self._rows_of: Optional[Tuple[int, List[str]]] = None  # (header line, header) of a table that is not a tactic table
+
+    def feed(self, lineno: int, text: str) -> None:
+        if text.lstrip().startswith(("```", "~~~")):
+            self._fenced = not self._fenced
+            return
+        if self._fenced:  # a pasted log: its lines are log lines, not the ticket's words (they may name the op)
+            self._note_op(lineno, text)
+            return
+        if text.lstrip().startswith("Error: ") and len(self.says_fail) < 32:  # a bare CUTLASS error quoted in prose
+            self.says_fail.append(Fact(text.strip()[:240], "stated", "an error the ticket quotes", line=lineno,
+                                       words=text.strip()[:240]))
+            return
+        cells = _cells(text) if "|" in text else None
+        if cells is None:
+            self._open = None
+            self._prev = None
+            self._rows_of = None
+            self._statements(lineno, text)
+            self._note_op(lineno, text)
+            return
+        if self._open is not None:
+            if not _SEPARATOR.match(text) and len(self._open.rows) < MAX_ROWS:
+                self._open.rows.append((lineno, cells))
+            return
+        if _SEPARATOR.match(text) and self._prev is not None:
+            head = self._prev[1]
+            t = next((i for i, h in enumerate(head) if _TACTIC_HEAD.search(h)), None)
+            r = next((i for i, h in enumerate(head) if i != t and _RESULT_HEAD.search(h)), None)
+            if t is not None and r is not None:
+                self._open = _Table(self._prev[0], head, t, r, self._op)
+                self.tables.append(self._open)
+            else:
+                self._rows_of = (self._prev[0], head)  # another table: its failing rows are stated facts
+            self._prev = None
+            return
+        if self._rows_of is not None:
+            if _ROW_FAIL.search(text) and len(self.stated) < 64:
+                head = self._rows_of[1]
+                row = "; ".join(f"{h}: {c}" if h and c and h != c else c for h, c in zip(head, cells) if c)
+                self.stated.append(Fact(f"a table row (line {lineno}): {row[:300]}", "stated",
+                                        f"a Markdown table in the ticket (header line {self._rows_of[0]})",
+                                        line=lineno, words=text.strip()[:240]))
+            return
+        self._prev = (lineno, cells)
+
+    def _note_op(self, lineno: int, text: str) -> None:
+        label = error_text.op_for_runner_label(text) if "Runner" in text or "runner" in text else None
+        if label:
+            self._op = (label, lineno, text.strip())
+            return
+        m = _OP_WORDS.search(text)
+        if m:
+            op = _OP_ALIASES.get(m.group("op"), m.group("op"))
+            self._op = (op, lineno, text.strip())
+
+    def _stage(self, lineno: int, text: str) -> None:
+        """Where the prose places the failure: serving or warm-up, unless negated ("not during capture")."""
+        for stage, rx in (("serving", _PROSE_SERVING), ("warm-up", _PROSE_WARMUP)):
+            for m in rx.finditer(text):
+                if _NEGATED.search(text[max(0, m.start() - 30):m.start()]):
+                    continue
+                if len(self.stage_said) < 16:
+                    self.stage_said.append((stage, lineno, m.group(0), text.strip()[:240]))
+                break
+
+    def stated_stage(self) -> Optional[Fact]:
+        """The stage the prose states, when it states only one (else None: the text does not say)."""
+        stages = {s for s, _, _, _ in self.stage_said}
+        if len(stages) != 1:
+            return None
+        stage, line, words, context = self.stage_said[0]
+        return Fact(stage, "stated", f"the ticket says '{words}' (line {line})", line=line, words=context)
+
+    def _statements(self, lineno: int, text: str) -> None:
+        self._stage(lineno, text)
+        if len(self.says_fail) < 32 and _SAYS_FAIL.search(text) and not _NOT_FAIL.search(text) and len(text.strip()) > 12:
+            self.says_fail.append(Fact(text.strip()[:240], "stated", "the ticket's prose", line=lineno, words=text.strip()[:240]))
+
+        m = _COUNT.search(text) if " of " in text else None
+        if m and len(self.stated) < 64:
+            n, total = int(m.group("n")), int(m.group("m"))
+            if 0 < n <= total:
+                self.stated.append(Fact(f"{n} of {total} {m.group('what')} {m.group('verb')}", "stated",
+                                        "the ticket's prose", line=lineno, words=text.strip()[:240]))
+        elif len(self.stated) < 64:
+            b = _COUNT_BARE.search(text)
+            if b and int(b.group("n")) > 0:
+                self.stated.append(Fact(f"{(b.group('all') or '')}{b.group('n')} {b.group('what')} {b.group('verb')}",
+                                        "stated", "the ticket's prose", line=lineno, words=text.strip()[:240]))
+        if ("x" in text or "×" in text) and _FAIL_SENTENCE.search(text) and len(self.stated) < 64:
+            shapes = []
+            for s in _SHAPE.finditer(text):
+                dims = [int(v) for v in (s.group("m"), s.group("n"), s.group("k")) if v]
+                if all(d in (8, 16, 32, 64, 96, 128, 192, 256, 512) for d in dims[:2]):
+                    shapes.append("x".join(map(str, dims)))
+            if shapes:
+                shapes = list(dict.fromkeys(shapes))
+                self.stated.append(Fact(f"tile shape{'s' if len(shapes) > 1 else ''} {', '.join(shapes)} named "
+                                        "in a sentence about a failure", "stated", "the ticket's prose",
+                                        line=lineno, words=text.strip()[:240]))
+
+    def failure_lines(self) -> List[Fact]:
+        """The lines that state a failure, those naming an error or a count first (at most 3)."""
+        ranked = sorted(self.says_fail, key=lambda f: (not _STRONG_FAIL.search(str(f.value)), f.line or 0))
+        return sorted(ranked[:3], key=lambda f: f.line or 0)
+
+    def records(self, source: str, env: Any) -> Iterator[TuningRecord]:
+        """One record per tactic of each result row of a tactic table (stated, never a decode of a log line)."""
+        for t in self.tables:
+            op = t.op[0] if t.op else ""
+            for lineno, cells in t.rows:
+                if max(t.tactic_col, t.result_col) >= len(cells):
+                    continue
+                tactics = tactics_of(cells[t.tactic_col])
+                result = cells[t.result_col]
+                if not tactics or not result:
+                    continue
+                failed = bool(_FAIL.search(result)) and not _OK.match(result)
+                ok = bool(_OK.match(result))
+                if not failed and not ok:
+                    continue
+                row = " | ".join(cells)
+                detail: dict[str, Any] = {"stated": "a row of a Markdown table in the ticket", "stated_row": row[:240]}
+                others = [c for i, c in enumerate(cells) if i not in (t.tactic_col, t.result_col) and c]
+                if others:
+                    detail["stated_shape"] = " | ".join(others)[:200]
+                if t.op:
+                    detail["op_note"] = f"op stated before the table, line {t.op[1]}: {t.op[2][:160]}"
+                else:
+                    detail["op_note"] = "op unknown: the ticket does not name it before the table"
+                for tac in tactics:
+                    yield TuningRecord(source=source, source_kind="log", op=op, runner="", tactic=tac,
+                                       status=Status.FAILED if failed else Status.PASSED, env=env, line=lineno,
+                                       error=result if failed else None, detail=frozen_detail(detail))
+
+
+__all__ = ["TicketReader", "tactics_of"]
