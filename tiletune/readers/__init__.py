@@ -192,7 +192,7 @@ class _Collector:
         if mod is None and explicit and path.suffix == ".json" and head.lstrip()[:1] in (b"{", b"["):
             # JSON the sniffers do not recognise: the v1 reader says precisely what is wrong with it
             mod = _reader("flashinfer_v1")
-        if mod is None and explicit and _is_text(head):
+        if mod is None and explicit and _is_text(head) and path.suffix.lower() not in (".json", ".jsonl"):
             # a text file named on the command line (a ticket, a crash output): the log reader says
             # what it holds (events, a pasted cache) or that it holds nothing tiletune reads
             self._text_fallback(_reader("logs"), path, head)
@@ -207,7 +207,8 @@ class _Collector:
         """A named text file no reader claimed (a ticket, a crash output): read by the log reader, as
         stdin's text is, so the same bytes give the same answer from a file and from stdin. A text in
         which nothing is recognised is not bad input: the reader's note says what was looked for
-        (exit 0); binary or unreadable files never get here."""
+        (exit 0); binary or unreadable files, and files whose name claims JSON (.json, .jsonl: a cache
+        or a ledger that is not one) never get here."""
         self.run(mod, path)
 
     def _recover_pasted(self, path: Path, n_problems: int) -> None:
