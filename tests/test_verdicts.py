@@ -39,7 +39,8 @@ def test_smem_numbers_come_from_the_error_text():
 def test_short_error_keeps_the_informative_core():
     assert short_error(FP4_INTERNAL) == "Error Internal"
     assert short_error("") == "no error text"
-    assert short_error("x" * 100, width=10) == "x" * 9 + "…"
+    assert short_error("x" * 100, width=10) == "x" * 9 + "…"  # (one "word" past core.words.LONGEST_WORD)
+    assert short_error("an unsupported value or parameter was passed", width=24) == "an unsupported value …"
 
 
 def test_error_text_bytes_win_over_the_model():

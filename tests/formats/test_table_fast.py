@@ -118,12 +118,9 @@ def test_wrap_matches_textwrap_on_generated_text():
 
 
 def _compact_plain(rows, width):
-    """The compact table the plain way: drop columns to fit, then the simple table (else tabulate)."""
-    from tiletune.formats import glance
-
-    headers, cut = table._fit_compact(rows, width)
-    return table._simple_table(cut, headers, ["right" if h in glance.NUMERIC else "left" for h in headers]) \
-        or table._tab(cut, headers)
+    """The compact table the plain way: drop columns to fit (the chosen cells wrapped when even that
+    is too wide), then the simple table (else tabulate)."""
+    return table.compact_table_plain(rows, width)
 
 
 def _sample_rows():

@@ -97,7 +97,7 @@ def explain_failure(
         kind_from_log = kind_from_text.value
     if (kind_from_log == "not_instantiated" or low.startswith("not_instantiated")
             or kind_from_text in (error_text.ErrorClass.NOT_INSTANTIATED, error_text.ErrorClass.NO_KERNEL_IMAGE)):
-        return FailureReason(kind="not_instantiated", summary=f"no kernel for this tile: {error_text.short_error(text, 90)}", basis="error text")
+        return FailureReason(kind="not_instantiated", summary=f"no kernel for this tile: {error_text.short_error(text, 240)}", basis="error text")
     if jit_not_built:
         return FailureReason(
             kind="not_instantiated",
@@ -135,7 +135,7 @@ def explain_failure(
         )
     if text:
         prefix = _KIND_PREFIX.get(str(kind_from_log), "") or _KIND_PREFIX.get(str(diagnosis), "")
-        return FailureReason(kind="runtime", summary=prefix + error_text.short_error(text, 90), basis="error text")
+        return FailureReason(kind="runtime", summary=prefix + error_text.short_error(text, 240), basis="error text")
     return FailureReason(kind="unknown", summary="no error text recorded and no model verdict", basis="none")
 
 

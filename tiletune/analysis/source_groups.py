@@ -237,8 +237,9 @@ def _labelled(groups: Mapping[str, list[str]], basis: Mapping[str, str]) -> tupl
 
 
 def _short(path: str, part: int = 16, keep: int = 3) -> str:
-    """A label that fits a table row: long parts (hashes) cut to 8 characters, middle parts elided."""
-    parts = [p if len(p) <= part else p[:8] + "…" for p in path.split("/")]
+    """A label that fits a table row: long hashes cut to 8 characters (a hash is no word: its head
+    names it), middle parts elided; a name with words in it is kept whole (never cut mid-word)."""
+    parts = [p[:8] + "…" if len(p) > part and p.isalnum() else p for p in path.split("/")]
     if len(parts) > keep:
         parts = [parts[0], "…", *parts[-(keep - 1):]]
     return "/".join(parts)

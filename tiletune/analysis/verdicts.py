@@ -341,17 +341,17 @@ def _not_run_reason(error: Optional[str], width: int = 80) -> str:
     """The first clause of why a retry engine could not start a tactic (its ledger message)."""
     text = " ".join((error or "").split()).removeprefix("engine_error: ")
     head = text.split("; ", 1)[0].strip() or "no reason recorded"
-    return head if len(head) <= width else head[:width].rsplit(" ", 1)[0] + " …"
+    from tiletune.core.words import clip_words
+
+    return clip_words(head, width)
 
 
 def _reason_head(reason: str, width: int = 100) -> str:
     """The gist of an undecoded reason: its first clause ('ambiguous', 'FlashInfer version unknown ...')."""
+    from tiletune.core.words import clip_words
+
     head = reason.split(":", 1)[0].strip() if ":" in reason[:width] else reason.strip()
-    if len(head) <= width:
-        return head
-    cut = head[: width - 1]
-    sp = cut.rfind(" ")  # never mid-word: the verdict is read, not parsed
-    return (cut[:sp].rstrip(" ,;(") if sp > width // 2 else cut.rstrip()) + "…"
+    return clip_words(head, width)
 
 
 def _failure_label(f: "Failure") -> str:

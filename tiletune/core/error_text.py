@@ -230,7 +230,9 @@ def short_error(text: str, width: int = 60) -> str:
         # last clause of three words or more says the most
         clauses = [c.strip() for c in t.split(": ") if len(c.split()) >= 3]
         core = clauses[-1] if clauses else t
-    return core if len(core) <= width else core[: width - 1].rstrip() + "…"
+    from tiletune.core.words import clip_words
+
+    return clip_words(core, width)
 
 
 __all__ = ["ErrorTextFacts", "ErrorClass", "KernelFile", "archs_named", "box_dim", "classify", "cutlass_status",

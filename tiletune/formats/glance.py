@@ -47,9 +47,19 @@ def chosen_cell(line: BucketLine) -> str:
     if line.fallback_only:
         return "fallback tactic -1"
     if len(line.chosen) > 1:
-        shown = ", ".join(p.label() for p in line.chosen)
+        labels = [p.label() for p in line.chosen]
         head = f"{len(line.chosen)} winners by source: "
-        return head + (shown if len(head) + len(shown) <= CHOSEN_WIDTH else shown[:CHOSEN_WIDTH - len(head) - 1].rstrip(", ") + "…")
+        shown = ", ".join(labels)
+        if len(head) + len(shown) <= CHOSEN_WIDTH:
+            return head + shown
+        # whole labels only (never a tile cut mid-word); the rank section below names every one
+        head = f"{len(line.chosen)} winners: "
+        kept = labels[:1]
+        for lbl in labels[1:]:
+            if len(head) + len(", ".join([*kept, lbl])) + len(" +9 more") > CHOSEN_WIDTH:
+                break
+            kept.append(lbl)
+        return head + ", ".join(kept) + (f" +{len(labels) - len(kept)} more" if len(kept) < len(labels) else "")
     return line.chosen[0].label()
 
 

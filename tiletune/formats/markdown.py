@@ -32,15 +32,13 @@ _ZWJ = "\u2060"
 
 
 def clip(text: str, limit: Optional[int]) -> str:
-    """`text` cut to `limit` characters (None: not cut), the cut marked with an ellipsis; cut at a
-    word boundary (never mid-word or mid-path) unless the text has no space in its second half."""
+    """`text` shortened to `limit` characters at a word (None: not cut), the cut marked with an
+    ellipsis (core.words.clip_words: never half a word)."""
     if limit is None or len(text) <= limit:
         return text
-    cut = text[: max(limit - 1, 0)]
-    sp = cut.rfind(" ")
-    if sp > limit // 2:
-        cut = cut[:sp].rstrip(" ,;:")
-    return cut + "\u2026"
+    from tiletune.core.words import clip_words
+
+    return clip_words(text, limit)
 
 
 def cell(text: object, limit: Optional[int] = None, *, line_start: bool = True) -> str:
@@ -192,7 +190,7 @@ def format_inspect(result: InspectResult, *, all_rows: bool = False, runtime_m: 
 
         out.append("## Failures")
         out.append("")
-        out.append(table(view.FAILURE_HEADERS, view.failure_rows(result.failures, error_width=60, labels=result.group_labels()), align_right=[3]))
+        out.append(table(view.FAILURE_HEADERS, view.failure_rows(result.failures, error_width=100_000, labels=result.group_labels()), align_right=[3]))
         out.append("")
         for step in next_steps(result.failures, tile_history, result.read_flags, view.gpus_named(result)):
             out.append(f"- {cell(step.text)}")

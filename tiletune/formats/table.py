@@ -31,11 +31,39 @@ def _fits_as_is(text: str) -> bool:
     return "\t" not in text and "\n" not in text and "\r" not in text and "\x0b" not in text and "\x0c" not in text
 
 
-# Failure table column caps (characters); tabulate wraps longer cells so rows fit 120 columns.
+# Failure table column caps (characters) at 120 columns; tabulate wraps longer cells (at spaces)
+# so rows fit. Narrower, `_fit_failures` drops the error column (the reason repeats it) and shrinks
+# the wide ones, never below what holds a tile label or a word.
 _FAILURE_WIDTHS = [26, 8, 20, 6, 22, 34]
+_FAILURE_MIN = [14, 6, 12, 5, 12, 16]
 
 
-_NUMERIC = {"N", "K", "count", "smem KiB*", "FLOP/B*", "t us*", "eff %*", "meas us"}
+def _fit_failures(rows: list[list[str]], width: int) -> tuple[list[str], list[int], list[list[str]], list[str]]:
+    """(headers, caps, rows, dropped column names) of the failure table for `width` columns."""
+    headers = list(view.FAILURE_HEADERS)
+    # each column as wide as its widest cell, up to its cap (tabulate wraps a longer one at spaces)
+    caps = [max(len(h), min(cap, max((len(r[i]) for r in rows), default=0)))
+            for i, (h, cap) in enumerate(zip(headers, _FAILURE_WIDTHS))]
+    mins = [min(m, c) for m, c in zip(_FAILURE_MIN, caps)]
+    dropped: list[str] = []
+
+    def total() -> int:
+        return sum(caps) + 2 * (len(caps) - 1)
+
+    if total() > width:
+        i = headers.index("error")
+        dropped.append("the error column")
+        for seq in (headers, caps, mins):
+            seq.pop(i)
+        rows = [r[:i] + r[i + 1:] for r in rows]
+    while total() > width and any(c > m for c, m in zip(caps, mins)):
+        j = max(range(len(caps)), key=lambda k: caps[k] - mins[k])  # the column with the most room to give
+        caps[j] -= 1
+    return headers, caps, rows, dropped
+
+
+_NUMERIC = {"N", "K", "count", "smem KiB*", "FLOP/B*", "t us*", "eff %*", "meas us", "t us cal*", "eff % cal*", "margin",
+            "failed", "never tried"}
 
 
 def _tab(rows, headers, maxcolwidths=None) -> str:
@@ -115,9 +143,10 @@ def nothing_found(result: InspectResult) -> str:
 _COMPACT_DROPS = ("never tried", "eff %*", "eff % cal*", "t us*", "t us cal*", "margin", "runner-up")
 
 
-def _fit_compact(rows: list[list[str]], width: int,
-                 headers_in: Optional[Sequence[str]] = None) -> tuple[list[str], list[list[str]]]:
-    """The compact table's columns, dropping the least needed ones until a row fits `width`."""
+def _fit_compact(rows: list[list[str]], width: int, headers_in: Optional[Sequence[str]] = None,
+                 dropped: Optional[dict[str, None]] = None) -> tuple[list[str], list[list[str]]]:
+    """The compact table's columns, dropping the least needed ones until a row fits `width` (their
+    names added to `dropped`, for the note that says so)."""
     headers = list(headers_in or glance.COMPACT_HEADERS)
     for drop in _COMPACT_DROPS:
         if drop not in headers:
@@ -128,10 +157,13 @@ def _fit_compact(rows: list[list[str]], width: int,
         i = headers.index(drop)
         headers.pop(i)
         rows = [r[:i] + r[i + 1:] for r in rows]
+        if dropped is not None:
+            dropped[drop] = None
     return headers, rows
 
 
-def _compact_table(rows: list[list[str]], width: int, headers_in: Optional[Sequence[str]] = None) -> str:
+def _compact_table(rows: list[list[str]], width: int, headers_in: Optional[Sequence[str]] = None,
+                   dropped: Optional[dict[str, None]] = None) -> str:
     """`_fit_compact` then `_simple_table` (else `_tab`) of one group's compact rows, with the
     cells checked once per table and each column's width worked out once (a big cache has 3,500
     groups). Rows `_plain_cells` does not vouch for take that plain path;
@@ -139,10 +171,9 @@ def _compact_table(rows: list[list[str]], width: int, headers_in: Optional[Seque
     headers when they differ from COMPACT_HEADERS (calibrated model columns)."""
     headers = list(headers_in or glance.COMPACT_HEADERS)
     blob = _plain_cells(rows, len(headers))
-    if blob is None:
-        kept, cut = _fit_compact(rows, width, headers)
-        return _simple_table(cut, kept, ["right" if h in glance.NUMERIC else "left" for h in kept]) or _tab(cut, kept)
-    widths = [max(len(h), max(map(len, col))) for h, col in zip(headers, zip(*rows))]
+    widths = [max(len(h), max(map(len, col))) for h, col in zip(headers, zip(*rows))] if rows else []
+    if blob is None or (rows and _too_wide_after_drops(headers, widths, width)):
+        return compact_table_plain(rows, width, headers, dropped)
     keep = list(range(len(headers)))
     for drop in _COMPACT_DROPS:  # as _fit_compact: the least needed columns go until a row fits
         if drop not in headers:
@@ -150,6 +181,8 @@ def _compact_table(rows: list[list[str]], width: int, headers_in: Optional[Seque
         if sum(widths[i] for i in keep) + 2 * (len(keep) - 1) <= width:
             break
         keep.remove(headers.index(drop))
+        if dropped is not None:
+            dropped[drop] = None
     rule = "  ".join("-" * widths[i] for i in keep)
     if len(keep) == len(headers) and headers[-1] in glance.NUMERIC and "\x00\x00" not in blob and blob[-1:] != "\x00":
         # every column kept and the last one right-aligned with no empty cell: no line ends in a
@@ -158,6 +191,70 @@ def _compact_table(rows: list[list[str]], width: int, headers_in: Optional[Seque
         return "\n".join([fmt % tuple(headers), rule, "\n".join([fmt] * len(rows)) % tuple(chain.from_iterable(rows))])
     fmt = "  ".join(("{%d:>%d}" if headers[i] in glance.NUMERIC else "{%d:<%d}") % (i, widths[i]) for i in keep)
     return "\n".join([fmt.format(*headers).rstrip(), rule, *(fmt.format(*row).rstrip() for row in rows)])
+
+
+# --all's columns the least needed first (the model's derived numbers, then the model's time)
+_ALL_DROPS = ("FLOP/B*", "bound*", "eff %*", "eff % cal*", "smem KiB*", "rank", "t us*", "t us cal*")
+
+
+def _fit_columns(headers: list[str], rows: list[list[str]], width: int,
+                 drops: Sequence[str]) -> tuple[list[str], list[list[str]], list[str]]:
+    """Columns left out, least needed first (`drops`), until the widest row fits `width`:
+    (headers, rows, the names left out)."""
+    gone: list[str] = []
+    for drop in drops:
+        widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+        if sum(widths) + 2 * (len(widths) - 1) <= width:
+            break
+        if drop not in headers:
+            continue
+        i = headers.index(drop)
+        headers = headers[:i] + headers[i + 1:]
+        rows = [r[:i] + r[i + 1:] for r in rows]
+        gone.append(drop)
+    return headers, rows, gone
+
+
+def _wrap_caps(headers: Sequence[str], rows: Sequence[Sequence[str]], width: int,
+               wrappable: Sequence[str]) -> Optional[list[int]]:
+    """Column caps that make the table fit `width` by wrapping the `wrappable` columns (at spaces),
+    or None when it fits as it is (or cannot: then it is left as it is)."""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    over = sum(widths) + 2 * (len(widths) - 1) - width
+    if over <= 0:
+        return None
+    caps = list(widths)
+    for name in wrappable:
+        if name not in headers or over <= 0:
+            continue
+        i = headers.index(name)
+        give = min(over, caps[i] - max(12, len(name)))
+        if give > 0:
+            caps[i] -= give
+            over -= give
+    return caps if caps != widths else None
+
+
+def compact_table_plain(rows: list[list[str]], width: int, headers_in: Optional[Sequence[str]] = None,
+                        dropped: Optional[dict[str, None]] = None) -> str:
+    """The compact table the plain way: columns dropped to fit (`_fit_compact`), the chosen cells
+    wrapped at spaces when even that is too wide, then the simple table (else tabulate)."""
+    kept, cut = _fit_compact(rows, width, headers_in, dropped)
+    if cut and "chosen" in kept and len(cut[0]) == len(kept):
+        kept_widths = [max(len(h), *(len(str(r[i])) for r in cut)) for i, h in enumerate(kept)]
+        if sum(kept_widths) + 2 * (len(kept) - 1) > width:
+            # still too wide with every optional column gone: the chosen cells wrap (at spaces) in
+            # the room left, rather than run past the edge
+            i = kept.index("chosen")
+            room = max(16, width - (sum(kept_widths) - kept_widths[i]) - 2 * (len(kept) - 1))
+            return _tab(cut, kept, [room if j == i else w for j, w in enumerate(kept_widths)])
+    return _simple_table(cut, kept, ["right" if h in glance.NUMERIC else "left" for h in kept]) or _tab(cut, kept)
+
+
+def _too_wide_after_drops(headers: Sequence[str], widths: Sequence[int], width: int) -> bool:
+    """Whether the compact table overflows `width` even with every droppable column left out."""
+    keep = [w for h, w in zip(headers, widths) if h not in _COMPACT_DROPS]
+    return sum(keep) + 2 * (len(keep) - 1) > width
 
 
 def _usual_table(cells: Sequence[tuple[str, ...]], width: int, layouts: dict[tuple[int, ...], tuple[str, str]]) -> Optional[str]:
@@ -211,6 +308,7 @@ def _compact_sections(result: InspectResult, runtime_m: Sequence[int], width: in
     ov = result.overview
     analyses = glance.analyses_by_choice(result, ov, uncalibrated)
     any_calibrated = False
+    dropped: dict[str, None] = {}  # columns left out to fit `width`, in the order they went
     labels: dict[int, str] = {}  # id(Pick) -> its label, while `ov` holds the Picks (they are shared)
     m_texts: dict[Any, str] = {}  # M range -> its cell (groups of one cache share their buckets)
     wraps: dict[Any, list[str]] = {}  # a group's uncovered M ranges -> their line wrapped (groups of a cache share a few)
@@ -218,38 +316,49 @@ def _compact_sections(result: InspectResult, runtime_m: Sequence[int], width: in
     layouts: dict[tuple[int, ...], tuple[str, str]] = {}  # column widths -> a usual table's head and row format
     for g in ov.groups:
         title = f"== {glance.group_title(g)} =="
-        out.append(title if len(title) <= width else f"== {glance.group_title(g, runner=False)} ==")
+        if len(title) > width:
+            title = f"== {glance.group_title(g, runner=False)} =="
+        out += [title] if len(title) <= width else _wrap(title, indent="", width=width)
         if result.calibrations and analyses.calibrated(g):  # (few groups: only inputs with measured times)
             any_calibrated = True
-            out.append(_compact_table(glance.compact_rows(g, analyses, labels, m_texts), width, glance.CALIBRATED_HEADERS))
+            out.append(_compact_table(glance.compact_rows(g, analyses, labels, m_texts), width, glance.CALIBRATED_HEADERS,
+                                      dropped))
         else:
             cells = glance.usual_cells(g, analyses, labels, m_texts)
             text = _usual_table(cells, width, layouts) if cells else None
-            out.append(text if text is not None else _compact_table(glance.compact_rows(g, analyses, labels, m_texts), width))
+            out.append(text if text is not None else _compact_table(glance.compact_rows(g, analyses, labels, m_texts), width,
+                                                                   dropped=dropped))
         if g.uncovered:  # (its line is made from them alone: once per distinct ranges, which groups share)
             wrapped = wraps.get(g.uncovered)
             if wrapped is None:
                 wrapped = wraps[g.uncovered] = _wrap(glance.uncovered_line(g) or "", indent="", width=width)
             out += wrapped
         out.append("")
+    if dropped:  # said, not silently left out
+        out += _wrap(f"(columns left out to fit {width} columns: {', '.join(dropped)}; widen the terminal, set "
+                     "COLUMNS, or use -f markdown, which keeps them)", indent="", width=width)
     if ov.groups:
         out += _wrap(glance.COMPACT_LEGEND, indent="", width=width)
         if any_calibrated:
             out += _wrap(glance.CALIBRATED_LEGEND, indent="", width=width)
         out.append("")
     if ov.rank_disagreements:
-        out.append("Rank disagreements (ranks of one server that kept different winners)")
+        out += _wrap("Rank disagreements (ranks of one server that kept different winners)", indent="", width=width)
         for d in ov.rank_disagreements:
             out += _wrap(glance.rank_line(d), width=width)
         out.append("")
     if runtime_m:
-        out.append("At runtime M (FlashInfer's default bucket mapping for each release)")
+        out += _wrap("At runtime M (FlashInfer's default bucket mapping for each release)", indent="", width=width)
         for line in glance.runtime_m_lines(ov, runtime_m):
             out += _wrap(line, width=width)
         out.append("")
-    if (len(ov.groups) > 1 or any(len(g.lines) > 1 for g in ov.groups)) and glance.tile_map_width(ov, width):
-        out += ["Tile map", glance.tile_map_text(ov, colour=colour)]
-        out += _wrap(glance.MAP_LEGEND, indent="", width=width)
+    if len(ov.groups) > 1 or any(len(g.lines) > 1 for g in ov.groups):
+        if glance.tile_map_width(ov, width):
+            out += ["Tile map", glance.tile_map_text(ov, colour=colour)]
+            out += _wrap(glance.MAP_LEGEND, indent="", width=width)
+        elif any(not line.fallback_only for g in ov.groups for line in g.lines):  # a map exists: said, not silently left out
+            out += _wrap(f"Tile map left out: it does not fit {width} columns (widen the terminal, set COLUMNS, or "
+                         "use -f markdown, which holds it)", indent="", width=width)
         out.append("")
     return out
 
@@ -269,18 +378,31 @@ def format_inspect(result: InspectResult, *, all_rows: bool = False, runtime_m: 
                 out += _wrap(line, indent="      ", width=width)
         out.append("")
     if all_rows:
+        all_dropped: dict[str, None] = {}
         for sec in view.entry_sections(result, uncalibrated=uncalibrated):
-            out.append(f"== {sec.title} ==")
+            out += _wrap(f"== {sec.title} ==", indent="", width=width)
             out += _wrap(sec.gpu_line, indent="", width=width)
-            out.append(_tab(sec.rows, sec.headers))
+            headers, rows, gone = _fit_columns(list(sec.headers), sec.rows, width, _ALL_DROPS)
+            out.append(_tab(rows, headers, _wrap_caps(headers, rows, width, ("status", "tile"))))
+            for name in gone:
+                all_dropped[name] = None
             for note in sec.footnotes:
                 out += _wrap(note, indent="", width=width)
+            out.append("")
+        if all_dropped:  # said, not silently left out
+            out += _wrap(f"(columns left out to fit {width} columns: {', '.join(all_dropped)}; widen the terminal, set "
+                         "COLUMNS, or use -f markdown, which keeps them)", indent="", width=width)
             out.append("")
     else:
         out += _compact_sections(result, runtime_m, width, colour, uncalibrated)
     if result.failures:
-        out.append("Failures (per op/runner/tactic and kind of failure, counted across inputs)")
-        out.append(_tab(view.failure_rows(result.failures, labels=result.group_labels()), view.FAILURE_HEADERS, _FAILURE_WIDTHS))
+        out += _wrap("Failures (per op/runner/tactic and kind of failure, counted across inputs)", indent="", width=width)
+        rows = view.failure_rows(result.failures, labels=result.group_labels())
+        headers, caps, rows, dropped = _fit_failures(rows, width)
+        out.append(_tab(rows, headers, caps))
+        if dropped:
+            out += _wrap(f"({' and '.join(dropped)} left out to fit {width} columns: the reason repeats the error; "
+                         "widen the terminal, set COLUMNS, or use -f markdown)", indent="", width=width)
         for step in glance.next_steps(result.failures, tile_history, result.read_flags, view.gpus_named(result)):
             out += _wrap(step.text, width=width)
             if step.command:
@@ -289,8 +411,8 @@ def format_inspect(result: InspectResult, *, all_rows: bool = False, runtime_m: 
     if result.not_tried:
         out.append("Never tried")
         for nt in result.not_tried:
-            out += _wrap(view.not_tried_line(nt))
-        out += _wrap(f"({view.NOT_TRIED_NOTE})")
+            out += _wrap(view.not_tried_line(nt), width=width)
+        out += _wrap(f"({view.NOT_TRIED_NOTE})", width=width)
         out.append("")
     events = view.event_lines(result)
     if events:
@@ -300,32 +422,32 @@ def format_inspect(result: InspectResult, *, all_rows: bool = False, runtime_m: 
         out.append("")
     losses, notes = view.split_problems(result)
     if losses:
-        out.append("Inputs that could not be used (exit status 2)")
+        out += _wrap("Inputs that could not be used (exit status 2)", indent="", width=width)
         for p in losses:
-            out += _wrap(p.message)
+            out += _wrap(p.message, width=width)
         out.append("")
     if notes:
         out.append("Notes on the inputs (nothing lost)")
         for p in notes:
-            out += _wrap(p.message)
+            out += _wrap(p.message, width=width)
         out.append("")
     if len(result.sources) > 1 or any(ae.record.source not in dict(result.sources) for ae in result.entries[:1]):
         out.append("Sources")
         for line in view.source_legend(result):
-            out += _wrap(line)
+            out += _wrap(line, width=width)
         out.append("")
     recorded = view.flashinfer_records(result)
     if recorded:
         out.append("Recorded by FlashInfer (beside its winners)")
         for line in recorded:
-            out += _wrap(line)
+            out += _wrap(line, width=width)
         out.append("")
     if result.notes:
         out.append("Notes")
         for n in result.notes:
-            out += _wrap(n)
+            out += _wrap(n, width=width)
         out.append("")
     out.append("Legend")
     for line in view.legend(result, compact=not all_rows):
-        out += _wrap(line)
+        out += _wrap(line, width=width)
     return "\n".join(out) + "\n"

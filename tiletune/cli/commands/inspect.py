@@ -72,13 +72,19 @@ def _colour(output: Optional[Path]) -> bool:
     return output is None and sys.stdout.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
 
 
-def _terminal_width(output: Optional[Path]) -> int:
-    """The terminal's width for the table (120 when writing a file or not to a terminal)."""
+def terminal_width(output: Optional[Path], environ: Optional[dict] = None) -> int:
+    """The width the table is laid out for: COLUMNS when set (a terminal, a pipe or a file: the user
+    said how wide), else the terminal's width when writing to one, else 120. At least 40: narrower,
+    no table fits whatever is dropped."""
     import shutil
 
+    env = os.environ if environ is None else environ
+    text = env.get("COLUMNS", "").strip()
+    if text.isdigit() and int(text) > 0:
+        return max(40, int(text))
     if output is not None or not sys.stdout.isatty():
         return 120
-    return max(80, shutil.get_terminal_size((120, 24)).columns)
+    return max(40, shutil.get_terminal_size((120, 24)).columns)
 
 
 def inspect_status(paths: Optional[List[Path]], *, format: OutputFormat = OutputFormat.table, arch: Optional[str] = None,
@@ -97,7 +103,7 @@ def inspect_status(paths: Optional[List[Path]], *, format: OutputFormat = Output
     from tiletune.formats import render
 
     colour = _colour(output)
-    view = {"all_rows": all_rows, "runtime_m": ms, "width": _terminal_width(output), "colour": colour,
+    view = {"all_rows": all_rows, "runtime_m": ms, "width": terminal_width(output), "colour": colour,
             "uncalibrated": uncalibrated}
     emit(render("inspect", result, format.value, **view), output,  # JSON comes in chunks, written as made
           json=format is OutputFormat.json, colour=colour)
