@@ -77,3 +77,4 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(pytest.mark.skip(reason="no CUDA GPU visible"))
         if "nvcc" in item.keywords and shutil.which("nvcc") is None:
             item.add_marker(pytest.mark.skip(reason="nvcc not on PATH"))
+

@@ -73,7 +73,7 @@ t = cpu(); port.analyze_entries(entries); again = cpu() - t  # the per-entry pas
 t = cpu()  # the whole analysis on the warm port, less that pass: failures, never-tried tiles, verdicts
 res = pipeline.build(entries, events=o.events, inputs=o.inputs, problems=o.problems, sources=o.sources, model=port)
 out["analysis"] = max(0.0, cpu() - t - again)
-t = cpu(); "".join(json_out.iter_inspect(res)); out["json"] = cpu() - t
+t = cpu(); sum(len(c) for c in json_out.iter_inspect(res)); out["json"] = cpu() - t  # (text or bytes chunks, consumed)
 t = cpu(); table.format_inspect(res); out["table"] = cpu() - t
 t = cpu(); json.load(open(path)); out["json.load"] = cpu() - t
 print(json.dumps(out))

@@ -72,7 +72,7 @@ def test_chunked_output_is_one_json_object(synthetic_result, monkeypatch, chunk)
     chunks = list(json_out.iter_inspect(synthetic_result))
     assert len(synthetic_result.entries) > 3
     assert len(chunks) == 2 + -(-len(synthetic_result.entries) // chunk)
-    assert "".join(chunks) == whole
+    assert b"".join(chunks).decode() == whole
     assert json.loads(whole)["entries"]
 
 
@@ -87,6 +87,6 @@ def test_problem_notes_are_listed_once_and_referenced(synthetic_result):
     # a note shared by two problems appears once
     p1 = Problem(m=1, n=2, k=3, notes=("a", "b"))
     p2 = Problem(m=2, n=2, k=3, notes=("b", "c"))
-    table = __import__("tiletune.formats.json_out", fromlist=["NoteTable"]).NoteTable()
+    table = __import__("tiletune.formats.inspect_doc", fromlist=["NoteTable"]).NoteTable()
     assert table.ids(p1.notes) == [0, 1] and table.ids(p2.notes) == [1, 2] and table.texts == ["a", "b", "c"]
     assert inspect_dict(synthetic_result)["problem_notes"] == doc["problem_notes"]

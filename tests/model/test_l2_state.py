@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from msgspec import structs
+from schema_paths import schema_node
 
 from tiletune.analysis.l2_state import L2Fact, inferred_flashinfer, policy
 from tiletune.analysis.model_port import ModelPort
@@ -108,8 +109,7 @@ def test_inspect_json_says_which_state_each_model_assumed(real):
                             "basis": "decoded: log line 2 says the autotuner timed with a cold L2"}
     assert by_tactic[8]["how"] == "inferred" and "PR #3667" in by_tactic[8]["basis"]
     schema = json.loads((Path(__file__).resolve().parents[2] / "tiletune" / "schemas" / "inspect.schema.json").read_text())
-    model = schema["properties"]["entries"]["items"]["properties"]["model"]["properties"]
-    assert model["l2"]["properties"]["how"]["enum"] == ["decoded", "inferred", "given", "unknown"]
+    assert sorted(schema_node(schema, "entries", "model", "l2", "how")["enum"]) == ["decoded", "given", "inferred", "unknown"]
 
 
 def test_unknown_release_leaves_the_undecoded_timing_unknown():
@@ -147,9 +147,7 @@ def test_warm_timing_of_a_small_weight_is_modelled_faster_and_the_memo_keeps_the
     a_cold, a_warm, a_cold2 = (x.analysis for x in port.analyze_entries([cold, warm, cold]))
     assert "RTX PRO 6000" in a_cold.gpu_name
     assert a_cold.l2.state == "cold" and a_warm.l2.state == "warm" and a_cold2 is a_cold
-    # (by 13 % with issue 26 round two's SM120 fit, whose shared-memory rate prices this 128x32 decode tile's
-    # k-blocks higher: more of the time is compute, which the L2 does not shorten; 22 % before)
-    assert a_warm.time_expected_s < 0.9 * a_cold.time_expected_s
+    assert a_warm.time_expected_s < 0.8 * a_cold.time_expected_s
     # the release infers cold (0.6.17 fp4_gemm): the same numbers as the decoded cold line
     (a_inferred,) = (x.analysis for x in port.analyze_entries([entry]))
     assert a_inferred.l2.how == "inferred" and a_inferred.time_expected_s == a_cold.time_expected_s

@@ -61,14 +61,17 @@ def say(message: str) -> None:
     _echo_err(terminal_safe(message))
 
 
-def emit(text: Union[str, Iterable[str]], output: Optional[Path], *, json: bool = False, colour: bool = False) -> None:
-    """Print `text` (or text chunks, written as they come) to stdout, or write it atomically to
-    `output`; a newline is added when the text does not end with one. Terminal escapes and control
-    characters from the inputs are removed from every chunk (a sequence cut between two chunks
-    loses its ESC, which leaves harmless text)."""
-    from tiletune.formats.safe_text import json_safe, terminal_safe
+def emit(text: Union[str, Iterable[str], Iterable[bytes]], output: Optional[Path], *, json: bool = False,
+         colour: bool = False) -> None:
+    """Print `text` (or text chunks, written as they come; the JSON writer's chunks are UTF-8 bytes)
+    to stdout, or write it atomically to `output`; a newline is added when the text does not end
+    with one. Terminal escapes and control characters from the inputs are removed from every chunk
+    (a sequence cut between two chunks loses its ESC, which leaves harmless text)."""
+    from tiletune.formats.safe_text import json_safe, json_safe_bytes, terminal_safe
 
-    def safe(chunk: str) -> str:
+    def safe(chunk: Union[str, bytes]) -> Union[str, bytes]:
+        if isinstance(chunk, (bytes, bytearray)):
+            return json_safe_bytes(chunk)
         return json_safe(chunk) if json else terminal_safe(chunk, keep_colours=colour)
 
     chunks = map(safe, _newline_ended([text] if isinstance(text, str) else text))
@@ -80,12 +83,17 @@ def emit(text: Union[str, Iterable[str]], output: Optional[Path], *, json: bool 
     write_atomic(output, chunks)
 
 
-def write_stdout(chunks: Iterable[str]) -> None:
-    """Write to stdout; a failed write (`> /dev/full`) is one line and exit 2, not a traceback.
-    A closed pipe (`| head`) is the reader's choice and not reported."""
+def write_stdout(chunks: Iterable[Union[str, bytes]]) -> None:
+    """Write to stdout (text, or UTF-8 bytes straight to its buffer); a failed write (`> /dev/full`)
+    is one line and exit 2, not a traceback. A closed pipe (`| head`) is the reader's choice and not
+    reported."""
     try:
         for chunk in chunks:
-            sys.stdout.write(chunk)
+            if isinstance(chunk, (bytes, bytearray)):
+                sys.stdout.flush()  # (what text went before it, first)
+                sys.stdout.buffer.write(chunk)
+            else:
+                sys.stdout.write(chunk)
         sys.stdout.flush()
     except BrokenPipeError:
         _detach_stdout()
@@ -114,12 +122,15 @@ def refuse_outputs_over_inputs(outputs: Iterable[tuple], named: Iterable[Path], 
     fileio.refuse_outputs_over_inputs(outputs, [*named, *read])
 
 
-def _newline_ended(chunks: Iterable[str]) -> Iterator[str]:
-    last = ""
+def _newline_ended(chunks: Iterable[Union[str, bytes]]) -> Iterator[Union[str, bytes]]:
+    last: Union[str, bytes] = ""
     for chunk in chunks:
         yield chunk
         last = chunk or last
-    if not last.endswith("\n"):
+    if isinstance(last, (bytes, bytearray)):
+        if not last.endswith(b"\n"):
+            yield b"\n"
+    elif not last.endswith("\n"):
         yield "\n"
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Iterable, List, Tuple, Union
 
 
-def write_atomic(path: Union[str, Path], data: Union[str, bytes, Iterable[str]]) -> None:
+def write_atomic(path: Union[str, Path], data: Union[str, bytes, Iterable[Union[str, bytes]]]) -> None:
     """Write `data` to `path` atomically (temp file + fsync + os.replace in the same directory).
 
     `data` may be text chunks (a formatter's output as it is made): nothing appears at `path`
@@ -36,16 +36,16 @@ def write_atomic(path: Union[str, Path], data: Union[str, bytes, Iterable[str]])
         raise OutputError(f"{path}: cannot write it ({e.strerror or e})") from None
 
 
-def _write_data(f, data: Union[str, bytes, Iterable[str]]) -> None:  # noqa: ANN001 - a binary file
+def _write_data(f, data: Union[str, bytes, Iterable[Union[str, bytes]]]) -> None:  # noqa: ANN001 - a binary file
     if isinstance(data, (str, bytes)):
         f.write(data.encode("utf-8") if isinstance(data, str) else data)
     else:
-        for chunk in data:
-            f.write(chunk.encode("utf-8"))
+        for chunk in data:  # text chunks, or UTF-8 bytes (the JSON writer's)
+            f.write(chunk.encode("utf-8") if isinstance(chunk, str) else chunk)
     f.flush()
 
 
-def _write_replacing(path: Path, data: Union[str, bytes, Iterable[str]]) -> None:
+def _write_replacing(path: Path, data: Union[str, bytes, Iterable[Union[str, bytes]]]) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent))
     try:
         # mkstemp creates 0600; give the file the mode a plain open() would (0666 minus umask).

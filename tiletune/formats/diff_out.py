@@ -8,15 +8,17 @@ only against the threshold the result carries.
 from __future__ import annotations
 
 import json
-from typing import Any, Optional
+from typing import Annotated, Any, Literal, Optional
 
-from msgspec import structs
+import msgspec
+from msgspec import Meta, Struct, structs
 
 from tiletune.analysis.diff import Change, DiffResult, Side, Undetermined, summary_counts
 from tiletune.core.records import Problem, to_jsonable
-from tiletune.formats.json_out import config_dict, problem_dict
+from tiletune.formats.inspect_doc import ConfigOut, ProblemNotesOut, Strict, config_out, problem_notes_out
+from tiletune.formats.strict_json import NOTE as STRICT_NOTE
 
-SCHEMA = "tiletune.diff/1"
+SCHEMA: Literal["tiletune.diff/1"] = "tiletune.diff/1"
 
 _KIND_TEXT = {
     "winner_changed": "winner changed",
@@ -193,61 +195,108 @@ def format_markdown(result: DiffResult) -> str:
 # --- json --------------------------------------------------------------------------------------
 
 
-def _side_dict(s: Optional[Side]) -> Optional[dict[str, Any]]:
+class SideOut(Struct):
+    """One side's winner (or failure) in tile terms."""
+
+    tactic: Any
+    config: Optional[ConfigOut]
+    flashinfer_version: Optional[str]
+    time_us: Annotated[Optional[float], Meta(description="microseconds, measured by the input")]
+    time_basis: Optional[Literal["measured"]]
+    not_a_cutlass_tactic: bool
+    margin: Annotated[Optional[float], Meta(description="(runner-up time - winner time) / winner time, measured")]
+    won_by_noise: Optional[bool]
+    spread: Optional[float]
+
+
+class ChangeOut(Struct):
+    kind: Literal["winner_changed", "added", "removed", "newly_failing", "recovered"]
+    arch: Optional[str]
+    op: str
+    runner: str
+    problem: Optional[ProblemNotesOut]
+    problems: list[ProblemNotesOut]
+    before: Optional[SideOut]
+    after: Optional[SideOut]
+    time_change: Annotated[Optional[float], Meta(description="(new - old) / old of the winners' measured times")]
+    noise: Optional[float]
+    noise_basis: Optional[str]
+    beyond_noise: Optional[bool]
+    errors: list[str]
+    group: Optional[str]
+
+
+class UndeterminedOut(Struct):
+    """What cannot be compared (another release on each side and no decoded config on one)."""
+
+    arch: Optional[str]
+    op: str
+    runner: str
+    problem: Optional[ProblemNotesOut]
+    before: SideOut
+    after: SideOut
+    reason: str
+    kind: str
+    problems: list[ProblemNotesOut]
+
+
+class EnvironmentValues(Struct):
+    before: list[str]
+    after: list[str]
+
+
+class DiffDoc(Struct):
+    """What `tiletune diff --format json` prints."""
+
+    schema: Literal["tiletune.diff/1"]
+    changes: list[ChangeOut]
+    undetermined: list[UndeterminedOut]
+    environment: dict[str, EnvironmentValues]
+    unchanged: int
+    old_sources: list[str]
+    new_sources: list[str]
+    notes: list[str]
+
+
+def _side_out(s: Optional[Side], strict: Strict) -> Optional[SideOut]:
     if s is None:
         return None
-    return {
-        "tactic": to_jsonable(s.tactic),
-        "config": config_dict(s.config),
-        "flashinfer_version": s.flashinfer_version,
-        "time_us": None if s.time_ms is None else s.time_ms * 1000.0,
-        "time_basis": None if s.time_ms is None else "measured",
-        "not_a_cutlass_tactic": s.not_cutlass,
-        "margin": s.margin,
-        "won_by_noise": s.won_by_noise,
-        "spread": s.spread,
-    }
+    num = strict.num
+    return SideOut(strict.value(s.tactic), config_out(s.config), s.flashinfer_version,
+                   None if s.time_ms is None else num(s.time_ms * 1000.0), None if s.time_ms is None else "measured",
+                   s.not_cutlass, num(s.margin), s.won_by_noise, num(s.spread))
 
 
-def _change_dict(c: Change) -> dict[str, Any]:
-    return {
-        "kind": c.kind,
-        "arch": c.arch,
-        "op": c.op,
-        "runner": c.runner,
-        "problem": problem_dict(c.problem),
-        "problems": [problem_dict(p) for p in c.problems],
-        "before": _side_dict(c.before),
-        "after": _side_dict(c.after),
-        "time_change": c.time_change,
-        "noise": c.noise,
-        "noise_basis": c.noise_basis,
-        "beyond_noise": c.beyond_noise,
-        "errors": list(c.errors),
-        "group": c.group,
-    }
+def diff_doc(result: DiffResult) -> DiffDoc:
+    strict = Strict()
 
+    def problems(ps: Any) -> list[ProblemNotesOut]:
+        return [po for po in (problem_notes_out(p, strict) for p in ps) if po is not None]
 
-def _undetermined_dict(u: Undetermined) -> dict[str, Any]:
-    return {"arch": u.arch, "op": u.op, "runner": u.runner, "problem": problem_dict(u.problem),
-            "before": _side_dict(u.before), "after": _side_dict(u.after), "reason": u.reason, "kind": u.kind,
-            "problems": [problem_dict(p) for p in u.problems]}
+    changes = [ChangeOut(c.kind, c.arch, c.op, c.runner, problem_notes_out(c.problem, strict), problems(c.problems),  # type: ignore[arg-type]
+                         _side_out(c.before, strict), _side_out(c.after, strict), strict.num(c.time_change),
+                         strict.num(c.noise), c.noise_basis, c.beyond_noise, list(c.errors), c.group)
+               for c in result.changes]
+    undetermined = []
+    for u in result.undetermined:
+        before, after = _side_out(u.before, strict), _side_out(u.after, strict)
+        assert before is not None and after is not None
+        undetermined.append(UndeterminedOut(u.arch, u.op, u.runner, problem_notes_out(u.problem, strict), before, after,
+                                            u.reason, u.kind, problems(u.problems)))
+    environment = {e.field: EnvironmentValues(list(e.before), list(e.after)) for e in result.environment}
+    return DiffDoc(SCHEMA, changes, undetermined, environment, result.unchanged, list(result.old_sources),
+                   list(result.new_sources), list(result.notes) + ([STRICT_NOTE] if strict.replaced else []))
 
 
 def diff_dict(result: DiffResult) -> dict[str, Any]:
-    return {
-        "schema": SCHEMA,
-        "changes": [_change_dict(c) for c in result.changes],
-        "undetermined": [_undetermined_dict(u) for u in result.undetermined],
-        "environment": {e.field: {"before": list(e.before), "after": list(e.after)} for e in result.environment},
-        "unchanged": result.unchanged,
-        "old_sources": list(result.old_sources),
-        "new_sources": list(result.new_sources),
-        "notes": list(result.notes),
-    }
+    out: dict[str, Any] = _json_values(diff_doc(result))
+    return out
 
 
 def format_json(result: DiffResult) -> str:
-    from tiletune.formats.strict_json import dumps
+    return msgspec.json.format(msgspec.json.encode(diff_doc(result)), indent=2).decode() + "\n"
 
-    return dumps(diff_dict(result), indent=2) + "\n"
+
+def _json_values(doc: Any) -> Any:
+    """An output object as the plain JSON values it encodes to (lists, dicts, numbers, strings)."""
+    return msgspec.json.decode(msgspec.json.encode(doc))

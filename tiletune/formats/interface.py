@@ -16,7 +16,7 @@ from msgspec import Struct
 
 from tiletune.core.errors import UsageError
 
-Rendered = Union[str, Iterable[str]]
+Rendered = Union[str, Iterable[str], Iterable[bytes]]  # (bytes: UTF-8 chunks, the JSON writer's)
 
 
 class Formatter(Struct, frozen=True, gc=False):
@@ -44,4 +44,6 @@ class Formatter(Struct, frozen=True, gc=False):
     def render_text(self, result: Any, fmt: str) -> str:
         """`render`, joined into one string (for results that are never big)."""
         out = self.render(result, fmt)
-        return out if isinstance(out, str) else "".join(out)
+        if isinstance(out, str):
+            return out
+        return "".join(c.decode("utf-8", "surrogatepass") if isinstance(c, (bytes, bytearray)) else c for c in out)

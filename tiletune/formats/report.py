@@ -604,8 +604,12 @@ def _failure_details(failures: Iterable[Failure], limit: Optional[int] = None, l
 
 
 def report_dict(result: InspectResult, ctx: ReportContext) -> dict[str, Any]:
-    """The report as one JSON object; `inspect` holds the full tiletune.inspect/1 object."""
-    return {
+    """The report as one JSON object; `inspect` holds the full tiletune.inspect/1 object (whose notes
+    say when a non-finite number was written as null: the report's own notes then say it too)."""
+    from tiletune.formats.strict_json import NOTE as STRICT_NOTE
+
+    inspected = inspect_dict(result)
+    doc = {
         "schema": SCHEMA,
         "tiletune_version": __version__,
         "generated_at": ctx.generated_at,
@@ -632,8 +636,11 @@ def report_dict(result: InspectResult, ctx: ReportContext) -> dict[str, Any]:
         "plots": [{"arch": a, "op": o, "file": rel} for a, o, rel in ctx.plots],
         "plot_note": ctx.plot_note,
         "tile_map_png": ctx.tile_map_png,
-        "inspect": inspect_dict(result),
+        "inspect": inspected,
     }
+    if STRICT_NOTE in inspected["notes"]:
+        doc["notes"] = [STRICT_NOTE]
+    return doc
 
 
 def format_report_json(result: InspectResult, ctx: ReportContext) -> str:

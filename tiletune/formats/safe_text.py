@@ -61,6 +61,16 @@ def json_safe(text: str) -> str:
     return _C1_OR_DEL.sub("\ufffd", text) if _may_hold_c1_or_del(text) else text
 
 
+def json_safe_bytes(chunk: bytes) -> bytes:
+    """`json_safe` for UTF-8 JSON bytes (the JSON writer's chunks): ASCII without DEL is returned at
+    once (a C-speed pass); anything else is decoded, made safe and encoded again."""
+    if chunk.isascii():
+        return chunk.replace(b"\x7f", "\ufffd".encode()) if b"\x7f" in chunk else chunk
+    text = bytes(chunk).decode("utf-8", "surrogatepass")
+    safe = json_safe(text)
+    return chunk if safe is text else safe.encode("utf-8", "surrogatepass")
+
+
 # every byte but DEL and the C1 range (as Latin-1 bytes: U+007F..U+009F)
 _NOT_C1_OR_DEL = bytes(range(256)).translate(None, bytes(range(0x7F, 0xA0)))
 
