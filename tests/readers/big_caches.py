@@ -7,7 +7,7 @@ the 0.7.2-style policy element.
   many entries share one modelled case).
 - `make_fp4_distinct(n, path)`: n distinct SM120 fp4_gemm CUTLASS keys, one per (M bucket, N, K)
   shape, tactics cycling over the whole 32-entry list: every entry decodes and is a modelled case
-  of its own.
+  of its own (`make_fp4_terse`: the same keys, values `[runner, tactic]` only).
 """
 
 from __future__ import annotations
@@ -75,8 +75,9 @@ def make_cache(n_entries: int, path: Path, seed: int = 0) -> None:
 _FP4_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192]
 
 
-def make_fp4_distinct(n_entries: int, path: Path) -> None:
-    """A v1 cache of `n_entries` distinct SM120 fp4_gemm keys (distinct shapes), tactic i % 32."""
+def make_fp4_distinct(n_entries: int, path: Path, *, policy: bool = True) -> None:
+    """A v1 cache of `n_entries` distinct SM120 fp4_gemm keys (distinct shapes), tactic i % 32;
+    `policy=False`: the terse form, values `[runner, tactic]` only (FlashInfer before 0.7.2)."""
     entries: dict[str, list] = {}
     n = 256
     while len(entries) < n_entries:
@@ -84,7 +85,7 @@ def make_fp4_distinct(n_entries: int, path: Path) -> None:
             for m in _FP4_BUCKETS:
                 shapes = ((m, k // 2), (k // 2, n), (-1, k // 16), (k // 16, n), (), (0,), (-1, n), (0,), (0,), (-1,))
                 key = str(("fp4_gemm", "CutlassFp4GemmRunner", shapes))[:-1] + ", ())"
-                entries[key] = ["CutlassFp4GemmRunner", len(entries) % 32, _POLICY]
+                entries[key] = ["CutlassFp4GemmRunner", len(entries) % 32, *([_POLICY] if policy else [])]
                 if len(entries) >= n_entries:
                     break
             if len(entries) >= n_entries:
@@ -95,3 +96,9 @@ def make_fp4_distinct(n_entries: int, path: Path) -> None:
         doc[key] = entries[key]
     with open(path, "w") as f:
         json.dump(doc, f, indent=2)
+
+
+def make_fp4_terse(n_entries: int, path: Path) -> None:
+    """`make_fp4_distinct` with values `[runner, tactic]` only (no profiling policy): the smallest file
+    per entry, so the hardest ratio to json.load (issue 21's workload)."""
+    make_fp4_distinct(n_entries, path, policy=False)
