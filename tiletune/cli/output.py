@@ -7,10 +7,13 @@ import enum
 import os
 import sys
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Optional, Sequence, Union
 
 from tiletune.cli.process import gc_paused
 from tiletune.core.errors import TiletuneError
+
+if TYPE_CHECKING:  # (types only: a plain inspect imports the analysis when it runs it)
+    from tiletune.analysis.results import InspectResult
 
 
 class OutputFormat(str, enum.Enum):
@@ -114,7 +117,7 @@ def _detach_stdout() -> None:
         pass
 
 
-def refuse_outputs_over_inputs(outputs: Iterable[tuple], named: Iterable[Path], result=None) -> None:  # noqa: ANN001
+def refuse_outputs_over_inputs(outputs: Iterable[tuple], named: Iterable[Path], result: Optional["InspectResult"] = None) -> None:
     """No output option may name an input: the named ones, and the files a result was read from."""
     from tiletune.core import fileio
 
@@ -134,7 +137,7 @@ def _newline_ended(chunks: Iterable[Union[str, bytes]]) -> Iterator[Union[str, b
         yield "\n"
 
 
-def report_problems(result, to_stderr: bool = True) -> None:  # noqa: ANN001 - InspectResult
+def report_problems(result: "InspectResult", to_stderr: bool = True) -> None:
     """Problems go to stderr, so `> out.txt` still shows them; skipped only when stdout (which
     already shows them in the table) is the very terminal stderr is."""
     if to_stderr and not _stdout_is_the_stderr_terminal():
@@ -151,7 +154,7 @@ def _stdout_is_the_stderr_terminal() -> bool:
         return False
 
 
-def gate(result, fail_on: Optional[FailOn], side: str = "") -> int:  # noqa: ANN001 - InspectResult
+def gate(result: "InspectResult", fail_on: Optional[FailOn], side: str = "") -> int:
     """The exit status: 2 for unusable inputs, else 1 when --fail-on findings exist, else 0."""
     code = result.exit_code
     if code == 0 and fail_on is not None and result.fails_on(fail_on.value):

@@ -30,6 +30,7 @@ from tiletune.core.records import Status
 from tiletune.formats import markdown as md
 from tiletune.formats import view
 from tiletune.formats.json_out import analysis_dict, inspect_dict
+from tiletune.model.perf import ModelResult
 
 SCHEMA = "tiletune.report/1"
 
@@ -144,7 +145,7 @@ def _peak_line(result: InspectResult, arch: Optional[str]) -> str:
 # --- chosen tiles ------------------------------------------------------------------------------
 
 
-def _band(a) -> str:  # noqa: ANN001 - ModelResult
+def _band(a: Optional[ModelResult]) -> str:
     if a is None or a.time_expected_s is None:
         return "-"
     s = view.fmt_us(a.time_expected_s)

@@ -5,10 +5,14 @@ start from `inspected` too."""
 import os
 import sys
 from pathlib import Path
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 from tiletune.cli.output import FailOn, OutputFormat, emit, gate, refuse_outputs_over_inputs, report_problems
 from tiletune.cli.process import keep_until_exit
+
+if TYPE_CHECKING:  # (types only: the command imports these when it runs)
+    from tiletune.analysis.entry_filter import EntryFilter
+    from tiletune.readers.interface import ReadContext
 
 
 def inspected(paths: Optional[List[Path]], arch: Optional[str], flashinfer_version: Optional[str], gpu: Optional[str],
@@ -22,7 +26,7 @@ def inspected(paths: Optional[List[Path]], arch: Optional[str], flashinfer_versi
     return result
 
 
-def inspect_context(arch: Optional[str], flashinfer_version: Optional[str]):  # -> ReadContext
+def inspect_context(arch: Optional[str], flashinfer_version: Optional[str]) -> "ReadContext":
     """--arch / --flashinfer-version checked and normalised (bad values: one line, exit 2)."""
     from tiletune.core.archs import KNOWN_ARCHS, normalize_arch
     from tiletune.core.errors import UsageError
@@ -43,7 +47,8 @@ def inspect_context(arch: Optional[str], flashinfer_version: Optional[str]):  # 
     return ReadContext(arch=norm, flashinfer_version=flashinfer_version)
 
 
-def _entry_filter(ops, archs, ranks, statuses):  # -> Optional[EntryFilter]
+def _entry_filter(ops: Optional[List[str]], archs: Optional[List[str]], ranks: Optional[List[str]],
+                  statuses: Optional[List[str]]) -> Optional["EntryFilter"]:
     """inspect's --op / --only-arch / --rank / --status (values checked; None: keep everything).
     What each value names is resolved against the inputs (analysis.entry_filter)."""
     from tiletune.analysis.entry_filter import EntryFilter
