@@ -39,12 +39,29 @@ class Workspace(Struct, frozen=True, gc=False):
     has_log: bool
 
 
+class FlashInferMetadata(Struct, frozen=True, gc=False):
+    """The `_metadata` FlashInfer writes into (and compares with) a cache on this machine.
+
+    `source` "flashinfer": the installed release's own `_collect_metadata()`, run in a child
+    process; "inferred": read from package metadata and nvidia-smi without FlashInfer (each
+    field's `basis` says how; None where it cannot be inferred). `tiletune check --env` reads it.
+    """
+
+    release: Optional[str]
+    values: Tuple[Tuple[str, Optional[str]], ...]
+    basis: Tuple[Tuple[str, str], ...]
+    source: str  # "flashinfer" or "inferred"
+    note: Optional[str] = None
+
+
 class DoctorReport(Struct, frozen=True, gc=False):
     checks: Tuple[Check, ...]
     gpus: Tuple[Gpu, ...] = ()
     workspaces: Tuple[Workspace, ...] = ()
     caches: Tuple[str, ...] = ()
     searched: Tuple[str, ...] = field(default_factory=tuple)
+    flashinfer_metadata: Optional[FlashInferMetadata] = None
+    host: Optional[str] = None
 
 
-__all__ = ["Check", "DoctorReport", "Gpu", "Workspace"]
+__all__ = ["Check", "DoctorReport", "FlashInferMetadata", "Gpu", "Workspace"]

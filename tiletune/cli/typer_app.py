@@ -396,16 +396,55 @@ def doctor_command(
     *,
     format: Annotated[DoctorFormat, typer.Option("--format", "-f", help="table or json.")] = DoctorFormat.table,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write here (atomically) instead of stdout.", readable=False)] = None,
+    python: Annotated[Optional[str], typer.Option("--python", help="Ask this interpreter's FlashInfer for its cache metadata (a server's venv, e.g. /opt/vllm/bin/python). Default: this one.")] = None,
 ) -> None:
-    """What tiletune can see here: GPUs, driver, CUDA, nvcc, FlashInfer/CUTLASS/torch versions, JIT workspaces, caches."""
+    """What tiletune can see here: GPUs, driver, CUDA, nvcc, FlashInfer/CUTLASS/torch versions, JIT workspaces, caches,
+    and the metadata FlashInfer compares a cache with (`tiletune check --env` reads this report as JSON)."""
 
     def run() -> None:
         from tiletune.cli.commands import doctor
         from tiletune.formats import render
 
-        emit(render("doctor", doctor.collect(), format.value), output)
+        emit(render("doctor", doctor.collect(python=python), format.value), output)
 
     _guard(run)
+
+
+class CheckFailOn(str, enum.Enum):
+    miss = "miss"
+
+
+@app.command("check")
+def check_command(
+    paths: Annotated[List[Path], typer.Argument(help="Cache files or a server's cache directory (vLLM, SGLang or plain FlashInfer v1 files).", show_default=False, readable=False)],
+    *,
+    env: Annotated[Optional[Path], typer.Option("--env", help="The target: JSON written by `tiletune doctor -f json` on it. Default: this host.", readable=False)] = None,
+    flashinfer_version: Annotated[Optional[str], typer.Option("--flashinfer-version", help="Take the target's FlashInfer release as this one (an upgrade being planned).")] = None,
+    ranks: Annotated[Optional[int], typer.Option("--ranks", help="Ranks per group on the target (vLLM: tensor x pipeline parallel size; SGLang: TP size), so a missing highest rank's file is seen.")] = None,
+    format: Annotated[OutputFormat, typer.Option("--format", "-f", help="table, json (schema tiletune.check/1) or markdown.")] = OutputFormat.table,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write here (atomically) instead of stdout.", readable=False)] = None,
+    fail_on: Annotated[Optional[CheckFailOn], typer.Option("--fail-on", help="miss: exit 1 when a file will be ignored or a rank group discarded. Unusable inputs still exit 2.")] = None,
+) -> None:
+    """Will these caches hit on the target? Per file, the target FlashInfer release's own metadata rule (which field decides);
+    per rank group, vLLM's fingerprint rule and SGLang's digest rule (kept or discarded), and which keys differ between ranks in tile terms."""
+
+    def run() -> int:
+        from tiletune.cli.commands.check import run_check
+        from tiletune.cli.output import say
+        from tiletune.formats import render
+
+        refuse_outputs_over_inputs([("--output", output)], [*paths, *([env] if env else [])])
+        result = run_check(paths, env, flashinfer_version, ranks)
+        emit(render("check", result, format.value), output, json=format is OutputFormat.json)
+        for p in result.problems:
+            say(f"tiletune: {p.message}")
+        if any(p.loses_data for p in result.problems):
+            return 2
+        return 1 if fail_on is CheckFailOn.miss and result.misses else 0
+
+    code = _guard(run, [*paths, *([env] if env else [])])
+    if code:
+        raise typer.Exit(code=code)
 
 
 def main() -> None:

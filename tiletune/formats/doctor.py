@@ -27,6 +27,16 @@ def render_text(report: DoctorReport) -> str:
                      f"{len(w.modules_built)} module(s) built"
                      + (f", {len(w.modules_not_built)} not built ({', '.join(w.modules_not_built[:5])})" if w.modules_not_built else "")
                      + (", flashinfer_jit.log" if w.has_log else ""))
+    fm = report.flashinfer_metadata
+    if fm is not None:
+        how = (f"FlashInfer {fm.release}'s own _collect_metadata()" if fm.source == "flashinfer"
+               else "inferred without FlashInfer")
+        lines.append(f"FlashInfer cache metadata here ({how}; `tiletune check --env` compares caches with it):")
+        basis = dict(fm.basis)
+        for k, v in fm.values:
+            lines.append(f"  {k} = {v if v is not None else '(not known)'}" + (f"  [{basis[k]}]" if fm.source != "flashinfer" and k in basis else ""))
+        if fm.note:
+            lines.append(f"  ({fm.note})")
     for p in report.caches:
         lines.append(f"  cache {p}")
     if not report.caches and report.searched:

@@ -22,9 +22,11 @@ import subprocess
 from pathlib import Path
 from typing import Callable, Mapping, Optional, Sequence, Tuple
 
-from tiletune.analysis.doctor import Check, DoctorReport, Gpu, Workspace
+from tiletune.analysis.doctor import Check, DoctorReport, FlashInferMetadata, Gpu, Workspace
 
 SUBPROCESS_TIMEOUT_S = 10.0
+# importing torch and flashinfer in the child that asks FlashInfer for its metadata takes seconds
+METADATA_TIMEOUT_S = 120.0
 
 # Packages whose versions matter to tiletune (distribution names as pip knows them).
 PACKAGES = ("flashinfer-python", "flashinfer-cubin", "flashinfer-jit-cache", "nvidia-cutlass",
@@ -76,6 +78,105 @@ def _gpus(which: Callable[[str], Optional[str]], run: Runner) -> Tuple[Tuple[Gpu
     checks.append(Check("CUDA (driver supports up to)", m is not None, m.group(1) if m else None,
                         None if m else "not in nvidia-smi's banner"))
     return tuple(gpus), checks
+
+
+_METADATA_MARK = "TILETUNE_FLASHINFER_METADATA="
+# Run in a child (doctor itself never imports torch or flashinfer): the installed release's own
+# `_collect_metadata()`, the values its load_configs compares a cache's `_metadata` with.
+_METADATA_CHILD = (
+    "import json\n"
+    "try:\n"
+    "    from flashinfer.autotuner.autotuner import _collect_metadata\n"
+    "except ImportError:\n"
+    "    from flashinfer.autotuner import _collect_metadata\n"
+    "import flashinfer\n"
+    "print(" + repr(_METADATA_MARK) + " + json.dumps({'release': getattr(flashinfer, '__version__', None),"
+    " 'metadata': _collect_metadata()}))\n"
+)
+
+
+def _run_python(cmd: Sequence[str]) -> Optional[str]:
+    """stdout of a Python child with the longer limit importing torch needs; None on failure."""
+    try:
+        p = subprocess.run(list(cmd), capture_output=True, text=True, timeout=METADATA_TIMEOUT_S, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return p.stdout if p.returncode == 0 else None
+
+
+def _first_gpu_name(gpus: Sequence[Gpu], env: Mapping[str, str]) -> Optional[str]:
+    """The GPU torch.cuda.current_device() names in a fresh process: the first visible one."""
+    visible = env.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        first = visible.split(",")[0].strip()
+        if not first.isdigit():  # a UUID or MIG name: which GPU it is, nvidia-smi's index cannot say
+            return None
+        gpus = [g for g in gpus if g.index == int(first)]
+    return gpus[0].name if gpus else None
+
+
+def flashinfer_metadata(gpus: Sequence[Gpu], env: Mapping[str, str], run_python: Runner,
+                        python: Optional[str] = None) -> Optional[FlashInferMetadata]:
+    """What FlashInfer would write into (and compare with) a cache's `_metadata` here. `python`: the
+    interpreter of the environment that runs FlashInfer (a server's venv), default this one."""
+    import json
+    import sys
+
+    release = _package_version("flashinfer-python") if python is None else "(asked)"
+    if release is not None:
+        out = run_python([python or sys.executable, "-c", _METADATA_CHILD]) or ""
+        line = next((x for x in out.splitlines() if x.startswith(_METADATA_MARK)), None)
+        if line is not None:
+            try:
+                got = json.loads(line[len(_METADATA_MARK):])
+                meta = {str(k): (None if v is None else str(v)) for k, v in dict(got["metadata"]).items()}
+            except (ValueError, KeyError, TypeError):
+                meta = None
+            if meta is not None:
+                rel = got.get("release") or (None if python else release)
+                where = f" run by {python}" if python else " on this host"
+                said = tuple((k, f"FlashInfer {rel}'s own _collect_metadata(){where}") for k in meta)
+                return FlashInferMetadata(rel, tuple(meta.items()), said, "flashinfer")
+        note = ("FlashInfer's _collect_metadata() could not be run" + (f" by {python}" if python else " here")
+                + " (import failed or timed out)")
+        if python:
+            release = None
+    else:
+        note = "flashinfer-python is not installed here"
+    # Inferred without FlashInfer: the same sources its _collect_metadata reads, where a package says them.
+    values: dict = {}
+    basis: dict = {}
+    if release:
+        values["flashinfer_version"], basis["flashinfer_version"] = release, "package metadata of flashinfer-python"
+    if _package_version("torch") is not None:
+        cu = _torch_cuda()
+        values["cuda_version"] = cu or "unknown"  # FlashInfer records "unknown" for a CPU-only torch
+        basis["cuda_version"] = "torch/version.py (torch.version.cuda" + ("" if cu else ": None, recorded as 'unknown'") + ")"
+    cublas = sorted((d for d in _distributions() if d.startswith("nvidia-cublas")), reverse=True)
+    if cublas:
+        v = _package_version(cublas[0]) or ""
+        values["cublas_version"] = ".".join(v.split(".")[:3])
+        basis["cublas_version"] = (f"package {cublas[0]} (FlashInfer reads the loaded libcublas first: "
+                                   "a library on LD_LIBRARY_PATH may say otherwise)")
+    frontend = _package_version("nvidia-cudnn-frontend")
+    values["cudnn_frontend_version"] = frontend or "unknown"
+    basis["cudnn_frontend_version"] = ("package nvidia-cudnn-frontend" if frontend
+                                       else "nvidia-cudnn-frontend not installed: FlashInfer records 'unknown'")
+    gpu = _first_gpu_name(gpus, env)
+    if gpu:
+        values["gpu"], basis["gpu"] = gpu, "nvidia-smi's name of the first visible GPU (torch.cuda.get_device_name)"
+    return FlashInferMetadata(release, tuple(values.items()), tuple(basis.items()), "inferred",
+                              note + ": values inferred from package metadata and nvidia-smi; "
+                              "cudnn_version and cutlass_dsl_version need FlashInfer itself")
+
+
+def _distributions() -> list[str]:
+    names = []
+    for d in importlib.metadata.distributions():
+        name = (d.metadata["Name"] or "").lower().replace("_", "-")
+        if name:
+            names.append(name)
+    return names
 
 
 def _nvcc(which: Callable[[str], Optional[str]], run: Runner) -> Check:
@@ -166,8 +267,9 @@ def _caches(env: Mapping[str, str], home: Path) -> Tuple[Tuple[str, ...], Tuple[
 
 
 def collect(env: Optional[Mapping[str, str]] = None, home: Optional[Path] = None,
-            which: Callable[[str], Optional[str]] = shutil.which, run: Runner = _run) -> DoctorReport:
-    """Look at this machine. `env`/`home`/`which`/`run` default to the real ones (tests pass their own)."""
+            which: Callable[[str], Optional[str]] = shutil.which, run: Runner = _run,
+            run_python: Runner = _run_python, python: Optional[str] = None) -> DoctorReport:
+    """Look at this machine. `env`/`home`/`which`/`run`/`run_python` default to the real ones (tests pass their own)."""
     env = os.environ if env is None else env
     home = Path.home() if home is None else home
     gpus, gpu_checks = _gpus(which, run)
@@ -178,4 +280,7 @@ def collect(env: Optional[Mapping[str, str]] = None, home: Optional[Path] = None
     checks.append(ws_check)
     caches, searched, cache_check = _caches(env, home)
     checks.append(cache_check)
-    return DoctorReport(tuple(checks), gpus, workspaces, caches, searched)
+    import socket
+
+    return DoctorReport(tuple(checks), gpus, workspaces, caches, searched, flashinfer_metadata(gpus, env, run_python, python),
+                        socket.gethostname() or None)
