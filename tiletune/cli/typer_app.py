@@ -267,6 +267,8 @@ def retry_command(
     input_amplitude: Annotated[Optional[float], typer.Option("--input-amplitude", help="Scale inputs so dequantized values reach +-this (provokes output overflow).")] = None,
     iters: Annotated[int, typer.Option("--iters", help="Timed runs per passing attempt.")] = 20,
     no_run: Annotated[bool, typer.Option("--no-run", help="Attempt nothing; only write --blocklist / --pin-cache from the ledger (works without a GPU).")] = False,
+    ray: Annotated[Optional[str], typer.Option("--ray", help="Run the attempts on this Ray cluster (auto, or HOST:PORT): one num_gpus=1 task per target, CUTLASS builds as CPU tasks, results appended to the local ledger as they finish. Needs pip install 'tiletune[ray]'.")] = None,
+    shard: Annotated[Optional[str], typer.Option("--shard", help="Take only shard I of N of the targets (I/N, 0-based), the same split on every node; auto: the index from SLURM_ARRAY_TASK_ID, JOB_COMPLETION_INDEX (+ TILETUNE_SHARD_COUNT) or TILETUNE_SHARD=I/N. Each shard writes its own ledger ({shard} in --ledger).")] = None,
     arch: Annotated[Optional[str], typer.Option("--arch", help="Override the arch the inputs imply.")] = None,
     flashinfer_version: Annotated[Optional[str], typer.Option("--flashinfer-version", help="Override the FlashInfer version the inputs imply.")] = None,
     format: Annotated[OutputFormat, typer.Option("--format", "-f", help="table, markdown (for a ticket) or json (schema tiletune.retry/1).")] = OutputFormat.table,
@@ -303,7 +305,7 @@ def retry_command(
             resume=not no_resume, blocklist=blocklist, pin_cache=pin_cache, reproducer=reproducer,
             workspace_bytes=workspace_bytes, input_amplitude=input_amplitude, iters=iters, arch=ctx.arch,
             flashinfer_version=ctx.flashinfer_version, as_json=format is OutputFormat.json, fmt=format.value, no_run=no_run,
-            moe_dtype=dtype, top_k=top_k, output=output,
+            moe_dtype=dtype, top_k=top_k, output=output, shard=shard, ray=ray,
         )
         return retry_status(opts, fail_on)
 

@@ -46,12 +46,11 @@ METADATA_FIELDS = (
 NOT_EVIDENCE = {"engine_error"}
 
 
-def _latest(attempts: Iterable[Mapping[str, Any]]) -> Dict[str, Mapping[str, Any]]:
-    """Latest attempt per key (ledger order is time order)."""
-    out: Dict[str, Mapping[str, Any]] = {}
-    for a in attempts:
-        out[a["key"]] = a
-    return out
+def _latest(attempts: Iterable[Mapping[str, Any]]) -> Dict[Any, Mapping[str, Any]]:
+    """Latest attempt per key and environment (attempts in time order: tuner/ledgers.read_attempts)."""
+    from tiletune.tuner.ledgers import latest
+
+    return latest(attempts)
 
 
 def _tactic_id(t: Any) -> str:

@@ -212,6 +212,15 @@ def _sigterm_unwinds():  # -> a function restoring the previous handler
     return lambda: signal.signal(signal.SIGTERM, previous)
 
 
+def attempt_one(engine: Engine, target: RetryTarget, scratch: Path, timeout_s: float, gpu: Optional[str]) -> Attempt:
+    """One attempt in an isolated child, as the retry loop makes it (the Ray runner's tasks call this)."""
+    watchdog = Watchdog()
+    try:
+        return _attempt_one(engine, target, scratch, timeout_s, gpu, watchdog)
+    finally:
+        watchdog.close(kill_registered=True)
+
+
 def _attempt_one(engine: Engine, target: RetryTarget, scratch: Path, timeout_s: float, gpu: Optional[str],
                  watchdog: Optional[Watchdog] = None) -> Attempt:
     started = now_iso()

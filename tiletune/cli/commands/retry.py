@@ -73,6 +73,8 @@ class RetryOptions:
     moe_dtype: Optional[str] = None  # --dtype: fused-MoE keys without extras (before FlashInfer 0.6.18rc2)
     top_k: Optional[int] = None  # --top-k: likewise
     output: Optional[Path] = None  # -o: the summary file the CLI writes; only checked here (never an input)
+    shard: Optional[str] = None  # --shard I/N or auto: this node's share of the targets (tuner/shard.py)
+    ray: Optional[str] = None  # --ray ADDRESS: attempts as Ray tasks (tuner/ray_runner.py, the [ray] extra)
 
 
 @dataclass
@@ -247,16 +249,32 @@ def collect_targets(opts: RetryOptions, current_env: Dict[str, Any]) -> Collecte
 
 def retry(opts: RetryOptions, *, progress: Optional[TextIO] = sys.stderr, env: Optional[Dict[str, Any]] = None, engine=None) -> RetryOutcome:
     """Run `tiletune retry`; raise TiletuneError only for what stops the whole command."""
+    shard_note: List[str] = []
+    shard = None
+    if opts.shard:
+        from tiletune.tuner.shard import ledger_for, parse_shard
+
+        shard = parse_shard(opts.shard)
+        import dataclasses
+
+        opts = dataclasses.replace(opts, ledger=ledger_for(opts.ledger, shard, DEFAULT_LEDGER))
     _refuse_outputs_over_inputs(opts, [])
     ledger_problems = check_ledger(opts.ledger)
     env = dict(env) if env is not None else fingerprint.collect()
     targets, problems, key_problems, sources, why_none = collect_targets(opts, env)
     problems = [*problems, *ledger_problems]
+    if shard is not None:
+        from tiletune.tuner.shard import select
+
+        total = len(targets)
+        targets = select(targets, shard)
+        shard_note.append(f"shard {shard.index}/{shard.count} (from {shard.source}): {len(targets)} of {total} target(s); "
+                          f"ledger {opts.ledger}")
     _refuse_outputs_over_inputs(opts, [Path(path) for path, _ in sources])
     input_ledgers = [Path(path) for path, kind in sources if kind == "ledger"]
     # options that change what a target runs ride on it into the ledger, so resume tells runs apart
     targets = [structs.replace(t, options=options_for(t, moe_dtype=opts.moe_dtype, top_k=opts.top_k)) for t in targets]
-    notes: List[str] = []
+    notes: List[str] = list(shard_note)
     if opts.reproducer is not None:
         notes += reproducers_or_why(targets, opts.reproducer, top_k=opts.top_k, why_none=why_none)
     run: Optional[RetryRun] = None
@@ -267,6 +285,15 @@ def retry(opts: RetryOptions, *, progress: Optional[TextIO] = sys.stderr, env: O
         notes.append(f"--no-run: {len(targets)} target(s) selected, none attempted; exports use the ledger as it is")
         if why_none is not None:
             notes.append(why_none)
+    elif targets and opts.ray:
+        from tiletune.tuner.ray_runner import run_retry_ray
+
+        options: Dict[str, Any] = {"moe_top_k": opts.top_k}
+        if opts.engine == "flashinfer":
+            options.update(allow_jit_build=opts.allow_jit_build, warmup=opts.warmup, iters=opts.iters,
+                           workspace_bytes=opts.workspace_bytes, input_amplitude=opts.input_amplitude, moe_dtype=opts.moe_dtype)
+        run = run_retry_ray(targets, opts.engine, opts.ledger, address=opts.ray, options=options, timeout_s=opts.timeout_s,
+                            resume=opts.resume, progress=progress)
     elif targets:
         # the device is looked for before anything is built (a CUTLASS build takes minutes); an
         # engine passed in (tests' CPU engines) brings its own children and needs none
@@ -359,18 +386,14 @@ def export(opts: RetryOptions, key_problems: Dict[str, Any], input_ledgers: Sequ
     --ledger (this run and earlier ones); a file named both ways is read once."""
     if opts.blocklist is None and opts.pin_cache is None:
         return []
-    from tiletune.core.fileio import same_file
     from tiletune.tuner import exports
-    from tiletune.tuner.ledger import Ledger
+    from tiletune.tuner.ledgers import read_attempts
 
-    attempts: List[Dict[str, Any]] = []
-    read: List[Path] = []
-    for path in [*input_ledgers, opts.ledger]:
-        if any(same_file(path, seen) for seen in read):
-            continue
-        read.append(path)
-        attempts += Ledger(path).load().attempts
+    attempts, read = read_attempts([*input_ledgers, opts.ledger])
     notes = []
+    read = [p for p in read if p.exists()]
+    if len(read) > 1:
+        notes.append(f"exports from {len(read)} ledgers ({len(attempts)} distinct attempts; the last per key and environment counts)")
     if opts.blocklist is not None:
         path = blocklist_path(opts.blocklist, attempts, current_gpu)
         block, mixed = exports.write_blocklist(attempts, path)
