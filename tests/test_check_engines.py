@@ -37,7 +37,7 @@ def checked(name: str) -> dict:
 
 
 def test_every_set_is_there():
-    assert SETS == ["extra_key", "independent", "missing_rank", "other_env", "other_release", "synced"]
+    assert SETS == ["extra_key", "independent", "missing_rank", "other_env", "other_release", "seeded", "synced"]
 
 
 @pytest.mark.parametrize("name", SETS)

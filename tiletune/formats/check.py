@@ -82,7 +82,7 @@ def render_text(r: CheckResult) -> str:
         for g in r.groups:
             lines += _group_lines(g)
     for p in r.problems:
-        lines.append(f"problem: {p.message}")
+        lines.append(f"{'problem' if p.loses_data else 'note'}: {p.message}")
     return "\n".join(lines) + "\n"
 
 
@@ -97,7 +97,7 @@ def render_markdown(r: CheckResult) -> str:
     for g in r.groups:
         lines += _group_lines(g, bullet="- ") + [""]
     for p in r.problems:
-        lines.append(f"- problem: {p.message}")
+        lines.append(f"- {'problem' if p.loses_data else 'note'}: {p.message}")
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -15,6 +15,8 @@ says how each is made):
   missing_rank    3 ranks synced, rank 2 ends before saving
   other_env       2 ranks synced, written in other_env
   other_release   2 ranks synced, written by FlashInfer OTHER
+  seeded          the independent set's rank-0 table seeded into both ranks by `tiletune deploy` (vLLM and
+                  SGLang layouts): what the engines do with one table deployed to every rank
 and OUT/target_env.json: `tiletune doctor`'s flashinfer_metadata block as doctor computes it with the
 target venv's interpreter (`doctor.flashinfer_metadata(..., python=...)`, the code `tiletune doctor
 --python` runs), the report `tiletune check --env` reads.
@@ -25,7 +27,7 @@ modules' imports (their import chains need CUDA builds); torch.distributed gloo 
 for the engines' CPU process groups. In every process torch.cuda.get_device_name answers "NVIDIA B200"
 (tools/flashinfer_writers/drive.py's substitution), doctor's child included.
 
-    python3 -m tools.engine_loaders --out tests/data/engine_loaders
+    python3 -m tools.engine_loaders --out tests/data/engine_loaders [--sets seeded,...]
 """
 
 from __future__ import annotations
@@ -39,9 +41,10 @@ import shutil
 import subprocess
 import sys
 import zipfile
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
+
+from msgspec import to_builtins as asdict
 
 from tools.flashinfer_writers.__main__ import DEFAULT_WHEELS, ROOT, base_venv, release_venv, wheel_of
 
@@ -58,7 +61,9 @@ SETS = (
     ("missing_rank", "target", 3, ["synced", "--no-save", "2"]),
     ("other_env", "other_env", 2, ["synced"]),
     ("other_release", "other_release", 2, ["synced"]),
+    ("seeded", "deploy", 2, []),
 )
+ALL_SETS = tuple(name for name, _, _, _ in SETS)
 # the GPU every process of these venvs names (drive.py's substitution), for doctor's child too
 GPU_PATCH = "import torch\ntorch.cuda.get_device_name = lambda *a, **k: 'NVIDIA B200'\ntorch.cuda.current_device = lambda: 0\n"
 
@@ -122,6 +127,7 @@ def target_env(venv: Path) -> dict:
 def main(argv: Any = None) -> int:
     ap = argparse.ArgumentParser(prog="python3 -m tools.engine_loaders")
     ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--sets", default=",".join(ALL_SETS), help="which sets to (re)build; the others in --out are kept")
     ap.add_argument("--target", default="0.7.4")
     ap.add_argument("--other", default="0.7.2.post1")
     ap.add_argument("--vllm", default="0.34.0")
@@ -135,12 +141,15 @@ def main(argv: Any = None) -> int:
         if a in ("--work", "--wheels"):
             given[i + 1] = a[2:].upper()
     command = "python3 -m tools.engine_loaders " + " ".join(given)
+    chosen = [s for s in args.sets.split(",") if s]
+    unknown = set(chosen) - set(ALL_SETS)
+    if unknown:
+        raise SystemExit(f"--sets: no set {', '.join(sorted(unknown))} (sets: {', '.join(ALL_SETS)})")
+    needed = {writer for name, writer, _, _ in SETS if name in chosen and writer != "deploy"} | {"target"}
     base = base_venv(args.work / "base", args.torch)
-    venvs = {
-        "target": venv_for("target", args.target, args.work, base, args.wheels, []),
-        "other_env": venv_for("other_env", args.target, args.work, base, args.wheels, ["nvidia-cudnn-frontend"]),
-        "other_release": venv_for("other_release", args.other, args.work, base, args.wheels, []),
-    }
+    versions_of = {"target": args.target, "other_env": args.target, "other_release": args.other}
+    extras = {"other_env": ["nvidia-cudnn-frontend"]}
+    venvs = {k: venv_for(k, versions_of[k], args.work, base, args.wheels, extras.get(k, [])) for k in sorted(needed)}
     rundir = args.work / "run"
     if rundir.exists():
         shutil.rmtree(rundir)
@@ -151,36 +160,55 @@ def main(argv: Any = None) -> int:
         "vllm": extract(engine_wheel(f"vllm=={args.vllm}", f"vllm-{args.vllm}-*.whl", args.wheels), VLLM_FILES, rundir),
         "sglang": extract(engine_wheel(f"sglang=={args.sglang}", f"sglang-{args.sglang}-*.whl", args.wheels), SGLANG_FILES, rundir),
     }
-    if args.out.exists():
-        shutil.rmtree(args.out)
-    args.out.mkdir(parents=True)
+    args.out.mkdir(parents=True, exist_ok=True)
     for name, writer, world, tune_args in SETS:
-        drive(venvs[writer], rundir, "tune", rundir / "sets" / name, world, *tune_args)
-        drive(venvs["target"], rundir, "load", rundir / "sets" / name, world, rundir / "sets" / name / "verdicts.json")
-        shutil.copytree(rundir / "sets" / name, args.out / name)
+        if name not in chosen:
+            continue
+        sdir = rundir / "sets" / name
+        if writer == "deploy":
+            # `tiletune deploy` (this checkout) seeds the independent set's rank-0 table into every rank
+            source = (rundir / "sets" / "independent") if "independent" in chosen else (args.out / "independent")
+            for layout in ("vllm", "sglang"):
+                run([sys.executable, "-m", "tiletune", "deploy", source / "vllm" / "autotune_configs_dp0_rank0.json",
+                     "--layout", layout, "--ranks", world, "-o", sdir / layout], cwd=ROOT)
+        else:
+            drive(venvs[writer], rundir, "tune", sdir, world, *tune_args)
+        drive(venvs["target"], rundir, "load", sdir, world, sdir / "verdicts.json")
+        if (args.out / name).exists():
+            shutil.rmtree(args.out / name)
+        shutil.copytree(sdir, args.out / name)
     (args.out / "target_env.json").write_text(json.dumps(target_env(venvs["target"]), indent=1) + "\n")
     versions = {k: run([v / "bin" / "python", "-c", "import flashinfer, torch; print(flashinfer.__version__, torch.__version__)"]).stdout.split()
                 for k, v in venvs.items()}
-    provenance = {
-        "command": command,
-        "date": datetime.date.today().isoformat(),
-        "environments": {k: {"flashinfer": v[0], "torch": v[1],
-                             "extra": ["nvidia-cudnn-frontend"] if k == "other_env" else []} for k, v in versions.items()},
-        "sets": {name: {"written_in": writer, "ranks": world, "tune": tune_args, "loaded_in": "target"}
-                 for name, writer, world, tune_args in SETS},
-        "engine_sources": sources,
-        "substituted": {
-            "gpu": "torch.cuda timing primitives on drive.py's synthetic clock; torch.cuda.get_device_name answers 'NVIDIA B200' "
-                   "in every process (writers, loaders, doctor's child)",
-            "engines": "vLLM's and SGLang's functions compiled from their wheels' module files without the modules' imports; "
-                       "gloo groups on 127.0.0.1 for their CPU process groups",
-        },
+    prov_path = args.out / "PROVENANCE.json"
+    provenance = json.loads(prov_path.read_text()) if prov_path.exists() else {}
+    provenance.setdefault("commands", {})
+    if "command" in provenance:  # one command built every set before
+        for name in provenance.get("sets", {}):
+            provenance["commands"].setdefault(name, provenance["command"])
+    for name in chosen:
+        provenance["commands"][name] = command
+    provenance.pop("command", None)
+    provenance["date"] = datetime.date.today().isoformat()
+    envs = provenance.setdefault("environments", {})
+    for k, v in versions.items():
+        envs[k] = {"flashinfer": v[0], "torch": v[1], "extra": extras.get(k, [])}
+    sets = provenance.setdefault("sets", {})
+    for name, writer, world, tune_args in SETS:
+        if name in chosen:
+            sets[name] = {"written_in": writer, "ranks": world, "tune": tune_args, "loaded_in": "target"}
+    provenance["engine_sources"] = sources
+    provenance["substituted"] = {
+        "gpu": "torch.cuda timing primitives on drive.py's synthetic clock; torch.cuda.get_device_name answers 'NVIDIA B200' "
+               "in every process (writers, loaders, doctor's child)",
+        "engines": "vLLM's and SGLang's functions compiled from their wheels' module files without the modules' imports; "
+                   "gloo groups on 127.0.0.1 for their CPU process groups",
     }
-    (args.out / "PROVENANCE.json").write_text(json.dumps(provenance, indent=1, sort_keys=True) + "\n")
+    prov_path.write_text(json.dumps(provenance, indent=1, sort_keys=True) + "\n")
     for p in args.out.rglob("*"):
-        if p.is_file() and any(s in p.read_text(errors="replace") for s in (str(args.work), str(Path.home()))):
+        if p.is_file() and any(s in p.read_text(errors="replace") for s in (str(args.work), str(Path.home()), str(ROOT))):
             raise SystemExit(f"{p}: names a path of this machine")
-    print(f"{args.out}: {len(SETS)} sets")
+    print(f"{args.out}: sets {', '.join(chosen)}")
     return 0
 
 

@@ -72,6 +72,10 @@ def run_check(paths: Sequence[Path], env_file: Optional[Path], release: Optional
     raw: Dict[str, Any] = {}
     problems = list(outcome.problems)
     for path, kind in outcome.sources:
+        if kind == "flashinfer-v2":
+            problems.append(InputProblem(path, f"{path}: a FlashInfer managed (v2) store: not judged (check reads v1 files; "
+                                               "a v2 store's directory is the hash of its manifest, so another environment "
+                                               "simply uses another directory)", fatal=False, loses_data=False))
         if kind in V1_KINDS and path not in raw:
             got = load_json(Path(path))
             if isinstance(got, InputProblem):
