@@ -121,3 +121,16 @@ def test_shard_needs_its_own_ledger_name(tmp_path):
     with pytest.raises(UsageError, match=r"\{shard\}"):
         retry(RetryOptions(paths=[H200_CACHE], ledger=tmp_path / "one.jsonl", shard="0/2"), progress=None,
               env=dict(FAKE_ENV), engine=ByTactic())
+
+
+def test_ray_is_an_extra_one_line_without_it(tmp_path):
+    """`retry --ray` in a core install says what to install, in one line, before anything runs."""
+    import importlib.util
+
+    if importlib.util.find_spec("ray") is not None:
+        pytest.skip("ray is installed here (bench/ray_local runs it)")
+    from tiletune.core.errors import TunerError
+
+    with pytest.raises(TunerError, match=r"pip install 'tiletune\[ray\]'"):
+        retry(RetryOptions(**SHAPES, ledger=tmp_path / "l.jsonl", ray="127.0.0.1:6379"), progress=None, env=dict(FAKE_ENV))
+    assert not (tmp_path / "l.jsonl").exists()

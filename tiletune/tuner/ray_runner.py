@@ -99,6 +99,7 @@ def attempt_on_worker(target: RetryTarget, engine_name: str, options: Mapping[st
     worker = {**env, "ray_node_id": _node(), "host": socket.gethostname(), "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES")}
     if built is not None:
         worker["build_node"] = built["node"]
+        worker["build_seconds"] = round(float(built["seconds"]), 1)
     merged = dict(worker)
     merged.update(dict(attempt.env))
     return structs.replace(attempt, env=tuple(sorted(merged.items()))), env
