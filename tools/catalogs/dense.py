@@ -16,7 +16,11 @@ What it reads, per release and CUTLASS dense runner:
   clusters exist, and whether a cluster runs the 2-SM MMA);
 - the binding `.cu`: what tactic `-1` becomes (`tactic = 0`, or an explicit default config);
 - `flashinfer/jit/gemm/core.py`: the CTA shapes the JIT generator instantiates (a dispatched tile
-  missing there is recorded as a known failure).
+  missing there is recorded as a known failure);
+- a tile switch under a run-time guard before the unconditional one (SM103 FP4, 0.6.16 on: K768
+  tiles run a 128x128x256 kernel when the output is not 32-byte aligned): each config it covers
+  records `runs_instead` (tile, condition in words, file:line), a note decode attaches, never the
+  decode itself. An unread guard is an ExtractError.
 
 Run through `python3 -m tools.catalogs` (tools/catalogs/README.md); the data file's
 "generated_by" records the command and every release's source.
@@ -538,6 +542,7 @@ def extract_runner(src: Any, spec: RunnerSpec, header: ConfigHeader, jit: dict) 
     if not tile_switches:
         raise ExtractError(f"{where}: no switch over gemmConfig.{field_name}")
     cases, default = max(tile_switches, key=lambda cd: len(cd[0]))
+    instead = conditional_tiles(raw_header, text, field_name, where)
     clusters = _cluster_switches(text)
     kt = KernelTemplates(tuple(strip_comments(src.read(p) or "") for p in spec.launchers))
     jit_ctas = jit.get(spec.jit_fn)
@@ -547,6 +552,14 @@ def extract_runner(src: Any, spec: RunnerSpec, header: ConfigHeader, jit: dict) 
         if _tile_field(cfg) != field_name:
             raise ExtractError(f"{where}: configs mix tile fields")
         out_cfgs.append(_config_json(cfg, field_name, cases, default, clusters, kt, header, jit_ctas, where))
+        alt = instead.get(cfg[field_name].name)
+        if alt is not None:
+            # the K256 kernel is dispatched over the same cluster: a cluster it has no case for would throw
+            cluster_e = cfg.get("cluster_shape")
+            if clusters is not None and isinstance(cluster_e, EnumVal) and cluster_e.name not in _cluster_switch_for(alt["_body"], clusters)[0]:
+                raise ExtractError(f"{where}: {cfg[field_name].name} {cluster_e.name}: the tile it runs when {alt['when']} "
+                                   "has no case for this cluster")
+            out_cfgs[-1]["runs_instead"] = {k: v for k, v in alt.items() if k != "_body"}
 
     fallback, fallback_config = _fallback(strip_comments(binding), header, configs, field_name, cases,
                                           default, clusters, kt, jit_ctas, f"{src.ref}:{spec.binding}")
@@ -561,6 +574,48 @@ def extract_runner(src: Any, spec: RunnerSpec, header: ConfigHeader, jit: dict) 
         "index_offset": 0,
         "configs": out_cfgs,
     }
+
+
+# The run-time guards a secondary tile switch may sit under, as read in the release (SM103 FP4,
+# 0.6.16 on): guard text (whitespace dropped) -> (the helper whose body must say it, what the
+# guard means in words). Any other guard is an ExtractError: its meaning was never read.
+_GUARDS = {
+    "D!=nullptr&&!isStore256OutputAligned(D,n)": (
+        "isStore256OutputAligned",
+        "the output is not 32-byte aligned (its address or N x sizeof(output) is not a multiple of 32 bytes)"),
+}
+
+
+def conditional_tiles(raw: str, text: str, field_name: str, where: str) -> dict[str, dict[str, Any]]:
+    """Tiles the dispatch runs INSTEAD of the configured one under a run-time condition: a tile
+    switch inside `if (<guard>) { switch (gemmConfig.<field>) {...} }` before the unconditional
+    one (SM103 FP4: K768 tiles run a 128x128x256 kernel when the output is not 32-byte aligned).
+    enum member -> {"tile", "when", "source" (file:line of the guard)}."""
+    out: dict[str, dict[str, Any]] = {}
+    for m in re.finditer(r"\bif\s*\(", text):
+        close = close_of(text, m.end() - 1)
+        after = re.match(r"\s*\{\s*switch\s*\(\s*gemmConfig\." + re.escape(field_name) + r"\s*\)", text[close + 1:])
+        if not after:
+            continue
+        guard = re.sub(r"\s+", "", text[m.end():close])
+        if guard not in _GUARDS:
+            raise ExtractError(f"{where}: a tile switch runs under the condition ({text[m.end():close].strip()}), "
+                               "which this extractor has not read")
+        helper, meaning = _GUARDS[guard]
+        body = find_function_body(text, helper)
+        if body is None or not re.search(r"kStoreAlignmentBytes\s*=\s*32\s*;[\s\S]*%\s*kStoreAlignmentBytes\s*==\s*0\s*&&"
+                                         r"[\s\S]*\*\s*sizeof\(T\)\s*%\s*kStoreAlignmentBytes\s*==\s*0", body):
+            raise ExtractError(f"{where}: {helper}() no longer checks the address and N x sizeof(T) against 32 bytes")
+        block_open = close + 1 + after.start() + after.group(0).index("{")
+        block = text[block_open:close_of(text, block_open) + 1]
+        (alt_cases, _default), = parse_switch(block, "gemmConfig." + field_name)
+        line = raw.count("\n", 0, re.search(r"if\s*\(\s*D\s*!=\s*nullptr\s*&&\s*!\s*" + helper, raw).start()) + 1
+        for name, case in alt_cases.items():
+            if case.tile is None:
+                raise ExtractError(f"{where}: cannot read the tile {name} runs when {meaning}")
+            out[name] = {"tile": list(case.tile), "when": meaning, "source": f"{where.split(':', 1)[-1]}:{line}",
+                         "_body": case.body}
+    return out
 
 
 def _config_json(cfg, field_name, cases, default, clusters, kt, header, jit_ctas, where) -> dict[str, Any]:

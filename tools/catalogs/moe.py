@@ -27,14 +27,29 @@ Facts the model rests on (checked in the source of every covered release):
   are no Hopper TMA-WS specialisation, so only getAmpereConfigs' weight-only SM80-style list applies
   (K = 128 * 8 / bits(T) in the weight-only dispatcher), ending with the heuristic's "cuda kernel"
   entry (tiles[0] at min_stages; the MoE dispatcher ignores enableCudaKernel).
-- SM90 mixed input (fp8 x int4 W4A8, bf16 x mxfp4 W4A16, humming fp8 x mxfp4): the heuristic's
-  weight-only grouped branch, swap_ab copies only, humming single-warpgroup configs appended; the
+- SM90 mixed input (fp8 x int4 W4A8, bf16/fp16 x mxfp4 W4A16, humming fp8 x mxfp4): the heuristic's
+  weight-only grouped branch (v0.6.3..v0.6.9: the set {PINGPONG} plus COOPERATIVE where the tile
+  supports it, in enum order), swap_ab copies only, humming single-warpgroup configs appended; the
   enum's K number is the tile K in elements (the mixed-input dispatcher's Shape<TILE_M, TILE_N,
-  TILE_K>). Releases whose mixed dispatcher derives K from the GEMM's K at run time (v0.6.7..v0.6.15,
-  v0.6.16.post3..v0.6.17) leave these out and say why under the release's `not_extracted`.
+  TILE_K>). The older dispatcher (v0.6.3..v0.6.15, v0.6.16.post3..v0.6.17) instantiates K 128 and,
+  for the 64x128 enum, N 64 for MXFP4 weights (read from its constexpr Ntile / Ktile), but picks
+  the K of INT4 weights (W4A8) from the GEMM's K at run time: that list is left out and the
+  release's `not_extracted` says why. FP16 x MXFP4 is the BF16 list where the binding builds
+  CutlassMoeFCRunner<half, Fp4>, and a `not_extracted` note quoting its ICHECK where it refuses FP16.
+- MXFP8 activations (use_mxfp8_act_scaling): MXFP8 x MXFP8 builds the FP8 x FP8 runner with
+  IsMXFPX (0.6.6 on), whose getTactics() drops the SM80-style configs (filterMxfp8Tactics, 0.6.15
+  on); MXFP4 x MXFP8 builds the very runner FP8 x MXFP4 does. Extracted on the Blackwell archs.
+- Archs: those `get_cutlass_fused_moe_module` builds a module for (sm89, sm90, sm100, sm103, sm110,
+  sm120, and sm107 from 0.6.16), each with its own SM number in the heuristics: sm110 has its own
+  get_candidate_configs_sm110, sm107 runs the SM100 one with sm = 107 (different FP4 lists), sm89
+  gets SM80-style configs (and their swap_ab copies: getTmaWarpSpecializedConfigs has no early
+  return below SM90), without FP4 variants (its module is built without ENABLE_FP4). Weight-only
+  bf16/fp16 x int4 and bf16 x fp8 have SM80-style lists on every arch.
+- A variant whose lists come out empty (getTactics() gives no tactics) is recorded under
+  `not_extracted` with that reason, so decode says why instead of "no catalog".
 - DeepSeek FP8 block scaling: the binding's setRunnerProfiles() ignores the tactic and sets one
   fixed config; recorded under `not_extracted` (variant scaling "deepseek-block"), no list.
-Not extracted: MXFP8 activations, fp16 x mxfp4, weight-only lists on other archs, SM110.
+Not extracted: W4A8 (fp8 x int4) on SM90 before 0.6.16 (run-time K), MXFP8 on SM89/SM90.
 
 Run through `python3 -m tools.catalogs` (tools/catalogs/README.md). Nothing here runs at tiletune
 run time; the output JSON is package data read by `tiletune.catalogs.lookup`.
@@ -69,25 +84,78 @@ MOE_KERNELS = "csrc/nv_internal/tensorrt_llm/kernels/cutlass_kernels/include/moe
 BINDING = "csrc/fused_moe/cutlass_backend/flashinfer_cutlass_fused_moe_binding.cu"
 DISPATCH_MIXED = "csrc/nv_internal/tensorrt_llm/kernels/cutlass_kernels/moe_gemm/moe_gemm_template_dispatch_tma_ws_mixed_dtype.h"
 GEMM_KERNELS = "csrc/nv_internal/tensorrt_llm/kernels/cutlass_kernels/include/moe_gemm_kernels.h"
+GEMM_CONFIGS = "csrc/nv_internal/tensorrt_llm/cutlass_extensions/include/cutlass_extensions/gemm_configs.h"
 SOURCE_FILES = (HEUR, DISPATCH, DISPATCH_TMA, TRAITS, MOE_KERNELS, BINDING)
 MIXED_SOURCE_FILES = SOURCE_FILES + (DISPATCH_MIXED, GEMM_KERNELS)
 
 # Element widths (bits) of the canonical dtype names used in variant keys.
-BITS = {"bf16": 16, "fp16": 16, "fp8": 8, "nvfp4": 4, "mxfp4": 4, "int4": 4}
+BITS = {"bf16": 16, "fp16": 16, "fp8": 8, "mxfp8": 8, "nvfp4": 4, "mxfp4": 4, "int4": 4}
 
-# (act, weight) variants extracted per arch. Hopper has no FP4 activations; SM120 TMA-WS exists
-# only for FP4 x FP4 and FP8 x FP4, everything else there gets SM80/SM89-style configs only.
+# (act, weight) variants extracted per arch, for the archs a release's fused_moe/core.py builds a
+# module for (`get_cutlass_fused_moe_module`'s backends; sm107 from 0.6.16). The C++ sees the
+# device's own SM (89, 107, 110, ...), so each arch runs the heuristics with its number. A variant
+# whose lists come out empty is one the binding builds no runner for there ("No valid tactics").
+# Hopper has no FP4 activations; SM120 TMA-WS exists only for FP4 x FP4 and FP8 x FP4, everything
+# else there gets SM80/SM89-style configs only; SM89 has SM80-style configs only (its module is
+# built without ENABLE_FP4: no FP4 variant).
+_WEIGHT_ONLY = [("bf16", "int4"), ("fp16", "int4"), ("bf16", "fp8")]  # SM80-style weight-only kernels
+# MXFP8 activations (use_mxfp8_act_scaling): MXFP8 x MXFP8 builds CutlassMoeFCRunner<fp8, fp8, ...,
+# IsMXFPX=true> (the FP8 list less its SM80-style configs: filterMxfp8Tactics); MXFP4 x MXFP8
+# builds the very runner FP8 x MXFP4 does
+_MXFP8 = [("mxfp8", "mxfp8"), ("mxfp8", "mxfp4")]
+_BLACKWELL = [("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8"), ("nvfp4", "nvfp4"), ("fp8", "mxfp4"), *_MXFP8,
+              *_WEIGHT_ONLY]
 VARIANTS: dict[str, list[tuple[str, ...]]] = {
+    "sm89": [("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8"), *_WEIGHT_ONLY, ("fp8", "int4")],
     # SM90 also: weight-only with SM80-style kernels (bf16/fp16 x int4, bf16 x fp8 which DeepSeek
-    # FP8 block scaling also builds), mixed-input TMA-WS (fp8 x int4 = W4A8, bf16 x mxfp4 = W4A16
-    # MXFP4) and humming fp8 x mxfp4 (act, weight, scaling)
+    # FP8 block scaling also builds), mixed-input TMA-WS (fp8 x int4 = W4A8, bf16/fp16 x mxfp4 =
+    # W4A16 MXFP4) and humming fp8 x mxfp4 (act, weight, scaling)
     "sm90": [("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8"), ("bf16", "int4"), ("fp16", "int4"), ("bf16", "fp8"),
-             ("fp8", "int4"), ("bf16", "mxfp4"), ("fp8", "mxfp4", "humming")],
-    "sm100": [("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8"), ("nvfp4", "nvfp4"), ("fp8", "mxfp4")],
-    "sm103": [("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8"), ("nvfp4", "nvfp4"), ("fp8", "mxfp4")],
-    "sm120": [("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8"), ("nvfp4", "nvfp4"), ("fp8", "mxfp4")],
+             ("fp8", "int4"), ("bf16", "mxfp4"), ("fp16", "mxfp4"), ("fp8", "mxfp4", "humming")],
+    "sm100": _BLACKWELL,
+    "sm103": _BLACKWELL,
+    "sm107": _BLACKWELL,
+    "sm110": _BLACKWELL,
+    "sm120": [("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8"), ("nvfp4", "nvfp4"), ("fp8", "mxfp4"), *_MXFP8,
+              *_WEIGHT_ONLY],
 }  # sm121 decodes with the sm120 lists (tiletune.core.archs.arch_family); the C++ treats 120/121 alike
-SM_OF = {"sm90": 90, "sm100": 100, "sm103": 103, "sm120": 120}
+SM_OF = {"sm89": 89, "sm90": 90, "sm100": 100, "sm103": 103, "sm107": 107, "sm110": 110, "sm120": 120}
+CORE_PY = "flashinfer/fused_moe/core.py"
+JIT_PY = "flashinfer/jit/fused_moe.py"
+
+
+def module_archs(release: sources.Source) -> list[str]:
+    """The archs whose device this release builds a CUTLASS fused-MoE module for: the backends
+    `get_cutlass_fused_moe_module(backend)` (fused_moe/core.py) accepts, each the device's SM."""
+    import ast
+
+    text = release.need(CORE_PY)
+    fn = next((n for n in ast.walk(ast.parse(text)) if isinstance(n, ast.FunctionDef)
+               and n.name == "get_cutlass_fused_moe_module"), None)
+    if fn is None:
+        raise ExtractError(f"{release.ref}:{CORE_PY}: no get_cutlass_fused_moe_module()")
+    backends: set[str] = set()
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Compare) and isinstance(node.left, ast.Name) and node.left.id == "backend":
+            for comp in node.comparators:
+                for c in ([comp] if isinstance(comp, ast.Constant) else getattr(comp, "elts", [])):
+                    if isinstance(c, ast.Constant) and isinstance(c.value, str):
+                        backends.add(c.value)
+    archs = [a for a, sm in SM_OF.items() if str(sm) in backends]
+    if "sm100" not in archs or "sm90" not in archs:
+        raise ExtractError(f"{release.ref}:{CORE_PY}: get_cutlass_fused_moe_module backends {sorted(backends)} "
+                           "do not look like the ones this extractor read")
+    return archs
+
+
+def sm89_has_fp4(release: sources.Source) -> bool:
+    """Whether the SM89 module is compiled with ENABLE_FP4 (its binding's FP4 runners exist only then)."""
+    text = release.need(JIT_PY)
+    m = re.search(r"def\s+gen_cutlass_fused_moe_sm89_module\([^)]*\)[^:]*:(.*?)\n(?:def |@)", text, re.S)
+    if not m:
+        raise ExtractError(f"{release.ref}:{JIT_PY}: no gen_cutlass_fused_moe_sm89_module()")
+    return "-DENABLE_FP4" in m.group(1)
+
 
 class NotExtracted(ExtractError):
     """A variant whose C++ in this release has a shape tiletune does not model: the variant is left
@@ -141,6 +209,8 @@ KNOWN_SHAPES: dict[str, dict[str, str]] = {
     "get_candidate_configs": {"bd4e58f7ef8a": "v0.6.7"},
     "get_candidate_configs_sm100": {"39af3183397b": "v0.6.7"},
     "get_candidate_configs_sm100_dynamic_cluster_shape": {"f5c2dfb271aa": "v0.6.7"},
+    # the same shape in every release 0.6.3 .. 0.7.4 (read in 0.7.4)
+    "get_candidate_configs_sm110": {"c0b2479a15b0": "0.7.4"},
     # v0.6.7: grouped FP4 push_backs; v0.6.8: all_tiles[] array; 0.7.1: never_dispatches prune
     "get_candidate_configs_sm120": {"b954e24d7572": "v0.6.7", "7681f68d6c65": "v0.6.8", "f4df22dbbc4a": "0.7.1"},
     # v0.6.10 / v0.6.16: only the weight-only (w4afp8) branch changed
@@ -155,7 +225,7 @@ KNOWN_SHAPES: dict[str, dict[str, str]] = {
     "mayHaveFinalizeFused": {"dd12e76e50b1": "v0.6.7", "c60434bc3219": "v0.6.16"},
     # set membership (v0.6.7) vs shape predicate (v0.6.16); both are evaluated from the source
     # weight-only (mixed-input) schedule choice: COOPERATIVE for these (M, N, K) else PINGPONG
-    "sm90_supports_coop": {"57daf3dd68a7": "v0.6.18rc7"},
+    "sm90_supports_coop": {"57daf3dd68a7": "v0.6.18rc7", "b81411fb17b2": "v0.6.12 (std::set membership, as the mcast predicates)"},
     "sm90_supports_mcast_along_m": {"b81411fb17b2": "v0.6.7", "eacf2506532b": "v0.6.16"},
     "sm90_supports_mcast_along_n": {"b81411fb17b2": "v0.6.7", "ab58fee157b0": "v0.6.16"},
 }
@@ -213,6 +283,7 @@ class Heuristic:
     """cutlass_heuristic.cpp of one release: get_candidate_configs and its helpers."""
 
     def __init__(self, release: sources.Source, checker: Checker) -> None:
+        self.release = release
         self.where = f"{release.ref}:{HEUR}"
         self.text = clean(release.need(HEUR))
         self.ck = checker
@@ -266,11 +337,15 @@ class Heuristic:
                                   r"\s*\(config\s*&\s*CutlassGemmConfig::GROUPED_GEMM\)\s*;", body):
             raise ExtractError(f"{where}: has_w4afp8 branch not recognised")
         block = body[m.end() - 1 : close_of(body, m.end() - 1) + 1]
-        # v0.6.7..v0.6.9 start the std::set with PINGPONG and add COOPERATIVE: two schedules per
-        # tile in the set's (enum) order. Not modelled: those releases' mixed dispatch is not
-        # extracted either (see MoeRunnerSource.mixed_cases).
+        # v0.6.3..v0.6.9 start the std::set with PINGPONG and add COOPERATIVE where the tile
+        # supports it: one or two schedules per tile, in the set's (enum value) order
+        two = re.search(r"std::set<MainloopScheduleType>\s+mainloop_schedules\s*\{\s*MainloopScheduleType::(\w+)\s*\}\s*;"
+                        r"\s*if\s*\(\s*has_coop_supported\s*\)\s*\{\s*mainloop_schedules\.insert\(\s*MainloopScheduleType::(\w+)"
+                        r"\s*\)\s*;\s*\}", block)
+        if two:
+            return self._sm90_weight_only_set(flags, block, two.group(1), two.group(2), where)
         if not re.search(r"std::set<MainloopScheduleType>\s+mainloop_schedules\s*;", block):
-            raise NotExtracted(f"{where}: the schedule set does not start empty (two schedules per tile)")
+            raise NotExtracted(f"{where}: the schedule set is neither empty nor {{PINGPONG}} at the start")
         branch = re.search(
             r"if\s*\(\s*has_coop_supported\s*\)\s*\{([^{}]*)\}\s*else\s*\{\s*mainloop_schedules\.insert\("
             r"MainloopScheduleType::(\w+)\)\s*;\s*\}", block)
@@ -302,6 +377,45 @@ class Heuristic:
             else:
                 schedule = other
             out.extend(Cfg("tma_ws", tile, 90, cluster=c, mainloop=schedule, mixed=True) for c in clusters)
+        return out
+
+    def _sm90_weight_only_set(self, flags: int, block: str, first: str, coop: str, where: str) -> list[Cfg]:
+        """The v0.6.3..v0.6.9 form: per tile the set {first} (plus `coop` where sm90_supports_coop),
+        iterated in enum order, each schedule at the cluster shapes in source order."""
+        if not re.search(r"bool\s+const\s+has_coop_supported\s*=\s*sm90_supports_coop\(tile_config\)\s*;", block):
+            raise ExtractError(f"{where}: has_coop_supported is not sm90_supports_coop(tile_config)")
+        if not re.search(r"auto\s+const\s+epilogue_schedule\s*=\s*EpilogueScheduleType::AUTO\s*;", block):
+            raise ExtractError(f"{where}: epilogue schedule is not AUTO")
+        loop = re.search(r"for\s*\(auto\s+const&\s+mainloop_schedule\s*:\s*mainloop_schedules\)\s*\{", block)
+        if not loop:
+            raise ExtractError(f"{where}: schedule loop not recognised")
+        inner = block[loop.end() - 1 : close_of(block, loop.end() - 1) + 1]
+        clusters = re.findall(r"(?:CutlassGemmConfig|CutlassGemmConfig\s+candidate)\(tile_config,\s*mainloop_schedule,"
+                              r"\s*epilogue_schedule,\s*ClusterShape::(ClusterShape_\w+)\)", inner)
+        if len(clusters) != inner.count("push_back(candidate)") or not clusters:
+            raise ExtractError(f"{where}: cluster list not recognised")
+        order = self.schedule_order()
+        out: list[Cfg] = []
+        for tile in self.sm90_tiles(flags):
+            schedules = {first} | ({coop} if self.sm90_predicate("sm90_supports_coop", tile) else set())
+            for schedule in sorted(schedules, key=lambda x: order[x]):  # std::set<MainloopScheduleType>
+                out.extend(Cfg("tma_ws", tile, 90, cluster=c, mainloop=schedule, mixed=True) for c in clusters)
+        return out
+
+    def schedule_order(self) -> dict[str, int]:
+        """MainloopScheduleType member -> its value (gemm_configs.h), the order a std::set keeps."""
+        text = clean(self.release.need(GEMM_CONFIGS))
+        m = re.search(r"enum\s+class\s+MainloopScheduleType\s*\{([^}]*)\}", text)
+        if not m:
+            raise ExtractError(f"{self.release.ref}:{GEMM_CONFIGS}: no enum class MainloopScheduleType")
+        out, nxt = {}, 0
+        for item in m.group(1).split(","):
+            name, _, val = item.strip().partition("=")
+            if not name.strip():
+                continue
+            nxt = int(val.strip(), 0) if val.strip() else nxt
+            out[name.strip()] = nxt
+            nxt += 1
         return out
 
     # -- SM100 / SM103 -----------------------------------------------------------------------
@@ -348,6 +462,64 @@ class Heuristic:
                 Cfg("tma_ws", mm.group(1), sm, cluster=cl[mm.group(2)], dynamic_cluster=dyn,
                     fallback_cluster=fallback, epilogue=schedule)
             )
+        return out
+
+    # -- SM110 -------------------------------------------------------------------------------
+    def sm110_configs(self, flags: int) -> list[Cfg]:
+        """get_candidate_configs_sm110: for cluster M in 1..2 and N in 1..2, a base tile list (2-SM:
+        plus two tiles at cluster N 1 and the M=256 tiles; 1-SM: plus a tile at cluster N 1, one more
+        for FP8, and the M=64 tiles), each at that cluster with the TMA epilogue. Its shape is pinned
+        by KNOWN_SHAPES; the tile and cluster names are read from the body."""
+        name = "get_candidate_configs_sm110"
+        where = f"{self.where}: {name}()"
+        body = self.body(name)
+        t = r"CutlassTileConfigSM100::(CtaShape\w+)"
+
+        def tiles(text: str) -> list[str]:
+            return re.findall(t, text)
+
+        loops = re.match(r"\s*std::vector<CutlassGemmConfig>\s+candidate_configs\s*;\s*for\s*\(\s*int\s+cluster_m\s*=\s*1\s*;\s*"
+                         r"cluster_m\s*<=\s*2\s*;\s*cluster_m\+\+\s*\)\s*\{\s*bool\s+Is2SM\s*=\s*cluster_m\s*==\s*2\s*;\s*"
+                         r"for\s*\(\s*int\s+cluster_n\s*=\s*1\s*;\s*cluster_n\s*<=\s*2\s*;\s*cluster_n\+\+\s*\)\s*\{", body)
+        base = re.search(r"std::vector\s+base\s*=\s*\{([^}]*)\}\s*;", body)
+        two = re.search(r"if\s*\(\s*Is2SM\s*\)\s*\{", body)
+        if not (loops and base and two):
+            raise ExtractError(f"{where}: loop over cluster M and N not recognised")
+        two_block = body[two.end() - 1:close_of(body, two.end() - 1) + 1]
+        rest = body[two.end() - 1 + len(two_block):]
+        one = re.match(r"\s*else\s*\{", rest)
+        if not one:
+            raise ExtractError(f"{where}: no else (1-SM) block")
+        one_block = rest[one.end() - 1:close_of(rest, one.end() - 1) + 1]
+        tail = rest[one.end() - 1 + len(one_block):]
+        two_n1 = re.search(r"if\s*\(\s*cluster_n\s*==\s*1\s*\)\s*\{([^{}]*)\}", two_block)
+        two_more = re.search(r"std::vector\s+twosm\s*=\s*\{([^}]*)\}\s*;\s*std::copy\(\s*twosm\.begin\(\)", two_block)
+        one_n1 = re.search(r"if\s*\(\s*cluster_n\s*==\s*1\s*\)\s*\{\s*base\.push_back\(\s*" + t + r"\s*\)\s*;\s*"
+                           r"if\s*\(\s*\(\s*config\s*&\s*CutlassGemmConfig::FP8_ONLY\s*\)\s*!=\s*0\s*\)\s*\{\s*"
+                           r"base\.push_back\(\s*" + t + r"\s*\)\s*;\s*\}\s*\}", one_block)
+        one_more = re.search(r"std::vector\s+onesm\s*\{([^}]*)\}\s*;\s*std::copy\(\s*onesm\.begin\(\)", one_block)
+        clusters = re.search(r"cluster_shapes\s*=\s*\{\s*std::array\s*\{([^}]*)\}\s*,\s*std::array\s*\{([^}]*)\}\s*\}\s*;"
+                             r"\s*auto\s+cluster\s*=\s*cluster_shapes\[cluster_m\s*-\s*1\]\[cluster_n\s*-\s*1\]\s*;", tail)
+        make = re.search(r"for\s*\(\s*auto\s+tile\s*:\s*base\s*\)\s*\{\s*CutlassGemmConfig\s+config\s*\{\s*tile\s*,\s*"
+                         r"MainloopScheduleType::AUTO\s*,\s*EpilogueScheduleType::(\w+)\s*,\s*cluster\s*\}\s*;\s*"
+                         r"candidate_configs\.push_back\(\s*config\s*\)\s*;", tail)
+        if not (two_n1 and two_more and one_n1 and one_more and clusters and make):
+            raise ExtractError(f"{where}: tile lists, cluster table or config construction not recognised")
+        table = [[c.split("::")[-1] for c in re.findall(r"ClusterShape::ClusterShape_\w+", row)] for row in clusters.groups()]
+        if [len(r) for r in table] != [2, 2]:
+            raise ExtractError(f"{where}: the cluster table is not 2 x 2")
+        out: list[Cfg] = []
+        for cm in (1, 2):
+            for cn in (1, 2):
+                lst = tiles(base.group(1))
+                if cm == 2:
+                    lst += (tiles(two_n1.group(1)) if cn == 1 else []) + tiles(two_more.group(1))
+                else:
+                    if cn == 1:
+                        lst += [one_n1.group(1)] + ([one_n1.group(2)] if flags & FLAGS["FP8_ONLY"] else [])
+                    lst += tiles(one_more.group(1))
+                # the 4-argument SM100-tile constructor: no dynamic cluster, sm_version 100 (its default)
+                out.extend(Cfg("tma_ws", tile, 100, cluster=table[cm - 1][cn - 1], epilogue=make.group(1)) for tile in lst)
         return out
 
     # -- SM120 -------------------------------------------------------------------------------
@@ -444,7 +616,7 @@ class Heuristic:
             if "get_candidate_configs_sm90" in t:
                 return "sm90", self.sm90_configs(flags)
             if "get_candidate_configs_sm110" in t:
-                raise ExtractError(f"{self.where}: SM110 is not extracted")
+                return "sm110", self.sm110_configs(flags)
             if "get_candidate_configs_sm100" in t:
                 return "sm100", self.sm100_configs(flags, sm)
             if "get_candidate_configs_sm120" in t:
@@ -491,6 +663,14 @@ class TypeFlags:
     scaling: Optional[str] = None  # "humming": SM90 MXFP4 x FP8 with pre-MMA E8M0 scales (Sm90Wfp4Afp8Mode)
 
     @property
+    def act_fp8(self) -> bool:  # T = __nv_fp8_e4m3 (FP8 and MXFP8 activations alike)
+        return self.act in ("fp8", "mxfp8")
+
+    @property
+    def mxfpx(self) -> bool:  # CutlassMoeFCRunner<fp8, fp8, ..., IsMXFPX=true>: the binding's MXFP8 x MXFP8
+        return self.act == "mxfp8" and self.weight == "mxfp8"
+
+    @property
     def use_w4afp8(self) -> bool:  # FP8 activations x INT4 weights (W4A8)
         return self.act == "fp8" and self.weight == "int4"
 
@@ -520,7 +700,7 @@ class TypeFlags:
 
     @property
     def use_fp8(self) -> bool:
-        return self.act == "fp8" and self.weight not in ("int4", "nvfp4", "mxfp4")
+        return self.act_fp8 and self.weight not in ("int4", "nvfp4", "mxfp4")
 
     @property
     def use_fp4(self) -> bool:
@@ -528,7 +708,7 @@ class TypeFlags:
 
     @property
     def use_wfp4afp8(self) -> bool:
-        return self.act == "fp8" and self.fp4_weight
+        return self.act_fp8 and self.fp4_weight
 
     def valid_hopper(self) -> bool:
         return (self.same or (self.weight == "int4" and self.act == "fp8") or self.fp4_weight) and not self.fp4_act
@@ -606,6 +786,8 @@ class MoeRunnerSource:
                           r"tensorrt_llm::cutlass_extensions::CutlassTileConfigSM90::(\w+)\s*,[^;]*;\s*"
                           r"mKernelRunner->setTactic\(config,\s*config\)\s*;\s*return\s*;", binding)
         self.deepseek_fixed = fixed.group(1) if fixed else None
+        self._read_binding_runners(binding)
+        self.mxfp8_filter = self._mxfp8_filter(kern)
         setter = binding.rfind("use_fused_finalize_ = ", 0, g1)
         # Before the fix that set it first, tactics were enumerated with the member's default.
         self.finalize_gated = setter >= 0
@@ -613,7 +795,55 @@ class MoeRunnerSource:
         self.cases = self._dispatch_cases(release)
         self.sm80_mixed_k, self.sm80_mixed_cases = self._sm80_mixed_cases(text)
         self.mixed_why = ""
+        self.mixed_fp4_old: dict[str, tuple[int, int, int]] = {}
         self.mixed_cases = self._mixed_cases(release)
+
+    def _read_binding_runners(self, binding: str) -> None:
+        """Which runners FusedMoeRunner's constructor builds for MXFP8 activations and for FP16 x
+        MXFP4 (flashinfer_cutlass_fused_moe_binding.cu), each checked against the statement read."""
+        where = f"{self.release.ref}:{BINDING}"
+        fp4 = r"(?:kernels::Fp4Type|__nv_fp4_e2m1)"
+        # MXFP8 x MXFP8 (0.6.6 on): CutlassMoeFCRunner<fp8, fp8, ..., IsMXFPX=true>
+        self.mxfp8_runner = bool(re.search(
+            r"if\s*\(\s*isWMxfp8AMxfp8Quant\(\)\s*\)\s*\{\s*mKernelRunner\s*=\s*switch_output_type<\s*__nv_fp8_e4m3\s*,"
+            r"\s*__nv_fp8_e4m3\s*,\s*false\s*,\s*true\s*>", binding))
+        # MXFP4 x MXFP8 shares FP8 x MXFP4's branch and runner: switch_output_type<fp8, Fp4Type>
+        self.mxfp4_mxfp8_runner = bool(re.search(
+            r"isWMxfp4AMxfp8Quant\(\)\s*\|\|\s*isWMxfp4AFp8Quant\(\)\s*\)+\s*\{\s*mInnerDimMultiplier\s*=\s*16\s*;"
+            r"[^{}]*?mKernelRunner\s*=\s*switch_output_type<\s*__nv_fp8_e4m3\s*,\s*" + fp4 + r"\s*>\(", binding))
+        if not self.mxfp4_mxfp8_runner:
+            raise ExtractError(f"{where}: the MXFP4 x (MX)FP8 runner is not built the way this extractor read it")
+        # FP16 x MXFP4 (W4A16): CutlassMoeFCRunner<half, Fp4Type> where built, else refused (ICHECK BF16)
+        m = re.search(r"if\s*\(\s*isWFP4A16Quant\(\)\s*\)\s*\{", binding)
+        if not m:
+            raise ExtractError(f"{where}: no isWFP4A16Quant() branch in FusedMoeRunner's constructor")
+        block = binding[m.end() - 1:close_of(binding, m.end() - 1) + 1]
+        self.fp16_wfp4a16_refused: Optional[str] = None
+        if re.search(r"mActivationDtype\s*==\s*dl_float16\s*\)\s*\{\s*mKernelRunner\s*=\s*std::make_shared<\s*"
+                     r"kernels::CutlassMoeFCRunner<\s*half\s*,\s*" + fp4 + r"\s*>\s*>", block):
+            pass
+        elif re.search(r"TVM_FFI_ICHECK_EQ\(\s*mActivationDtype\s*,\s*dl_bfloat16\s*\)", block):
+            check = re.search(r'TVM_FFI_ICHECK_EQ\(\s*mActivationDtype\s*,\s*dl_bfloat16\s*\)((?:\s*(?:<<\s*)?"(?:\\.|[^"\\])*")+)\s*;', block)
+            said = "".join(re.findall(r'"((?:\\.|[^"\\])*)"', check.group(1))) if check else ""
+            self.fp16_wfp4a16_refused = (f"the binding builds no FP16 x MXFP4 runner: FusedMoeRunner's constructor "
+                                         f"checks for BF16 activations ('{said}', {BINDING})")
+        else:
+            raise ExtractError(f"{where}: the isWFP4A16Quant() branch neither builds <half, Fp4Type> nor refuses FP16")
+
+    def _mxfp8_filter(self, kern: str) -> bool:
+        """Whether getTactics() drops the SM80-style configs of an MXFP8 x MXFP8 runner
+        (filterMxfp8Tactics, 0.6.15 on; use_mxfp8 = use_fp8 && IsMXFPX)."""
+        if "filterMxfp8Tactics" not in kern:
+            return False
+        where = f"{self.release.ref}:{MOE_KERNELS}"
+        calls = re.search(r"getTactics\(\s*MoeGemmId\s+gemm_id\s*\)\s*override\s*\{\s*return\s+filterMxfp8Tactics\(\s*"
+                          r"moe_gemm_runner_\.getConfigs\(", kern)
+        body = re.search(r"filterMxfp8Tactics\([^)]*\)\s*\{\s*if\s+constexpr\s*\(\s*use_mxfp8\s*\)\s*\{\s*configs\.erase\("
+                         r"[\s\S]*?return\s*!config\.is_tma_warp_specialized\s*;", kern)
+        flag = re.search(r"use_mxfp8\s*=\s*use_fp8\s*&&\s*IsMXFPX\s*;", kern)
+        if not (calls and body and flag):
+            raise ExtractError(f"{where}: filterMxfp8Tactics is not 'MXFP8 runners drop the non-TMA-WS configs' as read in 0.6.15")
+        return True
 
     def _gemm2_ids_relative(self, binding: str) -> bool:
         """Whether setRunnerProfiles() reads a stored GEMM2 id below mGemm2TacticCount as relative to
@@ -655,9 +885,15 @@ class MoeRunnerSource:
         text = clean(release.need(DISPATCH_MIXED))
         body = function_body(text, "sm90_dispatch_moe_mixed_dtype_gemm_to_cutlass", where)
         if re.search(r"constexpr\s+int\s+Ktile\s*=", body):
-            self.mixed_why = (f"{where}: the mixed-input dispatcher instantiates Ktile = 128 * PackedScalesNum / sizeof(T) "
-                              "(chosen from the GEMM's K at run time) and a fixed N tile for some enums: the tile a tactic "
-                              "runs is not a function of the tactic alone, so these lists are not extracted")
+            self.mixed_fp4_old = self._old_mixed_fp4_tiles(body, where)
+            if self.mixed_fp4_old:  # MXFP4 weights get constant tiles: only INT4's K is chosen at run time
+                self.mixed_why = (f"{where}: for INT4 weights (W4A8) the mixed-input dispatcher instantiates Ktile = "
+                                  "128 * PackedScalesNum / sizeof(T), PackedScalesNum chosen from the GEMM's K at run time: "
+                                  "the tile a tactic runs is not a function of the tactic alone, so this list is not extracted")
+            else:
+                self.mixed_why = (f"{where}: the mixed-input dispatcher instantiates a Ktile chosen from the GEMM's K at "
+                                  "run time: the tile a tactic runs is not a function of the tactic alone, so these lists "
+                                  "are not extracted")
             return None
         macros = {}
         for name in ("DISPATCH_MIXED_DTYPE_MOE_TILE", "DISPATCH_MIXED_DTYPE_MOE_TILE_WITH_SMALL_K", "DISPATCH_MIXED_DTYPE_MOE_SMALL_K_TILE"):
@@ -678,6 +914,33 @@ class MoeRunnerSource:
         if not cases:
             raise ExtractError(f"{where}: no mixed-input tile cases found")
         return cases
+
+    @staticmethod
+    def _old_mixed_fp4_tiles(body: str, where: str) -> dict[str, tuple[int, int, int]]:
+        """The older mixed-input dispatcher (v0.6.3 .. v0.6.15, v0.6.16.post3 .. v0.6.17) for MXFP4
+        weights: each enum's case instantiates Shape<M, N or _Ntile, _Ktile>, with Ntile and Ktile
+        constants when WeightType is FP4 (`is_same_v<WeightType, fp4> ? a : b`). enum -> (M, N, K)."""
+        fp4 = r"\(?\s*std::is_same_v<\s*WeightType\s*,\s*__nv_fp4_e2m1\s*>\s*\)?"
+        ifdef = re.search(r"#if\s+defined\(ENABLE_FP4\)([\s\S]*?)#else", body)
+        if not ifdef:
+            return {}
+        consts = {}
+        for name in ("Ntile", "Ktile"):
+            m = re.search(r"constexpr\s+int\s+" + name + r"\s*=\s*" + fp4 + r"\s*\?\s*(\d+)\s*:", ifdef.group(1))
+            if not m:
+                return {}  # no constant FP4 tile this extractor reads: the list stays out (mixed_why says so)
+            consts[name] = int(m.group(1))
+        out = {}
+        for m in re.finditer(r"case\s+tkc::CutlassTileConfigSM90::(CtaShape\w+)\s*:\s*sm90_dispatch_moe_mixed_dtype_gemm_config<"
+                             r"\s*T\s*,\s*WeightType\s*,\s*GemmOutputType\s*,\s*EpilogueTag\s*,\s*Shape<\s*_(\w+)\s*,\s*_(\w+)\s*,"
+                             r"\s*_(\w+)\s*>\s*>", body):
+            dims = [int(t) if t.isdigit() else consts.get(t) for t in m.group(2, 3, 4)]
+            if None in dims:
+                raise ExtractError(f"{where}: case {m.group(1)} instantiates Shape<_{m.group(2)}, _{m.group(3)}, _{m.group(4)}>")
+            out[m.group(1)] = tuple(dims)  # type: ignore[assignment]
+        if not out:
+            raise ExtractError(f"{where}: no tile cases found in the mixed-input dispatcher")
+        return out
 
     def _dispatch_cases(self, release: sources.Source) -> dict[int, set[tuple[int, int, int]]]:
         where = f"{release.ref}:{DISPATCH_TMA}"
@@ -701,13 +964,19 @@ class MoeRunnerSource:
         self.sm120_supported = ret[0]
         return cases
 
-    def _check_mixed(self) -> None:
-        """The SM90 mixed-input steps getTmaWarpSpecializedConfigs applies, as read in v0.6.16+:
-        only swap_ab copies kept, then (humming) single-warpgroup configs appended; and a
-        dispatcher that instantiates each tile with the enum's K number as its K in elements."""
+    def _check_mixed(self, tf: "TypeFlags") -> None:
+        """The SM90 mixed-input steps getTmaWarpSpecializedConfigs applies: only swap_ab copies
+        kept, then (humming, v0.6.16+) single-warpgroup configs appended; and a dispatcher that
+        instantiates each tile with a K fixed by the tactic: the enum's K number in elements
+        (v0.6.16+), or, in the older dispatcher, K 128 (and N 64 for the 64x128 enum) for MXFP4
+        weights, while INT4 weights (W4A8) there get a K chosen from the GEMM's K at run time."""
         b, where = self.tma_body, self.where
-        if self.mixed_cases is None:
+        if self.mixed_cases is None and not (tf.use_wfp4a16 and self.mixed_fp4_old):
             raise NotExtracted(self.mixed_why)
+        if self.mixed_cases is None:  # the older dispatcher: use_w4_groupwise = use_w4afp8 || use_wfp4a16
+            if not re.search(r"use_w4_groupwise\s*=\s*use_w4afp8\s*\|\|\s*use_wfp4a16\s*;", self.gemm_kernels):
+                raise ExtractError(f"{self.release.ref}:{GEMM_KERNELS}: use_w4_groupwise is not use_w4afp8 || use_wfp4a16")
+            return
         if not re.search(r"if\s*\(\s*use_sm90_mixed_input_gemm\s*\)\s*\{\s*tma_ws_configs\.erase\([\s\S]*?return\s*!config\.swap_ab\s*;", b):
             raise NotExtracted(f"{where}: getTmaWarpSpecializedConfigs() has no use_sm90_mixed_input_gemm swap_ab-only step")
         if not re.search(r"use_sm90_mixed_input_gemm\s*=\s*use_w4afp8\s*\|\|\s*use_wfp4a16\s*\|\|\s*use_sm90_wfp4afp8\s*;", self.gemm_kernels):
@@ -734,12 +1003,15 @@ class MoeRunnerSource:
     def tma_ws(self, sm: int, tf: TypeFlags, finalize: bool) -> list[Cfg]:
         """getTmaWarpSpecializedConfigs(sm, finalize) for this type pair."""
         mixed = sm == 90 and tf.sm90_mixed
-        if tf.humming and (sm != 90 or "kHummingPreMmaE8M0" not in self.tma_body):
-            return []  # no humming mode in this release (before v0.6.16) or off SM90
+        if tf.humming and "kHummingPreMmaE8M0" not in self.tma_body:
+            raise NotExtracted(f"{self.where}: this release has no humming MXFP4 x FP8 mode "
+                               "(no Sm90Wfp4Afp8ScaleMode::kHummingPreMmaE8M0 in getTmaWarpSpecializedConfigs)")
+        if tf.humming and sm != 90:
+            return []  # humming is SM90's only
         if tf.use_wfp4afp8 and sm == 90 and not tf.humming:
             raise ExtractError("SM90 FP8xFP4 without humming scales: the binding builds no runner for it")
         if mixed:
-            self._check_mixed()
+            self._check_mixed(tf)
         flags = FLAGS["GROUPED_GEMM"]
         if not tf.same:
             flags |= FLAGS["WEIGHT_ONLY"]
@@ -762,8 +1034,8 @@ class MoeRunnerSource:
             return []
         if sm == 90 and not tf.valid_hopper():
             return []
-        if sm < 90 or (90 < sm < 100):
-            return []
+        # (no return below SM90: on SM89 the heuristic's SM80-style branch answers, and its
+        # configs get the swap_ab copies below like any other)
         _, configs = self.heur.dispatch(sm, flags)
         if re.search(r"if\s*\(\s*sm\s*==\s*103\s*&&\s*use_fp4\s*\)", b) and sm == 103 and tf.use_fp4:
             configs = configs + self.heur.dispatch(100, flags)[1]
@@ -775,9 +1047,12 @@ class MoeRunnerSource:
         if not re.search(r"auto\s+swap_ab_configs\s*=\s*tma_ws_configs\s*;[\s\S]*config\.swap_ab\s*=\s*true", b):
             raise ExtractError(f"{self.where}: swap_ab duplication step not recognised")
         configs = configs + [_replace(c, swap_ab=True) for c in configs]
-        if mixed:  # the SM90 mixed-input grouped GEMM requires swap_ab
+        if tf.sm90_mixed:  # use_sm90_mixed_input_gemm is a type flag: swap_ab copies only, on any SM (SM89 W4A8)
+            if not re.search(r"if\s*\(\s*(?:use_sm90_mixed_input_gemm|use_w4_groupwise)\s*\)\s*\{\s*tma_ws_configs\.erase\("
+                             r"[\s\S]*?return\s*!config\.swap_ab\s*;", b):
+                raise ExtractError(f"{self.where}: getTmaWarpSpecializedConfigs() has no swap_ab-only step for the mixed-input types")
             configs = [c for c in configs if c.swap_ab]
-            if tf.humming:
+            if mixed and tf.humming:
                 configs = configs + self._humming()
         return configs
 
@@ -796,12 +1071,19 @@ class MoeRunnerSource:
 
     def lists(self, sm: int, tf: TypeFlags, use_fused_finalize: bool) -> tuple[list[Cfg], list[Cfg]]:
         """(GEMM1 list, GEMM2 list) exactly as getTactics(GEMM_1/GEMM_2) returns them."""
+        if tf.mxfpx and not self.mxfp8_runner:
+            raise NotExtracted(f"the binding builds no MXFP8 x MXFP8 runner in this release ({BINDING}: no isWMxfp8AMxfp8Quant branch)")
+        if tf.act == "fp16" and tf.use_wfp4a16 and self.fp16_wfp4a16_refused:
+            raise NotExtracted(self.fp16_wfp4a16_refused)
         effective = use_fused_finalize if self.finalize_gated else self.finalize_default
         # mayHaveFinalizeFused(): ... && !use_sm90_mixed_input_gemm (!use_w4_groupwise before v0.6.16)
         may_finalize = tf.supports_tma_ws(sm) and sm >= 90 and effective and not tf.sm90_mixed
         amp = self.ampere(sm, tf)
         g1 = self.tma_ws(sm, tf, False) + amp
         g2 = self.tma_ws(sm, tf, may_finalize) + amp
+        if tf.mxfpx and self.mxfp8_filter:  # filterMxfp8Tactics: SM80-style kernels cannot block-scale
+            g1 = [c for c in g1 if c.style == "tma_ws"]
+            g2 = [c for c in g2 if c.style == "tma_ws"]
         return g1, g2
 
 
@@ -839,10 +1121,18 @@ def to_json(c: Cfg, act: str, cases: dict[int, set[tuple[int, int, int]]], sm120
         return d
     m, n, kbytes = shp
     if c.mixed:
-        assert moe is not None and moe.mixed_cases is not None
+        assert moe is not None
         d.update(tile=[m, n, kbytes], cluster=list(cluster), stages=None, style="tma_ws", mainloop_schedule=c.mainloop,
                  epilogue_schedule=c.epilogue, epilogue_fusion=c.fusion, mma_tile=None, sm_version=c.sm,
                  known_failure=None)
+        if moe.mixed_cases is None:  # the older dispatcher, MXFP4 weights: the case's own Shape<M, N, K>
+            shape = moe.mixed_fp4_old.get(c.tile)
+            if shape is None:
+                d["known_failure"] = (f"mixed-input dispatcher has no case for this tile: "
+                                      f"moe_gemm_template_dispatch_tma_ws_mixed_dtype.h throws for {c.tile}")
+            else:
+                d["tile"] = list(shape)
+            return d
         macro = moe.mixed_cases.get(c.tile)
         if macro is None:
             d["known_failure"] = (f"mixed-input dispatcher has no case for this tile: "
@@ -907,10 +1197,14 @@ def release_catalogs(release: sources.Source, record_only: bool = False) -> tupl
     entries: list[dict[str, Any]] = []
     lists: dict[str, dict[str, Any]] = {}
     skipped: list[dict[str, Any]] = []
-    for arch, pairs in VARIANTS.items():
+    archs = module_archs(release)
+    sm89_fp4 = "sm89" in archs and sm89_has_fp4(release)
+    for arch in archs:
         sm = SM_OF[arch]
-        for act, weight, *scaling in pairs:
+        for act, weight, *scaling in VARIANTS[arch]:
             tf = TypeFlags(act, weight, scaling[0] if scaling else None)
+            if sm == 89 and not sm89_fp4 and (tf.fp4_act or tf.fp4_weight):
+                continue  # the SM89 module is built without ENABLE_FP4: its binding has no FP4 runner
             extra = {"scaling": tf.scaling} if tf.scaling else {}
             files = MIXED_SOURCE_FILES if sm == 90 and tf.sm90_mixed else SOURCE_FILES
             for finalize in (True, False):
@@ -921,7 +1215,11 @@ def release_catalogs(release: sources.Source, record_only: bool = False) -> tupl
                         skipped.append({"arch": arch, "variant": {"act": act, "weight": weight, **extra}, "why": str(e)})
                     continue
                 if not g1 and not g2:
-                    continue  # the binding refuses this combination ("No valid tactics")
+                    if finalize:  # no key can hold a tactic of it: say so, so decode never guesses why
+                        skipped.append({"arch": arch, "variant": {"act": act, "weight": weight, **extra},
+                                        "why": f"getTactics() gives this runner no tactics on {arch} in this release "
+                                               "(no kernel specialisation for these types there)"})
+                    continue
                 for op, cfgs, offset, gemm in ((OPS[0], g1, 0, "GEMM_1"), (OPS[1], g2, len(g1), "GEMM_2")):
                     body = {
                         "source_file": DISPATCH,
@@ -943,7 +1241,7 @@ def release_catalogs(release: sources.Source, record_only: bool = False) -> tupl
                         "list": digest,
                     })
     if moe.deepseek_fixed:
-        for arch in VARIANTS:
+        for arch in archs:
             skipped.append({"arch": arch, "variant": {"act": "bf16", "weight": "fp8", "scaling": "deepseek-block"},
                             "why": f"the binding's setRunnerProfiles() ignores the tactic under DeepSeek FP8 block "
                                    f"scaling and sets {moe.deepseek_fixed} (SM90 enum) on both GEMMs, so the tactic selects "
