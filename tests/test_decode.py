@@ -145,14 +145,15 @@ def _moe_key_without_extras():
 def test_moe_candidates_without_a_list_make_the_entry_ambiguous_even_when_the_others_agree():
     # 0.6.14 on SM120: bf16/fp16 MoE get only the SM80-style list (get_candidate_tiles default:
     # 32x128x64, 64x128x64, 128x128x64 x stages 2..4) and fp8 the SM89-style grouped list, which
-    # also starts with 32x128x64 at 2 stages (cutlass_heuristic.cpp get_candidate_tiles, v0.6.14).
-    # All three agree on tactic 0, but bf16 x fp8 weights is possible too: no single tile.
+    # also starts with 32x128x64 at 2 stages (cutlass_heuristic.cpp get_candidate_tiles, v0.6.14);
+    # bf16 x fp8 weights start with the weight-only 16x128 tile (K 64 for 16-bit activations). And
+    # DeepSeek FP8 block scaling (the same bf16 x fp8 runner) ignores the tactic: no list, no single tile.
     pk = _moe_key_without_extras()
     r = rec(0, version="0.6.14", arch="sm120", op=pk.op, runner=pk.runner, shapes=pk.shapes, extras=pk.extras)
     d = decode(r).decode
     assert isinstance(d, Undecoded), d
-    assert "ambiguous" in d.reason and "bf16 x fp8" in d.reason
-    assert {(c.tile, c.stages) for c in d.candidates} == {((32, 128, 64), 2)}
+    assert "ambiguous" in d.reason and "bf16 x fp8 (deepseek-block)" in d.reason
+    assert {(c.tile, c.stages) for c in d.candidates} == {((32, 128, 64), 2), ((16, 128, 64), 2)}
 
 
 def test_decode_all_matches_decode_record_by_record(tmp_path, big_caches):

@@ -21,7 +21,10 @@ def test_no_two_tactics_of_a_table_print_the_same(version):
     for t in view["tables"]:
         cols = catalog_fmt.columns(t["configs"])
         printed = [tuple(f(c) for h, f in cols if h != "tactic") for c in t["configs"]]
-        assert len(set(printed)) == len(printed), (version, t["op"], t["arch"], t["variant"])
+        # two tactics may be the very same config in the C++: on SM89 the SM80-style list comes from
+        # getTmaWarpSpecializedConfigs and again from getAmpereConfigs. Distinct configs never print alike.
+        distinct = {json.dumps({k: v for k, v in c.items() if k != "index"}, sort_keys=True) for c in t["configs"]}
+        assert len(set(printed)) == len(distinct), (version, t["op"], t["arch"], t["variant"])
 
 
 def test_finalize_copies_show_their_epilogue_fusion():

@@ -132,14 +132,17 @@ def test_old_mixed_dispatcher_releases_say_no_catalog_and_why_in_the_data():
         source="t", source_kind="test", op=G1, runner="MoERunner", tactic=0, status=Status.CHOSEN,
         env=Environment(flashinfer_version="0.6.14", arch="sm90"),
         shapes=parse_key(f"('{G1}', 'MoERunner', {SHAPES}, ())").shapes, extras=()))
-    # a pre-rc2 key with 4-bit packed weights: int4 weight-only lists exist, W4A8 / W4A16 do not
+    # a pre-rc2 key with 4-bit packed weights: int4 weight-only lists and the W4A16 MXFP4 one exist
+    # (the older dispatcher fixes K 128 for MXFP4 weights), W4A8 does not (its K is chosen at run time)
     assert isinstance(old, Undecoded) and "ambiguous" in old.reason and "fp8 x int4" in old.reason
-    assert {(c.tile, c.stages) for c in old.candidates} == {((16, 128, 64), 2)}
+    assert {(c.tile, c.stages) for c in old.candidates} == {((16, 128, 64), 2), ((64, 16, 128), None)}
     from tiletune import catalogs
 
-    notes = [(dict(v), why) for v, why in catalogs.not_extracted("0.6.14", "sm90") if dict(v).get("scaling") != "deepseek-block"]
-    assert {(v["act"], v["weight"]) for v, _ in notes} == {("fp8", "int4"), ("bf16", "mxfp4")}
-    assert all("PackedScalesNum" in why for _, why in notes)
+    notes = {(dict(v)["act"], dict(v)["weight"]): why for v, why in catalogs.not_extracted("0.6.14", "sm90")
+             if dict(v).get("scaling") != "deepseek-block"}
+    assert set(notes) == {("fp8", "int4"), ("fp8", "mxfp4")}  # W4A8, and humming (no such mode before 0.6.16)
+    assert "INT4 weights (W4A8)" in notes[("fp8", "int4")] and "PackedScalesNum" in notes[("fp8", "int4")]
+    assert "humming" in notes[("fp8", "mxfp4")]
     assert "PackedScalesNum" in old.reason  # the reason comes from the data's note
 
 

@@ -52,8 +52,9 @@ def _pick(ae: Any) -> Pick:
     """The plain computation of an entry's Pick (`_Picks` gives the same, sharing work)."""
     rec = ae.entry.record
     d = ae.entry.decode
+    not_cutlass, candidates, runs, runs_if = _decode_facts(d)
     return Pick(rec.tactic, ae.entry.config, None if rec.time_ms is None else float(rec.time_ms), _spread(rec.detail),
-                *_decode_facts(d))
+                not_cutlass, candidates, runs, runs_if=runs_if)
 
 
 def _spread(detail: Any) -> Optional[float]:
@@ -64,11 +65,14 @@ def _spread(detail: Any) -> Optional[float]:
     return None
 
 
-def _decode_facts(d: Any) -> tuple[bool, Optional[str], Optional[str]]:
-    """What a Pick takes from its decode: (not CUTLASS, what undecoded candidates share, the tile that runs)."""
+def _decode_facts(d: Any) -> tuple[bool, Optional[str], Optional[str], Optional[str]]:
+    """What a Pick takes from its decode: (not CUTLASS, what undecoded candidates share, the tile
+    that runs, the tile that runs under a run-time condition)."""
     candidates = d.candidates_label() if hasattr(d, "candidates_label") else None
     runs = getattr(d, "runs", None)
-    return bool(getattr(d, "not_a_cutlass_tactic", False)), candidates, runs.config.label() if runs is not None else None
+    runs_if = getattr(d, "runs_if", None)
+    return (bool(getattr(d, "not_a_cutlass_tactic", False)), candidates, runs.config.label() if runs is not None else None,
+            runs_if.short() if runs_if is not None else None)
 
 
 class _Picks:
@@ -82,7 +86,7 @@ class _Picks:
     """
 
     def __init__(self) -> None:
-        self._decode: dict[int, tuple[Optional[TileConfig], bool, Optional[str], Optional[str]]] = {}
+        self._decode: dict[int, tuple[Optional[TileConfig], bool, Optional[str], Optional[str], Optional[str]]] = {}
         self._spread: dict[int, Optional[float]] = {}
         self._whole: dict[tuple[int, int, int], Pick] = {}
         self._alone: dict[int, tuple[Pick]] = {}
@@ -137,9 +141,9 @@ class _Picks:
         spread = self._spread.get(id(detail), _UNSET) if detail else None
         if spread is _UNSET:
             spread = self._spread[id(detail)] = _spread(detail)
-        config, not_cutlass, candidates, runs = facts
+        config, not_cutlass, candidates, runs, runs_if = facts
         pk = Pick(tactic, config, None if rec.time_ms is None else float(rec.time_ms), spread, not_cutlass,
-                  candidates, runs)
+                  candidates, runs, runs_if=runs_if)
         if whole:
             self._whole[key] = pk
         return pk

@@ -39,12 +39,15 @@ class Pick(Struct, frozen=True, gc=False):
     # a runner-up known only from FlashInfer's selection record (0.7.4): its time, not its tactic;
     # the number of candidates the autotuner timed, the winner included
     recorded_of: Optional[int] = None
+    # 'runs 128x128x256 when the output is not 32-byte aligned' (Decoded.runs_if): a run-time condition
+    runs_if: Optional[str] = None
 
     def label(self) -> str:
         if self.recorded_of is not None:
             return f"FlashInfer record: fastest of {self.recorded_of - 1} other(s)"
         if self.config is not None:
-            return self.config.label() + (f" profiled, runs {self.runs}" if self.runs else "")
+            return (self.config.label() + (f" profiled, runs {self.runs}" if self.runs else "")
+                    + (f" ({self.runs_if})" if self.runs_if else ""))
         if self.not_cutlass:
             return f"tactic {self.tactic} (non-CUTLASS)"
         return f"tactic {self.tactic} undecoded" + (f" ({self.candidates}?)" if self.candidates else "")

@@ -311,6 +311,8 @@ def _chosen_facts(d: Any) -> tuple[Optional[str], Optional[str], Optional[str]]:
         lbl = cfg.label()
         if d.runs is not None:  # the binding runs another config (0.6.3..0.6.14 GEMM2)
             lbl = f"{lbl} profiled, runs {d.runs.config.label()}"
+        if d.runs_if is not None:  # another tile under a run-time condition (SM103 FP4 K768)
+            lbl = f"{lbl} ({d.runs_if.short()})"
         return lbl, None, None
     if isinstance(d, Undecoded) and d.not_a_cutlass_tactic:
         return None, None, None

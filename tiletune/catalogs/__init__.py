@@ -28,6 +28,9 @@ a list once in `lists`, a release's set of catalog rows (and of not-extracted no
                              "configs": [<index into configs>, ...]}},
      "configs": [{config}, ...]}
 
+    runs_instead = {"tile": [m, n, k], "when": str, "source": "file:line"}  # optional in a config:
+                   # the dispatch runs this tile instead when `when` holds (SM103 FP4 K768 tiles)
+
     config = {"tile": [m, n, k] (elements), "name": "CtaShape128x128x128B", "cluster": [1, 1, 1],
               "swap_ab": false, "stream_k": false, "mainloop_schedule": str | null,
               "epilogue_schedule": str | null, "epilogue_fusion": str | null, "stages": int | null,
@@ -57,7 +60,7 @@ from msgspec import Struct
 from packaging.version import InvalidVersion, Version
 
 from tiletune.core.errors import CatalogError
-from tiletune.core.records import CatalogRef, Decode, Decoded, RunsOther, TileConfig, Undecoded, freeze
+from tiletune.core.records import CatalogRef, Decode, Decoded, RunsIf, RunsOther, TileConfig, Undecoded, freeze
 
 SCHEMA = "tiletune.catalogs/2"
 
@@ -80,6 +83,8 @@ class Catalog(Struct, frozen=True, gc=False):
     raw: tuple[Mapping[str, Any], ...] = ()
     # what tactic -1 runs when no fixed entry does (chosen at run time: the rule, file and line)
     fallback_rule: Optional[str] = None
+    # parallel to configs (or empty): a tile the dispatch runs instead under a run-time condition
+    runs_if: tuple[Optional[RunsIf], ...] = ()
 
 
 def config_from_json(d: Mapping[str, Any]) -> TileConfig:
@@ -287,7 +292,26 @@ def _catalogs(version: str, arch: str, op: str, runner: str) -> tuple[Catalog, .
             gemm2_relative_ids=quirk if quirk and int(lst.get("index_offset", 0)) > 0 else None,
             raw=tuple(docs[name]["configs"][i] for i in lst["configs"]),
             fallback_rule=lst.get("fallback_rule"),
+            runs_if=_runs_if(configs, [docs[name]["configs"][i] for i in lst["configs"]]),
         ))
+    return tuple(out)
+
+
+def _runs_if(configs: tuple[TileConfig, ...], raw: list[Mapping[str, Any]]) -> tuple[Optional[RunsIf], ...]:
+    """Each config's `runs_instead` (data) as a RunsIf, or () when no config of the list has one."""
+    if not any("runs_instead" in r for r in raw):
+        return ()
+    out: list[Optional[RunsIf]] = []
+    for cfg, r in zip(configs, raw):
+        alt = r.get("runs_instead")
+        if alt is None:
+            out.append(None)
+            continue
+        tile = tuple(alt["tile"])
+        mma = (2 * tile[0], tile[1], tile[2]) if cfg.mma_tile is not None else None  # the same 1-SM / 2-SM cluster
+        out.append(RunsIf(config=TileConfig(tile=tile, cluster=cfg.cluster, swap_ab=cfg.swap_ab, stream_k=cfg.stream_k,
+                                            name=f"{cfg.name} (runs {'x'.join(map(str, tile))})", mma_tile=mma),
+                          when=alt["when"], source=alt["source"]))
     return tuple(out)
 
 
@@ -378,7 +402,8 @@ def resolve(cat: Catalog, tactic: Any) -> Decode:
         return Undecoded(reason=f"tactic {tactic!r} is not an integer index")
     if tactic == -1:
         if cat.fallback is not None:
-            return Decoded(config=cat.configs[cat.fallback], catalog=cat.ref, index=cat.fallback)
+            return Decoded(config=cat.configs[cat.fallback], catalog=cat.ref, index=cat.fallback,
+                           runs_if=cat.runs_if[cat.fallback] if cat.runs_if else None)
         if cat.fallback_config is not None:
             return Decoded(config=cat.fallback_config, catalog=cat.ref, index=-1)
         if cat.fallback_rule:  # the binding picks the row per shape at run time: no one entry to name
@@ -395,6 +420,8 @@ def resolve(cat: Catalog, tactic: Any) -> Decode:
     if cat.gemm2_relative_ids and tactic < len(cat.configs):
         return Decoded(config=cat.configs[local], catalog=cat.ref, index=local,
                        runs=_runs_relative(cat, tactic, local))
+    if cat.runs_if and cat.runs_if[local] is not None:
+        return Decoded(config=cat.configs[local], catalog=cat.ref, index=local, runs_if=cat.runs_if[local])
     return Decoded(config=cat.configs[local], catalog=cat.ref, index=local)
 
 

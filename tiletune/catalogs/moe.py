@@ -13,15 +13,15 @@ nvfp4, mxfp4, mxfp8, fp8, bf16, fp16, int4.
   fp16: every variant still possible is returned, and decode marks the tactic ambiguous when
   their lists disagree.
 
-SM90 weight-only / mixed-input variants have lists since this extractor's second pass: bf16/fp16 x
-int4 and bf16 x fp8 (SM80-style weight-only kernels; DeepSeek FP8 block scaling builds the same
-bf16 x fp8 runner), fp8 x int4 (W4A8), bf16 x mxfp4 (W4A16) and humming fp8 x mxfp4
-(`"scaling": "humming"`) with the SM90 mixed-input TMA-WS kernels, the last three only for
-releases whose mixed-input dispatcher instantiates the tile the enum names (v0.6.16..v0.6.16.post2,
-v0.6.18rc1 and later; `not_extracted` in the data says why not for the others). Variants still
-without a list (MXFP8 activations, fp16 x mxfp4, other archs' weight-only lists) are returned
-exactly, so the lookup finds no catalog and decode says so instead of guessing; when such a
-variant is one of several a key leaves possible, decode marks the entry ambiguous.
+Lists exist for sm89, sm90, sm100, sm103, sm107 (0.6.16 on), sm110 and sm120: dense dtypes,
+weight-only bf16/fp16 x int4 and bf16 x fp8 (SM80-style kernels; DeepSeek FP8 block scaling builds
+the same bf16 x fp8 runner), MXFP8 activations on the Blackwell archs (mxfp8 x mxfp8, mxfp8 x
+mxfp4), and on SM90 the mixed-input fp8 x int4 (W4A8), bf16/fp16 x mxfp4 (W4A16) and humming fp8 x
+mxfp4 (`"scaling": "humming"`) where the release's dispatcher fixes the tile a tactic runs. A
+variant without a list is returned exactly, so the lookup finds no catalog and decode quotes the
+data's `not_extracted` note (a runner the binding refuses, no tactics on that arch, a tile chosen
+at run time) instead of guessing; when such a variant is one of several a key leaves possible,
+decode marks the entry ambiguous.
 """
 
 from __future__ import annotations

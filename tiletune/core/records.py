@@ -162,12 +162,31 @@ class CatalogRef(Struct, frozen=True, gc=False):
 
 class Decoded(Struct, frozen=True, gc=False):
     """The tactic means exactly this config (the one the autotuner profiled). `runs` is set when
-    the release's binding then runs another config for it (see RunsOther)."""
+    the release's binding then runs another config for it (see RunsOther); `runs_if` when its
+    dispatch runs another tile under a run-time condition (see RunsIf)."""
 
     config: TileConfig
     catalog: CatalogRef
     index: int  # index into the catalog after resolving -1
     runs: Optional["RunsOther"] = None
+    runs_if: Optional["RunsIf"] = None
+
+
+class RunsIf(Struct, frozen=True, gc=False):
+    """A tile the release's dispatch runs instead of the decoded one when a run-time condition
+    holds, which no cache or log records (SM103 FP4 K768 tiles, 0.6.16 on: a 128x128x256 kernel
+    when the output is not 32-byte aligned). A labelled note, never the decode itself."""
+
+    config: TileConfig  # the decoded config with the tile that runs instead
+    when: str  # the condition, in words ("the output is not 32-byte aligned (...)")
+    source: str  # file:line of the guard in the release's C++
+
+    def short(self) -> str:
+        """'runs 128x128x256 when the output is not 32-byte aligned' (the condition's first clause)."""
+        return f"runs {self.config.label()} when {self.when.split(' (', 1)[0]}"
+
+    def text(self) -> str:
+        return f"runs {self.config.label()} instead when {self.when} ({self.source})"
 
 
 class RunsOther(Struct, frozen=True, gc=False):

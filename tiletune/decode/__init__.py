@@ -256,6 +256,12 @@ def _decode_cached(version: str, arch: str, op: str, runner: str, variants: tupl
         if why:
             return Undecoded(reason=f"FlashInfer {version} {arch}: no {op} catalog for {why}")
         have = sorted({a for (ver, a, o, r) in catalogs.keys() if ver == version and o == op and r == runner})
+        if arch in have and missing and "act" in missing[0]:
+            # the arch has lists, not for this variant: name the variant, never "no catalog for sm90 (it has sm90)"
+            pairs = ", ".join(dict.fromkeys(_pair_text(v) for v in moe.known_variants(version, arch)))
+            wanted = ", ".join(dict.fromkeys(_pair_text(v) for v in missing))
+            return Undecoded(reason=f"FlashInfer {version} {arch}: no {op} list for {wanted} (tiletune does not extract "
+                                    f"that variant on {arch}; its {arch} lists: {pairs})")
         extra = f" (it has {', '.join(have)})" if have else ""
         return Undecoded(reason=f"FlashInfer {version} has no {op}/{runner} catalog for {arch}{extra}")
     results = [catalogs.resolve(c, tactic) for c in cats]

@@ -86,12 +86,25 @@ class RunsOut(_ConfigFields):
     reason: str
 
 
+class RunsIfOut(_ConfigFields):
+    """The tile the release's dispatch runs instead of the decoded one when a run-time condition no
+    cache or log records holds (SM103 fp4_gemm K768 tactics, FlashInfer 0.6.16 on: a 128x128x256
+    kernel when the output is not 32-byte aligned). A labelled note: the entry's config is still
+    the decode. `when`: the condition in words; `source`: file:line of the guard in the release's
+    C++; `note`: the line the human views print."""
+
+    when: str
+    source: str
+    note: str
+
+
 class DecodeOut(Struct, omit_defaults=True):
     decoded: bool
     reason: Optional[str]
     not_a_cutlass_tactic: bool
     candidates: list[ConfigOut]
     runs: Optional[RunsOut] = None
+    runs_if: Optional[RunsIfOut] = None
 
 
 class ProblemOut(Struct):
@@ -602,7 +615,11 @@ def decode_out(decode: Any) -> DecodeOut:
         runs = None
         if decode.runs is not None:  # the binding runs another config than the one profiled
             runs = RunsOut(**_config_fields(decode.runs.config), index=decode.runs.index, reason=decode.runs.reason)
-        return DecodeOut(True, None, False, [], runs)
+        runs_if = None
+        if decode.runs_if is not None:  # the dispatch runs another tile when a run-time condition holds
+            runs_if = RunsIfOut(**_config_fields(decode.runs_if.config), when=decode.runs_if.when,
+                                source=decode.runs_if.source, note=decode.runs_if.text())
+        return DecodeOut(True, None, False, [], runs, runs_if)
     assert isinstance(decode, Undecoded)
     return DecodeOut(False, decode.reason, decode.not_a_cutlass_tactic,
                      [ConfigOut(**_config_fields(c)) for c in decode.candidates])

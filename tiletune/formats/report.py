@@ -26,7 +26,7 @@ from msgspec import Struct
 from tiletune import __version__
 from tiletune.analysis.results import Failure, InspectResult, Verdict
 from tiletune.analysis.source_groups import group_names
-from tiletune.core.records import Status
+from tiletune.core.records import Decoded, Status
 from tiletune.formats import markdown as md
 from tiletune.formats import view
 from tiletune.formats.json_out import analysis_dict, inspect_dict
@@ -183,6 +183,13 @@ def chosen_sections(result: InspectResult, uncalibrated: bool = False
                 (group_of.get(r.source), ae.arch, r.op, r.runner, p, _ident(ae)))
             if ae.config is not None:
                 tile = ae.config.label()
+                d = ae.entry.decode
+                runs = d.runs if isinstance(d, Decoded) else None
+                if runs is not None:  # the binding runs another config than the one profiled
+                    tile += f" profiled, runs {runs.config.label()} " + ref(runs.reason)
+                runs_if = d.runs_if if isinstance(d, Decoded) else None
+                if runs_if is not None:  # another tile under a run-time condition
+                    tile += f" ({runs_if.short()}) " + ref(runs_if.text())
             else:
                 d = ae.entry.decode
                 tile = ("n/a " if getattr(d, "not_a_cutlass_tactic", False) else "undecoded ") + ref(getattr(d, "reason", "not decoded"))

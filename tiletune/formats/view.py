@@ -394,6 +394,9 @@ def _entry_row(
         runs = d0.runs  # type: ignore[union-attr]
         if runs is not None:  # profiled one config, the binding runs another: show both
             tile = f"{tile} profiled, runs {runs.config.label()} {notes.ref(runs.reason)}"
+        runs_if = d0.runs_if  # type: ignore[union-attr]
+        if runs_if is not None:  # the dispatch runs another tile under a run-time condition: a labelled note
+            tile = f"{tile} ({runs_if.short()}) {notes.ref(runs_if.text())}"
     elif r.status in (Status.COMPILED, Status.NOT_BUILT) and r.detail_dict().get("tile"):
         tile = "x".join(str(v) for v in r.detail_dict()["tile"]) + " (JIT)"
     elif isinstance(ae.entry.decode, Undecoded):
