@@ -14,6 +14,7 @@ from tiletune.core.errors import TiletuneError
 
 if TYPE_CHECKING:  # (types only: a plain inspect imports the analysis when it runs it)
     from tiletune.analysis.results import InspectResult
+    from tiletune.analysis.baseline import Baseline
 
 
 class OutputFormat(str, enum.Enum):
@@ -154,15 +155,44 @@ def _stdout_is_the_stderr_terminal() -> bool:
         return False
 
 
-def gate(result: "InspectResult", fail_on: Optional[FailOn], side: str = "") -> int:
-    """The exit status: 2 for unusable inputs, else 1 when --fail-on findings exist, else 0."""
+def gate(result: "InspectResult", fail_on: Optional[FailOn], side: str = "",
+         baseline: Optional["Baseline"] = None) -> int:
+    """The exit status: 2 for unusable inputs, else 1 when --fail-on findings exist, else 0.
+    `baseline` (--baseline: analysis.baseline.Baseline) accepts known failures: only failures it
+    does not accept, or a fatal event, make --fail-on failed exit 1."""
     code = result.exit_code
-    if code == 0 and fail_on is not None and result.fails_on(fail_on.value):
+    if code != 0 or fail_on is None:
+        return code
+    if baseline is not None and fail_on.value == "failed" and not result.run_ended:
+        new = baseline.new_failures(result.failures)
+        accepted = len(result.failures) - len(new)
+        if not new:
+            if accepted:
+                _echo_err(f"tiletune: --fail-on failed: {side}{accepted} failure(s), every one accepted by "
+                          f"--baseline {baseline.source} ({baseline.kind}): no new failure")
+            return 0
+        shown = ", ".join(f"{f.arch or '?'} {f.op} tactic {f.tactic}" for f in new[:6]) + (" ..." if len(new) > 6 else "")
+        _echo_err(f"tiletune: --fail-on failed: {side}{len(new)} new failure(s) not in --baseline {baseline.source}"
+                  f" ({accepted} accepted): {shown}")
+        return 1
+    if result.fails_on(fail_on.value):
         _echo_err(f"tiletune: --fail-on {fail_on.value}: {side}"
                   + (f"{len(result.fatal_events)} fatal event(s)" if result.fatal_events else f"{len(result.failures)} failure(s)")
                   + " found")
         return 1
     return code
+
+
+def load_baseline(path: Optional[Path]) -> Optional["Baseline"]:
+    """--baseline FILE read (bounded, like an input) and parsed; None without one. A file that is not
+    a baseline is one line, exit 2 (UsageError / ReaderError)."""
+    if path is None:
+        return None
+    from tiletune.analysis.baseline import parse
+    from tiletune.core.bounded_input import decode_text, read_input
+
+    data = read_input(path, limit=64 << 20, what="baseline", override="TILETUNE_MAX_JSON_MB")
+    return parse(decode_text(data, str(path)), str(path))
 
 
 def batch_status(run: Callable[[], int], inputs: Sequence[object],

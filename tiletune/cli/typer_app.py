@@ -115,6 +115,9 @@ def inspect_command(
     only_status: Annotated[Optional[List[str]], typer.Option("--status", help="Only entries with this status (repeatable): chosen, failed, profiled, ...")] = None,
     runtime_m: Annotated[Optional[str], typer.Option("--m", help="Which tile runs at these runtime M (e.g. 37 or the CUDA-graph sizes 1,2,4,8,16,24,32), through the release's bucket mapping.")] = None,
     uncalibrated: Annotated[bool, typer.Option("--uncalibrated", help="Show the table model's times even where the inputs' measured times calibrate it (by default such columns show the calibrated model and say so: 't us cal*').")] = False,
+    baseline: Annotated[Optional[Path], typer.Option("--baseline", help="Failures already accepted: a previous `inspect -f json`, a FlashInfer blocklist, or lines 'OP TACTICS' (e.g. 'mxfp8_gemm 6-9'). --fail-on failed then exits 1 only for failures not in it (or a fatal event).", readable=False)] = None,
+    summary: Annotated[bool, typer.Option("--summary", "-q", help="Verdicts and counts only (table and Markdown).")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Everything: every tactic (--all) and every list in full.")] = False,
 ) -> None:
     """Which tiles won, which failed and why, which were never tried: per arch and op.
 
@@ -128,7 +131,8 @@ def inspect_command(
     _run_batch(lambda: inspect_status(
         paths, format=format, arch=arch, flashinfer_version=flashinfer_version, gpu=gpu, output=output, fail_on=fail_on,
         all_rows=all_rows, only_op=only_op, only_arch=only_arch, only_rank=only_rank, only_status=only_status,
-        runtime_m=runtime_m, uncalibrated=uncalibrated), paths or ())
+        runtime_m=runtime_m, uncalibrated=uncalibrated, baseline=baseline, summary=summary, verbose=verbose),
+        [*(paths or ()), *((baseline,) if baseline else ())])
 
 
 class ReportFormat(str, enum.Enum):
@@ -155,6 +159,7 @@ def report_command(
     only_rank: Annotated[Optional[List[str]], typer.Option("--rank", help="Only this rank (repeatable), as inspect's --rank.")] = None,
     runtime_m: Annotated[Optional[str], typer.Option("--m", help="Name the tile that runs at these runtime M (e.g. 1,2,4,8,37), as inspect's --m.")] = None,
     uncalibrated: Annotated[bool, typer.Option("--uncalibrated", help="The table model's times even where the inputs' measured times calibrate it.")] = False,
+    baseline: Annotated[Optional[Path], typer.Option("--baseline", help="Failures already accepted, as inspect's --baseline: --fail-on failed exits 1 only for others.", readable=False)] = None,
 ) -> None:
     """A self-contained bug-ticket report: verdicts, environment, chosen tiles, failures and why, commands.
 
@@ -166,7 +171,8 @@ def report_command(
 
         return report_status(paths, output=output, as_json=format is ReportFormat.json, redact=redact, full=full,
                              gpu=gpu, plot=not no_plot, arch=arch, flashinfer_version=flashinfer_version, fail_on=fail_on,
-                             only_op=only_op, only_rank=only_rank, runtime_m=runtime_m, uncalibrated=uncalibrated)
+                             only_op=only_op, only_rank=only_rank, runtime_m=runtime_m, uncalibrated=uncalibrated,
+                             baseline=baseline)
 
     _run_batch(run, paths or ())
 
@@ -187,6 +193,7 @@ def diff_command(
         "Gate on the NEW warm-up instead of on changes: exit 1 when NEW holds such findings (fatal: an event "
         "that ended a run; failed: any failed tactic, or a fatal event, as `inspect --fail-on` on NEW), else 0, "
         "whatever changed. Unusable inputs still exit 2."))] = None,
+    baseline: Annotated[Optional[Path], typer.Option("--baseline", help="Failures already accepted (as inspect's --baseline): --fail-on failed gates on NEW's other failures only.", readable=False)] = None,
 ) -> None:
     """Compare two warm-ups in tile terms: winners that moved, buckets added or removed, tactics newly
     failing or recovered, and what changed in the environment.
@@ -200,7 +207,8 @@ def diff_command(
         from tiletune.cli.commands.diff import diff_status
 
         return diff_status(old, new, old_also=old_also or [], new_also=new_also or [], fmt=format, arch=arch,
-                           old_version=old_version, new_version=new_version, output=output, fail_on=fail_on)
+                           old_version=old_version, new_version=new_version, output=output, fail_on=fail_on,
+                           baseline=baseline)
 
     _run_batch(run, [old, new, *(old_also or []), *(new_also or [])])
 

@@ -157,7 +157,7 @@ def compact_sections(result: InspectResult, runtime_m: Sequence[int] = (), uncal
 
 
 def format_inspect(result: InspectResult, *, all_rows: bool = False, runtime_m: Sequence[int] = (), width: int = 0,
-                   colour: bool = False, uncalibrated: bool = False) -> str:
+                   colour: bool = False, uncalibrated: bool = False, summary: bool = False, verbose: bool = False) -> str:
     """Inspect output as Markdown (per-bucket lines by default, every tactic with `all_rows`;
     `width` and `colour` are the terminal's and do not apply to Markdown)."""
     from tiletune.formats.table import nothing_found
@@ -172,6 +172,8 @@ def format_inspect(result: InspectResult, *, all_rows: bool = False, runtime_m: 
             out.append(f"- {cell(v.text)}")
             out += [f"  - {cell(line)}" for line in view.evidence_lines(v)]
         out.append("")
+    if summary:  # -q: the verdicts and the counts only
+        return "\n".join([*out, cell(view.counts_line(result))]) + "\n"
     if not all_rows:
         out += compact_sections(result, runtime_m, uncalibrated)
     for sec in view.entry_sections(result, uncalibrated=uncalibrated) if all_rows else ():
@@ -200,7 +202,7 @@ def format_inspect(result: InspectResult, *, all_rows: bool = False, runtime_m: 
     if result.not_tried:
         out.append("## Never tried")
         out.append("")
-        out += [f"- {cell(view.not_tried_line(nt, limit=12))}" for nt in result.not_tried]
+        out += [f"- {cell(view.not_tried_line(nt, limit=len(nt.tactics) if verbose else 12))}" for nt in result.not_tried]
         out.append("")
         out.append(f"_{cell(view.NOT_TRIED_NOTE)}_")
         out.append("")

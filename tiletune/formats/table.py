@@ -364,9 +364,10 @@ def _compact_sections(result: InspectResult, runtime_m: Sequence[int], width: in
 
 
 def format_inspect(result: InspectResult, *, all_rows: bool = False, runtime_m: Sequence[int] = (), width: int = WIDTH,
-                   colour: bool = False, uncalibrated: bool = False) -> str:
+                   colour: bool = False, uncalibrated: bool = False, summary: bool = False, verbose: bool = False) -> str:
     """The whole terminal report: compact per-bucket lines by default, every tactic with `all_rows`;
-    `colour` marks the tile map's cells (green won, red failed or fallback) with ANSI colours."""
+    `colour` marks the tile map's cells (green won, red failed or fallback) with ANSI colours;
+    `summary` (-q): the verdicts and the counts only; `verbose` (-v): every list in full."""
     if result.discovered and not result.sources and not result.entries and not result.problems:
         return nothing_found(result)
     out: list[str] = [*_wrap(_summary(result), indent="", width=width), ""]
@@ -377,6 +378,9 @@ def format_inspect(result: InspectResult, *, all_rows: bool = False, runtime_m: 
             for line in view.evidence_lines(v):
                 out += _wrap(line, indent="      ", width=width)
         out.append("")
+    if summary:
+        out += _wrap(view.counts_line(result), indent="", width=width)
+        return "\n".join(out) + "\n"
     if all_rows:
         all_dropped: dict[str, None] = {}
         for sec in view.entry_sections(result, uncalibrated=uncalibrated):
@@ -411,7 +415,7 @@ def format_inspect(result: InspectResult, *, all_rows: bool = False, runtime_m: 
     if result.not_tried:
         out.append("Never tried")
         for nt in result.not_tried:
-            out += _wrap(view.not_tried_line(nt), width=width)
+            out += _wrap(view.not_tried_line(nt, limit=len(nt.tactics) if verbose else 8), width=width)
         out += _wrap(f"({view.NOT_TRIED_NOTE})", width=width)
         out.append("")
     events = view.event_lines(result)

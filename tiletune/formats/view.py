@@ -478,6 +478,17 @@ def not_tried_line(nt: NotTried, limit: int = 8) -> str:
     return f"{nt.arch} {nt.op} {nt.runner} (flashinfer {nt.flashinfer_version}): {len(nt.tactics)} of {total} never tried: {shown}"
 
 
+def counts_line(result: InspectResult) -> str:
+    """-q's one line of counts after the verdicts: what the full view holds, counted."""
+    losses, _ = split_problems(result)
+    attempts = sum(f.count for f in result.failures)
+    never = sum(len(nt.tactics) for nt in result.not_tried)
+    parts = [f"{len(result.failures)} failure row(s) ({attempts} failed attempt(s))",
+             f"{never} never-tried catalog tile(s)", f"{len(result.events)} event(s)",
+             f"{len(losses)} input problem(s) that lose data"]
+    return "Counts: " + ", ".join(parts) + " (-q; without it every section is shown)"
+
+
 NOT_TRIED_NOTE = (
     "'never tried' means no record in these inputs mentions the tactic. A cache stores only the winner per "
     "bucket, so without the warm-up log these tiles may have been profiled and lost."

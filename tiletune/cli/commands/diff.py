@@ -12,13 +12,15 @@ from tiletune.cli.output import FailOn, OutputFormat, emit, gate, refuse_outputs
 
 def diff_status(old: Path, new: Path, *, old_also: Sequence[Path], new_also: Sequence[Path], fmt: OutputFormat,
                 arch: Optional[str], old_version: Optional[str], new_version: Optional[str], output: Optional[Path],
-                fail_on: Optional[FailOn]) -> int:
+                fail_on: Optional[FailOn], baseline: Optional[Path] = None) -> int:
     """`tiletune diff`'s body (typer_app.diff_command holds its options' help)."""
     from tiletune.analysis.diff import diff
+    from tiletune.cli.output import load_baseline
     from tiletune.formats import render
 
     named = [old, new, *old_also, *new_also]
-    refuse_outputs_over_inputs([("--output", output)], named)
+    refuse_outputs_over_inputs([("--output", output)], [*named, *((baseline,) if baseline else ())])
+    accepted = load_baseline(baseline)
     before = inspected([old, *old_also], arch, old_version, None)
     after = inspected([new, *new_also], arch, new_version, None)
     refuse_outputs_over_inputs([("--output", output)], [], before)
@@ -30,5 +32,5 @@ def diff_status(old: Path, new: Path, *, old_also: Sequence[Path], new_also: Seq
     if before.exit_code or after.exit_code:
         return 2
     if fail_on is not None:  # a deployment gate on the new warm-up: its findings, not the changes
-        return gate(after, fail_on, side="NEW: ")
+        return gate(after, fail_on, side="NEW: ", baseline=accepted)
     return 1 if result.differs else 0

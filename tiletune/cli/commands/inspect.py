@@ -97,10 +97,18 @@ def inspect_status(paths: Optional[List[Path]], *, format: OutputFormat = Output
                     fail_on: Optional[FailOn] = None, all_rows: bool = False, only_op: Optional[List[str]] = None,
                     only_arch: Optional[List[str]] = None, only_rank: Optional[List[str]] = None,
                     only_status: Optional[List[str]] = None, runtime_m: Optional[str] = None,
-                    uncalibrated: bool = False) -> int:
+                    uncalibrated: bool = False, baseline: Optional[Path] = None, summary: bool = False,
+                    verbose: bool = False) -> int:
     """`tiletune inspect`'s body (cli.inspect_command holds its options' help): print the result,
     report the problems, return the exit status."""
-    refuse_outputs_over_inputs([("--output", output)], paths or [])
+    refuse_outputs_over_inputs([("--output", output)], [*(paths or []), *((baseline,) if baseline else ())])
+    from tiletune.cli.output import load_baseline
+
+    if summary and verbose:
+        from tiletune.core.errors import UsageError
+
+        raise UsageError("-q/--summary and -v/--verbose ask for opposite views; give one")
+    accepted = load_baseline(baseline)  # (read before the inputs: a bad baseline stops the command first)
     select = _entry_filter(only_op, only_arch, only_rank, only_status)
     ms = runtime_ms(runtime_m)
     result = inspected(paths, arch, flashinfer_version, gpu, select)
@@ -108,9 +116,9 @@ def inspect_status(paths: Optional[List[Path]], *, format: OutputFormat = Output
     from tiletune.formats import render
 
     colour = _colour(output)
-    view = {"all_rows": all_rows, "runtime_m": ms, "width": terminal_width(output), "colour": colour,
-            "uncalibrated": uncalibrated}
+    view = {"all_rows": all_rows or verbose, "runtime_m": ms, "width": terminal_width(output), "colour": colour,
+            "uncalibrated": uncalibrated, "summary": summary, "verbose": verbose}
     emit(render("inspect", result, format.value, **view), output,  # JSON comes in chunks, written as made
           json=format is OutputFormat.json, colour=colour)
     report_problems(result)
-    return gate(result, fail_on)
+    return gate(result, fail_on, baseline=accepted)

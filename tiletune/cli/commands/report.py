@@ -20,16 +20,18 @@ from tiletune.formats.report import ReportContext, format_report, format_report_
 def report_status(paths: Optional[List[Path]], *, output: Optional[Path], as_json: bool, redact: bool, full: bool,
                   gpu: Optional[str], plot: bool, arch: Optional[str], flashinfer_version: Optional[str],
                   fail_on: Optional[FailOn], only_op: Optional[List[str]] = None, only_rank: Optional[List[str]] = None,
-                  runtime_m: Optional[str] = None, uncalibrated: bool = False) -> int:
+                  runtime_m: Optional[str] = None, uncalibrated: bool = False, baseline: Optional[Path] = None) -> int:
     """`tiletune report`'s body (typer_app.report_command holds its options' help): write the report
     and its pictures, report the problems, return the exit status. --op / --rank narrow the entries
     as inspect's do; --m adds which tile runs at those runtime M."""
     from tiletune.analysis.entry_filter import EntryFilter
     from tiletune.cli.commands.inspect import runtime_ms  # (--m as inspect parses it)
+    from tiletune.cli.output import load_baseline
     from tiletune.core.fileio import write_atomic
     from tiletune.formats.safe_text import terminal_safe
 
-    refuse_outputs_over_inputs([("--output", output)], paths or [])
+    refuse_outputs_over_inputs([("--output", output)], [*(paths or []), *((baseline,) if baseline else ())])
+    accepted = load_baseline(baseline)
     ms = runtime_ms(runtime_m)
     result = inspected(paths, arch, flashinfer_version, gpu, EntryFilter.of(only_op, None, only_rank, None))
     notices: list[str] = []
@@ -59,7 +61,7 @@ def report_status(paths: Optional[List[Path]], *, output: Optional[Path], as_jso
         extra = len(files) - 1
         say(f"tiletune: wrote {output}" + (f" and {extra} picture(s) beside it" if extra else ""))
     report_problems(result)
-    return gate(result, fail_on)
+    return gate(result, fail_on, baseline=accepted)
 
 
 def render_files(
