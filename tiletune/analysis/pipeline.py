@@ -70,6 +70,11 @@ def inspect(
             return InspectResult((), (), (), (), (), (), searched=searched, discovered=True)
     outcome = read_inputs(list(paths), ctx)
     entries = decode_all(outcome.records)
+    narrowed, unmatched = 0, list[str]()
+    if ctx.moe_dtype:  # --dtype: fused-MoE keys that record no dtype, decoded against that dtype's variants
+        from tiletune.decode import with_moe_dtype
+
+        entries, narrowed, unmatched = with_moe_dtype(entries, ctx.moe_dtype)
     read = entries
     said: Optional[str] = None
     if isinstance(select, EntryFilter):
@@ -88,9 +93,16 @@ def inspect(
         gpu=gpu,
     )
     flags = (*(("--arch", ctx.arch) if ctx.arch else ()),
-             *(("--flashinfer-version", ctx.flashinfer_version) if ctx.flashinfer_version else ()))
+             *(("--flashinfer-version", ctx.flashinfer_version) if ctx.flashinfer_version else ()),
+             *(("--dtype", ctx.moe_dtype) if ctx.moe_dtype else ()))
     if flags:
         result = structs.replace(result, read_flags=flags)
+    if ctx.moe_dtype:
+        result = structs.replace(result, notes=result.notes + (
+            f"--dtype {ctx.moe_dtype}: {narrowed} fused-MoE entr{'y' if narrowed == 1 else 'ies'} whose key records no "
+            f"dtype decoded against the {ctx.moe_dtype} catalog variants only (stated by the flag, not by the inputs)"
+            + (f"; {ctx.moe_dtype} is none of the variants other ambiguous keys allow ({', '.join(unmatched)})"
+               if unmatched else ""),))
     if said is None:
         return result
     # the filter kept nothing: say so first, so no verdict below reads as the answer about them

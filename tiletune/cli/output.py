@@ -13,8 +13,8 @@ from tiletune.cli.process import gc_paused
 from tiletune.core.errors import TiletuneError
 
 if TYPE_CHECKING:  # (types only: a plain inspect imports the analysis when it runs it)
-    from tiletune.analysis.results import InspectResult
     from tiletune.analysis.baseline import Baseline
+    from tiletune.analysis.results import InspectResult
 
 
 class OutputFormat(str, enum.Enum):

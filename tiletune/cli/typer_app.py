@@ -118,6 +118,7 @@ def inspect_command(
     baseline: Annotated[Optional[Path], typer.Option("--baseline", help="Failures already accepted: a previous `inspect -f json`, a FlashInfer blocklist, or lines 'OP TACTICS' (e.g. 'mxfp8_gemm 6-9'). --fail-on failed then exits 1 only for failures not in it (or a fatal event).", readable=False)] = None,
     summary: Annotated[bool, typer.Option("--summary", "-q", help="Verdicts and counts only (table and Markdown).")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Everything: every tactic (--all) and every list in full.")] = False,
+    moe_dtype: Annotated[Optional[str], typer.Option("--dtype", help="Activation or weight dtype of fused-MoE keys that do not record it (before FlashInfer 0.6.18rc2), e.g. nvfp4, fp8, bf16: settles tiles the catalogs leave ambiguous between variants (as retry's --dtype).")] = None,
 ) -> None:
     """Which tiles won, which failed and why, which were never tried: per arch and op.
 
@@ -131,7 +132,8 @@ def inspect_command(
     _run_batch(lambda: inspect_status(
         paths, format=format, arch=arch, flashinfer_version=flashinfer_version, gpu=gpu, output=output, fail_on=fail_on,
         all_rows=all_rows, only_op=only_op, only_arch=only_arch, only_rank=only_rank, only_status=only_status,
-        runtime_m=runtime_m, uncalibrated=uncalibrated, baseline=baseline, summary=summary, verbose=verbose),
+        runtime_m=runtime_m, uncalibrated=uncalibrated, baseline=baseline, summary=summary, verbose=verbose,
+        moe_dtype=moe_dtype),
         [*(paths or ()), *((baseline,) if baseline else ())])
 
 

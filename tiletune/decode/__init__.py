@@ -195,6 +195,45 @@ def _decode_uncached(record: TuningRecord, problem: Optional[Problem]) -> Decode
         return _decode_cached.__wrapped__(canon, arch_family(arch), op, runner, key, record.tactic, None)
 
 
+def with_moe_dtype(entries: Sequence[Entry], moe_dtype: str) -> tuple[list[Entry], int, list[str]]:
+    """`--dtype` for fused-MoE keys that do not record their dtype (before FlashInfer 0.6.18rc2):
+    every such entry whose tactic the catalogs left ambiguous is decoded again against only the
+    variants whose activation or weight type is `moe_dtype` (retry's --dtype narrows the same
+    way). Returns the entries, how many were narrowed to one tile, and the variants (act x weight)
+    of ambiguous keys `moe_dtype` matches none of; keys that record their dtype are never overridden."""
+    from tiletune.core.vocabulary import short_dtype
+
+    want = short_dtype(moe_dtype.lower()) or moe_dtype.lower()
+    out, narrowed = [], 0
+    unmatched: dict[str, None] = {}
+    for e in entries:
+        r = e.record
+        if (r.op not in FUSED_MOE_OPS or moe.extras_dict(r.extras) is not None or not isinstance(e.decode, Undecoded)
+                or not r.env.flashinfer_version or not r.env.arch):
+            out.append(e)
+            continue
+        canon = catalogs.canonical_version(r.env.flashinfer_version)
+        allowed = moe.variants_for(r, e.problem)
+        variants = [v for v in allowed if want in (v.get("act"), v.get("weight"))]
+        if canon is None or not variants:
+            for v in allowed:
+                unmatched[f"{v.get('act')} x {v.get('weight')}"] = None
+            out.append(e)
+            continue
+        key = tuple(freeze(dict(v)) for v in variants)
+        tactic_type: Any = r.tactic.__class__
+        try:
+            d = _decode_cached(canon, arch_family(r.env.arch), r.op, r.runner, key, r.tactic, tactic_type)
+        except TypeError:  # unhashable tactic
+            d = _decode_cached.__wrapped__(canon, arch_family(r.env.arch), r.op, r.runner, key, r.tactic, None)
+        if isinstance(d, Decoded):
+            narrowed += 1
+            out.append(structs.replace(e, decode=d))
+        else:
+            out.append(e)
+    return out, narrowed, list(unmatched)
+
+
 def _moe_either_gemm(record: TuningRecord) -> Undecoded:
     """A CUTLASS fused-MoE MoERunner tactic whose text never says gemm1 or gemm2: both candidates."""
     if not record.env.flashinfer_version or not record.env.arch:

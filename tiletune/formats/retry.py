@@ -15,10 +15,31 @@ from tiletune.tuner.orchestrator import RetryRun
 
 
 class RetrySummary(NamedTuple):
-    """What one retry produced: the run (None when nothing was attempted) and the notes to print."""
+    """What one retry produced: the run (None when nothing was attempted), the notes to print, and
+    with --no-run the targets it would have tried."""
 
     run: Optional[RetryRun]
     notes: List[str]
+    planned: List[RetryTarget] = []
+
+
+PLANNED_HEADERS = ["op", "runner", "tactic", "b x M x N x K", "tile", "from", "previous error"]
+
+
+def _planned_rows(targets: List[RetryTarget]) -> List[List[Any]]:
+    from tiletune.core.error_text import short_error
+
+    return [[t.op, t.runner, t.tactic, _shape(t), t.config.label() if t.config is not None else "(no decoded tile)",
+             t.source, short_error(t.previous_error, 60) if t.previous_error else ""] for t in targets]
+
+
+def _planned_dicts(targets: List[RetryTarget]) -> List[dict]:
+    from tiletune.core.records import to_jsonable
+
+    return [{"key": t.key, "op": t.op, "runner": t.runner, "tactic": to_jsonable(t.tactic), "arch": t.arch,
+             "flashinfer_version": t.flashinfer_version, "shape": _shape(t),
+             "tile": t.config.label() if t.config is not None else None, "source": t.source,
+             "previous_error": t.previous_error} for t in targets]
 
 
 def _fmt_time(t: Optional[float]) -> str:
@@ -26,8 +47,9 @@ def _fmt_time(t: Optional[float]) -> str:
 
 
 def render_json(summary: RetrySummary) -> str:
-    """Schema tiletune.retry/1: each attempt as the ledger writes it (tuner.ledger.attempt_to_json)."""
-    run, notes = summary
+    """Schema tiletune.retry/1: each attempt as the ledger writes it (tuner.ledger.attempt_to_json);
+    with --no-run, `planned`: the targets it would try."""
+    run, notes = summary.run, summary.notes
     attempts: List[Attempt] = run.attempts if run else []
     return json.dumps(
         {
@@ -37,6 +59,7 @@ def render_json(summary: RetrySummary) -> str:
             "error_bounds": classify.ERROR_BOUNDS,
             "attempts": [attempt_to_json(a, env_id=run.env_id) for a in attempts] if run else [],
             "skipped": [t.key for t in run.skipped] if run else [],
+            "planned": _planned_dicts(summary.planned),
             "notes": notes,
         },
         indent=2,
@@ -79,12 +102,17 @@ _ERROR_NOTE = ("Relative error = ||out - ref|| / ||ref|| against a float32 refer
 
 
 def render_table(summary: RetrySummary) -> str:
-    """The summary printed on stdout: one row per attempt made now (measurements are labelled measured)."""
-    run, notes = summary
+    """The summary printed on stdout: one row per attempt made now (measurements are labelled measured);
+    with --no-run, one row per target it would try."""
+    run, notes = summary.run, summary.notes
     out = []
     if run is not None and run.attempts:
         out.append(tabulate(_rows(run.attempts), headers=HEADERS))
         out.append("\n" + _tally(run))
+    if summary.planned:
+        out.append(f"Would try ({len(summary.planned)} target(s); --no-run: nothing attempted)")
+        out.append(tabulate(_planned_rows(summary.planned), headers=PLANNED_HEADERS, maxcolwidths=[None] * 6 + [40]))
+        out.append("")
     out += _skipped(run)
     out.append(_ERROR_NOTE)
     out.extend(notes)
@@ -95,7 +123,7 @@ def render_markdown(summary: RetrySummary) -> str:
     """The summary as GitHub Markdown (a ticket): a table of the attempts, then the notes as a list."""
     from tiletune.formats.markdown import cell
 
-    run, notes = summary
+    run, notes = summary.run, summary.notes
     out = ["## tiletune retry", ""]
     if run is not None and run.attempts:
         out.append("| " + " | ".join(HEADERS) + " |")
@@ -104,6 +132,11 @@ def render_markdown(summary: RetrySummary) -> str:
         out += ["", cell(_tally(run))]
     else:
         out.append("No attempt was made in this run.")
+    if summary.planned:
+        out += ["", f"### Would try ({len(summary.planned)} target(s); --no-run: nothing attempted)", ""]
+        out.append("| " + " | ".join(PLANNED_HEADERS) + " |")
+        out.append("|" + "---|" * len(PLANNED_HEADERS))
+        out += ["| " + " | ".join(cell(str(c)) for c in row) + " |" for row in _planned_rows(summary.planned)]
     out += ["", *(f"- {cell(line)}" for line in [*_skipped(run), _ERROR_NOTE, *notes])]
     return "\n".join(out)
 

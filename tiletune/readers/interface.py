@@ -35,6 +35,7 @@ class ReadContext(Struct, frozen=True, gc=False):
     arch: Optional[str] = None
     flashinfer_version: Optional[str] = None
     gpu: Optional[str] = None
+    moe_dtype: Optional[str] = None  # --dtype: the input dtype of fused-MoE keys that record none (decode narrows with it)
 
     def environment(
         self,

@@ -16,18 +16,18 @@ if TYPE_CHECKING:  # (types only: the command imports these when it runs)
 
 
 def inspected(paths: Optional[List[Path]], arch: Optional[str], flashinfer_version: Optional[str], gpu: Optional[str],
-               select=None):  # select: Optional[EntryFilter]
+               select=None, moe_dtype: Optional[str] = None):  # select: Optional[EntryFilter]
     """The inspect result for these inputs (what inspect and report start from), kept until the
     process exits (see `main`)."""
     from tiletune.analysis.pipeline import inspect
 
-    result = inspect(list(paths or []), inspect_context(arch, flashinfer_version), gpu=gpu, select=select)
+    result = inspect(list(paths or []), inspect_context(arch, flashinfer_version, moe_dtype), gpu=gpu, select=select)
     keep_until_exit(result)
     return result
 
 
-def inspect_context(arch: Optional[str], flashinfer_version: Optional[str]) -> "ReadContext":
-    """--arch / --flashinfer-version checked and normalised (bad values: one line, exit 2)."""
+def inspect_context(arch: Optional[str], flashinfer_version: Optional[str], moe_dtype: Optional[str] = None) -> "ReadContext":
+    """--arch / --flashinfer-version / --dtype checked and normalised (bad values: one line, exit 2)."""
     from tiletune.core.archs import KNOWN_ARCHS, normalize_arch
     from tiletune.core.errors import UsageError
     from tiletune.readers.interface import ReadContext
@@ -44,7 +44,12 @@ def inspect_context(arch: Optional[str], flashinfer_version: Optional[str]) -> "
             Version(flashinfer_version)
         except InvalidVersion:
             raise UsageError(f"--flashinfer-version {flashinfer_version!r} is not a version (e.g. 0.6.14)") from None
-    return ReadContext(arch=norm, flashinfer_version=flashinfer_version)
+    if moe_dtype is not None:
+        from tiletune.core.vocabulary import INPUT_DTYPES, short_dtype
+
+        if (short_dtype(moe_dtype.lower()) or moe_dtype.lower()) not in INPUT_DTYPES:
+            raise UsageError(f"--dtype {moe_dtype!r} is not an input dtype; use one of {', '.join(INPUT_DTYPES)}")
+    return ReadContext(arch=norm, flashinfer_version=flashinfer_version, moe_dtype=moe_dtype)
 
 
 def _entry_filter(ops: Optional[List[str]], archs: Optional[List[str]], ranks: Optional[List[str]],
@@ -98,7 +103,7 @@ def inspect_status(paths: Optional[List[Path]], *, format: OutputFormat = Output
                     only_arch: Optional[List[str]] = None, only_rank: Optional[List[str]] = None,
                     only_status: Optional[List[str]] = None, runtime_m: Optional[str] = None,
                     uncalibrated: bool = False, baseline: Optional[Path] = None, summary: bool = False,
-                    verbose: bool = False) -> int:
+                    verbose: bool = False, moe_dtype: Optional[str] = None) -> int:
     """`tiletune inspect`'s body (cli.inspect_command holds its options' help): print the result,
     report the problems, return the exit status."""
     refuse_outputs_over_inputs([("--output", output)], [*(paths or []), *((baseline,) if baseline else ())])
@@ -111,7 +116,7 @@ def inspect_status(paths: Optional[List[Path]], *, format: OutputFormat = Output
     accepted = load_baseline(baseline)  # (read before the inputs: a bad baseline stops the command first)
     select = _entry_filter(only_op, only_arch, only_rank, only_status)
     ms = runtime_ms(runtime_m)
-    result = inspected(paths, arch, flashinfer_version, gpu, select)
+    result = inspected(paths, arch, flashinfer_version, gpu, select, moe_dtype)
     refuse_outputs_over_inputs([("--output", output)], [], result)
     from tiletune.formats import render
 

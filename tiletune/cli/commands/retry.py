@@ -314,7 +314,8 @@ def retry(opts: RetryOptions, *, progress: Optional[TextIO] = sys.stderr, env: O
     # any loss in the inputs (a skipped ledger line or key, not only a whole unusable file) is exit 2,
     # as for inspect; the attempts that could run have run and are in the ledger
     lost = any(loses_data(p) for p in problems)
-    text = render_text("retry", RetrySummary(run, notes), "json" if opts.as_json else opts.fmt)
+    planned = list(targets) if opts.no_run else []  # --no-run: what it would try, listed
+    text = render_text("retry", RetrySummary(run, notes, planned), "json" if opts.as_json else opts.fmt)
     return RetryOutcome(run=run, problems=problems, notes=notes, text=text, exit_code=2 if lost else 0,
                         findings=findings_of(run, engine_name))
 
