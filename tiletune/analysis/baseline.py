@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Iterable, NamedTuple, Optional, Sequence
 
 from tiletune.analysis.results import Failure
 from tiletune.core.errors import UsageError
@@ -29,8 +29,7 @@ from tiletune.core.errors import UsageError
 _TACTICS = re.compile(r"^-?\d+(?:-\d+)?(?:,-?\d+(?:-\d+)?)*$")
 
 
-@dataclass(frozen=True)
-class Accepted:
+class Accepted(NamedTuple):
     """One accepted failure: op, runner (None: any), tactic (None: any of the op's with this tile), tile label."""
 
     op: str
