@@ -1,19 +1,14 @@
 """Fit the SM100 / SM120 tile-model constants on public Blackwell timings and score them on GPUs and
-sources held out of the fit (issue 26).
+sources held out of the fit (issue 26, rounds one and two).
 
     python3 bench/blackwell_public/validate.py > bench/blackwell_public/RESULTS.md
 
-Pure Python, CPU only, about a minute. Reads points.jsonl (build_points.py) and, for the B300,
-tests/data/real_sm103_4163 (flashinfer#4163, decoded by tiletune's own inspect pipeline).
+Pure Python, CPU only, about two minutes. Reads points.jsonl (build_points.py) and, for the B300 of
+round one, tests/data/real_sm103_4163 (flashinfer#4163, decoded by tiletune's own inspect pipeline).
 
-The split was fixed before any constant was fitted (the only thing looked at before was the
-uncalibrated model's error per source, as issue 26 reports it):
-- fitting sources: B200 = the XLA sm_100 perf table, tmoreau89/triton's B200 RESULTS.md,
-  learn-cuda's B200 kernels; RTX 5090 = learn-cuda (BF16/INT8 and row-scaled), gn-kernels.
-- held-out sources on those GPUs: DeepGEMM PR #348 and FlashInfer PR #1979 (B200), FlashInfer PR
-  #2503 (grouped, SM100), vLLM PR #34424 (RTX 5090).
-- held-out GPUs (no point of theirs fitted anything): RTX PRO 6000 Blackwell Max-Q (SM120),
-  DGX Spark GB10 (SM121), B300 (SM103).
+The split is SPLIT.md's (committed before round two changed the model): FIT_SOURCES fit the constants;
+NEW_HELD are round two's held-out sources (blind when SPLIT.md was written); round one's held-out GPUs
+(HELD_GPUS) and sources stay out of every fit and are reported as no longer blind.
 `eta_bw` is not fitted: it is the copy efficiency measured on the fitting GPU (gn-kernels README,
 memcpy: B200 5,981.99 GB/s of 7,700, RTX 5090 1,509.43 of 1,792), because the fitting points
 (mostly compute-bound squares) cannot tell it from the fixed term and the latency term.
@@ -29,9 +24,10 @@ from __future__ import annotations
 import math
 import statistics
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import Dict, List, Sequence, Tuple
+
+from msgspec.structs import replace
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -48,6 +44,8 @@ NEW_HELD = ("sa-mainloop-b200", "cutex-b300", "pytorch155991-5090", "aidxhxr-509
 HELD_GPUS = ("RTX PRO 6000 Max-Q", "GB10", "B300")
 # measured copy bandwidth / table bandwidth on each family's fitting GPU (gn-kernels README, 'Realistic SOL')
 ETA_BW = {"sm100": round(5981.99 / 7700, 3), "sm120": round(1509.43 / 1792, 3)}
+# constants a family's prior sets besides the SM90 values (none at present)
+PRIOR_EXTRA: Dict[str, Dict[str, float]] = {}
 FIT_NAMES = {"sm100": "public-b200-2026-12 (issue 26)", "sm120": "public-rtx5090-2026-12 (issue 26)"}
 
 
@@ -59,7 +57,8 @@ BAND_RULE = "loso"  # "loso": leave-one-source-out ratios; "insample": the fit's
 
 
 def fit_family(cs: Sequence[bf.Case], fam: str) -> Tuple[TileConstants, List[float]]:
-    prior = replace(FITTED["sm90"], name=FIT_NAMES[fam], eta_bw=ETA_BW[fam], transferred_from=None, widen=0.0)
+    prior = replace(FITTED["sm90"], name=FIT_NAMES[fam], eta_bw=ETA_BW[fam], transferred_from=None, widen=0.0,
+                    **PRIOR_EXTRA.get(fam, {}))
     keys = [k for k in bf.FIT_KEYS if k != "eta_bw"]
     train = [c for c in cs if c.family == fam and c.point["source_id"] in FIT_SOURCES[fam]]
     tc = bf.fit(train, prior, FIT_NAMES[fam], keys=keys)
@@ -152,57 +151,103 @@ def table(title: str, groups: Dict[str, List[dict]]) -> List[str]:
     return lines + [""]
 
 
+def _split_rows(rows: Sequence[dict]) -> Dict[str, Dict[str, List[dict]]]:
+    """Rows grouped the way RESULTS.md reports them (SPLIT.md's split)."""
+    g: Dict[str, Dict[str, List[dict]]] = {k: {} for k in ("new_gpu", "new_src", "old_gpu", "old_src", "fit")}
+    for r in rows:
+        p = r["point"]
+        src, gpu = p["source_id"], p["gpu"]
+        if r["fit"]:
+            g["fit"].setdefault(f"{gpu}: {src}", []).append(r)
+        elif src in NEW_HELD:
+            g["new_gpu"].setdefault(gpu, []).append(r)
+            g["new_src"].setdefault(f"{gpu}: {src}", []).append(r)
+        elif gpu in HELD_GPUS:
+            g["old_gpu"].setdefault(gpu + (" (flashinfer#4163)" if src == "fi4163-b300" else ""), []).append(r)
+        else:
+            g["old_src"].setdefault(f"{gpu}: {src}", []).append(r)
+    return g
+
+
+def _sa_summary(rows: Sequence[dict]) -> List[str]:
+    """sa-mainloop-b200 (702 single-CTA points) summarised by dtype, tile M and K-tile bytes."""
+    groups: Dict[tuple, List[dict]] = {}
+    for r in rows:
+        p = r["point"]
+        if p["source_id"] != "sa-mainloop-b200" or "model" not in r:
+            continue
+        t = [int(x) for x in p["tile"].split("x")]
+        kbytes = t[2] * (2 if p["dtype"] == "bf16" else 1)
+        groups.setdefault((p["dtype"], t[0], kbytes), []).append(r)
+    lines = ["| dtype | tile M | K-tile bytes | n | median error | signed median | inside band |", "|---|---|---|---|---|---|---|"]
+    for key in sorted(groups):
+        s = summary(groups[key])
+        lines.append(f"| {key[0]} | {key[1]} | {key[2]} | {s['n']} | {_pct(s['median'])} | {s['signed']:+.1%} | "
+                     f"{_pct(s['inside'])} |")
+    return lines + [""]
+
+
+def _point_line(r: dict) -> str:
+    p = r["point"]
+    shape = f"{p.get('m', 512)} x {p.get('n', 6144)} x {p.get('k', 6144)}" + (f" ({p['batch']})" if p.get("batch", 1) > 1 else "")
+    clk = f" @{p['sm_clock_mhz']} MHz" if p.get("sm_clock_mhz") else ""
+    return (f"| {p['id']} | {p['gpu']}{clk} | {p['dtype']} | {shape} | {r['kernel']} | {r['meas'] * 1e6:.2f} | "
+            f"{r['model'] * 1e6:.2f} | {r['lo'] * 1e6:.2f} - {r['hi'] * 1e6:.2f} | {(r['model'] / r['meas'] - 1):+.1%} |")
+
+
 def main() -> None:
     pts = bf.load()
-    priors = {f: replace(FITTED["sm90"], eta_bw=ETA_BW[f], transferred_from=None, widen=0.0) for f in ETA_BW}
+    priors = {f: replace(FITTED["sm90"], eta_bw=ETA_BW[f], transferred_from=None, widen=0.0, **PRIOR_EXTRA.get(f, {}))
+              for f in ETA_BW}
     cs = bf.cases(pts, priors)
     tcs: Dict[str, TileConstants] = {}
     for fam in ("sm100", "sm120"):
         tcs[fam], _ = fit_family(cs, fam)
     rows = model_rows(cs, tcs) + b300_rows(tcs["sm100"])
-    out = ["# Public Blackwell timings against `tiletune model` (issue 26)", "",
+    g = _split_rows(rows)
+    goal = "the issue's goal: median error <= 10 %, >= 80 % inside a band of median width <= 2x"
+    out = ["# Public Blackwell timings against `tiletune model` (issue 26, round two)", "",
            f"Inputs: bench/blackwell_public/points.jsonl ({len(pts)} points) and tests/data/real_sm103_4163 (B300). "
-           "Command: `python3 bench/blackwell_public/validate.py` (CPU only). No Blackwell GPU was available to this "
-           "work: every number below is a published one, none was measured here.", "",
+           "Command: `python3 bench/blackwell_public/validate.py > bench/blackwell_public/RESULTS.md` (CPU only). "
+           "No Blackwell GPU and no device of any kind was available to this work: every number below is a "
+           "published one, none was measured here. The split: bench/blackwell_public/SPLIT.md (committed before "
+           "round two changed the model). What changed, why, and what is still missed: README.md, 'Round two'.", "",
            "Error = |model - measured| / measured; band = the model's own low/high (perf.estimate with the fitted "
-           "constants); width = high / low. Held-out rows never entered a fit.", ""]
-    by_gpu: Dict[str, List[dict]] = {}
-    for g in HELD_GPUS:
-        by_gpu[g] = [r for r in rows if r["point"]["gpu"] == g]
-    out += table("Held-out GPUs (the issue's goal: median error <= 10 %, >= 80 % inside a band of median width <= 2x)", by_gpu)
+           "constants); width = high / low. Held-out rows never entered a fit. Each point runs at the SM clock its "
+           "source logs or its power limit implies (`--sm-clock`), else at the GPU table's clock.", ""]
+    out += table(f"New held-out set (round two, blind at the split), per GPU ({goal})", g["new_gpu"])
+    out += table("New held-out set, per source", g["new_src"])
+    clocked = [r for r in g["new_src"].get("B300: cutex-b300", []) if r["point"].get("sm_clock_mhz")]
+    unclocked = [r for r in g["new_src"].get("B300: cutex-b300", []) if not r["point"].get("sm_clock_mhz")]
+    out += table("cutex-b300 by whether the source logged the SM clock (random inputs run power-capped at 1.1-1.5 GHz; "
+                 "without a logged clock the model runs at the table's 2,032 MHz)",
+                 {"B300: clock logged": clocked, "B300: clock not logged": unclocked})
+    out += table(f"Old held-out GPUs (round one's; **no longer blind**) ({goal})", g["old_gpu"])
     # the same GPUs at the GPU table's clock: what `tiletune model` says without --sm-clock
-    plain = [{k: v for k, v in c.point.items() if k != "sm_clock_mhz"} for c in cs if c.point["gpu"] in HELD_GPUS]
+    plain = [{k: v for k, v in c.point.items() if k != "sm_clock_mhz"} for c in cs
+             if c.point["gpu"] in HELD_GPUS and c.point["source_id"] not in NEW_HELD]
     plain_rows = model_rows(bf.cases(plain, priors), tcs)
-    out += table("Held-out GPUs at the GPU table's clock (no stated clock fed to the model)",
-                 {g: [r for r in plain_rows if r["point"]["gpu"] == g] for g in HELD_GPUS if g != "B300"})
-    held_src: Dict[str, List[dict]] = {}
-    for r in rows:
-        if not r["fit"] and r["point"]["gpu"] not in HELD_GPUS:
-            held_src.setdefault(f"{r['point']['gpu']}: {r['point']['source_id']}", []).append(r)
-    out += table("Held-out sources on the fitting GPUs", held_src)
-    fit_src: Dict[str, List[dict]] = {}
-    for r in rows:
-        if r["fit"]:
-            fit_src.setdefault(f"{r['point']['gpu']}: {r['point']['source_id']}", []).append(r)
-    out += table("Fitting sources (in-sample; for reference only)", fit_src)
+    out += table("Old held-out GPUs at the GPU table's clock (no stated clock fed to the model; no longer blind)",
+                 {gpu: [r for r in plain_rows if r["point"]["gpu"] == gpu] for gpu in HELD_GPUS if gpu != "B300"})
+    out += table("Old held-out sources on the fitting GPUs (round one's; no longer blind)", g["old_src"])
+    out += table("Fitting sources (in-sample; for reference only)", g["fit"])
+    out += ["## sa-mainloop-b200 by dtype, tile M and K-tile (new held-out; single CTA, K = 131072)", ""]
+    out += _sa_summary(rows)
     big = [(r["point"]["id"], r["too_big"]) for r in rows if "too_big" in r]
     out += ["## Kernels that ran in public, declared too big", "",
             ("none: every stated kernel fits, and every point has a catalog kernel that fits" if not big else
              "\n".join(f"- {pid}: {', '.join(t)}" for pid, t in big)), ""]
     out += ["## Fitted constants (tiletune/model/mainloop.py FITTED)", "", "```"]
     for fam, tc in tcs.items():
-        out.append(f"{fam}: " + ", ".join(f"{k}={getattr(tc, k):.4g}" for k in bf.FIT_KEYS)
+        out.append(f"{fam}: " + ", ".join(f"{k}={getattr(tc, k):.6g}" for k in bf.FIT_KEYS)
                    + f", ratio_band={tc.ratio_band}, fitted_dtypes={tc.fitted_dtypes}")
-    out += ["```", "", "## Every held-out point", "",
-            "| point | GPU | dtype | M x N x K (batch) | kernel (stated or chosen) | measured us | model us | band us | error |",
+    head = ["| point | GPU | dtype | M x N x K (batch) | kernel (stated or chosen) | measured us | model us | band us | error |",
             "|---|---|---|---|---|---|---|---|---|"]
+    out += ["```", "", "## Every held-out point but sa-mainloop-b200's (summarised above)", ""] + head
     for r in rows:
-        if r["fit"] or "model" not in r:
+        if r["fit"] or "model" not in r or r["point"]["source_id"] == "sa-mainloop-b200":
             continue
-        p = r["point"]
-        shape = f"{p.get('m', 512)} x {p.get('n', 6144)} x {p.get('k', 6144)}" + (f" ({p['batch']})" if p.get("batch", 1) > 1 else "")
-        out.append(f"| {p['id']} | {p['gpu']} | {p['dtype']} | {shape} | {r['kernel']} | {r['meas'] * 1e6:.2f} | "
-                   f"{r['model'] * 1e6:.2f} | {r['lo'] * 1e6:.2f} - {r['hi'] * 1e6:.2f} | {(r['model'] / r['meas'] - 1):+.1%} |")
+        out.append(_point_line(r))
     print("\n".join(out))
 
 

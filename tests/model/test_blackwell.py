@@ -5,11 +5,12 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from tiletune.core.records import Problem, TileConfig
 from tiletune.model import analyze, find, gpus, mainloop
-from tiletune.model.kernel import Kernel
+from tiletune.model.kernel import Kernel, resolve
 from tiletune.model.smem import SM90_LIMIT, smem_fit
 from tiletune.model.transfer import W_DTYPE, widening
 
@@ -176,3 +177,85 @@ def test_the_fit_tool_predicts_what_estimate_predicts():
         assert bf.fast_time(pre, mainloop.FITTED[c.family]) == pytest.approx(e.time_expected_s, rel=1e-9)
         checked += 1
     assert checked >= 15
+
+
+# --- round two (issue 26): tcgen05 M=64, blockwise fp8, sm80 occupancy, grouped switches, B300 -------------
+
+def test_a_64_row_1sm_tcgen05_tile_takes_the_128_row_mma_time_a_2sm_pair_does_not():
+    # SemiAnalysis umma_throughput (B200): M=64 cta_group::1 runs at half the FLOP rate of M=128
+    half = _facts("1sm", (64, 128, 128), 8, "sm100")
+    full = _facts("1sm", (128, 128, 128), 8, "sm100")
+    assert half.mma == full.mma
+    pair = _facts("2sm", (64, 128, 128), 8, "sm100")  # 64 rows per CTA of a 128-row pair: full rate
+    assert pair.mma == pytest.approx(full.mma / 2)
+
+
+def test_sm100_operand_reads_are_bounded_by_the_tcgen05_read_port():
+    f = _facts("1sm", (128, 64, 128), 8, "sm100")
+    assert f.reads == (128 + 64) * 128
+    fast_port = msgspec.structs.replace(mainloop.FITTED["sm100"], smem_bytes_per_clk=10_000.0)
+    assert mainloop.cycles(f, fast_port).smem == pytest.approx(f.reads / mainloop.SMEM_READ_BYTES_PER_CLK)
+
+
+def test_blockwise_fp8_is_decoded_from_the_schedule_and_costs_a_promotion_per_128_k():
+    cfg = TileConfig(tile=(128, 128, 128), mainloop_schedule="KernelScheduleSm120Blockwise")
+    k = resolve(cfg, "sm120", "fp8")
+    assert k.schedule == "cooperative" and k.blockwise and "blockwise" in k.label()
+    assert not resolve(cfg, "sm120", "bf16").blockwise  # scales in software are an fp8 recipe
+    plain = Kernel("cooperative", (1, 1, 1), None, None, "auto")
+    f_bw = mainloop.tile_facts(k, (128, 128, 128), 8, "sm120", 2048.0, 3)
+    f_pl = mainloop.tile_facts(plain, (128, 128, 128), 8, "sm120", 2048.0, 3)
+    tc = mainloop.FITTED["sm120"]
+    added = mainloop.cycles(f_bw, tc).kblock - mainloop.cycles(f_pl, tc).kblock
+    assert added == pytest.approx(tc.promote_cycles + 128 * 128 / mainloop.FADD_PER_CLK)  # after the MMAs drain
+    # SM100: the promotion runs from the other TMEM buffer beside the MMA: no cost while the MMA is longer
+    k100 = resolve(TileConfig(tile=(128, 256, 128), mainloop_schedule="KernelTmaWarpSpecialized1SmBlockwiseSm100"),
+                   "sm100", "fp8")
+    f100 = mainloop.tile_facts(k100, (128, 256, 128), 8, "sm100", 16384.0, 6)
+    assert k100.blockwise and f100.promote_overlap
+    c100 = mainloop.cycles(f100, mainloop.FITTED["sm100"])
+    p100 = mainloop.cycles(mainloop.tile_facts(Kernel("1sm", (1, 1, 1), None, None, "auto"), (128, 256, 128), 8,
+                                               "sm100", 16384.0, 6), mainloop.FITTED["sm100"])
+    assert c100.kblock == pytest.approx(p100.kblock)
+
+
+def test_sm80_kernels_share_an_sm_by_shared_memory_and_pay_an_exposed_barrier_alone():
+    # cuBLAS's cutlass_80 128x64x64, 3 stages on an RTX PRO 6000: 73.7 KB of 100 KB -> one CTA of 4 warps per SM
+    assert mainloop.sm80_warps(128, 64) == 4 and mainloop.sm80_warps(256, 128) == 8
+    assert mainloop.sm80_ctas_per_sm((128, 64, 64), 16, 3, 102400) == 1
+    assert mainloop.sm80_ctas_per_sm((128, 128, 32), 16, 3, 102400) == 2  # 49 KB
+    k = Kernel("sm80", (1, 1, 1), 3, None, "auto")
+    tc = mainloop.FITTED["sm120"]
+    one = mainloop.cycles(mainloop.tile_facts(k, (128, 128, 32), 16, "sm120", 1024.0, 3, None, 16, 102400), tc)
+    assert one.ctas_per_sm == 2 and one.kblock == pytest.approx(one.core_kb + tc.sync_cycles)
+    two = mainloop.at_occupancy(one, 2)  # the other CTA's MMAs cover the barrier
+    assert two.kblock == pytest.approx(2 * one.core_kb + max(0.0, tc.sync_cycles - one.core_kb))
+    gpu = find("RTX PRO 6000 Max-Q")
+    cfg = TileConfig(tile=(128, 128, 32), style="sm80", stages=3)
+    big = analyze(Problem(8192, 8192, 8192), cfg, gpu, dtype="fp16")
+    assert big.slots == 2 * gpu.sms  # two CTAs per SM run at once
+    assert any("CTAs per SM" in n for n in big.notes)
+
+
+def test_a_grouped_gemm_pays_a_descriptor_switch_per_group_a_cta_enters():
+    gpu = find("B200")
+    cfg = TileConfig(tile=(128, 128, 256), cluster=(2, 1, 1))
+    p = Problem(m=113, n=4096, k=7168, batch=18)
+    dense = analyze(p, cfg, gpu, dtype="nvfp4", grouped=False)
+    grouped = analyze(p, cfg, gpu, dtype="nvfp4", grouped=True)
+    tc = mainloop.FITTED["sm100"]
+    switches = min(18, grouped.waves)
+    assert grouped.time_compute_s == pytest.approx(dense.time_compute_s + switches * tc.latency_cycles / grouped.clock_hz)
+    assert any("rewrites and fences its TMA descriptors" in n for n in grouped.notes)
+    # SM90 keeps the H200 fit, which saw no grouped kernel: no term there
+    h = find("H200")
+    c90 = TileConfig(tile=(128, 128, 128))
+    assert analyze(p, c90, h, dtype="fp8", grouped=True).time_compute_s == pytest.approx(
+        analyze(p, c90, h, dtype="fp8", grouped=False).time_compute_s)
+
+
+def test_b300_has_the_148_sms_its_device_reports():
+    g = find("B300")
+    assert g.sms == 148 and g.max_clock_hz == pytest.approx(2.032e9)
+    # the datasheet's dense FP8 4.5 PF is 16,384 FLOP/clk/SM on 148 SMs at the implied 1,856 MHz
+    assert g.peak_for_dtype("fp8").dense / (g.sms * g.boost_clock_hz) == pytest.approx(16384, rel=0.002)

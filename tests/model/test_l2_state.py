@@ -147,7 +147,9 @@ def test_warm_timing_of_a_small_weight_is_modelled_faster_and_the_memo_keeps_the
     a_cold, a_warm, a_cold2 = (x.analysis for x in port.analyze_entries([cold, warm, cold]))
     assert "RTX PRO 6000" in a_cold.gpu_name
     assert a_cold.l2.state == "cold" and a_warm.l2.state == "warm" and a_cold2 is a_cold
-    assert a_warm.time_expected_s < 0.8 * a_cold.time_expected_s
+    # (by 13 % with issue 26 round two's SM120 fit, whose shared-memory rate prices this 128x32 decode tile's
+    # k-blocks higher: more of the time is compute, which the L2 does not shorten; 22 % before)
+    assert a_warm.time_expected_s < 0.9 * a_cold.time_expected_s
     # the release infers cold (0.6.17 fp4_gemm): the same numbers as the decoded cold line
     (a_inferred,) = (x.analysis for x in port.analyze_entries([entry]))
     assert a_inferred.l2.how == "inferred" and a_inferred.time_expected_s == a_cold.time_expected_s

@@ -55,7 +55,7 @@ def test_every_0_7_4_entry_is_read_with_its_recorded_times():
     assert dict(out.records[0].env.metadata)["_generation"] == raw["_generation"]
 
 
-def test_inspect_shows_the_recorded_race_in_every_view(run):
+def test_inspect_shows_the_recorded_race_in_every_view(run, tmp_path):
     raw = json.loads((V074 / "cache.json").read_text())
     fp4 = [v for k, v in _entries(raw).items() if "fp4_gemm" in k]
     r = run("inspect", str(V074 / "cache.json"))
@@ -68,6 +68,12 @@ def test_inspect_shows_the_recorded_race_in_every_view(run):
     assert "Recorded by FlashInfer" in r.stdout and raw["_generation"] in r.stdout
     md = run("inspect", str(V074 / "cache.json"), "--format", "markdown")
     assert md.exit_code == 0 and "## Recorded by FlashInfer" in md.stdout and margin in md.stdout
+    rep = run("report", str(V074 / "cache.json"), "-o", str(tmp_path / "r.md"))
+    assert rep.exit_code == 0, rep.output
+    text = (tmp_path / "r.md").read_text()
+    first = fp4[0][3]
+    assert (f"{first['time_ms'] * 1000:.1f} vs {first['runner_up_ms'] * 1000:.1f} ({margin} \\~, "
+            f"{first['candidates']} timed)") in text
     doc = json.loads(run("inspect", str(V074 / "cache.json"), "--format", "json").stdout)
     line = doc["overview"]["groups"][0]["lines"][0]
     sel = next(v[3] for v in fp4 if v[3]["time_ms"] == line["chosen_time_ms"])

@@ -37,9 +37,11 @@ if TYPE_CHECKING:
     from tiletune.analysis.results import AnalyzedEntry, Failure
 
 DEBUG_HINT = "set FLASHINFER_LOGGING_LEVEL=debug to log each tactic's time and failure"
-ERROR_KINDS = ("runner_init_failed", "cuda_error", "tma_descriptor_failed", "smem_exceeded", "exception", "memory_error")
+ERROR_KINDS = ("runner_init_failed", "cuda_error", "tma_descriptor_failed", "smem_exceeded", "exception", "memory_error",
+               "assertion_failed", "tuning_group_failed")
 _KIND_WORDS = {"runner_init_failed": "runner failure", "cuda_error": "CUDA error", "tma_descriptor_failed":
-               "TMA descriptor rejection", "smem_exceeded": "shared-memory overflow", "exception": "exception"}
+               "TMA descriptor rejection", "smem_exceeded": "shared-memory overflow", "exception": "exception",
+               "assertion_failed": "TensorRT-LLM assertion", "tuning_group_failed": "tuning-group disagreement"}
 # a log line's prefix before the words that matter ("(EngineCore_0 pid=1) ERROR 09-07 00:59:17 [core.py:712] ")
 _LOG_PREFIX = re.compile(r"^(?:\((?:\w+ )?pid=\d+\)\s*|\(\w+ pid=\d+\)\s*)*(?:(?:ERROR|WARNING|INFO|DEBUG)\s+\d\d-\d\d \d\d:\d\d:\d\d\s+\[[^\]]*\]\s*)?"
                          r"(?:\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[^\]]*\]\s*)?")
@@ -155,6 +157,10 @@ def run_verdicts(events: Sequence[Event], analyzed: Sequence["AnalyzedEntry"],
             if parts:
                 other_lines.append(Verdict(arch=arch, op="", text="; ".join(parts) + f" ({source})", source=source,
                                            evidence=tuple(ev_lines[:2])))
+        for e in evs:  # FlashInfer 0.7.x: a cache it ignored (which fields differ), entries it treated as misses
+            if e.kind in ("cache_ignored", "cache_miss"):
+                other_lines.append(Verdict(arch=arch, op=str(e.fact("op") or ""), source=source,
+                                           text=e.summary + _times(e) + f" ({_at(e)})", evidence=(event_evidence(e, ticket),)))
         if inp is not None and inp.stated:  # what the ticket's prose states: a finding with its line
             st = list(dict.fromkeys(f.value for f in inp.stated))
             other_lines.append(Verdict(arch=arch, op="", source=source, text=(

@@ -272,6 +272,10 @@ def retry_command(
     no_resume: Annotated[bool, typer.Option("--no-resume", help="Redo attempts the ledger already has for this environment.")] = False,
     blocklist: Annotated[Optional[Path], typer.Option("--blocklist", help="Write a FlashInfer tactics blocklist (new file) of what still fails.", readable=False)] = None,
     pin_cache: Annotated[Optional[Path], typer.Option("--pin-cache", help="Write a NEW cache: the input cache with each retried key pinned to its fastest passing tactic.", readable=False)] = None,
+    env_file: Annotated[Optional[Path], typer.Option("--env", help=(
+        "With --pin-cache: the environment that will load it (a cache FlashInfer wrote there, a v2 manifest, or "
+        "_collect_metadata()'s JSON): its _metadata fields are written, and tiletune says whether FlashInfer there "
+        "will load the file."))] = None,
     reproducer: Annotated[Optional[Path], typer.Option("--reproducer", help="Write a CUTLASS reproducer folder (.cu, build.sh, run.sh) per target with a decoded tile.", readable=False)] = None,
     workspace_bytes: Annotated[Optional[int], typer.Option("--workspace-bytes", help="Run with this cuBLASLt workspace instead of FlashInfer's default (40 MiB in 0.7.2.post1; provokes workspace failures).")] = None,
     input_amplitude: Annotated[Optional[float], typer.Option("--input-amplitude", help="Scale inputs so dequantized values reach +-this (provokes output overflow).")] = None,
@@ -312,7 +316,7 @@ def retry_command(
             paths=list(paths or []), ledger=ledger, engine=engine.value, all_statuses=all_, ops=list(op or []),
             tactic=tactic, shapes=list(shape or []), runner=runner, dtype_out=dtype_out, changed_env=changed_env,
             since_driver=since_driver, timeout_s=timeout, jobs=jobs, allow_jit_build=allow_jit_build,
-            resume=not no_resume, blocklist=blocklist, pin_cache=pin_cache, reproducer=reproducer,
+            resume=not no_resume, blocklist=blocklist, pin_cache=pin_cache, env_file=env_file, reproducer=reproducer,
             workspace_bytes=workspace_bytes, input_amplitude=input_amplitude, iters=iters, arch=ctx.arch,
             flashinfer_version=ctx.flashinfer_version, as_json=format is OutputFormat.json, fmt=format.value, no_run=no_run,
             moe_dtype=dtype, top_k=top_k, output=output, shard=shard, ray=ray,

@@ -52,6 +52,15 @@ EVENT_KINDS: Mapping[str, bool] = {
     "tuning_progress": False,
     "version_banner": False,
     "cache_fragment": False,
+    # FlashInfer 0.7.x (readers/logs/cache_messages.py, readers/logs/parser.py)
+    "cache_ignored": False,  # a cache FlashInfer ignored (or would not save to): created in a different environment
+    "cache_miss": False,  # a cached entry FlashInfer treated as a miss (revalidation failed, invalid store entry)
+    "managed_cache": False,  # the managed v2 store attached, preloaded, reloaded, or a write it lost
+    "tie_retime_failed": False,  # a near-tied tactic failed while tie_tolerance re-timed it: not kept
+    "tuning_group_failed": True,  # the ranks of one autotune process group disagreed: distributed tuning stopped
+    # TensorRT-LLM (readers/logs/trtllm_text.py)
+    "assertion_failed": True,  # a C++ assertion abort: what(): [TensorRT-LLM][ERROR] Assertion failed: ... (file:line)
+    "no_valid_config": False,  # "Have not found any valid GEMM config for shape (m, n, k)": no tactic could run it
 }
 
 HOW = ("decoded", "stated", "inferred", "measured", "modelled")

@@ -13,7 +13,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Mapping, Optional, Sequence
 
-from tiletune.analysis.results import AnalyzedEntry, Failure, InspectResult, NotTried, Verdict, loses_data
+from tiletune.analysis.results import AnalyzedEntry, BucketLine, Failure, InspectResult, NotTried, Verdict, loses_data
 from tiletune.analysis.run_verdicts import plain
 from tiletune.analysis.source_groups import group_names
 from tiletune.core.records import Decoded, Problem, Status, Undecoded
@@ -362,7 +362,39 @@ def flashinfer_records(result: InspectResult) -> list[str]:
             parts.append(f"{s.extras} entries hold parts tiletune does not know (kept in detail.extras)")
         if parts:
             out.append(f"{src}: " + "; ".join(parts))
+    out += _recorded_races(result)
     return out
+
+
+_RACES_SHOWN = 8  # buckets per group the line names; the rest are counted (the compact table has them all)
+
+
+def _recorded_races(result: InspectResult) -> list[str]:
+    """Per overview group, the buckets whose runner-up only FlashInfer's selection record names:
+    its time, the margin and the candidates timed (the report's per-entry table has no such column)."""
+    out = []
+    for g in result.overview.groups:
+        races = [ln for ln in g.lines if ln.runner_up is not None and ln.runner_up.recorded_of is not None]
+        if not races:
+            continue
+        shown = "; ".join(
+            f"M {_m_text(ln)} {_us_text(ln.chosen_time_ms)} vs {_us_text(ln.runner_up.time_ms)} "
+            f"({(ln.margin or 0) * 100:+.1f}%{' ~' if ln.won_by_noise else ''}, {ln.runner_up.recorded_of} timed)"
+            for ln in races[:_RACES_SHOWN] if ln.runner_up is not None)
+        more = f"; {len(races) - _RACES_SHOWN} more bucket(s)" if len(races) > _RACES_SHOWN else ""
+        out.append(f"{g.arch or '?'} {g.op} N {g.n} K {g.k}: FlashInfer's recorded races, winner vs runner-up us "
+                   f"measured by its autotuner (~ won by noise): {shown}{more}")
+    return out
+
+
+def _m_text(line: BucketLine) -> str:
+    p = line.problem
+    r = p.m_range
+    return str(p.m) if r is None else (str(r[0]) if r[0] == r[1] else f"{r[0]}-{r[1]}")
+
+
+def _us_text(ms: Optional[float]) -> str:
+    return "-" if ms is None else f"{ms * 1000:.1f}"
 
 
 _STATUS_TEXT = {st: str(st) for st in Status}  # an Enum's __str__ is Python code: one text per status

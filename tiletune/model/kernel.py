@@ -11,6 +11,10 @@ Inferences, each labelled in `Kernel.basis`:
 - SM100 "AUTO": a 2-SM (CTA-pair) MMA when the cluster's M is even, else 1-SM.
 - fp8 on SM90 with accumulation unstated: fast accumulation, the variant FlashInfer 0.7.2's SM90
   TMA warp-specialised FP8 kernels instantiate (`...CooperativeFP8FastAccum` in its MoE launcher).
+- Blockwise-scaled FP8 (per-128-K fp32 scales applied in software, DeepSeek-style 1x128 / 128x128): decoded
+  from the schedule name (CUTLASS `...Blockwise...`, `...GroupwiseScaling...`, SM90 `...FP8BlockScaledAccum`)
+  or passed as `blockwise=True`. A bare `KernelScheduleSm120Blockwise` resolves to cooperative: CUTLASS's
+  SM120 blockwise builder selects the cooperative kernel for it (sglang PR #20887 describes the same).
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ class Kernel(NamedTuple):
     fast_accum: Optional[bool]  # fp8 on SM90 only; None where it does not apply
     epilogue: str
     basis: Tuple[str, ...] = ()
+    blockwise: bool = False  # fp8 with per-128-K fp32 scales promoted in software (mainloop.py mechanism 12)
 
     def label(self) -> str:
         s = self.schedule
@@ -48,6 +53,8 @@ class Kernel(NamedTuple):
             s += f" {self.stages} stages"
         if self.fast_accum is not None:
             s += " fast-accum" if self.fast_accum else " fp32-promoted accum"
+        if self.blockwise:
+            s += " blockwise-scaled"
         return s
 
 
@@ -59,6 +66,8 @@ def normalize_schedule(text: Optional[str]) -> Optional[str]:
     t = text.strip().lower().replace("-", "").replace("_", "")
     if t in ("auto", "kernelscheduleauto"):
         return None
+    if t in ("kernelschedulesm120blockwise", "blockwise"):
+        return "cooperative"  # CUTLASS's SM120 blockwise builder picks the cooperative kernel for it
     if "pingpong" in t:
         return "pingpong"
     if "cooperative" in t:
@@ -76,6 +85,12 @@ def normalize_schedule(text: Optional[str]) -> Optional[str]:
     raise ModelError(f"schedule {text!r}: choose one of {', '.join(SCHEDULES)} (or auto)")
 
 
+def blockwise_from_text(text: Optional[str]) -> bool:
+    """True when a CUTLASS schedule name says the FP8 scales are applied per K block in software."""
+    t = (text or "").lower().replace("_", "")
+    return "blockwise" in t or "groupwise" in t or "blockscaledaccum" in t
+
+
 def fast_accum_from_text(text: Optional[str]) -> Optional[bool]:
     """True when a CUTLASS schedule name says FP8FastAccum, else None (not stated)."""
     if text and "fastaccum" in text.lower().replace("_", ""):
@@ -84,7 +99,7 @@ def fast_accum_from_text(text: Optional[str]) -> Optional[bool]:
 
 
 def resolve(config: TileConfig, arch: str, dtype: str, *, schedule: Optional[str] = None,
-            fast_accum: Optional[bool] = None) -> Kernel:
+            fast_accum: Optional[bool] = None, blockwise: Optional[bool] = None) -> Kernel:
     """The kernel `config` stands for on `arch` in `dtype`; `schedule` / `fast_accum` override the config.
 
     Raises ModelError for a schedule the tile cannot have (cooperative needs tile M >= 128)."""
@@ -111,8 +126,15 @@ def resolve(config: TileConfig, arch: str, dtype: str, *, schedule: Optional[str
             given = "sm80"
     if given == "cooperative" and family == "sm90" and bm < 128:
         raise ModelError(f"cooperative schedule needs tile M >= 128 on SM90 (tile M is {bm}); use pingpong")
+    bw = blockwise if blockwise is not None else (blockwise_from_text(config.mainloop_schedule)
+                                                  or blockwise_from_text(schedule))
+    if bw and dtype not in FP8_LIKE:
+        bw = False
+        basis.append(f"blockwise scaling applies to fp8 only: ignored for {dtype}")
     fa: Optional[bool] = None
-    if dtype in FP8_LIKE and family == "sm90" and given != "sm80":
+    if bw:
+        pass  # the blockwise mainloop promotes every 128 K itself (mainloop.py mechanism 12)
+    elif dtype in FP8_LIKE and family == "sm90" and given != "sm80":
         fa = fast_accum if fast_accum is not None else fast_accum_from_text(config.mainloop_schedule)
         if fa is None:
             fa = True
@@ -122,4 +144,4 @@ def resolve(config: TileConfig, arch: str, dtype: str, *, schedule: Optional[str
         basis.append("fast accumulation only changes SM90 fp8 kernels: ignored here")
     epilogue = (config.epilogue_schedule or "auto").lower()
     cl = tuple(config.cluster)  # a list when the config came from JSON
-    return Kernel(given, (cl[0], cl[1], cl[2]), config.stages, fa, epilogue, tuple(basis))
+    return Kernel(given, (cl[0], cl[1], cl[2]), config.stages, fa, epilogue, tuple(basis), bw)

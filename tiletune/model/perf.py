@@ -322,7 +322,9 @@ def _plan(config: TileConfig, gpu: GpuSpec, dtype: str, dtype_out: str, arch: Op
     # smem.py models no builder for them, but a stated StageCount still bounds what is in flight)
     stages = fit.stages or (int(config.stages) if config.stages else None)
     cyc = mainloop.kblock_cycles(kernel, (bm, bn, bk // slices), DTYPE_BITS[dtype], a, flop_per_clk, stages, tc,
-                                 SF_VEC.get(dtype), OUT_BITS.get(dtype_out, 16))
+                                 SF_VEC.get(dtype), OUT_BITS.get(dtype_out, 16), gpu.smem_per_sm)
+    if cyc.ctas_per_sm > 1:
+        slots *= cyc.ctas_per_sm  # sm80-style kernels: several CTAs share an SM (mainloop.py mechanism 13)
     if slices > 1:
         cyc = cyc._replace(mma=cyc.mma * slices, smem=cyc.smem * slices, kblock=cyc.kblock * slices)
     widen, why = widening(tc, gpu.max_clock_hz is not None or sm_clock_hz is not None, dtype)
@@ -332,6 +334,19 @@ def _plan(config: TileConfig, gpu: GpuSpec, dtype: str, dtype_out: str, arch: Op
     notes = [f"kernel: {kernel.label()}; per k-block {cyc.kblock:,.0f} cycles ({cyc.bottleneck}; MMA alone "
              f"{cyc.mma:,.0f}, shared-memory traffic {cyc.smem:,.0f})"]
     notes.extend(kernel.basis)
+    if cyc.core_kb:
+        notes.append(f"sm80-style kernel: up to {cyc.ctas_per_sm} CTAs per SM (shared memory, registers and warps), "
+                     f"{slots} at once; each CTA waits {cyc.sync:,.0f} cycles per k-block at its barrier, covered by the "
+                     f"other CTAs' MMAs where several share an SM (mainloop.py mechanism 13; the k-block above is one "
+                     f"CTA alone)")
+    if grouped and _FAMILY.get(a, a) in GROUP_SWITCH_FAMILIES:
+        notes.append(f"grouped: a CTA whose next tile is in another group rewrites and fences its TMA descriptors "
+                     f"first, {tc.latency_cycles:,.0f} cycles per change of group (one global round trip), at most "
+                     f"once per tile and once per group (perf.py GROUP_SWITCH_FAMILIES)")
+    if kernel.blockwise:
+        notes.append("blockwise-scaled fp8: the partial accumulators are scaled and added every 128 K "
+                     + ("beside the MMA, from the other TMEM buffer" if _FAMILY.get(a, a) == "sm100" else
+                        "after the MMA pipeline drains") + " (mainloop.py mechanism 12); peak: plain fp8")
     if cyc.spills:
         notes.append(f"{cyc.acc_regs} fp32 accumulator registers per math thread"
                      + (" (doubled by fp8 promotion)" if kernel.fast_accum is False else "")
@@ -421,7 +436,8 @@ def estimate_cases(cases: Iterable[Tuple[Problem, L2Arg]], config: TileConfig, g
     facts_kept: Optional[NoteFacts] = None
     facts_widened: Optional[NoteFacts] = None
     # module functions as locals: each is called once or more per case
-    tile_cycles, soft_max = mainloop.tile_cycles, combine
+    tile_cycles, soft_max, at_occupancy = mainloop.tile_cycles, combine, mainloop.at_occupancy
+    sms = gpu.sms
     for problem, l2 in cases:
         m, n, k, batch = problem.m, problem.n, problem.k, problem.batch
         if not (type(m) is int and type(n) is int and type(k) is int and type(batch) is int  # the usual case, tested cheaply
@@ -530,7 +546,12 @@ def estimate_cases(cases: Iterable[Tuple[Problem, L2Arg]], config: TileConfig, g
                 per_slot = -(-(tiles * k_iters) // slots)
                 cycles = per_slot * cyc.kblock + -(-tiles // slots) * cyc.epilogue + tc.streamk_fixup_cycles
             else:
-                cycles = waves * tile_cycles(k_per_cta, cyc)
+                kcyc = cyc
+                if cyc.core_kb and ctas > sms:  # several CTAs of an sm80-style kernel share an SM (mechanism 13)
+                    kcyc = at_occupancy(cyc, min(cyc.ctas_per_sm, -(-ctas // sms)))
+                cycles = waves * tile_cycles(k_per_cta, kcyc)
+            if is_grouped and groups > 1 and _FAMILY.get(a, a) in GROUP_SWITCH_FAMILIES:
+                cycles += group_switches(groups, -(-tiles // slots)) * tc.latency_cycles
             t_comp = cycles / clock
             # L2 residency (l2.py): a warm timing of a working set that stays in L2 reads it at the L2
             # rate. The case's L2 term (l2_term.term_at) read field by field: resident, the site's rate
@@ -632,6 +653,20 @@ def _clock(gpu: GpuSpec, sm_clock_hz: Optional[float]) -> Tuple[float, str]:
 
 
 _FAMILY = {"sm121": "sm120", "sm103": "sm100"}
+# Per-group cost of grouped GEMMs (issue 26 item d). A grouped kernel (CUTLASS's ptr-array / grouped TMA kernels,
+# DeepGEMM's and FlashInfer's masked / contiguous ones) keeps one TMA descriptor per operand; when a CTA's next
+# tile belongs to another group it rewrites the descriptor in global memory and fences the tensormap proxy
+# before its next TMA load (CUTLASS tensormaps_perform_update / tensormaps_cp_fence_release / _fence_acquire),
+# one global-memory round trip in which that CTA loads nothing: priced at the family's `latency_cycles`.
+# Tiles are issued group by group and a CTA's consecutive tiles are `slots` apart, so a CTA changes group
+# at most once per tile it runs and at most once per group: min(tiles per CTA, groups) switches.
+# Blackwell families only: the H200 fit (SM90) saw no grouped kernel to check the term on.
+GROUP_SWITCH_FAMILIES = ("sm100", "sm120")
+
+
+def group_switches(groups: int, tiles_per_cta: int) -> int:
+    """Group changes one CTA makes in a grouped GEMM (see GROUP_SWITCH_FAMILIES)."""
+    return min(groups, tiles_per_cta)
 def _tile_facts(config: TileConfig, arch: str, dtype: str, grouped: bool, stage_policy: Optional[str],
                 bm: int, bn: int, bk: int, two_sm: bool = False) -> Tuple[SmemFit, float]:
     """(shared-memory fit, the tile's own intensity in FLOP per byte staged per k-step)."""

@@ -7,7 +7,10 @@ Each place comes from the writer's own code (see the reader modules for the layo
 - vLLM: VLLM_FLASHINFER_AUTOTUNE_CACHE_DIR, else VLLM_CACHE_ROOT (default
   $XDG_CACHE_HOME/vllm or ~/.cache/vllm) / flashinfer_autotune_cache.
 - SGLang: SGLANG_CACHE_DIR (default ~/.cache/sglang) / flashinfer/autotune.
-- TensorRT-LLM: TLLM_AUTOTUNER_CACHE_PATH (a file; older releases wrote <stem>.rank<N>.json beside it).
+- TensorRT-LLM: TLLM_AUTOTUNER_CACHE_PATH (a file; older releases wrote <stem>.rank<N>.json beside it);
+  the unified root TRTLLM_CACHE_DIR (NVIDIA/TensorRT-LLM#18897): <root>/autotuner (cache.json, or
+  rank-<r>/cache.json per rank) and FlashInfer's workspace base <root>/flashinfer (or
+  <root>/flashinfer/rank-<r> per rank), whose JIT workspaces are read like FlashInfer's own.
 Nothing here reads a file; `searched` lists every place with what was found, so an empty
 result can say where it looked.
 """
@@ -17,7 +20,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Mapping, Optional
+from typing import Callable, Mapping, Optional
 
 from msgspec import Struct
 
@@ -54,20 +57,14 @@ def discover(env: Optional[Mapping[str, str]] = None, home: Optional[Path] = Non
             found.append(path)
 
     fi_base = _expand(env["FLASHINFER_WORKSPACE_BASE"], home) if env.get("FLASHINFER_WORKSPACE_BASE") else home
+    _trtllm_root(env, home, look, searched)
     fi_cache = fi_base / ".cache" / "flashinfer"
     if env.get("FLASHINFER_AUTOTUNE_CACHE_DIR"):
         look("FLASHINFER_AUTOTUNE_CACHE_DIR", _expand(env["FLASHINFER_AUTOTUNE_CACHE_DIR"], home))
     else:
         look("FlashInfer managed store (default)", fi_cache / "autotune")
     # JIT workspaces (<version>/<arch>/: flashinfer_jit.log, cached_ops/) for the jit/log readers
-    workspaces: list[Path] = []
-    try:
-        if fi_cache.is_dir():
-            for vdir in sorted(fi_cache.iterdir()):
-                if _VERSION_DIR.match(vdir.name) and vdir.is_dir():
-                    workspaces += [a for a in sorted(vdir.iterdir()) if a.is_dir()]
-    except OSError:  # unreadable: read_inputs reports it if the user points at it
-        pass
+    workspaces = jit_workspaces(fi_cache)
     label = "FLASHINFER_WORKSPACE_BASE JIT workspaces" if env.get("FLASHINFER_WORKSPACE_BASE") else "FlashInfer JIT workspaces"
     if workspaces:
         for w in workspaces:
@@ -104,3 +101,37 @@ def discover(env: Optional[Mapping[str, str]] = None, home: Optional[Path] = Non
     else:
         searched.append("TLLM_AUTOTUNER_CACHE_PATH: (unset; TensorRT-LLM has no default cache file)")
     return Discovery(paths=tuple(found), searched=tuple(searched))
+
+
+def jit_workspaces(fi_cache: Path) -> list[Path]:
+    """`<fi_cache>/<version>/<arch>/` directories (FlashInfer's JIT workspaces), sorted."""
+    workspaces: list[Path] = []
+    try:
+        if fi_cache.is_dir():
+            for vdir in sorted(fi_cache.iterdir()):
+                if _VERSION_DIR.match(vdir.name) and vdir.is_dir():
+                    workspaces += [a for a in sorted(vdir.iterdir()) if a.is_dir()]
+    except OSError:  # unreadable: read_inputs reports it if the user points at it
+        pass
+    return workspaces
+
+
+def _trtllm_root(env: Mapping[str, str], home: Path, look: Callable[[str, Path], None], searched: list[str]) -> None:
+    """TRTLLM_CACHE_DIR's autotuner caches and FlashInfer workspaces, each rank slot apart."""
+    if not env.get("TRTLLM_CACHE_DIR"):
+        return
+    root = _expand(env["TRTLLM_CACHE_DIR"], home)
+    look("TRTLLM_CACHE_DIR autotuner caches", root / "autotuner")
+    fi_root = root / "flashinfer"
+    bases = [fi_root]
+    try:
+        bases += sorted(p for p in fi_root.glob("rank-*") if p.is_dir())
+    except OSError:
+        pass
+    found = False
+    for base in bases:
+        for w in jit_workspaces(base / ".cache" / "flashinfer"):
+            look("TRTLLM_CACHE_DIR FlashInfer JIT workspace" + (f" ({base.name})" if base is not fi_root else ""), w)
+            found = True
+    if not found:
+        searched.append(f"TRTLLM_CACHE_DIR FlashInfer JIT workspaces: {fi_root}[/rank-<r>]/.cache/flashinfer/<version>/<arch> (absent)")

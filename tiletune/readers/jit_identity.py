@@ -38,3 +38,16 @@ def workspace_identity(ws: Path) -> Optional[WorkspaceIdentity]:
         return None
     archs = tuple(a for a in (normalize_arch(p) for p in arch_dir.split("_")) if a)
     return WorkspaceIdentity(version=version, arch_dir=arch_dir, archs=archs)
+
+
+_SLOT = re.compile(r"rank-(\d+)")
+
+
+def slot_rank(path: Path) -> Optional[str]:
+    """The rank of a per-rank FlashInfer workspace slot (`.../flashinfer/rank-<r>/...`, TensorRT-LLM's
+    TRTLLM_CACHE_DIR layout): "rank<r>", or None when the path is not inside one."""
+    for p in path.parents:
+        m = _SLOT.fullmatch(p.name)
+        if m and p.parent.name == "flashinfer":
+            return f"rank{m.group(1)}"
+    return None

@@ -35,7 +35,7 @@ from tiletune.core.errors import ReaderError
 from tiletune.core.records import Environment, InputProblem, Status, TuningRecord, freeze
 from tiletune.core.vocabulary import FUSED_MOE_FAMILY, FUSED_MOE_OPS, MOE_RUNNER
 from tiletune.readers.interface import ReadContext, ReadItem
-from tiletune.readers.jit_identity import WorkspaceIdentity, workspace_identity  # noqa: F401 - re-exported (doctor, tests)
+from tiletune.readers.jit_identity import WorkspaceIdentity, slot_rank, workspace_identity  # noqa: F401 - re-exported (doctor, tests)
 
 KIND = "jit-workspace"
 
@@ -282,7 +282,8 @@ class _ModuleReader:
 
     def _rec(self, op: str, runner: str, status: Status, detail: Dict[str, Any], error: Optional[str] = None) -> TuningRecord:
         return TuningRecord(source=self.source, source_kind=KIND, op=op, runner=runner, tactic=None, status=status,
-                            env=self.env, error=error, detail=freeze({k: v for k, v in detail.items() if v is not None}))
+                            env=self.env, error=error, rank=slot_rank(self.ws),
+                            detail=freeze({k: v for k, v in detail.items() if v is not None}))
 
 
 def read_workspace(ws: Path, ctx: ReadContext) -> Iterator[ReadItem]:

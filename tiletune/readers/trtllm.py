@@ -17,6 +17,12 @@ Two generations, both `json.dump(..., indent=2, default=str)`:
   `detail["section"]`), and `rank_{N}` sections are also accepted nested in it.
 A string tactic is parsed back like TRT-LLM's own `ast.literal_eval`, without eval; text that is not
 a literal stays a string. Not FlashInfer: no flashinfer_version; the arch comes from `device_capability`.
+
+Where: TLLM_AUTOTUNER_CACHE_PATH names the file. The unified cache root TRTLLM_CACHE_DIR
+(NVIDIA/TensorRT-LLM#18897, `tensorrt_llm/_bootstrap.py` `_unified_cache_defaults`) puts it at
+`<root>/autotuner/cache.json` and FlashInfer's workspace base at `<root>/flashinfer`; with per-rank
+slots `<root>/autotuner/rank-<r>/cache.json` and `<root>/flashinfer/rank-<r>` (discover.py looks
+there). A `rank-<r>` directory gives the rank of a file's entries that no `rank_N` section names.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ KIND = "trtllm"
 
 _RANK_SECTION = re.compile(r"^rank_(\d+)$")
 _RANK_FILE = re.compile(r"\.rank(\d+)\.json$")
+_RANK_DIR = re.compile(r"^rank-(\d+)$")  # TRTLLM_CACHE_DIR's per-rank slot: <root>/autotuner/rank-<r>/
 
 
 def sniff(path: Path, head: bytes) -> bool:
@@ -81,7 +88,7 @@ def read(path: Path, ctx: ReadContext) -> Iterator[Item]:
     problems: list[InputProblem] = []
     env = _environment(path, obj.get("metadata"), ctx, problems)
     yield from problems
-    m = _RANK_FILE.search(path.name)
+    m = _RANK_FILE.search(path.name) or _RANK_DIR.match(path.parent.name)
     file_rank = f"rank{m.group(1)}" if m else None
     sections: list[tuple[Optional[str], str, Any]] = []  # (rank, section name, entries)
     for k, v in obj.items():

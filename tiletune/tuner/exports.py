@@ -23,9 +23,10 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from tiletune import __version__
 from tiletune.core.errors import TunerError
@@ -123,17 +124,39 @@ def _generation(data: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(ordered, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
+@dataclass
+class PinnedCache:
+    """What `write_pinned_cache` wrote: the entries it changed, the selection records it dropped
+    with them, the `_metadata` it stamped, and whether FlashInfer will load the file (`verdict`)."""
+
+    changed: List[Tuple[str, Any, Any]]  # (key, old tactic, new tactic)
+    dropped_selections: int = 0
+    metadata_from_env: List[str] = field(default_factory=list)  # the _metadata keys taken from --env
+    verdict: List[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.changed)
+
+    def __iter__(self) -> Iterator[Tuple[str, Any, Any]]:
+        return iter(self.changed)
+
+
 def write_pinned_cache(
     source_cache: Path,
     attempts: Sequence[Mapping[str, Any]],
     out_path: Path,
     *,
     key_problems: Mapping[str, ProblemIdent],
-) -> List[Tuple[str, Any, Any]]:
+    env: Optional[Mapping[str, str]] = None,
+) -> PinnedCache:
     """Copy `source_cache` to `out_path` with retried keys pinned to their fastest passing tactic.
 
-    `key_problems` maps each cache key string to (op, runner, (batch, m, n, k)) as decoded.
-    Returns [(key, old tactic, new tactic)] for the entries changed. Refuses to overwrite the source.
+    `key_problems` maps each cache key string to (op, runner, (batch, m, n, k)) as decoded. A
+    changed entry keeps its runner and profiling policy but not what followed it: FlashInfer
+    0.7.4's selection record (winner time, runner-up, margin, candidates) describes the race the
+    old tactic won, not the pinned one, and is dropped (as is anything after it). `env` (the
+    loading environment's `_collect_metadata()`, see tuner/pin_metadata.py) replaces the
+    `_metadata` fields it names. Refuses to overwrite the source.
     """
     if out_path.resolve() == source_cache.resolve():
         raise TunerError(f"{out_path}: refusing to overwrite the source cache; give a new path")
@@ -156,6 +179,7 @@ def write_pinned_cache(
         if ident not in best or a["time_s"] < best[ident][0]:
             best[ident] = (a["time_s"], a.get("tactic"))
     changed = []
+    dropped = 0
     for key, value in list(data.items()):
         if key.startswith("_") or not isinstance(value, list) or len(value) < 2:
             continue
@@ -165,9 +189,20 @@ def write_pinned_cache(
         new_tactic = best[known][1]
         if value[1] != new_tactic:
             changed.append((key, value[1], new_tactic))
-            data[key] = [value[0], new_tactic, *value[2:]]
+            dropped += len(value) > 3  # the selection record (and after it): it measured another tactic
+            data[key] = [value[0], new_tactic, *value[2:3]]
+    from_env: List[str] = []
+    old_meta = data.get("_metadata")
+    meta: Dict[str, Any] = old_meta if isinstance(old_meta, dict) else {}
+    if env is not None:
+        from_env = sorted(k for k in env if meta.get(k) != env[k])
+        meta = {**meta, **env}
+        # FlashInfer writes _metadata first
+        data = {"_metadata": meta, **{k: v for k, v in data.items() if k != "_metadata"}}
+    from tiletune.tuner.pin_metadata import verdict
+
     if "_generation" in data:
         data.pop("_generation")
         data["_generation"] = _generation(data)
     write_atomic(out_path, json.dumps(data, indent=2) + "\n")
-    return changed
+    return PinnedCache(changed, dropped, from_env, verdict(meta, env))

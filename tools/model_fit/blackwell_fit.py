@@ -31,9 +31,10 @@ from __future__ import annotations
 import json
 import math
 import statistics
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
+
+from msgspec.structs import replace
 
 from tiletune.core.errors import ModelError
 from tiletune.core.records import Problem, TileConfig
@@ -55,11 +56,12 @@ GPU_KEYS = {"B200": "b200", "GB200": "gb200", "B300": "b300", "GB300": "gb300", 
 OUT_DTYPES = ("bf16", "fp16", "fp32", "fp8", "int32")
 # Constants fitted for each family, and the bounds of the search (a mechanism each: mainloop.py).
 FIT_KEYS = ("issue_cooperative", "smem_bytes_per_clk", "latency_cycles", "epi_bytes_per_clk", "epi_cycles",
-            "cluster_cost", "streamk_fixup_cycles", "eta_bw", "t_fixed_s", "p")
+            "cluster_cost", "streamk_fixup_cycles", "eta_bw", "t_fixed_s", "p", "sync_cycles")
 BOUNDS: Dict[str, Tuple[float, float]] = {
-    "issue_cooperative": (1.0, 2.5), "smem_bytes_per_clk": (64.0, 512.0), "latency_cycles": (200.0, 6000.0),
+    "issue_cooperative": (1.0, 2.5), "smem_bytes_per_clk": (32.0, 512.0), "latency_cycles": (200.0, 6000.0),
     "epi_bytes_per_clk": (8.0, 256.0), "epi_cycles": (0.0, 4000.0), "cluster_cost": (0.0, 0.3),
     "streamk_fixup_cycles": (0.0, 40000.0), "eta_bw": (0.4, 1.0), "t_fixed_s": (0.5e-6, 15e-6), "p": (1.5, 12.0),
+    "sync_cycles": (10.0, 4000.0),
 }
 PRIOR_WEIGHT = 0.01
 
@@ -147,6 +149,8 @@ class Pre(NamedTuple):
     bw: float
     fits: Optional[bool]
     label: str
+    switches: int = 0  # group changes per CTA (grouped GEMMs on SM100 / SM120: perf.group_switches)
+    resident: int = 1  # CTAs of an sm80-style kernel sharing an SM (mainloop.at_occupancy)
 
 
 class Case(NamedTuple):
@@ -166,6 +170,9 @@ def _problem(p: dict) -> Problem:
 
 
 def _pre(p: dict, cfg: TileConfig, gpu, prior: TileConstants) -> Optional[Pre]:
+    # imported here so that baseline.py can import this module next to an older tiletune (its "before" column)
+    from tiletune.model.perf import GROUP_SWITCH_FAMILIES, group_switches
+
     try:
         e = estimate(_problem(p), cfg, gpu, dtype=p["dtype"], constants=prior, l2=l2_state(p),
                      grouped=bool(p.get("grouped")), sm_clock_hz=clock_hz(p))
@@ -175,14 +182,22 @@ def _pre(p: dict, cfg: TileConfig, gpu, prior: TileConstants) -> Optional[Pre]:
     flop_per_clk = e.peak_dense / (gpu.sms * (gpu.boost_clock_hz or e.clock_hz))
     stages = e.smem.stages or (int(cfg.stages) if cfg.stages else None)  # as perf._plan
     f = mainloop.tile_facts(e.kernel, e.tile, DTYPE_BITS[p["dtype"]], e.arch, flop_per_clk, stages,
-                            SF_VEC.get(p["dtype"]), OUT_BITS.get(e.problem.dtype_out or "bf16", 16))
+                            SF_VEC.get(p["dtype"]), OUT_BITS.get(e.problem.dtype_out or "bf16", 16), gpu.smem_per_sm)
+    # output tiles as perf.estimate_cases counts them (SM100 clusters round the M tiles up to cluster M)
+    m_round = e.kernel.cluster[0] if family(e.arch) == "sm100" and e.kernel.cluster[0] > 1 else 1
+    tiles_m = -(-e.kernel_m // e.tile[0])
+    tiles_m = -(-tiles_m // m_round) * m_round
+    tiles = tiles_m * -(-e.kernel_n // e.tile[1]) * e.groups
     sk = (0, 0)
     if cfg.stream_k:
-        tiles = -(-e.kernel_m // e.tile[0]) * -(-e.kernel_n // e.tile[1]) * e.groups
         sk = (-(-(tiles * e.k_iters) // e.slots), -(-tiles // e.slots))
     t = l2_term.term(gpu, e.bytes.minimum, l2_state(p), e.clock_hz)  # as perf.estimate: warm + resident -> L2 rate
     bw = t.bandwidth if t.warm_applies and t.bandwidth and t.bandwidth > e.bandwidth else e.bandwidth
-    return Pre(f, e.waves, e.k_iters, sk, e.clock_hz, e.bytes.minimum + e.bytes.partials, bw, e.smem.fits, cfg.label())
+    grouped = bool(p.get("grouped")) and e.groups > 1 and family(e.arch) in GROUP_SWITCH_FAMILIES
+    sw = group_switches(e.groups, -(-tiles // e.slots)) if grouped else 0  # as perf.estimate_cases
+    res = min(f.ctas_per_sm, -(-e.ctas // gpu.sms)) if f.sm80_sync and not cfg.stream_k else 1  # as perf
+    return Pre(f, e.waves, e.k_iters, sk, e.clock_hz, e.bytes.minimum + e.bytes.partials, bw, e.smem.fits, cfg.label(),
+               sw, res)
 
 
 def cases(points: Iterable[dict], priors: Dict[str, TileConstants]) -> List[Case]:
@@ -209,7 +224,9 @@ def fast_time(pre: Pre, tc: TileConstants) -> float:
     if pre.stream_k[0]:
         t_comp = (pre.stream_k[0] * c.kblock + pre.stream_k[1] * c.epilogue + tc.streamk_fixup_cycles) / pre.clock
     else:
-        t_comp = pre.waves * mainloop.tile_cycles(pre.kblocks, c) / pre.clock
+        t_comp = pre.waves * mainloop.tile_cycles(pre.kblocks, mainloop.at_occupancy(c, pre.resident)) / pre.clock
+    if pre.switches:
+        t_comp += pre.switches * tc.latency_cycles / pre.clock
     return tc.t_fixed_s + combine(t_comp, pre.mem_bytes / (pre.bw * tc.eta_bw), tc.p)
 
 
@@ -234,7 +251,12 @@ def _loss(cs: Sequence[Case], tc: TileConstants, prior: TileConstants, keys: Seq
 def fit(cs: Sequence[Case], prior: TileConstants, name: str, rounds: int = 4,
         keys: Sequence[str] = FIT_KEYS) -> TileConstants:
     """Constants `keys` minimising `_loss` on `cs`, starting from (and pulled towards) `prior`."""
-    tc = replace(prior, name=name)
+    return _descend(cs, replace(prior, name=name), prior, rounds, keys)
+
+
+def _descend(cs: Sequence[Case], tc: TileConstants, prior: TileConstants, rounds: int,
+             keys: Sequence[str]) -> TileConstants:
+    """Coordinate descent over `keys` from `tc` (multiplicative steps within BOUNDS)."""
     best = _loss(cs, tc, prior, keys)
     steps = (0.6, 0.8, 0.9, 0.95, 1.05, 1.11, 1.25, 1.6)
     for _ in range(rounds):

@@ -60,6 +60,7 @@ class RetryOptions:
     resume: bool = True
     blocklist: Optional[Path] = None
     pin_cache: Optional[Path] = None
+    env_file: Optional[Path] = None  # --env: the metadata of the environment that will load --pin-cache
     reproducer: Optional[Path] = None
     workspace_bytes: Optional[int] = None
     input_amplitude: Optional[float] = None
@@ -360,9 +361,11 @@ def _refuse_outputs_over_inputs(opts: RetryOptions, read: Sequence[Path]) -> Non
     read too; only the ledger itself is appended to, by design."""
     from tiletune.core.fileio import refuse_outputs_over_inputs
 
+    if opts.env_file is not None and opts.pin_cache is None:
+        raise UsageError("--env describes where a --pin-cache file will be loaded: give --pin-cache too")
     outputs = [("--output", opts.output), ("--blocklist", opts.blocklist), ("--pin-cache", opts.pin_cache),
                ("--reproducer", opts.reproducer)]
-    refuse_outputs_over_inputs(outputs, [*opts.paths, opts.ledger, *read])
+    refuse_outputs_over_inputs(outputs, [*opts.paths, opts.ledger, *read, *([opts.env_file] if opts.env_file else [])])
 
 
 def blocklist_path(given: Path, attempts: Sequence[Dict[str, Any]], current_gpu: Optional[str]) -> Path:
@@ -406,9 +409,18 @@ def export(opts: RetryOptions, key_problems: Dict[str, Any], input_ledgers: Sequ
         caches = [p for p in opts.paths if p.is_file() and p.suffix == ".json" and _is_v1_cache(p)]
         if len(caches) != 1:
             raise UsageError(f"--pin-cache needs exactly one FlashInfer JSON cache among the inputs (found {len(caches)})")
-        changed = exports.write_pinned_cache(caches[0], attempts, opts.pin_cache, key_problems=key_problems)
-        entries = "1 entry" if len(changed) == 1 else f"{len(changed)} entries"
+        from tiletune.tuner.pin_metadata import load_env
+
+        env = load_env(opts.env_file) if opts.env_file is not None else None
+        pinned = exports.write_pinned_cache(caches[0], attempts, opts.pin_cache, key_problems=key_problems, env=env)
+        entries = "1 entry" if len(pinned.changed) == 1 else f"{len(pinned.changed)} entries"
         notes.append(f"wrote {opts.pin_cache}: copy of {caches[0]} with {entries} pinned to the fastest passing tactic")
+        if pinned.dropped_selections:
+            notes.append(f"{opts.pin_cache}: dropped FlashInfer's selection record of {pinned.dropped_selections} pinned "
+                         "entr(ies): it timed the tactic FlashInfer chose, not the pinned one")
+        if pinned.metadata_from_env:
+            notes.append(f"{opts.pin_cache}: _metadata {', '.join(pinned.metadata_from_env)} taken from --env {opts.env_file}")
+        notes += [f"{opts.pin_cache}: {line}" for line in pinned.verdict]
     return notes
 
 

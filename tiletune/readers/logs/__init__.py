@@ -26,7 +26,7 @@ from tiletune.core import bounded_input
 from tiletune.core.errors import ReaderError
 from tiletune.core.records import Environment, InputProblem
 from tiletune.readers.interface import ReadContext, ReadItem
-from tiletune.readers.jit_identity import workspace_identity
+from tiletune.readers.jit_identity import slot_rank, workspace_identity
 from tiletune.readers.logs.grammar import ParsedProfilingKey, parse_profiling_key
 from tiletune.readers.logs.parser import KIND, LogFacts, LogParser
 
@@ -86,7 +86,7 @@ def read_log(path: Path, ctx: ReadContext, parser: Optional[LogParser] = None,
              env: Optional[Environment] = None) -> Iterator[Item]:
     """Stream one log file into records; `parser.facts` holds file-level facts afterwards."""
     source = str(path)
-    p = parser or LogParser(source, env or environment_for(path, ctx))
+    p = parser or LogParser(source, env or environment_for(path, ctx), rank=slot_rank(path))
     try:
         f = bounded_input.open_input(path, what="log")  # a regular file only: a FIFO or /dev/zero never ends
     except ReaderError as e:
@@ -114,11 +114,14 @@ _SNIFF_MARKERS = (
                rb"Running FlashInfer autotune with cache|\.cache/flashinfer/\d|flashinfer_autotune_cache/"),
     # an exception raised from the kernels' code or naming a tactic / runner (a pasted ticket in a folder)
     _EXC_MARKER,
+    # TensorRT-LLM's own texts (readers/logs/trtllm_text.py)
+    re.compile(rb"\[TensorRT-LLM\]\[(?:ERROR|WARNING)\] (?:Assertion failed|Have not found any valid GEMM config)"),
 )
 
 
 SNIFF_SCAN_BYTES = 16 << 20  # server logs start with pages of config before tuning begins
 _SCAN_MARKERS = (b"flashinfer.jit: ", b"[Autotuner]: ", b"[AutoTuner]: ", b"[AutoTunner]: ", b"Failed to initialize cutlass",
+                 b"[Autotuner] Candidate: ", b"[TensorRT-LLM][ERROR] Assertion failed", b"Have not found any valid GEMM config",
                  b"Failed to initialize the TMA descriptor", b"Running FlashInfer autotune with cache")
 _TEXT_SUFFIXES = ("", ".log", ".out", ".err", ".txt")
 

@@ -32,6 +32,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from tiletune.core import error_text
 from tiletune.core.events import Event, Fact
+from tiletune.readers.logs import trtllm_text
 
 MAX_LINES_KEPT = 64
 MAX_EVENTS = 4096  # distinct events per input; past it only counts grow
@@ -56,6 +57,10 @@ _SMEM_TRITON = re.compile(r"OutOfResources: (?:out of resource: )?shared memory,
 _CUDA = re.compile(r"(?:torch\.(?:Accelerator|Cuda)Error: )?(?:CUDA error|Error \[CUDA\]): (?P<msg>[A-Za-z][^\n]*?)(?=\s*(?:CUDA kernel errors|Search for|Compile with|\(|$))|(?P<name>CUDA_ERROR_[A-Z_]+|cudaError[A-Z]\w+)")
 _CUDA_IGNORE = re.compile(r"CUDA kernel errors might be|For debugging consider passing|Compile with `TORCH_USE_CUDA_DSA`|See above for details", re.I)
 _CACHE_PATH = re.compile(r"(?:Running FlashInfer autotune with cache|Using FlashInfer autotune cache file|FlashInfer autotune cache(?: file)?)[:\s]+(?P<path>/\S+)")
+# FlashInfer 0.7.4's _TuningGroupError texts (flashinfer/autotuner/autotuner.py _tuning_group_agreement,
+# _check_tuning_group_phase, _sync_oom_across_tune_group): the ranks of one tuning group disagreed
+_GROUP = re.compile(r"Autotune group (?P<what>plan mismatch|phase mismatch|failure) at (?P<phase>.+?)(?:: (?P<rest>.*))?$"
+                    r"|(?P<capture>Distributed autotuning cannot synchronize during an active CUDA Graph capture)")
 _TQDM = re.compile(r"Tuning (?P<op>[\w:.]+?):\s*(?:(?P<pct>\d+)%\s*(?:\|[^|]*\|)?)?\s*(?P<done>\d+)/(?P<total>\d+)")
 # an exception line as Python prints it: `Type: message` at the start of a line, after a log prefix
 # ("ERROR 03-13 12:01:42 [x.py:932] ", "[rank0]: ", "(Worker pid=1) ") or Markdown (`- `, `> `, a backtick)
@@ -290,6 +295,10 @@ class EventLog:
                          key=("unsupported", m.group("msg")), fatal=None if raised else False, maybe_fatal=not raised)
         if "MemoryError" in text and _MEMORY_ERROR.search(text) and not text.lstrip().startswith(("File ", "raise ")):
             self._memory_error(lineno, text)
+        if "Assertion failed" in text and self._adds == before:  # one no specific kind above explained
+            self._assertion(lineno, text)
+        if "Autotune group " in text or "Distributed autotuning cannot" in text:  # 0.7.4's _TuningGroupError (raised)
+            self._group_failure(lineno, text)
         if self._adds == before and ("Error" in text or "Exception" in text) and not _CUDA.search(text):
             self._exception(lineno, text)
         if ("fail" in text or "hit an" in text or "Dead" in text) and not _CODE_LINE.match(text):
@@ -362,6 +371,49 @@ class EventLog:
             self._kernel_file_facts(ident, d.kernel_file)
         self._open = (ident, lineno)
 
+    def _assertion(self, lineno: int, text: str) -> None:
+        """Any other TensorRT-LLM assertion (`[TensorRT-LLM][ERROR] Assertion failed: MSG (FILE:LINE)`,
+        readers/logs/trtllm_text.py): fatal when raised (`what():`, `terminate called`, an
+        exception type), the runner from the backtrace frames that follow (`_attach`)."""
+        m = trtllm_text.ASSERTION.search(text)
+        if m is None:
+            return
+        msg, path, line = m.group("msg").strip(), m.group("path"), int(m.group("line"))
+        raised = bool(_RAISED.search(text.replace("Assertion failed", "")))
+        facts: Dict[str, Fact] = {"assertion": Fact(msg[:400], "decoded", "assertion text"),
+                                  "file": Fact(f"{path.rsplit('/', 1)[-1]}:{line}", "decoded", "assertion text"),
+                                  "path": Fact(path, "decoded", "assertion text (the build machine's path)")}
+        cls, _ = error_text.classify(msg)
+        if cls is not None:
+            facts["error_class"] = Fact(cls.value, "decoded", "assertion text")
+        summary = (f"TensorRT-LLM aborted on an assertion: {msg[:200]} ({path.rsplit('/', 1)[-1]}:{line})" if raised
+                   else f"TensorRT-LLM assertion: {msg[:200]} ({path.rsplit('/', 1)[-1]}:{line})")
+        ident = self.add("assertion_failed", lineno, text, summary, facts, key=(msg[:200], path, line),
+                         fatal=None if raised else False, maybe_fatal=not raised)
+        self._open = (ident, lineno)
+
+    def _group_failure(self, lineno: int, text: str) -> bool:
+        """A raised `_TuningGroupError` (its exception line): ranks of one tuning group disagreed."""
+        m = _GROUP.search(text)
+        if not m:
+            return False
+        if m["capture"]:
+            self.add("tuning_group_failed", lineno, text, "distributed autotuning stopped: a tuning group cannot "
+                       "synchronize inside a CUDA graph capture (tune before capturing)",
+                       {"failure": Fact("inside graph capture", "decoded", "exception text")}, key=("capture",))
+            return True
+        what, phase, rest = m["what"], m["phase"], m["rest"] or ""
+        facts: dict[str, Any] = {"phase": Fact(phase, "decoded", "exception text"), "failure": Fact(what, "decoded", "exception text")}
+        if rest.startswith("local selection="):
+            facts["local_selection"] = Fact(rest[len("local selection="):][:300], "decoded", "exception text")
+        elif rest:
+            facts["detail"] = Fact(rest[:300], "decoded", "exception text")
+        cache = "'cache'" in phase or phase == "cache"
+        summary = (f"distributed autotuning stopped: the tuning group's ranks disagreed ({what} at {phase})"
+                   + ("; at the cache-hit agreement: ranks held different cached selections" if cache else ""))
+        self.add("tuning_group_failed", lineno, text, summary, facts, key=(what, phase))
+        return True
+
     def _kernel_file_facts(self, ident: Tuple[Any, ...], kf: error_text.KernelFile) -> None:
         src = f"kernel file name {kf.name}"
         self.add_fact(ident, "kernel_file", Fact(kf.name, "decoded", "error text"))
@@ -385,6 +437,14 @@ class EventLog:
                 self._kernel_file_facts(ident, kf)
         if ident[0] == "exception":
             self._exception_more(ident, lineno, text)
+        if ident[0] == "assertion_failed" and "runner" not in (self.get(ident) or {}).get("facts", {}):
+            fr = trtllm_text.frame_runner(text)
+            if fr is not None:  # the first frame past the throw helpers that names a runner's code
+                self.add_fact(ident, "runner", Fact(fr[0], "decoded", f"backtrace frame (line {lineno})"))
+                self.add_fact(ident, "function", Fact(f"{fr[0]}::{fr[1]}", "decoded", f"backtrace frame (line {lineno})"))
+                ev = self.get(ident)
+                if ev is not None:
+                    ev["summary"] += f"; raised in {fr[0]}::{fr[1]} (backtrace)"
         if "boxDim" in text and ident[0] == "tma_descriptor_failed":
             bd = error_text.box_dim(text)
             if bd:

@@ -21,8 +21,19 @@ typo `[AutoTunner]`):
 - `Using fallback tactic ...`, `Skipping autotuning for '<op>' (in skip_ops)`, `No tuned config
   covers <op> ...; falling back to runner=R tactic=-1`                      -> FALLBACK
 - `[TacticsBlocklist]: Filtered n invalid tactic(s) for <op>::<Runner>`     -> BLOCKED
-- `OOM detected, falling back to default tactic`, 0.7.x `cached tactic T for <op> (runner=R,
-  source=S) failed revalidation`                                            -> FAILED
+- `OOM detected, falling back to default tactic`                          -> FAILED
+- 0.7.x `cached tactic T for <op> (runner=R, source=S) failed revalidation; treating as a cache
+  miss`: a `cache_miss` event, and the next fallback of that op (FlashInfer then runs runner 0 /
+  tactic -1 and may warn the shape is "outside the tuning bucket range": it is not) says why
+- 0.7.4 `Not keeping tactic <repr> T, which failed while being re-timed: <error>` (tie_tolerance
+  re-times near-tied tactics)                                               -> FAILED (phase
+  re-timing) and a `tie_retime_failed` event
+- 0.7.4 `the CUDA context is unusable (<error>), detected when <Runner> tactic T failed while
+  tuning <op> with input shapes S; ...` (`_StickyCudaError`, raised)      -> a fatal `cuda_error`
+  event: what ended the run
+- cache and store messages (different environment, managed store, tuning-group failures):
+  `tiletune.readers.logs.cache_messages`. An autotuner line none of these reads is counted and
+  named in one note (`LogFacts.unread`): a newer release's line is not bad input.
 
 Per-tactic lines do not name the op: it is learnt from the end of each profile block (the
 `Skipped N ... for <op>` summary or the `chosen runner` key, which also gives the bucketed
@@ -38,7 +49,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from msgspec import structs
 
@@ -47,6 +58,7 @@ from tiletune.core.records import Environment, InputProblem, Status, Tactic, Tun
 from tiletune.core.timings import TimeSamples
 from tiletune.core.vocabulary import FUSED_MOE_FAMILY, MOE_RUNNER, RUNNER_OP
 from tiletune.readers.interface import ReadItem
+from tiletune.readers.logs import cache_messages, trtllm_text
 from tiletune.readers.logs.clues import ClueSet
 from tiletune.readers.logs.events import EventLog
 from tiletune.readers.logs.fragments import CacheFragment
@@ -68,6 +80,11 @@ from tiletune.readers.logs.run_end import RunTracker
 from tiletune.readers.logs.ticket import TicketReader
 
 KIND = "log"
+# autotuner lines that carry no tuning fact tiletune uses, known so that they are not counted as unread
+_QUIET = ("use_global_timer", "generated profile:", "Loading configs for ", "Skipping ranking for ",
+          "globaltimer kernel unavailable", "the cupti timer requires", "a CUPTI tracing session",
+          "cupti timer requested", "CUPTI activity tracing failed", "Tuning ",
+          "No tensor inputs or zero-sized tensors")
 MAX_PENDING = 4096  # per-block buffer cap; a block never closes only in a truncated/corrupt log
 MAX_CONTINUATION = 400  # backtrace lines examined after a failure line
 MAX_PROBLEMS = 20  # unparsable-line notes per file; then one summary note
@@ -91,6 +108,7 @@ class LogFacts:
     modules_built: List[str] = field(default_factory=list)  # "Building JIT module <name>"
     cache_env_mismatches: List[str] = field(default_factory=list)  # "Cache file X was created in a different environment (...)"
     truncated_lines: int = 0
+    unread: Dict[str, int] = field(default_factory=dict)  # autotuner lines no rule reads: their first words -> count
 
     @property
     def has_debug(self) -> bool:
@@ -138,9 +156,10 @@ def _hashable(v: Any) -> Any:
 class LogParser:
     """Streams one log's lines into records: `feed()` each line, then `finish()`; `facts` is complete after that."""
 
-    def __init__(self, source: str, env: Environment) -> None:
+    def __init__(self, source: str, env: Environment, rank: Optional[str] = None) -> None:
         self.source = source
         self.env = env
+        self.rank = rank  # a per-rank workspace slot's rank (jit_identity.slot_rank), for every record
         self.facts = LogFacts()
         self._problem_count = 0
         self._pending: List[_Event] = []
@@ -172,6 +191,7 @@ class LogParser:
         # to the ones after it with the same tensor shapes (one profile), see `_l2_of`
         self._l2_next: Optional[Tuple[str, int]] = None
         self._l2_profile: Optional[Tuple[str, int, str]] = None
+        self._revalidated: Dict[str, Tuple[str, Any, str, int]] = {}  # op -> (runner, cached tactic, source, line)
 
     # ----- public ---------------------------------------------------------------------------
     def feed(self, lineno: int, raw: str) -> Iterator[Item]:
@@ -222,6 +242,13 @@ class LogParser:
                                             f"{MAX_AGGREGATES} distinct ones were counted only", fatal=False, loses_data=True)
         for m in self._fragment.problems + self._late_notes:
             yield InputProblem(self.source, f"{self.source}: {m}", fatal=False, loses_data=False)
+        yield from self._pending_revalidations()
+        if self.facts.unread:
+            n = sum(self.facts.unread.values())
+            kinds = "; ".join(f"'{k}…'" + (f" ({c}x)" if c > 1 else "") for k, c in list(self.facts.unread.items())[:6])
+            yield InputProblem(self.source, f"{self.source}: {n} autotuner line(s) tiletune does not read (a newer "
+                                            f"FlashInfer?): {kinds}; the rest of the log was read", fatal=False,
+                               loses_data=False)  # a newer writer's line is not bad input
         yield from self._notes()
 
     def _notes(self) -> Iterator[InputProblem]:
@@ -229,7 +256,7 @@ class LogParser:
         if not self.facts.lines:
             return
         has_events = bool(self.events.events())
-        if not self.facts.autotuner_lines and not self._fragment.entries and not self.ticket.tables:
+        if not self.facts.autotuner_lines and not self._fragment.entries and not self.ticket.tables and not self._aggs:
             setup = [f"{w} {v}" for w, v in (("GPU", self.env.gpu), ("arch", self.env.arch),
                                              ("FlashInfer", self.env.flashinfer_version)) if v]
             if has_events:
@@ -377,6 +404,8 @@ class LogParser:
         else:
             t = TAG.search(text)
             if t is None:
+                if "Have not found any valid GEMM config" in text:
+                    self._no_valid_config(lineno, text)
                 self.clues.feed(lineno, text)
                 if self._cont is not None and not OTHER_HEADER.match(text[len(self._cont_prefix):] if text.startswith(self._cont_prefix) else text):
                     self._continue(text)  # an autotuner failure's backtrace: that tactic's error, not an event
@@ -387,7 +416,10 @@ class LogParser:
                 return
             level, msg, prefix = None, text[t.start():], text[: t.start()]
         self._end_continuation()
-        if "avg_time" not in text and "median_time" not in text:  # timing lines repeat the chosen line's repr
+        if "different environment (" in text:
+            # names two environments: only the running one ("current") is this log's
+            self._current_environment_clues(lineno, text)
+        elif "avg_time" not in text and "median_time" not in text:  # timing lines repeat the chosen line's repr
             self.clues.feed(lineno, text)
         if msg.startswith("Building JIT module "):
             name = msg[len("Building JIT module "):].split(";", 1)[0].strip()
@@ -462,6 +494,12 @@ class LogParser:
                             "said": body[:240]}))
         elif body.startswith("cached tactic ") and "failed revalidation" in body:
             self._revalidation(lineno, body)
+        elif body.startswith("Candidate: custom_op="):
+            self._trt_candidate(lineno, body)
+        elif body.startswith("Not keeping tactic "):
+            self._retime_failed(lineno, level, body[len("Not keeping tactic "):], prefix)
+        elif body.startswith("the CUDA context is unusable"):
+            self._context_lost(lineno, body)
         elif body.startswith("OOM detected"):
             op = self._prefix_op or self._block_op or self._op_hint
             self.events.add("oom_fallback", lineno, body,
@@ -487,6 +525,8 @@ class LogParser:
             self.events.add("configs_saved", lineno, body, f"saved {n.group(1) if n else '?'} configs to {path}",
                             {"configs": Fact(int(n.group(1)) if n else None, "decoded", "log line"),
                              "path": Fact(path, "decoded", "log line")}, key=(path, n.group(1) if n else None))
+        elif body.startswith("Saved ") and "invalid tactic" in body:  # the blocklist generator wrote a file
+            self.facts.add_unique(self.facts.blocklist_notes, body[:300])
         elif body.startswith("Loaded ") and "invalid tactic" in body and " from " in body:
             self.facts.add_unique(self.facts.blocklists_loaded, body.rsplit(" from ", 1)[1].strip())
         elif body.startswith("Tactics blocklist file not found") or (body.startswith("File ") and "different environment" in body):
@@ -496,6 +536,144 @@ class LogParser:
         elif (body.startswith("Cache file ") or body.startswith("Not saving configs to ")) and "different environment" in body:
             # the cache's _metadata differs from this process: FlashInfer ignores (or will not overwrite) it
             self.facts.add_unique(self.facts.cache_env_mismatches, body[:500])
+            cache_messages.cache_ignored(self.events, lineno, body)
+        elif cache_messages.managed(self.events, lineno, body):
+            pass
+        elif body.startswith("Skipped ") and "legacy cuDNN config" in body:
+            n = re.match(r"Skipped (\d+)", body)
+            self.events.add("cache_miss", lineno, body, f"{n.group(1) if n else 'some'} cached cuDNN entr(ies) with integer "
+                            "plan-index tactics (written before FlashInfer 0.6.16) were dropped on load: re-tuned or fallback",
+                            {"entries": Fact(int(n.group(1)) if n else None, "decoded", "log line")}, key=("legacy_cudnn",))
+        elif body.startswith(_QUIET):
+            pass  # known lines that carry no tuning fact (timer choice, generated profiles, legacy .py lookups)
+        else:
+            words = " ".join(body.split()[:4])[:60]
+            if words in self.facts.unread or len(self.facts.unread) < 64:
+                self.facts.unread[words] = self.facts.unread.get(words, 0) + 1
+
+    def _current_environment_clues(self, lineno: int, text: str) -> None:
+        """A different-environment line's `current=` values are the running process's (its GPU and
+        FlashInfer version); its `saved=` values describe another environment and are no clue."""
+        from tiletune.readers.logs.clues import Clue
+
+        for k, _saved, current in cache_messages.environment_fields(text):
+            if k == "gpu":
+                self.clues.feed(lineno, current)
+            elif k == "flashinfer_version" and current not in cache_messages.INDETERMINATE:
+                self.clues.add(Clue("flashinfer_version", current, "decoded", "log line", lineno,
+                                    "the running version FlashInfer compared a cache against (current=)"))
+
+    # ----- TensorRT-LLM (readers/logs/trtllm_text.py) ----------------------------------------------
+    def _trt_candidate(self, lineno: int, body: str) -> None:
+        """`[Autotuner] Candidate: custom_op=OP, runner=R, tactic=T, shapes=S, time=Xms`: one timing
+        (PROFILED, samples aggregated per op, runner, tactic and shapes), a failure (`inf`), or the
+        single-candidate shortcut's pair recorded without profiling (`0.000`: CHOSEN, no time)."""
+        m = trtllm_text.CANDIDATE.search(body)
+        if not m:
+            raise ValueError("unexpected '[Autotuner] Candidate:' form")
+        op, runner = m["op"].strip(), trtllm_text.runner_name(m["runner"])
+        tactic = parse_tactic(m["tac"])
+        shapes = trtllm_text.shapes_of(m["shapes"])
+        how, ms = trtllm_text.candidate_time(m["time"])
+        src = "TensorRT-LLM autotuner Candidate line"
+        if how == "measured":
+            ident: tuple = ("trt-candidate", op, runner, _hashable(tactic), _hashable(shapes))
+            agg = self._aggs.get(ident)
+            if agg is None:
+                if len(self._aggs) >= MAX_AGGREGATES:
+                    self._agg_overflow += 1
+                    return
+                agg = self._aggs[ident] = _Agg(dict(op=op, runner=runner, tactic=tactic, status=Status.PROFILED,
+                                                    shapes=shapes, detail={"timer": "TensorRT-LLM autotuner",
+                                                                           "time_source": src}),
+                                               count=0, lines=[], times=TimeSamples())
+            agg.count += 1
+            if len(agg.lines) < 64:
+                agg.lines.append(lineno)
+            assert agg.times is not None
+            agg.times.add(ms)
+        elif how == "failed":
+            self._count(("trt-failed", op, runner, _hashable(tactic), _hashable(shapes)), lineno, dict(
+                op=op, runner=runner, tactic=tactic, status=Status.FAILED, shapes=shapes,
+                error="timed as inf by TensorRT-LLM's autotuner: the tactic failed (its error is logged apart)",
+                detail={"phase": "profiling", "time_source": src}))
+        elif how == "not_measured":
+            self._count(("trt-shortcut", op, runner, _hashable(tactic), _hashable(shapes)), lineno, dict(
+                op=op, runner=runner, tactic=tactic, status=Status.CHOSEN, shapes=shapes,
+                detail={"not_measured": "the only candidate: TensorRT-LLM recorded it without profiling (time=0.000ms)",
+                        "time_source": src}))
+        else:
+            raise ValueError(f"time {m['time']!r} is not a number")
+
+    def _no_valid_config(self, lineno: int, text: str) -> None:
+        """`Have not found any valid GEMM config for shape (m, n, k)`: no tactic could run that shape
+        (TensorRT-LLM's GEMM plugin profiler); a failure per shape and one event per (n, k)."""
+        m = trtllm_text.NO_VALID_CONFIG.search(text)
+        if not m:
+            return
+        mm, n, k = int(m["m"]), int(m["n"]), int(m["k"])
+        self._count(("trt-no-config", mm, n, k), lineno, dict(
+            op="", runner="GemmPluginProfiler", tactic=None, status=Status.FAILED,
+            error=f"no valid GEMM config for shape (m={mm}, n={n}, k={k}): every tactic failed or none applies; "
+                  "TensorRT-LLM uses its default config or fails at run time",
+            detail={"m": mm, "n": n, "k": k, "failure_kind": "no_valid_config",
+                    "note": "TensorRT-LLM's GEMM plugin profiler; the line names neither the plugin nor the tactics"}))
+        ident = ("no_valid_config", n, k)
+        ev = self.events.get(ident)
+        ms = sorted(set((ev["facts"]["m"].value if ev else ()) + (mm,)))
+        self.events.add("no_valid_config", lineno, text,
+                        f"TensorRT-LLM found no valid GEMM config for n={n}, k={k} at m={', '.join(map(str, ms[:12]))}"
+                        + (f" and {len(ms) - 12} more" if len(ms) > 12 else "") + ": it uses its default or fails at run time",
+                        {"n": Fact(n, "decoded", "log line"), "k": Fact(k, "decoded", "log line"),
+                         "m": Fact(tuple(ms), "decoded", "log lines")}, key=(n, k))
+        ev = self.events.get(ident)
+        if ev is not None:  # the Ms seen so far, and the summary naming them
+            ev["facts"]["m"] = Fact(tuple(ms), "decoded", "log lines")
+            ev["summary"] = (f"TensorRT-LLM found no valid GEMM config for n={n}, k={k} at m={', '.join(map(str, ms[:12]))}"
+                             + (f" and {len(ms) - 12} more" if len(ms) > 12 else "") + ": it uses its default or fails at run time")
+
+    # ----- 0.7.4: tie re-timing, a lost CUDA context -------------------------------------------------
+    def _retime_failed(self, lineno: int, level: Optional[str], rest: str, prefix: str) -> None:
+        """`Not keeping tactic <repr> T, which failed while being re-timed: <error>` (0.7.4,
+        `_retime_candidate`): tie_tolerance re-timed a near-tied tactic and it failed, so it is not kept."""
+        runner, rrepr, tail = split_runner(rest)
+        tactic_text, sep, err = tail.partition(", which failed while being re-timed: ")
+        if not sep:
+            raise ValueError("no 'which failed while being re-timed:'")
+        tactic = parse_tactic(tactic_text)
+        ev = _Event(Status.FAILED, runner, rrepr, tactic, lineno)
+        ev.error = ErrorText(err)
+        ev.detail.update(phase="re-timing (tie_tolerance)", level=level)
+        self._push(ev)
+        self._start_continuation(ev, prefix)
+        op = self._block_op or self._op_hint
+        self.events.add("tie_retime_failed", lineno, rest,
+                        f"{runner} tactic {tactic_text.strip()} failed while tie_tolerance re-timed it, so it was not "
+                        "kept (it had timed within the tolerance of the fastest)",
+                        {"runner": Fact(runner, "decoded", "runner repr"), "tactic": Fact(tactic, "decoded", "log line"),
+                         "error": Fact(err.strip()[:300], "decoded", "log line"),
+                         **({"op": Fact(op, "inferred", "the profile block's op")} if op else {})},
+                        key=(runner, _hashable(tactic), HEX.sub("0x_", err.strip()[:200])))
+
+    def _context_lost(self, lineno: int, body: str) -> None:
+        """0.7.4's `_StickyCudaError`: after a failed tactic the CUDA context was unusable, so tuning
+        stopped and the exception ended the process; the tactic is the one whose failure revealed it
+        (the faulting kernel may have run before it, as FlashInfer's message says)."""
+        m = re.match(r"the CUDA context is unusable \((?P<err>.*?)\), detected when (?P<runner>\S+) tactic (?P<tac>.*?) "
+                     r"failed while tuning (?P<op>\S+) with input shapes (?P<shapes>.*?); every later CUDA call", body)
+        facts: Dict[str, Fact] = {}
+        if m:
+            facts = {"cuda_error": Fact(m["err"], "decoded", "exception text"),
+                     "runner": Fact(m["runner"], "decoded", "exception text"),
+                     "tactic": Fact(parse_tactic(m["tac"]), "decoded", "exception text"),
+                     "op": Fact(m["op"], "decoded", "exception text"),
+                     "input_shapes": Fact(self._shapes_or_none(m["shapes"]), "decoded", "exception text"),
+                     "ended_run": Fact(True, "decoded", "FlashInfer raises it: every later CUDA call in the process fails")}
+            summary = (f"the CUDA context became unusable ({m['err']}) when {m['runner']} tactic {m['tac']} failed while "
+                       f"tuning {m['op']}: FlashInfer stopped tuning and the process ended (every later CUDA call fails)")
+        else:
+            summary = "the CUDA context became unusable after a failed tactic: FlashInfer stopped tuning and the process ended"
+        self.events.add("cuda_error", lineno, body, summary, facts, key=("context_lost", body[:200]))
 
     # ----- per-tactic lines ---------------------------------------------------------------------
     def _before_event(self) -> None:
@@ -647,9 +825,12 @@ class LogParser:
         ident = ("fallback", op, _hashable(shapes))
         self.events.add("fallback_tactic", lineno, body, f"FlashInfer ran its fallback tactic for {op}: no tuned config "
                         "covered the call (a fallback, not a failure)", {"op": Fact(op, "decoded", "log line")}, key=(op,))
+        cause = self._revalidation_cause(op)
         self._count(ident, lineno, dict(op=op, runner="", tactic=-1, status=Status.FALLBACK, shapes=shapes,
                                         detail={"reason": "no cache entry for this shape at inference; runner 0 ran tactic -1",
                                                 "shapes_are": "runtime input shapes", "said": body[:240]}))
+        if cause is not None:
+            self._aggs[ident].record["detail"].update(cause)
         self._last_fallback_key = ident
 
     def _generated_key(self, text: str) -> None:
@@ -683,6 +864,14 @@ class LogParser:
                                             detail={"shapes_are": "runtime input shapes", "said": body[:240]}))
             agg = self._aggs[ident]
         agg.record["runner"] = agg.record.get("runner") or runner
+        cause = self._revalidation_cause(op)
+        if cause is not None or agg.record["detail"].get("cache_miss"):
+            # FlashInfer's warning blames the bucket range; the revalidation line before says otherwise
+            if cause is not None:
+                agg.record["detail"].update(cause)
+            agg.record["detail"]["flashinfer_warning"] = ("'No tuned config covers ... outside the tuning bucket range' "
+                                                          "(printed for any miss at inference; here the cause is the revalidation)")
+            return
         agg.record["detail"]["out_of_bucket"] = True
         agg.record["detail"]["reason"] = ("shape outside the tuned bucket range: the tuned cache has this op "
                                           "but no bucket covers it, so runner 0 ran tactic -1 (perf cliff)")
@@ -691,15 +880,41 @@ class LogParser:
                                                    "(FlashInfer's fallback is runner 0, tactic -1)")
 
     def _revalidation(self, lineno: int, body: str) -> None:
-        # 0.7.x: a cached tactic the runner's validate_tactic() rejects at inference (logged once)
+        """0.7.x: a cached tactic the runner's `validate_tactic` rejected (`_tactic_still_valid`,
+        logged once per op, runner and source): a cache miss of that key. FlashInfer then runs the
+        fallback (runner 0, tactic -1), so the next fallback line of the op is this miss; a log without
+        one (INFO) still gets the miss as a fallback record of its own (`_pending_revalidations`)."""
         m = re.match(r"cached tactic (?P<tac>.*) for (?P<op>\S+) \(runner=(?P<runner>[^,]+), source=(?P<src>[^)]*)\) failed revalidation", body)
         if not m:
             raise ValueError("unexpected 'cached tactic ... failed revalidation' form")
         tactic = parse_tactic(m["tac"])
-        self._count(("revalidation", m["op"], m["runner"], _hashable(tactic)), lineno, dict(
-            op=m["op"], runner=m["runner"], tactic=tactic, status=Status.FAILED,
-            error=f"cached tactic failed revalidation (source={m['src']}); treated as a cache miss",
-            detail={"phase": "revalidation", "failure_kind": "can_implement"}))
+        self.events.add("cache_miss", lineno, body,
+                        f"{m['op']}: cached tactic {m['tac']} ({m['runner']}, from the {m['src']}) failed the runner's "
+                        "revalidation: FlashInfer treated that entry as a cache miss and ran its fallback (runner 0, tactic -1)",
+                        {"op": Fact(m["op"], "decoded", "log line"), "runner": Fact(m["runner"], "decoded", "log line"),
+                         "cached_tactic": Fact(tactic, "decoded", "log line"), "cache_source": Fact(m["src"], "decoded", "log line")},
+                        key=("revalidation", m["op"], m["runner"], _hashable(tactic), m["src"]))
+        self._revalidated[m["op"]] = (m["runner"], tactic, m["src"], lineno)
+
+    _REVALIDATION_REASON = ("the cached tactic {tac} ({runner}, from the {src}) failed revalidation (log line {line}): "
+                            "FlashInfer treated the entry as a cache miss and ran runner 0 / tactic -1")
+
+    def _revalidation_cause(self, op: str) -> Optional[Dict[str, Any]]:
+        """The pending revalidation miss of `op`, as a fallback record's detail (consumed)."""
+        hit = self._revalidated.pop(op, None)
+        if hit is None:
+            return None
+        runner, tactic, src, line = hit
+        return {"reason": self._REVALIDATION_REASON.format(tac=tactic, runner=runner, src=src, line=line),
+                "cached_tactic": tactic, "cache_miss": "revalidation failed"}
+
+    def _pending_revalidations(self) -> Iterator[Item]:
+        """Revalidation misses no fallback line followed (an INFO log): one fallback record each."""
+        for op, (runner, tactic, src, line) in list(self._revalidated.items()):
+            yield self._record(op, runner, -1, Status.FALLBACK, line, detail={
+                "reason": self._REVALIDATION_REASON.format(tac=tactic, runner=runner, src=src, line=line),
+                "cached_tactic": tactic, "cache_miss": "revalidation failed"})
+        self._revalidated.clear()
 
     def _filtered(self, lineno: int, body: str) -> None:
         m = re.match(r"Filtered (\d+) invalid tactic\(s\) for (\S+) \((\d+) remaining\)", body)
@@ -876,7 +1091,7 @@ class LogParser:
                 detail: Optional[Dict[str, Any]] = None, **kw: Any) -> TuningRecord:
         clean = {k: v for k, v in (detail or {}).items() if v is not None}
         return TuningRecord(source=self.source, source_kind=KIND, op=op, runner=runner, tactic=tactic,
-                            status=status, env=self.env, line=line, detail=frozen_detail(clean), **kw)
+                            status=status, env=self.env, line=line, detail=frozen_detail(clean), rank=self.rank, **kw)
 
     def _shapes_or_none(self, text: str) -> Optional[Tuple[Any, ...]]:
         try:
@@ -892,3 +1107,17 @@ class LogParser:
             self._out.append(InputProblem(self.source, f"{self.source}:{lineno}: {message}", fatal=False, loses_data=True))
 
 
+
+
+def unread_messages(messages: Iterable[str]) -> list[str]:
+    """The autotuner messages (`[Autotuner]: ...` as FlashInfer logs them) that no rule of this
+    parser reads: each is fed as one logger line to a fresh parser (tools/flashinfer_writers'
+    release watch derives the messages from a release's source)."""
+    out = []
+    for msg in messages:
+        p = LogParser("<message>", Environment())
+        list(p.feed(1, "2026-01-01 00:00:00,000 - DEBUG - autotuner.py:1 - flashinfer.jit: " + msg))
+        list(p.finish())
+        if p.facts.unread:
+            out.append(msg)
+    return out

@@ -1,0 +1,77 @@
+"""TensorRT-LLM's own texts: the assertion abort, the GEMM profiler's give-up line, and the torch
+autotuner's per-candidate lines. The exact texts and where they come from:
+
+- `[TensorRT-LLM][ERROR] Assertion failed: <message> (<file>:<line>)` (TLLM_CHECK /
+  `tensorrt_llm::common::throwRuntimeError`), printed after `terminate called after throwing an
+  instance of 'tensorrt_llm::common::TllmException'` as `  what():  ...` and followed by numbered
+  backtrace frames `N       0x... <symbol>`; the frames name the runner whose code asserted
+  (e.g. `tensorrt_llm::kernels::CutlassMoeFCRunner<...>::runMoe(...)`). As a user posted it:
+  NVIDIA/TensorRT-LLM#4253 (tests/data/trtllm_tickets/). A fatal `assertion_failed` event.
+- `[TensorRT-LLM][WARNING] Have not found any valid GEMM config for shape (m=M, n=N, k=K). Will try
+  to use default or fail at runtime` (`GemmPluginProfiler::profileTacticsForProblem`,
+  cpp/tensorrt_llm/plugins/common/gemmPluginProfiler.cpp): every tactic of that shape failed or
+  none applies. One `no_valid_config` event per (N, K) with its Ms, and a failure per shape.
+- `[Autotuner] Candidate: custom_op=OP, runner=R, tactic=T, shapes=S, time=Xms` (NVIDIA/
+  TensorRT-LLM#19162, tensorrt_llm/_torch/autotuner.py `_profile_runners`, logged for every
+  candidate): `time` is the measured time in ms with three decimals, `inf` for a tactic that
+  failed, and `0.000` for the single-candidate shortcut that records its pair without profiling
+  (the PR's documented marker: no measurement). The parser turns them into timings and failures.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+ASSERTION = re.compile(r"Assertion failed: (?P<msg>.*?)\s*\((?P<path>[^()\s]+\.(?:cu|cpp|cuh|h|hpp)):(?P<line>\d+)\)")
+# a backtrace frame of a TllmException: "2       0xfffec78d2744 tensorrt_llm::kernels::CutlassMoeFCRunner<...>::runMoe(...)"
+FRAME = re.compile(r"^\s*(?:\(\w+ pid=\d+\)\s*)?\d+\s+0x[0-9a-fA-F]+\s+(?P<sym>.*)$")
+_RUNNER_IN_FRAME = re.compile(r"(?P<cls>[A-Z]\w*(?:Runner|Profiler|Plugin|Gemm\w*))(?:<.*?>)?::(?P<fn>~?\w+)\(")
+NO_VALID_CONFIG = re.compile(r"Have not found any valid GEMM config for shape \(m=(?P<m>-?\d+), n=(?P<n>-?\d+), k=(?P<k>-?\d+)\)")
+CANDIDATE = re.compile(r"Candidate: custom_op=(?P<op>.+?), runner=(?P<runner>.+?), tactic=(?P<tac>.+?), "
+                       r"shapes=(?P<shapes>.+), time=(?P<time>[-+\w.]+)ms\s*$")
+NOT_MEASURED = "0.000"  # TRT-LLM#19162: the single-candidate shortcut, recorded without profiling
+
+
+def frame_runner(text: str) -> Optional[tuple[str, str]]:
+    """(runner class, function) a backtrace frame names, skipping the throw helpers; None otherwise."""
+    m = FRAME.match(text)
+    if not m:
+        return None
+    sym = m.group("sym")
+    if "throwRuntimeError" in sym or "TllmException" in sym:
+        return None
+    r = _RUNNER_IN_FRAME.search(sym)
+    return (r.group("cls"), r.group("fn")) if r else None
+
+
+def candidate_time(text: str) -> tuple[str, Optional[float]]:
+    """('measured', ms) | ('failed', None) | ('not_measured', None) for a Candidate line's time."""
+    t = text.strip()
+    if t.lower() in ("inf", "+inf"):
+        return "failed", None
+    if t == NOT_MEASURED:
+        return "not_measured", None
+    try:
+        v = float(t)
+    except ValueError:
+        return "unreadable", None
+    return ("measured", v) if v == v and v not in (float("inf"), float("-inf")) else ("failed", None)
+
+
+def runner_name(text: str) -> str:
+    """A runner as the Candidate line prints it: a repr `<mod.Cls object at 0x..>` or a plain name."""
+    m = re.match(r"<(?P<path>[\w.<>]+?) object at 0x[0-9a-fA-F]+>", text.strip())
+    if m:
+        return m.group("path").rsplit(".", 1)[-1]
+    return text.strip()
+
+
+def shapes_of(text: str) -> Any:
+    from tiletune.readers.logs.grammar import parse_log_literal
+
+    try:
+        v = parse_log_literal(text)
+    except (ValueError, SyntaxError, RecursionError):
+        return None
+    return v if isinstance(v, tuple) else None
