@@ -40,7 +40,7 @@ def _click_params(args: list[str]) -> dict | None:
 
 # every other option at its default, as click holds it (the repeatable ones empty: the body reads None and () alike)
 _DEFAULTS = {"arch": None, "flashinfer_version": None, "gpu": None, "output": None, "fail_on": None, "all_rows": False,
-             "only_op": (), "only_arch": (), "only_rank": (), "only_status": (), "runtime_m": None, "uncalibrated": False,
+             "only_op": (), "only_arch": (), "only_rank": (), "only_status": (), "runtime_m": (), "uncalibrated": False,
              "baseline": None, "summary": False, "verbose": False,
              "moe_dtype": None}
 

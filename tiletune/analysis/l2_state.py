@@ -25,9 +25,10 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Optional, Sequence
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from tiletune.core.records import TuningRecord
+from tiletune.core.versions import parse_version
 from tiletune.model.l2 import L2Fact
 
 _POLICY_FILE = "flashinfer_l2_policy.json"
@@ -53,12 +54,7 @@ def policy() -> dict[str, Any]:
 
 @lru_cache(maxsize=512)
 def _version(text: Optional[str]) -> Optional[Version]:
-    if not text:
-        return None
-    try:
-        return Version(text)
-    except InvalidVersion:
-        return None
+    return parse_version(text) if text else None
 
 
 @lru_cache(maxsize=4096)

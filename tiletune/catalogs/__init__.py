@@ -57,10 +57,11 @@ from importlib import resources
 from typing import Any, Iterable, Iterator, Mapping, Optional
 
 from msgspec import Struct
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from tiletune.core.errors import CatalogError
 from tiletune.core.records import CatalogRef, Decode, Decoded, RunsIf, RunsOther, TileConfig, Undecoded, freeze
+from tiletune.core.versions import parse_version
 
 SCHEMA = "tiletune.catalogs/2"
 
@@ -343,9 +344,8 @@ def releases() -> tuple[str, ...]:
 def nearest_releases(version: str, count: int = 2) -> list[str]:
     """Up to `count` covered releases on each side of `version` (or the newest ones if unparsable)."""
     rels = list(releases())
-    try:
-        want = Version(version)
-    except InvalidVersion:
+    want = parse_version(version)
+    if want is None:
         return rels[-2 * count:]
     keys = [Version(r) for r in rels]
     i = bisect.bisect_left(keys, want)
@@ -357,9 +357,8 @@ def canonical_version(version: str) -> Optional[str]:
     """The catalog release string equal to `version` (PEP 440 equality, local part dropped), or None.
     Cached like `nearest_releases`: every decode asks, and parsing every release each time was a
     quarter of a 2,000-entry inspect."""
-    try:
-        want = Version(version)
-    except InvalidVersion:
+    want = parse_version(version)
+    if want is None:
         return None
     want_public = Version(want.public)
     for v in releases():

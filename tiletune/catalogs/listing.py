@@ -12,6 +12,7 @@ from tiletune import catalogs
 from tiletune.core.archs import arch_family, normalize_arch
 from tiletune.core.errors import CatalogError
 from tiletune.core.records import TileConfig
+from tiletune.core.versions import shown as shown_version
 
 SCHEMA = "tiletune.catalog/1"
 
@@ -74,7 +75,7 @@ def catalog_view(version: Optional[str] = None, arch: Optional[str] = None, op: 
     if canon is None:
         rels = catalogs.releases()
         raise CatalogError(
-            f"no catalogs for FlashInfer {version}; nearest: {', '.join(catalogs.nearest_releases(version))} "
+            f"no catalogs for FlashInfer {shown_version(version)}; nearest: {', '.join(catalogs.nearest_releases(version))} "
             f"(covered: {rels[0]} .. {rels[-1]}, {len(rels)} releases; `tiletune catalog` lists them)"
         )
     sel = sorted({k for k in keys if k[0] == canon and (fam is None or k[1] == fam) and (op is None or k[2] == op)},

@@ -113,7 +113,7 @@ def inspect_command(
     only_arch: Annotated[Optional[List[str]], typer.Option("--only-arch", help="Only entries of this arch (repeatable); --arch sets the arch instead.")] = None,
     only_rank: Annotated[Optional[List[str]], typer.Option("--rank", help="Only this rank (repeatable), as inspect names it: tp1_pp0_dp0, rank3.")] = None,
     only_status: Annotated[Optional[List[str]], typer.Option("--status", help="Only entries with this status (repeatable): chosen, failed, profiled, ...")] = None,
-    runtime_m: Annotated[Optional[str], typer.Option("--m", help="Which tile runs at these runtime M (e.g. 37 or the CUDA-graph sizes 1,2,4,8,16,24,32), through the release's bucket mapping.")] = None,
+    runtime_m: Annotated[Optional[List[str]], typer.Option("--m", help="Which tile runs at these runtime M (e.g. 37 or the CUDA-graph sizes 1,2,4,8,16,24,32; repeatable), through the release's bucket mapping.")] = None,
     uncalibrated: Annotated[bool, typer.Option("--uncalibrated", help="Show the table model's times even where the inputs' measured times calibrate it (by default such columns show the calibrated model and say so: 't us cal*').")] = False,
     baseline: Annotated[Optional[Path], typer.Option("--baseline", help="Failures already accepted: a previous `inspect -f json`, a FlashInfer blocklist, or lines 'OP TACTICS' (e.g. 'mxfp8_gemm 6-9'). --fail-on failed then exits 1 only for failures not in it (or a fatal event).", readable=False)] = None,
     summary: Annotated[bool, typer.Option("--summary", "-q", help="Verdicts and counts only (table and Markdown).")] = False,
@@ -159,7 +159,7 @@ def report_command(
     fail_on: Annotated[Optional[FailOn], typer.Option("--fail-on", help=_FAIL_ON_HELP)] = None,
     only_op: Annotated[Optional[List[str]], typer.Option("--op", help="Only this op (repeatable), as inspect's --op.")] = None,
     only_rank: Annotated[Optional[List[str]], typer.Option("--rank", help="Only this rank (repeatable), as inspect's --rank.")] = None,
-    runtime_m: Annotated[Optional[str], typer.Option("--m", help="Name the tile that runs at these runtime M (e.g. 1,2,4,8,37), as inspect's --m.")] = None,
+    runtime_m: Annotated[Optional[List[str]], typer.Option("--m", help="Name the tile that runs at these runtime M (e.g. 1,2,4,8,37; repeatable), as inspect's --m.")] = None,
     uncalibrated: Annotated[bool, typer.Option("--uncalibrated", help="The table model's times even where the inputs' measured times calibrate it.")] = False,
     baseline: Annotated[Optional[Path], typer.Option("--baseline", help="Failures already accepted, as inspect's --baseline: --fail-on failed exits 1 only for others.", readable=False)] = None,
 ) -> None:

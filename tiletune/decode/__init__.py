@@ -22,6 +22,7 @@ from tiletune import catalogs
 from tiletune.catalogs import Catalog, moe, nearest_releases
 from tiletune.core.archs import arch_family
 from tiletune.core.records import Decode, Decoded, Entry, Environment, Problem, Status, TuningRecord, Undecoded, element_types, freeze
+from tiletune.core.versions import shown as shown_version
 from tiletune.core.vocabulary import FUSED_MOE_FAMILY, FUSED_MOE_OPS, MOE_RUNNER
 from tiletune.decode import problems
 from tiletune.decode.runners import name_non_cutlass_tactic, not_cutlass_reason
@@ -177,7 +178,7 @@ def _decode_uncached(record: TuningRecord, problem: Optional[Problem]) -> Decode
         return Undecoded(reason=missing_env_reason(record))
     canon = catalogs.canonical_version(version)
     if canon is None:
-        return Undecoded(reason=f"no catalogs for FlashInfer {version}; nearest releases covered: "
+        return Undecoded(reason=f"no catalogs for FlashInfer {shown_version(version)}; nearest releases covered: "
                                 f"{', '.join(nearest_releases(version))} (pass --flashinfer-version)")
     key: tuple = ((),)  # dense runners: one list, no variant
     if is_moe:

@@ -21,7 +21,9 @@ import functools
 from typing import Optional
 
 from msgspec import Struct
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
+
+from tiletune.core.versions import parse_version
 
 MOE_DEFAULT_MAX_TOKENS = 8192  # tune_max_num_tokens default in fused_moe/core.py
 HYBRID_SINCE = Version("0.6.10")  # first release whose GEMM and MoE keys use the hybrid grid
@@ -90,10 +92,8 @@ def uses_hybrid(version: Optional[str]) -> Optional[bool]:
     """True for releases that write hybrid-grid buckets, False for power-of-two floor, None if unknown."""
     if not version:
         return None
-    try:
-        return Version(Version(version).base_version) >= HYBRID_SINCE
-    except InvalidVersion:
-        return None
+    v = parse_version(version)
+    return None if v is None else Version(v.base_version) >= HYBRID_SINCE
 
 
 @functools.lru_cache(maxsize=8192)

@@ -3,9 +3,10 @@ the pipeline run, the result rendered and routed, the exit status returned. `rep
 start from `inspected` too."""
 
 import os
+import re
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, List, Optional
+from typing import TYPE_CHECKING, List, Optional, Sequence, Union
 
 from tiletune.cli.output import FailOn, OutputFormat, emit, gate, refuse_outputs_over_inputs, report_problems
 from tiletune.cli.process import keep_until_exit
@@ -38,12 +39,11 @@ def inspect_context(arch: Optional[str], flashinfer_version: Optional[str], moe_
         if norm is None:
             raise UsageError(f"--arch {arch!r} is not an architecture; use one of {', '.join(KNOWN_ARCHS)}")
     if flashinfer_version is not None:
-        from packaging.version import InvalidVersion, Version
+        from tiletune.core.versions import shown, version_problem
 
-        try:
-            Version(flashinfer_version)
-        except InvalidVersion:
-            raise UsageError(f"--flashinfer-version {flashinfer_version!r} is not a version (e.g. 0.6.14)") from None
+        why = version_problem(flashinfer_version)
+        if why is not None:
+            raise UsageError(f"--flashinfer-version {shown(flashinfer_version)!r} is not a version ({why}; e.g. 0.6.14)")
     if moe_dtype is not None:
         from tiletune.core.vocabulary import INPUT_DTYPES, short_dtype
 
@@ -61,20 +61,29 @@ def _entry_filter(ops: Optional[List[str]], archs: Optional[List[str]], ranks: O
     return EntryFilter.of(ops, archs, ranks, statuses)
 
 
-def runtime_ms(text: Optional[str]) -> tuple[int, ...]:
-    """--m '1,2,4,8' -> (1, 2, 4, 8); at most 64 values, each 1..2**31."""
+# --m's grammar: ASCII digits only (str.isdigit() also says yes to "²" and other digits int() refuses),
+# at most 10 of them (2**31 has 10), so no value reaches int()'s quadratic or 4,300-digit paths.
+_M_VALUE = re.compile(r"[0-9]{1,10}")
+_MAX_M_VALUES = 64
+
+
+def runtime_ms(texts: Union[None, str, Sequence[str]]) -> tuple[int, ...]:
+    """--m '1,2,4,8' (repeatable: `--m 12 --m 13` is `--m 12,13`) -> (1, 2, 4, 8); at most 64 values,
+    each 1..2**31, each given once."""
     from tiletune.core.errors import UsageError
 
-    if text is None:
+    if texts is None:
         return ()
-    out = []
-    for part in text.replace(" ", "").split(","):
-        if not part.isdigit() or not 1 <= int(part) <= 1 << 31:
-            raise UsageError(f"--m {text!r}: each value must be a whole number of tokens from 1 to 2**31 (e.g. --m 1,2,4,8,37)")
-        out.append(int(part))
-    if len(out) > 64:
-        raise UsageError(f"--m takes at most 64 values ({len(out)} given)")
-    return tuple(out)
+    out: list[int] = []
+    for text in [texts] if isinstance(texts, str) else texts:
+        shown = text if len(text) <= 40 else text[:30] + "..."
+        for part in text.replace(" ", "").split(","):
+            if not _M_VALUE.fullmatch(part) or not 1 <= int(part) <= 1 << 31:
+                raise UsageError(f"--m {shown!r}: each value must be a whole number of tokens from 1 to 2**31 (e.g. --m 1,2,4,8,37)")
+            out.append(int(part))
+            if len(out) > _MAX_M_VALUES:
+                raise UsageError(f"--m takes at most {_MAX_M_VALUES} values")
+    return tuple(dict.fromkeys(out))
 
 
 def _colour(output: Optional[Path]) -> bool:
@@ -101,7 +110,7 @@ def inspect_status(paths: Optional[List[Path]], *, format: OutputFormat = Output
                     flashinfer_version: Optional[str] = None, gpu: Optional[str] = None, output: Optional[Path] = None,
                     fail_on: Optional[FailOn] = None, all_rows: bool = False, only_op: Optional[List[str]] = None,
                     only_arch: Optional[List[str]] = None, only_rank: Optional[List[str]] = None,
-                    only_status: Optional[List[str]] = None, runtime_m: Optional[str] = None,
+                    only_status: Optional[List[str]] = None, runtime_m: Union[None, str, Sequence[str]] = None,
                     uncalibrated: bool = False, baseline: Optional[Path] = None, summary: bool = False,
                     verbose: bool = False, moe_dtype: Optional[str] = None) -> int:
     """`tiletune inspect`'s body (cli.inspect_command holds its options' help): print the result,

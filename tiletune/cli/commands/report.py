@@ -8,7 +8,7 @@ are formats/report.py's; this module decides what is written where.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, List, Optional, Sequence
+from typing import Any, List, Optional, Sequence, Union
 
 from tiletune.analysis.results import InspectResult
 from tiletune.cli.commands.inspect import inspected
@@ -20,7 +20,7 @@ from tiletune.formats.report import ReportContext, format_report, format_report_
 def report_status(paths: Optional[List[Path]], *, output: Optional[Path], as_json: bool, redact: bool, full: bool,
                   gpu: Optional[str], plot: bool, arch: Optional[str], flashinfer_version: Optional[str],
                   fail_on: Optional[FailOn], only_op: Optional[List[str]] = None, only_rank: Optional[List[str]] = None,
-                  runtime_m: Optional[str] = None, uncalibrated: bool = False, baseline: Optional[Path] = None) -> int:
+                  runtime_m: Union[None, str, Sequence[str]] = None, uncalibrated: bool = False, baseline: Optional[Path] = None) -> int:
     """`tiletune report`'s body (typer_app.report_command holds its options' help): write the report
     and its pictures, report the problems, return the exit status. --op / --rank narrow the entries
     as inspect's do; --m adds which tile runs at those runtime M."""
