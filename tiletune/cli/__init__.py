@@ -55,6 +55,9 @@ def plain_inspect(args: Sequence[str], environ: Mapping[str, str]) -> Optional[t
 
 def main() -> None:
     """Run a plain inspect here, anything else through typer (cli.main)."""
+    from tiletune.cli.process import exit_cleanly_on_signals
+
+    exit_cleanly_on_signals()
     plain = plain_inspect(sys.argv[1:], os.environ)
     if plain is None:
         from tiletune.cli.typer_app import main as typer_main

@@ -195,6 +195,16 @@ def load_baseline(path: Optional[Path]) -> Optional["Baseline"]:
     return parse(decode_text(data, str(path)), str(path))
 
 
+def stdin_once(inputs: Sequence[object]) -> None:
+    """Refuse `-` named more than once among a command's inputs (`diff - -`, `--old - NEW -`): stdin
+    can be read once, so the second would silently be empty."""
+    from tiletune.core.errors import UsageError
+
+    n = sum(1 for i in inputs if str(i) == "-")
+    if n > 1:
+        raise UsageError(f"stdin (-) is named {n} times; it can be read once: save it to a file and name the files")
+
+
 def batch_status(run: Callable[[], int], inputs: Sequence[object],
                  passthrough: tuple[type[BaseException], ...] = ()) -> int:
     """An inspecting command's body run with the collector paused: its exit status, or its failure's.
@@ -204,6 +214,7 @@ def batch_status(run: Callable[[], int], inputs: Sequence[object],
     ClickException; the plain launch path passes none, so this module never imports click)."""
     with gc_paused():
         try:
+            stdin_once(inputs)
             return run()
         except passthrough:
             raise

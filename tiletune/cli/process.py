@@ -1,9 +1,10 @@
 """Process policy of one CLI command: the cyclic collector paused while it runs, its results kept
-until the process exits, and an exit that skips freeing them. A process policy, so it lives in
-the CLI and never in the library."""
+until the process exits, an exit that skips freeing them, and SIGTERM / SIGHUP turned into an
+exit that runs every clean-up. A process policy, so it lives in the CLI and never in the library."""
 
 import gc
 import os
+import signal
 import sys
 from contextlib import contextmanager
 from typing import Iterator, NoReturn, Optional
@@ -60,3 +61,19 @@ def exit_kept(code: int) -> NoReturn:
     except (BrokenPipeError, OSError):  # e.g. `tiletune inspect | head`: nothing left to tell the reader
         pass
     os._exit(code)
+
+
+def exit_cleanly_on_signals() -> None:
+    """SIGTERM and SIGHUP (a job killed, a terminal closed) leave through SystemExit(128 + signal)
+    raised in the main thread, so every `finally` and `except BaseException` runs on the way out:
+    `write_atomic` removes its temp file (before, a signal during the write left `.NAME.xxxx.tmp`
+    beside the output), retry's isolation kills its children. A signal already ignored (`nohup`
+    ignores SIGHUP) stays ignored; a second signal of the kind while leaving kills as usual."""
+    for sig in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)):
+        if sig is not None and signal.getsignal(sig) is signal.SIG_DFL:
+            signal.signal(sig, _leave)
+
+
+def _leave(signum: int, _frame: object) -> None:
+    signal.signal(signum, signal.SIG_DFL)
+    raise SystemExit(128 + signum)

@@ -84,6 +84,36 @@ def open_input(path: Union[str, Path], *, limit: Optional[int] = None, what: str
         raise
 
 
+def spool_stdin(dest: Path, limit: int, *, override: Optional[str] = None) -> int:
+    """Copy stdin into the new file `dest` (at most `limit` bytes), so that stdin is read once and then
+    routed and read like any named file; the number of bytes copied.
+
+    Raises ReaderError when stdin is closed or unreadable, and when more than `limit` bytes come
+    (`yes | tiletune inspect -` never ends: nothing of it is read then, at once, rather than minutes
+    of parsing a prefix that stops at an arbitrary byte)."""
+    import sys
+
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:  # `tiletune inspect - <&-`: Python sets sys.stdin to None
+        raise ReaderError("<stdin>: stdin is closed; nothing to read")
+    n = 0
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    with os.fdopen(os.open(dest, flags, 0o600), "wb") as out:
+        while True:
+            try:
+                chunk = stream.read1(1 << 20) if hasattr(stream, "read1") else stream.read(1 << 20)
+            except (OSError, ValueError) as e:
+                raise ReaderError(f"<stdin>: cannot read it ({getattr(e, 'strerror', None) or e})") from None
+            if not chunk:
+                return n
+            n += len(chunk)
+            if n > limit:
+                hint = f"; set {override} to raise the limit" if override else ""
+                raise ReaderError(f"<stdin>: more than tiletune's {_mib(limit)} limit on stdin (a stream that does not end?); "
+                                  f"not read: save it to a file and name the file{hint}")
+            out.write(chunk)
+
+
 def read_input(path: Union[str, Path], *, limit: int, what: str = "file", override: Optional[str] = None,
                why: str = "") -> bytes:
     """The whole of a regular file of at most `limit` bytes (see `open_input`)."""

@@ -25,7 +25,7 @@ def write_atomic(path: Union[str, Path], data: Union[str, bytes, Iterable[Union[
         if path.exists() and not path.is_file():
             if path.is_dir():
                 raise IsADirectoryError(21, "is a directory")
-            with open(path, "wb") as f:
+            with _open_in_place(path) as f:
                 _write_data(f, data)
             return
         refuse_missing_folder(path)
@@ -34,6 +34,23 @@ def write_atomic(path: Union[str, Path], data: Union[str, bytes, Iterable[Union[
         from tiletune.core.errors import OutputError
 
         raise OutputError(f"{path}: cannot write it ({e.strerror or e})") from None
+
+
+def _open_in_place(path: Path):  # noqa: ANN202 - a binary file
+    """A device or FIFO opened for writing without blocking: a FIFO no process reads would hold the
+    command forever (O_NONBLOCK makes that open fail with ENXIO instead); once open, writes block
+    as usual (the flag is cleared)."""
+    import errno
+    import fcntl
+
+    try:
+        fd = os.open(path, os.O_WRONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as e:
+        if e.errno == errno.ENXIO:
+            raise OSError(e.errno, "a FIFO no process is reading") from None
+        raise
+    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+    return os.fdopen(fd, "wb")
 
 
 def _write_data(f, data: Union[str, bytes, Iterable[Union[str, bytes]]]) -> None:  # noqa: ANN001 - a binary file
@@ -91,7 +108,15 @@ def append_line_durable(path: Union[str, Path], line: str) -> None:
 
 def same_file(a: Union[str, Path], b: Union[str, Path]) -> bool:
     """True when `a` and `b` name one file: the same resolved path (symlinks followed) or the
-    same inode (hard links, bind mounts). A path that does not exist matches only by name."""
+    same inode (hard links, bind mounts). A path that does not exist matches only by name.
+    `-` (stdin) is the file stdin was redirected from, if any (`inspect - -o c.json < c.json`)."""
+    if str(b) == "-":
+        a, b = b, a
+    if str(a) == "-":
+        try:
+            return str(b) != "-" and os.path.samestat(os.fstat(0), os.stat(b))
+        except (OSError, ValueError):
+            return False
     try:
         if Path(a).resolve() == Path(b).resolve():
             return True
@@ -113,7 +138,8 @@ def refuse_outputs_over_inputs(outputs: Iterable[Tuple[str, Union[str, Path, Non
             continue
         for inp in inputs:
             if same_file(out, inp):
-                raise OutputError(f"{option} {out}: is an input ({inp}); inputs are never overwritten, give a new path")
+                shown = "stdin, redirected from it" if str(inp) == "-" else inp
+                raise OutputError(f"{option} {out}: is an input ({shown}); inputs are never overwritten, give a new path")
         for other_option, other in taken:
             if same_file(out, other):
                 raise OutputError(f"{option} {out}: also given as {other_option}; give each output its own path")

@@ -128,6 +128,18 @@ def _describe_unknown(path: Path, head: bytes) -> str:
     return f"{path}: not a format tiletune reads (FlashInfer v1/v2 cache, SGLang/vLLM/TensorRT-LLM cache, log, blocklist, ledger)"
 
 
+class _StdinPath(type(Path())):  # type: ignore[misc]  # PosixPath or WindowsPath, as Path() makes
+    """The private file stdin was copied into, named `<stdin>` wherever a reader names its input
+    (`str()`: records' source, messages) and opened at its real place (`os.fspath()`). Paths made from
+    it (its parent) are plain paths of the private folder."""
+
+    def __str__(self) -> str:
+        return "<stdin>" if self.name == "stdin" else super().__str__()
+
+    def __fspath__(self) -> str:
+        return super().__str__()
+
+
 class _Collector:
     def __init__(self, ctx: ReadContext) -> None:
         self.ctx = ctx
@@ -189,7 +201,7 @@ class _Collector:
                 self.problems.append(InputProblem(head.source, head.message, fatal=False, loses_data=True))
             return
         mod = _route(path, head)
-        if mod is None and explicit and path.suffix == ".json" and head.lstrip()[:1] in (b"{", b"["):
+        if mod is None and explicit and (path.suffix == ".json" or isinstance(path, _StdinPath)) and head.lstrip()[:1] in (b"{", b"["):
             # JSON the sniffers do not recognise: the v1 reader says precisely what is wrong with it
             mod = _reader("flashinfer_v1")
         if mod is None and explicit and _is_text(head) and path.suffix.lower() not in (".json", ".jsonl"):
@@ -235,50 +247,33 @@ class _Collector:
                                                          f"{n} recovered line by line", fatal=False, loses_data=False))
 
     def stdin(self) -> None:
-        """`-`: stdin read as a stream under the JSON size limit: a JSON cache, else text (a log, a ticket)."""
-        import json
-        import sys
+        """`-`: stdin copied once into a private file (under the JSON size limit), then routed and read
+        like a file named on the command line, its records and messages naming it `<stdin>`: the same
+        sniffers, bounded decoder and limits as a file (a deep JSON, binary data, a cut cache)."""
+        import shutil
+        import tempfile
 
-        from tiletune.readers import flashinfer_v1, json_common, logs
+        from tiletune.readers import json_common
 
-        if self.stdin_read:
+        source = "<stdin>"
+        if self.stdin_read:  # the CLI refuses `-` named twice; a library caller gets a problem
+            self.problems.append(InputProblem(source, f"{source}: named twice; stdin is read once", loses_data=True))
             return
         self.stdin_read = True
-        limit = json_common.max_json_bytes()
-        f = sys.stdin.buffer
-        head = f.read(_HEAD_BYTES)
-        source = "<stdin>"
-        items: list = []
-        if head.lstrip()[:1] in (b"{", b"["):
-            data = head + f.read(limit + 1 - len(head))
-            if len(data) > limit:
-                self.problems.append(InputProblem(source, f"{source}: JSON on stdin is over tiletune's "
-                                                          f"{limit / 2**20:.0f} MiB limit (set TILETUNE_MAX_JSON_MB)", loses_data=True))
-                return
+        spool = Path(tempfile.mkdtemp(prefix="tiletune-stdin-"))
+        try:
+            path = _StdinPath(spool / "stdin")
             try:
-                obj = json.loads(data)
-            except ValueError:  # a cache pasted with '...' lines: recover its entries line by line
-                import io
-
-                items = list(logs.read_stream(io.BytesIO(data), source, self.ctx, limit))
-            else:
-                items = list(flashinfer_v1.read_object(Path(source), obj, self.ctx, None))
-        else:
-            items = list(logs.read_stream(f, source, self.ctx, limit, first=head))
-        n = len(self.records)
-        for item in items:
-            if isinstance(item, TuningRecord):
-                self.records.append(item)
-            elif isinstance(item, Event):
-                self.events.append(item)
-            elif isinstance(item, InputFacts):
-                self.inputs.append(item)
-            else:
-                self.problems.append(item)
-        if head or len(self.records) > n:  # read: it counts as an input, whatever it held
-            self.sources.append((source, "stdin"))
-        else:
-            self.problems.append(InputProblem(source, f"{source}: empty, nothing to read", fatal=False, loses_data=False))
+                size = bounded_input.spool_stdin(path, json_common.max_json_bytes(), override="TILETUNE_MAX_JSON_MB")
+            except ReaderError as e:
+                self.problems.append(InputProblem(source, str(e), loses_data=True))
+                return
+            if not size:  # nothing came: nothing to lose either
+                self.problems.append(InputProblem(source, f"{source}: empty, nothing to read", fatal=False, loses_data=False))
+                return
+            self.file(path, explicit=True)
+        finally:
+            shutil.rmtree(spool, ignore_errors=True)
 
     def directory(self, root: Path) -> None:
         before, n_problems = len(self.sources), len(self.problems)

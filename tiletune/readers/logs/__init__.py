@@ -4,8 +4,8 @@ ticket text with caches pasted in.
 
 This module owns the reader protocol (sniff, read) and streaming: lines are read one at a time
 (at most MAX_LINE_BYTES of any line), a file is read up to the size it had when reading began
-(a log that grows while read is not followed forever), stdin (`-`) is read as a stream under the
-same limit. The work is split by responsibility:
+(a log that grows while read is not followed forever); stdin (`-`) is copied into a file first
+(readers/__init__.py) and read like one. The work is split by responsibility:
 
 - `grammar`: the line grammar, runner reprs, literals, error-text folding;
 - `parser`: the autotuner message state machine -> records (aggregated, with time samples);
@@ -16,7 +16,6 @@ same limit. The work is split by responsibility:
 
 from __future__ import annotations
 
-import io
 import os
 import re
 from pathlib import Path
@@ -36,7 +35,7 @@ MAX_LINE_BYTES = 1 << 20  # longer lines are cut: a corrupt log must not cost it
 Item = ReadItem
 
 __all__ = ["KIND", "JIT_LOG_NAME", "LogFacts", "LogParser", "ParsedProfilingKey", "iter_lines", "parse_lines",
-           "parse_profiling_key", "read", "read_log", "read_stream", "sniff"]
+           "parse_profiling_key", "read", "read_log", "sniff"]
 
 # --- streaming ---------------------------------------------------------------------------------
 def iter_lines(f: BinaryIO, facts: Optional[LogFacts] = None, limit: Optional[int] = None) -> Iterator[Tuple[int, str]]:
@@ -168,39 +167,6 @@ def sniff(path: Path, head: bytes) -> bool:
     return len(head) >= 4096 and path.suffix.lower() in _TEXT_SUFFIXES and _scan_for_marker(path)
 
 
-def read_stream(f: BinaryIO, source: str, ctx: ReadContext, limit: int,
-                first: bytes = b"") -> Iterator[Item]:
-    """Stream text from an open binary stream (stdin): at most `limit` bytes, `first` already read."""
-    p = LogParser(source, ctx.environment())
-    stream: BinaryIO = io.BufferedReader(_Chained(first, f)) if first else f
-    for lineno, text in iter_lines(stream, p.facts, limit=limit):
-        yield from p.feed(lineno, text)
-    if stream.read(1):
-        yield InputProblem(source, f"{source}: input is over tiletune's {limit / 2**20:.0f} MiB limit; only the first "
-                                   f"{limit / 2**20:.0f} MiB were read (set TILETUNE_MAX_JSON_MB to raise it)",
-                           fatal=False, loses_data=True)
-    yield from p.finish()
-
-
-class _Chained(io.RawIOBase):
-    """Bytes already read, then the rest of a stream (so a sniffed head is not lost)."""
-
-    def __init__(self, first: bytes, rest: BinaryIO) -> None:
-        self._first, self._rest = first, rest
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, b) -> int:  # b: a writable buffer
-        if self._first:
-            n = min(len(b), len(self._first))
-            b[:n], self._first = self._first[:n], self._first[n:]
-            return n
-        data = self._rest.read(len(b))
-        b[:len(data)] = data
-        return len(data)
-
-
 def read(path: Path, ctx: ReadContext) -> Iterator[Item]:
     """Records from one log file (protocol entry point)."""
-    return read_log(Path(path), ctx)
+    return read_log(path if isinstance(path, Path) else Path(path), ctx)
