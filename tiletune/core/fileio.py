@@ -92,15 +92,18 @@ def append_line_durable(path: Union[str, Path], line: str) -> None:
     """Append one line (a JSONL record) with a single write + fsync, so a crash loses at most this line.
 
     O_APPEND makes the single write land at the end even with concurrent appenders; a reader
-    must still tolerate a torn last line after a power loss.
-    """
+    must still tolerate a torn last line after a power loss. A file that ends without a newline
+    (such a torn line) gets one first, so the new line never joins the torn one: the torn bytes
+    stay (the file is never rewritten) as one bad line of their own."""
     if "\n" in line:
         raise ValueError("append_line_durable: line must not contain a newline")
     path = Path(path)
     refuse_missing_folder(path)
-    fd = os.open(str(path), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = os.open(str(path), os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
     try:
-        os.write(fd, (line + "\n").encode("utf-8"))
+        size = os.fstat(fd).st_size
+        torn = size > 0 and os.pread(fd, 1, size - 1) != b"\n"
+        os.write(fd, (("\n" if torn else "") + line + "\n").encode("utf-8"))
         os.fsync(fd)
     finally:
         os.close(fd)

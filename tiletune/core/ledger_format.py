@@ -9,8 +9,11 @@ records. Kept below both so that neither imports the other.
 from __future__ import annotations
 
 import enum
+import io
+import json
+import re
 from pathlib import Path
-from typing import Any, Dict, Iterator, Optional
+from typing import Any, BinaryIO, Dict, Iterator, Optional
 
 from msgspec import Struct
 
@@ -49,6 +52,7 @@ class LedgerLine(Struct, frozen=True, gc=False):
     line: int  # 1-based
     data: Optional[Dict[str, Any]]
     problem: Optional[str] = None  # one-line message when `data` is None
+    cut_key: Optional[str] = None  # a record cut while written (a crash): the attempt key its first bytes name
 
 
 # The type every field must have where present (None is always allowed except for the three
@@ -106,26 +110,87 @@ def _wrong_field(data: Dict[str, Any]) -> Optional[str]:
     return None
 
 
+# A line is one attempt of about 1-3 KB (its message and stderr tail are cut by the writer); a longer
+# one is no line tiletune wrote, and holding it would cost its size several times over (a 1 GB line
+# took 4.2 GB): it is skipped without being held, as the log reader cuts its lines.
+MAX_LINE_BYTES = 4 << 20
+# The start of a record as the writer writes it (compact JSON, schema then key): what a cut line shows.
+_CUT_KEY = re.compile(r'^\{"schema":\s*"tiletune\.ledger/1",\s*"key":\s*"((?:[^"\\]|\\.)*)"')
+
+
+def _raw_lines(f: BinaryIO) -> Iterator[tuple[int, Optional[str], bool, Optional[str]]]:
+    """(line number, text or None, whether the line ended with a newline, why it is unusable) per line,
+    each line at most MAX_LINE_BYTES; the encoding is the file's (UTF-8, with or without a BOM, or UTF-16
+    as Windows tools re-save text: `bounded_input.text_encoding`)."""
+    head = f.read(64)
+    f.seek(0)
+    encoding, bom = bounded_input.text_encoding(head)
+    if encoding != "utf-8":  # UTF-16: decoded as a stream; its lines counted in characters
+        text = io.TextIOWrapper(f, encoding=encoding, errors="strict", newline="")
+        if bom:
+            text.read(1)
+        n = 0
+        while True:
+            n += 1
+            try:
+                line = text.readline(MAX_LINE_BYTES)
+            except UnicodeDecodeError:
+                yield n, None, True, f"not {encoding.upper()} text past this line; the rest skipped"
+                return
+            if not line:
+                return
+            if len(line) >= MAX_LINE_BYTES and not line.endswith("\n"):
+                while line and not line.endswith("\n"):
+                    line = text.readline(MAX_LINE_BYTES)
+                yield n, None, True, f"a line over {MAX_LINE_BYTES >> 20} MiB (no line tiletune writes); skipped"
+                continue
+            yield n, line, line.endswith("\n"), None
+    f.read(bom)
+    n = 0
+    while True:
+        raw = f.readline(MAX_LINE_BYTES)
+        if not raw:
+            return
+        n += 1
+        if len(raw) >= MAX_LINE_BYTES and not raw.endswith(b"\n"):
+            while raw and not raw.endswith(b"\n"):  # the rest of the line, never held whole
+                raw = f.readline(MAX_LINE_BYTES)
+            yield n, None, True, f"a line over {MAX_LINE_BYTES >> 20} MiB (no line tiletune writes); skipped"
+            continue
+        try:
+            yield n, raw.decode("utf-8"), raw.endswith(b"\n"), None
+        except UnicodeDecodeError as e:
+            yield n, None, raw.endswith(b"\n"), f"not UTF-8 (bad byte at column {e.start + 1}); line skipped"
+
+
 def iter_lines(path: Path) -> Iterator[LedgerLine]:
     """Stream a ledger line by line. A torn, foreign or malformed line is a LedgerLine with `problem` set.
 
     The file must be a regular file (a FIFO would block); each line is parsed with tiletune's
-    bounded JSON (depth, digits) and its fields' types are checked before anyone uses them.
+    bounded JSON (depth, digits) and its fields' types are checked before anyone uses them. A line
+    cut while written (the start of a record, not its end) carries the attempt key it names.
     """
     try:
         f = bounded_input.open_input(path, what="ledger")
     except ReaderError as e:
         raise TunerError(f"{e} (as a ledger)") from None
     with f:
-        for n, raw in enumerate(f, start=1):
-            text = raw.decode("utf-8", errors="replace").strip()
+        for n, raw, ended, unusable in _raw_lines(f):
+            if unusable is not None:
+                yield LedgerLine(n, None, f"{path}:{n}: {unusable}")
+                continue
+            text = raw.strip() if raw is not None else ""
             if not text:
                 continue
-            torn = not raw.endswith(b"\n")
             try:
                 data = bounded_input.loads(text, f"{path}:{n}")
             except ReaderError as e:
-                what = "torn last line (a run was killed mid-write?)" if torn else str(e).split(": ", 1)[-1]
+                cut = _CUT_KEY.match(text)
+                if cut is not None and not text.endswith("}"):  # a record's start without its end
+                    what = "torn last line (a run was killed mid-write?)" if not ended else "a record cut while written (a run killed mid-write)"
+                    yield LedgerLine(n, None, f"{path}:{n}: {what}; line skipped", cut_key=_unescaped(cut.group(1)))
+                    continue
+                what = "torn last line (a run was killed mid-write?)" if not ended else str(e).split(": ", 1)[-1]
                 yield LedgerLine(n, None, f"{path}:{n}: {what}; line skipped")
                 continue
             if not isinstance(data, dict) or data.get("schema") != SCHEMA:
@@ -140,6 +205,14 @@ def iter_lines(path: Path) -> Iterator[LedgerLine]:
                 yield LedgerLine(n, None, f"{path}:{n}: {wrong}; line skipped")
                 continue
             yield LedgerLine(n, data)
+
+
+def _unescaped(json_string_body: str) -> Optional[str]:
+    try:
+        value = json.loads(f'"{json_string_body}"')
+    except ValueError:
+        return None
+    return value if isinstance(value, str) else None
 
 
 __all__ = ["SCHEMA", "Diagnosis", "LedgerLine", "iter_lines"]

@@ -46,6 +46,7 @@ def _status(attempt: dict) -> Status:
 
 MAX_PROBLEMS = 20  # unusable-line notes per ledger; then one summary note
 MAX_LINES_KEPT = 64
+MAX_CUT_KEYS = 1000  # cut records told apart by key; past this, cut lines are unusable lines like any other
 # Fields that differ between repeats of the same attempt: they go to the aggregate's samples or
 # its first occurrence, not into the identity of the attempt.
 _VARYING = ("started_at", "time_s", "tflops", "rel_error", "message")
@@ -64,9 +65,15 @@ def read(path: Path, ctx: ReadContext) -> Iterator[Union[TuningRecord, InputProb
     costs memory per distinct attempt, not per line. Unusable lines are problems (first 20 named)."""
     aggs: dict = {}
     usable = bad = 0
+    # Records cut while written (a crash), by the attempt key they name: a resumed retry redoes such an
+    # attempt, so one whose key a later whole line holds lost nothing (a note); the others lost it.
+    cut: dict[str, list] = {}
     try:
         for ln in iter_lines(path):
             if ln.data is None:
+                if ln.cut_key is not None and len(cut) < MAX_CUT_KEYS:
+                    cut.setdefault(ln.cut_key, [ln.problem, False])[1] = False
+                    continue
                 bad += 1
                 if bad <= MAX_PROBLEMS:
                     yield InputProblem(source=str(path), message=ln.problem or f"{path}:{ln.line}: unusable line", fatal=False,
@@ -74,6 +81,8 @@ def read(path: Path, ctx: ReadContext) -> Iterator[Union[TuningRecord, InputProb
                 continue
             usable += 1
             a = ln.data
+            if cut and a["key"] in cut:
+                cut[a["key"]][1] = True  # redone after the cut
             status = _status(a)
             try:
                 key = _attempt_key(a, status)
@@ -90,6 +99,14 @@ def read(path: Path, ctx: ReadContext) -> Iterator[Union[TuningRecord, InputProb
     except TunerError as e:
         yield InputProblem(source=str(path), message=str(e), fatal=True, loses_data=True)
         return
+    for message, redone in cut.values():
+        if redone:
+            yield InputProblem(source=str(path), message=f"{message} (the attempt it began is on a later line: nothing lost)",
+                               fatal=False, loses_data=False)
+        else:
+            bad += 1
+            if bad <= MAX_PROBLEMS:
+                yield InputProblem(source=str(path), message=message, fatal=False, loses_data=True)
     if bad > MAX_PROBLEMS:
         yield InputProblem(source=str(path), message=f"{path}: {bad - MAX_PROBLEMS} more unusable lines skipped "
                                                      f"(first {MAX_PROBLEMS} named)", fatal=False, loses_data=True)

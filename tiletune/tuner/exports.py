@@ -103,10 +103,14 @@ def blocklist_metadata(attempts: Iterable[Mapping[str, Any]]) -> Dict[str, str]:
     return meta
 
 
-def write_blocklist(attempts: Sequence[Mapping[str, Any]], path: Path) -> Tuple[Dict[str, List[Any]], Dict[str, List[Any]]]:
-    """Write the blocklist of still-failing tactics to `path` (new file, atomic). Returns (blocked, mixed)."""
+def write_blocklist(attempts: Iterable[Mapping[str, Any]], path: Path, *, metadata: Optional[Mapping[str, str]] = None
+                    ) -> Tuple[Dict[str, List[Any]], Dict[str, List[Any]]]:
+    """Write the blocklist of still-failing tactics to `path` (new file, atomic). Returns (blocked, mixed).
+    `metadata`: the blocklist metadata already worked out (ledgers.digest), else made from `attempts`
+    (then every attempt in time order)."""
+    attempts = list(attempts) if metadata is None else attempts
     block, mixed = still_failing(attempts)
-    meta = blocklist_metadata(attempts)
+    meta = dict(metadata) if metadata is not None else blocklist_metadata(attempts)
     meta["generated_at"] = datetime.now(timezone.utc).isoformat()
     meta["generator_version"] = "1.0"
     meta["generator"] = f"tiletune {__version__}"

@@ -22,7 +22,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Iterator, List, Optional
 
 from tiletune.core.fileio import append_line_durable
 from tiletune.core.ledger_format import SCHEMA, LedgerLine, iter_lines  # noqa: F401 - SCHEMA re-exported
@@ -132,6 +132,16 @@ class Ledger:
     def __init__(self, path: Path):
         self.path = Path(path)
 
+    def iter_attempts(self) -> Iterator[Dict[str, Any]]:
+        """The usable attempts, streamed (a ledger of any size costs one line of memory here); an
+        absent file is an empty ledger. What resume and --blocklist / --pin-cache read: `load` holds
+        every line, for a ledger small enough to look at whole."""
+        if not self.path.exists():
+            return
+        for ln in iter_lines(self.path):
+            if ln.data is not None:
+                yield ln.data
+
     def load(self) -> LedgerContents:
         """All lines so far; an absent file is an empty ledger."""
         contents = LedgerContents(self.path)
@@ -143,23 +153,5 @@ class Ledger:
     def append(self, attempt: Attempt, *, env_id: str) -> Dict[str, Any]:
         """Write one attempt durably; returns the JSON object written."""
         obj = attempt_to_json(attempt, env_id=env_id)
-        self._heal_torn_tail()
         append_line_durable(self.path, json.dumps(obj, separators=(",", ":"), allow_nan=False, default=str))
         return obj
-
-    def _heal_torn_tail(self) -> None:
-        """If the file ends without a newline (a torn write), start the next record on a new line.
-
-        The torn bytes stay (the ledger is never rewritten); readers skip them as one bad line.
-        """
-        try:
-            size = self.path.stat().st_size
-        except FileNotFoundError:
-            return
-        if size == 0:
-            return
-        with open(self.path, "rb") as f:
-            f.seek(size - 1)
-            last = f.read(1)
-        if last != b"\n":
-            append_line_durable(self.path, "")

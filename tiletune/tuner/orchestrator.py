@@ -130,7 +130,7 @@ def run_retry(
     eid = fingerprint.env_id(env)
     ledger = Ledger(ledger_path)
     run = RetryRun(env_id=eid, env=env, ledger=ledger.path)
-    finished = resume_ids.finished(ledger.load(), eid) if resume else set()
+    finished = resume_ids.finished(ledger.iter_attempts(), eid) if resume else set()
     todo: List[RetryTarget] = []
     seen = set()
     for t in targets:

@@ -133,7 +133,7 @@ def run_retry_ray(targets: Sequence[RetryTarget], engine_name: str, ledger_path:
     eid = fingerprint.env_id(env)
     ledger = Ledger(ledger_path)
     run = RetryRun(env_id=eid, env=dict(env), ledger=ledger.path)
-    finished = resume_ids.finished(ledger.load(), eid) if resume else set()
+    finished = resume_ids.finished(ledger.iter_attempts(), eid) if resume else set()
     todo: List[RetryTarget] = []
     seen = set()
     for t in targets:

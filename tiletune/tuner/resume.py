@@ -30,7 +30,7 @@ hand) has an identity no target has: it is re-run, never a crash.
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping, Optional, Set, Tuple
+from typing import Any, Dict, Iterable, Mapping, Optional, Set, Tuple, Union
 
 from tiletune.core.vocabulary import FUSED_MOE_OPS, torch_dtype_name
 from tiletune.tuner.engine import RetryTarget
@@ -76,10 +76,11 @@ def target_identity(target: RetryTarget, engine: str) -> Identity:
     return ident
 
 
-def finished(contents: LedgerContents, env_id: str) -> Set[Identity]:
-    """Identities with a finished attempt (any outcome) in environment `env_id`."""
+def finished(attempts: Union[LedgerContents, Iterable[Dict[str, Any]]], env_id: str) -> Set[Identity]:
+    """Identities with a finished attempt (any outcome) in environment `env_id` (the attempts may be
+    streamed: `Ledger.iter_attempts`)."""
     out: Set[Identity] = set()
-    for a in contents.attempts:
+    for a in attempts.attempts if isinstance(attempts, LedgerContents) else attempts:
         if a.get("env_id") == env_id:
             ident = line_identity(a)
             if ident is not None:

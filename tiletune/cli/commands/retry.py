@@ -125,7 +125,7 @@ def findings_of(run: Optional[RetryRun], engine_name: str) -> RetryFindings:
         from tiletune.tuner.resume import line_identity, target_identity
 
         latest: Dict[Any, str] = {}  # identity -> the last attempt's diagnosis in this environment
-        for line in Ledger(run.ledger).load().attempts:
+        for line in Ledger(run.ledger).iter_attempts():
             if line.get("env_id") == run.env_id:
                 ident = line_identity(line)
                 if ident is not None:
@@ -368,15 +368,17 @@ def _refuse_outputs_over_inputs(opts: RetryOptions, read: Sequence[Path]) -> Non
     refuse_outputs_over_inputs(outputs, [*opts.paths, opts.ledger, *read, *([opts.env_file] if opts.env_file else [])])
 
 
-def blocklist_path(given: Path, attempts: Sequence[Dict[str, Any]], current_gpu: Optional[str]) -> Path:
+def blocklist_path(given: Path, attempts: Any, current_gpu: Optional[str]) -> Path:
     """--blocklist FILE, or --blocklist FOLDER: the file FlashInfer's naming gives the GPU the
     attempts ran on (else this machine's), tactics_<GPU>.json, in that folder."""
     if not given.is_dir():
         return given
     from tiletune.core.vocabulary import blocklist_file_name
     from tiletune.tuner.exports import blocklist_metadata
+    from tiletune.tuner.ledgers import LedgerDigest
 
-    gpu = blocklist_metadata(attempts).get("gpu")
+    # (`attempts`: a ledger's attempts in time order, or their ledgers.digest)
+    gpu = (attempts.metadata if isinstance(attempts, LedgerDigest) else blocklist_metadata(attempts)).get("gpu")
     gpu = gpu if gpu and gpu != "*" else current_gpu
     if not gpu:
         raise UsageError(f"--blocklist {given}: a folder, and neither the attempts nor this machine name a GPU to name "
@@ -391,16 +393,19 @@ def export(opts: RetryOptions, key_problems: Dict[str, Any], input_ledgers: Sequ
     if opts.blocklist is None and opts.pin_cache is None:
         return []
     from tiletune.tuner import exports
-    from tiletune.tuner.ledgers import read_attempts
+    from tiletune.tuner.ledgers import digest
 
-    attempts, read = read_attempts([*input_ledgers, opts.ledger])
+    # streamed: the last attempt per key and environment kept, never every line (a 1 GB ledger)
+    d = digest([*input_ledgers, opts.ledger], exports.METADATA_FIELDS)
+    attempts = list(d.latest.values())
     notes = []
-    read = [p for p in read if p.exists()]
+    read = [p for p in d.read if p.exists()]
     if len(read) > 1:
-        notes.append(f"exports from {len(read)} ledgers ({len(attempts)} distinct attempts; the last per key and environment counts)")
+        notes.append(f"exports from {len(read)} ledgers ({d.lines} attempts, {len(attempts)} keys and environments; "
+                     "the last per key and environment counts)")
     if opts.blocklist is not None:
-        path = blocklist_path(opts.blocklist, attempts, current_gpu)
-        block, mixed = exports.write_blocklist(attempts, path)
+        path = blocklist_path(opts.blocklist, d, current_gpu)
+        block, mixed = exports.write_blocklist(attempts, path, metadata=d.metadata)
         n = sum(len(v) for v in block.values())
         notes.append(f"wrote {path}: {n} tactic(s) that failed at every shape tried (FLASHINFER_TACTICS_BLOCKLIST format)")
         for op_runner, tacs in mixed.items():
