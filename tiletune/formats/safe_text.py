@@ -2,17 +2,19 @@
 
 A cache key, a log line or a path can carry ESC sequences: CSI (`ESC [ ... m`, colours, cursor
 moves, screen clears) and OSC (`ESC ] ... BEL`, window titles, hyperlinks, clipboard writes), in
-their 7-bit and 8-bit (C1) forms. Printed as they are, they rewrite the user's terminal or hide
-lines. Every formatter's output and every message tiletune prints goes through `terminal_safe`:
-7-bit sequences are removed, other control characters (but tab and newline, and the 8-bit
-introducers too) become U+FFFD.
+their 7-bit and 8-bit (C1) forms, and bidirectional controls that make text display in another
+order. Printed as they are, they rewrite the user's terminal or hide lines. Every formatter's
+output and every message tiletune prints goes through `terminal_safe`: 7-bit sequences are
+removed, other control characters (but tab and newline, and the 8-bit introducers too) and the
+bidirectional controls become U+FFFD. JSON keeps the data: there a bidirectional control is
+written as its `\\uXXXX` escape (`json_safe`).
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["json_safe", "terminal_safe"]
+__all__ = ["BIDI", "json_safe", "terminal_safe"]
 
 # 7-bit sequences are removed whole (ESC always starts one); a string sequence (OSC, DCS, ...) only
 # up to its terminator on the same line, at most 512 characters, so an unterminated one cannot eat
@@ -24,7 +26,11 @@ _SEQUENCE = re.compile(
     r"|\x1b[\]PX^_][^\x07\x1b\n]{0,512}(?:\x07|\x1b\\)?"  # OSC, DCS, SOS, PM, APC strings
     r"|\x1b[ -/]*[0-~]?"  # any other ESC sequence
 )
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Bidirectional controls (embeddings, overrides, isolates, marks: U+061C, U+200E/F, U+202A-E,
+# U+2066-9) reorder what a terminal or a browser shows, so a key or a path can display as something
+# else (CVE-2021-42574, "Trojan Source"): replaced like control characters.
+BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f" + BIDI + "]")
 
 
 # every byte but the control characters a terminal acts on (tab and newline are kept)
@@ -55,10 +61,19 @@ def terminal_safe(text: str, *, keep_colours: bool = False) -> str:
 
 def json_safe(text: str) -> str:
     """`terminal_safe` for JSON text, which escapes every C0 control character itself: only DEL and the
-    C1 characters (kept raw in non-ASCII output) are replaced; ASCII text is returned at once."""
+    C1 characters (kept raw in non-ASCII output) are replaced; a bidirectional control (only ever
+    inside a string) becomes its `\\uXXXX` escape, the same character to a JSON reader but inert on a
+    terminal. ASCII text is returned at once."""
     if text.isascii():
         return text.replace("\x7f", "\ufffd") if "\x7f" in text else text
-    return _C1_OR_DEL.sub("\ufffd", text) if _may_hold_c1_or_del(text) else text
+    if _may_hold_c1_or_del(text):
+        text = _C1_OR_DEL.sub("\ufffd", text)
+    if any(ch in text for ch in BIDI):  # twelve C-speed scans; a regex pass over every chunk costs more
+        text = text.translate(_BIDI_ESCAPES)
+    return text
+
+
+_BIDI_ESCAPES = {ord(ch): f"\\u{ord(ch):04x}" for ch in BIDI}
 
 
 def json_safe_bytes(chunk: bytes) -> bytes:
