@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 import os
 import re
 from functools import lru_cache
@@ -111,8 +112,27 @@ def _norm(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", s)
 
 
+def _non_finite(value: Any, path: str = "") -> Optional[str]:
+    """The first field (dotted path) holding NaN or an infinity, or None. A GPU file's numbers feed
+    every model figure and picture: NaN compares false with everything (so `bw <= 0` let it in) and
+    an infinite bandwidth divided the roofline's ridge by zero."""
+    stack = [(path, value)]
+    while stack:
+        where, v = stack.pop()
+        if isinstance(v, float) and not math.isfinite(v):
+            return where or "a value"
+        if isinstance(v, dict):
+            stack.extend((f"{where}.{k}" if where else str(k), x) for k, x in v.items())
+        elif isinstance(v, list):
+            stack.extend((f"{where}[{i}]", x) for i, x in enumerate(v))
+    return None
+
+
 def _spec_from_json(g: Dict[str, Any], origin: str) -> GpuSpec:
     where = f"{origin}: gpu {g.get('key', '?')!r}"
+    bad = _non_finite(g)
+    if bad is not None:
+        raise ModelError(f"{where}: {bad} is not a finite number (NaN and Infinity are no GPU figures)")
     try:
         arch = normalize_arch(str(g["arch"]))
         if arch is None:
