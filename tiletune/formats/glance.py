@@ -7,7 +7,7 @@ Units: measured times in µs (from the inputs); model columns carry a `*` and ar
 
 from __future__ import annotations
 
-from typing import Any, Iterator, NamedTuple, Optional, Sequence
+from typing import Any, Callable, Iterator, NamedTuple, Optional, Sequence
 
 from tiletune.analysis.overview import at_runtime_m, choice_key
 from tiletune.analysis.results import BucketLine, Group, Overview, Pick, RankDisagreement
@@ -390,9 +390,20 @@ def tile_map_text(ov: Overview, colour: bool = False) -> str:
     return "\n".join(lines)
 
 
-def tile_map_png(ov: Overview) -> Optional[bytes]:
+# The picture is bounded whatever the inputs hold (10,000 rows drew a 720 x 660,216 px PNG in 134 s
+# and 3.7 GB): at most this many rows and bucket columns, the title saying what was left out (the
+# report's table below the picture lists every row); labels cut to a readable length.
+MAP_PNG_ROWS = 40
+MAP_PNG_COLUMNS = 24
+_MAP_PNG_LABEL = 70
+
+
+def tile_map_png(ov: Overview, *, text: Callable[[str], str] = str) -> Optional[bytes]:
     """The tile map as a PNG (matplotlib, the `plot` extra); None when matplotlib is missing.
-    One colour per winning tile; marks (!N failed, ~ won by noise) printed under the tile."""
+    One colour per winning tile; marks (!N failed, ~ won by noise) printed under the tile. Every
+    label and title is passed through `text` (the report's redaction) and drawn as plain text (no
+    math parsing: a `$` in a folder name is a dollar sign). At most MAP_PNG_ROWS rows and
+    MAP_PNG_COLUMNS buckets; the title says how many were left out."""
     try:
         import matplotlib
 
@@ -405,9 +416,11 @@ def tile_map_png(ov: Overview) -> Optional[bytes]:
     headers, rows = tile_map(ov)
     if not rows:
         return None
-    buckets = [int(h) for h in headers[1:]]
+    all_buckets = [int(h) for h in headers[1:]]
+    buckets = all_buckets[:MAP_PNG_COLUMNS]
+    shown = rows[:MAP_PNG_ROWS]
     cells: list[list[tuple[str, str]]] = []  # (tile, marks) per row and bucket
-    for g in ov.groups:
+    for g in ov.groups[:len(shown)]:
         by_m = {line.problem.m: line for line in g.lines if not line.fallback_only}
         row = []
         for b in buckets:
@@ -415,34 +428,46 @@ def tile_map_png(ov: Overview) -> Optional[bytes]:
             if line is None:
                 row.append((".", ""))
                 continue
-            tile = line.chosen[0].short() if len(line.chosen) == 1 else "ranks/sources disagree"
+            tile = text(line.chosen[0].short()) if len(line.chosen) == 1 else "ranks/sources disagree"
             marks = (f"!{line.failed} failed " if line.failed else "") + ("~ noise" if line.won_by_noise else "")
             row.append((tile, marks.strip()))
         cells.append(row)
     tiles = sorted({t for r in cells for t, _ in r if t != "."})
     palette = plt.get_cmap("tab20")
     colour_of = {t: palette(i % 20) for i, t in enumerate(tiles)}
-    fig_w = max(6.0, 1.4 * len(buckets) + 3.5)
-    fig, ax = plt.subplots(figsize=(fig_w, 0.55 * len(rows) + 1.8))
-    for y, r in enumerate(cells):
-        for x, (tile, marks) in enumerate(r):
-            face = (0.95, 0.95, 0.95, 1) if tile == "." else colour_of[tile]
-            ax.add_patch(plt.Rectangle((x, y), 1, 1, facecolor=face, edgecolor="white"))
-            if tile != ".":
-                ax.text(x + 0.5, y + 0.5, tile.replace(" ", "\n", 1) + (f"\n{marks}" if marks else ""),
-                        ha="center", va="center", fontsize=6)
-    ax.set_xlim(0, len(buckets))
-    ax.set_ylim(0, len(rows))
-    ax.invert_yaxis()
-    ax.set_xticks([i + 0.5 for i in range(len(buckets))], [str(b) for b in buckets], fontsize=7)
-    ax.set_yticks([i + 0.5 for i in range(len(rows))], [r[0] for r in rows], fontsize=7)
-    ax.set_xlabel("M bucket (upper M)", fontsize=8)
-    fig.suptitle("Winning tile per bucket (tiles decoded from the release's catalog; tac N: a tactic with no tile)", fontsize=9)
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=120)
-    plt.close(fig)
+    left_out = [f"{len(rows) - len(shown):,} more rows"] if len(rows) > len(shown) else []
+    left_out += [f"{len(all_buckets) - len(buckets)} more M buckets"] if len(all_buckets) > len(buckets) else []
+    title = "Winning tile per bucket (tiles decoded from the release's catalog; tac N: a tactic with no tile)"
+    if left_out:
+        title += f"\nfirst {len(shown)} rows and {len(buckets)} buckets shown; {' and '.join(left_out)} in the report's table"
+    with matplotlib.rc_context({"text.parse_math": False, "text.usetex": False}):
+        fig_w = max(6.0, 1.4 * len(buckets) + 3.5)
+        fig, ax = plt.subplots(figsize=(fig_w, 0.55 * len(shown) + 1.8))
+        try:
+            for y, r in enumerate(cells):
+                for x, (tile, marks) in enumerate(r):
+                    face = (0.95, 0.95, 0.95, 1) if tile == "." else colour_of[tile]
+                    ax.add_patch(plt.Rectangle((x, y), 1, 1, facecolor=face, edgecolor="white"))
+                    if tile != ".":
+                        ax.text(x + 0.5, y + 0.5, _clipped(tile, 40).replace(" ", "\n", 1) + (f"\n{marks}" if marks else ""),
+                                ha="center", va="center", fontsize=6)
+            ax.set_xlim(0, len(buckets))
+            ax.set_ylim(0, len(shown))
+            ax.invert_yaxis()
+            ax.set_xticks([i + 0.5 for i in range(len(buckets))], [str(b) for b in buckets], fontsize=7)
+            ax.set_yticks([i + 0.5 for i in range(len(shown))], [_clipped(text(r[0]), _MAP_PNG_LABEL) for r in shown], fontsize=7)
+            ax.set_xlabel("M bucket (upper M)", fontsize=8)
+            fig.suptitle(title, fontsize=9)
+            fig.tight_layout()
+            buf = io.BytesIO()
+            fig.savefig(buf, format="png", dpi=120)
+        finally:
+            plt.close(fig)
     return buf.getvalue()
+
+
+def _clipped(label: str, limit: int) -> str:
+    return label if len(label) <= limit else label[: limit - 1] + "\u2026"
 
 
 # --- next steps for a failure --------------------------------------------------------------------

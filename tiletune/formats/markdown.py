@@ -7,7 +7,8 @@ reuses, which make everything from the inputs inert: `cell` (text), `code` (inli
 from __future__ import annotations
 
 import re
-from typing import Optional, Sequence
+from contextlib import contextmanager
+from typing import Callable, Iterator, Optional, Sequence
 
 from tiletune.analysis.results import InspectResult
 from tiletune.formats import view
@@ -31,6 +32,34 @@ _AUTOLINK = re.compile(r"(?i)(?<=[a-z]):(?=//)|(?<![\w.])www(?=\.)")
 _ZWJ = "\u2060"
 
 
+# The redaction of the Markdown being made (a report that leaves the machine: formats.redact), applied
+# to every text from the inputs *before* it is escaped: a token it puts in (`<dir1>`, `<user>`) is
+# then escaped like the rest, never a live tag GitHub drops, and a path is seen whole, never cut by
+# `clip` or split by escapes. None: no redaction (inspect's Markdown).
+_REDACT: Optional[Callable[[str], str]] = None
+
+
+@contextmanager
+def redacting(redact: Optional[Callable[[str], str]]) -> Iterator[None]:
+    """Within this block every `cell`, `code`, `code_block` and `table` text is passed through `redact` first."""
+    global _REDACT
+    before, _REDACT = _REDACT, redact
+    try:
+        yield
+    finally:
+        _REDACT = before
+
+
+def redacted(text: object) -> str:
+    """`text` as the Markdown being made shows it before escaping: redacted when a redaction is on
+    (so a caller that cuts a text to a length cuts the redacted one, never half a path)."""
+    t = str(text)
+    return _REDACT(t) if _REDACT is not None else t
+
+
+_from_input = redacted
+
+
 def clip(text: str, limit: Optional[int]) -> str:
     """`text` shortened to `limit` characters at a word (None: not cut), the cut marked with an
     ellipsis (core.words.clip_words: never half a word)."""
@@ -43,9 +72,10 @@ def clip(text: str, limit: Optional[int]) -> str:
 
 def cell(text: object, limit: Optional[int] = None, *, line_start: bool = True) -> str:
     """Any value from the inputs as inert Markdown text: safe in a table cell, a list item, a heading
-    or emphasis. Terminal escapes removed, newlines folded, every Markdown/HTML construct escaped
-    (links, images, tags, entities, code spans, emphasis), URLs and @mentions unlinked."""
-    t = clip(" ".join(terminal_safe(str(text)).split()), limit)
+    or emphasis. Redacted (see `redacting`), terminal escapes removed, newlines folded, every
+    Markdown/HTML construct escaped (links, images, tags, entities, code spans, emphasis), URLs and
+    @mentions unlinked."""
+    t = clip(" ".join(terminal_safe(_from_input(text)).split()), limit)
     t = t.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     t = _MD_SPECIAL.sub(lambda m: "\\" + m.group(0), t)
     if line_start:  # a table cell cannot start a heading or a list: no need to escape there
@@ -57,7 +87,7 @@ def cell(text: object, limit: Optional[int] = None, *, line_start: bool = True) 
 def code(text: object, limit: Optional[int] = None) -> str:
     """Inline code: delimiters one backtick longer than any run inside, so the text cannot end it.
     Inside a code span GitHub renders no HTML, links or mentions; newlines are folded."""
-    t = clip(" ".join(terminal_safe(str(text)).split()), limit)
+    t = clip(" ".join(terminal_safe(_from_input(text)).split()), limit)
     fence = "`" * (_longest_backtick_run(t) + 1)
     pad = " " if t.startswith("`") or t.endswith("`") or fence != "`" else ""
     return f"{fence}{pad}{t}{pad}{fence}"
@@ -66,7 +96,7 @@ def code(text: object, limit: Optional[int] = None) -> str:
 def code_block(lines: Sequence[str], lang: str = "") -> str:
     """A fenced code block whose fence is longer than any backtick run in the lines (at least 3), so
     no line from the inputs can close it."""
-    body = "\n".join(terminal_safe(str(x)).replace("\r", "") for x in lines)
+    body = "\n".join(terminal_safe(_from_input(x)).replace("\r", "") for x in lines)
     fence = "`" * max(3, _longest_backtick_run(body) + 1)
     return f"{fence}{lang}\n{body}\n{fence}"
 

@@ -1,4 +1,4 @@
-"""Redaction for reports that leave the machine: directories, the user name and the host name.
+r"""Redaction for reports that leave the machine: directories, the user name and the host name.
 
 `Redactor(paths, host_names, user_names, home)` replaces, in any text (Markdown or JSON):
 - the home directory by `~`;
@@ -6,7 +6,14 @@
   any other character; also in its Markdown-escaped spelling) by `<dir1>`, `<dir2>`... numbered
   shortest first; a path named as a directory becomes `<dirN>` whole, and what lies below a
   numbered directory keeps its relative names (`<dir1>/v1/cache.json`);
-- any other absolute directory (in error texts, log lines) by the same numbering; file names stay;
+- any other absolute directory (in error texts, log lines) by the same numbering; file names stay.
+  It starts at a `/` after a space, bracket, quote, `=` or `:` (`cache_dir:/srv/x/`, the second
+  entry of `PATH=/a:/b`, `file:///srv/x/`; a URL's path after its host stays), runs through
+  names that may hold single spaces, brackets and parentheses (`/srv/my data/`, `/srv/run[3]/`),
+  and ends at its last `/` before a space that leads to no further `/`; a Windows folder
+  (`C:\Users\alice\`, `\\server\share\`) and another account's home (`~bob/`) are numbered too;
+- `aliases`: other spellings of a directory (a source group's label, relative to what the groups
+  share) replaced by that directory's token;
 - user and host names in any letter case, also inside file names (`alice-cache.json`,
   `cache_GPUBOX7.log`): names of 3 or more characters wherever they stand between separators,
   shorter ones only inside a path, file, host or e-mail name (a one-letter user name must not
@@ -29,14 +36,21 @@ GENERIC_ACCOUNTS = frozenset({"root", "admin", "user", "ubuntu", "debian", "cent
                               "nobody", "jovyan", "docker", "nvidia", "guest", "vscode", "codespace"})
 
 # An absolute directory inside a text: "/data/alice/logs/" (its file name is kept); "~/..." is left
-# alone once the home directory has been folded into "~". No spaces: without the input paths'
-# own list there is no telling where such a path ends.
-_ABS_DIR = re.compile(r"(?<![\w./:<>~\\-])/(?:[\w.@+%=,-]+/)+")
+# alone once the home directory has been folded into "~". A name may hold single spaces (each
+# followed by more of the name before the next "/"), brackets and parentheses; it never holds a
+# quote, "<", ">", "|", ":", ",", ";" or a backslash, which end it.
+_NAME = r"[^\s/\\'\"`<>|:,;]+(?: [^\s/\\'\"`<>|:,;]+)*"
+_ABS_DIR = re.compile(r"(?:(?<![\w./<>~\\-])|(?<=://))/(?:" + _NAME + r"/)+|(?<![\w./<>~\\-])~[\w.-]+/(?:" + _NAME + r"/)*")
+# A Windows folder: "C:\Users\alice\" or "\\server\share\" (its file name kept).
+_WIN_DIR = re.compile(r"(?<![\w\\])(?:[A-Za-z]:|\\\\[^\s\\'\"`<>|]+)\\(?:[^\s\\/'\"`<>|:]+(?: [^\s\\/'\"`<>|:]+)*\\)+")
 # Separators a name can stand between inside a file or host name ("_" is one: cache_alice.json).
 _EDGE_BEFORE = r"(?<![A-Za-z0-9])"
 _EDGE_AFTER = r"(?![A-Za-z0-9])"
 # A token that is a path, a file, a host or an e-mail name: where short names are replaced.
 _PATHISH = re.compile(r"[^\s'\"`()\[\]<>|,;]*[/._@-][^\s'\"`()\[\]<>|,;]*")
+
+
+_MEMO_TEXTS = 200_000  # distinct texts remembered per report (the cells of a big report's tables)
 
 
 def _escaped(path: str) -> str:
@@ -49,7 +63,7 @@ class Redactor:
     """A text -> text function; see the module docstring."""
 
     def __init__(self, paths: Iterable[str] = (), *, host_names: Sequence[str] = (), user_names: Sequence[str] = (),
-                 home: Optional[str] = None) -> None:
+                 home: Optional[str] = None, aliases: Iterable[tuple[str, str]] = ()) -> None:
         self.home = home.rstrip("/") + "/" if home and home.rstrip("/") else None
         dirs: set[str] = set()
         for p in paths:
@@ -80,14 +94,42 @@ class Redactor:
                            for n, t in sorted(names, key=lambda x: -len(x[0])) if len(n) >= 3]
         self.short_names = [(re.compile(_EDGE_BEFORE + re.escape(n) + _EDGE_AFTER, re.IGNORECASE), t)
                             for n, t in sorted(names, key=lambda x: -len(x[0])) if len(n) < 3]
+        # another spelling of a directory (a group label "data/acme/deeper" for "/x/data/acme/deeper"):
+        # its directory's token, where it stands as a token of its own (between spaces, brackets,
+        # quotes or commas: "(trtllm)" is the folder, "trtllm::fp4_gemm::gemm" an op name)
+        self._memo: dict[str, str] = {}
+        self.aliases: list[tuple[re.Pattern[str], str]] = []
+        found = []
+        for label, name in aliases:
+            label = str(label).rstrip("/")
+            if len(label) < 3 or label in (".", "..") or label == str(name).rstrip("/"):
+                continue
+            token = self(str(name).rstrip("/") + "/")[:-1]
+            if token != label:
+                found.append((re.compile(r"(?<![^\s(\[{'\",])" + re.escape(label) + r"(?![^\s)\]}'\",;])"), token))
+        self.aliases = sorted(found, key=lambda x: -len(x[0].pattern))
+        self._memo.clear()
 
     def __call__(self, text: str) -> str:
+        """`text` redacted (memoised: a report's tables repeat most of their cells)."""
+        out = self._memo.get(text)
+        if out is None:
+            out = self._redact(text)
+            if len(self._memo) < _MEMO_TEXTS:
+                self._memo[text] = out
+        return out
+
+    def _redact(self, text: str) -> str:
         if self.home:
             text = re.sub(re.escape(self.home.rstrip("/")) + r"(?![\w.-])", "~", text)
         for spelling, token in self.pairs:
             if spelling in text:
                 text = text.replace(spelling, token)
+        if "\\" in text:
+            text = _WIN_DIR.sub(self._number, text)
         text = _ABS_DIR.sub(self._number, text)
+        for pattern, token in self.aliases:
+            text = pattern.sub(token, text)
         for pattern, token in self.long_names:
             text = pattern.sub(token, text)
         if self.short_names:
@@ -95,10 +137,12 @@ class Redactor:
         return text
 
     def _number(self, m: "re.Match[str]") -> str:
-        d = m.group(0).rstrip("/")
+        whole = m.group(0)
+        sep = whole[-1]  # "/" or a Windows "\\"
+        d = whole.rstrip(sep)
         if d not in self.numbers:
             self.numbers[d] = f"<dir{len(self.numbers) + 1}>"
-        return self.numbers[d] + "/"
+        return self.numbers[d] + sep
 
     def _short_in_path(self, m: "re.Match[str]") -> str:
         token = m.group(0)

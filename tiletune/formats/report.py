@@ -18,7 +18,7 @@ import shlex
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from pathlib import Path
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Callable, Iterable, Optional, Sequence
 from urllib.parse import quote
 
 from msgspec import Struct
@@ -392,10 +392,17 @@ def _full_command(ctx: ReportContext) -> str:
     return f"tiletune report {paths}{opts} --full -o {_q(stem + '-full.md')}".replace("  ", " ")
 
 
-def format_report(result: InspectResult, ctx: ReportContext, *, full: bool = False) -> str:
+def format_report(result: InspectResult, ctx: ReportContext, *, full: bool = False,
+                  redact: Optional[Callable[[str], str]] = None) -> str:
     """The Markdown report. By default it fits a GitHub issue (TICKET_CHARS, lines under MAX_LINE):
     long sections are capped, with a count of what was left out and the command that writes the
-    full report; `full=True` shows everything."""
+    full report; `full=True` shows everything. `redact` (formats.redact.Redactor) is applied to every
+    text from the inputs before it is escaped (markdown.redacting)."""
+    with md.redacting(redact):
+        return _format_report(result, ctx, full)
+
+
+def _format_report(result: InspectResult, ctx: ReportContext, full: bool) -> str:
     if full:
         return _render(result, ctx, FULL)
     for limits in TICKET_STEPS:
@@ -532,7 +539,7 @@ def _render(result: InspectResult, ctx: ReportContext, lim: Limits) -> str:
         body = "\n".join(f"- {c(p.message)}" for p in shown) + (f"\n\n{_left_out(more, 'note(s)', ctx)}" if more else "")
         out += [md.details(f"Notes on the inputs ({len(notes)})", body), ""]
 
-    out += ["## Reproduce", "", md.code_block([md.clip(x, MAX_LINE - 10) for x in commands(result, ctx)], "bash"), ""]
+    out += ["## Reproduce", "", md.code_block([md.clip(md.redacted(x), MAX_LINE - 10) for x in commands(result, ctx)], "bash"), ""]
 
     pictures = ([ctx.tile_map_png] if ctx.tile_map_png else []) + [rel for _arch, _op, rel in ctx.plots]
     if pictures:
@@ -546,6 +553,8 @@ def _render(result: InspectResult, ctx: ReportContext, lim: Limits) -> str:
         for arch, op, rel in ctx.plots:
             out.append(f"![{md.cell(arch)} {md.cell(op)} roofline (model)]({quote(rel)})")
             out.append("")
+        if ctx.plot_note:  # some (arch, op) could not be drawn: say which and why
+            out += [f"_{c(ctx.plot_note)}_", ""]
     elif ctx.plot_note:
         out += ["## Roofline", "", f"_{c(ctx.plot_note)}_", ""]
 
@@ -573,7 +582,7 @@ def _render(result: InspectResult, ctx: ReportContext, lim: Limits) -> str:
 
 def clip_text(text: str, limit: Optional[int]) -> str:
     """A table value cut to `limit` characters (md.table escapes it)."""
-    return md.clip(" ".join(str(text).split()), limit)
+    return md.clip(" ".join(md.redacted(text).split()), limit)
 
 
 def _failure_summary_row(f: Failure, labels: Optional[dict[str, str]] = None) -> list[str]:
@@ -651,10 +660,32 @@ def report_dict(result: InspectResult, ctx: ReportContext) -> dict[str, Any]:
     return doc
 
 
-def format_report_json(result: InspectResult, ctx: ReportContext) -> str:
+def format_report_json(result: InspectResult, ctx: ReportContext, *, redact: Optional[Callable[[str], str]] = None) -> str:
+    """The report as JSON; `redact` applied to every string of it (keys too) before it is encoded."""
     from tiletune.formats.strict_json import dumps
 
-    return dumps(report_dict(result, ctx), indent=1, ensure_ascii=False) + "\n"
+    doc = report_dict(result, ctx)
+    return dumps(doc if redact is None else _redacted_tree(doc, redact), indent=1, ensure_ascii=False) + "\n"
+
+
+def _redacted_tree(value: Any, redact: Callable[[str], str]) -> Any:
+    """`value` (a JSON tree) with `redact` applied to every string, iteratively (no recursion limit)."""
+    root: list = [value]
+    stack: list = [(root, 0)]
+    while stack:
+        holder, key = stack.pop()
+        v = holder[key]
+        if isinstance(v, str):
+            holder[key] = redact(v)
+        elif isinstance(v, dict):
+            new = {redact(k) if isinstance(k, str) else k: x for k, x in v.items()}
+            holder[key] = new
+            stack.extend((new, k) for k in new)
+        elif isinstance(v, (list, tuple)):
+            items = list(v)
+            holder[key] = items
+            stack.extend((items, i) for i in range(len(items)))
+    return root[0]
 
 
 def _tile_map_section(result: InspectResult, ctx: ReportContext, lim: Limits = FULL) -> list[str]:
@@ -668,6 +699,10 @@ def _tile_map_section(result: InspectResult, ctx: ReportContext, lim: Limits = F
     out = ["## Tile map", ""]
     if ctx.tile_map_png:
         out += [f"![tile map: winning tile per bucket (decoded)]({quote(ctx.tile_map_png)})", ""]
+        if len(rows) > glance.MAP_PNG_ROWS or len(headers) - 1 > glance.MAP_PNG_COLUMNS:
+            out += [f"_The picture shows the first {min(len(rows), glance.MAP_PNG_ROWS):,} of {len(rows):,} rows and "
+                    f"{min(len(headers) - 1, glance.MAP_PNG_COLUMNS)} of {len(headers) - 1} M buckets; "
+                    "the rest are left out of it (the table lists them)._", ""]
     shown, more = _capped(rows, lim.items)
     body = md.table(headers, [[clip_text(x, lim.text) for x in r] for r in shown]) + "\n\n_" + md.cell(glance.MAP_LEGEND) + "_"
     if more:

@@ -12,8 +12,9 @@ the bytes. Writing the file is the caller's job. The legend says which points ar
 from __future__ import annotations
 
 import io
+import math
 import re
-from typing import Optional
+from typing import Callable, Optional
 
 from msgspec import Struct
 
@@ -110,8 +111,30 @@ def matplotlib_available() -> bool:
     return True
 
 
-def render_png(plot: RooflinePlot, *, dpi: int = 110) -> Optional[bytes]:
-    """The PNG bytes, or None when matplotlib is not installed."""
+# A log axis over more than this many decades is no picture of a GPU (a GPU file's 1e308 GB/s):
+# such a plot is not drawn, and the report says why.
+MAX_DECADES = 24
+
+
+def unplottable(plot: RooflinePlot) -> Optional[str]:
+    """Why `plot` cannot be drawn on log axes (a peak or bandwidth that is not a finite positive
+    number, points or a ridge out of range), or None."""
+    values = [plot.peak_flops, plot.bandwidth] + [v for p in plot.chosen + plot.failed + plot.measured for v in p[:2]]
+    if not all(math.isfinite(v) and v > 0 for v in values):
+        return f"{plot.arch} {plot.op}: a peak, bandwidth or modelled point is not a finite positive number"
+    xs = [p[0] for p in plot.chosen + plot.failed + plot.measured] + [plot.peak_flops / plot.bandwidth]
+    ys = [p[1] for p in plot.chosen + plot.failed + plot.measured] + [plot.peak_flops]
+    if not all(math.isfinite(v) and v > 0 for v in xs) or any(math.log10(max(v) / min(v)) > MAX_DECADES for v in (xs, ys)):
+        return f"{plot.arch} {plot.op}: the model's numbers span more than {MAX_DECADES} decades (check the GPU's peak and bandwidth)"
+    return None
+
+
+def render_png(plot: RooflinePlot, *, dpi: int = 110, text: Callable[[str], str] = str) -> Optional[bytes]:
+    """The PNG bytes, or None when matplotlib is not installed or the plot cannot be drawn
+    (`unplottable`). Every label is passed through `text` (the report's redaction) and drawn as plain
+    text: no math parsing (a `$` in a GPU name is a dollar sign)."""
+    if unplottable(plot) is not None:
+        return None
     try:
         import matplotlib
 
@@ -119,6 +142,11 @@ def render_png(plot: RooflinePlot, *, dpi: int = 110) -> Optional[bytes]:
         import matplotlib.pyplot as plt
     except ImportError:
         return None
+    with matplotlib.rc_context({"text.parse_math": False, "text.usetex": False}):
+        return _draw(plt, plot, dpi, text)
+
+
+def _draw(plt, plot: RooflinePlot, dpi: int, text: Callable[[str], str]) -> bytes:  # noqa: ANN001 - matplotlib.pyplot
     xs = [p[0] for p in plot.chosen + plot.failed]
     ridge = plot.peak_flops / plot.bandwidth
     lo = min(min(xs), ridge) / 4
@@ -139,14 +167,14 @@ def render_png(plot: RooflinePlot, *, dpi: int = 110) -> Optional[bytes]:
         if plot.failed:
             ax.scatter([p[0] for p in plot.failed], [p[1] / 1e12 for p in plot.failed], s=40, marker="x", color="#d62728", zorder=3,
                        label=f"failed tile ({model}, had it run)")
-        for x, y, text in (*plot.chosen, *plot.measured)[:MAX_LABELS]:  # each point says which tile it is
-            ax.annotate(text, (x, y / 1e12), textcoords="offset points", xytext=(4, 3), fontsize=6, color="#444444")
+        for x, y, label in (*plot.chosen, *plot.measured)[:MAX_LABELS]:  # each point says which tile it is
+            ax.annotate(text(label), (x, y / 1e12), textcoords="offset points", xytext=(4, 3), fontsize=6, color="#444444")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("arithmetic intensity (FLOP/B, whole problem)")
         ax.set_ylabel("throughput (TFLOP/s)")
         ax.set_title(
-            f"{plot.arch} {plot.op} on {plot.gpu} - {model} estimates" + (", and measured" if plot.measured else "") + "\n"
+            text(f"{plot.arch} {plot.op} on {plot.gpu} - {model} estimates" + (", and measured" if plot.measured else "")) + "\n"
             f"dense peak {plot.peak_flops / 1e12:,.0f} TFLOP/s, DRAM {plot.bandwidth / 1e12:.2f} TB/s",
             fontsize=10,
         )

@@ -92,6 +92,15 @@ def render_files(
     from tiletune.formats import roofline
 
     stamp = generated_at if generated_at is not None else datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    # one redaction for every channel (the Markdown or JSON, every picture's labels and titles), applied
+    # to each text before it is escaped or drawn; its numbering (<dir1>, ...) is shared by them all
+    redactor: Optional[Redactor] = None
+    if redact_names:
+        hosts, users, home = local_identity()
+        known = [*paths, *(src for src, _kind in result.sources), *(p.source for p in result.problems)]
+        redactor = Redactor(known, host_names=hosts, user_names=users, home=home,
+                            aliases=[(g.label, g.name) for g in result.source_groups])
+    label = redactor if redactor is not None else str
     files: dict[Optional[Path], Any] = {}
     plots: list[tuple[str, str, str]] = []
     note: Optional[str] = None
@@ -107,18 +116,25 @@ def render_files(
         if notices is not None:
             notices.append("roofline pictures need matplotlib: pip install 'tiletune[plot]'")
     else:
+        skipped = []
         for p in data:
-            png = roofline.render_png(p)
+            why = roofline.unplottable(p)
+            if why is not None:
+                skipped.append(why)
+                continue
+            png = roofline.render_png(p, text=label)
             if png is None:
                 continue
             name = f"{output.stem}-{p.filename_stem}.png"
             files[output.parent / name] = png
             plots.append((p.arch, p.op, name))
+        if skipped:
+            note = "Roofline picture(s) not drawn: " + "; ".join(skipped) + "."
     tile_map_name = None
     if plot and output is not None and roofline.matplotlib_available():
         from tiletune.formats.glance import tile_map_png
 
-        png = tile_map_png(result.overview)
+        png = tile_map_png(result.overview, text=label)
         if png is not None:
             tile_map_name = f"{output.stem}-tilemap.png"
             files[output.parent / tile_map_name] = png
@@ -134,11 +150,8 @@ def render_files(
         uncalibrated=uncalibrated,
         runtime_m=tuple(runtime_m),
     )
-    text = format_report_json(result, ctx) if as_json else format_report(result, ctx, full=full)
-    if redact_names:
-        hosts, users, home = local_identity()
-        known = [*paths, *(src for src, _kind in result.sources), *(p.source for p in result.problems)]
-        text = Redactor(known, host_names=hosts, user_names=users, home=home)(text)
+    text = (format_report_json(result, ctx, redact=redactor) if as_json
+            else format_report(result, ctx, full=full, redact=redactor))
     report: dict[Optional[Path], Any] = {output: text}
     report.update(files)
     return report
