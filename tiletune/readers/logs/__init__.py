@@ -31,6 +31,16 @@ from tiletune.readers.logs.parser import KIND, LogFacts, LogParser
 
 JIT_LOG_NAME = "flashinfer_jit.log"
 MAX_LINE_BYTES = 1 << 20  # longer lines are cut: a corrupt log must not cost its size in memory
+# Lines read of one text input. A log is streamed in flat memory, but each line costs time (a 1 GB
+# file of 'y' lines is 537 million of them: half an hour here); a real DEBUG warm-up log is about
+# 350 bytes a line, so this reads logs of a few GB whole. TILETUNE_MAX_LINES raises it.
+DEFAULT_MAX_LINES = 10_000_000
+
+
+def max_lines() -> int:
+    """The line limit for one text input (env TILETUNE_MAX_LINES overrides DEFAULT_MAX_LINES)."""
+    text = os.environ.get("TILETUNE_MAX_LINES", "")
+    return int(text) if text.isascii() and text.isdigit() and 0 < len(text) <= 12 and int(text) > 0 else DEFAULT_MAX_LINES
 
 Item = ReadItem
 
@@ -91,10 +101,16 @@ def read_log(path: Path, ctx: ReadContext, parser: Optional[LogParser] = None,
     except ReaderError as e:
         yield InputProblem(source, str(e), fatal=True, loses_data=True)
         return
+    cap = max_lines()
     with f:
         try:
             size = os.fstat(f.fileno()).st_size  # read what is there now, even if the log keeps growing
             for lineno, text in iter_lines(f, p.facts, limit=size):
+                if lineno > cap:
+                    yield InputProblem(source, f"{source}: more than {cap:,} lines; the first {cap:,} were read, the rest "
+                                               "not (tiletune's line limit for one text input: set TILETUNE_MAX_LINES to "
+                                               "raise it)", fatal=False, loses_data=True)
+                    break
                 yield from p.feed(lineno, text)
         except OSError as e:
             yield InputProblem(source, f"{source}: read error after line {p.facts.lines} ({e.strerror or e})",
