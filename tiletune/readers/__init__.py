@@ -53,6 +53,7 @@ _MAX_DEPTH = 40
 # of object files); a file named on the command line is always looked at.
 _WALK_SUFFIXES = frozenset((".json", ".jsonl", ".log", ".txt", ".out", ".err"))
 _TEMP_PREFIXES = (".autotuner_", ".autotune_", ".tmp")
+_CLAIM_SCAN_ENTRIES = 200_000  # directory entries looked at to find claimed directories before reading
 
 Item = Union[TuningRecord, InputProblem]
 
@@ -150,6 +151,10 @@ class _Collector:
         self.inputs: list[InputFacts] = []
         self.stdin_read = False
         self.seen: set[tuple[int, int]] = set()  # (device, inode) of every file and directory visited
+        # (device, inode) of the files inside directories a reader claims whole (a JIT workspace, a v2
+        # store): read through that reader, which knows their version and arch from the layout, never
+        # as a plain file reached by another route (a `latest.log` symlink to the workspace's log)
+        self.claimed: set[tuple[int, int]] = set()
 
     def first_visit(self, path: Path) -> bool:
         """False when this file or directory was already read (named twice, or reached by two routes)."""
@@ -190,7 +195,59 @@ class _Collector:
         if not unusable:  # `sources` lists the inputs actually used
             self.sources.append((str(path), mod.KIND))
 
+    def find_claims(self, roots: Sequence[Path]) -> None:
+        """Before anything is read: the directories under `roots` a reader claims whole, and the files
+        inside them (`claimed`). Only directories are looked at here (no file is opened)."""
+        seen: set[tuple[int, int]] = set()
+        stack = [(r, 0) for r in reversed(roots)]
+        budget = _CLAIM_SCAN_ENTRIES
+        while stack and budget > 0:
+            d, depth = stack.pop()
+            try:
+                st = d.stat()
+            except OSError:
+                continue
+            if not stat.S_ISDIR(st.st_mode) or (st.st_dev, st.st_ino) in seen or depth > _MAX_DEPTH:
+                continue  # (a file named on the command line claims nothing: no reader is asked)
+            seen.add((st.st_dev, st.st_ino))
+            if _route(d, b"") is not None:
+                budget -= self._claim_files(d, budget)
+                continue
+            try:
+                entries = list(os.scandir(d))
+            except OSError:
+                continue
+            budget -= len(entries)
+            for e in entries:
+                try:
+                    if e.is_dir():  # follows symlinks, as the walk does
+                        stack.append((Path(e.path), depth + 1))
+                except OSError:
+                    continue
+
+    def _claim_files(self, d: Path, budget: int) -> int:
+        """Add the readable-by-name files under the claimed directory `d`; the entries looked at."""
+        looked = 0
+        for top, _dirs, names in os.walk(d):
+            looked += len(names) + 1
+            for name in names:
+                if os.path.splitext(name)[1] in _WALK_SUFFIXES:
+                    try:
+                        st = os.stat(os.path.join(top, name))
+                    except OSError:
+                        continue
+                    self.claimed.add((st.st_dev, st.st_ino))
+            if looked >= budget:
+                break
+        return looked
+
     def file(self, path: Path, explicit: bool) -> None:
+        try:
+            st = path.stat()
+            if (st.st_dev, st.st_ino) in self.claimed:
+                return  # read, with its layout's facts, by the reader of the directory that holds it
+        except OSError:
+            pass
         if not self.first_visit(path):
             return
         head = _head(path)
@@ -322,6 +379,7 @@ class _Collector:
 def read_inputs(paths: Sequence[Union[str, Path]], ctx: ReadContext) -> ReadOutcome:
     """Read every input; files are routed by sniffing, directories walked. Never raises for bad input."""
     c = _Collector(ctx)
+    c.find_claims([Path(p) for p in paths if str(p) != "-"])
     for p in paths:
         if str(p) == "-":
             c.stdin()

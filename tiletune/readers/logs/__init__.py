@@ -82,7 +82,13 @@ def parse_lines(lines: Iterable[Tuple[int, str]], source: str, env: Environment,
 
 
 def environment_for(path: Path, ctx: ReadContext) -> Environment:
-    """A JIT log's version and arch come from its path (`.../flashinfer/<version>/<arch>/`)."""
+    """A JIT log's version and arch come from its path (`.../flashinfer/<version>/<arch>/`), the
+    path it links to when it is a symlink (`latest.log` -> a workspace's flashinfer_jit.log)."""
+    if path.name != JIT_LOG_NAME and path.is_symlink():
+        try:
+            path = path.resolve()
+        except (OSError, RuntimeError):  # a loop: no workspace to learn from
+            pass
     if path.name == JIT_LOG_NAME:
         ident = workspace_identity(path.parent)
         if ident is not None:
