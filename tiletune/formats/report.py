@@ -160,16 +160,25 @@ def chosen_sections(result: InspectResult, uncalibrated: bool = False
     decodable tile has no rows; its notes are then a summary line followed by each distinct reason.
     Model cells are the calibrated model's where the inputs' measured times calibrate it (the
     headers then say "cal"), unless `uncalibrated`; "meas us" is the winner's time measured by the
-    inputs in that bucket (its own record's, else its profiling time there)."""
+    inputs in that bucket (its own record's, else its profiling time there).
+
+    Linear in the entries: they are put in their section in one pass (keyed as view.entry_sections
+    keys them) and a row seen already is found in a set (a rescan of every entry per section and a
+    list search per row made an 18,000-entry report take 28 s)."""
     out: list[tuple[str, str, list[list[str]], list[str], tuple[str, ...]]] = []
     group_of = group_names(result.source_groups)
     measured = _measured_winner_times(result)
-    for sec in view.entry_sections(result, statuses=(Status.CHOSEN,), uncalibrated=uncalibrated):
-        items = [ae for ae in result.entries if ae.record.status is Status.CHOSEN and ae.record.op == sec.op
-                 and ae.record.runner == sec.runner and ae.arch == sec.arch
-                 and ae.record.env.flashinfer_version == sec.flashinfer_version
-                 and group_of.get(ae.record.source) == sec.group]
+    by_section: dict[tuple, list] = {}
+    for ae in result.entries:
+        r = ae.record
+        if r.status is Status.CHOSEN:
+            key = (r.env.arch or "~", r.op, r.runner, r.env.flashinfer_version or "", group_of.get(r.source) or "")
+            by_section.setdefault(key, []).append(ae)
+    for sec in view.entry_sections(result, statuses=(Status.CHOSEN,), uncalibrated=uncalibrated, rows=False):
+        key = (sec.arch or "~", sec.op, sec.runner, sec.flashinfer_version or "", sec.group or "")
+        items = [ae for ae in by_section.get(key, ()) if ae.arch == sec.arch]
         rows: list[list[str]] = []
+        seen: set[tuple[str, ...]] = set()
         notes: dict[str, int] = {}
 
         def ref(t: str) -> str:
@@ -208,7 +217,8 @@ def chosen_sections(result: InspectResult, uncalibrated: bool = False
             row = [view.m_bucket(p) + rank, view.fmt_int(p.n) if p else "-", view.fmt_int(p.k) if p else "-",
                    view.tactic_cell(r.tactic), tile, "-" if t_meas is None else f"{t_meas * 1000:.1f}", *model]
             # the same winner read from two inputs of one run (the cache and its warm-up log) is one row
-            if row not in rows:
+            if tuple(row) not in seen:
+                seen.add(tuple(row))
                 rows.append(row)
         if not any(ae.config is not None for ae in items):
             # cuBLAS / cuDNN / trtllm-gen winners: no tile to show or model, one line says so
@@ -403,10 +413,11 @@ def format_report(result: InspectResult, ctx: ReportContext, *, full: bool = Fal
 
 
 def _format_report(result: InspectResult, ctx: ReportContext, full: bool) -> str:
+    parts = _Parts(result, ctx.uncalibrated)  # what every try below shares, made once: the tries differ in caps only
     if full:
-        return _render(result, ctx, FULL)
+        return _render(result, ctx, FULL, parts)
     for limits in TICKET_STEPS:
-        text = _render(result, ctx, limits)
+        text = _render(result, ctx, limits, parts)
         if len(text) <= TICKET_CHARS:
             return text
     cut = text[: TICKET_CHARS - 400]
@@ -414,9 +425,49 @@ def _format_report(result: InspectResult, ctx: ReportContext, full: bool) -> str
     return cut + "\n" + _left_out(1, "part of this report", ctx) + "\n"
 
 
-def _render(result: InspectResult, ctx: ReportContext, lim: Limits) -> str:
+class _Parts:
+    """The parts of a report that take a pass over every entry, made once per report (up to five
+    renders try smaller caps until the report fits a ticket)."""
+
+    def __init__(self, result: InspectResult, uncalibrated: bool = False) -> None:
+        self.result = result
+        self.uncalibrated = uncalibrated
+        self._sections: Optional[list] = None
+        self._env: Optional[list[tuple[str, str]]] = None
+        self._summary: Optional[str] = None
+        self._tile_map: Optional[tuple[list[str], list[list[str]]]] = None
+
+    @property
+    def sections(self) -> list[tuple[str, str, list[list[str]], list[str], tuple[str, ...]]]:
+        if self._sections is None:
+            self._sections = chosen_sections(self.result, self.uncalibrated)
+        return self._sections
+
+    @property
+    def environment(self) -> list[tuple[str, str]]:
+        if self._env is None:
+            self._env = environment(self.result)
+        return self._env
+
+    @property
+    def summary(self) -> str:
+        if self._summary is None:
+            self._summary = _summary_line(self.result)
+        return self._summary
+
+    @property
+    def tile_map(self) -> tuple[list[str], list[list[str]]]:
+        if self._tile_map is None:
+            from tiletune.formats import glance
+
+            self._tile_map = glance.tile_map(self.result.overview)
+        return self._tile_map
+
+
+def _render(result: InspectResult, ctx: ReportContext, lim: Limits, parts: Optional[_Parts] = None) -> str:
+    parts = parts if parts is not None else _Parts(result, ctx.uncalibrated)
     c = lambda text: md.cell(text, lim.text)  # noqa: E731 - every text from the inputs goes through this
-    out: list[str] = [f"# {md.cell(_title(result), 200)}", "", c(_summary_line(result)), ""]
+    out: list[str] = [f"# {md.cell(_title(result), 200)}", "", c(parts.summary), ""]
 
     out += ["## Verdict", ""]
     if result.verdicts:
@@ -440,7 +491,7 @@ def _render(result: InspectResult, ctx: ReportContext, lim: Limits) -> str:
             out += ["", _left_out(more, "event line(s)", ctx)]
         out.append("")
 
-    env_rows = [(k, clip_text(v, lim.text)) for k, v in environment(result)]
+    env_rows = [(k, clip_text(v, lim.text)) for k, v in parts.environment]
     out += ["## Environment", "", md.table(("component", "version / value (where it came from)"), env_rows), ""]
 
     out += ["## Chosen tiles", ""]
@@ -450,7 +501,7 @@ def _render(result: InspectResult, ctx: ReportContext, lim: Limits) -> str:
         "GPU's **dense** peak and against the roofline."
     )
     out.append("")
-    sections = chosen_sections(result, ctx.uncalibrated)
+    sections = parts.sections
     if not sections:
         out += ["_No chosen tactics in the inputs._", ""]
     if any(h is CALIBRATED_HEADERS for *_, h in sections):
@@ -547,7 +598,7 @@ def _render(result: InspectResult, ctx: ReportContext, lim: Limits) -> str:
                 "Written beside the report. GitHub does not read local files: drag these into the issue to show them.", ""]
         out += [f"- {md.code(p)}" for p in pictures]
         out.append("")
-    out += _tile_map_section(result, ctx, lim)
+    out += _tile_map_section(result, ctx, lim, parts)
     if ctx.plots:
         out += ["## Roofline", ""]
         for arch, op, rel in ctx.plots:
@@ -688,12 +739,12 @@ def _redacted_tree(value: Any, redact: Callable[[str], str]) -> Any:
     return root[0]
 
 
-def _tile_map_section(result: InspectResult, ctx: ReportContext, lim: Limits = FULL) -> list[str]:
+def _tile_map_section(result: InspectResult, ctx: ReportContext, lim: Limits = FULL, parts: Optional[_Parts] = None) -> list[str]:
     """The winning tile per (op, N x K) and M bucket: a picture when drawn, the table folded (capped
     to `lim.items` rows in a ticket)."""
     from tiletune.formats import glance
 
-    headers, rows = glance.tile_map(result.overview)
+    headers, rows = parts.tile_map if parts is not None else glance.tile_map(result.overview)
     if not rows:
         return []
     out = ["## Tile map", ""]

@@ -197,10 +197,11 @@ class _Notes:
 
 
 def entry_sections(result: InspectResult, *, statuses: Optional[Sequence[Status]] = None,
-                   uncalibrated: bool = False) -> list[Section]:
+                   uncalibrated: bool = False, rows: bool = True) -> list[Section]:
     """Group entries into sections and render each row; `statuses` filters (e.g. chosen only). Model
     cells are the calibrated model's where a fit covers the entry (its section's header says so),
-    unless `uncalibrated`."""
+    unless `uncalibrated`. `rows=False`: the sections' heads only (their rows and footnotes left
+    empty), for a view that makes rows of its own (the report's chosen tiles)."""
     multi_source = len({ae.entry.record.source for ae in result.entries}) > 1
     group_of = group_names(result.source_groups)  # one section per server too
     groups: "OrderedDict[tuple, list[AnalyzedEntry]]" = OrderedDict()
@@ -242,6 +243,9 @@ def entry_sections(result: InspectResult, *, statuses: Optional[Sequence[Status]
             group=key[4] or None,
             group_label=result.group_label(key[4] or None),
         )
+        if not rows:
+            sections.append(sec)
+            continue
         items = sorted(items, key=row_key)
         for ae in items:
             sec.rows.append(_entry_row(ae, notes, cells, has_rank=has_rank, has_meas=has_meas,
