@@ -24,3 +24,34 @@ def test_oversized_or_invalid_texts_are_no_version(text: str) -> None:
 def test_shown_cuts_long_texts() -> None:
     assert shown("0.6.14") == "0.6.14"
     assert len(shown("0." + "9" * 5000)) < 80
+
+
+def test_versions_from_inputs_are_parsed_only_through_parse_version() -> None:
+    """`packaging.version.Version(text)` on a text from an input or a flag turns each of its numbers
+    into an int (a 5,000-digit one raised ValueError and sank the run): only core/versions.py calls
+    it on such texts; elsewhere only on literals, the package's own catalog releases, or a Version's
+    own parts."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent / "tiletune"
+    allowed = {  # (file, the call's argument): package data or a parsed Version's own fields
+        ("catalogs/__init__.py", "v"), ("catalogs/__init__.py", "r"), ("catalogs/__init__.py", "want.public"),
+        ("decode/buckets.py", '"0.6.10"'), ("decode/buckets.py", "v.base_version"),
+        ("analysis/l2_state.py", '".".join(map(str, base))'),
+    }
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel == "core/versions.py":
+            continue
+        text = path.read_text()
+        for m in re.finditer(r"\bVersion\(", text):
+            depth, end = 1, m.end()
+            while depth:  # the call's argument, parentheses balanced
+                depth += {"(": 1, ")": -1}.get(text[end], 0)
+                end += 1
+            arg = text[m.end():end - 1]
+            if (rel, arg) not in allowed:
+                found.append(f"{rel}: Version({arg})")
+    assert not found, found

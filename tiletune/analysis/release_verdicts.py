@@ -99,12 +99,10 @@ def _ops_text(ops: Sequence[tuple[str, str, str]]) -> str:
 
 
 def _older(a: str, b: str) -> bool:
-    from packaging.version import InvalidVersion, Version
+    from tiletune.core.versions import parse_version
 
-    try:
-        return Version(a) < Version(b)
-    except InvalidVersion:
-        return False
+    va, vb = parse_version(a), parse_version(b)  # (bounded: a 5,000-digit version is no version)
+    return va is not None and vb is not None and va < vb
 
 
 def _agreement(before: str, after: str, ops: Sequence[tuple[str, str, str]]) -> str:
