@@ -134,6 +134,7 @@ def picture_labels_redacted(tmp: Path) -> list[Finding]:
     for d in ("runs/gpu-node-7", "runs/alicesmith-box"):
         (tmp / d).mkdir(parents=True)
         shutil.copy(CACHE, tmp / d / "c.json")
+    (tmp / "out").mkdir()  # (tiletune creates no folders)
     p, drawn = report_recorded(tmp, ["runs/gpu-node-7", "runs/alicesmith-box", "-o", "out/r.md"], cwd=tmp)
     md = (tmp / "out" / "r.md").read_text() if (tmp / "out" / "r.md").exists() else ""
     out = []
@@ -230,6 +231,7 @@ def report_survives_names_and_numbers(tmp: Path) -> list[Finding]:
     d.mkdir()
     shutil.copy(CACHE, d / "c.json")
     shutil.copy(DEBUG_LOG, d / "warmup.log")
+    (tmp / "o1").mkdir()
     p = tiletune("report", str(d), "-o", str(tmp / "o1" / "r.md"))
     findings.append(Finding("2", "math-in-folder", crashed(p) or not (tmp / "o1" / "r.md").exists(), f"exit {p.returncode}"))
     cases = {"math-in-gpu-name": {"name": f"GPU {MATH}"}, "infinite-bandwidth": {"mem_bw_gbps": "@INF@"},
@@ -237,6 +239,7 @@ def report_survives_names_and_numbers(tmp: Path) -> list[Finding]:
     for i, (name, over) in enumerate(cases.items()):
         gf = _gpu_file(tmp, **over)
         out = tmp / f"o{i + 2}" / "r.md"
+        out.parent.mkdir()
         p = tiletune("report", str(CACHE), "--gpu", "hostile-gpu", "-o", str(out), env={"TILETUNE_GPU_FILE": str(gf)})
         ok = (p.returncode == 0 and out.exists()) or one_line_refusal(p, "gpu")
         findings.append(Finding("2", name, not ok, f"exit {p.returncode}: {p.stderr.decode(errors='replace')[-200:]!r}"))
@@ -265,6 +268,7 @@ def _tile_map_case(tmp: Path, rows: int) -> list[Finding]:
     cache = tmp / "many.json"
     many_shapes_cache(cache, rows)
     t0 = time.perf_counter()
+    (tmp / "out").mkdir()
     p = tiletune("report", str(cache), "-o", str(tmp / "out" / "r.md"), timeout=900)
     wall = time.perf_counter() - t0
     pngs = sorted((tmp / "out").glob("*tilemap*.png"))
