@@ -14,7 +14,9 @@ from importlib import resources
 from typing import Any, Optional, Tuple
 
 from msgspec import Struct
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
+
+from tiletune.core.versions import parse_version
 
 
 class FlashInferRule(Struct, frozen=True):
@@ -37,10 +39,7 @@ def _data() -> dict:
 
 
 def _version(text: str) -> Optional[Version]:
-    try:
-        return Version(text)
-    except InvalidVersion:
-        return None
+    return parse_version(text)  # (bounded: a 5,000-digit version from an input is no version)
 
 
 def flashinfer_releases() -> Tuple[str, ...]:
