@@ -39,7 +39,7 @@ def test_versions_from_inputs_are_parsed_only_through_parse_version() -> None:
         ("catalogs/__init__.py", "v"), ("catalogs/__init__.py", "r"), ("catalogs/__init__.py", "want.public"),
         ("decode/buckets.py", '"0.6.10"'), ("decode/buckets.py", "v.base_version"),
         ("analysis/l2_state.py", '".".join(map(str, base))'),
-        ("analysis/cache_rules.py", '"0"'),
+        ("analysis/cache_rules.py", '"0"'), ("tuner/pin_metadata.py", '"0.6.7"'), ("tuner/pin_metadata.py", "first"),
     }
     found = []
     for path in sorted(root.rglob("*.py")):

@@ -23,9 +23,10 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from tiletune.core.errors import TunerError
+from tiletune.core.versions import parse_version
 
 INDETERMINATE = (None, "unknown", "None")
 ENV_COMMAND = ('python -c "import json; from flashinfer.autotuner import _collect_metadata; '
@@ -39,10 +40,7 @@ _TRACKED = (
 
 def tracked_keys(version: Optional[str]) -> Optional[tuple[str, ...]]:
     """The `_metadata` keys release `version` compares on load (None: unknown or before 0.6.7)."""
-    try:
-        v = Version(version) if version else None
-    except InvalidVersion:
-        return None
+    v = parse_version(version) if version else None  # (bounded: a 5,000-digit version is no version)
     if v is None or v < Version("0.6.7"):
         return None
     keys: tuple[str, ...] = ()
