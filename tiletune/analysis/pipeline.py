@@ -155,7 +155,9 @@ def build(
                 + tuple(verdicts_mod.with_rank_disagreements(
                     verdicts_mod.verdicts(analyzed, failures, never_tried, group_of, labels_of,
                                           frozenset(i.source for i in inputs if i.ticket)),
-                    at_a_glance.rank_disagreements)))
+                    at_a_glance.rank_disagreements))
+                + tuple(structs.replace(v, group=group_of.get(v.source)) if v.source else v
+                        for v in run_verdicts.setup_verdicts(inputs, analyzed, read)))  # each input's stated setup, last
     calibrated = evidence_notes(fitted, failures, never_tried, labels_of)  # only where the inputs measured times
     return InspectResult(
         entries=analyzed,

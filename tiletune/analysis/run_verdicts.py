@@ -120,7 +120,8 @@ def run_verdicts(events: Sequence[Event], analyzed: Sequence["AnalyzedEntry"],
         raised = [e for e in errors if e.fact("survived") is None and e.is_fatal]
         printed = [e for e in errors if e.fact("survived") is None and not e.is_fatal]
         if end is None and raised:
-            fatal_lines.append(_raised_verdict(raised, arch, source, ticket, inp.stated_stage if inp else None))
+            fatal_lines.append(_raised_verdict(raised, arch, source, ticket, inp.stated_stage if inp else None,
+                                               inp.call_named if inp else None))
             raised = []
         for group in _by_kind(survived):
             v = _survived_verdict(group, arch, source, ticket)
@@ -132,9 +133,14 @@ def run_verdicts(events: Sequence[Event], analyzed: Sequence["AnalyzedEntry"],
                 f"also raised: {e.summary}" + _times(e) + f" ({_at(e)})"), evidence=(event_evidence(e, ticket),)))
         for group in _by_kind(printed):
             other_lines.append(_printed_verdict(group, arch, source, ticket))
+        for w in (inp.warned if inp else ()):  # a warning that printed a traceback: the run went on
+            other_lines.append(Verdict(arch=arch, op="", source=source, text=(
+                f"a warning logged a traceback and the run went on (a finding, not the end): '{_clip(plain(w.value), 200)}' "
+                f"(line {w.line}) ({source})"), evidence=(Evidence(source, w.line, w.words, _how(ticket)),)))
         h = held.get(source, _Held())
         says = [f for f in (inp.says_fail if inp else ()) if not any(e.line == f.line for e in evs)]
-        quiet = end is None and not errors and not h.failed and not (inp and inp.stated) and not says
+        quiet = end is None and not errors and not h.failed and not (inp and inp.stated) and not says \
+            and not (inp and inp.warned)
         if says and end is None and not errors and not h.failed:
             # a ticket that states failures in words only (no log line): what it says, never "no failure"
             other_lines.append(Verdict(arch=arch, op="", source=source, text=(
@@ -166,14 +172,26 @@ def run_verdicts(events: Sequence[Event], analyzed: Sequence["AnalyzedEntry"],
             other_lines.append(Verdict(arch=arch, op="", source=source, text=(
                 "the ticket states: " + "; ".join(st[:4]) + (f" and {len(st) - 4} more" if len(st) > 4 else "")
                 + f" ({source})"), evidence=tuple(Evidence(source, f.line, f.words, "stated") for f in inp.stated[:2])))
-        # the stated setup, where no tuning verdict (which names the arch per op) already carries it
-        setup = _setup_verdict(inp, arch, source, ticket) if inp is not None and (
-            source not in held or inp.arch_why is not None or ticket) else None
-        if setup is not None:
-            other_lines.append(setup)
     yield from fatal_lines
     yield from quiet_leads
     yield from other_lines
+
+
+def setup_verdicts(inputs: Sequence[InputFacts], analyzed: Sequence["AnalyzedEntry"],
+                   read: Optional[Sequence[Any]] = None) -> Iterable["Verdict"]:
+    """Each input's stated setup (arch with the clue it came from, GPU, versions), after every other
+    verdict: where no tuning verdict (which names the arch per op) already carries it, for a ticket,
+    or where arch clues disagreed (which won and why)."""
+    if not inputs:
+        return
+    with_records = {e.record.source for e in (read if read is not None else (a.entry for a in analyzed))}
+    for inp in inputs:
+        if inp.source in with_records and inp.arch_why is None and not inp.ticket:
+            continue
+        arch = str(inp.arch.value) if inp.arch else None
+        v = _setup_verdict(inp, arch, inp.source, inp.ticket)
+        if v is not None:
+            yield v
 
 
 class _Held:
@@ -305,6 +323,10 @@ def _setup_verdict(inp: InputFacts, arch: Optional[str], source: str, ticket: bo
             evidence.append(Evidence(source, fv.line, fv.words, _how(ticket)))
     for name, ver in inp.servers:
         parts.append(f"{name} {ver.value}")
+    if inp.driver is not None:
+        parts.append(f"driver {inp.driver.value}")
+    if inp.cuda is not None:
+        parts.append(f"CUDA {inp.cuda.value}")
     if inp.arch_why is not None:  # arch clues disagreed: which won and why
         lost = str(inp.arch_why.value).split("; ", 1)
         if len(lost) > 1:
@@ -416,15 +438,37 @@ def _end_verdict(end: RunEnd, cause: Optional[Event], arch: Optional[str], sourc
     if poisoned and cause is not None and cause.kind != "tma_descriptor_failed":
         clauses.append(f"{poisoned}: it poisons the CUDA context and may be reported late, by a later call, so the "
                        "kernel that faulted is not shown")
+    if cause is not None and end.innermost is not None and end.cut is None and end.innermost.line is not None \
+            and (cause.line or 0) >= end.innermost.line:
+        verb = "reported in" if poisoned else "raised in"  # a sticky error is reported by whichever call comes next
+        clauses.append(f"{verb} {end.innermost.words}")
+        if end.innermost not in evidence:
+            evidence.append(end.innermost)
+    line_of = end.cause or end.stopped or end.wrapper
+    proc = re.match(r"\((?P<p>[A-Za-z][\w-]*?) pid=\d+\)", line_of.words) if line_of is not None else None
+    stop_words = (end.stopped or end.wrapper).words if (end.stopped or end.wrapper) is not None else ""  # type: ignore[union-attr]
+    rank = re.search(r"\[[\d: -]+ (?P<r>(?:TP|DP|PP|EP)\d+(?: (?:TP|DP|PP|EP)\d+)*)\]", stop_words)
+    if proc and proc.group("p") not in ("APIServer",):
+        clauses.append(f"in process {proc.group('p')}")
+    elif rank:
+        clauses.append(f"on rank {rank.group('r')}")
+    if end.stopped is not None and end.stopped.words.startswith("terminate called"):
+        clauses.append(f"the process aborted: {_clip(plain(end.stopped.words), 120)} (line {end.stopped.line})")
+    if end.shutdown is not None:
+        clauses.append(f"then the server shut down ('{_clip(plain(end.shutdown.words), 60)}', line {end.shutdown.line})")
+    if end.elided is not None:
+        clauses.append(f"the author cut lines from the paste ('{end.elided.words}', line {end.elided.line})")
+    root = end.stopped is not None and _ROOT_ABOVE.search(end.stopped.words) and not what
+    if root:
+        clauses.append("its root cause is not in the text")
     if end.cut == "after_last_frame":
         last = (f"its last frame ({end.last_frame.words})" if end.last_frame is not None
                 else (end.frames[-1] if end.frames else "its last frame"))
         clauses.append(f"the traceback is cut after {last}: the error itself is not in the text")
     elif end.cut == "before_traceback":
         clauses.append("the traceback's start is not in the text")
-    elif not what:
-        root = end.stopped is not None and _ROOT_ABOVE.search(end.stopped.words)
-        clauses.append("its root cause is not in the text" if root else "the text does not show the error that ended it")
+    elif not what and not root:
+        clauses.append("the text does not show the error that ended it")
     if what and end.wrapper is not None and end.cause is not None and end.wrapper.line != end.cause.line:
         clauses.append(f"the engine reported it: {wrapper_phrase(end.wrapper.words)} (line {end.wrapper.line})")
     if what:
@@ -442,7 +486,7 @@ def _end_verdict(end: RunEnd, cause: Optional[Event], arch: Optional[str], sourc
 
 
 def _raised_verdict(raised: Sequence[Event], arch: Optional[str], source: str, ticket: bool,
-                    said_stage: Optional[Any] = None) -> Verdict:
+                    said_stage: Optional[Any] = None, call: Optional[Any] = None) -> Verdict:
     """Fatal errors with no line that shows the process stopping (a ticket quoting an error)."""
     first = raised[-1] if len(raised) > 1 and raised[-1].line and raised[0].line and raised[-1].line > raised[0].line else raised[0]
     evidence = [event_evidence(first, ticket)]
@@ -454,6 +498,9 @@ def _raised_verdict(raised: Sequence[Event], arch: Optional[str], source: str, t
     if sf is not None and sf.line is not None:
         evidence.append(Evidence(source, sf.line, sf.words, sf.how if sf.how == "stated" else "inferred", sf.source))
     what = re.sub(r"; (?:at warm-up|while serving)\)$", ")", re.sub(r" \((?:at warm-up|while serving)\)$", "", first.summary))
+    if call is not None:  # where the ticket says it happened
+        what += f" in `{call.value}` (the ticket says so, line {call.line})"
+        evidence.append(Evidence(source, call.line, call.words, "stated", call.source))
     poisoned = first.fact("poisons_context")
     verb = "the ticket states" if ticket else "the log shows"
     text = f"the run ended: {what}; {where}" + (f"; {poisoned}: it poisons the CUDA context" if poisoned else "")
@@ -627,4 +674,4 @@ def _smem_inference(cat: Any, arch: str, op: str, n: int) -> Optional[str]:
             f"catalog tile(s) exceed the {limit:,} B per-block limit on {arch})")
 
 
-__all__ = ["DEBUG_HINT", "run_verdicts", "skipped_phrase"]
+__all__ = ["DEBUG_HINT", "run_verdicts", "setup_verdicts", "skipped_phrase"]

@@ -50,6 +50,7 @@ def verdicts(
     keys: dict[_Key, None] = {}  # in order of first use
     winners: dict[_Key, Counter[str]] = {}
     undecoded: Counter[_Key] = Counter()
+    undecoded_tactics: dict[_Key, list[Any]] = {}  # the chosen tactics a catalog could not decode (the first 9)
     undecoded_why: dict[_Key, Counter[str]] = {}
     undecoded_tiles: dict[_Key, Counter[str]] = {}  # ambiguous: what candidates share
     not_cutlass: Counter[_Key] = Counter()
@@ -66,6 +67,7 @@ def verdicts(
     # the first line each key's verdict rests on beyond its winners: a failure, a fallback, a block
     first_line: dict[_Key, Evidence] = {}
     first_rank: dict[_Key, int] = {}  # the status rank (`_EVIDENT`) of that line: a failure outranks a pass
+    tuner_skipped: set[_Key] = set()  # keys with a failure logged as "Skipping tactic ..." (the autotuner went on)
     chosen: dict[int, tuple[Optional[str], Optional[str], Optional[str]]] = {}  # id(decode) -> _chosen_facts
     # INFO "Skipped N" counts: their per-profile Ns, for the catalog comparison (run_verdicts)
     skipped_detail: dict[tuple[Optional[str], Optional[str], str, Optional[str]], dict] = {}
@@ -97,6 +99,8 @@ def verdicts(
             new_run = True
         if r.status is is_chosen:
             chosen_ds.append(a.entry.decode)
+            if type(a.entry.decode) is not Decoded and len(undecoded_tactics.setdefault(key, [])) < 9:
+                undecoded_tactics[key].append(r.tactic)
             chosen_es.append(a.entry)
             if new_run:  # (once per run of one input's records)
                 chosen_from.setdefault(key, set()).add(source)
@@ -105,8 +109,10 @@ def verdicts(
         if r.status in _EVIDENT and _EVIDENT.index(r.status) < first_rank.get(key, 99):
             first_rank[key] = _EVIDENT.index(r.status)
             first_line[key] = Evidence(r.source, r.line, _words(r), "stated" if r.source in stated else "decoded")
+        if r.status is Status.FAILED and r.tactic is not None and r.detail_dict().get("phase") in ("profiling", "ranking"):
+            tuner_skipped.add(key)
         if r.status is Status.BLOCKED:
-            lbl = a.config.label() if a.config is not None else f"tactic {r.tactic}"
+            lbl = a.config.label() if a.config is not None else f"tactic {_tactic_text(r.tactic)}"
             if lbl not in blocked.setdefault(key, []):
                 blocked[key].append(lbl)
         elif r.status is Status.FALLBACK and r.detail_dict().get("oom"):
@@ -123,15 +129,15 @@ def verdicts(
             if module not in not_built.setdefault(key, []):
                 not_built[key].append(module)
         elif r.status is Status.PASSED and r.detail_dict().get("stated"):  # a ticket's table row that says OK
-            lbl = a.config.label() if a.config is not None else f"tactic {r.tactic}"
+            lbl = a.config.label() if a.config is not None else f"tactic {_tactic_text(r.tactic)}"
             if lbl not in stated_ok.setdefault(key, []):
                 stated_ok[key].append(lbl)
         elif r.status is Status.PASSED:
-            lbl = a.config.label() if a.config is not None else f"tactic {r.tactic}"
+            lbl = a.config.label() if a.config is not None else f"tactic {_tactic_text(r.tactic)}"
             if lbl not in passed.setdefault(key, []):
                 passed[key].append(lbl)
         elif r.status is Status.NOT_RUN:
-            lbl = a.config.label() if a.config is not None else f"tactic {r.tactic}"
+            lbl = a.config.label() if a.config is not None else f"tactic {_tactic_text(r.tactic)}"
             if lbl not in not_run.setdefault(key, []):
                 not_run[key].append(lbl)
             not_run_why.setdefault(key, Counter())[_not_run_reason(r.error)] += r.count
@@ -167,7 +173,9 @@ def verdicts(
             parts.append(f"{not_cutlass[key]} chosen non-CUTLASS tactic(s) (no tile to decode)")
         if undecoded[key]:
             whys = [w for w, _ in undecoded_why[key].most_common(2)]
-            parts.append(f"{undecoded[key]} chosen tactic(s) undecoded ({'; '.join(whys)})")
+            named = list(dict.fromkeys(_tactic_text(t) for t in undecoded_tactics.get(key, [])))
+            which = f" (tactic {_join(named, 4)})" if named and len(named) <= 8 else ""
+            parts.append(f"{undecoded[key]} chosen tactic(s){which} undecoded ({'; '.join(whys)})")
             if key in undecoded_tiles:
                 top = undecoded_tiles[key].most_common(3)
                 more = len(undecoded_tiles[key]) - len(top)
@@ -186,7 +194,8 @@ def verdicts(
                 # INFO "Skipped N unsupported tactic(s)": the autotuner skipped them and went on
                 parts.append(f"{n} unsupported tactic skip{'s' if n != 1 else ''} ({phrase})")
                 continue
-            parts.append(f"{_join(failed)} failed {_times(n)} ({phrase})")
+            skipped = " and were skipped: the autotuner went on" if key in tuner_skipped else ""
+            parts.append(f"{_join(failed)} failed {_times(n)} ({phrase}){skipped}")
         if passed.get(key):
             parts.append(f"{_join(passed[key])} passed on retry")
         if stated_ok.get(key):
@@ -210,7 +219,8 @@ def verdicts(
         if fallback_ms.get(key):
             ms = sorted({m for m in fallback_ms[key] if m is not None})
             at = f" at runtime M {_join([str(m) for m in ms], 4)}" if ms else ""
-            parts.append(f"no tuned config covered a call{at}: FlashInfer ran its fallback tactic (-1, untuned)")
+            parts.append(f"no tuned config covered a call{at}: FlashInfer ran its fallback tactic (-1, untuned; a fallback, "
+                         "not a failure)")
         if not parts and profiled_only[key]:
             parts.append(f"{profiled_only[key]} tactic timing(s) profiled, none chosen or failed in these inputs")
         if not parts:
@@ -237,6 +247,8 @@ _EVIDENT = (Status.FAILED, Status.FALLBACK, Status.BLOCKED, Status.NOT_BUILT, St
 def _words(r: Any) -> str:
     """What a record's line says, short: its error, else its status and tactic."""
     d = r.detail_dict()
+    if d.get("said") and r.tactic is None:  # an INFO count: the line as the log printed it
+        return str(d["said"])
     if r.error and not d.get("stated_row"):
         return " ".join(str(r.error).split())[:240]
     if d.get("stated_row"):
@@ -361,7 +373,12 @@ def _failure_label(f: "Failure") -> str:
         return f.config.label()
     if f.tactic is None:
         return "tactics the log does not name (runner not named)"
-    return f"tactic {f.tactic}"
+    return f"tactic {_tactic_text(f.tactic)}"
+
+
+def _tactic_text(t: Any) -> str:
+    """A tactic as FlashInfer prints it: a compound tactic is a list ([32, 15]), never a Python tuple."""
+    return repr(list(t)).replace("'", "") if isinstance(t, tuple) else str(t)
 
 
 def _reason_phrase(f: "Failure", skipped: Optional[dict] = None) -> str:

@@ -11,7 +11,7 @@ import functools
 import re
 from typing import Optional
 
-KNOWN_ARCHS = ("sm80", "sm86", "sm89", "sm90", "sm100", "sm103", "sm107", "sm110", "sm120", "sm121")
+KNOWN_ARCHS = ("sm80", "sm86", "sm87", "sm89", "sm90", "sm100", "sm103", "sm107", "sm110", "sm120", "sm121")
 
 # Ordered: first match wins, so the more specific names come first. Patterns are matched
 # case-insensitively against the whole device name as torch / nvidia-smi print it.
@@ -21,7 +21,9 @@ _GPU_ARCH_PATTERNS: tuple[tuple[str, str], ...] = (
     (r"\bB300\b|\bGB300\b", "sm103"),
     (r"\bB200\b|\bGB200\b|\bB100\b", "sm100"),
     (r"\bH200\b|\bH100\b|\bH800\b|\bH20\b|\bGH200\b", "sm90"),
-    (r"\bL40S?\b|\bL4\b|RTX 40\d0|RTX 6000 Ada", "sm89"),
+    (r"Jetson (?:AGX )?Thor|\bThor\b", "sm110"),
+    (r"Jetson (?:AGX )?Orin|\bOrin\b", "sm87"),
+    (r"\bL40S?\b|\bL4\b|\bL20\b|RTX 40\d0|RTX 6000 Ada", "sm89"),
     (r"\bA100\b|\bA800\b|\bA30\b", "sm80"),
     (r"\bA10G?\b|\bA40\b|RTX 30\d0|RTX A6000", "sm86"),
 )

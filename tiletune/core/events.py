@@ -185,6 +185,9 @@ class RunEnd(Struct, frozen=True, gc=False):
     after_autotune: Optional[Evidence] = None
     wrapper: Optional[Evidence] = None
     last_frame: Optional[Evidence] = None  # the frame a cut traceback ends at (its function and source line)
+    innermost: Optional[Evidence] = None  # the innermost frame of the application's code (not torch's plumbing)
+    elided: Optional[Evidence] = None  # where the author cut lines out of the paste ("... (413 lines omitted) ...")
+    shutdown: Optional[Evidence] = None  # a server shutting down after the stop ("Shutting down")
 
     def to_jsonable(self) -> dict[str, Any]:
         e = lambda x: x.to_jsonable() if x is not None else None  # noqa: E731
@@ -192,7 +195,8 @@ class RunEnd(Struct, frozen=True, gc=False):
                 "cause_line": self.cause_line, "stage": self.stage, "stage_evidence": e(self.stage_evidence),
                 "op": self.op, "op_evidence": e(self.op_evidence), "in_autotuner": e(self.in_autotuner),
                 "frames": list(self.frames), "cut": self.cut, "after_autotune": e(self.after_autotune),
-                "wrapper": e(self.wrapper), "last_frame": e(self.last_frame)}
+                "wrapper": e(self.wrapper), "last_frame": e(self.last_frame), "innermost": e(self.innermost),
+                "elided": e(self.elided), "shutdown": e(self.shutdown)}
 
 
 class InputFacts(Struct, frozen=True, gc=False):
@@ -213,6 +217,10 @@ class InputFacts(Struct, frozen=True, gc=False):
     stated: Tuple[Fact, ...] = ()  # what a ticket's prose states ("13 of 16 tactics fail", failing tile shapes)
     stated_stage: Optional[Fact] = None  # where a ticket's prose places the failure ("after 63 requests": serving)
     says_fail: Tuple[Fact, ...] = ()  # a ticket's lines that state a failure in words (no event reads them)
+    call_named: Optional[Fact] = None  # the call a ticket says failed ("during the calling to `X`")
+    driver: Optional[Fact] = None  # the driver version the text states ("Driver Version: 550.144.03")
+    cuda: Optional[Fact] = None  # the CUDA version the text states ("CUDA Version: 12.4")
+    warned: Tuple[Fact, ...] = ()  # warnings that printed a traceback and went on (the warning's line)
     ticket: bool = False  # the text is a ticket (Markdown: fences, tables, quotes, prose): what it says is "stated"
 
     def to_jsonable(self) -> dict[str, Any]:
@@ -226,6 +234,9 @@ class InputFacts(Struct, frozen=True, gc=False):
                 "stated": [x.to_jsonable() for x in self.stated],
                 "stated_stage": f(self.stated_stage),
                 "says_fail": [x.to_jsonable() for x in self.says_fail],
+                "call_named": f(self.call_named),
+                "driver": f(self.driver), "cuda": f(self.cuda),
+                "warned": [x.to_jsonable() for x in self.warned],
                 "ticket": self.ticket}
 
 

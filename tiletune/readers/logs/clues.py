@@ -52,9 +52,11 @@ _GPU_LINE = re.compile(r"^\s*(?:[-*>]\s*)?(?:\*\*)?(?:GPU(?: model| type| name)?
 # words that put a machine in a contrast ("unlike B200", "works fine on H100", "than on GB200")
 _CONTRAST = re.compile(r"\b(?:unlike|compared (?:to|with)|vs\.?|versus|than(?: on| the| a)?|instead of|rather than|"
                        r"other than|whereas|works? (?:fine |well )?(?:on|with)|worked (?:fine |well )?on|fine on|"
-                       r"passes on|same as(?: on)?|e\.g\.|such as|like (?:on |the |a )?|except(?: on)?|not on|"
+                       r"passes on|e\.g\.|such as|like (?:on |the |a )?|except(?: on)?|not on|"
                        r"the public|also (?:on|affects))\W*(?:\w+\W+){0,3}$", re.I)
 _BUILD_ARCH = re.compile(r"-arch[= ](?:sm|compute)_(?P<a>\d{2,3})[af]?\b")
+_DRIVER = re.compile(r"\bdriver(?: version)?\**\s*[:= ]\s*\**(?P<v>\d{3}\.\d{1,3}(?:\.\d{1,3})?)\b", re.I)
+_CUDA_VER = re.compile(r"\bCUDA(?: Version| version| toolkit| runtime)?\**\s*[:= ]?\s*\**(?P<v>1[0-3]\.\d)(?![\d.])")
 _GPU_GATE = re.compile(r"NVIDIA|GeForce|RTX|\bGB10\b|\bGB[23]00\b|\bB[123]00\b|\bH[12]00\b|DGX Spark")
 _GPU_NAME = re.compile(r"NVIDIA (?:GeForce )?[A-Za-z0-9][A-Za-z0-9 .-]{1,60}")
 # (Markdown around the name or the version, as tickets write them: "FlashInfer `0.6.18.post1`",
@@ -203,13 +205,19 @@ class ClueSet:
             m = _KERNEL_NAME.search(text)
             if m:
                 arch = normalize_arch(m.group("a") or m.group("b") or m.group("c"))
+                name = re.search(r"[\w.]*" + re.escape(m.group(0)) + r"[\w.]*", text)
+                if name and (text[name.end():name.end() + 1] == "(" or name.group(0).endswith((".hpp", ".h", ".cuh", ".py"))):
+                    arch = None  # a call in a traceback's source line: what the code would load, not what ran here
                 if arch:
-                    name = re.search(r"[\w.]*" + re.escape(m.group(0)) + r"[\w.]*", text)
                     self._add(self._placed(Clue("arch", arch, "decoded", "kernel name", lineno,
                                                 (name.group(0) if name else m.group(0)).strip("_")), m.start()))
         if "sm" in low or "SM" in text or "." in text:
             found = [(normalize_arch(w.group("a") or w.group("cc")), w) for w in _ARCH_WORD.finditer(text)]
             words = {a for a, _ in found if a}
+            family = [(a, w) for a, w in found if a and w.group(0).rstrip("`").endswith("f")]
+            if len(words) == 2 and family and len({{"sm103": "sm100", "sm121": "sm120"}.get(a, a) for a in words}) == 1:
+                # "an sm_100f kernel for sm_103 hardware": the f-suffixed token is the kernels' family target
+                words = {a for a in words if a != family[0][0]}
             if len(words) == 1:
                 arch = words.pop()
                 w = next(w for a, w in found if a == arch)
@@ -218,6 +226,14 @@ class ClueSet:
                     self._add(Clue("arch", arch, "inferred", "module name", lineno, w.group(0)))
                 else:
                     self._add(self._placed(Clue("arch", arch, "decoded", "arch named", lineno, w.group(0)), w.start()))
+        if "river" in text:
+            m = _DRIVER.search(text)
+            if m:
+                self._add(Clue("driver", m.group("v"), "decoded", "driver version", lineno, m.group(0).strip()))
+        if "CUDA" in text:
+            m = _CUDA_VER.search(text)
+            if m and "capability" not in text[max(0, m.start() - 30):m.start()]:
+                self._add(Clue("cuda", m.group("v"), "decoded", "CUDA version", lineno, m.group(0).strip()))
         if "-arch" in text:
             m = _BUILD_ARCH.search(text)
             if m:
@@ -347,6 +363,10 @@ class ClueSet:
 
     def best_gpu(self) -> Optional[Clue]:
         return next((c for c in self.clues if c.what == "gpu"), None)
+
+    def first(self, what: str) -> Optional[Clue]:
+        """The first clue of one kind (driver, cuda): the value the text states first."""
+        return next((c for c in self.clues if c.what == what), None)
 
     def servers(self) -> List[Clue]:
         return [c for c in self.clues if c.what == "server"]

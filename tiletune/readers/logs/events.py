@@ -54,7 +54,7 @@ _TMA = re.compile(r"Failed to initialize the TMA descriptor", re.I)
 _SMEM_EXCEEDED = re.compile(r"(?P<what>[\w ]*GEMM) requires (?P<need>\d[\d,]*) bytes (?:of )?shared memory,? but (?:the )?device (?:only )?supports (?P<limit>\d[\d,]*)", re.I)
 _SMEM_LACKS = re.compile(r"GPU lacks the shared memory resources to run (?P<what>\w+) kernel", re.I)
 _SMEM_TRITON = re.compile(r"OutOfResources: (?:out of resource: )?shared memory, Required: (?P<need>\d+), Hardware limit: (?P<limit>\d+)")
-_CUDA = re.compile(r"(?:torch\.(?:Accelerator|Cuda)Error: )?(?:CUDA error|Error \[CUDA\]): (?P<msg>[A-Za-z][^\n]*?)(?=\s*(?:CUDA kernel errors|Search for|Compile with|\(|$))|(?P<name>CUDA_ERROR_[A-Z_]+|cudaError[A-Z]\w+)")
+_CUDA = re.compile(r"(?:torch\.(?:Accelerator|Cuda)Error: )?(?:CUDA [Ee]rror|Error \[CUDA\]): (?P<msg>[A-Za-z][^\n]*?)(?=\s*(?:CUDA kernel errors|Search for|Compile with|\(|$))|(?P<name>CUDA_ERROR_[A-Z_]+|cudaError[A-Z]\w+)")
 _CUDA_IGNORE = re.compile(r"CUDA kernel errors might be|For debugging consider passing|Compile with `TORCH_USE_CUDA_DSA`|See above for details", re.I)
 _CACHE_PATH = re.compile(r"(?:Running FlashInfer autotune with cache|Using FlashInfer autotune cache file|FlashInfer autotune cache(?: file)?)[:\s]+(?P<path>/\S+)")
 # FlashInfer 0.7.4's _TuningGroupError texts (flashinfer/autotuner/autotuner.py _tuning_group_agreement,
@@ -65,7 +65,7 @@ _TQDM = re.compile(r"Tuning (?P<op>[\w:.]+?):\s*(?:(?P<pct>\d+)%\s*(?:\|[^|]*\|)
 # an exception line as Python prints it: `Type: message` at the start of a line, after a log prefix
 # ("ERROR 03-13 12:01:42 [x.py:932] ", "[rank0]: ", "(Worker pid=1) ") or Markdown (`- `, `> `, a backtick)
 _EXC_TYPE = r"(?:[a-z_][\w]*\.)*(?:[A-Z]\w*(?:Error|Exception)|Exception)"  # `module.SomeError`, bare `Exception` (never a bare "Error:", CUTLASS's print)
-_CODE_LINE = re.compile(r"^\s*(?:raise |return |[\w.]+ = |if |elif |assert )")  # a traceback's source line
+_CODE_LINE = re.compile(r"^(?:\([^)]*\)\s*)*(?:(?:ERROR|INFO|WARNING)[^\]]*\]\s*)?\s*(?:raise |return |[\w.]+ = |if |elif |assert )")  # a source line
 _EXC_LINE = re.compile(r"(?P<type>\b" + _EXC_TYPE + r"): (?P<msg>\S.*)$"
                        # a C++ exception as std::terminate prints it: "  what():  Error in function 'run' at ..."
                        r"|(?P<what>what\(\)):\s+(?P<wmsg>\S.*)$")
@@ -76,7 +76,7 @@ _FRAME = re.compile(r'File "(?P<path>[^"]*(?:flashinfer|cutlass|tensorrt_llm)[^"
 _AT_SOURCE = re.compile(r"\bat `?(?P<path>[\w./-]+\.(?:py|cu|cuh|cpp|h|hpp)):(?P<ln>\d+)")
 _EXC_PREFIX = re.compile(r"[\s>*`#|-]*|.*[\])]:?\s+|.*\bERROR\b.*\s")
 # an exception that belongs to the kernels tiletune reads: raised from their code or naming what they run
-_EXC_RELEVANT = re.compile(r"flashinfer|cutlass|tensorrt|trtllm|tvm\.|tactic|Runner\b|Runner'|[Aa]uto[Tt]un|gemm|GEMM|"
+_EXC_RELEVANT = re.compile(r"flashinfer|cutlass|tensorrt|trtllm|tvm\.|tactic|Runner\b|Runner'|[Aa]uto[Tt]un|gemm|GEMM|Error in function '|"
                            r"\bMemoryError\b|OutOfMemoryError|"
                            r"\bmoe\b|MoE|[Kk]ernel|\bsm_?\d{2,3}|[Uu]nsupported arch|[Ss]hared memory")
 _EXC_FUNCTION = re.compile(r"Error in function '(?P<fn>[\w:~<>]+)' at (?P<file>\S+?\.(?:cuh|cu|cpp|h|hpp|py)):(?P<line>\d+)")
@@ -136,6 +136,7 @@ class EventLog:
         self._last_box: Optional[Tuple[Tuple[int, ...], int]] = None  # (boxDim, line) of the last TMA dump line
         self._last_cuda: Dict[str, int] = {}
         self._stage_hint: Dict[str, int] = {}  # "warm-up" / "serving" -> last line that said so
+        self._stage_text: Dict[str, str] = {}  # ... and its words
         self._frame: Optional[Tuple[str, int]] = None  # (innermost kernel-code frame, line) of the open traceback
         self.dropped = 0
         self._adds = 0  # add() calls: a line that made an event of a specific kind is no generic exception
@@ -249,8 +250,10 @@ class EventLog:
                 self._frame = None
         if _WARMUP.search(text):
             self._stage_hint["warm-up"] = lineno
+            self._stage_text["warm-up"] = text.strip()[:240]
         elif _SERVING.search(text):
             self._stage_hint["serving"] = lineno
+            self._stage_text["serving"] = text.strip()[:240]
         if "boxDim" in text:
             bd = error_text.box_dim(text)
             if bd:
@@ -278,7 +281,7 @@ class EventLog:
                 self._smem_exceeded(lineno, text, m)
             elif _SMEM_LACKS.search(text):
                 self._smem_exceeded(lineno, text, None)
-        if "CUDA" in text or "cudaError" in text:
+        if "CUDA" in text or "cudaError" in text:  # ("CUDA error: ..." and FlashInfer's "CUDA Error: ...")
             self._cuda(lineno, text)
         if "autotune cache" in text or "autotune with cache" in text:
             m = _CACHE_PATH.search(text)
@@ -354,8 +357,11 @@ class EventLog:
             kf = re.search(r"([\w/]+\.(?:cpp|cu|h)):(\d+)", text)
             if kf:
                 facts0["file"] = Fact(f"{kf.group(1).rsplit('/', 1)[-1]}:{kf.group(2)}", "decoded", "assertion text")
-            self.add("runner_init_failed", lineno, text, "a TensorRT-LLM GEMM runner failed while running (assertion)",
-                     facts0, key=("trt-run", facts0["file"].value if "file" in facts0 else None))
+            said = re.search(r"Assertion failed: (?P<m>[^(]+?)\s*(?:\(|$)", text)
+            msg = said.group("m").strip() if said else "Error occurred when running GEMM!"
+            where = f" ({facts0['file'].value})" if "file" in facts0 else ""
+            self.add("runner_init_failed", lineno, text, f"a TensorRT-LLM GEMM runner failed while running: "
+                     f"Assertion failed: {msg}{where}", facts0, key=("trt-run", facts0["file"].value if "file" in facts0 else None))
             return
         what = (m.group("what") or "").strip()
         facts: Dict[str, Fact] = {"runner": Fact(f"TensorRT-LLM cutlass {what}", "decoded", "assertion text"),
@@ -472,8 +478,9 @@ class EventLog:
             summary = ("a TMA descriptor was rejected (cuTensorMapEncode failed"
                        + (f", CUresult {code.group(1)}" + (f" = {name}" if name else "") if code else "")
                        + (f", due to {due.group('why')}" if due and not code else "") + ")")
+        box_text = "(" + ",".join(map(str, box.value)) + ")" if box else ""  # as the dump prints it
         ident = self.add("tma_descriptor_failed", lineno, text,
-                         summary + (f"; boxDim {box.value} is the tile's TMA box" if box else ""),
+                         summary + (f"; boxDim {box_text} is the tile's TMA box" if box else ""),
                          facts, key=(box.value if box else None, code.group(1) if code else None),
                          fatal=None if sticky else False, maybe_fatal=not sticky)
         self._open = (ident, lineno)
@@ -584,9 +591,11 @@ class EventLog:
                 ev["facts"]["runner"] = Fact(r.group("runner"), "decoded", f"line {lineno} (where it was raised)")
         if "stage" not in ev["facts"]:
             if _WARMUP.search(text):
-                ev["facts"]["stage"] = Fact("warm-up", "inferred", f"line {lineno} names the warm-up / autotune path")
+                ev["facts"]["stage"] = Fact("warm-up", "inferred", f"line {lineno} names the warm-up / autotune path",
+                                            line=lineno, words=text.strip()[:240])
             elif _SERVING.search(text):
-                ev["facts"]["stage"] = Fact("serving", "inferred", f"line {lineno} names the serving loop")
+                ev["facts"]["stage"] = Fact("serving", "inferred", f"line {lineno} names the serving loop",
+                                            line=lineno, words=text.strip()[:240])
         self._summarize_exception(ident)
 
     def _stage(self, lineno: int) -> Optional[Fact]:
@@ -594,7 +603,8 @@ class EventLog:
         if not hints:
             return None
         ln, st = max(hints)
-        return Fact(st, "inferred", f"line {ln} names the {'warm-up / autotune path' if st == 'warm-up' else 'serving loop'}")
+        return Fact(st, "inferred", f"line {ln} names the {'warm-up / autotune path' if st == 'warm-up' else 'serving loop'}",
+                    line=ln, words=self._stage_text.get(st, ""))
 
     def _summarize_exception(self, ident: Tuple[Any, ...]) -> None:
         ev = self.get(ident)
@@ -631,7 +641,9 @@ class EventLog:
             lm = _SMEM_LACKS.search(text)
             what = lm.group("what") if lm else "kernel"
             raised = bool(_RAISED.search(text))
-            self.add("smem_exceeded", lineno, text, f"the GPU lacks the shared memory to run the {what} kernel (no byte counts in the text)",
+            src = re.search(r"([\w.-]+\.(?:h|hpp|cu|cuh|cpp)):(\d+)", text)
+            self.add("smem_exceeded", lineno, text, f"the GPU lacks the shared memory to run the {what} kernel"
+                     + (f" ({src.group(1)}:{src.group(2)})" if src else "") + " (no byte counts in the text)",
                      {"error_class": Fact("shared_memory", "decoded", "error text"), "kernel": Fact(what, "decoded", "error text")},
                      key=("lacks", what), fatal=None if raised else False, maybe_fatal=not raised)
             return

@@ -145,6 +145,11 @@ class _Agg:
     times: Optional[TimeSamples] = None  # PROFILED: every timing of this (op, runner, tactic, bucket)
 
 
+def _clue_fact(c: Any) -> Optional[Fact]:
+    """A clue as a fact with its evidence line, or None."""
+    return Fact(c.value, c.how, c.where(), line=c.line, words=c.context or c.text) if c is not None else None
+
+
 def _hashable(v: Any) -> Any:
     try:
         hash(v)
@@ -179,6 +184,7 @@ class LogParser:
         self.run = RunTracker(source)  # the text's shape: tracebacks, stops, autotuning windows
         self.ticket = TicketReader()  # what a ticket states in tables and prose
         self._arch_why: Optional[Fact] = None  # which arch clue won over which, and why
+        self._warn_lines: Dict[int, str] = {}  # WARNING lines (a warning that prints a traceback names what failed)
         self._arch_clue: Any = None  # the clue the arch was taken from (its line and words are the evidence)
         self._version_clue: Any = None
         self.clues = ClueSet()
@@ -204,6 +210,8 @@ class LogParser:
         # tqdm redraws with carriage returns: each segment is a line of its own
         for seg in raw.split("\r") if "\r" in raw else (raw,):
             self.run.feed(lineno, seg)
+            if "WARNING" in seg and len(self._warn_lines) < 256:
+                self._warn_lines[lineno] = seg.strip()[:240]
             self.ticket.feed(lineno, seg)
             self._line(lineno, seg)
         if self._out:
@@ -227,8 +235,7 @@ class LogParser:
         events = self.events.events()
         yield from events
         facts = self._input_facts(events)
-        if (facts.arch or facts.gpu or facts.flashinfer_version or facts.servers or facts.ended or facts.conflicts
-                or facts.run_end or facts.ticket or facts.arch_why or facts.stated or facts.says_fail):
+        if self.facts.lines:  # every text read says something about its run, if only that nothing failed
             yield facts
         if self._problem_count > MAX_PROBLEMS:
             yield InputProblem(
@@ -259,8 +266,8 @@ class LogParser:
         if not self.facts.autotuner_lines and not self._fragment.entries and not self.ticket.tables and not self._aggs:
             setup = [f"{w} {v}" for w, v in (("GPU", self.env.gpu), ("arch", self.env.arch),
                                              ("FlashInfer", self.env.flashinfer_version)) if v]
-            if has_events:
-                held = "events only, no tuning lines (see Events)"
+            if has_events or self.run.tracebacks or self.ticket.says_fail or self.ticket.stated:
+                held = "no autotuner tuning lines; what the text shows is in the verdicts and the Events section"
             elif setup:  # a ticket that states its setup only: say what it does state
                 held = f"only the setup it states ({', '.join(setup)})"
             else:
@@ -270,7 +277,7 @@ class LogParser:
             yield InputProblem(
                 self.source,
                 f"{self.source}: {held} in {self.facts.lines} line{'s' if self.facts.lines != 1 else ''}"
-                + ("" if has_events or not setup else "; no tuning lines")
+                + ("" if has_events or not setup or self.ticket.says_fail else "; no tuning lines")
                 + (" (per-tactic tuning results need FLASHINFER_LOGGING_LEVEL=debug; INFO gives only counts)"
                    if has_events or setup else ""),
                 fatal=False,
@@ -372,7 +379,22 @@ class LogParser:
                           run_end=run_end, ticket=self.run.is_ticket, arch_why=self._arch_why,
                           stated=tuple(self.ticket.stated),
                           stated_stage=self.ticket.stated_stage() if self.run.is_ticket else None,
-                          says_fail=tuple(self.ticket.failure_lines()) if self.run.is_ticket else ())
+                          says_fail=tuple(self.ticket.failure_lines()) if self.run.is_ticket else (),
+                          call_named=self.ticket.call_named if self.run.is_ticket else None,
+                          driver=_clue_fact(self.clues.first("driver")), cuda=_clue_fact(self.clues.first("cuda")),
+                          warned=self._warned())
+
+    def _warned(self) -> Tuple[Fact, ...]:
+        """Tracebacks a handler logged as a WARNING (the run went on): the warning line just before each."""
+        from tiletune.readers.logs.run_end import warned_tracebacks
+
+        out = []
+        for line, words in warned_tracebacks(self.run)[:4]:
+            before = self._warn_lines.get(line - 1)
+            said = before if before is not None else words
+            out.append(Fact(said, self.run.how(), f"a traceback logged at WARNING level (line {line}); the run went on",
+                            line=line - 1 if before is not None else line, words=said))
+        return tuple(out)
 
     def _out_note(self, message: str) -> None:
         self._late_notes.append(message)
@@ -786,7 +808,7 @@ class LogParser:
                 self._aggs[key] = _Agg(dict(
                     op=op, runner="", tactic=None, status=Status.FAILED, error=UNNAMED_FAILURES,
                     detail={"summary": "Skipped N unsupported tactic(s)", "tactics_known": False,
-                            "runner_named": False, "skipped_per_profile": {}}), count=n - seen, lines=[lineno])
+                            "runner_named": False, "skipped_per_profile": {}, "said": body[:240]}), count=n - seen, lines=[lineno])
                 agg = self._aggs[key]
             else:
                 agg.count += n - seen

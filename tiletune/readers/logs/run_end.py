@@ -54,8 +54,8 @@ _STOP = re.compile(
     r"|(?P<killed>\bKilled\b$)",
 )
 # lines that report a process stopping and wrap its error (the error is in the traceback around them)
-_WRAPPER = re.compile(r"hit an exception|Process EngineCore\w*:|Process \w+Proc\w*:|See root cause above|"
-                      r"Engine core initialization failed|EngineCore failed to start|Worker failed|"
+_WRAPPER = re.compile(r"hit an exception|Process EngineCore\w*:|Process \w+Proc\w*:|See root cause above|See stack trace \(above\)|"
+                      r"Engine core initialization failed|EngineCore failed to start|WorkerProc failed to start|Worker failed|"
                       r"Failed to initialize executor|Scheduler hit|WorkerProc hit")
 _SKIP = re.compile(r"Skipping tactic |Skipped \d+ unsupported tactic|OOM detected, falling back|falling back to default tactic")
 _WINDOW_START = re.compile(r"Autotuning process starts")
@@ -72,9 +72,11 @@ _WARMUP_FN = re.compile(r"^(?:kernel_warmup|_flashinfer_autotune|flashinfer_auto
 _AUTOTUNE_FN = re.compile(r"^(?:choose_one|_profile_single_kernel|_profile_runners|_prepare_input_tensors|"
                           r"run_with_autotune|autotune)$")
 _SERVING_FN = re.compile(r"^(?:event_loop\w*|run_batch|forward_batch_generation|step_with_batch_queue|"
-                         r"execute_model_async|process_input_requests|handle_generate_request|generate)$")
+                         r"execute_model_async|process_input_requests|handle_generate_request|generate|output_handler|"
+                         r"create_completion|create_chat_completion|completion_stream_generator|run_busy_loop)$")
 # frames worth naming in a sentence (the rest are torch / module plumbing)
 _NAMED_FN = re.compile(r"^(?:kernel_warmup|_flashinfer_autotune|flashinfer_autotune|compile_or_warm_up_model|"
+                       r"run_busy_loop|step|execute_model|output_handler|_init_executor|_process_engine_step|"
                        r"_dummy_run|profile_run|capture_model|choose_one|_profile_single_kernel|"
                        r"determine_available_memory|load_model|initialize_kv_cache|event_loop\w*|run_batch|"
                        r"forward_batch_generation|\w+_op|mm_\w+|bmm_\w+|\w*gemm\w*|\w*_moe\w*|\w*fmha\w*|"
@@ -83,6 +85,11 @@ _OP_FN = re.compile(r"^(?P<op>\w+?)_op$")
 _PLUMBING = re.compile(r"^(?:_call_impl|_wrapped_call_impl|__call__|forward|inner|_fn|wrapped_fn|backend_impl|"
                        r"decorate_context|run|_bootstrap|_bootstrap_inner|_target|wrapper|\w*_impl)$")
 _FENCE = re.compile(r"^\s*(?:```|~~~)")
+_WARNED = re.compile(r"\bWARNING\b|\bWARN\b|^\s*W\d{4} ")  # a traceback logged as a warning (the run went on)
+_SHUTDOWN = re.compile(r"Shutting down|Waiting for application shutdown|Finished server process|Stopping .* server", re.I)
+_CPP_FRAME = re.compile(r"^\s*(?:\(\w+[^)]*\)\s*)?\d+\s+0x[0-9a-fA-F]+\s+(?:void )?(?P<sym>[A-Za-z_][\w:~<>]*?)(?:<[^(]*>)?\(")
+_ELIDED = re.compile(r"\(?\s*(?:\.\.\.\s*)?\(?\d[\d,]* (?:more )?lines? (?:omitted|elided|removed|skipped|truncated)\)?(?:\s*\.\.\.)?|"
+                     r"\[\.\.\.\s*\d[\d,]* lines?[^\]]*\]", re.I)
 # a log line (a timestamp, a level, a bracketed tag, a traceback frame) and a line of prose (words and punctuation)
 _LOG_LIKE = re.compile(r"^\s*(?:\(\w+[^)]*\)\s*)?(?:\[?\d{4}-\d\d-\d\d|\[?\d\d[-/]\d\d|(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\b|"
                        r"\[[\w. -]+\]|File \"|Traceback|\d+\s+0x[0-9a-f]+|[IWEF]\d{4} )")
@@ -110,7 +117,10 @@ def sticky_reason(text: str, code: Optional[int] = None) -> Optional[str]:
     if code is not None and code in STICKY_CODES:
         return f"CUDA error {code} ({STICKY_CODES[code]}) is sticky"
     m = _STICKY.search(text)
-    return f"'{m.group(0)}' is a sticky CUDA error" if m else None
+    if not m:
+        return None
+    word = re.match(r"\w*", text[m.start():]).group(0) if m.group(0).startswith(("cudaError", "CUDA_ERROR")) else m.group(0)  # type: ignore[union-attr]
+    return f"'{word}' is a sticky CUDA error"
 
 
 def clip_words(text: str, limit: int = 160) -> str:
@@ -135,6 +145,7 @@ class _Frame:
 class _Traceback:
     head: Optional[int]  # the "Traceback (most recent call last)" line; None: frames with no header
     head_text: str = ""
+    warned: bool = False  # printed at WARNING level: a handler logged it and the run went on
     frames: List[_Frame] = field(default_factory=list)
     exc_line: Optional[int] = None
     exc_text: str = ""
@@ -163,6 +174,9 @@ class RunTracker:
         self.bars: List[Tuple[int, str, int, int, str]] = []  # (line, op, done, total, text): the last state per line
         self.served: Optional[Tuple[int, str]] = None
         self.cache_lines: List[Tuple[int, str]] = []  # "Running FlashInfer autotune with cache: ..." (autotuning begins)
+        self.shutdown: Optional[Tuple[int, str]] = None  # the first "Shutting down" line
+        self.cpp_frames: List[Tuple[int, str]] = []  # C++ backtrace frames (line, symbol)
+        self.elisions: List[Tuple[int, str]] = []  # "... (413 lines omitted) ...": where the author cut the paste
         self.markdown = 0  # fence, table, heading, quote or bullet lines: the text is a ticket
         self.prose_lines = 0  # sentences outside code fences
         self.log_lines = 0  # log lines outside code fences
@@ -199,6 +213,17 @@ class RunTracker:
                 b = bars[-1]
                 if len(self.bars) < MAX_MARKS:
                     self.bars.append((lineno, b.group("op"), int(b.group("done")), int(b.group("total")), b.group(0)))
+        if "omitted" in text or "lines" in text:
+            m_el = _ELIDED.search(text)
+            if m_el and len(self.elisions) < MAX_MARKS:
+                self.elisions.append((lineno, m_el.group(0)))
+        if "hutting" in text or "shutdown" in text or "Stopping" in text:
+            if _SHUTDOWN.search(text) and self.shutdown is None:
+                self.shutdown = (lineno, text.strip())
+        if "0x" in text and len(self.cpp_frames) < MAX_MARKS:
+            cf = _CPP_FRAME.match(text)
+            if cf:
+                self.cpp_frames.append((lineno, cf.group("sym")))
         if self.served is None and _SERVED.search(text):
             self.served = (lineno, text.strip())
         if "[Autotuner]" in text or "[AutoTuner]: Skipping" in text:
@@ -220,7 +245,7 @@ class RunTracker:
     def _traceback_line(self, lineno: int, text: str) -> None:
         if _TB_HEAD.search(text):
             if len(self.tracebacks) < MAX_TRACEBACKS:
-                tb = _Traceback(lineno, text.strip())
+                tb = _Traceback(lineno, text.strip(), warned=bool(_WARNED.search(text[: text.find("Traceback")])))
                 w = self._pending_wrapper
                 if w is not None and lineno - w[0] <= 3:
                     tb.wrapper = w
@@ -309,9 +334,29 @@ class RunTracker:
         cause, cause_kind, cause_line = self._cause(events, reach, tb)
         if cause is None and what is not None:
             cause, cause_kind, cause_line = (what.line, what.text), "exception", what.line
+        if cause is None and (tb is None or tb.exc_line is None) and _WRAPPER.search(stop_text):
+            # "WorkerProc failed to start." then the worker's traceback: its exception is the error
+            nxt = next((t for t in self.tracebacks if t.exc_line is not None and stop_line < t.exc_line <= stop_line + 200
+                        and not _WRAPPER.search(t.exc_text)), None)
+            if nxt is not None and nxt.exc_line is not None:
+                tb = nxt
+                exc_line: int = nxt.exc_line
+                ev = next((e for e in events if e.kind in ERROR_KINDS and exc_line in (e.lines or (e.line,))), None)
+                cause, cause_kind, cause_line = (exc_line, nxt.exc_text), (ev.kind if ev else "exception"), \
+                    (ev.line if ev else exc_line)
         stage, stage_ev, in_autotuner = self._stage(stop_line, tb)
         op, op_ev = self._op(stop_line, tb, events, cause_line)
         frames = tuple(f.fn for f in (tb.frames if tb else []) if _NAMED_FN.match(f.fn) and not _PLUMBING.match(f.fn))
+        inner = next((f for f in reversed(tb.frames if tb else []) if not _PLUMBING.match(f.fn)
+                      and "/torch/" not in f.path and "contextlib" not in f.path), None)
+        innermost = self.ev(inner.line, f"{inner.fn}: {inner.code}" if inner.code else f"in {inner.fn}") if inner else None
+        elided = next((e for e in reversed(self.elisions) if e[0] <= stop_line), None)
+        if innermost is None and cause is not None:  # a C++ exception: the first frame of its backtrace that is code
+            sym = next((f for f in self.cpp_frames if cause[0] < f[0] <= cause[0] + 12
+                        and not re.search(r"throw|Exception|check|assert|[Ee]rror", f[1])), None)
+            if sym is not None:
+                innermost = self.ev(sym[0], sym[1])
+        shut = self.shutdown if self.shutdown is not None and self.shutdown[0] > stop_line else None
         cut = None
         last_frame = None
         if tb is not None and tb.exc_line is None and cause is None:
@@ -328,7 +373,8 @@ class RunTracker:
             source=self.source, stopped=self.ev(stop_line, stop_text),
             cause=self.ev(cause[0], cause[1]) if cause else None, cause_kind=cause_kind, cause_line=cause_line,
             stage=stage, stage_evidence=stage_ev, op=op, op_evidence=op_ev, in_autotuner=in_autotuner,
-            frames=_dedupe(frames), cut=cut, last_frame=last_frame,
+            frames=_dedupe(frames), cut=cut, last_frame=last_frame, innermost=innermost,
+            elided=self.ev(*elided) if elided else None, shutdown=self.ev(*shut) if shut else None,
             after_autotune=self.ev(after[0], after[1]) if after else None,
             wrapper=self.ev(wrapper[0], wrapper[1]) if wrapper else None)
 
@@ -336,6 +382,8 @@ class RunTracker:
         """The first line that shows the process stopping, and the traceback it ends (if any)."""
         cands: List[Tuple[int, str, Optional[_Traceback]]] = []
         for t in self.tracebacks:
+            if t.warned:
+                continue  # a handler logged it as a warning and the run went on
             if t.exc_line is not None:
                 if self._in_window(t.exc_line) and self.survived_by(t.exc_line):
                     continue  # the autotuner printed it and went on
@@ -350,10 +398,15 @@ class RunTracker:
             if st.kind == "what" or st.kind == "terminate" or not self.survived_by(st.line):
                 cands.append((st.line, st.text, self._tb_near(st.line)))
         # a raised error line with no traceback around it (a fatal event the text shows raised)
+        memory = [e for e in events if e.kind == "memory_error" and e.line is not None]
+        if memory:  # an escaping MemoryError ends the run; a ticket telling several runs ends with the last it tells
+            last = max(memory, key=lambda e: max(e.lines or (e.line or 0,)))
+            ln = max(last.lines or (last.line or 0,))
+            cands.append((ln, last.text, self._tb_near(ln)))
         for e in events:
             if e.kind in ERROR_KINDS and e.is_fatal and e.line is not None and e.fact("survived") is None:
-                if e.kind == "memory_error":  # an escaping MemoryError ends the run (raised or said to escape)
-                    cands.append((e.line, e.text, self._tb_near(e.line)))
+                if e.kind == "memory_error":
+                    continue
                 elif e.kind == "exception" or "raised" in e.facts_dict() or e.fatal is None:
                     if not any(t.exc_line == e.line for t in self.tracebacks) and self._raised_alone(e):
                         cands.append((e.line, e.text, None))
@@ -396,7 +449,7 @@ class RunTracker:
                 if ln <= stop_line and (best is None or ln > best[0]):
                     best = (ln, e)
         for t in self.tracebacks:  # an earlier traceback's own exception (not survived, not a wrapper)
-            if t.exc_line is not None and t.exc_line <= stop_line and not _WRAPPER.search(t.exc_text) \
+            if t.exc_line is not None and t.exc_line <= stop_line and not _WRAPPER.search(t.exc_text) and not t.warned \
                     and not (self._in_window(t.exc_line) and self.survived_by(t.exc_line)):
                 if best is None or t.exc_line > best[0]:
                     ev = next((e for e in events if e.kind in ERROR_KINDS and t.exc_line in (e.lines or (e.line,))), None)
@@ -490,4 +543,9 @@ def _dedupe(names: Tuple[str, ...]) -> Tuple[str, ...]:
     return tuple(out)
 
 
-__all__ = ["ERROR_KINDS", "RunTracker", "STICKY_CODES", "clip_words", "sticky_reason"]
+__all__ = ["ERROR_KINDS", "RunTracker", "STICKY_CODES", "clip_words", "sticky_reason", "warned_tracebacks"]
+
+
+def warned_tracebacks(tracker: RunTracker) -> List[Tuple[int, str]]:
+    """(line, words) of each traceback a handler logged as a WARNING: the run went on after it."""
+    return [(t.head, t.head_text) for t in tracker.tracebacks if t.warned and t.head is not None]

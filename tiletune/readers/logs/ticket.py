@@ -48,16 +48,22 @@ _FAIL_SENTENCE = re.compile(r"\bfail\w*|\bError Internal\b|kErrorInternal|\bcras
 _PROSE_SERVING = re.compile(r"\b(?:while serving|during serving|during (?:the )?(?:CUDA[- ]graph )?replay|"
                             r"on (?:the|a) (?:very )?first (?:[\w-]+ )?request|after (?:\d+|a few|several|some|about \d+) "
                             r"(?:requests|minutes of serving)|(?:chat|completion) request|under load|during decode|"
-                            r"in production traffic|while (?:handling|processing) requests)", re.I)
+                            r"in production traffic|while (?:handling|processing) requests|during (?:the )?first request|"
+                            r"deployed successfully|(?:failed|fails|crash\w*) in chat)", re.I)
 _PROSE_WARMUP = re.compile(r"\b(?:during|while|at|in) (?:the )?(?:CUDA[- ]?graph capture|graph capture|(?:kernel )?warm-?up|"
                            r"start-?up|engine start(?:-?up)?|model load(?:ing)?|autotun\w*|tuning pass)|"
-                           r"before any (?:real )?traffic|fails? to start|at boot|crash-?loop", re.I)
+                           r"before any (?:real )?traffic|fails? to start|at boot|crash-?loop|capture_end\(", re.I)
 # a sentence or quoted line that states a failure in words (a ticket's prose, or an error quoted bare)
 _SAYS_FAIL = re.compile(r"Error Internal|kError\w+|\bfail(?:s|ed|ing)? (?:to|with|at|on|in)\b|\bfails\b|\bcrash(?:es|ed)?\b|"
-                        r"illegal (?:memory|instruction)|garbage output|\bNaN\b|out of memory|\bOOM\b|"
+                        r"illegal (?:memory|instruction)|garbage output|\bNaN\b|out of memory|\bOOM\b|corrupt\w*|"
+                        r"too much shared|causing an? `?\w*Error|"
                         r"Assertion failed|exceeds? (?:the )?(?:\d|shared|SMEM)", re.I)
 _STRONG_FAIL = re.compile(r"Error Internal|kError\w+|Error:|fail(?:s|ed)? to (?:initialize|run|launch|start)|Assertion failed|"
                           r"illegal (?:memory|instruction)|\d+ (?:of \d+ )?[\w -]{0,40}(?:tactics|kernels|tiles|configs)", re.I)
+_QUOTED_FAIL = re.compile(r"kError\w+|Error Internal|Assertion failed|Failed to initialize|not supported|Unsupported|"
+                          r"too much shared data|ptxas (?:error|fatal)")
+# the call a ticket names as where it failed ("during the calling to `trtllm_batch_decode_with_kv_cache`")
+_CALL_NAMED = re.compile(r"(?:during|in|when|while) (?:the )?(?:call(?:ing)? (?:to|of) |calling )`(?P<fn>[\w.]+)`", re.I)
 _NOT_FAIL = re.compile(r"\b(?:no|zero|0) (?:errors?|failures?|crash(?:es)?)\b|without (?:any )?(?:errors?|failures?)|"
                        r"\b(?:fixed|resolved|works|passes)\b", re.I)
 _NEGATED = re.compile(r"\b(?:not|never|no)\b[^.;,]{0,20}$|n't[^.;,]{0,20}$", re.I)
@@ -101,8 +107,10 @@ class TicketReader:
     def __init__(self) -> None:
         self.tables: List[_Table] = []
         self.stated: List[Fact] = []  # what the prose states (counts of failing tactics, failing tile shapes)
+        self.call_named: Optional[Fact] = None  # the call the ticket says failed
         self.says_fail: List[Fact] = []  # lines of prose that state a failure in words (quoted, not as log lines)
-        self.stage_said: List[Tuple[str, int, str, str]] = []  # (stage, line, words, the line) the prose states
+        self.stage_said: List[Tuple[str, int, str, str]] = []
+        self._prev_prose = ""  # (stage, line, words, the line) the prose states
         self._prev: Optional[Tuple[int, List[str]]] = None  # a row that may be a table's header
         self._open: Optional[_Table] = None
         self._op: Optional[Tuple[str, int, str]] = None  # the last op the text named
@@ -115,6 +123,9 @@ class TicketReader:
             return
         if self._fenced:  # a pasted log: its lines are log lines, not the ticket's words (they may name the op)
             self._note_op(lineno, text)
+            if _QUOTED_FAIL.search(text) and len(self.says_fail) < 32:  # an error quoted in a code block
+                self.says_fail.append(Fact(text.strip()[:240], "stated", "an error the ticket quotes in a code block",
+                                           line=lineno, words=text.strip()[:240]))
             return
         if text.lstrip().startswith("Error: ") and len(self.says_fail) < 32:  # a bare CUTLASS error quoted in prose
             self.says_fail.append(Fact(text.strip()[:240], "stated", "an error the ticket quotes", line=lineno,
@@ -164,10 +175,15 @@ class TicketReader:
             self._op = (op, lineno, text.strip())
 
     def _stage(self, lineno: int, text: str) -> None:
-        """Where the prose places the failure: serving or warm-up, unless negated ("not during capture")."""
+        """Where the prose places the failure: serving or warm-up, unless negated ("not during capture"); a
+        sentence broken over two lines ("the crash happens during" / "CUDA-graph capture.") is read whole."""
+        prev, self._prev_prose = self._prev_prose, text.strip()[-40:]
+        joined = f"{prev} {text}" if prev else text
         for stage, rx in (("serving", _PROSE_SERVING), ("warm-up", _PROSE_WARMUP)):
-            for m in rx.finditer(text):
-                if _NEGATED.search(text[max(0, m.start() - 30):m.start()]):
+            for m in rx.finditer(joined):
+                if m.end() <= len(prev) + 1 and prev:
+                    continue  # (the previous line alone: already read)
+                if _NEGATED.search(joined[max(0, m.start() - 30):m.start()]):
                     continue
                 if len(self.stage_said) < 16:
                     self.stage_said.append((stage, lineno, m.group(0), text.strip()[:240]))
@@ -183,7 +199,13 @@ class TicketReader:
 
     def _statements(self, lineno: int, text: str) -> None:
         self._stage(lineno, text)
-        if len(self.says_fail) < 32 and _SAYS_FAIL.search(text) and not _NOT_FAIL.search(text) and len(text.strip()) > 12:
+        c = _CALL_NAMED.search(text)
+        if c and self.call_named is None:
+            self.call_named = Fact(c.group("fn"), "stated", f"the ticket names the call (line {lineno})", line=lineno,
+                                   words=text.strip()[:240])
+        f = _SAYS_FAIL.search(text)
+        if f and len(self.says_fail) < 32 and len(text.strip()) > 12 \
+                and not _NOT_FAIL.search(text[max(0, f.start() - 120):f.end() + 120]):  # (near the words, in a long line)
             self.says_fail.append(Fact(text.strip()[:240], "stated", "the ticket's prose", line=lineno, words=text.strip()[:240]))
 
         m = _COUNT.search(text) if " of " in text else None
