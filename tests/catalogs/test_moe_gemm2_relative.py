@@ -112,3 +112,53 @@ def test_inspect_shows_both_in_table_markdown_and_json(tmp_path):
     entry = json.loads(r.output)["entries"][0]
     assert entry["decode"]["runs"]["index"] == 24 and entry["decode"]["runs"]["label"] == runs
     assert entry["config"]["label"] == profiled
+
+
+def _gemm2_result(key: str, tactic: int, arch: str):
+    from tiletune import decode
+    from tiletune.analysis.pipeline import build
+    from tiletune.core.records import Environment, Status, TuningRecord
+    from tiletune.readers.keyparse import parse_key
+
+    pk = parse_key(key)
+    r = TuningRecord(source="cache.json", source_kind="flashinfer-v1", op=pk.op, runner=pk.runner, tactic=tactic,
+                     status=Status.CHOSEN, env=Environment(flashinfer_version="0.6.14", arch=arch), shapes=pk.shapes,
+                     extras=pk.extras)
+    return build(decode.decode_all([r]))
+
+
+def test_a_verdict_line_says_it_first_with_the_full_kernel_that_runs():
+    # SM90 bf16 x bf16 (20 extras name it, finalize on): GEMM2 tactic 60 profiled entry 15 and runs
+    # entry 60, which is a FINALIZE copy: the line names the fusion the tile label leaves out
+    key = (f"('{G2}', 'MoERunner', ((64, 4096), (8, 2048, 4096), (0,), (8, 4096, 1024), (0,)), "
+           "(torch.bfloat16, torch.bfloat16, torch.bfloat16, 2, 1, 0, 1, 0, 1, 0, False, False, False, "
+           "False, False, False, True, 3, False, True))")
+    cat = gemm2("0.6.14")
+    measured, runs = cat.configs[15], cat.configs[60]
+    assert (measured.epilogue_fusion, runs.epilogue_fusion) == ("NONE", "FINALIZE")
+    result = _gemm2_result(key, 60, "sm90")
+    (line,) = [v.text for v in result.verdicts if "is not the one FlashInfer 0.6.14 measured" in v.text]
+    assert line.startswith(f"sm90 {G2}: the kernel that serves 1 chosen tactic(s) is not the one")
+    assert f"tactic 60: measured {measured.label()}, runs {runs.label()}, epilogue fusion FINALIZE (measured: NONE)" in line
+    assert "setRunnerProfiles()" in line and "fixed in FlashInfer 0.6.15" in line
+    # it comes before the per-op line, and every human view shows it
+    texts = [v.text for v in result.verdicts]
+    assert texts.index(line) < next(i for i, t in enumerate(texts) if "winners" in t)
+    from tiletune.formats import markdown, report, table
+
+    for text in (table.format_inspect(result), markdown.format_inspect(result),
+                 report.format_report(result, report.ReportContext())):
+        assert "is not the one FlashInfer 0.6.14 measured: tactic 60" in " ".join(text.split())
+
+
+def test_an_ambiguous_key_gets_the_line_too_per_candidate():
+    # pre-0.6.18rc2 SM90 key, weights one or two bytes wide: bf16, fp16 and fp8 lists disagree at
+    # GEMM2 tactic 60; each catalogued candidate is named with what it measured and what it runs
+    key = f"('{G2}', 'MoERunner', ((64, 4096), (8, 2048, 4096), (0,), (8, 4096, 1024), (0,)), ())"
+    result = _gemm2_result(key, 60, "sm90")
+    (line,) = [v.text for v in result.verdicts if "measured" in v.text]
+    assert "may not be the one FlashInfer 0.6.14 measured" in line  # the key leaves it open
+    bf16 = gemm2("0.6.14")
+    assert (f"if the key is bf16 x bf16 or fp16 x fp16: measured {bf16.configs[15].label()}, runs "
+            f"{bf16.configs[60].label()}, epilogue fusion FINALIZE (measured: NONE)") in line
+    assert "if the key is fp8 x fp8: measured" in line

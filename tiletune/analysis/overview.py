@@ -23,7 +23,7 @@ from msgspec import Struct
 
 from tiletune.analysis.results import BucketLine, Group, Overview, Pick, RankDisagreement
 from tiletune.analysis.source_groups import SourceGroup, group_names
-from tiletune.core.records import Problem, Status, Tactic, TileConfig
+from tiletune.core.records import Decoded, Problem, Status, Tactic, TileConfig
 from tiletune.decode.buckets import bucket_range, hybrid_ceil, pow2_floor, uses_hybrid
 
 DEFAULT_NOISE = 0.05  # relative; used only when the inputs carry no samples to estimate it from
@@ -69,8 +69,8 @@ def _decode_facts(d: Any) -> tuple[bool, Optional[str], Optional[str], Optional[
     """What a Pick takes from its decode: (not CUTLASS, what undecoded candidates share, the tile
     that runs, the tile that runs under a run-time condition)."""
     candidates = d.candidates_label() if hasattr(d, "candidates_label") else None
-    runs = getattr(d, "runs", None)
-    runs_if = getattr(d, "runs_if", None)
+    runs = d.runs if isinstance(d, Decoded) else None  # (an Undecoded's `runs` are its candidates')
+    runs_if = d.runs_if if isinstance(d, Decoded) else None
     return (bool(getattr(d, "not_a_cutlass_tactic", False)), candidates, runs.config.label() if runs is not None else None,
             runs_if.short() if runs_if is not None else None)
 

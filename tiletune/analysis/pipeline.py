@@ -32,6 +32,7 @@ from tiletune.analysis.overview import overview
 from tiletune.analysis.regret import evidence_notes
 from tiletune.analysis.release_verdicts import uncatalogued_release_verdicts
 from tiletune.analysis.results import InspectResult, Verdict
+from tiletune.analysis.runs_verdicts import runs_other_verdicts
 from tiletune.analysis.source_groups import group_names, source_groups
 from tiletune.core.events import Event, InputFacts
 from tiletune.core.records import Entry, InputProblem
@@ -151,7 +152,9 @@ def build(
     # then a release tiletune has no catalog of (its tactics stay undecoded: said once, up front)
     release_lines = (structs.replace(v, group=group_of.get(v.source)) if v.source else v
                      for v in uncatalogued_release_verdicts(analyzed, events))
-    verdicts = (tuple(run_lines) + tuple(release_lines)
+    # then chosen tactics whose kernel is not the one measured (0.6.3..0.6.14 fused-MoE GEMM2 ids)
+    runs_lines = runs_other_verdicts(analyzed, group_of, labels_of)
+    verdicts = (tuple(run_lines) + tuple(release_lines) + tuple(runs_lines)
                 + tuple(verdicts_mod.with_rank_disagreements(
                     verdicts_mod.verdicts(analyzed, failures, never_tried, group_of, labels_of,
                                           frozenset(i.source for i in inputs if i.ticket)),

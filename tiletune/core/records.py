@@ -198,12 +198,23 @@ class RunsOther(Struct, frozen=True, gc=False):
     reason: str
 
 
+class CandidateRuns(Struct, frozen=True, gc=False):
+    """One candidate variant of an ambiguous decode whose binding runs another config than the one
+    it profiled (fused-MoE GEMM2 in FlashInfer 0.6.3 .. 0.6.14; see RunsOther)."""
+
+    variant: str  # 'bf16 x bf16' (with ', finalize=True' where it matters)
+    profiled: TileConfig
+    runs: RunsOther
+
+
 class Undecoded(Struct, frozen=True, gc=False):
-    """The tactic cannot be pinned to one config. `reason` says why; `candidates` lists what it could be."""
+    """The tactic cannot be pinned to one config. `reason` says why; `candidates` lists what it could
+    be; `runs`, the candidate variants whose binding would run another config than it profiled."""
 
     reason: str
     candidates: Tuple[TileConfig, ...] = ()
     not_a_cutlass_tactic: bool = False  # cuBLAS/cuDNN/trtllm-gen tactics: nothing to decode, not an error
+    runs: Tuple[CandidateRuns, ...] = ()
 
     def candidates_label(self) -> Optional[str]:
         """What the candidates agree on, the rest as alternatives: '128x128x{128|256} swapAB'.

@@ -21,7 +21,19 @@ from msgspec import structs
 from tiletune import catalogs
 from tiletune.catalogs import Catalog, moe, nearest_releases
 from tiletune.core.archs import arch_family
-from tiletune.core.records import Decode, Decoded, Entry, Environment, Problem, Status, TuningRecord, Undecoded, element_types, freeze
+from tiletune.core.records import (
+    CandidateRuns,
+    Decode,
+    Decoded,
+    Entry,
+    Environment,
+    Problem,
+    Status,
+    TuningRecord,
+    Undecoded,
+    element_types,
+    freeze,
+)
 from tiletune.core.versions import shown as shown_version
 from tiletune.core.vocabulary import FUSED_MOE_FAMILY, FUSED_MOE_OPS, MOE_RUNNER
 from tiletune.decode import problems
@@ -316,7 +328,7 @@ def _decode_cached(version: str, arch: str, op: str, runner: str, variants: tupl
             reason=f"ambiguous: the key leaves several variants possible and FlashInfer {version} {arch} has no "
                    f"{op} catalog for the candidate variant(s) {absent}; "
                    f"the catalogued candidates would give: {_candidates_text(cats, results)}",
-            candidates=tuple(dict.fromkeys(d.config for d in decoded)))
+            candidates=tuple(dict.fromkeys(d.config for d in decoded)), runs=_candidate_runs(cats, results))
     if len(results) == 1:
         return results[0]
     configs = {d.config for d in decoded}
@@ -324,7 +336,18 @@ def _decode_cached(version: str, arch: str, op: str, runner: str, variants: tupl
         return decoded[0]  # several lists, one meaning
     desc = _candidates_text(cats, results)
     return Undecoded(reason=f"ambiguous: {len(cats)} {op} catalogs match and disagree ({desc})",
-                     candidates=tuple(dict.fromkeys(d.config for d in decoded)))
+                     candidates=tuple(dict.fromkeys(d.config for d in decoded)), runs=_candidate_runs(cats, results))
+
+
+def _candidate_runs(cats: Sequence[Catalog], results: Sequence[Decode]) -> tuple[CandidateRuns, ...]:
+    """The candidate variants whose binding runs another config than the one profiled (0.6.3..0.6.14 GEMM2)."""
+    out = []
+    for c, r in zip(cats, results):
+        if isinstance(r, Decoded) and r.runs is not None:
+            fin = c.variant.get("finalize")
+            out.append(CandidateRuns(variant=_pair_text(c.variant) + ("" if fin is None else f", finalize={fin}"),
+                                     profiled=r.config, runs=r.runs))
+    return tuple(out)
 
 
 def _candidates_text(cats: Sequence[Catalog], results: Sequence[Decode]) -> str:

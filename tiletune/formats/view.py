@@ -427,10 +427,11 @@ def _entry_row(
         tile = cells.labels.get(id(config))
         if tile is None:
             tile = cells.labels[id(config)] = config.label()
-        runs = d0.runs  # type: ignore[union-attr]
+        assert isinstance(d0, Decoded)  # (config is set only for one)
+        runs = d0.runs
         if runs is not None:  # profiled one config, the binding runs another: show both
             tile = f"{tile} profiled, runs {runs.config.label()} {notes.ref(runs.reason)}"
-        runs_if = d0.runs_if  # type: ignore[union-attr]
+        runs_if = d0.runs_if
         if runs_if is not None:  # the dispatch runs another tile under a run-time condition: a labelled note
             tile = f"{tile} ({runs_if.short()}) {notes.ref(runs_if.text())}"
     elif r.status in (Status.COMPILED, Status.NOT_BUILT) and r.detail_dict().get("tile"):
