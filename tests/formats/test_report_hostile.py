@@ -158,7 +158,8 @@ def test_every_sample_directory_report_fits_a_github_issue(run, path):
     assert res.exit_code in (0, 2) and res.stdout.startswith("# tiletune report")
     assert len(res.stdout) < GITHUB_BODY_LIMIT
     assert max(map(len, res.stdout.splitlines())) <= report.MAX_LINE
-    assert "Traceback" not in res.output
+    # no crash (evidence lines may quote a log's "hit an exception: Traceback (most recent call last):")
+    assert not any(line.startswith("Traceback") for line in res.output.splitlines())
 
 
 def test_capped_report_says_what_was_left_out_and_how_to_get_it_all(run, tmp_path):

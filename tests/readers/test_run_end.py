@@ -127,3 +127,78 @@ def test_a_stop_glued_to_an_unfinished_tuning_bar_is_during_that_ops_autotune():
     lead = _verdicts(SGLANG_40558)[0]
     assert lead.text.startswith("the run ended (Scheduler hit an exception) during FlashInfer's autotune while tuning "
                                 "trtllm_batch_decode_mla")
+
+
+# cache_samples/wild/dspark-gx10-gb10-worker-failed-unsupported-mxfp4-backend (a committed vLLM worker
+# log): "WorkerProc failed to start." then the worker's traceback; its ValueError is what ended the run
+DSPARK_WORKER = [
+    '(Worker_TP1 pid=462) ERROR 07-18 21:14:17 [multiproc_executor.py:898] WorkerProc failed to start.',
+    '(Worker_TP1 pid=462) ERROR 07-18 21:14:17 [multiproc_executor.py:898] Traceback (most recent call last):',
+    '(Worker_TP1 pid=462) ERROR 07-18 21:14:17 [multiproc_executor.py:898]   File "/usr/local/lib/python3.12/dist-packages/vllm/v1/executor/multiproc_executor.py", line 865, in worker_main',
+    '(Worker_TP1 pid=462) ERROR 07-18 21:14:17 [multiproc_executor.py:898]   File "/usr/local/lib/python3.12/dist-packages/vllm/model_executor/layers/quantization/mxfp4.py", line 678, in _setup_kernel',
+    '(Worker_TP1 pid=462) ERROR 07-18 21:14:17 [multiproc_executor.py:898]     convert_weight_to_mxfp4_moe_kernel_format(',
+    '(Worker_TP1 pid=462) ERROR 07-18 21:14:17 [multiproc_executor.py:898]   File "/usr/local/lib/python3.12/dist-packages/vllm/model_executor/layers/fused_moe/oracle/mxfp4.py", line 1582, in convert_weight_to_mxfp4_moe_kernel_format',
+    '(Worker_TP1 pid=462) ERROR 07-18 21:14:17 [multiproc_executor.py:898]     raise ValueError(',
+    '(Worker_TP1 pid=462) ERROR 07-18 21:14:17 [multiproc_executor.py:898] ValueError: Unsupported mxfp4_backend for Mxfp4MoEMethod: Mxfp4MoeBackend.FLASHINFER_CUTLASS_MXFP4_MXFP8. Expected TRTLLM, Triton, AITER, or XPU backend.',
+]
+
+# flashinfer-ai/flashinfer#4920 (a PR comment, cache_samples/wild/flashinfer-4920-...): an escape in the
+# unpatched control, the OOM fallback the PR adds, then the default tactic's MemoryError escapes
+FI_4920 = [
+    'Thanks for putting this together. We applied the current PR head (32ce2516f07536a508961f46f9f56ed1811537db) to FlashInfer 0.6.18 and ran paired unpatched/patched hardware reproductions on NVIDIA B200 with PyTorch 2.13.0+cu130.',
+    '',
+    'What we verified:',
+    '- In the unpatched control, Site A’s workspace requirement measured 10,775 MiB. Under constrained memory, `prepare_moe` requested 502 MiB and escaped through TVM-FFI as a builtin `MemoryError`; an oversized ordinary PyTorch allocation under the same guard was correctly caught.',
+    '- With this PR applied, a constrained Site A allocation was caught, `[Autotuner]: OOM detected, falling back to default tactic` was logged, and execution successfully returned through that attempt. This verifies the intended Site A recovery on B200.',
+    '- In the four-rank test, the patched run showed no Site A escape.',
+    '',
+    'What is still failing:',
+    '- At a tighter memory rung, the Site A fallback proceeds to the selected default tactic and fails at Site B:',
+    '  `run_selected_tactic → Fp8BlockScaleLauncher::run → prepare_moe → TVMFFIEnvTensorAlloc`.',
+    '- That allocation again escapes as builtin `MemoryError` 48 MiB requested with only 11.81 MiB free in our patched single-GPU run.',
+]
+
+# sgl-project/sglang#25563 (cache_samples/wild/sglang-25563-...): an sm100f kernel on sm_103 hardware
+SGLANG_25563 = [
+    "Exception: Capture cuda graph failed: Error in function 'run' at",
+    '  /workspace/csrc/trtllm_batched_gemm_runner.cu:276:',
+    '  Error occurred when running GEMM! (numBatches: 256, GemmMNK: 128 1024 6144,',
+    '  Kernel: bmm_Bfloat16_Bfloat16Bfloat16_Fp32_t128x8x128u2_s6_et128x8_m128x8x16',
+    '          _c1x1x1_16dp256b_rM_BN_transOut_schPd2x1x2x3_bN_ldgsts_ldgstsSf',
+    '          _rgTma_clmp_swiGlu_dynB_sm100f)',
+    '```',
+    '',
+    "The `sm100f` suffix on the kernel name is the load-bearing detail — the trtllm GEMM dispatcher selected a Blackwell-base (sm_100f) kernel for Blackwell-Ultra (sm_103) hardware. Strongly suggests the dispatch tables in both `csrc/trtllm_batched_gemm_runner.cu` and `flash_attn/cute/flash_fwd_sm100.py` only enumerate `{sm_100, sm_100f, sm_110, sm_110f}` and don't know about `sm_103`/`sm_103a` (Blackwell Ultra).",
+]
+
+
+def test_a_wrapper_line_then_the_workers_traceback_the_exception_ends_the_run():
+    _, (inp,), _ = _read(DSPARK_WORKER)
+    end = inp.run_end
+    assert (end.stopped.line, end.cause.line, end.cause_kind) == (1, 8, "exception")
+    lead = _verdicts(DSPARK_WORKER)[0]
+    assert lead.text.startswith("the run ended: ValueError: Unsupported mxfp4_backend for Mxfp4MoEMethod")
+    assert "raised in convert_weight_to_mxfp4_moe_kernel_format" in lead.text
+    assert "the engine reported it: WorkerProc failed to start (line 1)" in lead.text
+
+
+def test_a_memory_error_after_the_oom_fallback_ends_the_run_with_the_stated_chain():
+    events, (inp,), _ = _read(FI_4920)
+    mem = [e for e in events if e.kind == "memory_error"]
+    assert [e.line for e in mem] == [4, 11] and all(e.is_fatal and e.fact("survived") is None for e in mem)
+    assert inp.ticket and inp.run_end.cause.line == 11 and inp.run_end.cause.how == "stated"
+    (chain,) = inp.chains
+    assert chain.value == "run_selected_tactic -> Fp8BlockScaleLauncher::run -> prepare_moe -> TVMFFIEnvTensorAlloc"
+    vs = _verdicts(FI_4920)
+    lead = vs[0]
+    assert lead.text.startswith("the run ended: a builtin MemoryError escaped")
+    assert "48 MiB requested with 11.81 MiB free" in lead.text
+    assert "falling back to the default tactic (line 5)" in lead.text and "via run_selected_tactic -> " in lead.text
+    assert [e.line for e in lead.evidence] == [11, 5, 10]
+    assert not any(v.text.startswith("the autotuner survived") for v in vs)
+    assert any("a fallback, not a failed tactic" in v.text for v in vs)
+
+
+def test_the_hardware_a_ticket_names_outranks_the_family_kernel_name():
+    _, (inp,), _ = _read(SGLANG_25563)
+    assert inp.arch.value == "sm103" and inp.arch.line == 9 and "(sm_103) hardware" in inp.arch.source

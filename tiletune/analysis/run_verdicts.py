@@ -114,7 +114,8 @@ def run_verdicts(events: Sequence[Event], analyzed: Sequence["AnalyzedEntry"],
         end = inp.run_end if inp else None
         cause_ev = _cause_event(end, evs)
         if end is not None:
-            fatal_lines.append(_end_verdict(end, cause_ev, arch, source, ticket, inp.stated_stage if inp else None))
+            fatal_lines.append(_end_verdict(end, cause_ev, arch, source, ticket, inp.stated_stage if inp else None,
+                                            before=_before(end, evs, inp)))
         errors = [e for e in evs if e.kind in ERROR_KINDS and e is not cause_ev]
         survived = [e for e in errors if e.fact("survived") is not None]
         raised = [e for e in errors if e.fact("survived") is None and e.is_fatal]
@@ -138,7 +139,7 @@ def run_verdicts(events: Sequence[Event], analyzed: Sequence["AnalyzedEntry"],
                 f"a warning logged a traceback and the run went on (a finding, not the end): '{_clip(plain(w.value), 200)}' "
                 f"(line {w.line}) ({source})"), evidence=(Evidence(source, w.line, w.words, _how(ticket)),)))
         h = held.get(source, _Held())
-        says = [f for f in (inp.says_fail if inp else ()) if not any(e.line == f.line for e in evs)]
+        says = [f for f in (inp.says_fail if inp else ()) if not any(e.line == f.line and e.kind in ERROR_KINDS for e in evs)]
         quiet = end is None and not errors and not h.failed and not (inp and inp.stated) and not says \
             and not (inp and inp.warned)
         if says and end is None and not errors and not h.failed:
@@ -319,7 +320,7 @@ def _setup_verdict(inp: InputFacts, arch: Optional[str], source: str, ticket: bo
     if inp.flashinfer_version is not None:
         fv = inp.flashinfer_version
         parts.append(f"FlashInfer {fv.value}" + (" (inferred from a server release's pin)" if fv.how == "inferred" else ""))
-        if fv.line is not None and len(evidence) < 2:
+        if fv.line is not None and len(evidence) < 2 and all(e.line != fv.line for e in evidence):
             evidence.append(Evidence(source, fv.line, fv.words, _how(ticket)))
     for name, ver in inp.servers:
         parts.append(f"{name} {ver.value}")
@@ -402,8 +403,27 @@ def _said_stage(source: str, said: Optional[Any]) -> Optional[tuple[str, Evidenc
     return str(said.value), Evidence(source, said.line, said.words, "stated", said.source)
 
 
+def _before(end: RunEnd, evs: Sequence[Event], inp: Optional[InputFacts]) -> list[tuple[str, Evidence]]:
+    """What the text shows leading to an escaping error: the OOM fallback it followed, the call chain a
+    ticket states for it (within 10 lines above). Each as (clause, evidence)."""
+    out: list[tuple[str, Evidence]] = []
+    cause = end.cause
+    if cause is None or cause.line is None or end.cause_kind != "memory_error":
+        return out
+    at = cause.line
+    fb = next((e for e in reversed(evs) if e.kind == "oom_fallback" and e.line is not None and e.line < at), None)
+    if fb is not None:
+        out.append((f"after an out-of-memory the autotuner caught, falling back to the default tactic (line {fb.line}): "
+                    "running that tactic failed and the handler did not catch it", event_evidence(fb, bool(inp and inp.ticket))))
+    chain = next((c for c in reversed(inp.chains if inp else ()) if c.line is not None and at - 10 <= c.line <= at), None)
+    if chain is not None and not end.frames:
+        out.append((f"via {chain.value} (stated, line {chain.line})",
+                    Evidence(cause.source, chain.line, chain.words, "stated", chain.source)))
+    return out
+
+
 def _end_verdict(end: RunEnd, cause: Optional[Event], arch: Optional[str], source: str, ticket: bool,
-                 facts_of_stage: Optional[Any] = None) -> Verdict:
+                 facts_of_stage: Optional[Any] = None, before: Sequence[tuple[str, Evidence]] = ()) -> Verdict:
     """What ended the run, each clause backed by an evidence line or said to be unknown."""
     evidence: list[Evidence] = []
     if cause is not None:
@@ -427,6 +447,9 @@ def _end_verdict(end: RunEnd, cause: Optional[Event], arch: Optional[str], sourc
     if cause is not None:
         what = re.sub(r"; (?:at warm-up|while serving)\)$", ")", re.sub(r" \((?:at warm-up|while serving)\)$", "", what))
     clauses = [_stage_phrase(stage, end)]
+    for clause, ev in before:
+        clauses.append(clause)
+        evidence.append(ev)
     if not evidence and end.stopped is not None:
         evidence.append(end.stopped)  # no error shown: the line that shows the stop is what it rests on
     if stage_ev is not None and stage_ev not in evidence:

@@ -221,6 +221,7 @@ class InputFacts(Struct, frozen=True, gc=False):
     driver: Optional[Fact] = None  # the driver version the text states ("Driver Version: 550.144.03")
     cuda: Optional[Fact] = None  # the CUDA version the text states ("CUDA Version: 12.4")
     warned: Tuple[Fact, ...] = ()  # warnings that printed a traceback and went on (the warning's line)
+    chains: Tuple[Fact, ...] = ()  # call chains a ticket states in code spans ("a → b → c"), as "a -> b -> c"
     ticket: bool = False  # the text is a ticket (Markdown: fences, tables, quotes, prose): what it says is "stated"
 
     def to_jsonable(self) -> dict[str, Any]:
@@ -237,6 +238,7 @@ class InputFacts(Struct, frozen=True, gc=False):
                 "call_named": f(self.call_named),
                 "driver": f(self.driver), "cuda": f(self.cuda),
                 "warned": [x.to_jsonable() for x in self.warned],
+                "chains": [x.to_jsonable() for x in self.chains],
                 "ticket": self.ticket}
 
 

@@ -44,6 +44,8 @@ _CC = re.compile(r"compute(?: capability|_cap(?:ability)?)[:= ]+`?(?P<cc>\d{1,2}
 _ARCH_WORD = re.compile(r"(?<![\w/.-])(?:SM|sm)_?(?P<a>\d{2,3})[af]?(?![\w/])|(?<![\w.])(?P<cc>1[0-2]\.\d[af])(?![\w.])")
 _KERNEL_NAME = re.compile(r"\bcutlass3x_sm(?P<a>\d{2,3})_|_sm(?P<b>\d{2,3})[af]?(?:\.cubin|\b(?=\s|$|`|'|\)))"
                           r"|(?<=[A-Za-z0-9])_sm(?P<c>\d{2,3})[af]?_(?=[A-Za-z0-9])")
+_HARDWARE = re.compile(r"\(`?(?:sm|SM)_?(?P<a>\d{2,3})[af]?`?\) (?:hardware|GPUs?|machine)|"
+                       r"\bon (?:an? |the |my |our )?`?(?:sm|SM)_?(?P<b>\d{2,3})[af]?`? (?:hardware|GPUs?|machine)")
 _IN_LABEL = re.compile(r"\[[\w ]*$")  # inside an open "[... Runner]" label
 # a line that describes this machine's GPU or driver (nvidia-smi, torch, an environment list)
 _GPU_LINE = re.compile(r"^\s*(?:[-*>]\s*)?(?:\*\*)?(?:GPU(?: model| type| name)?s?|Device(?: name)?|Hardware|Graphics|"
@@ -214,6 +216,10 @@ class ClueSet:
         if "sm" in low or "SM" in text or "." in text:
             found = [(normalize_arch(w.group("a") or w.group("cc")), w) for w in _ARCH_WORD.finditer(text)]
             words = {a for a, _ in found if a}
+            hw = _HARDWARE.search(text)  # "a kernel for Blackwell-Ultra (sm_103) hardware": this machine, said outright
+            hw_arch = normalize_arch(hw.group("a") or hw.group("b")) if hw else None
+            if hw and hw_arch:
+                self._add(Clue("arch", hw_arch, "decoded", "arch named", lineno, hw.group(0)))
             family = [(a, w) for a, w in found if a and w.group(0).rstrip("`").endswith("f")]
             if len(words) == 2 and family and len({{"sm103": "sm100", "sm121": "sm120"}.get(a, a) for a in words}) == 1:
                 # "an sm_100f kernel for sm_103 hardware": the f-suffixed token is the kernels' family target

@@ -188,8 +188,8 @@ class EventLog:
                 # error that reports the fault in words ("due to an illegal memory access") propagated
                 if ev["kind"] != "tma_descriptor_failed" or "due to" in ev["text"]:
                     ev["fatal"], ev["maybe_fatal"] = None, False
-            if "survived" in facts:
-                continue
+            if "survived" in facts or ev["kind"] == "memory_error":
+                continue  # (an escaping MemoryError is never survived: the autotuner's handler did not catch it)
             lines = [ln for ln in (ev["lines"] or [ev["line"]]) if ln is not None]
             by = [run.survived_by(ln) for ln in lines]
             if lines and all(by):
@@ -532,7 +532,7 @@ class EventLog:
         ident = self.add("exception", lineno, text, "", facts, key=(etype, msg[:200]))
         self._summarize_exception(ident)
         # a message cut at ':' / ',' or with an open bracket goes on in the next lines (a wrapped paste)
-        wrapped = msg.endswith((":", ",")) or msg.count("(") > msg.count(")") or msg.count("[") > msg.count("]")
+        wrapped = msg.endswith((":", ",", " at")) or msg.count("(") > msg.count(")") or msg.count("[") > msg.count("]")
         self._open = (ident, lineno)
         ev = self.get(ident)
         if ev is not None:

@@ -381,6 +381,7 @@ class LogParser:
                           stated_stage=self.ticket.stated_stage() if self.run.is_ticket else None,
                           says_fail=tuple(self.ticket.failure_lines()) if self.run.is_ticket else (),
                           call_named=self.ticket.call_named if self.run.is_ticket else None,
+                          chains=tuple(self.ticket.chains) if self.run.is_ticket else (),
                           driver=_clue_fact(self.clues.first("driver")), cuda=_clue_fact(self.clues.first("cuda")),
                           warned=self._warned())
 

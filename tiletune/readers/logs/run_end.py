@@ -93,7 +93,7 @@ _ELIDED = re.compile(r"\(?\s*(?:\.\.\.\s*)?\(?\d[\d,]* (?:more )?lines? (?:omitt
 # a log line (a timestamp, a level, a bracketed tag, a traceback frame) and a line of prose (words and punctuation)
 _LOG_LIKE = re.compile(r"^\s*(?:\(\w+[^)]*\)\s*)?(?:\[?\d{4}-\d\d-\d\d|\[?\d\d[-/]\d\d|(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\b|"
                        r"\[[\w. -]+\]|File \"|Traceback|\d+\s+0x[0-9a-f]+|[IWEF]\d{4} )")
-_PROSE = re.compile(r"^(?=(?:[^\W\d_]+[,.;:!?'’)]*\s+){6,})[^|{}<>=]*[.!?:]\s*$")
+_PROSE = re.compile(r"^(?:[-*] )?(?=(?:[^\W\d_]+[,.;:!?'’)]*\s+){6,})[^|{}<>=]*[.!?:]\s*$")
 _MD_TABLE = re.compile(r"^\s*\|.*\|\s*$")
 _MD_OTHER = re.compile(r"^\s*(?:#{1,6} \S|> |[-*] (?:\*\*|`|\[)|\d+\. \*\*)")
 _STICKY = re.compile(r"illegal memory access|illegal address|illegal instruction|misaligned address|"
@@ -334,10 +334,10 @@ class RunTracker:
         cause, cause_kind, cause_line = self._cause(events, reach, tb)
         if cause is None and what is not None:
             cause, cause_kind, cause_line = (what.line, what.text), "exception", what.line
-        if cause is None and (tb is None or tb.exc_line is None) and _WRAPPER.search(stop_text):
+        if cause is None and _WRAPPER.search(stop_text):
             # "WorkerProc failed to start." then the worker's traceback: its exception is the error
             nxt = next((t for t in self.tracebacks if t.exc_line is not None and stop_line < t.exc_line <= stop_line + 200
-                        and not _WRAPPER.search(t.exc_text)), None)
+                        and not _WRAPPER.search(t.exc_text) and not t.warned), None)
             if nxt is not None and nxt.exc_line is not None:
                 tb = nxt
                 exc_line: int = nxt.exc_line

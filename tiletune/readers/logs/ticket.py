@@ -64,8 +64,10 @@ _QUOTED_FAIL = re.compile(r"kError\w+|Error Internal|Assertion failed|Failed to 
                           r"too much shared data|ptxas (?:error|fatal)")
 # the call a ticket names as where it failed ("during the calling to `trtllm_batch_decode_with_kv_cache`")
 _CALL_NAMED = re.compile(r"(?:during|in|when|while) (?:the )?(?:call(?:ing)? (?:to|of) |calling )`(?P<fn>[\w.]+)`", re.I)
+# a call chain the ticket states in a code span: "`run_selected_tactic → Fp8BlockScaleLauncher::run → prepare_moe`"
+_CHAIN = re.compile(r"`(?P<c>[\w.:<>]+(?:\(\))?(?:\s*(?:→|->)\s*[\w.:<>]+(?:\(\))?){2,})`")
 _NOT_FAIL = re.compile(r"\b(?:no|zero|0) (?:errors?|failures?|crash(?:es)?)\b|without (?:any )?(?:errors?|failures?)|"
-                       r"\b(?:fixed|resolved|works|passes)\b", re.I)
+                       r"\b(?:fixed|resolved|works)\b", re.I)
 _NEGATED = re.compile(r"\b(?:not|never|no)\b[^.;,]{0,20}$|n't[^.;,]{0,20}$", re.I)
 _OP_WORDS = re.compile(r"\b(?P<op>(?:mxfp8|fp8|fp4|nvfp4|bf16|fp16)_gemm|mm_(?:fp4|mxfp8|fp8|bf16)|bmm_fp8|cutlass_fused_moe|"
                        r"trtllm_fp4_block_scale_moe|trtllm_fp8_block_scale_moe|fused_moe)\b")
@@ -90,6 +92,13 @@ def _cells(text: str) -> Optional[List[str]]:
     return [c.strip().strip("*`").strip() for c in m.group("cells").split("|")]
 
 
+def _sentence(text: str, at: int) -> str:
+    """The sentence of a long line that holds position `at` (a page kept as one line)."""
+    start = max(text.rfind(". ", 0, at), text.rfind("** ", 0, at), text.rfind("## ", 0, at))
+    end = text.find(". ", at)
+    return text[start + 2 if start >= 0 else 0: end + 1 if end >= 0 else len(text)].strip()
+
+
 def tactics_of(cell: str) -> List[int]:
     """'6-9' -> [6, 7, 8, 9]; '3, 7' -> [3, 7]; '12' -> [12]; anything else -> []."""
     m = _TACTIC_CELL.match(cell)
@@ -108,6 +117,7 @@ class TicketReader:
         self.tables: List[_Table] = []
         self.stated: List[Fact] = []  # what the prose states (counts of failing tactics, failing tile shapes)
         self.call_named: Optional[Fact] = None  # the call the ticket says failed
+        self.chains: List[Fact] = []  # call chains the prose states in code spans ("a → b → c")
         self.says_fail: List[Fact] = []  # lines of prose that state a failure in words (quoted, not as log lines)
         self.stage_said: List[Tuple[str, int, str, str]] = []
         self._prev_prose = ""  # (stage, line, words, the line) the prose states
@@ -203,10 +213,16 @@ class TicketReader:
         if c and self.call_named is None:
             self.call_named = Fact(c.group("fn"), "stated", f"the ticket names the call (line {lineno})", line=lineno,
                                    words=text.strip()[:240])
+        if ("→" in text or "->" in text) and len(self.chains) < 8:
+            for ch in _CHAIN.finditer(text):
+                chain = " -> ".join(part.strip() for part in re.split(r"→|->", ch.group("c")))
+                self.chains.append(Fact(chain, "stated", f"a call chain the ticket states (line {lineno})", line=lineno,
+                                        words=text.strip()[:240]))
         f = _SAYS_FAIL.search(text)
         if f and len(self.says_fail) < 32 and len(text.strip()) > 12 \
-                and not _NOT_FAIL.search(text[max(0, f.start() - 120):f.end() + 120]):  # (near the words, in a long line)
-            self.says_fail.append(Fact(text.strip()[:240], "stated", "the ticket's prose", line=lineno, words=text.strip()[:240]))
+                and not _NOT_FAIL.search(text[max(0, f.start() - 60):f.end() + 60]):  # (near the words, in a long line)
+            said = _sentence(text, f.start()) if len(text) > 240 else text.strip()
+            self.says_fail.append(Fact(said[:240], "stated", "the ticket's prose", line=lineno, words=said[:240]))
 
         m = _COUNT.search(text) if " of " in text else None
         if m and len(self.stated) < 64:
