@@ -771,9 +771,10 @@ def extract_release(src: Any) -> tuple[list[dict[str, Any]], dict[str, dict[str,
     if svd is not None:
         lst, archs = svd
         add("nvfp4_svdquant_gemm", "Nvfp4SvdquantGemmRunner", archs, lst)
-    from tools.catalogs import svdquant_sm120  # (it reads this module's helpers)
+    from tools.catalogs import svdquant_sm120, tgv  # (they read this module's helpers)
 
     svdquant_sm120.add_rows(src, add)
+    tgv.add_rows(src, add)
     return rows, lists
 
 
