@@ -24,6 +24,7 @@ a list once in `lists`, a release's set of catalog rows (and of not-extracted no
                              "fallback": 5 | null,            # index tactic -1 resolves to
                              "fallback_config": {config} | null,  # when -1 is not a list entry
                              "fallback_rule": str,            # optional: -1 picked per shape at run time (rule, file:line)
+                             "table_note": str,               # optional: a switch that changes the table (TGV)
                              "index_offset": 0,               # global index of entry 0 (MoE GEMM2 lists)
                              "configs": [<index into configs>, ...]}},
      "configs": [{config}, ...]}
@@ -86,6 +87,8 @@ class Catalog(Struct, frozen=True, gc=False):
     fallback_rule: Optional[str] = None
     # parallel to configs (or empty): a tile the dispatch runs instead under a run-time condition
     runs_if: tuple[Optional[RunsIf], ...] = ()
+    # which table the tactic indexes when a switch of the release can change it (TGV: file, line, value)
+    table_note: Optional[str] = None
 
 
 def config_from_json(d: Mapping[str, Any]) -> TileConfig:
@@ -294,6 +297,7 @@ def _catalogs(version: str, arch: str, op: str, runner: str) -> tuple[Catalog, .
             raw=tuple(docs[name]["configs"][i] for i in lst["configs"]),
             fallback_rule=lst.get("fallback_rule"),
             runs_if=_runs_if(configs, [docs[name]["configs"][i] for i in lst["configs"]]),
+            table_note=lst.get("table_note"),
         ))
     return tuple(out)
 

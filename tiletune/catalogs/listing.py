@@ -100,5 +100,6 @@ def catalog_view(version: Optional[str] = None, arch: Optional[str] = None, op: 
             tables.append({
                 "op": o, "runner": r, "arch": a, "variant": dict(cat.variant), "source_file": cat.ref.source_file,
                 "tactics": len(cat.configs), "fallback": fb, "configs": rows,
+                **({"table_note": cat.table_note} if cat.table_note else {}),
             })
     return {"schema": SCHEMA, "flashinfer_version": canon, "tables": tables}

@@ -9,6 +9,7 @@ from tiletune.core.vocabulary import MOE_RUNNER
 from tiletune.decode import problems
 
 # Runner-name prefixes of tactics that are not CUTLASS config indices, and what they are instead.
+# (TGV's TGVGemmRunner / TGVRunner tactics index tables the catalogs hold: tools/catalogs/tgv.py.)
 NOT_CUTLASS: tuple[tuple[str, str], ...] = (
     ("Cublaslt", "cuBLASLt algorithm (heuristic index for this shape): no CUTLASS tile"),
     ("Cublas", "cuBLASLt algorithm index: no CUTLASS tile"),
@@ -18,7 +19,6 @@ NOT_CUTLASS: tuple[tuple[str, str], ...] = (
     ("CuteDSL", "CuTe DSL tactic: the tuple itself names its tiler/cluster, no catalog needed"),
     ("CuteDsl", "CuTe DSL tactic: the tuple itself names its tiler/cluster, no catalog needed"),
     ("B12x", "b12x CuTe DSL tactic tuple: no CUTLASS config list"),
-    ("TGV", "TGV GEMM kernel config: no CUTLASS tile list in tiletune's catalogs"),
     ("TinyGemm", "TinyGemm kernel: no CUTLASS tile"),
     ("Sm120MoeTunable", "CuTe SM120 grouped-MoE tactic tuple: no CUTLASS config list"),
 )

@@ -55,7 +55,8 @@ def _tables(view: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]
     for t in view["tables"]:
         var = "".join(f" {k}={v}" for k, v in sorted(t["variant"].items()))
         title = (f"FlashInfer {view['flashinfer_version']} {t['arch']} {t['op']} / {t['runner']}{var}: "
-                 f"{t['tactics']} tactics, -1 = {t['fallback']} (from {t['source_file']})")
+                 f"{t['tactics']} tactics, -1 = {t['fallback']} (from {t['source_file']})"
+                 + (f"; {t['table_note']}" if t.get("table_note") else ""))
         cols = columns(t["configs"])
         out.append((title, [h for h, _ in cols], [[f(c) for _, f in cols] for c in t["configs"]]))
     return out
