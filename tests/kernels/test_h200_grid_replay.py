@@ -80,7 +80,7 @@ def test_failures_say_why_with_numbers(run):
 def test_refactor_run_printed_what_run_2_printed():
     """Every reproducer line of run 3 equals run 2's, field by field, apart from the timings; the same
     exit statuses; medians within 10% of run 2's (both runs: 50 timed runs each on an H200)."""
-    run2 = {r["key"]: r for r in _lines("raw.jsonl")}
+    run2 = {r["key"]: r for r in _lines("run2/raw.jsonl")}
     run3 = {r["key"]: r for r in _lines("run3_refactor/raw.jsonl")}
     assert run3.keys() == run2.keys()
     measured = {"time_ms", "times_ms", "tflops"}
