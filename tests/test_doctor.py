@@ -36,12 +36,13 @@ def test_this_machine(tmp_path):
     for pkg in doctor.PACKAGES:
         assert pkg in c  # each package is reported, found or not
     assert not c["FlashInfer JIT workspaces"].found and str(tmp_path) in c["FlashInfer JIT workspaces"].note
+    assert [c.item for c in r.checks[:3]] == ["tiletune", "Python", "OS"]  # versions first (issue 25 item 14)
     lines = render_text(r).splitlines()
     for check, line in zip(r.checks, lines):  # one line per check, saying found / not found
         m = re.match(rf"{re.escape(check.item)}\s+(found|not found)(\s|$)", line)
         assert m and (m.group(1) == "found") is check.found
     if shutil.which("nvidia-smi") is None:
-        assert lines[0].split()[:3] == ["GPU", "not", "found"]
+        assert lines[3].split()[:3] == ["GPU", "not", "found"]  # (after tiletune, Python, OS)
     assert any(line.startswith("  searched: ") for line in lines)  # nothing found: says where it looked
 
 

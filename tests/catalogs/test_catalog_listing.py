@@ -50,8 +50,9 @@ def test_format_short_flag_and_markdown():
     assert lines[0].startswith("| tactic | enum | CTA tile (elem)")
     assert len(lines) == 1 + 6  # header + the 6 SM120 FP4 tactics of 0.6.4..0.6.6 (test_dense_catalogs)
     assert "<details>" not in out  # 6 rows: not folded
-    overview = _cli("-f", "markdown")
+    overview = _cli("-f", "markdown", "--all")  # every release's row (the default is one row per op)
     assert "| release | op | archs |" in overview and "| 0.7.4 |" in overview
+    assert "| op | releases | archs |" in _cli("-f", "markdown")
     data = json.loads(_cli("-f", "json", "--flashinfer-version", "0.6.14", "--arch", "sm90", "--op",
                            "trtllm::fused_moe::gemm2"))
     row = data["tables"][0]["configs"][0]

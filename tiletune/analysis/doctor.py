@@ -62,6 +62,10 @@ class DoctorReport(Struct, frozen=True, gc=False):
     searched: Tuple[str, ...] = field(default_factory=tuple)
     flashinfer_metadata: Optional[FlashInferMetadata] = None
     host: Optional[str] = None
+    # the environment variables that steer FlashInfer and the servers (FLASHINFER_*, TLLM_*, VLLM_*,
+    # SGLANG_*, TILETUNE_*, CUDA_VISIBLE_DEVICES), sorted; a value whose name says secret is hidden
+    variables: Tuple[Tuple[str, str], ...] = ()
+    cutlass: Tuple[str, ...] = ()  # every CUTLASS header tree found, in the order the engine takes them
 
 
 __all__ = ["Check", "DoctorReport", "FlashInferMetadata", "Gpu", "Workspace"]

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from tiletune import catalogs
 from tiletune.core.archs import arch_family, normalize_arch
@@ -40,8 +40,15 @@ def _config_row(index: int, cfg: TileConfig, known: Optional[str], raw: Optional
     }
 
 
-def catalog_view(version: Optional[str] = None, arch: Optional[str] = None, op: Optional[str] = None) -> dict[str, Any]:
-    """Releases covered (no version), or the tactic tables of one release (filtered by arch/op)."""
+# judge(config, arch, op, variant) -> why the tile cannot run there, or None: a verdict from outside
+# the catalogs (the shared-memory model: `tiletune catalog` passes analysis.catalog_fit.model_failure)
+Judge = Callable[[TileConfig, str, str, Mapping[str, Any]], Optional[str]]
+
+
+def catalog_view(version: Optional[str] = None, arch: Optional[str] = None, op: Optional[str] = None,
+                 judge: Optional[Judge] = None) -> dict[str, Any]:
+    """Releases covered (no version), or the tactic tables of one release (filtered by arch/op).
+    `judge` adds each tactic's `model_failure` (see Judge) beside the catalog's own known failure."""
     keys = catalogs.keys()
     fam = None
     if arch is not None:
@@ -89,6 +96,9 @@ def catalog_view(version: Optional[str] = None, arch: Optional[str] = None, op: 
             raws: Sequence[Optional[Mapping[str, Any]]] = cat.raw or (None,) * len(cat.configs)
             rows = [_config_row(i + cat.index_offset, c, cat.known_failures[i], raws[i])
                     for i, c in enumerate(cat.configs)]
+            if judge is not None:
+                for config_row, cfg in zip(rows, cat.configs):
+                    config_row["model_failure"] = judge(cfg, a, o, cat.variant)
             fb: Optional[str]
             if cat.fallback is not None:
                 fb = f"index {cat.fallback + cat.index_offset}"

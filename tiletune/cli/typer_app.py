@@ -98,21 +98,56 @@ _FAIL_ON_HELP = ("Exit 1 when such findings exist: fatal (an event that ended a 
 _PATHS_HELP = "Caches, logs, blocklists, JIT workspaces, retry ledgers, or directories holding them. None: search the default places."
 
 
+# Shell completion of option values (typer calls these only while completing, so their imports
+# cost a normal run nothing).
+def _complete(values: Sequence[str], incomplete: str) -> list[str]:
+    return [v for v in values if v.startswith(incomplete)]
+
+
+def complete_op(incomplete: str) -> list[str]:
+    """--op: every op a tactic catalog covers, and the dense and fused-MoE op names."""
+    from tiletune import catalogs
+    from tiletune.core.vocabulary import DENSE_GEMM_OPERAND_DTYPE, FUSED_MOE_OPS
+
+    return _complete(sorted({k[2] for k in catalogs.keys()} | set(DENSE_GEMM_OPERAND_DTYPE) | set(FUSED_MOE_OPS)), incomplete)
+
+
+def complete_arch(incomplete: str) -> list[str]:
+    """--arch / --only-arch: the archs tiletune knows."""
+    from tiletune.core.archs import KNOWN_ARCHS
+
+    return _complete(list(KNOWN_ARCHS), incomplete)
+
+
+def complete_gpu(incomplete: str) -> list[str]:
+    """--gpu: the GPU spec table's names."""
+    from tiletune.model.gpus import table
+
+    return _complete(sorted(g.name for g in table().gpus), incomplete)
+
+
+def complete_status(incomplete: str) -> list[str]:
+    """--status: the record statuses."""
+    from tiletune.core.records import Status
+
+    return _complete([s.value for s in Status], incomplete)
+
+
 @app.command("inspect")
 def inspect_command(
     paths: Annotated[Optional[List[Path]], typer.Argument(help=_PATHS_HELP, show_default=False, readable=False)] = None,
     *,
     format: Annotated[OutputFormat, typer.Option("--format", "-f", help="table, json (schema tiletune.inspect/1) or markdown.")] = OutputFormat.table,
-    arch: Annotated[Optional[str], typer.Option("--arch", help="Override the arch the inputs imply (sm90, sm100, sm120, ...).")] = None,
+    arch: Annotated[Optional[str], typer.Option("--arch", help="Override the arch the inputs imply (sm90, sm100, sm120, ...).", autocompletion=complete_arch)] = None,
     flashinfer_version: Annotated[Optional[str], typer.Option("--flashinfer-version", help="Override the FlashInfer version the inputs imply.")] = None,
-    gpu: Annotated[Optional[str], typer.Option("--gpu", help="GPU to model on (a `tiletune gpus` name). Default: the GPU the inputs name, else the arch's default SKU.")] = None,
+    gpu: Annotated[Optional[str], typer.Option("--gpu", help="GPU to model on (a `tiletune gpus` name). Default: the GPU the inputs name, else the arch's default SKU.", autocompletion=complete_gpu)] = None,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write here (atomically) instead of stdout.", readable=False)] = None,
     fail_on: Annotated[Optional[FailOn], typer.Option("--fail-on", help=_FAIL_ON_HELP)] = None,
     all_rows: Annotated[bool, typer.Option("--all", help="One row per tactic (every profiled, failed and chosen one) instead of one line per M bucket.")] = False,
-    only_op: Annotated[Optional[List[str]], typer.Option("--op", help="Only this op (repeatable), e.g. fp4_gemm.")] = None,
-    only_arch: Annotated[Optional[List[str]], typer.Option("--only-arch", help="Only entries of this arch (repeatable); --arch sets the arch instead.")] = None,
+    only_op: Annotated[Optional[List[str]], typer.Option("--op", help="Only this op (repeatable), e.g. fp4_gemm; an unambiguous prefix will do (fp4).", autocompletion=complete_op)] = None,
+    only_arch: Annotated[Optional[List[str]], typer.Option("--only-arch", help="Only entries of this arch (repeatable); --arch sets the arch instead.", autocompletion=complete_arch)] = None,
     only_rank: Annotated[Optional[List[str]], typer.Option("--rank", help="Only this rank (repeatable), as inspect names it: tp1_pp0_dp0, rank3.")] = None,
-    only_status: Annotated[Optional[List[str]], typer.Option("--status", help="Only entries with this status (repeatable): chosen, failed, profiled, ...")] = None,
+    only_status: Annotated[Optional[List[str]], typer.Option("--status", help="Only entries with this status (repeatable): chosen, failed, profiled, ...", autocompletion=complete_status)] = None,
     runtime_m: Annotated[Optional[List[str]], typer.Option("--m", help="Which tile runs at these runtime M (e.g. 37 or the CUDA-graph sizes 1,2,4,8,16,24,32; repeatable), through the release's bucket mapping.")] = None,
     uncalibrated: Annotated[bool, typer.Option("--uncalibrated", help="Show the table model's times even where the inputs' measured times calibrate it (by default such columns show the calibrated model and say so: 't us cal*').")] = False,
     baseline: Annotated[Optional[Path], typer.Option("--baseline", help="Failures already accepted: a previous `inspect -f json`, a FlashInfer blocklist, or lines 'OP TACTICS' (e.g. 'mxfp8_gemm 6-9'). --fail-on failed then exits 1 only for failures not in it (or a fatal event).", readable=False)] = None,
@@ -152,12 +187,12 @@ def report_command(
     format: Annotated[ReportFormat, typer.Option("--format", "-f", help="markdown (for a GitHub issue) or json.")] = ReportFormat.markdown,
     redact: Annotated[bool, typer.Option("--redact/--no-redact", help="Replace directories, host and user names (the default: reports leave the machine); --no-redact keeps them.")] = True,
     full: Annotated[bool, typer.Option("--full", help="Everything, uncapped (to attach as a file); by default the report is capped to fit a GitHub issue.")] = False,
-    gpu: Annotated[Optional[str], typer.Option("--gpu", help="GPU to model on (a `tiletune gpus` name).")] = None,
+    gpu: Annotated[Optional[str], typer.Option("--gpu", help="GPU to model on (a `tiletune gpus` name).", autocompletion=complete_gpu)] = None,
     no_plot: Annotated[bool, typer.Option("--no-plot", help="Do not draw roofline PNGs.")] = False,
-    arch: Annotated[Optional[str], typer.Option("--arch", help="Override the arch the inputs imply.")] = None,
+    arch: Annotated[Optional[str], typer.Option("--arch", help="Override the arch the inputs imply.", autocompletion=complete_arch)] = None,
     flashinfer_version: Annotated[Optional[str], typer.Option("--flashinfer-version", help="Override the FlashInfer version the inputs imply.")] = None,
     fail_on: Annotated[Optional[FailOn], typer.Option("--fail-on", help=_FAIL_ON_HELP)] = None,
-    only_op: Annotated[Optional[List[str]], typer.Option("--op", help="Only this op (repeatable), as inspect's --op.")] = None,
+    only_op: Annotated[Optional[List[str]], typer.Option("--op", help="Only this op (repeatable), as inspect's --op.", autocompletion=complete_op)] = None,
     only_rank: Annotated[Optional[List[str]], typer.Option("--rank", help="Only this rank (repeatable), as inspect's --rank.")] = None,
     runtime_m: Annotated[Optional[List[str]], typer.Option("--m", help="Name the tile that runs at these runtime M (e.g. 1,2,4,8,37; repeatable), as inspect's --m.")] = None,
     uncalibrated: Annotated[bool, typer.Option("--uncalibrated", help="The table model's times even where the inputs' measured times calibrate it.")] = False,
@@ -228,17 +263,24 @@ def catalog_cmd(
     flashinfer_version: Annotated[
         Optional[str], typer.Option("--flashinfer-version", help="Release whose tactic tables to show (e.g. 0.6.14).")
     ] = None,
-    arch: Annotated[Optional[str], typer.Option("--arch", help="sm90, sm100, sm103, sm107, sm110, sm120 (sm121 uses sm120's).")] = None,
-    op: Annotated[Optional[str], typer.Option("--op", help="fp4_gemm, mxfp8_gemm, fp8_gemm, bf16_gemm, ...")] = None,
+    arch: Annotated[Optional[str], typer.Option("--arch", help="sm90, sm100, sm103, sm107, sm110, sm120 (sm121 uses sm120's).", autocompletion=complete_arch)] = None,
+    op: Annotated[Optional[str], typer.Option("--op", help="fp4_gemm, mxfp8_gemm, fp8_gemm, bf16_gemm, ...", autocompletion=complete_op)] = None,
     fmt: Annotated[CatalogFormat, typer.Option("--format", "-f", help="table, json or markdown.")] = CatalogFormat.table,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write here (atomically) instead of stdout.", readable=False)] = None,
+    all_rows: Annotated[bool, typer.Option("--all", help="Without --flashinfer-version: every release's list sizes, not one line per op.")] = False,
 ) -> None:
-    """List the FlashInfer releases the tactic catalogs cover, or one release's tactic tables."""
+    """List the FlashInfer releases the tactic catalogs cover, or one release's tactic tables.
+
+    A release's tables mark each tactic's known failure: the catalog's own (from the release's
+    source), else the shared-memory model's verdict for that tile on that arch (labelled model).
+    """
     def run() -> None:
+        from tiletune.analysis.catalog_fit import model_failure
         from tiletune.catalogs.listing import catalog_view
         from tiletune.formats import render
 
-        emit(render("catalog", catalog_view(flashinfer_version, arch, op), fmt.value), output)
+        emit(render("catalog", catalog_view(flashinfer_version, arch, op, judge=model_failure), fmt.value,
+                    all_rows=all_rows), output)
 
     _guard(run)
 
@@ -257,7 +299,7 @@ def retry_command(
     ledger: Annotated[Path, typer.Option("--ledger", help="JSONL ledger: one line appended per attempt; a rerun resumes from it.", readable=False)] = Path("tiletune-ledger.jsonl"),
     engine: Annotated[RetryEngine, typer.Option("--engine", help="flashinfer: FlashInfer's own runner with the tactic forced; cutlass: a kernels/ reproducer of the decoded tile.")] = RetryEngine.flashinfer,
     all_: Annotated[bool, typer.Option("--all", help="Every config in the inputs, not only the failed / blocklisted ones.")] = False,
-    op: Annotated[Optional[List[str]], typer.Option("--op", help="Only this op (repeatable), e.g. fp8_gemm.")] = None,
+    op: Annotated[Optional[List[str]], typer.Option("--op", help="Only this op (repeatable), e.g. fp8_gemm.", autocompletion=complete_op)] = None,
     tactic: Annotated[Optional[str], typer.Option("--tactic", help="Only these tactics: 3, 0-7 or 1,4,9-11.")] = None,
     shape: Annotated[Optional[List[str]], typer.Option("--shape", help="Try --op/--tactic at MxNxK or BxMxNxK (repeatable) instead of configs from inputs.")] = None,
     runner: Annotated[Optional[str], typer.Option("--runner", help="Runner class for --shape (default: the op's runner, listed above).")] = None,
@@ -283,7 +325,7 @@ def retry_command(
     no_run: Annotated[bool, typer.Option("--no-run", help="Attempt nothing; only write --blocklist / --pin-cache from the ledger (works without a GPU).")] = False,
     ray: Annotated[Optional[str], typer.Option("--ray", help="Run the attempts on this Ray cluster (auto, or HOST:PORT): one num_gpus=1 task per target, CUTLASS builds as CPU tasks, results appended to the local ledger as they finish. Needs pip install 'tiletune[ray]'.")] = None,
     shard: Annotated[Optional[str], typer.Option("--shard", help="Take only shard I of N of the targets (I/N, 0-based), the same split on every node; auto: the index from SLURM_ARRAY_TASK_ID, JOB_COMPLETION_INDEX (+ TILETUNE_SHARD_COUNT) or TILETUNE_SHARD=I/N. Each shard writes its own ledger ({shard} in --ledger).")] = None,
-    arch: Annotated[Optional[str], typer.Option("--arch", help="Override the arch the inputs imply.")] = None,
+    arch: Annotated[Optional[str], typer.Option("--arch", help="Override the arch the inputs imply.", autocompletion=complete_arch)] = None,
     flashinfer_version: Annotated[Optional[str], typer.Option("--flashinfer-version", help="Override the FlashInfer version the inputs imply.")] = None,
     format: Annotated[OutputFormat, typer.Option("--format", "-f", help="table, markdown (for a ticket) or json (schema tiletune.retry/1).")] = OutputFormat.table,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the summary here (atomically) instead of stdout.", readable=False)] = None,
@@ -343,8 +385,8 @@ def model_command(
     n: Annotated[int, typer.Option("--n", help="Output features (rows of the weight).")],
     k: Annotated[int, typer.Option("--k", help="Reduction size, in elements.")],
     tile: Annotated[str, typer.Option("--tile", help="CTA tile MxNxK in elements, e.g. 128x128x256.")],
-    gpu: Annotated[Optional[str], typer.Option("--gpu", help="GPU name (see `tiletune gpus`); nvidia-smi names work.")] = None,
-    arch: Annotated[Optional[str], typer.Option("--arch", help="Arch (sm90, sm100, sm120...); without --gpu its default SKU is used.")] = None,
+    gpu: Annotated[Optional[str], typer.Option("--gpu", help="GPU name (see `tiletune gpus`); nvidia-smi names work.", autocompletion=complete_gpu)] = None,
+    arch: Annotated[Optional[str], typer.Option("--arch", help="Arch (sm90, sm100, sm120...); without --gpu its default SKU is used.", autocompletion=complete_arch)] = None,
     cluster: Annotated[str, typer.Option("--cluster", help="Cluster shape XxYxZ.")] = "1x1x1",
     swap_ab: Annotated[bool, typer.Option("--swap-ab", help="The kernel computes the transposed product (its M runs over N).")] = False,
     stream_k: Annotated[bool, typer.Option("--stream-k", help="Stream-K scheduler.")] = False,
@@ -405,17 +447,19 @@ def gpus_command(
 class DoctorFormat(str, enum.Enum):
     table = "table"
     json = "json"
+    markdown = "markdown"
 
 
 @app.command("doctor")
 def doctor_command(
     *,
-    format: Annotated[DoctorFormat, typer.Option("--format", "-f", help="table or json.")] = DoctorFormat.table,
+    format: Annotated[DoctorFormat, typer.Option("--format", "-f", help="table, json or markdown (to paste into a ticket).")] = DoctorFormat.table,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write here (atomically) instead of stdout.", readable=False)] = None,
     python: Annotated[Optional[str], typer.Option("--python", help="Ask this interpreter's FlashInfer for its cache metadata (a server's venv, e.g. /opt/vllm/bin/python). Default: this one.")] = None,
 ) -> None:
-    """What tiletune can see here: GPUs, driver, CUDA, nvcc, FlashInfer/CUTLASS/torch versions, JIT workspaces, caches,
-    and the metadata FlashInfer compares a cache with (`tiletune check --env` reads this report as JSON)."""
+    """What tiletune can see here: versions (tiletune, Python, OS, driver, CUDA, nvcc, FlashInfer, CUTLASS, torch),
+    GPUs, where CUTLASS headers are, JIT workspaces, caches, the FLASHINFER_* / TLLM_* / VLLM_* / SGLANG_*
+    variables set, and the metadata FlashInfer compares a cache with (`tiletune check --env` reads this report as JSON)."""
 
     def run() -> None:
         from tiletune.cli.commands import doctor

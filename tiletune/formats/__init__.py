@@ -25,7 +25,7 @@ FORMATTERS: dict[str, Formatter] = {
         Formatter("model", {"table": "model_view:answer_table", "json": "model_view:answer_json",
                             "markdown": "model_view:answer_markdown"}),
         Formatter("gpus", {"table": "model_view:gpu_table_text", "json": "model_view:gpu_table_json"}),
-        Formatter("doctor", {"table": "doctor:render_text", "json": "doctor:to_json"}),
+        Formatter("doctor", {"table": "doctor:render_text", "json": "doctor:to_json", "markdown": "doctor:render_markdown"}),
         Formatter("deploy", {"table": "deploy:render_text", "json": "deploy:to_json"}),
         Formatter("check", {"table": "check:render_text", "json": "check:to_json", "markdown": "check:render_markdown"}),
     )

@@ -41,7 +41,8 @@ _VARYING: tuple[tuple[str, Callable[[dict[str, Any]], str]], ...] = (
     # SM120 SVDQuant: each kernel's tile scheduler (persistent, Stream-K, static persistent)
     ("tile scheduler", lambda c: c.get("tile_scheduler") or ""),
 )
-_FAILURE = ("known failure", lambda c: c["known_failure"] or "")
+# the catalog's own known failure (from the release's source), else the shared-memory model's verdict
+_FAILURE = ("known failure", lambda c: c["known_failure"] or c.get("model_failure") or "")
 
 
 def columns(configs: Sequence[dict[str, Any]]) -> list[tuple[str, Callable[[dict[str, Any]], str]]]:
@@ -75,14 +76,39 @@ def _release_rows(view: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
+def _summary_rows(view: dict[str, Any]) -> list[list[str]]:
+    """The default view: per op, the releases whose catalogs list it (first .. last, how many) and
+    the archs; `--all` gives every release's row."""
+    per_op: dict[str, dict[str, Any]] = {}
+    for r in view["releases"]:
+        for c in r["catalogs"]:
+            o = per_op.setdefault(c["op"], {"releases": [], "archs": set()})
+            if r["flashinfer_version"] not in o["releases"]:
+                o["releases"].append(r["flashinfer_version"])
+            o["archs"].add(c["arch"])
+    rows = []
+    for op, o in sorted(per_op.items()):
+        rel = o["releases"]
+        rows.append([op, f"{rel[0]} .. {rel[-1]} ({len(rel)})" if len(rel) > 1 else rel[0],
+                     " ".join(sorted(o["archs"]))])
+    return rows
+
+
+SUMMARY_TITLE = ("Tactic catalogs per op: the FlashInfer releases that list it and the archs. "
+                 "`tiletune catalog --all` lists every release's list sizes; `--flashinfer-version V [--arch A] "
+                 "[--op O]` shows one release's tactics.")
+
 RELEASES_TITLE = ("Tactic catalogs per FlashInfer release: arch:number of tactics (a/b = lists that differ by "
                   "variant, e.g. MoE dtype). sm121 uses sm120's lists.")
 
 
-def render_table(view: dict[str, Any]) -> str:
-    """Plain-text rendering."""
+def render_table(view: dict[str, Any], all_rows: bool = False) -> str:
+    """Plain-text rendering (the releases view: per op by default, every release with `all_rows`)."""
     from tabulate import tabulate
 
+    if "releases" in view and not all_rows:
+        return SUMMARY_TITLE + "\n" + tabulate(_summary_rows(view), headers=["op", "releases", "archs"],
+                                               tablefmt="simple") + "\n"
     if "releases" in view:
         return RELEASES_TITLE + "\n" + tabulate(_release_rows(view), headers=["release", "op", "archs"],
                                                 tablefmt="simple") + "\n"
@@ -92,8 +118,10 @@ def render_table(view: dict[str, Any]) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def render_markdown(view: dict[str, Any]) -> str:
+def render_markdown(view: dict[str, Any], all_rows: bool = False) -> str:
     """GitHub-flavoured Markdown: one pipe table per catalog, long ones folded."""
+    if "releases" in view and not all_rows:
+        return SUMMARY_TITLE + "\n\n" + md.table(["op", "releases", "archs"], _summary_rows(view)) + "\n"
     if "releases" in view:
         rows = _release_rows(view)
         return RELEASES_TITLE + "\n\n" + md.table(["release", "op", "archs"], rows) + "\n"
@@ -104,5 +132,6 @@ def render_markdown(view: dict[str, Any]) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def render_json(view: dict[str, Any]) -> str:
+def render_json(view: dict[str, Any], all_rows: bool = False) -> str:
+    """The whole view (JSON always holds every release)."""
     return json.dumps(view, indent=1)

@@ -41,4 +41,35 @@ def render_text(report: DoctorReport) -> str:
         lines.append(f"  cache {p}")
     if not report.caches and report.searched:
         lines.append("  searched: " + "; ".join(report.searched))
+    for tree in report.cutlass[1:]:
+        lines.append(f"  also {tree}")
+    lines.append("")
+    if report.variables:
+        lines.append("Environment variables (FLASHINFER_*, TLLM_*, VLLM_*, SGLANG_*, TILETUNE_*, CUDA_*)")
+        lines += [f"  {name}={value}" for name, value in report.variables]
+    else:
+        lines.append("Environment variables: no FLASHINFER_*, TLLM_*, VLLM_*, SGLANG_*, TILETUNE_* or CUDA_* variable set")
     return "\n".join(lines) + "\n"
+
+
+def render_markdown(report: DoctorReport) -> str:
+    """For a ticket (as `flashinfer collect-env` is): the checks as a table, then the variables."""
+    from tiletune.formats.markdown import cell, table
+
+    out = ["## tiletune doctor", ""]
+    rows = [[c.item, "found" if c.found else "not found", " ".join(x for x in (c.value, f"({c.note})" if c.note else None) if x)]
+            for c in report.checks]
+    out += [table(["item", "state", "value"], rows), ""]
+    if report.workspaces:
+        out += ["### FlashInfer JIT workspaces", ""]
+        out += [f"- `{cell(w.path)}`: FlashInfer {cell(w.flashinfer_version or '?')}, arch {cell(w.arch or w.arch_dir)}, "
+                f"{len(w.modules_built)} module(s) built, {len(w.modules_not_built)} not built" for w in report.workspaces]
+        out.append("")
+    if report.cutlass:
+        out += ["### CUTLASS headers", "", *(f"- {cell(c)}" for c in report.cutlass), ""]
+    out += ["### Environment variables", ""]
+    if report.variables:
+        out += ["```", *(f"{name}={value}" for name, value in report.variables), "```"]
+    else:
+        out.append("_no FLASHINFER\\_\\*, TLLM\\_\\*, VLLM\\_\\*, SGLANG\\_\\*, TILETUNE\\_\\* or CUDA\\_\\* variable set_")
+    return "\n".join(out) + "\n"

@@ -266,6 +266,42 @@ def _caches(env: Mapping[str, str], home: Path) -> Tuple[Tuple[str, ...], Tuple[
     return (), tuple(d.searched), Check("autotune caches / logs / blocklists", False, note=f"none in the {len(d.searched)} default places")
 
 
+# environment variables worth a ticket: what steers FlashInfer's autotuner, JIT and logs, and the servers
+VARIABLE_PREFIXES = ("FLASHINFER_", "TLLM_", "VLLM_", "SGLANG_", "TILETUNE_")
+VARIABLE_NAMES = ("CUDA_VISIBLE_DEVICES", "CUDA_HOME", "TORCH_CUDA_ARCH_LIST")
+_SECRET = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.I)
+
+
+def variables(env: Mapping[str, str]) -> Tuple[Tuple[str, str], ...]:
+    """(name, value) of the variables a ticket needs, sorted; values of secret-looking names hidden."""
+    out = []
+    for name in sorted(env):
+        if name.startswith(VARIABLE_PREFIXES) or name in VARIABLE_NAMES:
+            value = env[name]
+            out.append((name, "(set; value hidden: the name says it is a secret)" if _SECRET.search(name) else value))
+    return tuple(out)
+
+
+def _versions() -> list[Check]:
+    import platform
+
+    from tiletune import __version__
+
+    return [Check("tiletune", True, __version__), Check("Python", True, platform.python_version()),
+            Check("OS", True, platform.platform())]
+
+
+def _cutlass() -> Tuple[Tuple[str, ...], Check]:
+    """Where CUTLASS headers are (reproducers and `model --exact` build with the first)."""
+    from tiletune.tuner.cutlass_toolchain import CUTLASS_DIR_ENV, cutlass_candidates
+
+    found = tuple(f"CUTLASS {h.version} at {h.include} ({h.origin})" for h in cutlass_candidates())
+    if found:
+        return found, Check("CUTLASS headers", True, found[0] + (f"; {len(found) - 1} more" if len(found) > 1 else ""))
+    return (), Check("CUTLASS headers", False, note=f"none: kernels/get_cutlass.sh in a checkout, or set {CUTLASS_DIR_ENV} "
+                                                    "(needed only for reproducers and `model --exact`)")
+
+
 def collect(env: Optional[Mapping[str, str]] = None, home: Optional[Path] = None,
             which: Callable[[str], Optional[str]] = shutil.which, run: Runner = _run,
             run_python: Runner = _run_python, python: Optional[str] = None) -> DoctorReport:
@@ -273,8 +309,10 @@ def collect(env: Optional[Mapping[str, str]] = None, home: Optional[Path] = None
     env = os.environ if env is None else env
     home = Path.home() if home is None else home
     gpus, gpu_checks = _gpus(which, run)
-    checks = list(gpu_checks)
+    checks = [*_versions(), *gpu_checks]
     checks.append(_nvcc(which, run))
+    cutlass, cutlass_check = _cutlass()
+    checks.append(cutlass_check)
     checks += _packages()
     workspaces, ws_check = _workspaces(env, home)
     checks.append(ws_check)
@@ -283,4 +321,4 @@ def collect(env: Optional[Mapping[str, str]] = None, home: Optional[Path] = None
     import socket
 
     return DoctorReport(tuple(checks), gpus, workspaces, caches, searched, flashinfer_metadata(gpus, env, run_python, python),
-                        socket.gethostname() or None)
+                        socket.gethostname() or None, variables(env), cutlass)
