@@ -64,7 +64,7 @@ def catalog_view(version: Optional[str] = None, arch: Optional[str] = None, op: 
         if op not in known_ops:
             raise CatalogError(f"no catalogs for op {op!r}; ops with catalogs: {', '.join(known_ops)}")
     if version is None:
-        rows = []
+        rows: list[dict[str, Any]] = []
         for rel in catalogs.releases():
             lists = sorted(
                 {(k[2], k[1], k[3]) for k in keys if k[0] == rel and (fam is None or k[1] == fam) and (op is None or k[2] == op)}
