@@ -1,7 +1,7 @@
 """Source groups: which inputs are the run of one server, so that nothing of two servers is merged.
 
 Verdicts, failure rows, not-tried lists, the tile map and rank checks are built per group. The
-rule (the README's "Inputs from several servers" says the same):
+rule (docs/guide.md's "Inputs from several servers" says the same):
 
 1. Files of one layout directory belong together: the ranks of one SGLang / vLLM / TensorRT-LLM
    cache (files that name a rank), a vLLM cache directory, a FlashInfer v2 store, a JIT workspace.
