@@ -86,9 +86,10 @@ def measure() -> str:
         subprocess.run([str(venv / "bin" / "tiletune"), *QUICK_COMMAND[1:]], cwd=ROOT, check=True, capture_output=True)
         quick = time.perf_counter() - t0
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=ROOT, check=False,
-                   capture_output=True)
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=ROOT, check=False,
+                       capture_output=True, text=True)
     suite = time.perf_counter() - t0
+    print("readme.py: the test suite said: " + (p.stdout.strip().splitlines() or ["nothing"])[-1], file=sys.stderr)
     when = datetime.date.today().isoformat()
     where = f"{os.cpu_count()} CPU cores, Python {platform.python_version()}, no GPU"
     return (f"Measured {when} ({where}; a shared machine, so take them as orders of magnitude): `pip install -e .` "

@@ -47,6 +47,8 @@ def test_the_readme_holds_the_blocks_and_the_ci_quick_start_line():
     assert have["quick-start"].startswith("```text\n$ tiletune inspect cache_samples/demo\ntiletune inspect: ")
     # .ci/run takes the quick start from this exact form
     assert re.search(r"^python3 -m pip install -e \. && tiletune inspect cache_samples/demo$", text, re.M)
+    # ... and its test command from this one (the install early, the pytest half last)
+    assert re.search(r"^python3 -m pip install -e '\.\[test\]' && python3 -m pytest( .*)?$", text, re.M)
     for term in ("2st", "swapAB", "`~`", "`!N`", "`*`"):  # the glossary of the notation
         assert term in text, term
     # a newcomer's page: the rest lives in docs/ (the quick start's output not counted: it is what it is)
