@@ -97,8 +97,33 @@ def test_without_env_it_says_what_loading_depends_on():
     assert "pass --env" in lines[0] and "cutlass_dsl_version" in lines[0]
     # 0.7.4's cutlass_dsl_version is an environment fingerprint (Python ABI, tvm-ffi, torch with hashes)
     assert any("fingerprint" in line for line in lines)
-    # cuda_version etc. are "unknown" in this CPU-written cache: every FlashInfer ignores it as written
-    assert any("ignored by every FlashInfer" in line for line in lines)
+    # cuda_version etc. are "unknown" in this CPU-written cache: ignored wherever the loading
+    # environment reports them otherwise (a GPU server does), never claimed for every FlashInfer
+    vague = [k for k, v in meta.items() if v in ("unknown", None, "None")]
+    assert vague and any(line.startswith("where the loading environment reports") and all(k in line for k in vague)
+                         for line in lines)
+    assert not any("ignored by every FlashInfer" in line for line in lines)
+    # FlashInfer's own rule: an indeterminate value equal to the running one is no mismatch
+    assert classify(meta, {k: meta[k] for k in vague}) == ({}, {})
+    assert set(classify(meta, {k: "9.1" for k in vague})[1]) == set(vague)
+
+
+H200 = Path(__file__).resolve().parents[2] / "cache_samples" / "h200_074"
+
+
+def test_flashinfer_0_7_4_on_the_h200_kept_the_pinned_cache_tiletune_wrote():
+    """bench/h200_074: FlashInfer 0.7.4 loaded (8 of 8 kept) the pinned cache whose
+    cudnn_frontend_version was "unknown", because its own environment said "unknown" too."""
+    pinned = json.loads((H200 / "fp8_gemm_cache_074_pinned.json").read_text())
+    meta = pinned["_metadata"]
+    assert meta["cudnn_frontend_version"] == "unknown"
+    log = (H200 / "reload_pinned_debug.log").read_text()
+    assert "Loaded 8 configs" in log and "Ignoring cached configs" not in log
+    # what FlashInfer compared it with is the machine's own metadata, the one its fresh cache recorded
+    machine = json.loads((H200 / "fp8_gemm_cache_074.json").read_text())["_metadata"]
+    assert classify(meta, machine) == ({}, {})
+    (text,) = verdict(meta, machine)
+    assert "will load it" in text
 
 
 def test_env_without_pin_cache_is_a_usage_error(run, tmp_path):

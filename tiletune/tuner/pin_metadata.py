@@ -3,9 +3,12 @@
 FlashInfer's rule (`_classify_metadata_mismatches`, flashinfer/autotuner/autotuner.py:373 in the
 0.7.4 wheel; the same since v0.6.16, hard-only in v0.6.7-0.6.15): for every key the running
 environment's `_collect_metadata()` tracks, a saved value equal to the running one or "*" passes;
-a saved None / "unknown" / "None", or a missing key, is a *soft* mismatch (the whole file is
-ignored on load and replaced by the next tuned save); any other difference is *hard* (ignored, and
-never overwritten). One mismatching field ignores every entry.
+otherwise a saved None / "unknown" / "None", or a missing key, is a *soft* mismatch (the whole file
+is ignored on load and replaced by the next tuned save), and any other difference is *hard* (ignored,
+and never overwritten). One mismatching field ignores every entry. An indeterminate value is no
+mismatch where the loading environment reports the same value: on the H200 (bench/h200_074),
+FlashInfer 0.7.4 kept all 8 entries of a pinned cache whose cudnn_frontend_version was "unknown",
+because its own environment said "unknown" too (no cuDNN frontend installed).
 
 The keys a release tracks (`_collect_metadata`, read from each wheel with
 `python3 -m tools.flashinfer_writers`' fixtures): flashinfer_version, cuda_version, cublas_version,
@@ -108,10 +111,14 @@ def verdict(metadata: Mapping[str, Any], env: Optional[Mapping[str, Any]]) -> li
         out.append(f"FlashInfer loads it only where {', '.join(keys)} all equal the running environment's "
                    f"(the fields FlashInfer {version} compares); pass --env FILE from the server to check and "
                    f"stamp them ({ENV_COMMAND})")
-        if missing or vague:
-            out.append("as written it is ignored by every FlashInfer that tracks "
-                       + ", ".join(missing + vague) + (" (missing)" if missing and not vague else " (indeterminate or missing)")
-                       + ", and replaced on its next tuned save")
+        if missing:
+            out.append("as written it is ignored by every FlashInfer that tracks " + ", ".join(missing)
+                       + " (missing from the file), and replaced on its next tuned save")
+        if vague:
+            # FlashInfer compares the saved value with its own first: "unknown" == "unknown" loads
+            out.append("where the loading environment reports " + ", ".join(vague) + " as anything but "
+                       + " / ".join(sorted({repr(metadata[k]) if metadata[k] is not None else "null" for k in vague}))
+                       + " (as written: indeterminate), FlashInfer ignores it and replaces it on its next tuned save")
     fp = metadata.get("cutlass_dsl_version")
     if isinstance(fp, str) and fp.startswith("cpython-") or (isinstance(fp, str) and "torch==" in fp):
         out.append("its cutlass_dsl_version is FlashInfer 0.7.4's environment fingerprint (Python ABI, "
