@@ -6,7 +6,9 @@
 # Steps run in order of value; each is independent, and a step that would pass the budget is
 # skipped (the device share is 30 minutes a session, 10 a call).
 set -u
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+FINAL=${OUT:-/tmp/out}; OUT=/tmp/h200_074_run; rm -rf "$OUT"; mkdir -p "$OUT"
+# everything goes to one folder, packed into $FINAL/h200_074_run.tar.gz at the end (the device
+# tool brings back at most 8 files)
 exec > >(tee -a "$OUT/run.log") 2>&1
 t0=$(date +%s)
 BUDGET=${BUDGET:-500}
@@ -37,7 +39,7 @@ grep -E 'Ignoring|different environment|load' "$OUT/reload_pinned_debug.log" | h
 room && python3 -m tiletune inspect "$OUT/reload_pinned_debug.log"; echo "exit=$?"
 
 step "5. tactics in and out of cuBLASLt's range (tuner after the layout moves)"
-room && timeout 90 $TT --op fp8_gemm --tactic 0-5,99,150 --shape 128x4096x4096; echo "exit=$?"
+room && timeout 200 $TT --op fp8_gemm --tactic 0-5,99,150 --shape 128x4096x4096; echo "exit=$?"
 
 step "6. the SM90 CUTLASS grid through CutlassEngine (CUTLASS headers from the 0.7.4 wheel)"
 room && timeout 240 python3 bench/cutlass_sm90_grid/run_grid.py --out "$OUT/grid" --jobs 15 > "$OUT/grid.log" 2>&1; echo "exit=$?"; tail -25 "$OUT/grid.log"
@@ -52,3 +54,4 @@ room && timeout 40 $TT --op fp8_gemm --tactic 0 --shape 16384x16384x16384 --iter
 
 cp /tmp/fiws/.cache/flashinfer/*/*/flashinfer_jit.log "$OUT/flashinfer_jit.log" 2>/dev/null
 step "done"; ls -la "$OUT" "$OUT/grid" 2>/dev/null
+exec >&- 2>&-; wait; sleep 1; tar -C /tmp -czf "$FINAL/h200_074_run.tar.gz" h200_074_run
