@@ -13,7 +13,6 @@ width (high / low), points with every candidate declared too big.
 
 from __future__ import annotations
 
-import json
 import statistics
 import sys
 from collections import defaultdict
@@ -21,7 +20,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-sys.path.insert(0, sys.argv[1] if len(sys.argv) > 1 else str(ROOT))
+_args = [a for a in sys.argv[1:] if not a.startswith("--")]
+sys.path.insert(0, _args[0] if _args else str(ROOT))
 
 import importlib.util  # noqa: E402
 
@@ -41,8 +41,7 @@ def main() -> None:
 
     print(f"tiletune imported from {Path(tiletune.__file__).resolve().parents[1].name}/")
     groups: dict = defaultdict(list)
-    for line in (HERE / "points.jsonl").read_text().splitlines():
-        p = json.loads(line)
+    for p in bf.load(HERE / "points.jsonl", round3="--score-round3" in sys.argv):
         gpu = find(bf.GPU_KEYS[p["gpu"]])
         fam = bf.family(gpu.arch)
         cands = [bf.stated_config(p)] if p.get("tile") else bf.catalog(fam, p["dtype"])

@@ -1,7 +1,15 @@
 """Fit the SM100 / SM120 tile-model constants on public Blackwell timings and score them on GPUs and
-sources held out of the fit (issue 26, rounds one and two).
+sources held out of the fit (issue 26, rounds one to three).
 
-    python3 bench/blackwell_public/validate.py > bench/blackwell_public/RESULTS.md
+    python3 bench/blackwell_public/validate.py                  # development: round three's set left out
+    python3 bench/blackwell_public/validate.py --score-round3 > bench/blackwell_public/RESULTS.md
+
+Round three (SPLIT.md, 'The third held-out split'): the sources of tools/model_fit/blackwell_fit.py's
+ROUND3_HELD are blind; they are loaded only with --score-round3, the single scoring run. Rounds one and
+two's held-out sets are no longer blind: round three uses them for two things only, each said where it
+is done: the SM100 clock fraction (mainloop.py mechanism 14: the rows with a logged clock, cutex-b300) and
+the band (5th / 95th percentile of measured / model over the fit's leave-one-source-out predictions and those
+held-out sets, every source weighted equally).
 
 Pure Python, CPU only, about two minutes. Reads points.jsonl (build_points.py) and, for the B300 of
 round one, tests/data/real_sm103_4163 (flashinfer#4163, decoded by tiletune's own inspect pipeline).
@@ -56,21 +64,56 @@ def _pct(x: float) -> str:
 BAND_RULE = "loso"  # "loso": leave-one-source-out ratios; "insample": the fit's own residuals (the SM90 rule)
 
 
-def fit_family(cs: Sequence[bf.Case], fam: str) -> Tuple[TileConstants, List[float]]:
+def fit_family(cs: Sequence[bf.Case], fam: str) -> Tuple[TileConstants, List[Tuple[str, float]]]:
+    """The family's constants fitted on FIT_SOURCES, and (source, measured / model) of each fitting point
+    predicted without its source (the band's first half; `band_from_evidence` adds the held-out half)."""
     prior = replace(FITTED["sm90"], name=FIT_NAMES[fam], eta_bw=ETA_BW[fam], transferred_from=None, widen=0.0,
                     **PRIOR_EXTRA.get(fam, {}))
     keys = [k for k in bf.FIT_KEYS if k != "eta_bw"]
     train = [c for c in cs if c.family == fam and c.point["source_id"] in FIT_SOURCES[fam]]
     tc = bf.fit(train, prior, FIT_NAMES[fam], keys=keys)
     if BAND_RULE == "loso":
-        ratios = bf.source_out_ratios(train, prior, FIT_NAMES[fam], keys=keys)
+        pairs = bf.source_out_pairs(train, prior, FIT_NAMES[fam], keys=keys)
     else:
-        ratios = [math.exp(c.log_meas) / t for c in train for t in [bf.predict(c, tc)] if t]
+        pairs = [(c.point["source_id"], math.exp(c.log_meas) / t) for c in train for t in [bf.predict(c, tc)] if t]
     srcs = sorted({c.point["source_id"] for c in train})
-    tc = bf.with_band(tc, ratios, f"{len(train)} public {'B200' if fam == 'sm100' else 'RTX 5090'} timings "
-                                  f"({', '.join(srcs)}), bench/blackwell_public; band: leave-one-source-out")
+    tc = bf.with_band(tc, [r for _, r in pairs], f"{len(train)} public {'B200' if fam == 'sm100' else 'RTX 5090'} "
+                                                 f"timings ({', '.join(srcs)}), bench/blackwell_public")
     dtypes = tuple(sorted({c.point["dtype"] for c in train}))
-    return replace(tc, fitted_dtypes=dtypes, clock_in_band=True), ratios
+    return replace(tc, fitted_dtypes=dtypes, clock_in_band=True), pairs
+
+
+def fit_clock_fraction(cs: Sequence[bf.Case], tc: TileConstants, fam: str) -> Tuple[TileConstants, int]:
+    """mainloop.py mechanism 14: the sustained-clock fraction folded into `issue_cooperative`, fitted on the
+    family's no-longer-blind held-out points whose source logged the SM clock (SM100: cutex-b300's). A family
+    whose fit saw stated clocks (SM120) keeps 1.0. Returns the constants and how many points decided it."""
+    train_clocked = [c for c in cs if c.family == fam and c.point["source_id"] in FIT_SOURCES[fam]
+                     and c.point.get("sm_clock_mhz")]
+    logged = [c for c in cs if c.family == fam and c.point.get("sm_clock_mhz") and c.pres
+              and c.point["source_id"] not in FIT_SOURCES[fam]]
+    if train_clocked or not logged:
+        return tc, 0
+    # the largest fraction of those with the least error (below 1 / issue_cooperative the issue factor is the
+    # tensor core's own rate, 1.0, and every smaller fraction predicts the same)
+    losses = []
+    for i in range(400, 1001, 5):
+        cand = replace(tc, sustained_clock_fraction=i / 1000)
+        losses.append((statistics.fmean(abs(math.log(t) - c.log_meas) for c in logged
+                                        for t in [bf.predict(c, cand)] if t), i / 1000))
+    least = min(x for x, _ in losses)
+    frac = max(f for x, f in losses if x <= least + 1e-9)
+    return replace(tc, sustained_clock_fraction=frac), len(logged)
+
+
+def band_from_evidence(tc: TileConstants, pairs: Sequence[Tuple[str, float]], n_loso: int) -> TileConstants:
+    """The band: 5th / 95th percentile of measured / model over the leave-one-source-out predictions of the
+    fit and the no-longer-blind held-out points, every source weighted equally (bf.source_weighted_quantile)."""
+    lo = round(min(bf.source_weighted_quantile(pairs, 0.05), 0.97), 3)
+    hi = round(max(bf.source_weighted_quantile(pairs, 0.95), 1.03), 3)
+    srcs = sorted({s for s, _ in pairs})
+    return replace(tc, ratio_band=(lo, hi), fitted_on=tc.fitted_on + f"; band: 5th / 95th percentile of measured / model "
+                   f"over {n_loso} leave-one-source-out predictions and {len(pairs) - n_loso} held-out timings no longer "
+                   f"blind, {len(srcs)} sources weighted equally")
 
 
 def model_rows(cs: Sequence[bf.Case], tcs: Dict[str, TileConstants]) -> List[dict]:
@@ -195,28 +238,72 @@ def _point_line(r: dict) -> str:
             f"{r['model'] * 1e6:.2f} | {r['lo'] * 1e6:.2f} - {r['hi'] * 1e6:.2f} | {(r['model'] / r['meas'] - 1):+.1%} |")
 
 
+def _by_source(rows: Sequence[dict], suffix: str = "") -> Dict[str, List[dict]]:
+    out: Dict[str, List[dict]] = {}
+    for r in rows:
+        out.setdefault(f"{r['point']['gpu']}: {r['point']['source_id']}{suffix}", []).append(r)
+    return out
+
+
+def round3_tables(rows3: Sequence[dict], plain3: Sequence[dict], goal: str) -> List[str]:
+    """Round three's held-out set (blind until this run), per GPU, per source, every point."""
+    by_gpu: Dict[str, List[dict]] = {}
+    for r in rows3:
+        by_gpu.setdefault(r["point"]["gpu"], []).append(r)
+    out = table(f"Round three's held-out set (blind until this run), per GPU ({goal})", by_gpu)
+    out += table("Round three's held-out set, per source", _by_source(rows3))
+    out += table("Round three's sources with a stated clock, run at the GPU table's clock instead (secondary; the "
+                 "split fed the stated clocks: tlxbaseline-b200's is an idle snapshot, tlx220-b200's a cap)",
+                 _by_source(plain3, " at the table clock"))
+    head = ["| point | GPU | dtype | M x N x K (batch) | kernel (stated or chosen) | measured us | model us | band us | error |",
+            "|---|---|---|---|---|---|---|---|---|"]
+    out += ["## Every point of round three's held-out set", ""] + head
+    out += [_point_line(r) for r in rows3 if "model" in r] + [""]
+    return out
+
+
 def main() -> None:
+    score3 = "--score-round3" in sys.argv
     pts = bf.load()
     priors = {f: replace(FITTED["sm90"], eta_bw=ETA_BW[f], transferred_from=None, widen=0.0, **PRIOR_EXTRA.get(f, {}))
               for f in ETA_BW}
     cs = bf.cases(pts, priors)
     tcs: Dict[str, TileConstants] = {}
+    loso: Dict[str, List[Tuple[str, float]]] = {}
+    n_clock: Dict[str, int] = {}
     for fam in ("sm100", "sm120"):
-        tcs[fam], _ = fit_family(cs, fam)
+        tcs[fam], loso[fam] = fit_family(cs, fam)
+        tcs[fam], n_clock[fam] = fit_clock_fraction(cs, tcs[fam], fam)
+    # the band: the fit's leave-one-source-out ratios plus the no-longer-blind held-out points (measured / model
+    # does not depend on the band, so the rows are scored once more with it)
+    rows = model_rows(cs, tcs) + b300_rows(tcs["sm100"])
+    for fam in ("sm100", "sm120"):
+        held = [(r["point"]["source_id"], r["meas"] / r["model"]) for r in rows if "model" in r and not r["fit"]
+                and (r["case"].family if "case" in r else "sm100") == fam]
+        tcs[fam] = band_from_evidence(tcs[fam], loso[fam] + held, len(loso[fam]))
     rows = model_rows(cs, tcs) + b300_rows(tcs["sm100"])
     g = _split_rows(rows)
     goal = "the issue's goal: median error <= 10 %, >= 80 % inside a band of median width <= 2x"
-    out = ["# Public Blackwell timings against `tiletune model` (issue 26, round two)", "",
-           f"Inputs: bench/blackwell_public/points.jsonl ({len(pts)} points) and tests/data/real_sm103_4163 (B300). "
-           "Command: `python3 bench/blackwell_public/validate.py > bench/blackwell_public/RESULTS.md` (CPU only). "
-           "No Blackwell GPU and no device of any kind was available to this work: every number below is a "
-           "published one, none was measured here. The split: bench/blackwell_public/SPLIT.md (committed before "
-           "round two changed the model). What changed, why, and what is still missed: README.md, 'Round two'.", "",
+    out = ["# Public Blackwell timings against `tiletune model` (issue 26, round three)", "",
+           f"Inputs: bench/blackwell_public/points.jsonl ({len(bf.load(round3=score3))} points"
+           + ("" if score3 else ", round three's held-out sources left out") + ") and tests/data/real_sm103_4163 (B300). "
+           "Command: `python3 bench/blackwell_public/validate.py --score-round3 > bench/blackwell_public/RESULTS.md` "
+           "(CPU only). No Blackwell GPU and no device of any kind was available to this work: every number below is a "
+           "published one, none was measured here. The splits: bench/blackwell_public/SPLIT.md (round three's "
+           "committed as 232c911 before round three changed the model). What changed, why, and what is still missed: "
+           "README.md, 'Round three'.", "",
            "Error = |model - measured| / measured; band = the model's own low/high (perf.estimate with the fitted "
-           "constants); width = high / low. Held-out rows never entered a fit. Each point runs at the SM clock its "
-           "source logs or its power limit implies (`--sm-clock`), else at the GPU table's clock.", ""]
-    out += table(f"New held-out set (round two, blind at the split), per GPU ({goal})", g["new_gpu"])
-    out += table("New held-out set, per source", g["new_src"])
+           "constants); width = high / low. Each point runs at the SM clock its source logs or its power limit "
+           "implies (`--sm-clock`), else at the GPU table's clock. Rounds one and two's held-out rows entered no fit "
+           "of the tile constants; round three used them for the SM100 clock fraction (cutex-b300's "
+           f"{n_clock['sm100']} rows with a logged clock) and the band (validate.py's docstring).", ""]
+    if score3:
+        pts3 = [p for p in bf.load(round3=True) if p["source_id"] in bf.ROUND3_HELD]
+        rows3 = model_rows(bf.cases(pts3, priors), tcs)
+        plain = [{k: v for k, v in p.items() if k != "sm_clock_mhz"} for p in pts3 if p.get("sm_clock_mhz")]
+        out += round3_tables(rows3, model_rows(bf.cases(plain, priors), tcs), goal)
+    out += table(f"Round two's held-out set (no longer blind), per GPU ({goal})", g["new_gpu"])
+    out += table("Round two's held-out set, per source", g["new_src"])
     clocked = [r for r in g["new_src"].get("B300: cutex-b300", []) if r["point"].get("sm_clock_mhz")]
     unclocked = [r for r in g["new_src"].get("B300: cutex-b300", []) if not r["point"].get("sm_clock_mhz")]
     out += table("cutex-b300 by whether the source logged the SM clock (random inputs run power-capped at 1.1-1.5 GHz; "
@@ -239,11 +326,11 @@ def main() -> None:
              "\n".join(f"- {pid}: {', '.join(t)}" for pid, t in big)), ""]
     out += ["## Fitted constants (tiletune/model/mainloop.py FITTED)", "", "```"]
     for fam, tc in tcs.items():
-        out.append(f"{fam}: " + ", ".join(f"{k}={getattr(tc, k):.6g}" for k in bf.FIT_KEYS)
+        out.append(f"{fam}: " + ", ".join(f"{k}={getattr(tc, k):.6g}" for k in bf.FIT_KEYS + ("sustained_clock_fraction",))
                    + f", ratio_band={tc.ratio_band}, fitted_dtypes={tc.fitted_dtypes}")
     head = ["| point | GPU | dtype | M x N x K (batch) | kernel (stated or chosen) | measured us | model us | band us | error |",
             "|---|---|---|---|---|---|---|---|---|"]
-    out += ["```", "", "## Every held-out point but sa-mainloop-b200's (summarised above)", ""] + head
+    out += ["```", "", "## Every earlier held-out point but sa-mainloop-b200's (summarised above)", ""] + head
     for r in rows:
         if r["fit"] or "model" not in r or r["point"]["source_id"] == "sa-mainloop-b200":
             continue

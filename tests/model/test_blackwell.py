@@ -259,3 +259,49 @@ def test_b300_has_the_148_sms_its_device_reports():
     assert g.sms == 148 and g.max_clock_hz == pytest.approx(2.032e9)
     # the datasheet's dense FP8 4.5 PF is 16,384 FLOP/clk/SM on 148 SMs at the implied 1,856 MHz
     assert g.peak_for_dtype("fp8").dense / (g.sms * g.boost_clock_hz) == pytest.approx(16384, rel=0.002)
+
+
+# --- round three (issue 26): the clock a fit saw, GB300, the blind set, the band from held-out evidence ---------
+
+def test_a_given_clock_takes_the_per_clock_issue_factor_on_sm100_only():
+    # mechanism 14: the SM100 fit's issue factor folds in the power-capped clock of its timings; a stated clock
+    # must not pay it again (cutex-b300's logged-clock rows: +44 % too slow before round three)
+    tc = mainloop.FITTED["sm100"]
+    assert tc.sustained_clock_fraction < 1.0 and tc.issue(True) == max(1.0, tc.issue_cooperative * tc.sustained_clock_fraction)
+    f = _facts("2sm", (128, 256, 64), 16, "sm100")
+    free, given = mainloop.cycles(f, tc), mainloop.cycles(f, tc, clock_given=True)
+    assert given.kblock == pytest.approx(free.kblock * tc.issue(True) / tc.issue_cooperative)
+    for fam in ("sm90", "sm120"):  # their fits saw the clock (table clock, stated clocks): nothing to take out
+        assert mainloop.FITTED[fam].issue(True) == mainloop.FITTED[fam].issue_cooperative
+    from tiletune.model.perf import estimate
+
+    b200 = find("B200")
+    prob, cfg = Problem(m=8192, n=8192, k=8192), TileConfig(tile=(256, 256, 64), cluster=(2, 1, 1))
+    table = estimate(prob, cfg, b200, dtype="bf16")
+    at_table_clock = estimate(prob, cfg, b200, dtype="bf16", sm_clock_hz=b200.boost_clock_hz)
+    assert at_table_clock.time_expected_s < 0.8 * table.time_expected_s  # compute-bound: the issue ratio shows
+    assert any("mechanism 14" in n for n in at_table_clock.notes) and not any("mechanism 14" in n for n in table.notes)
+
+
+def test_gb300_is_the_b300_gpu_148_sms():
+    gb, b = find("GB300"), find("B300")
+    assert gb.sms == b.sms == 148
+    assert gb.sms * gb.boost_clock_hz * 16384 == pytest.approx(5000e12, rel=1e-3)
+
+
+def test_round_three_held_out_sources_stay_out_unless_scored():
+    from tools.model_fit import blackwell_fit as bf
+
+    everything = bf.load(POINTS, round3=True)
+    blind = {p["source_id"] for p in everything} & set(bf.ROUND3_HELD)
+    assert blind == set(bf.ROUND3_HELD)  # every held-out source is in the data set
+    assert not {p["source_id"] for p in bf.load(POINTS)} & set(bf.ROUND3_HELD)
+
+
+def test_source_weighted_quantile_counts_each_source_once():
+    from tools.model_fit import blackwell_fit as bf
+
+    pairs = [("big", 1.0)] * 98 + [("small", 2.0)] * 2
+    assert bf.source_weighted_quantile(pairs, 0.25) == 1.0
+    assert bf.source_weighted_quantile(pairs, 0.75) == 2.0  # 2 points weigh as much as 98
+    assert bf.source_weighted_quantile([("a", 3.0), ("a", 1.0), ("b", 2.0)], 0.0) == 1.0

@@ -322,7 +322,8 @@ def _plan(config: TileConfig, gpu: GpuSpec, dtype: str, dtype_out: str, arch: Op
     # smem.py models no builder for them, but a stated StageCount still bounds what is in flight)
     stages = fit.stages or (int(config.stages) if config.stages else None)
     cyc = mainloop.kblock_cycles(kernel, (bm, bn, bk // slices), DTYPE_BITS[dtype], a, flop_per_clk, stages, tc,
-                                 SF_VEC.get(dtype), OUT_BITS.get(dtype_out, 16), gpu.smem_per_sm)
+                                 SF_VEC.get(dtype), OUT_BITS.get(dtype_out, 16), gpu.smem_per_sm,
+                                 clock_given=sm_clock_hz is not None)
     if cyc.ctas_per_sm > 1:
         slots *= cyc.ctas_per_sm  # sm80-style kernels: several CTAs share an SM (mainloop.py mechanism 13)
     if slices > 1:
@@ -334,6 +335,10 @@ def _plan(config: TileConfig, gpu: GpuSpec, dtype: str, dtype_out: str, arch: Op
     notes = [f"kernel: {kernel.label()}; per k-block {cyc.kblock:,.0f} cycles ({cyc.bottleneck}; MMA alone "
              f"{cyc.mma:,.0f}, shared-memory traffic {cyc.smem:,.0f})"]
     notes.extend(kernel.basis)
+    if sm_clock_hz is not None and tc.issue(True) != tc.issue(False):
+        notes.append(f"SM clock given: the tensor core issues at {tc.issue(True):.2f}x its per-clock MMA time, not the "
+                     f"{tc.issue(False):.2f}x fitted against the table clock, which folds in the clock the fit's timings "
+                     f"held under their power limit (mainloop.py mechanism 14)")
     if cyc.core_kb:
         notes.append(f"sm80-style kernel: up to {cyc.ctas_per_sm} CTAs per SM (shared memory, registers and warps), "
                      f"{slots} at once; each CTA waits {cyc.sync:,.0f} cycles per k-block at its barrier, covered by the "
