@@ -290,7 +290,7 @@ def main() -> None:
            "Command: `python3 bench/blackwell_public/validate.py --score-round3 > bench/blackwell_public/RESULTS.md` "
            "(CPU only). No Blackwell GPU and no device of any kind was available to this work: every number below is a "
            "published one, none was measured here. The splits: bench/blackwell_public/SPLIT.md (round three's "
-           "committed as 232c911 before round three changed the model). What changed, why, and what is still missed: "
+           "committed before round three changed the model, in its own commit). What changed, why, and what is still missed: "
            "README.md, 'Round three'.", "",
            "Error = |model - measured| / measured; band = the model's own low/high (perf.estimate with the fitted "
            "constants); width = high / low. Each point runs at the SM clock its source logs or its power limit "
