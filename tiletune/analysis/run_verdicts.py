@@ -115,7 +115,7 @@ def run_verdicts(events: Sequence[Event], analyzed: Sequence["AnalyzedEntry"],
         cause_ev = _cause_event(end, evs)
         if end is not None:
             fatal_lines.append(_end_verdict(end, cause_ev, arch, source, ticket, inp.stated_stage if inp else None,
-                                            before=_before(end, evs, inp)))
+                                            before=_before(end, evs, inp), after_tune=inp.after_tune if inp else None))
         errors = [e for e in evs if e.kind in ERROR_KINDS and e is not cause_ev]
         survived = [e for e in errors if e.fact("survived") is not None]
         raised = [e for e in errors if e.fact("survived") is None and e.is_fatal]
@@ -144,10 +144,14 @@ def run_verdicts(events: Sequence[Event], analyzed: Sequence["AnalyzedEntry"],
             and not (inp and inp.warned)
         if says and end is None and not errors and not h.failed:
             # a ticket that states failures in words only (no log line): what it says, never "no failure"
+            went = [f for f in (inp.went_on if inp else ()) if all(f.line != s.line for s in says[:3])][:1] or \
+                [f for f in (inp.went_on if inp else ())][:1]
             other_lines.append(Verdict(arch=arch, op="", source=source, text=(
                 "the ticket states a failure in words (no log line of it): " + "; ".join(
-                    f"'{_clip(f.value, 200)}' (line {f.line})" for f in says[:3]) + f" ({source})"),
-                evidence=tuple(Evidence(source, f.line, f.words, "stated") for f in says[:2])))
+                    f"'{_clip(f.value, 200)}' (line {f.line})" for f in says[:3])
+                + "".join(f"; it says the run went on (a fallback or skip, not an abort): '{_clip(f.value, 200)}' "
+                          f"(line {f.line})" for f in went) + f" ({source})"),
+                evidence=tuple(Evidence(source, f.line, f.words, "stated") for f in [*says[:2], *went])))
         if quiet:
             quiet_leads.append(_quiet_lead(source, evs, h, inp, arch, ticket, source in tactic_lines))
         else:
@@ -203,10 +207,14 @@ class _Held:
         self.chosen = 0
         self.fallbacks: "OrderedDict[tuple[str, str, bool], list[Any]]" = OrderedDict()  # (op, runner, oom) -> records
         self.profiled: "OrderedDict[tuple[str, str], list[Any]]" = OrderedDict()  # (op, runner) -> records
+        self.no_config: list[Any] = []  # TensorRT-LLM "Have not found any valid GEMM config for shape" records
 
     def add(self, r: Any) -> None:
         if r.status is Status.FAILED and r.tactic is None and r.detail_dict().get("skipped_per_profile") is not None:
             return  # an INFO "Skipped N unsupported tactic(s)" count: skips, not failures (its event says them)
+        if r.status is Status.FAILED and r.detail_dict().get("failure_kind") == "no_valid_config":
+            self.no_config.append(r)  # a TensorRT-LLM warning: it uses its default config (or fails later)
+            return
         if r.status is Status.FAILED:
             self.failed += r.count
         elif r.status is Status.CHOSEN:
@@ -215,6 +223,20 @@ class _Held:
             self.fallbacks.setdefault((r.op, r.runner, bool(r.detail_dict().get("oom"))), []).append(r)
         elif r.status is Status.PROFILED:
             self.profiled.setdefault((r.op, r.runner), []).append(r)
+
+
+def no_config_phrase(details: Sequence[dict], n: int) -> str:
+    """TensorRT-LLM's 'Have not found any valid GEMM config for shape (m, n, k)' warnings, the shapes grouped
+    by (n, k): '9 warnings that no valid GEMM config exists (n=6144, k=4096: m = 1, 2, ..., 256)'."""
+    by_nk: "OrderedDict[tuple[Any, Any], list[Any]]" = OrderedDict()
+    for d in details:
+        ms = by_nk.setdefault((d.get("n"), d.get("k")), [])
+        if d.get("m") not in ms:
+            ms.append(d.get("m"))
+    shapes = "; ".join(f"n={nn}, k={kk}: m = {_join_and([str(m) for m in sorted(ms, key=lambda x: (x is None, x or 0))][:12])}"
+                       for (nn, kk), ms in list(by_nk.items())[:4])
+    return (f"TensorRT-LLM warned {_n_times(n)} that it found no valid GEMM config for a shape ({shapes}): it uses its "
+            "default config or fails at run time (warnings, not failures; which tactics it tried is not logged)")
 
 
 def _tuned(progress: Sequence[Event]) -> str:
@@ -234,14 +256,25 @@ def _quiet_lead(source: str, evs: Sequence[Event], h: _Held, inp: Optional[Input
     evidence: list[Evidence] = []
     for (op, runner, oom), recs in h.fallbacks.items():
         n = sum(r.count for r in recs)
+        where = None
         who = op or "an op the text does not name"
         if oom:
+            where = next((c for c in (inp.chains if inp else ()) if re.search(r"\bOOM|out of memory", c.source)), None)
             parts.append(f"tuning {who} ran out of memory {_n_times(n)} and FlashInfer fell back to its default tactic "
-                         "(a fallback, not a failure)")
+                         "(a fallback, not a failure)"
+                         + (f", in {where.value} (the ticket marks it, line {where.line})" if where is not None else ""))
+
         else:
             parts.append(f"FlashInfer used its fallback tactic for {who}{f' ({runner})' if runner else ''} "
                          f"{_n_times(n)}: no tuned config covered the call (a fallback, not a failure)")
         evidence.append(Evidence(source, recs[0].line, str(recs[0].detail_dict().get("said") or ""), _how(ticket)))
+        if oom and where is not None:
+            evidence.append(Evidence(source, where.line, where.words, "stated", where.source))
+    if h.no_config:
+        parts.append(no_config_phrase([r.detail_dict() for r in h.no_config], sum(r.count for r in h.no_config)))
+        warned = next((e for e in evs if e.kind == "no_valid_config"), None)
+        if warned is not None:
+            evidence.append(event_evidence(warned, ticket))
     progress = [e for e in evs if e.kind == "tuning_progress" and e.fact("op")]
     if progress:
         parts.append(f"tuned {_tuned(progress)}")  # (each op with its passes and profiles)
@@ -328,6 +361,12 @@ def _setup_verdict(inp: InputFacts, arch: Optional[str], source: str, ticket: bo
         parts.append(f"driver {inp.driver.value}")
     if inp.cuda is not None:
         parts.append(f"CUDA {inp.cuda.value}")
+    if inp.settings:  # named, not necessarily in effect (a reply may suggest one): each with its line
+        parts.append("settings the text names: " + ", ".join(
+            f"{st.value}" + (f" (line {st.line})" if st.line is not None else "") for st in inp.settings))
+        first = inp.settings[0]
+        if first.line is not None and len(evidence) < 3 and all(e.line != first.line for e in evidence):
+            evidence.append(Evidence(source, first.line, first.words, _how(ticket)))
     if inp.arch_why is not None:  # arch clues disagreed: which won and why
         lost = str(inp.arch_why.value).split("; ", 1)
         if len(lost) > 1:
@@ -366,11 +405,15 @@ def _frames_phrase(end: RunEnd) -> str:
     frames = list(end.frames[-4:])
     if end.in_autotuner is not None and "choose_one" in end.in_autotuner.words and "choose_one" not in frames:
         frames.append("choose_one")  # the last frame's code line calls the autotuner
+    inner = re.match(r"in (\w+)$", end.innermost.words) if end.innermost is not None and end.cut is None else None
+    if frames and inner and inner.group(1) not in frames:
+        frames.append(inner.group(1))  # the innermost frame the traceback shows (where it was raised or reported)
     return " -> ".join(frames)
 
 
-def _stage_phrase(stage: str, end: RunEnd) -> str:
-    """Where the run was when it stopped, as far as the evidence shows."""
+def _stage_phrase(stage: str, end: RunEnd, detail: str = "") -> str:
+    """Where the run was when it stopped, as far as the evidence shows (`detail`: what the evidence names
+    of the stage when no frame does: 'CUDA-graph capture')."""
     frames = _frames_phrase(end)
     if stage == "autotune":
         owner = (end.in_autotuner.basis if end.in_autotuner is not None and end.in_autotuner.basis
@@ -384,7 +427,7 @@ def _stage_phrase(stage: str, end: RunEnd) -> str:
             what += f", {bar.group(1)} of {bar.group(2)} profiles done"
         return f"{inside}{what}" + (f" ({frames})" if frames else "")
     if stage == "warm-up":
-        return "during warm-up" + (f" ({frames})" if frames else "")
+        return "during warm-up" + (f" ({frames})" if frames else f" ({detail})" if detail else "")
     if stage == "serving":
         return "while serving" + (f" ({frames})" if frames else "")
     if stage == "start-up":
@@ -423,7 +466,8 @@ def _before(end: RunEnd, evs: Sequence[Event], inp: Optional[InputFacts]) -> lis
 
 
 def _end_verdict(end: RunEnd, cause: Optional[Event], arch: Optional[str], source: str, ticket: bool,
-                 facts_of_stage: Optional[Any] = None, before: Sequence[tuple[str, Evidence]] = ()) -> Verdict:
+                 facts_of_stage: Optional[Any] = None, before: Sequence[tuple[str, Evidence]] = (),
+                 after_tune: Optional[Any] = None) -> Verdict:
     """What ended the run, each clause backed by an evidence line or said to be unknown."""
     evidence: list[Evidence] = []
     if cause is not None:
@@ -446,7 +490,9 @@ def _end_verdict(end: RunEnd, cause: Optional[Event], arch: Optional[str], sourc
         stage, stage_ev = said
     if cause is not None:
         what = re.sub(r"; (?:at warm-up|while serving)\)$", ")", re.sub(r" \((?:at warm-up|while serving)\)$", "", what))
-    clauses = [_stage_phrase(stage, end)]
+    said_how = f"{stage_ev.basis} {stage_ev.words}" if stage_ev is not None else ""
+    detail = "CUDA-graph capture" if re.search(r"graph capture|capture_end|Capturing CUDA graph", said_how, re.I) else ""
+    clauses = [_stage_phrase(stage, end, detail)]
     for clause, ev in before:
         clauses.append(clause)
         evidence.append(ev)
@@ -457,18 +503,24 @@ def _end_verdict(end: RunEnd, cause: Optional[Event], arch: Optional[str], sourc
     if end.after_autotune is not None:
         clauses.append(f"after autotuning ended (line {end.after_autotune.line})")
         evidence.append(end.after_autotune)
+    if end.after_autotune is None and after_tune is not None and stage not in ("autotune",):
+        clauses.append(f"after autotuning ended (the ticket says so, line {after_tune.line})")
+        evidence.append(Evidence(source, after_tune.line, after_tune.words, "stated", after_tune.source))
     poisoned = cause.fact("poisons_context") if cause is not None else None
     if poisoned and cause is not None and cause.kind != "tma_descriptor_failed":
         clauses.append(f"{poisoned}: it poisons the CUDA context and may be reported late, by a later call, so the "
                        "kernel that faulted is not shown")
     if cause is not None and end.innermost is not None and end.cut is None and end.innermost.line is not None \
-            and (cause.line or 0) >= end.innermost.line:
+            and ((cause.line or 0) >= end.innermost.line  # a Python traceback's frames come before its exception
+                 or ("::" in end.innermost.words and 0 < end.innermost.line - (cause.line or 0) <= 12)):  # C++: after
         verb = "reported in" if poisoned else "raised in"  # a sticky error is reported by whichever call comes next
         clauses.append(f"{verb} {end.innermost.words}")
         if end.innermost not in evidence:
             evidence.append(end.innermost)
     line_of = end.cause or end.stopped or end.wrapper
-    proc = re.match(r"\((?P<p>[A-Za-z][\w-]*?) pid=\d+\)", line_of.words) if line_of is not None else None
+    # the innermost of nested prefixes: "(EngineCore pid=689) (RayWorkerWrapper pid=890) ERROR ..." is the Ray worker's
+    proc = re.match(r"(?:\([A-Za-z][\w-]*? pid=\d+\) )*\((?P<p>[A-Za-z][\w-]*?) pid=\d+\)", line_of.words) \
+        if line_of is not None else None
     stop_words = (end.stopped or end.wrapper).words if (end.stopped or end.wrapper) is not None else ""  # type: ignore[union-attr]
     rank = re.search(r"\[[\d: -]+ (?P<r>(?:TP|DP|PP|EP)\d+(?: (?:TP|DP|PP|EP)\d+)*)\]", stop_words)
     if proc and proc.group("p") not in ("APIServer",):
@@ -501,7 +553,7 @@ def _end_verdict(end: RunEnd, cause: Optional[Event], arch: Optional[str], sourc
         assert w is not None
         text = f"the run ended ({wrapper_phrase(w.words)}) " + "; ".join(clauses)
     else:
-        text = "the run ended " + "; ".join(clauses)
+        text = ("the run ended; " if clauses[0].startswith("stage not shown") else "the run ended ") + "; ".join(clauses)
     if cause is not None and cause.count > 1:
         text += f" ({cause.count} times)"
     op = str(cause.fact("op") or "") if cause is not None else (end.op or "")

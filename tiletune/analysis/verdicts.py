@@ -8,6 +8,7 @@ never counted as failures. Pure functions over pipeline records; no I/O.
 
 from __future__ import annotations
 
+import re
 from collections import Counter, OrderedDict
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
@@ -141,7 +142,8 @@ def verdicts(
             if lbl not in not_run.setdefault(key, []):
                 not_run[key].append(lbl)
             not_run_why.setdefault(key, Counter())[_not_run_reason(r.error)] += r.count
-        elif r.status is Status.FAILED and r.tactic is None and r.source_kind == "log":
+        elif r.status is Status.FAILED and r.tactic is None and r.source_kind == "log" \
+                and r.detail_dict().get("failure_kind") != "no_valid_config":
             skipped_detail.setdefault((r.env.arch, r.env.flashinfer_version, r.op, key[2]), r.detail_dict())
     for key, ds in chosen_of.items():
         if len(chosen_from.get(key, ())) > 1:
@@ -190,6 +192,12 @@ def verdicts(
         for phrase, same in by_reason.items():
             failed = [_failure_label(f) for f in same]
             n = sum(f.count for f in same)
+            shapes = [{k: int(v) for k, v in m.groupdict().items()} for f in same for e, _ in f.errors for m in [_NO_CONFIG.match(e)] if m]
+            if shapes and all(f.error.startswith("no valid GEMM config") for f in same):
+                from tiletune.analysis.run_verdicts import no_config_phrase  # (TensorRT-LLM warnings, not failures)
+
+                parts.append(no_config_phrase(shapes, n))
+                continue
             if all(f.tactic is None and (f.arch, f.flashinfer_version, f.op, f.group) in skipped_detail for f in same):
                 # INFO "Skipped N unsupported tactic(s)": the autotuner skipped them and went on
                 parts.append(f"{n} unsupported tactic skip{'s' if n != 1 else ''} ({phrase})")
@@ -379,6 +387,9 @@ def _failure_label(f: "Failure") -> str:
 def _tactic_text(t: Any) -> str:
     """A tactic as FlashInfer prints it: a compound tactic is a list ([32, 15]), never a Python tuple."""
     return repr(list(t)).replace("'", "") if isinstance(t, tuple) else str(t)
+
+
+_NO_CONFIG = re.compile(r"no valid GEMM config for shape \(m=(?P<m>\d+), n=(?P<n>\d+), k=(?P<k>\d+)\)")
 
 
 def _reason_phrase(f: "Failure", skipped: Optional[dict] = None) -> str:

@@ -221,6 +221,9 @@ class InputFacts(Struct, frozen=True, gc=False):
     driver: Optional[Fact] = None  # the driver version the text states ("Driver Version: 550.144.03")
     cuda: Optional[Fact] = None  # the CUDA version the text states ("CUDA Version: 12.4")
     warned: Tuple[Fact, ...] = ()  # warnings that printed a traceback and went on (the warning's line)
+    settings: Tuple[Fact, ...] = ()  # settings the text names ("VLLM_USE_FLASHINFER_MOE_FP16=1"), each with its line
+    went_on: Tuple[Fact, ...] = ()  # a ticket's prose saying the run fell back or skipped and went on
+    after_tune: Optional[Fact] = None  # a ticket says the failure came after autotuning ended
     chains: Tuple[Fact, ...] = ()  # call chains a ticket states in code spans ("a → b → c"), as "a -> b -> c"
     ticket: bool = False  # the text is a ticket (Markdown: fences, tables, quotes, prose): what it says is "stated"
 
@@ -238,7 +241,10 @@ class InputFacts(Struct, frozen=True, gc=False):
                 "call_named": f(self.call_named),
                 "driver": f(self.driver), "cuda": f(self.cuda),
                 "warned": [x.to_jsonable() for x in self.warned],
+                "settings": [x.to_jsonable() for x in self.settings],
                 "chains": [x.to_jsonable() for x in self.chains],
+                "after_tune": f(self.after_tune),
+                "went_on": [x.to_jsonable() for x in self.went_on],
                 "ticket": self.ticket}
 
 

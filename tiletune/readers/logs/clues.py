@@ -46,6 +46,8 @@ _KERNEL_NAME = re.compile(r"\bcutlass3x_sm(?P<a>\d{2,3})_|_sm(?P<b>\d{2,3})[af]?
                           r"|(?<=[A-Za-z0-9])_sm(?P<c>\d{2,3})[af]?_(?=[A-Za-z0-9])")
 _HARDWARE = re.compile(r"\(`?(?:sm|SM)_?(?P<a>\d{2,3})[af]?`?\) (?:hardware|GPUs?|machine)|"
                        r"\bon (?:an? |the |my |our )?`?(?:sm|SM)_?(?P<b>\d{2,3})[af]?`? (?:hardware|GPUs?|machine)")
+# a setting the text names: an environment variable of the serving stack set to a value
+_SETTING = re.compile(r"(?<![\w$])(?P<s>(?:VLLM|FLASHINFER|SGLANG|SGL|TRTLLM|TLLM|TRT_LLM)_[A-Z0-9_]+=[\w.,:/-]+)")
 _IN_LABEL = re.compile(r"\[[\w ]*$")  # inside an open "[... Runner]" label
 # a line that describes this machine's GPU or driver (nvidia-smi, torch, an environment list)
 _GPU_LINE = re.compile(r"^\s*(?:[-*>]\s*)?(?:\*\*)?(?:GPU(?: model| type| name)?s?|Device(?: name)?|Hardware|Graphics|"
@@ -58,8 +60,8 @@ _CONTRAST = re.compile(r"\b(?:unlike|compared (?:to|with)|vs\.?|versus|than(?: o
                        r"the public|also (?:on|affects))\W*(?:\w+\W+){0,3}$", re.I)
 _BUILD_ARCH = re.compile(r"-arch[= ](?:sm|compute)_(?P<a>\d{2,3})[af]?\b")
 _DRIVER = re.compile(r"\bdriver(?: version)?\**\s*[:= ]\s*\**(?P<v>\d{3}\.\d{1,3}(?:\.\d{1,3})?)\b", re.I)
-_CUDA_VER = re.compile(r"\bCUDA(?: Version| version| toolkit| runtime)?\**\s*[:= ]?\s*\**(?P<v>1[0-3]\.\d)(?![\d.])")
-_GPU_GATE = re.compile(r"NVIDIA|GeForce|RTX|\bGB10\b|\bGB[23]00\b|\bB[123]00\b|\bH[12]00\b|DGX Spark")
+_CUDA_VER = re.compile(r"\bCUDA(?: Version| version| toolkit| runtime)?\**\s*[:= ]?\s*\**(?P<v>1[0-3]\.\d)(?!\d|\.\d)")
+_GPU_GATE = re.compile(r"NVIDIA|GeForce|RTX|\bGB10\b|\bGB[23]00\b|\bB[123]00\b|\bG?H[12]00\b|\bH[28]00\b|\bA[18]00\b|\bH20\b|\bL(?:20|40S?)\b|DGX Spark")
 _GPU_NAME = re.compile(r"NVIDIA (?:GeForce )?[A-Za-z0-9][A-Za-z0-9 .-]{1,60}")
 # (Markdown around the name or the version, as tickets write them: "FlashInfer `0.6.18.post1`",
 # "flashinfer-python **0.6.12**")
@@ -232,6 +234,9 @@ class ClueSet:
                     self._add(Clue("arch", arch, "inferred", "module name", lineno, w.group(0)))
                 else:
                     self._add(self._placed(Clue("arch", arch, "decoded", "arch named", lineno, w.group(0)), w.start()))
+        if "=" in text and "_" in text:
+            for m in _SETTING.finditer(text):
+                self._add(Clue("setting", m.group("s").rstrip(".,:"), "decoded", "setting named", lineno, m.group("s")))
         if "river" in text:
             m = _DRIVER.search(text)
             if m:
@@ -276,9 +281,10 @@ class ClueSet:
                     self._add(Clue("gpu", name, "decoded", "gpu name", lineno, name))
                 self._add(clue)
                 return
-        for short in ("GB10", "DGX Spark", "RTX 5090", "GB300", "B300", "GB200", "B200", "GH200", "H200", "H100"):
+        for short in ("GB10", "DGX Spark", "RTX 5090", "GB300", "B300", "GB200", "B200", "GH200", "H200", "H100",
+                      "H800", "H20", "A100", "A800", "L40S", "L40", "L20"):
             i = text.find(short)
-            if i >= 0 and re.search(r"(?<![\w-])" + re.escape(short) + r"(?![\w-])", text):
+            if i >= 0 and re.search(r"(?<![\w#-])" + re.escape(short) + r"(?![\w-])", text):
                 arch = arch_from_gpu_name(short)
                 if arch:
                     kind = line_kind or ("gpu name" if self._first_person(text, i) else "gpu named in prose")
@@ -373,6 +379,10 @@ class ClueSet:
     def first(self, what: str) -> Optional[Clue]:
         """The first clue of one kind (driver, cuda): the value the text states first."""
         return next((c for c in self.clues if c.what == what), None)
+
+    def all(self, what: str) -> List[Clue]:
+        """Every clue of one kind, in the order the text states them (settings)."""
+        return [c for c in self.clues if c.what == what]
 
     def servers(self) -> List[Clue]:
         return [c for c in self.clues if c.what == "server"]

@@ -124,6 +124,23 @@ def _label_op(label: Optional[str], what: str) -> Optional[str]:
     return error_text.op_for_runner_label(label or "") or error_text.op_for_runner_label(what)
 
 
+# the file and line a CUDA check names after the error ("(/path/prefill.cuh: line 2349)"; a paste may interleave
+# the two: "prefill.cuh700: line ) 2349")
+_CUDA_AT = re.compile(r"(?P<file>[\w-]+\.(?:cuh|cu|hpp|h|cpp))(?![A-Za-z]).{0,12}?\bline\W{0,4}(?P<line>\d+)")
+
+
+_REPEATS = re.compile(r"\((?:×|x|X) ?(?P<a>\d{1,6})\)\s*$|\[repeated (?P<b>\d{1,6})x across cluster\]")
+
+
+def repeats(text: str) -> int:
+    """How many times one line stands for: a paste's trailing '(×64)', or Ray's '[repeated 64x across cluster]'
+    (the repeats Ray folded into that line, the first one printed before it); else 1."""
+    m = _REPEATS.search(text) if ("x" in text or "×" in text or "X" in text) else None
+    if m is None:
+        return 1
+    return int(m.group("a") or m.group("b"))
+
+
 class EventLog:
     """Aggregated events of one input (see the module docstring)."""
 
@@ -681,7 +698,12 @@ class EventLog:
         self._last_cuda[klass] = lineno
         if last is not None and lineno - last <= 5:
             return
-        self.add("cuda_error", lineno, text, f"CUDA error: {msg}", facts, key=(klass,))
+        at = ""
+        src = _CUDA_AT.search(text[m.end():])  # where the check that caught it sits ("prefill.cuh: line 2349")
+        if src:
+            facts["file"] = Fact(f"{src.group('file')}:{src.group('line')}", "decoded", "error text")
+            at = f" (caught at {src.group('file')} line {src.group('line')})"
+        self.add("cuda_error", lineno, text, f"CUDA error: {msg}{at}", facts, key=(klass,))
 
     def tactic_cuda_error(self, lineno: int, text: str, op: Optional[str]) -> None:
         """A CUDA error inside an autotuner tactic failure: the autotuner caught it, but the error is

@@ -60,7 +60,7 @@ from tiletune.core.vocabulary import FUSED_MOE_FAMILY, MOE_RUNNER, RUNNER_OP
 from tiletune.readers.interface import ReadItem
 from tiletune.readers.logs import cache_messages, trtllm_text
 from tiletune.readers.logs.clues import ClueSet
-from tiletune.readers.logs.events import EventLog
+from tiletune.readers.logs.events import EventLog, repeats
 from tiletune.readers.logs.fragments import CacheFragment
 from tiletune.readers.logs.grammar import (
     ANSI,
@@ -382,8 +382,11 @@ class LogParser:
                           says_fail=tuple(self.ticket.failure_lines()) if self.run.is_ticket else (),
                           call_named=self.ticket.call_named if self.run.is_ticket else None,
                           chains=tuple(self.ticket.chains) if self.run.is_ticket else (),
+                          after_tune=self.ticket.after_tune if self.run.is_ticket else None,
+                          went_on=tuple(self.ticket.went_on) if self.run.is_ticket else (),
                           driver=_clue_fact(self.clues.first("driver")), cuda=_clue_fact(self.clues.first("cuda")),
-                          warned=self._warned())
+                          warned=self._warned(),
+                          settings=tuple(f for f in map(_clue_fact, self.clues.all("setting")) if f is not None))
 
     def _warned(self) -> Tuple[Fact, ...]:
         """Tracebacks a handler logged as a WARNING (the run went on): the warning line just before each."""
@@ -525,14 +528,15 @@ class LogParser:
             self._context_lost(lineno, body)
         elif body.startswith("OOM detected"):
             op = self._prefix_op or self._block_op or self._op_hint
+            times = repeats(body)  # a paste's "(×64)" or Ray's "[repeated 64x across cluster]": one line, many times
             self.events.add("oom_fallback", lineno, body,
                             f"out of memory while profiling {op or 'an op the log does not name'}: tuning of it stopped, "
                             "runner 0 / tactic -1 used",
                             {"op": Fact(op, "decoded", "tqdm prefix on the same line" if self._prefix_op else "profile block")}
-                            if op else {}, key=(op,))
+                            if op else {}, key=(op,), count=times)
             if self._prefix_op:
                 self._op_hint = self._prefix_op
-            self._flush_block(oom_line=lineno)
+            self._flush_block(oom_line=lineno, oom_times=times)
         elif body.startswith("Loaded ") and " configs from " in body:
             path = body.split(" configs from ", 1)[1].strip()
             self.facts.add_unique(self.facts.caches_loaded, path)
@@ -985,7 +989,8 @@ class LogParser:
                                       "gemm1 or gemm2 not named")
         return "", "op unknown: the profile block never named it"
 
-    def _flush_block(self, op: Optional[str] = None, shapes: Any = None, extras: Any = None, oom_line: Optional[int] = None) -> None:
+    def _flush_block(self, op: Optional[str] = None, shapes: Any = None, extras: Any = None, oom_line: Optional[int] = None,
+                     oom_times: int = 1) -> None:
         self._end_continuation()
         block_op = op or self._block_op
         for ev in self._pending:
@@ -1050,7 +1055,7 @@ class LogParser:
                                                                  "said": "OOM detected, falling back to default tactic",
                                                                  "reason": "OOM detected while tuning: FlashInfer stopped "
                                                                            "tuning this op and used its default tactic "
-                                                                           "(runner 0, tactic -1)"}))
+                                                                           "(runner 0, tactic -1)"}), times=oom_times)
         self._pending = []
         self._block_op = None
         self._block_closing = False
@@ -1073,16 +1078,16 @@ class LogParser:
     def _end_continuation(self) -> None:
         self._cont = None
 
-    def _count(self, ident: Tuple[Any, ...], lineno: int, fields: Dict[str, Any]) -> None:
+    def _count(self, ident: Tuple[Any, ...], lineno: int, fields: Dict[str, Any], times: int = 1) -> None:
         agg = self._aggs.get(ident)
         if agg is None:
             if len(self._aggs) >= MAX_AGGREGATES:
                 self._agg_overflow += 1
                 return
             fields.setdefault("detail", {})
-            self._aggs[ident] = _Agg(fields, count=1, lines=[lineno])
+            self._aggs[ident] = _Agg(fields, count=times, lines=[lineno])
         else:
-            agg.count += 1
+            agg.count += times
             if len(agg.lines) < 64:
                 agg.lines.append(lineno)
 

@@ -103,7 +103,7 @@ STICKY_CODES = {700: "illegal address", 714: "hardware stack error", 715: "illeg
                 716: "misaligned address", 717: "invalid address space", 718: "invalid program counter",
                 719: "launch failure"}
 ERROR_KINDS = ("runner_init_failed", "cuda_error", "tma_descriptor_failed", "smem_exceeded", "exception", "memory_error")
-_CODE = re.compile(r"^\s*(?:raise |return |[\w.,\s]+ = |if |elif |assert |\w+\()")  # a traceback's source line
+_CODE = re.compile(r"^\s*(?:raise |return |[\w.,\s]+ = |if |elif |assert |[\w.]+\()")  # a traceback's source line
 # words that place a stop by the engine's own report: a process that failed to start is at start-up
 _STARTUP_WORDS = re.compile(r"EngineCore failed to start|Engine core initialization failed|WorkerProc failed to start|"
                             r"Failed to initialize executor|Capture cuda graph failed")
@@ -151,6 +151,7 @@ class _Traceback:
     exc_text: str = ""
     exc_type: str = ""
     wrapper: Optional[Tuple[int, str]] = None  # the "hit an exception" line that announced it
+    lead_code: Optional[Tuple[int, str]] = None  # a cut paste's first line: the code of a frame cut off above
 
 
 @dataclass
@@ -158,6 +159,11 @@ class _Mark:
     line: int
     text: str
     kind: str
+
+
+def _unprefixed(text: str, prefix: str) -> str:
+    """A paste's line without the log prefix every line of it carries."""
+    return text[len(prefix):] if prefix and text.startswith(prefix) else text
 
 
 class RunTracker:
@@ -185,6 +191,7 @@ class RunTracker:
         self._pending_wrapper: Optional[Tuple[int, str]] = None
         self._in_fence = False
         self._frame_prefix = ""
+        self._prev_line: Optional[Tuple[int, str]] = None
 
     # ----- feeding -----------------------------------------------------------------------------
     def feed(self, lineno: int, text: str) -> None:
@@ -233,6 +240,7 @@ class RunTracker:
         code = self._open is not None and self._open.frames and lineno - self._open.frames[-1].line == 1 \
             and _CODE.match(text[len(self._frame_prefix):] if self._frame_prefix and text.startswith(self._frame_prefix) else text)
         self._traceback_line(lineno, text)
+        self._prev_line = (lineno, text)
         if code:
             return  # a frame's source line ("raise RuntimeError(...)") shows the code, not a stop
         if _WRAPPER.search(text) and len(self.wrappers) < MAX_MARKS:
@@ -261,6 +269,9 @@ class RunTracker:
                 if len(self.tracebacks) >= MAX_TRACEBACKS:
                     return
                 cur = _Traceback(None)
+                prev = self._prev_line
+                if prev is not None and prev[0] == lineno - 1 and _CODE.match(_unprefixed(prev[1], text[: fr.start()].rstrip())):
+                    cur.lead_code = (prev[0], _unprefixed(prev[1], text[: fr.start()].rstrip()).strip())
                 self.tracebacks.append(cur)
                 self._open = cur
             if len(cur.frames) < 400:
@@ -294,8 +305,8 @@ class RunTracker:
         """How a line of this text is known: 'stated' in a ticket, 'decoded' from a log."""
         return "stated" if self.is_ticket else "decoded"
 
-    def ev(self, line: Optional[int], words: str, how: Optional[str] = None, basis: str = "") -> Evidence:
-        return Evidence(self.source, line, clip_words(words, 240), how or self.how(), basis)
+    def ev(self, line: Optional[int], words: str, how: Optional[str] = None, basis: str = "", limit: int = 240) -> Evidence:
+        return Evidence(self.source, line, clip_words(words, limit), how or self.how(), basis)
 
     def survived_by(self, line: int) -> Optional[Tuple[int, str]]:
         """The skip line that shows the autotuner going on after an error at `line` (no window end
@@ -350,12 +361,15 @@ class RunTracker:
         inner = next((f for f in reversed(tb.frames if tb else []) if not _PLUMBING.match(f.fn)
                       and "/torch/" not in f.path and "contextlib" not in f.path), None)
         innermost = self.ev(inner.line, f"{inner.fn}: {inner.code}" if inner.code else f"in {inner.fn}") if inner else None
+        if innermost is None and tb is not None and tb.lead_code is not None:
+            # only torch's dispatch frames below a cut: the call the paste starts with ("torch.ops._C_custom_ar.all_reduce(...)")
+            innermost = self.ev(tb.lead_code[0], f"the call {tb.lead_code[1]}")
         elided = next((e for e in reversed(self.elisions) if e[0] <= stop_line), None)
         if innermost is None and cause is not None:  # a C++ exception: the first frame of its backtrace that is code
             sym = next((f for f in self.cpp_frames if cause[0] < f[0] <= cause[0] + 12
-                        and not re.search(r"throw|Exception|check|assert|[Ee]rror", f[1])), None)
-            if sym is not None:
-                innermost = self.ev(sym[0], sym[1])
+                        and not re.search(r"throw|Exception|check|assert|[Ee]rror|\.so\(\+0x", f[1])), None)
+            if sym is not None:  # its name without the signature: "ns::PermuteGemm1::Runner::run"
+                innermost = self.ev(sym[0], re.sub(r"\(.*$", "", sym[1]).strip() or sym[1])
         shut = self.shutdown if self.shutdown is not None and self.shutdown[0] > stop_line else None
         cut = None
         last_frame = None
@@ -371,7 +385,7 @@ class RunTracker:
             ((w.line, w.text) for w in self.wrappers if abs(w.line - stop_line) <= 2), None)
         return RunEnd(
             source=self.source, stopped=self.ev(stop_line, stop_text),
-            cause=self.ev(cause[0], cause[1]) if cause else None, cause_kind=cause_kind, cause_line=cause_line,
+            cause=self.ev(cause[0], cause[1], limit=400) if cause else None, cause_kind=cause_kind, cause_line=cause_line,
             stage=stage, stage_evidence=stage_ev, op=op, op_evidence=op_ev, in_autotuner=in_autotuner,
             frames=_dedupe(frames), cut=cut, last_frame=last_frame, innermost=innermost,
             elided=self.ev(*elided) if elided else None, shutdown=self.ev(*shut) if shut else None,

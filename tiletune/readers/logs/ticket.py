@@ -52,7 +52,8 @@ _PROSE_SERVING = re.compile(r"\b(?:while serving|during serving|during (?:the )?
                             r"deployed successfully|(?:failed|fails|crash\w*) in chat)", re.I)
 _PROSE_WARMUP = re.compile(r"\b(?:during|while|at|in) (?:the )?(?:CUDA[- ]?graph capture|graph capture|(?:kernel )?warm-?up|"
                            r"start-?up|engine start(?:-?up)?|model load(?:ing)?|autotun\w*|tuning pass)|"
-                           r"before any (?:real )?traffic|fails? to start|at boot|crash-?loop|capture_end\(", re.I)
+                           r"before any (?:real )?traffic|fails? to start|at boot|crash-?loop|capture_end\(|"
+                           r"\bstart-?up (?:to )?fail\w*|start-?up failure", re.I)
 # a sentence or quoted line that states a failure in words (a ticket's prose, or an error quoted bare)
 _SAYS_FAIL = re.compile(r"Error Internal|kError\w+|\bfail(?:s|ed|ing)? (?:to|with|at|on|in)\b|\bfails\b|\bcrash(?:es|ed)?\b|"
                         r"illegal (?:memory|instruction)|garbage output|\bNaN\b|out of memory|\bOOM\b|corrupt\w*|"
@@ -66,6 +67,16 @@ _QUOTED_FAIL = re.compile(r"kError\w+|Error Internal|Assertion failed|Failed to 
 _CALL_NAMED = re.compile(r"(?:during|in|when|while) (?:the )?(?:call(?:ing)? (?:to|of) |calling )`(?P<fn>[\w.]+)`", re.I)
 # a call chain the ticket states in a code span: "`run_selected_tactic → Fp8BlockScaleLauncher::run → prepare_moe`"
 _CHAIN = re.compile(r"`(?P<c>[\w.:<>]+(?:\(\))?(?:\s*(?:→|->)\s*[\w.:<>]+(?:\(\))?){2,})`")
+# the prose puts the failure after the autotuner finished ("Autotuning process ends`) — the crash happens afterwards")
+_AFTER_TUNE = re.compile(r"(?:Autotuning process ends|autotun\w*(?: sweep| pass)?[^.;]{0,40}\b(?:complete[sd]?|ends|ended|finishe[sd])\b)"
+                         r"[^.;]{0,80}\b(?:afterwards|after (?:that|it|this))\b", re.I)
+# a call chain a pasted block marks as where something happens ("a() → b() → c()  ← OOMs here")
+_MARKED_CHAIN = re.compile(r"(?P<c>\w+\(\)(?:\s*(?:→|->)\s*\w+\(\)){1,})\s*(?:←|<-+)\s*(?P<note>\S.*)$")
+# the prose says what the run did instead of stopping: a fallback or a skip ("the autotuner falling back to slow
+# kernel tactics", "The autotuner skips all the SM120 GEMM tiles")
+_WENT_ON = re.compile(r"(?:autotuner|tuner|tactics?|kernels?|tiles?|configs?)\W+(?:\w+\W+){0,3}?"
+                      r"(?:falls? back|falling back|fell back|skips|skipped|skipping)\b|"
+                      r"\b(?:falls? back|falling back|fell back) to (?:\w+ ){0,3}(?:kernels?|tactics?|configs?)\b", re.I)
 _NOT_FAIL = re.compile(r"\b(?:no|zero|0) (?:errors?|failures?|crash(?:es)?)\b|without (?:any )?(?:errors?|failures?)|"
                        r"\b(?:fixed|resolved|works)\b", re.I)
 _NEGATED = re.compile(r"\b(?:not|never|no)\b[^.;,]{0,20}$|n't[^.;,]{0,20}$", re.I)
@@ -118,6 +129,8 @@ class TicketReader:
         self.stated: List[Fact] = []  # what the prose states (counts of failing tactics, failing tile shapes)
         self.call_named: Optional[Fact] = None  # the call the ticket says failed
         self.chains: List[Fact] = []  # call chains the prose states in code spans ("a → b → c")
+        self.after_tune: Optional[Fact] = None  # the prose says the failure came after autotuning ended
+        self.went_on: List[Fact] = []  # prose saying the run fell back or skipped and went on (not an abort)
         self.says_fail: List[Fact] = []  # lines of prose that state a failure in words (quoted, not as log lines)
         self.stage_said: List[Tuple[str, int, str, str]] = []
         self._prev_prose = ""  # (stage, line, words, the line) the prose states
@@ -133,6 +146,11 @@ class TicketReader:
             return
         if self._fenced:  # a pasted log: its lines are log lines, not the ticket's words (they may name the op)
             self._note_op(lineno, text)
+            mc = _MARKED_CHAIN.search(text) if ("←" in text or "<-" in text) and len(self.chains) < 8 else None
+            if mc:
+                chain = " -> ".join(p.strip().rstrip("()") for p in re.split(r"→|->", mc.group("c")))
+                self.chains.append(Fact(chain, "stated", f"a call chain the ticket marks '{mc.group('note').strip()[:60]}' "
+                                                         f"(line {lineno})", line=lineno, words=text.strip()[:240]))
             if _QUOTED_FAIL.search(text) and len(self.says_fail) < 32:  # an error quoted in a code block
                 self.says_fail.append(Fact(text.strip()[:240], "stated", "an error the ticket quotes in a code block",
                                            line=lineno, words=text.strip()[:240]))
@@ -187,6 +205,7 @@ class TicketReader:
     def _stage(self, lineno: int, text: str) -> None:
         """Where the prose places the failure: serving or warm-up, unless negated ("not during capture"); a
         sentence broken over two lines ("the crash happens during" / "CUDA-graph capture.") is read whole."""
+        said, text = text, text.replace("**", "").replace("`", "")  # ("at **CUDA-graph capture**": emphasis is not words)
         prev, self._prev_prose = self._prev_prose, text.strip()[-40:]
         joined = f"{prev} {text}" if prev else text
         for stage, rx in (("serving", _PROSE_SERVING), ("warm-up", _PROSE_WARMUP)):
@@ -196,7 +215,7 @@ class TicketReader:
                 if _NEGATED.search(joined[max(0, m.start() - 30):m.start()]):
                     continue
                 if len(self.stage_said) < 16:
-                    self.stage_said.append((stage, lineno, m.group(0), text.strip()[:240]))
+                    self.stage_said.append((stage, lineno, m.group(0), said.strip()[:240]))
                 break
 
     def stated_stage(self) -> Optional[Fact]:
@@ -209,6 +228,11 @@ class TicketReader:
 
     def _statements(self, lineno: int, text: str) -> None:
         self._stage(lineno, text)
+        if self.after_tune is None and "fter" in text:
+            a = _AFTER_TUNE.search(text.replace("**", "").replace("`", "").replace("*", ""))
+            if a:
+                self.after_tune = Fact(True, "stated", f"the ticket says '{a.group(0)}' (line {lineno})", line=lineno,
+                                       words=text.strip()[:240])
         c = _CALL_NAMED.search(text)
         if c and self.call_named is None:
             self.call_named = Fact(c.group("fn"), "stated", f"the ticket names the call (line {lineno})", line=lineno,
@@ -218,6 +242,15 @@ class TicketReader:
                 chain = " -> ".join(part.strip() for part in re.split(r"→|->", ch.group("c")))
                 self.chains.append(Fact(chain, "stated", f"a call chain the ticket states (line {lineno})", line=lineno,
                                         words=text.strip()[:240]))
+        w = _WENT_ON.search(text) if len(self.went_on) < 4 and ("back" in text or "skip" in text) else None
+        if w:
+            said = _sentence(text, w.start()) if len(text) > 240 else text.strip()
+            if len(said) > 200:  # a long sentence: the words around the fallback, marked as cut
+                at = said.find(w.group(0))
+                lo = max(0, said.rfind(" ", 0, max(0, at - 100)) + 1) if at > 100 else 0
+                hi = said.find(" ", at + len(w.group(0)) + 60)
+                said = ("... " if lo else "") + said[lo:hi if hi > 0 else len(said)] + (" ..." if hi > 0 else "")
+            self.went_on.append(Fact(said[:240], "stated", "the ticket's prose", line=lineno, words=said[:240]))
         f = _SAYS_FAIL.search(text)
         if f and len(self.says_fail) < 32 and len(text.strip()) > 12 \
                 and not _NOT_FAIL.search(text[max(0, f.start() - 60):f.end() + 60]):  # (near the words, in a long line)

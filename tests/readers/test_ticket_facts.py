@@ -1,0 +1,189 @@
+# ruff: noqa: E501  (the quoted lines are kept verbatim)
+"""Tickets as tickets and what ended a run (issue 23 items 2, 4, 5, 9): each text is quoted verbatim from
+a working artifact of cache_samples/wild (a public ticket, named above it); none is typed to fit."""
+
+from __future__ import annotations
+
+from tiletune.analysis.pipeline import build
+from tiletune.core.events import Event, InputFacts
+from tiletune.core.records import TuningRecord
+from tiletune.readers import logs
+from tiletune.readers.interface import ReadContext
+from tiletune.readers.logs.events import repeats
+
+
+def _read(lines: list[str], source: str = "t.txt"):
+    items = list(logs.parse_lines(enumerate(lines, 1), source, ReadContext().environment()))
+    return ([i for i in items if isinstance(i, Event)], [i for i in items if isinstance(i, InputFacts)],
+            [i for i in items if isinstance(i, TuningRecord)])
+
+
+def _verdicts(lines: list[str]):
+    from tiletune.decode import decode_all
+
+    events, inputs, records = _read(lines)
+    return build(decode_all(records), events=events, inputs=inputs).verdicts
+
+# NVIDIA/TensorRT-LLM#1739 (cache_samples/wild/trtllm-1739-...): the GEMM plugin profiler's warnings
+TRTLLM_1739 = [
+    '[TensorRT-LLM][WARNING] Have not found any valid GEMM config for shape (m=1, n=6144, k=4096). Will try to use default or fail at runtime',
+    '[TensorRT-LLM][WARNING] Have not found any valid GEMM config for shape (m=2, n=6144, k=4096). Will try to use default or fail at runtime',
+    '[TensorRT-LLM][WARNING] Have not found any valid GEMM config for shape (m=4, n=6144, k=4096). Will try to use default or fail at runtime',
+]
+
+
+# vllm-project/vllm#40887 (cache_samples/wild/vllm-40887-...): a PR's fenced lifecycle with a marked chain,
+# then the autotuner's line with the author's repeat count
+VLLM_40887 = [
+    '```',
+    'load_model()                  → weights loaded',
+    'determine_available_memory()  → profile_run() measures peak activation',
+    'initialize_from_config()      → KV cache allocated (fills remaining GPU memory)',
+    'compile_or_warm_up_model()    → kernel_warmup() → flashinfer_autotune()  ← OOMs here',
+    '```',
+    '',
+    "FlashInfer's autotuner benchmarks multiple CUTLASS kernel tactics for each GEMM shape. Each tactic allocates temporary workspace buffers. After KV cache allocation, there isn't enough free memory, so every tactic OOMs:",
+    '',
+    '```',
+    '[Autotuner]: OOM detected, falling back to default tactic  (×64)',
+    '```',
+]
+
+
+# kvcached (cache_samples/wild/kvcached-321-...): a paste that starts at the code line of a frame cut off above
+KVCACHED_321 = [
+    '```',
+    '(Worker_TP7 pid=380351) ERROR 04-28-2026-15:50:31.931 [multiproc_executor.py:706]     torch.ops._C_custom_ar.all_reduce(fa, inp, out, reg_buffer, reg_buffer_sz_bytes)',
+    '(Worker_TP7 pid=380351) ERROR 04-28-2026-15:50:31.931 [multiproc_executor.py:706]   File "/usr/local/lib/python3.12/dist-packages/torch/_ops.py", line 1243, in __call__',
+    '(Worker_TP7 pid=380351) ERROR 04-28-2026-15:50:31.931 [multiproc_executor.py:706]     return self._op(*args, **kwargs)',
+    '(Worker_TP7 pid=380351) ERROR 04-28-2026-15:50:31.931 [multiproc_executor.py:706]            ^^^^^^^^^^^^^^^^^^^^^^^^^',
+    '(Worker_TP7 pid=380351) ERROR 04-28-2026-15:50:31.931 [multiproc_executor.py:706] torch.AcceleratorError: CUDA error: an illegal memory access was encountered',
+    '(Worker_TP7 pid=380351) ERROR 04-28-2026-15:50:31.931 [multiproc_executor.py:706] Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.',
+    '(Worker_TP7 pid=380351) ERROR 04-28-2026-15:50:31.931 [multiproc_executor.py:706] ',
+    '(Worker_TP7 pid=380351) ERROR 04-28-2026-15:50:31.931 [multiproc_executor.py:706] Traceback (most recent call last):',
+]
+
+
+# NVIDIA/TensorRT-LLM#5389 (cache_samples/wild/trtllm-5389-...): the executor's assertion, then its C++ backtrace
+TRTLLM_5389 = [
+    '[06/21/2025-01:30:42] [TRT-LLM] [RANK 0] [I] [Autotuner]: Autotuning process ends',
+    '[06/21/2025-01:30:42] [TRT-LLM] [RANK 0] [E] Failed to initialize executor on rank 0: [TensorRT-LLM][ERROR] Assertion failed: Error occurred when running GEMM! (/src/tensorrt_llm/cpp/tensorrt_llm/kernels/trtllmGenKernels/batchedGemm/KernelRunner.cpp:180)',
+    '1       0x7fac7ac778fd tensorrt_llm::common::throwRuntimeError(char const*, int, char const*) + 97',
+    '2       0x7fac7ac7f699 /usr/local/lib/python3.12/dist-packages/tensorrt_llm/libs/libtensorrt_llm.so(+0x1d5e699) [0x7fac7ac7f699]',
+    '3       0x7fac7b14ab11 tensorrt_llm::kernels::trtllmGenFp8BlockScaleMoe::PermuteGemm1::Runner::run(void*, void*, void*, void*, void*, float*, float*, void*, void*, int, int, int, int, int, int*, int*, int*, int*, int*, void*, bool, int, CUstream_st*) + 241',
+    '4       0x7fac7b14aec5 tensorrt_llm::kernels::trtllmGenFp8BlockScaleMoe::MoE::Runner::run(tensorrt_llm::kernels::trtllmGenFp8BlockScaleMoe::MoE::MoERunnerArgs const&, tensorrt_llm::kernels::trtllmGenFp8BlockScaleMoe::MoE::MoEWorkspace const&, int, CUstream_st*) + 325',
+]
+
+
+# flashinfer-ai/flashinfer#4012 (cache_samples/wild/flashinfer-4012-...): the ticket places the crash itself
+FI_4012 = [
+    '## Summary',
+    '',
+    'On **GB300** (Blackwell-Ultra, SM103, `compute_cap 10.3`), enabling',
+    '`enable_flashinfer_autotune` for **NVFP4 block-scale MoE** models makes vLLM engine',
+    'startup crash at **CUDA-graph capture** with:',
+    '',
+    '```',
+    'torch.AcceleratorError: CUDA error: operation not permitted',
+    '```',
+    '(`cudaErrorNotPermitted`), raised from `torch.cuda.graph(...).capture_end()`.',
+    '',
+    'Importantly, the **FlashInfer autotune sweep itself completes cleanly**',
+    '(`[Autotuner]: Autotuning process ends`) — the crash happens *afterwards*, during',
+    'CUDA-graph capture. This is therefore distinct from #3197 (illegal-memory access',
+    '*during* the `trtllm_fp4_block_scale_moe` sweep), which appears resolved in 0.6.14.',
+    '',
+]
+
+
+# sgl-project/sglang#5491 (cache_samples/wild/sglang-5491-...): a CUDA check's file and line, interleaved by the paste
+SGLANG_5491 = [
+    'CUDA Error: an illegal memory access was encountered (CUDA Error: 700an illegal memory access was encountered)  (/opt/conda/lib/python3.10/site-packages/flashinfer/data/include/flashinfer/attention/prefill.cuh700: line ) 2349/opt/conda/lib/python3.10/site-packages/flashinfer/data/include/flashinfer/attention/prefill.cuh at function cudaLaunchKernel((void*)kernel, nblks, nthrs, args, smem_size, stream): line 2349',
+]
+
+
+# vllm-project/vllm#13961 (cache_samples/wild/vllm-13961-...): the machine in the comment's prose
+VLLM_13961 = [
+    'Same issue as @elvingerpaul on GH200 with CUDA 12.4. Profiling with `ncu`, full `aarch64` build (including compilation) based on the Dockerfile.',
+]
+
+
+# flashinfer-ai/flashinfer#2219 (cache_samples/wild/flashinfer-2219-...): a setting the ticket names
+FI_2219 = [
+    'The issue only appears when I explicitly enable the FlashInfer MoE backend using VLLM_USE_FLASHINFER_MOE_FP16=1. If I remove this environment variable, the model serves successfully.',
+]
+
+
+# a Reddit debug report kept as one line (cache_samples/wild/reddit-1roqkw4-...)
+REDDIT_1ROQKW4 = [
+    "# NVFP4 MoE on SM120 (RTX PRO 6000 Blackwell): Full Debug Report ## Title **CUTLASS & FlashInfer NVFP4 MoE Grouped GEMM Fails on SM120 Desktop Blackwell GPUs — Debug Journey, Patches, and Benchmark Results** All native FP4 MoE backends produce garbage output or crash on SM120 (`compute_120`) due to broken CUTLASS grouped GEMM templates. Through systematic patching of FlashInfer 0.6.5's SM120 capability checks and CuTe DSL architecture restrictions, we achieved the first known correct native FP4 MoE output on desktop Blackwell — albeit at reduced speed (14.6 tok/s vs Marlin's 46-49 tok/s) due to FlashInfer autotuner falling back to slow kernel tactics after TMA WS grouped GEMM initialization failures. --- ## Environment | Component | Detail | |-----------|--------| | **GPUs** | 4x NVIDIA RTX PRO 6000 Blackwell Workstation Edition (96GB GDDR7 each, 384GB total) | | **Compute Capability** | SM 12.0 (`sm_120`, NOT `sm_120a`) | | **Interconnect** | PCIe (no NVLink) | | **Driver** | 582.16 | | **OS** | Windows 11 Pro + WSL2 Ubuntu 22.04 | | **CUDA** | 12.8 (primary), 13.0 (available for JIT) | | **PyTorch** | 2.10.0+cu128 | | **vLLM** | 0.17.0 | | **FlashInfer** | 0.6.5 (upgraded from 0.6.4) | | **CUTLASS** | 4.2.1 (vendored in vLLM), 4.4.1 (tested separately) | ## Model | Parameter | Value | |-----------|-------| | Model | `nvidia/Qwen3.5-397B-A17B-NVFP4` | | Total Params | 397B (17B active per token) | | Experts | 512 routed + 1 shared, 10 routed per token | | Quantization | NVFP4 (FP4 weights with FP8 block scales) | | Parallelism | TP=2 + PP=2 (optimal for PCIe) | | KV Cache | FP8 e4m3 | | Max Seq Len | 32,768 | --- ## The Problem NVFP4 MoE models produce **garbage output** (random whitespace, commas, fragments) on SM120 desktop Blackwell GPUs when using any backend that relies on CUTLASS grouped block-scaled FP4 GEMM kernels. Dense (non-MoE) FP4 GEMM works correctly — the issue is specificall",
+]
+
+
+def test_no_valid_gemm_config_warnings_are_warnings_with_their_shapes():
+    vs = _verdicts(TRTLLM_1739)
+    lead = vs[0]
+    assert lead.text.startswith("no failure in the text; it shows: TensorRT-LLM warned 3 times that it found no valid GEMM "
+                                "config for a shape (n=6144, k=4096: m = 1, 2 and 4)")
+    assert "warnings, not failures" in lead.text and lead.evidence[0].words.startswith("[TensorRT-LLM][WARNING] Have not")
+    assert not any("unsupported tactic skip" in v.text or "failed 3 times" in v.text for v in vs)
+
+
+def test_a_repeat_count_counts_and_a_marked_chain_says_where():
+    assert repeats("[Autotuner]: OOM detected, falling back to default tactic  (×64)") == 64
+    assert repeats("(RayWorkerWrapper pid=1) INFO x [repeated 7x across cluster]") == 7
+    assert repeats("Tuning 21/21") == 1
+    events, (inp,), _ = _read(VLLM_40887)
+    (oom,) = [e for e in events if e.kind == "oom_fallback"]
+    assert oom.count == 64
+    (chain,) = inp.chains
+    assert chain.value == "compile_or_warm_up_model -> kernel_warmup -> flashinfer_autotune" and chain.line == 5
+    lead = _verdicts(VLLM_40887)[0]
+    assert "ran out of memory 64 times" in lead.text and "(a fallback, not a failure)" in lead.text
+    assert "in compile_or_warm_up_model -> kernel_warmup -> flashinfer_autotune (the ticket marks it, line 5)" in lead.text
+
+
+def test_a_sticky_error_below_a_cut_is_reported_in_the_call_the_paste_starts_with():
+    _, (inp,), _ = _read(KVCACHED_321)
+    assert inp.run_end.innermost.line == 2 and "torch.ops._C_custom_ar.all_reduce(" in inp.run_end.innermost.words
+    lead = _verdicts(KVCACHED_321)[0]
+    assert "reported in the call torch.ops._C_custom_ar.all_reduce(" in lead.text  # reported, not raised: sticky
+    assert "in process Worker_TP7" in lead.text
+
+
+def test_a_cpp_backtrace_names_the_frame_that_raised():
+    lead = _verdicts(TRTLLM_5389)[0]
+    assert "after autotuning ended (line 1)" in lead.text
+    assert "raised in tensorrt_llm::kernels::trtllmGenFp8BlockScaleMoe::PermuteGemm1::Runner::run" in lead.text
+
+
+def test_a_ticket_places_the_crash_at_graph_capture_after_autotuning_ended():
+    _, (inp,), _ = _read(FI_4012)
+    assert inp.after_tune is not None and inp.after_tune.line == 13
+    lead = _verdicts(FI_4012)[0]
+    assert lead.text.startswith("the run ended: CUDA error: operation not permitted; during warm-up (CUDA-graph capture); "
+                                "after autotuning ended (the ticket says so, line 13)")
+    assert [e.line for e in lead.evidence][:2] == [8, 5] and "**CUDA-graph capture**" in lead.evidence[1].words
+
+
+def test_a_cuda_check_names_its_file_and_line():
+    (ev,), _, _ = _read(SGLANG_5491)
+    assert ev.fact("file") == "prefill.cuh:2349" and "(caught at prefill.cuh line 2349)" in ev.summary
+
+
+def test_gh200_and_cuda_version_in_prose():
+    _, (inp,), _ = _read(VLLM_13961)
+    assert inp.arch.value == "sm90" and inp.cuda.value == "12.4"
+
+
+def test_a_setting_the_ticket_names_is_kept_with_its_line():
+    _, (inp,), _ = _read(FI_2219)
+    assert [(s.value, s.line) for s in inp.settings] == [("VLLM_USE_FLASHINFER_MOE_FP16=1", 1)]
+
+
+def test_a_stated_fallback_is_quoted_around_its_words():
+    _, (inp,), _ = _read(REDDIT_1ROQKW4)
+    (went,) = inp.went_on
+    assert "FlashInfer autotuner falling back to slow kernel tactics" in went.value and went.value.startswith("... ")
+    v = next(v for v in _verdicts(REDDIT_1ROQKW4) if v.text.startswith("the ticket states a failure in words"))
+    assert "it says the run went on (a fallback or skip, not an abort)" in v.text
