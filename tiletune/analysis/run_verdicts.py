@@ -249,6 +249,11 @@ def _hits(evs: Sequence[Event], hits: Sequence[Event]) -> str:
             + (f", {sum(loaded)} config(s) loaded" if loaded else ""))
 
 
+def _duration(ms: float) -> str:
+    """A measured time as people read it: 3 significant digits, in us below a millisecond."""
+    return f"{ms * 1000:.3g} us" if ms < 1 else f"{ms:.3g} ms"
+
+
 def _quiet_lead(source: str, evs: Sequence[Event], h: _Held, inp: Optional[InputFacts], arch: Optional[str],
                 ticket: bool, has_tactics: bool) -> Verdict:
     """The lead for an input in which nothing failed and nothing ended a run: what it does hold."""
@@ -300,7 +305,7 @@ def _quiet_lead(source: str, evs: Sequence[Event], h: _Held, inp: Optional[Input
     for (op, runner), recs in h.profiled.items():
         tactics = list(dict.fromkeys(str(r.tactic) for r in recs))
         times = sorted({r.time_ms for r in recs if r.time_ms is not None})
-        t = (f", {times[0]:g} ms" + ("" if len(times) == 1 else f" to {times[-1]:g} ms") + " measured") if times else ""
+        t = (f", {_duration(times[0])}" + ("" if len(times) == 1 else f" to {_duration(times[-1])}") + " measured") if times else ""
         parts.append(f"{op or 'op not named'} {runner}: tactic{'s' if len(tactics) > 1 else ''} "
                      f"{_join_and(tactics[:6])}{' and more' if len(tactics) > 6 else ''} profiled{t}")
     if h.chosen:

@@ -28,6 +28,7 @@ from tiletune.core.errors import ReaderError, unexpected
 from tiletune.core.events import Event, InputFacts
 from tiletune.core.records import InputProblem, TuningRecord
 from tiletune.readers.interface import ReadContext
+from tiletune.readers.named_cache import adopt_named_caches
 
 __all__ = ["ReadOutcome", "read_inputs", "reader_modules"]
 
@@ -404,6 +405,7 @@ def read_inputs(paths: Sequence[Union[str, Path]], ctx: ReadContext) -> ReadOutc
             c.file(path, explicit=True)
         else:  # a FIFO or device would block or never end: never open one
             c.problems.append(InputProblem(str(path), f"{path}: not a regular file or directory", loses_data=True))
-    return ReadOutcome(records=tuple(c.records), problems=tuple(c.problems), sources=tuple(c.sources),
-                       events=tuple(c.events), inputs=tuple(c.inputs))
+    records, inputs = adopt_named_caches(list(c.records), c.events, list(c.inputs), c.problems)
+    return ReadOutcome(records=tuple(records), problems=tuple(c.problems), sources=tuple(c.sources),
+                       events=tuple(c.events), inputs=tuple(inputs))
 

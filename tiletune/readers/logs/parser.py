@@ -848,7 +848,10 @@ class LogParser:
         if not m:
             raise ValueError("unexpected 'Using fallback tactic' form")
         op = m.group(1)
-        shapes = self._shapes_or_none(m.group(2))
+        # 0.7.4 writes the generated key on the same line ("...; generated key ProfilingCacheKey(...)");
+        # earlier releases on the next ("Generated key ..."): either way the shapes end before it
+        shapes_text, _, key_text = m.group(2).partition("; generated key ")
+        shapes = self._shapes_or_none(shapes_text)
         ident = ("fallback", op, _hashable(shapes))
         self.events.add("fallback_tactic", lineno, body, f"FlashInfer ran its fallback tactic for {op}: no tuned config "
                         "covered the call (a fallback, not a failure)", {"op": Fact(op, "decoded", "log line")}, key=(op,))
@@ -859,6 +862,8 @@ class LogParser:
         if cause is not None:
             self._aggs[ident].record["detail"].update(cause)
         self._last_fallback_key = ident
+        if key_text:
+            self._generated_key(key_text)
 
     def _generated_key(self, text: str) -> None:
         agg = self._aggs.get(self._last_fallback_key) if self._last_fallback_key else None
