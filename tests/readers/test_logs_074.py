@@ -1,6 +1,6 @@
 """FlashInfer 0.7.4's new log lines and raised texts, as the release printed them
 (tests/data/flashinfer_writers/0.7.4: flashinfer_jit.log of the tune, reload, foreign, v2tune and
-v2replay runs, and sticky.stderr.txt; tools/flashinfer_writers made them)."""
+v2replay runs, sticky.stderr.txt and group.rank<r>.stderr.txt; tools/flashinfer_writers made them)."""
 
 from __future__ import annotations
 
@@ -99,6 +99,16 @@ def test_a_lost_cuda_context_is_what_ended_the_run(run):
     assert "illegal memory access" in e.fact("cuda_error") and isinstance(e.fact("tactic"), int)
     r = run("inspect", str(V074 / "sticky.stderr.txt"))
     assert r.exit_code == 0 and "the CUDA context became unusable" in " ".join(r.stdout.split())
+
+
+def test_tuning_group_mismatch_is_fatal_with_its_phase():
+    for rank in (0, 1):
+        path = V074 / f"group.rank{rank}.stderr.txt"
+        last = [ln for ln in path.read_text().splitlines() if "_TuningGroupError" in ln][-1]
+        out, ev = _read(path)
+        (e,) = ev["tuning_group_failed"]
+        assert e.is_fatal and e.fact("phase") == "'operation'" and e.fact("failure") == "plan mismatch"
+        assert e.fact("local_selection") == last.split("local selection=", 1)[1]
 
 
 def test_the_v2_store_and_cache_written_in_the_same_run_agree_with_the_log():

@@ -134,6 +134,11 @@ def drive(venv: Path, rundir: Path, scenario: str) -> dict[str, Any]:
     return {"scenario": scenario, "exit_status": r.returncode, "stderr": r.stderr}
 
 
+def drive_sha256() -> str:
+    """The driver's hash, recorded in PROVENANCE.json: a derived directory with another was made by other code."""
+    return hashlib.sha256(DRIVE.read_bytes()).hexdigest()
+
+
 def derive(version: str, out: Path, work: Path, base: Path, wheels: Path, command: str) -> dict[str, Any]:
     """Everything one release writes, into out/<version>/ (replaced whole)."""
     wheel = wheel_of(version, wheels)
@@ -187,6 +192,7 @@ def derive(version: str, out: Path, work: Path, base: Path, wheels: Path, comman
                       "torch": torch_version, "python": sys.version.split()[0]},
         "written_by": "the release's own code, driven by tools/flashinfer_writers/drive.py (scenarios: "
                       + ", ".join(SCENARIOS) + ")",
+        "drive_sha256": drive_sha256(),
         "substituted": {
             "gpu": "torch.cuda timing primitives run on a synthetic clock advanced by each runner call "
                    "(drive.py _install_clock); torch.cuda.get_device_name answers " + json.dumps("NVIDIA B200"),
@@ -203,7 +209,18 @@ def derive(version: str, out: Path, work: Path, base: Path, wheels: Path, comman
     }
     (dest / "PROVENANCE.json").write_text(json.dumps(provenance, indent=1, sort_keys=True) + "\n")
     _no_machine_paths(dest, [str(rel_work), str(ROOT), str(Path.home())])
+    shutil.rmtree(rel_work, ignore_errors=True)  # the release's venv is throwaway; the base venv is what is worth keeping
     return provenance
+
+
+def _shown(out: Path) -> str:
+    """--out as the recorded command names it: relative to the checkout, never a path of this machine."""
+    if not out.is_absolute():
+        return str(out)
+    try:
+        return str(out.resolve().relative_to(ROOT))
+    except ValueError:
+        return "OUT"
 
 
 def _no_machine_paths(dest: Path, paths: Sequence[str]) -> None:
@@ -231,7 +248,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if not versions:
         ap.error("name releases or pass --newest")
     command = "python3 -m tools.flashinfer_writers " + " ".join(
-        ["--out", str(args.out)] + (["--newest"] if args.newest else []) + list(args.versions))
+        ["--out", _shown(args.out)] + (["--newest"] if args.newest else []) + list(args.versions))
     tmp = None
     work = args.work
     if work is None:

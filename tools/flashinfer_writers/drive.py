@@ -359,7 +359,10 @@ def scenario_group_rank(torch, fa, notes):
             # rank 1 enters another operation than rank 0: the group's plans disagree
             tuner.choose_one("fp4_gemm" if rank == 0 else "fp4_gemm_other", [Fp4()], config, inputs)
     finally:
-        dist.destroy_process_group()
+        try:  # both ranks reach here (tuned or raised): leave together, or gloo may abort the one left behind
+            dist.barrier()
+        finally:
+            dist.destroy_process_group()
 
 
 SCENARIOS = {name[len("scenario_"):].replace("_", "-"): fn for name, fn in globals().items() if name.startswith("scenario_")}
