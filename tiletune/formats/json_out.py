@@ -46,7 +46,7 @@ def iter_inspect(result: InspectResult, **view: Any) -> Iterator[Union[bytes, by
     tile runs at each runtime M asked about (every flag acts in every format)."""
     notes = NoteTable()
     strict = Strict()
-    write = EntryWriter(notes, strict)
+    write = EntryWriter(notes, strict, result.entries)
     entries = result.entries
     if not entries:
         yield _head() + b"["
