@@ -360,7 +360,7 @@ def _case_info(code: str) -> CaseInfo:
     tile = None
     if mm:
         g = mm.groups()
-        tile = tuple(int(g[i] or g[i + 1]) for i in (0, 2, 4))  # type: ignore[assignment]
+        tile = tuple(int(g[i] or g[i + 1]) for i in (0, 2, 4))
     if throws and code.strip().startswith("throw"):
         tile = None
     return CaseInfo(code, tile, throws)  # type: ignore[arg-type]
@@ -609,7 +609,10 @@ def conditional_tiles(raw: str, text: str, field_name: str, where: str) -> dict[
         block_open = close + 1 + after.start() + after.group(0).index("{")
         block = text[block_open:close_of(text, block_open) + 1]
         (alt_cases, _default), = parse_switch(block, "gemmConfig." + field_name)
-        line = raw.count("\n", 0, re.search(r"if\s*\(\s*D\s*!=\s*nullptr\s*&&\s*!\s*" + helper, raw).start()) + 1
+        d_guard = re.search(r"if\s*\(\s*D\s*!=\s*nullptr\s*&&\s*!\s*" + helper, raw)
+        if d_guard is None:
+            raise ExtractError(f"{where}: no `if (D != nullptr && !{helper}(...))` guard")
+        line = raw.count("\n", 0, d_guard.start()) + 1
         for name, case in alt_cases.items():
             if case.tile is None:
                 raise ExtractError(f"{where}: cannot read the tile {name} runs when {meaning}")

@@ -98,12 +98,12 @@ BITS = {"bf16": 16, "fp16": 16, "fp8": 8, "mxfp8": 8, "nvfp4": 4, "mxfp4": 4, "i
 # Hopper has no FP4 activations; SM120 TMA-WS exists only for FP4 x FP4 and FP8 x FP4, everything
 # else there gets SM80/SM89-style configs only; SM89 has SM80-style configs only (its module is
 # built without ENABLE_FP4: no FP4 variant).
-_WEIGHT_ONLY = [("bf16", "int4"), ("fp16", "int4"), ("bf16", "fp8")]  # SM80-style weight-only kernels
+_WEIGHT_ONLY: list[tuple[str, ...]] = [("bf16", "int4"), ("fp16", "int4"), ("bf16", "fp8")]  # SM80-style weight-only kernels
 # MXFP8 activations (use_mxfp8_act_scaling): MXFP8 x MXFP8 builds CutlassMoeFCRunner<fp8, fp8, ...,
 # IsMXFPX=true> (the FP8 list less its SM80-style configs: filterMxfp8Tactics); MXFP4 x MXFP8
 # builds the very runner FP8 x MXFP4 does
-_MXFP8 = [("mxfp8", "mxfp8"), ("mxfp8", "mxfp4")]
-_BLACKWELL = [("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8"), ("nvfp4", "nvfp4"), ("fp8", "mxfp4"), *_MXFP8,
+_MXFP8: list[tuple[str, ...]] = [("mxfp8", "mxfp8"), ("mxfp8", "mxfp4")]
+_BLACKWELL: list[tuple[str, ...]] = [("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8"), ("nvfp4", "nvfp4"), ("fp8", "mxfp4"), *_MXFP8,
               *_WEIGHT_ONLY]
 VARIANTS: dict[str, list[tuple[str, ...]]] = {
     "sm89": [("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8"), *_WEIGHT_ONLY, ("fp8", "int4")],
@@ -935,9 +935,10 @@ class MoeRunnerSource:
                              r"\s*T\s*,\s*WeightType\s*,\s*GemmOutputType\s*,\s*EpilogueTag\s*,\s*Shape<\s*_(\w+)\s*,\s*_(\w+)\s*,"
                              r"\s*_(\w+)\s*>\s*>", body):
             dims = [int(t) if t.isdigit() else consts.get(t) for t in m.group(2, 3, 4)]
-            if None in dims:
+            a, b, c = dims
+            if a is None or b is None or c is None:
                 raise ExtractError(f"{where}: case {m.group(1)} instantiates Shape<_{m.group(2)}, _{m.group(3)}, _{m.group(4)}>")
-            out[m.group(1)] = tuple(dims)  # type: ignore[assignment]
+            out[m.group(1)] = (a, b, c)
         if not out:
             raise ExtractError(f"{where}: no tile cases found in the mixed-input dispatcher")
         return out

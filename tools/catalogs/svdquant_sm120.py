@@ -164,7 +164,7 @@ class _Table:
             fields = [self.value(x, env) for x in split_top(m.group(3))]
             if len(fields) != 4 or idx in self.rows:
                 raise ExtractError(f"{self.where}: table row {idx} set twice or not {{kernel, splits, raster, swizzle}}")
-            self.rows[idx] = tuple(fields)  # type: ignore[assignment]
+            self.rows[idx] = tuple(fields)
             return
         if st == "return table":
             return
@@ -241,8 +241,9 @@ def _py_constant(src: Any, path: str, name: str) -> Any:
     text = src.need(path)
     for node in ast.parse(text).body:
         target = node.target if isinstance(node, ast.AnnAssign) else (node.targets[0] if isinstance(node, ast.Assign) else None)
-        if isinstance(target, ast.Name) and target.id == name and node.value is not None:  # type: ignore[union-attr]
-            return ast.literal_eval(node.value)  # type: ignore[union-attr]
+        value = getattr(node, "value", None)
+        if isinstance(target, ast.Name) and target.id == name and value is not None:
+            return ast.literal_eval(value)
     raise ExtractError(f"{src.ref}:{path}: no constant {name}")
 
 

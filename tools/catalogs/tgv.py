@@ -75,9 +75,10 @@ def _constants(py: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for node in ast.parse(py).body:
         target = node.target if isinstance(node, ast.AnnAssign) else (node.targets[0] if isinstance(node, ast.Assign) else None)
-        if isinstance(target, ast.Name) and target.id.startswith("_TGV_CUTE_EXT_") and getattr(node, "value", None) is not None:
+        value = getattr(node, "value", None)
+        if isinstance(target, ast.Name) and target.id.startswith("_TGV_CUTE_EXT_") and value is not None:
             try:
-                out[target.id] = ast.literal_eval(node.value)  # type: ignore[arg-type]
+                out[target.id] = ast.literal_eval(value)
             except ValueError:
                 continue
     return out

@@ -42,7 +42,7 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional, Sequence
 
 from msgspec import to_builtins as asdict
 
@@ -54,7 +54,7 @@ VLLM_FILES = {"vllm/model_executor/warmup/kernel_warmup.py": "vllm_kernel_warmup
               "vllm/model_executor/warmup/flashinfer_autotune_cache.py": "vllm_flashinfer_autotune_cache.py"}
 SGLANG_FILES = {"sglang/srt/model_executor/runner/flashinfer_autotune.py": "sglang_flashinfer_autotune.py"}
 # name, environment that writes it, world size, drive.py tune arguments
-SETS = (
+SETS: tuple[tuple[str, str, int, list[str]], ...] = (
     ("synced", "target", 2, ["synced"]),
     ("independent", "target", 2, ["independent"]),
     ("extra_key", "target", 2, ["synced", "--extra-key", "1"]),
@@ -113,7 +113,7 @@ def target_env(venv: Path) -> dict:
     from tiletune.cli.commands import doctor
     from tiletune.formats.doctor import SCHEMA
 
-    def run_python(cmd: list) -> Any:
+    def run_python(cmd: Sequence[str]) -> Optional[str]:
         r = subprocess.run([cmd[0], "-c", GPU_PATCH + cmd[-1]], capture_output=True, text=True, timeout=300)
         return r.stdout if r.returncode == 0 else None
 

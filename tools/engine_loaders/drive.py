@@ -38,7 +38,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-import writers_drive as wd  # noqa: E402  tools/flashinfer_writers/drive.py, copied beside this script
+import writers_drive as wd  # type: ignore[import-not-found]  # noqa: E402  tools/flashinfer_writers/drive.py, copied beside this script
 
 NOISE = 0.04  # per-rank timing factor spread (within 4 %, as close tactics are apart)
 

@@ -53,7 +53,7 @@ SKIPPED_REQUIREMENTS = re.compile(r"^(torch|nvidia-(?!ml-py$).*|cuda-.*|nccl.*|t
 DEFAULT_WHEELS = Path(os.environ.get("TILETUNE_WHEEL_CACHE") or Path.home() / ".cache" / "tiletune" / "flashinfer-wheels")
 
 
-def run(cmd: Sequence[str], **kw: Any) -> subprocess.CompletedProcess:
+def run(cmd: Sequence[object], **kw: Any) -> subprocess.CompletedProcess:
     r = subprocess.run(list(map(str, cmd)), capture_output=True, text=True, **kw)
     if r.returncode != 0:
         raise SystemExit(f"{' '.join(map(str, cmd))}: exit {r.returncode}\n{r.stderr[-2000:]}")

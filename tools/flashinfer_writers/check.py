@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from tiletune.core.records import InputProblem  # noqa: E402
 from tiletune.readers import read_inputs  # noqa: E402
 from tiletune.readers.flashinfer_format import MANIFEST_KEYS, METADATA_KEYS  # noqa: E402
 from tiletune.readers.interface import ReadContext  # noqa: E402
@@ -62,7 +63,7 @@ def check_written(release_dir: Path) -> list[str]:
         items = list(read_log(log, CTX, parser=p))
         for words, n in p.facts.unread.items():
             out.append(f"{log}: {n} autotuner line(s) tiletune does not read: '{words}...'")
-        out += [f"{log}: {i.message}" for i in items if getattr(i, "loses_data", False)]
+        out += [f"{log}: {i.message}" for i in items if isinstance(i, InputProblem) and i.loses_data]
     prov = json.loads((release_dir / "PROVENANCE.json").read_text()) if (release_dir / "PROVENANCE.json").exists() else {}
     scenarios = prov.get("scenarios", {})
     for name, kind in RAISED_KINDS.items():

@@ -218,7 +218,8 @@ def cases(points: Iterable[dict], priors: Dict[str, TileConstants]) -> List[Case
         fam = family(gpu.arch)
         cfg = stated_config(p)
         cands = [cfg] if cfg is not None else catalog(fam, p["dtype"])
-        pres, big = [], []
+        pres: list[Any] = []
+        big: list[Any] = []
         for c in cands:
             pre = _pre(p, c, gpu, priors[fam])
             if pre is None:

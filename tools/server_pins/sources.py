@@ -127,9 +127,9 @@ def pypi_releases(server: str, since: Optional[Version] = None, workers: int = 4
         if sdist is not None and sdist.get("size", 0) <= SDIST_LIMIT:
             return _sdist_read(server, ver, sdist, _get(_file_url(index_url, sdist))), ""
         if wheel is not None:
-            text = _wheel_metadata_by_range(_file_url(index_url, wheel), wheel.get("size"))
-            if text is not None:
-                return Read(ver, text, f"Requires-Dist in the METADATA of {wheel['filename']} (PyPI, read by range requests)"), ""
+            ranged = _wheel_metadata_by_range(_file_url(index_url, wheel), wheel.get("size"))
+            if ranged is not None:
+                return Read(ver, ranged, f"Requires-Dist in the METADATA of {wheel['filename']} (PyPI, read by range requests)"), ""
         return None, f"{ver}: no METADATA file served, no sdist under {SDIST_LIMIT >> 20} MiB, and the wheel's METADATA could not be read"
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
@@ -200,7 +200,7 @@ def _wheel_metadata_by_range(url: str, size: Optional[int]) -> Optional[str]:
     if not size:
         return None
     try:
-        with zipfile.ZipFile(_RangeFile(url, size)) as z:  # type: ignore[arg-type]
+        with zipfile.ZipFile(_RangeFile(url, size)) as z:
             name = next((n for n in z.namelist() if n.endswith(".dist-info/METADATA") and n.count("/") == 1), None)
             return _headers(z.read(name).decode("utf-8", "replace")) if name else None
     except (OSError, SourceError, zipfile.BadZipFile, ValueError):
