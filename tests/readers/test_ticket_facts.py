@@ -187,3 +187,131 @@ def test_a_stated_fallback_is_quoted_around_its_words():
     assert "FlashInfer autotuner falling back to slow kernel tactics" in went.value and went.value.startswith("... ")
     v = next(v for v in _verdicts(REDDIT_1ROQKW4) if v.text.startswith("the ticket states a failure in words"))
     assert "it says the run went on (a fallback or skip, not an abort)" in v.text
+
+
+# noir-sh/ds4#716 (cache_samples/wild/ds4-716-...): a benchmark PR's summary paragraph, no log line
+DS4_716 = [
+    "**Summary:** prefill 437 t/s @2k tapering to 359 @64k; generation 13.1 t/s @2k to 9.9 @64k. Relative to gb10.csv (same-era engine): ~50% of GB10 prefill (tracks the 20-vs-~48 SM ratio) and ~72% of its generation (identical 273 GB/s memory bandwidth). Values reproduced within ~2% across reboots."
+]
+
+# vllm-project/vllm#48732 (cache_samples/wild/vllm-48732-...): a reply in hard-wrapped prose
+VLLM_48732 = [
+    "Some measured data points on this from an RTX PRO 6000 Blackwell Server Edition",
+    "(sm_120, 96 GB) — a different Blackwell SKU than your 5090, so this is adjacent",
+    "evidence rather than a fix for your case, but two of the findings generalize.",
+    "",
+    "**1. The coverage gap is real for this SKU too.** vLLM 0.26.0 ships 4 tuned",
+    "configs for `device_name=NVIDIA_RTX_PRO_6000_Blackwell_Server_Edition`, all",
+    "fp8_w8a8 — zero bf16. Loading Qwen/Qwen3-30B-A3B (bf16, `moe_backend=\"triton\"`)",
+    "fires the expected warning naming the missing file",
+    "(`E=128,N=768,device_name=..._Server_Edition.json`).",
+    "",
+    "**2. The stock tuner cannot currently produce configs on this setup.** A",
+    "`benchmark_moe.py --tune` sweep aborted ~2.5 h in when one candidate config",
+    "crashed Triton's compiler (MLIR `TritonGPURemoveLayoutConversions` pass",
+    "failure, triton 3.6.0) — the tune loop only catches `OutOfResources`, so the",
+    "whole run died with nothing saved. With a small patch that skips any",
+    "per-candidate compile failure, the full sweeps completed instead of aborting —",
+    "the fix is now up as #50711, with a validated per-key rerun showing **192**",
+    "failing candidates skipped across the six original keys (48 each on keys >= 16;",
+    "none on keys 1 and 4). *Correction: an earlier version of this comment quoted a"
+]
+
+# vllm-project/vllm#54794 (cache_samples/wild/vllm-54794-...): two redraws of a slow tqdm bar
+VLLM_54794 = [
+    "[AutoTuner]: Tuning flashinfer::trtllm\\_fp4\\_block\\_scale\\_moe:  50%|██████████████              | 11/22 [06:15<07:51, 42.84s/profile](<EngineCore pid=2422677>) INFO 09-01 15:39:04 [shm\\_broadcast.py:801] No available shared memory broadcast block found in 60 seconds. This typically happens when some processes are hanging or doing some time-consuming work (e.g. compilation, weight/kv cache quantization).",
+    "[AutoTuner]: Tuning flashinfer::trtllm_fp4_block_scale_moe:  55%|███████████████▎            | 12/22 [06:58<07:10, 43.03s/profile]"
+]
+
+
+def test_a_report_in_prose_quotes_the_sentences_that_carry_its_measurements():
+    (lead, *_) = _verdicts(DS4_716)
+    assert lead.text.startswith("a report in prose with no log line of a run; what it states: 'Summary: prefill 437 t/s @2k "
+                                "tapering to 359 @64k; generation 13.1 t/s @2k to 9.9 @64k.' (line 1)")
+    assert "Values reproduced" not in lead.text  # (one measurement, no finding: not among the sentences that carry most)
+    assert lead.evidence[0].how == "stated" and lead.evidence[0].line == 1
+
+
+def test_a_wrapped_sentence_is_read_whole_and_cut_at_words():
+    _, (inp,), _ = _read(VLLM_48732)
+    said = [str(f.value) for f in inp.reported]
+    assert any("sweep aborted ~2.5 h in when one candidate config crashed Triton's compiler" in s for s in said)
+    assert any("192 failing candidates skipped across the six original keys" in s for s in said)
+    assert all(len(s) <= 230 for s in said) and any(s.endswith(" ...") for s in said)  # long ones cut at a word
+
+
+def test_a_slow_bar_says_its_last_state_and_pace():
+    (lead, *_) = _verdicts(VLLM_54794)
+    assert "tuned flashinfer::trtllm_fp4_block_scale_moe (12/22 profiles, 06:58 in at 43.03 s per profile)" in lead.text
+
+
+# vllm-project/vllm#31740 (cache_samples/wild/vllm-31740-gb10-torch-...): PyTorch's UserWarning for a GB10
+VLLM_31740 = [
+    "(EngineCore_DP0 pid=120) /usr/local/lib/python3.12/dist-packages/torch/cuda/__init__.py:435: UserWarning:",
+    "(EngineCore_DP0 pid=120)     Found GPU0 NVIDIA GB10 which is of cuda capability 12.1.",
+    "(EngineCore_DP0 pid=120)     Minimum and Maximum cuda capability supported by this version of PyTorch is",
+    "(EngineCore_DP0 pid=120)     (8.0) - (12.0)",
+    "(EngineCore_DP0 pid=120)",
+    "(EngineCore_DP0 pid=120)   queued_call()"
+]
+
+
+def test_pytorchs_capability_warning_is_a_warning_that_names_the_gpu_and_the_range():
+    (lead, *_) = _verdicts(VLLM_31740)
+    assert lead.text.startswith("no failure in the text; it shows: PyTorch warned that GPU0 NVIDIA GB10 (cuda capability "
+                                "12.1) is outside the range its build supports, (8.0) - (12.0): a warning, not a failure")
+    assert lead.evidence[0].line == 2
+    assert not lead.fatal
+
+
+# sgl-project/sglang#16624 (cache_samples/wild/sglang-16624-...): a trtllm-gen kernel named only by its family "_sm100f"
+SGLANG_16624 = [
+    "```",
+    "RuntimeError: Error in function 'run' at /workspace/csrc/trtllm_batched_gemm_runner.cu:258: Error occurred when running GEMM! (numBatches:  256 , GemmMNK:  2   512   7168 , Kernel:  bmm_E2m1_E2m1E2m1_Fp32_t128x8x512u2_s5_et128x8_m128x8x64_cga1x1x1_16dp256b_rM_TN_transOut_schedS_bN_ldgsts_tmaOpt_clmp_swiGlu_dynBatch_sm100f )",
+    "",
+    "[2026-02-06 21:15:27 TP1] Scheduler hit an exception: Traceback (most recent call last):",
+    "  File \"/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py\", line 2974, in run_scheduler_process"
+]
+
+# sgl-project/sglang#34629 (cache_samples/wild/sglang-34629-...): a stage named only as the other case ("instead of")
+SGLANG_34629 = [
+    "The presentation differs: instead of non-finite output during startup autotune, the selected tactic here passes warmup and then **silently corrupts serving output**. Decode emits a few correct tokens and then collapses into a run of token id `0` (`!` in this tokenizer) until `max_tokens`:"
+]
+
+# flashinfer-ai/flashinfer#2554 (cache_samples/wild/flashinfer-2554-...): log lines outside a fence are not prose
+FI_2554 = [
+    "## Save configs the first time:",
+    "flashinfer/benchmarks$ python3 flashinfer_benchmark.py --routine mm_fp4 --m 1024 --n 7168 --k 4608 --out_dtype bfloat16 --backends trtllm --use_128x4_sf_layout --use_nvfp4 --refcheck --autotune --autotune_cache autotune_cache.json",
+    "2026-02-13 16:32:16,790 - INFO - autotuner.py:313 - flashinfer.jit: [Autotuner]: Autotuning process starts ...",
+    "2026-02-13 16:32:16,914 - INFO - autotuner.py:320 - flashinfer.jit: [Autotuner]: Autotuning process ends",
+    "2026-02-13 16:32:16,920 - INFO - autotuner.py:1002 - flashinfer.jit: [Autotuner]: Saved 11 configs to autotune_cache.json (11 new, 0 from previous config)",
+    "[PERF] trtllm_autotune:: median time 0.027 ms; std 0.000 ms; achieved tflops 2473.969 TFLOPs/sec; achieved tb_per_sec 1.227 TB/sec",
+    "",
+    "",
+    "## Same command triggers cache hit and skips autotune.",
+    "flashinfer/benchmarks$ python3 flashinfer_benchmark.py --routine mm_fp4 --m 1024 --n 7168 --k 4608 --out_dtype bfloat16 --backends trtllm --use_128x4_sf_layout --use_nvfp4 --refcheck --autotune --autotune_cache autotune_cache.json",
+    "2026-02-13 16:32:22,802 - INFO - autotuner.py:1044 - flashinfer.jit: [Autotuner]: Loaded 11 configs from autotune_cache.json",
+    "2026-02-13 16:32:22,802 - INFO - autotuner.py:313 - flashinfer.jit: [Autotuner]: Autotuning process starts ..."
+]
+
+
+def test_a_family_kernel_name_gives_the_family_not_one_arch():
+    _, (inp,), _ = _read(SGLANG_16624)
+    assert inp.arch is not None and inp.arch.value == "sm100"  # (the family's base arch, for the catalogs)
+    from tiletune.analysis.run_verdicts import _setup_verdict
+
+    v = _setup_verdict(inp, "sm100", "t.txt", inp.ticket)
+    assert v is not None and v.text.startswith("setup stated: arch sm100f, a family target (")
+    assert "which one this machine is, the text does not say" in v.text
+
+
+def test_a_stage_named_for_another_case_is_not_this_ones():
+    _, (inp,), _ = _read(SGLANG_34629)
+    assert inp.stated_stage is None  # "instead of non-finite output during startup autotune": not where it failed
+    (lead, *_) = _verdicts(SGLANG_34629)
+    assert "at warm-up" not in lead.text and "as the ticket says" not in lead.text
+
+
+def test_log_lines_outside_a_fence_are_not_a_reports_sentences():
+    _, (inp,), _ = _read(FI_2554)
+    assert inp.reported == ()

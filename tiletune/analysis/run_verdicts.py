@@ -146,11 +146,20 @@ def run_verdicts(events: Sequence[Event], analyzed: Sequence["AnalyzedEntry"],
             # a ticket that states failures in words only (no log line): what it says, never "no failure"
             went = [f for f in (inp.went_on if inp else ()) if all(f.line != s.line for s in says[:3])][:1] or \
                 [f for f in (inp.went_on if inp else ())][:1]
+            # the measurements it reports in its prose (the sentences not quoted already)
+            stage = inp.stated_stage if inp is not None else None  # where the prose places it, when it says one
+            quoted = [str(s.value) for s in [*says[:3], *went]]
+            measured = [f for f in (inp.reported if inp else ())
+                        if not any(str(f.value).strip(". ") in q or q.strip(". ") in str(f.value) for q in quoted)][:2]
             other_lines.append(Verdict(arch=arch, op="", source=source, text=(
                 "the ticket states a failure in words (no log line of it): " + "; ".join(
                     f"'{_clip(f.value, 200)}' (line {f.line})" for f in says[:3])
                 + "".join(f"; it says the run went on (a fallback or skip, not an abort): '{_clip(f.value, 200)}' "
-                          f"(line {f.line})" for f in went) + f" ({source})"),
+                          f"(line {f.line})" for f in went)
+                + "".join(f"; it reports: '{_clip(f.value, 200)}' (line {f.line})" for f in measured)
+                + (f"; {_STAGE_SAID.get(str(stage.value), str(stage.value))}, as the ticket says "
+                   f"({re.sub(r'^the ticket says ', '', stage.source).replace(' (line', ', line')}"
+                   if stage is not None else "") + f" ({source})"),
                 evidence=tuple(Evidence(source, f.line, f.words, "stated") for f in [*says[:2], *went])))
         if quiet:
             quiet_leads.append(_quiet_lead(source, evs, h, inp, arch, ticket, source in tactic_lines))
@@ -177,6 +186,14 @@ def run_verdicts(events: Sequence[Event], analyzed: Sequence["AnalyzedEntry"],
             other_lines.append(Verdict(arch=arch, op="", source=source, text=(
                 "the ticket states: " + "; ".join(st[:4]) + (f" and {len(st) - 4} more" if len(st) > 4 else "")
                 + f" ({source})"), evidence=tuple(Evidence(source, f.line, f.words, "stated") for f in inp.stated[:2])))
+        if inp is not None and inp.reported:  # the measurements its prose reports, where no verdict quoted them
+            said = " ".join(v.text for v in (*fatal_lines, *quiet_leads, *other_lines) if v.source == source)
+            rest = [f for f in inp.reported if _clip(f.value, 200)[:80] not in said]
+            if rest:
+                other_lines.append(Verdict(arch=arch, op="", source=source, text=(
+                    "the text also reports (its words, not checked): " + "; ".join(
+                        f"'{_clip(f.value, 200)}' (line {f.line})" for f in rest) + f" ({source})"),
+                    evidence=tuple(Evidence(source, f.line, f.words, "stated") for f in rest[:1])))
     yield from fatal_lines
     yield from quiet_leads
     yield from other_lines
@@ -315,9 +332,16 @@ def _quiet_lead(source: str, evs: Sequence[Event], h: _Held, inp: Optional[Input
         said = "; ".join(dict.fromkeys(e.summary for e in starts))
         parts.append(said + ("; its end is not in the text" if not any("ended" in e.summary for e in starts) else ""))
         evidence.append(event_evidence(starts[0], ticket))
+    if inp is not None and inp.torch_warning is not None:
+        parts.append(str(inp.torch_warning.value))
+        evidence.append(Evidence(source, inp.torch_warning.line, inp.torch_warning.words, _how(ticket)))
     banners = [e for e in evs if e.kind == "version_banner"]
+    reports = list(inp.reported) if not parts and inp is not None else []
     if not parts and banners:
         parts.append("only its setup and versions (" + ", ".join(dict.fromkeys(e.summary.split(':')[0] for e in banners[:3])) + ")")
+    if reports:  # a report in prose: what it measured, in its words (it may tell of a failure: quoted, not judged)
+        parts.append("; ".join(f"'{f.value}' (line {f.line})" for f in reports))
+        evidence += [Evidence(source, f.line, f.words, "stated") for f in reports[:2]]
     if not parts and inp is not None and (inp.arch or inp.gpu or inp.flashinfer_version):
         parts.append("only its setup")
     if not parts:
@@ -325,6 +349,9 @@ def _quiet_lead(source: str, evs: Sequence[Event], h: _Held, inp: Optional[Input
     if progress and not has_tactics and not h.fallbacks:
         parts.append(f"which tactics won is not in this log ({DEBUG_HINT})")
     text = "no failure in the text; it shows: " + "; ".join(parts)
+    if reports:
+        text = ("a report in prose with no log line of a run; what it states: " + parts[-1]
+                + "".join(f"; {p}" for p in parts[:-1]))
     return Verdict(arch=arch, op="", text=f"{text} ({source})", source=source, evidence=tuple(evidence[:2]))
 
 
@@ -350,7 +377,13 @@ def _setup_verdict(inp: InputFacts, arch: Optional[str], source: str, ticket: bo
     parts: list[str] = []
     evidence: list[Evidence] = []
     if inp.arch is not None:
-        parts.append(f"arch {inp.arch.value} ({_clue_phrase(inp.arch.source)})")
+        fam = re.search(r"_sm(\d{3})f\b", str(inp.arch.source)) if "kernel name" in str(inp.arch.source) else None
+        if fam and f"sm{fam.group(1)}" == inp.arch.value:  # only a family target ("..._sm100f"): not one GPU's arch
+            parts.append(f"arch sm{fam.group(1)}f, a family target ({_clue_phrase(inp.arch.source)}): the kernel "
+                         f"runs on each arch of the sm{fam.group(1)} family; which one this machine is, the text "
+                         "does not say")
+        else:
+            parts.append(f"arch {inp.arch.value} ({_clue_phrase(inp.arch.source)})")
         if inp.arch.line is not None:
             evidence.append(Evidence(source, inp.arch.line, inp.arch.words, _how(ticket)))
     if inp.gpu is not None and (inp.arch is None or str(inp.gpu.value) not in inp.arch.source):
@@ -429,7 +462,7 @@ def _stage_phrase(stage: str, end: RunEnd, detail: str = "") -> str:
         what = f" while tuning {end.op}" if end.op else ""
         bar = re.search(r"Tuning [\w:.]+?:.*?(\d+)/(\d+)", end.op_evidence.words) if end.op_evidence is not None else None
         if what and bar and int(bar.group(1)) < int(bar.group(2)):  # the unfinished bar it stopped in
-            what += f", {bar.group(1)} of {bar.group(2)} profiles done"
+            what += f", {bar.group(1)}/{bar.group(2)} profiles done"
         return f"{inside}{what}" + (f" ({frames})" if frames else "")
     if stage == "warm-up":
         return "during warm-up" + (f" ({frames})" if frames else f" ({detail})" if detail else "")
@@ -442,6 +475,9 @@ def _stage_phrase(stage: str, end: RunEnd, detail: str = "") -> str:
 
 _ROOT_ABOVE = re.compile(r"See root cause above|See stack trace \(above\)|root cause", re.I)
 _STAGE_WORDS = {"warm-up": "warm-up", "serving": "serving"}
+
+
+_STAGE_SAID = {"serving": "while serving", "warm-up": "at warm-up (start-up)"}
 
 
 def _said_stage(source: str, said: Optional[Any]) -> Optional[tuple[str, Evidence]]:
@@ -661,11 +697,13 @@ def _profiles(ev: Event) -> str:
     passes, complete = ev.fact("passes"), ev.fact("complete_passes")
     if not (isinstance(done, int) and isinstance(total, int)):
         return "profiles unknown"
+    pace, el = ev.fact("s_per_profile"), ev.fact("elapsed")
+    slow = f", {el} in at {pace:g} s per profile" if isinstance(pace, float) and el and done < total else ""
     if not isinstance(passes, int) or passes <= 1:
-        return f"{done} of {total} profiles" if done < total else f"{total} of {total} profiles"
+        return (f"{done}/{total} profiles" if done < total else f"{total}/{total} profiles") + slow
     if complete == passes:
-        return f"{passes} passes, each {total} of {total} profiles"
-    tail = f", the last stopped at {done} of {total}" if done < total else ""
+        return f"{passes} passes, each {total}/{total} profiles"
+    tail = f", the last stopped at {done}/{total}{slow}" if done < total else ""
     return f"{passes} passes of {total} profiles, {complete} complete{tail}"
 
 

@@ -223,6 +223,8 @@ class InputFacts(Struct, frozen=True, gc=False):
     warned: Tuple[Fact, ...] = ()  # warnings that printed a traceback and went on (the warning's line)
     settings: Tuple[Fact, ...] = ()  # settings the text names ("VLLM_USE_FLASHINFER_MOE_FP16=1"), each with its line
     went_on: Tuple[Fact, ...] = ()  # a ticket's prose saying the run fell back or skipped and went on
+    torch_warning: Optional[Fact] = None  # PyTorch warned that this GPU is outside its build's capability range
+    reported: Tuple[Fact, ...] = ()  # a ticket's prose sentences reporting measurements ("36 tok/s to 234 tok/s")
     after_tune: Optional[Fact] = None  # a ticket says the failure came after autotuning ended
     chains: Tuple[Fact, ...] = ()  # call chains a ticket states in code spans ("a → b → c"), as "a -> b -> c"
     ticket: bool = False  # the text is a ticket (Markdown: fences, tables, quotes, prose): what it says is "stated"
@@ -245,6 +247,8 @@ class InputFacts(Struct, frozen=True, gc=False):
                 "chains": [x.to_jsonable() for x in self.chains],
                 "after_tune": f(self.after_tune),
                 "went_on": [x.to_jsonable() for x in self.went_on],
+                "reported": [x.to_jsonable() for x in self.reported],
+                "torch_warning": f(self.torch_warning),
                 "ticket": self.ticket}
 
 

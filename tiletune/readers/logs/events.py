@@ -141,6 +141,9 @@ def repeats(text: str) -> int:
     return int(m.group("a") or m.group("b"))
 
 
+_PACE = re.compile(r"\s*\[(?P<el>\d+:\d\d(?::\d\d)?)<[^,\]]*,\s*(?P<r>\d+(?:\.\d+)?)\s?s/profile\]")
+
+
 class EventLog:
     """Aggregated events of one input (see the module docstring)."""
 
@@ -769,4 +772,12 @@ class EventLog:
             ev["facts"]["profiles"] = Fact(total, "decoded", "progress bar", line=lineno, words=m.group(0))
             ev["summary"] = f"tuned {op}: {done} of {total} profiles"
             ev["count"] += 1  # every bar update (a redraw) is one progress segment
+        if ev is not None:  # tqdm's "[06:15<07:51, 42.84s/profile]": the pace of the bar's last state
+            pace = _PACE.match(body, m.end())
+            for name in ("elapsed", "s_per_profile"):
+                ev["facts"].pop(name, None)
+            if pace is not None:
+                ev["facts"]["elapsed"] = Fact(pace.group("el"), "decoded", "progress bar", line=lineno, words=pace.group(0))
+                ev["facts"]["s_per_profile"] = Fact(float(pace.group("r")), "decoded", "progress bar", line=lineno,
+                                                    words=pace.group(0))
         return True

@@ -158,6 +158,11 @@ def _hashable(v: Any) -> Any:
         return repr(v)
 
 
+# PyTorch's UserWarning for a GPU its build does not cover (torch/cuda/__init__.py)
+_TORCH_GPU = re.compile(r"Found GPU(?P<gpu>\d+ [^\n]*?) which is of cuda capability (?P<cc>\d+\.\d+)")
+_TORCH_RANGE = re.compile(r"\((\d+\.\d+)\) - \((\d+\.\d+)\)")
+
+
 class LogParser:
     """Streams one log's lines into records: `feed()` each line, then `finish()`; `facts` is complete after that."""
 
@@ -188,6 +193,9 @@ class LogParser:
         self._arch_clue: Any = None  # the clue the arch was taken from (its line and words are the evidence)
         self._version_clue: Any = None
         self.clues = ClueSet()
+        self.torch_warning: Optional[Fact] = None  # PyTorch's warning that the GPU is outside its build's range
+        self._torch_gpu: Optional[Tuple[int, str, str, str]] = None  # (line, "0 NVIDIA GB10", "12.1", words)
+        self._torch_pending = 0  # the line of "... supported by this version of PyTorch is" (its range follows)
         self._skipped: Dict[str, List[int]] = {}  # op -> distinct N of its "Skipped N" lines (bounded)
         self._fragment = CacheFragment()
         self._agg_overflow = 0
@@ -213,6 +221,8 @@ class LogParser:
             if "WARNING" in seg and len(self._warn_lines) < 256:
                 self._warn_lines[lineno] = seg.strip()[:240]
             self.ticket.feed(lineno, seg)
+            if "apability" in seg or self._torch_pending:
+                self._torch_capability(lineno, seg)
             self._line(lineno, seg)
         if self._out:
             out, self._out = self._out, []
@@ -373,7 +383,7 @@ class LogParser:
         if run_end is not None and run_end.stopped is not None:
             during = self.events.tuning_at(run_end.stopped.line) if run_end.stopped.line else None
             ended = Fact(True, "decoded", f"line {run_end.stopped.line} shows a process ending" + (
-                f" during FlashInfer's autotune of {during[0]}, {during[1]} of {during[2]} profiles done" if during else ""),
+                f" during FlashInfer's autotune of {during[0]}, {during[1]}/{during[2]} profiles done" if during else ""),
                 line=run_end.stopped.line, words=run_end.stopped.words)
         return InputFacts(self.source, arch, gpu, version, servers, tuple(self._late_notes), ended,
                           run_end=run_end, ticket=self.run.is_ticket, arch_why=self._arch_why,
@@ -384,9 +394,32 @@ class LogParser:
                           chains=tuple(self.ticket.chains) if self.run.is_ticket else (),
                           after_tune=self.ticket.after_tune if self.run.is_ticket else None,
                           went_on=tuple(self.ticket.went_on) if self.run.is_ticket else (),
+                          torch_warning=self.torch_warning,
+                          reported=tuple(self.ticket.reports()) if self.run.is_ticket or not self.run.log_lines else (),
                           driver=_clue_fact(self.clues.first("driver")), cuda=_clue_fact(self.clues.first("cuda")),
                           warned=self._warned(),
                           settings=tuple(f for f in map(_clue_fact, self.clues.all("setting")) if f is not None))
+
+    def _torch_capability(self, lineno: int, text: str) -> None:
+        """PyTorch's UserWarning that this GPU is outside the capabilities its build supports ("Found GPU0 NVIDIA
+        GB10 which is of cuda capability 12.1. / Minimum and Maximum cuda capability supported by this version of
+        PyTorch is / (8.0) - (12.0)"): a warning the run goes on after, said as one."""
+        g = _TORCH_GPU.search(text)
+        if g:
+            self._torch_gpu = (lineno, g.group("gpu"), g.group("cc"), g.group(0))
+        if "supported by this version of PyTorch" in text:
+            self._torch_pending = lineno
+        if self._torch_pending and lineno - self._torch_pending <= 1:
+            r = _TORCH_RANGE.search(text)
+            if r and self._torch_gpu is not None and self.torch_warning is None:
+                line, gpu, cc, words = self._torch_gpu
+                self.torch_warning = Fact(
+                    f"PyTorch warned that GPU{gpu} (cuda capability {cc}) is outside the range its build supports, "
+                    f"({r.group(1)}) - ({r.group(2)}): a warning, not a failure", self.run.how(),
+                    f"PyTorch's UserWarning (lines {line}-{lineno})", line=line, words=words)
+                self._torch_pending = 0
+        elif self._torch_pending:
+            self._torch_pending = 0
 
     def _warned(self) -> Tuple[Fact, ...]:
         """Tracebacks a handler logged as a WARNING (the run went on): the warning line just before each."""

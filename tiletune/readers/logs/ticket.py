@@ -77,6 +77,23 @@ _MARKED_CHAIN = re.compile(r"(?P<c>\w+\(\)(?:\s*(?:→|->)\s*\w+\(\)){1,})\s*(?:
 _WENT_ON = re.compile(r"(?:autotuner|tuner|tactics?|kernels?|tiles?|configs?)\W+(?:\w+\W+){0,3}?"
                       r"(?:falls? back|falling back|fell back|skips|skipped|skipping)\b|"
                       r"\b(?:falls? back|falling back|fell back) to (?:\w+ ){0,3}(?:kernels?|tactics?|configs?)\b", re.I)
+# a measurement the prose reports: a number with its unit, a change "36 -> 234", a count "88 entries", "12/22"
+_MEASURE = re.compile(r"(?<![\w.])~?\d[\d,]*(?:\.\d+)?\s?(?:tok/s|t/s|tokens?/s|tps|ms|µs|us|s|sec|seconds?|min|minutes?|h|"
+                      r"hours?|MHz|GHz|GB/s|TB/s|GiB|GB|MiB|MB|KiB|KB|bytes?|%|x|×)(?![\w/])|"
+                      r"(?<![\w.])\d[\d,.]*\s?(?:→|->)\s?~?\d[\d,.]*|(?<![\w./])\d+\s?/\s?\d+(?![\w./])|"
+                      r"\b\d+ (?:of|out of) \d+\b|\b\d[\d,]* (?:[a-z-]+ )?(?:entries|configs?|candidates|tactics|profiles|kernels|"
+                      r"requests|errors|configurations|shapes|keys)\b", re.I)
+# words that make a sentence a finding (a result), not a description of the setup
+_RESULT_WORDS = re.compile(r"\b(?:result|summary|went from|faster|slower|throughput|speed-?up|regression|published|skipped|"
+                           r"aborted|died|crash\w*|killed|measured|reused|gain|drop\w*|improv\w*|tapering|best|worst|"
+                           r"stuck|unanimous|differ\w*|validated|sustained)\b", re.I)
+# a sentence that describes the setup (the machine, driver, OS): its numbers are not findings
+_SETUP_WORDS = re.compile(r"^\W*(?:machine|setup|hardware|environment|engine|model|command|gpu|os|driver)s?\W*:|"
+                          r"\bdriver \d|\bUbuntu\b|\bkernel \d|\bJetPack\b", re.I)
+_LOGGED = re.compile(r"\b(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\b|^\s*\[\d{4}-\d\d-\d\d|^\s*\(\w+ pid=\d+\)|"
+                     r"\[(?:Auto[Tt]uner|TensorRT-LLM|TRT-LLM)\]|^\s*\[[A-Z][\w -]*\] ")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z*(`\[])")
+_CONTRASTED = re.compile(r"\b(?:instead of|unlike|rather than|compared (?:to|with)|as opposed to)\b[^.;]*$", re.I)
 _NOT_FAIL = re.compile(r"\b(?:no|zero|0) (?:errors?|failures?|crash(?:es)?)\b|without (?:any )?(?:errors?|failures?)|"
                        r"\b(?:fixed|resolved|works)\b", re.I)
 _NEGATED = re.compile(r"\b(?:not|never|no)\b[^.;,]{0,20}$|n't[^.;,]{0,20}$", re.I)
@@ -131,6 +148,8 @@ class TicketReader:
         self.chains: List[Fact] = []  # call chains the prose states in code spans ("a → b → c")
         self.after_tune: Optional[Fact] = None  # the prose says the failure came after autotuning ended
         self.went_on: List[Fact] = []  # prose saying the run fell back or skipped and went on (not an abort)
+        self.reported: List[Tuple[int, int, Fact]] = []  # (score, order, fact): prose sentences reporting measurements
+        self._para: List[Tuple[int, str]] = []  # the prose paragraph being read (a sentence may be wrapped over lines)
         self.says_fail: List[Fact] = []  # lines of prose that state a failure in words (quoted, not as log lines)
         self.stage_said: List[Tuple[str, int, str, str]] = []
         self._prev_prose = ""  # (stage, line, words, the line) the prose states
@@ -212,8 +231,9 @@ class TicketReader:
             for m in rx.finditer(joined):
                 if m.end() <= len(prev) + 1 and prev:
                     continue  # (the previous line alone: already read)
-                if _NEGATED.search(joined[max(0, m.start() - 30):m.start()]):
-                    continue
+                if _NEGATED.search(joined[max(0, m.start() - 30):m.start()]) \
+                        or _CONTRASTED.search(joined[max(0, m.start() - 60):m.start()]):
+                    continue  # ("not during capture"; "instead of non-finite output during startup": another case)
                 if len(self.stage_said) < 16:
                     self.stage_said.append((stage, lineno, m.group(0), said.strip()[:240]))
                 break
@@ -228,6 +248,7 @@ class TicketReader:
 
     def _statements(self, lineno: int, text: str) -> None:
         self._stage(lineno, text)
+        self._paragraph(lineno, text)
         if self.after_tune is None and "fter" in text:
             a = _AFTER_TUNE.search(text.replace("**", "").replace("`", "").replace("*", ""))
             if a:
@@ -279,6 +300,58 @@ class TicketReader:
                 self.stated.append(Fact(f"tile shape{'s' if len(shapes) > 1 else ''} {', '.join(shapes)} named "
                                         "in a sentence about a failure", "stated", "the ticket's prose",
                                         line=lineno, words=text.strip()[:240]))
+
+    def _paragraph(self, lineno: int, text: str) -> None:
+        """Prose lines gathered into paragraphs (a blank line, a heading or a list item starts a new one)."""
+        if _LOGGED.search(text[:120]):  # a log line outside a fence: not the ticket's prose
+            self._flush_paragraph()
+            return
+        starts = not text.strip() or re.match(r"\s*(?:#|[-*+] |\d+[.)] |>)", text) is not None
+        ended = bool(self._para) and (self._para[-1][1].endswith((".", "!", "?", ":")) or self._para[-1][1].startswith("#"))
+        if starts or ended or len(self._para) >= 40:
+            self._flush_paragraph()
+        if text.strip():
+            self._para.append((lineno, text.strip()))
+
+    def _flush_paragraph(self) -> None:
+        para, self._para = self._para, []
+        if not para or len(self.reported) >= 64 or not any(ch.isdigit() for _, t in para for ch in t):
+            return
+        joined, at = "", []  # the paragraph as one text, and where each of its lines starts in it
+        for lineno, t in para:
+            at.append((len(joined), lineno))
+            joined += t.replace("**", "") + " "  # (emphasis is not words: ".** A" ends a sentence)
+        pos = 0
+        for sent in _SENTENCE_END.split(joined.strip()):
+            start = joined.find(sent, pos)
+            pos = start + len(sent)
+            line = next((ln for off, ln in reversed(at) if off <= max(start, 0)), para[0][0])
+            self._report(line, sent)
+
+    def _report(self, lineno: int, text: str) -> None:
+        """A prose sentence that reports measurements (numbers with units, changes, counts), scored by how many it
+        holds and whether it reads as a finding; setup descriptions are left out."""
+        for sent in (text,):
+            found = list(dict.fromkeys(m.group(0) for m in _MEASURE.finditer(sent)))
+            if not found or _SETUP_WORDS.search(sent):
+                continue
+            score = len(found) + 2 * len(set(w.lower() for w in _RESULT_WORDS.findall(sent)))
+            if score < 3:
+                continue
+            said = sent.strip().strip("#>-* ").replace("**", "")
+            if len(said) > 220:  # a long sentence: the words around its measurements, cut at words and marked
+                first = said.find(found[0])
+                lo = said.rfind(" ", 0, max(0, first - 60)) + 1 if first > 60 else 0
+                hi = said.find(" ", lo + 200)
+                said = ("... " if lo else "") + said[lo:hi if hi > 0 else len(said)] + (" ..." if hi > 0 else "")
+            self.reported.append((score, len(self.reported), Fact(said, "stated", "the ticket's prose", line=lineno,
+                                                                  words=said)))
+
+    def reports(self) -> List[Fact]:
+        """The prose's measurement sentences that carry the most (at most 3), in the text's order."""
+        self._flush_paragraph()
+        best = sorted(self.reported, key=lambda t: (-t[0], t[1]))[:3]
+        return [f for _, _, f in sorted(best, key=lambda t: t[1])]
 
     def failure_lines(self) -> List[Fact]:
         """The lines that state a failure, those naming an error or a count first (at most 3)."""
