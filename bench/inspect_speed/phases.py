@@ -30,13 +30,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "readers"))  # the workload generators run.py and the tests read
 
-from big_caches import make_cache, make_fp4_distinct  # noqa: E402
+from big_caches import make_cache, make_fp4_distinct, make_fp4_terse  # noqa: E402
 
 WORKLOADS = {
     "mixed-2k": (make_cache, 2000),
     "mixed-50k": (make_cache, 50000),
     "fp4-distinct-2k": (make_fp4_distinct, 2000),
     "fp4-distinct-50k": (make_fp4_distinct, 50000),
+    "fp4-terse-50k": (make_fp4_terse, 50000),  # issue 21's hardest ratio (values [runner, tactic] only)
 }
 STAGES = ("imports", "read", "decode", "model", "analysis", "json", "table")
 
