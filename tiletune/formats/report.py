@@ -18,9 +18,10 @@ import shlex
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional, Sequence
+from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
 from urllib.parse import quote
 
+import msgspec
 from msgspec import Struct
 
 from tiletune import __version__
@@ -677,7 +678,16 @@ def report_dict(result: InspectResult, ctx: ReportContext) -> dict[str, Any]:
     from tiletune.formats.strict_json import NOTE as STRICT_NOTE
 
     inspected = inspect_dict(result)
-    doc = {
+    doc = _report_head(result, ctx)
+    doc["inspect"] = inspected
+    if STRICT_NOTE in inspected["notes"]:
+        doc["notes"] = [STRICT_NOTE]
+    return doc
+
+
+def _report_head(result: InspectResult, ctx: ReportContext) -> dict[str, Any]:
+    """The report's members before `inspect` (small: verdicts, environment, failures, commands, plots)."""
+    return {
         "schema": SCHEMA,
         "tiletune_version": __version__,
         "generated_at": ctx.generated_at,
@@ -704,19 +714,102 @@ def report_dict(result: InspectResult, ctx: ReportContext) -> dict[str, Any]:
         "plots": [{"arch": a, "op": o, "file": rel} for a, o, rel in ctx.plots],
         "plot_note": ctx.plot_note,
         "tile_map_png": ctx.tile_map_png,
-        "inspect": inspected,
     }
-    if STRICT_NOTE in inspected["notes"]:
-        doc["notes"] = [STRICT_NOTE]
-    return doc
 
 
 def format_report_json(result: InspectResult, ctx: ReportContext, *, redact: Optional[Callable[[str], str]] = None) -> str:
     """The report as JSON; `redact` applied to every string of it (keys too) before it is encoded."""
-    from tiletune.formats.strict_json import dumps
+    return "".join(iter_report_json(result, ctx, redact=redact))
 
-    doc = report_dict(result, ctx)
-    return dumps(doc if redact is None else _redacted_tree(doc, redact), indent=1, ensure_ascii=False) + "\n"
+
+# Entries redacted and encoded together (as plain values an entry takes ~35 KB: 250 of them ~9 MB)
+_REPORT_CHUNK = 250
+# A member's value stands in for what is written piece by piece around it (a string JSON escapes,
+# so it cannot be confused with one from the inputs).
+_HOLE = "\x00hole\x00"
+_HOLE_TEXT = json.dumps(_HOLE)
+
+
+def _around_hole(doc: dict[str, Any]) -> tuple[str, str, int]:
+    """(text before the hole, text after it, non-finite numbers written as null) of `doc` as the
+    report writes it: indent 1, no ASCII escapes, NaN / Infinity as null (formats.strict_json)."""
+    from tiletune.formats.strict_json import finite_only
+
+    text, n = finite_only(json.dumps(doc, indent=1, ensure_ascii=False))
+    before, after = text.split(_HOLE_TEXT)
+    return before, after, n
+
+
+def _nested(text: str, depth: int) -> str:
+    """A value dumped at indent 1 on its own, as it reads `depth` levels down (JSON text holds no raw
+    newline but the encoder's own)."""
+    return text.replace("\n", "\n" + " " * depth)
+
+
+def iter_report_json(result: InspectResult, ctx: ReportContext, *,
+                     redact: Optional[Callable[[str], str]] = None) -> Iterator[str]:
+    """`format_report_json`'s text in pieces, written as they are made: the inspect document's
+    entries a chunk at a time (redacted and encoded as they come, json_out.iter_inspect_values), so
+    the report of a big cache never holds its whole JSON tree (~35 KB of Python objects an entry,
+    several GB for a 200 MB cache). The text is what one `json.dumps(report_dict(...), indent=1,
+    ensure_ascii=False)` with NaN / Infinity as null writes, but for the spelling of an entry's
+    floats with an exponent (tests/formats/test_report_json_stream.py)."""
+    from tiletune.formats.json_out import iter_inspect_values
+    from tiletune.formats.strict_json import NOTE
+
+    def plain(v: Any) -> Any:
+        return v if redact is None else _redacted_tree(v, redact)
+
+    head = plain(_report_head(result, ctx))
+    head_before, _, non_finite = _around_hole({**head, "inspect": _HOLE})
+    yield head_before
+    from tiletune import __version__ as version
+
+    # the inspect document's own members before its entries (schema, version): the same as the rest's
+    doc_before, _, _ = _around_hole(plain({"schema": "tiletune.inspect/1", "tiletune_version": version, "entries": _HOLE}))
+    yield _nested(doc_before, 1)
+    written = 0
+    rest: dict[str, Any] = {}
+    close = "\n  ]"  # (the entries' list closes at depth 2: report -> inspect -> entries)
+    for kind, values in iter_inspect_values(result, _REPORT_CHUNK):
+        if kind == "rest":
+            rest = values
+            continue
+        # msgspec lays the entries out as json.dumps(indent=1) does, 10x faster; the strict writer
+        # wrote no NaN or Infinity into them (its notes, in `rest`, say when it replaced one). Floats
+        # with an exponent are spelled as inspect -f json spells them (1e16, not 1e+16).
+        if redact is not None:
+            values = _redacted_values(values, redact)
+        text = _nested(msgspec.json.format(msgspec.json.encode(values), indent=1).decode(), 2)
+        yield ("[" if not written else ",") + text[1:-len(close)]
+        written += len(values)
+    yield close if written else "[]"
+    rest = plain(rest)
+    before, after, n = _around_hole({**rest, "entries": _HOLE})
+    if _nested(before, 1) != _nested(doc_before, 1):  # (the document's members before entries changed)
+        raise AssertionError("inspect document: members before 'entries' are not schema and tiletune_version")
+    non_finite += n
+    yield _nested(after, 1)
+    notes = [NOTE] if NOTE in (rest.get("notes") or ()) or non_finite else None
+    _, head_after, _ = _around_hole({**head, "inspect": _HOLE, **({"notes": notes} if notes else {})})
+    yield head_after + "\n"
+
+
+def _redacted_values(value: Any, redact: Callable[[str], str], depth: int = 0) -> Any:
+    """`_redacted_tree` for values msgspec decoded from tiletune's own writer (dicts, lists, strings,
+    numbers): recursive, with one type test a value, three times faster on a report's entries.
+    They nest under 100 levels (inputs deeper than bounded_input.MAX_DEPTH are refused); a deeper
+    value goes to the iterative walk all the same."""
+    t = type(value)
+    if t is str:
+        return redact(value)
+    if depth > 100:
+        return _redacted_tree(value, redact)
+    if t is dict:
+        return {redact(k): _redacted_values(x, redact, depth + 1) for k, x in value.items()}
+    if t is list:
+        return [_redacted_values(x, redact, depth + 1) for x in value]
+    return value
 
 
 def _redacted_tree(value: Any, redact: Callable[[str], str]) -> Any:

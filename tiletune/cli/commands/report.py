@@ -14,7 +14,7 @@ from tiletune.analysis.results import InspectResult
 from tiletune.cli.commands.inspect import inspected
 from tiletune.cli.output import FailOn, gate, refuse_outputs_over_inputs, report_problems, say, write_stdout
 from tiletune.formats.redact import Redactor, local_identity
-from tiletune.formats.report import ReportContext, format_report, format_report_json
+from tiletune.formats.report import ReportContext, format_report, iter_report_json
 
 
 def report_status(paths: Optional[List[Path]], *, output: Optional[Path], as_json: bool, redact: bool, full: bool,
@@ -53,10 +53,15 @@ def report_status(paths: Optional[List[Path]], *, output: Optional[Path], as_jso
         say(f"tiletune: note: {n}")
     refuse_outputs_over_inputs([("--output", p) for p in files if p is not None], paths or [], result)
     for path, data in files.items():
+        if isinstance(data, bytes) and path is not None:  # a picture (there are some with -o only)
+            write_atomic(path, data)
+            continue
+        # the report's text, whole (Markdown) or in pieces written as they are made (JSON)
+        chunks = (terminal_safe(chunk) for chunk in ([data] if isinstance(data, str) else data))
         if path is None:
-            write_stdout([terminal_safe(data if isinstance(data, str) else data.decode())])
+            write_stdout(chunks)
         else:
-            write_atomic(path, terminal_safe(data) if isinstance(data, str) else data)
+            write_atomic(path, chunks)
     if output is not None:
         extra = len(files) - 1
         say(f"tiletune: wrote {output}" + (f" and {extra} picture(s) beside it" if extra else ""))
@@ -80,7 +85,8 @@ def render_files(
     uncalibrated: bool = False,
     runtime_m: Sequence[int] = (),
 ) -> dict[Optional[Path], Any]:
-    """Everything `tiletune report` writes: {report path (None = stdout): text, PNG path: bytes}.
+    """Everything `tiletune report` writes: {report path (None = stdout): text (Markdown) or an iterator
+    of text pieces (JSON), PNG path: bytes}.
 
     Pictures go beside the report as `<stem>-roofline-<arch>-<op>.png` and are linked by that
     relative name; without `output` there is nowhere to put them, and the report says so. What is
@@ -150,7 +156,8 @@ def render_files(
         uncalibrated=uncalibrated,
         runtime_m=tuple(runtime_m),
     )
-    text = (format_report_json(result, ctx, redact=redactor) if as_json
+    # JSON as pieces made while they are written (a big cache's report is never one tree or one string)
+    text = (iter_report_json(result, ctx, redact=redactor) if as_json
             else format_report(result, ctx, full=full, redact=redactor))
     report: dict[Optional[Path], Any] = {output: text}
     report.update(files)
