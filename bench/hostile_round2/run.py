@@ -22,6 +22,9 @@ import argparse
 import json
 import os
 import platform
+import resource
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -67,17 +70,32 @@ def run_cases(which: str, say) -> Counter:  # noqa: ANN001
     return defects
 
 
+# A child's address space is capped (the machine is shared): a command that needs more fails with
+# MemoryError, and its row says so, instead of taking the machine's memory from everyone else.
+CHILD_AS_CAP_GB = 8.0
+
+
+def _cap_memory() -> None:
+    cap = int(CHILD_AS_CAP_GB * 2**30)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+
+
+LAST_CPU_S = 0.0
+
+
 def peak(cmd: list[str], stdin_path: Path | None = None) -> tuple[float, float, int, str]:
-    """(peak RSS MB, wall s, exit status, last stderr line) of a child process."""
+    """(peak RSS MB, wall s, exit status, last stderr line) of a child process (address space capped)."""
     t0 = time.perf_counter()
     with tempfile.TemporaryFile() as err, open(os.devnull, "wb") as null:
         stdin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL
-        proc = subprocess.Popen(cmd, stdout=null, stderr=err, stdin=stdin, env=ENV)
+        proc = subprocess.Popen(cmd, stdout=null, stderr=err, stdin=stdin, env=ENV, preexec_fn=_cap_memory)
         _, status, usage = os.wait4(proc.pid, 0)
         if stdin_path:
             stdin.close()
         err.seek(0)
         lines = err.read().decode(errors="replace").strip().splitlines()
+    global LAST_CPU_S
+    LAST_CPU_S = usage.ru_utime + usage.ru_stime  # (CPU seconds: comparable on a loaded machine, wall time is not)
     return usage.ru_maxrss / 1024, time.perf_counter() - t0, os.waitstatus_to_exitcode(status), (lines[-1][:140] if lines else "")
 
 
@@ -107,13 +125,33 @@ def big_ledger(path: Path, gb: float) -> int:
     return n
 
 
-def memory(tmp: Path, cache_mb: float, ledger_gb: float, line_mb: float, say) -> None:  # noqa: ANN001
+def one_line_ledger(path: Path, mb: float) -> int:
+    """The bundled ledger's first line with a message of `mb` MB, then the line as it is: 2 lines."""
+    first = H.LEDGER.read_text().splitlines()[0]
+    head = json.dumps(dict(json.loads(first), message="@@"))
+    before, after = head.split('"@@"')
+    with open(path, "w") as f:
+        f.write(before + '"')
+        for _ in range(int(mb)):
+            f.write("x" * 1_000_000)
+        f.write('"' + after + "\n" + first + "\n")
+    return 2
+
+
+def _made(what: str, path: Path, size: float) -> int:
+    """Make a big input in a child process, so that this process stays small: Linux carries a process's
+    peak RSS across fork and exec (into the child's ru_maxrss), so a child forked from a bench that
+    held the generated cache would report the bench's peak instead of its own."""
+    r = subprocess.run([sys.executable, __file__, "--make", what, str(path), str(size)], env=ENV, check=True,
+                       capture_output=True, text=True)
+    return int(r.stdout)
+
+
+def memory(tmp: Path, cache_mb: float, diff_mb: float, ledger_gb: float, line_mb: float, say) -> None:  # noqa: ANN001
     py = [sys.executable, "-m", "tiletune"]
     cache = tmp / "big.json"
-    n = big_cache(cache, cache_mb)
+    n = _made("cache", cache, cache_mb)
     say(f"- cache: {cache.stat().st_size / 1e6:,.0f} MB, {n:,} entries")
-    copy = tmp / "big-copy.json"
-    os.link(cache, copy) if False else copy.write_bytes(cache.read_bytes())
     say("")
     say("| input | command | peak RSS MB | wall s | exit | last stderr line |")
     say("|---|---|---:|---:|---:|---|")
@@ -122,12 +160,19 @@ def memory(tmp: Path, cache_mb: float, ledger_gb: float, line_mb: float, say) ->
         ("cache", ["inspect", str(cache)], None),
         ("cache", ["inspect", str(cache), "-f", "markdown"], None),
         ("cache on stdin", ["inspect", "-", "-f", "json"], cache),
-        ("cache", ["diff", str(cache), str(copy), "-f", "json"], None),
         ("cache", ["report", str(cache), "--no-plot", "-f", "json"], None),
+        ("cache", ["report", str(cache), "--no-plot"], None),
     ]
+    if diff_mb > 0:  # the issue's diff: a smaller cache against an identical copy of itself
+        small = tmp / "diff.json"
+        _made("cache", small, diff_mb)
+        say(f"- diff cache: {small.stat().st_size / 1e6:,.0f} MB")
+        small_copy = tmp / "diff-copy.json"
+        shutil.copyfile(small, small_copy)
+        rows.append(("diff cache", ["diff", str(small), str(small_copy), "-f", "json"], None))
     if ledger_gb > 0:
         ledger = tmp / "big.jsonl"
-        n = big_ledger(ledger, ledger_gb)
+        n = _made("ledger", ledger, ledger_gb)
         say(f"- ledger: {ledger.stat().st_size / 1e9:.2f} GB, {n:,} lines")
         rows += [
             ("ledger", ["inspect", str(ledger), "-f", "json"], None),
@@ -137,43 +182,63 @@ def memory(tmp: Path, cache_mb: float, ledger_gb: float, line_mb: float, say) ->
         ]
     if line_mb > 0:
         one = tmp / "one-line.jsonl"
-        first = H.LEDGER.read_text().splitlines()[0]
-        d = json.loads(first)
-        d["message"] = "x" * int(line_mb * 1e6)
-        one.write_text(json.dumps(d) + "\n" + first + "\n")
+        _made("line", one, line_mb)
         rows += [("one ledger line", ["inspect", str(one), "-f", "json"], None),
                  ("one ledger line", ["retry", "--no-run", "--ledger", str(one), "--blocklist", str(tmp / "bl2.json")], None)]
+    say(f"(each child's address space capped at {CHILD_AS_CAP_GB:g} GB: a command over it ends in MemoryError)")
+    say(f"(this bench's own peak RSS, which its children cannot go below: "
+        f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MB)")
     for what, args, stdin in rows:
         for p in (tmp / "bl.json", tmp / "bl2.json", tmp / "pin.json"):
             p.unlink(missing_ok=True)
         rss, wall, code, last = peak(py + args, stdin)
-        shown = " ".join(a if not a.startswith(str(tmp)) else "<tmp>/" + Path(a).name for a in args)
+        shown = " ".join("<tmp>/" + Path(a).name if a.startswith(str(tmp)) else
+                         os.path.relpath(a, REPO) if a.startswith(str(REPO)) else a for a in args)
         say(f"| {what} | `{shown}` | {rss:,.0f} | {wall:.1f} | {code} | {last.replace('|', '/')} |")
 
 
 def report_speed(tmp: Path, say) -> None:  # noqa: ANN001
     py = [sys.executable, "-m", "tiletune"]
     say("")
-    say("| cache | entries | inspect -f json s | report --no-plot s | report / inspect |")
-    say("|---|---:|---:|---:|---:|")
+    say("CPU seconds (user + sys) of each command; wall seconds in brackets (the machine is shared).")
+    say("")
+    say("| cache | entries | inspect -f json s | report --no-plot s | report / inspect | report -f json s | report json / inspect |")
+    say("|---|---:|---:|---:|---:|---:|---:|")
     for n in (6_000, 18_000, 100_000):
         cache = tmp / f"c{n}.json"
-        make_cache(n, cache)
-        _, ti, _, _ = peak(py + ["inspect", str(cache), "-f", "json"])
-        _, tr, code, last = peak(py + ["report", str(cache), "--no-plot"])
-        say(f"| {cache.stat().st_size / 1e6:.0f} MB | {n:,} | {ti:.1f} | {tr:.1f} (exit {code}) | {tr / ti:.2f} |")
+        _made("entries", cache, n)
+        _, wi, _, _ = peak(py + ["inspect", str(cache), "-f", "json"])
+        ti = LAST_CPU_S
+        _, wr, code, _ = peak(py + ["report", str(cache), "--no-plot"])
+        tr = LAST_CPU_S
+        _, wj, code_j, _ = peak(py + ["report", str(cache), "--no-plot", "-f", "json"])
+        tj = LAST_CPU_S
+        say(f"| {cache.stat().st_size / 1e6:.0f} MB | {n:,} | {ti:.1f} ({wi:.0f}) | {tr:.1f} ({wr:.0f}) exit {code} | {tr / ti:.2f} "
+            f"| {tj:.1f} ({wj:.0f}) exit {code_j} | {tj / ti:.2f} |")
 
 
 def main() -> None:
+    global CHILD_AS_CAP_GB
+    if sys.argv[1:2] == ["--make"]:  # (a child of `memory`: make one big input, print its count)
+        what, path, size = sys.argv[2], Path(sys.argv[3]), float(sys.argv[4])
+        makers = {"cache": big_cache, "ledger": big_ledger, "line": one_line_ledger,
+                  "entries": lambda p, n: make_cache(int(n), p) or int(n)}
+        print(makers[what](path, size))
+        return
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--cases", choices=("all", "fast", "none"), default="all")
     ap.add_argument("--memory", action="store_true")
     ap.add_argument("--cache-mb", type=float, default=200)
+    ap.add_argument("--diff-mb", type=float, default=30)
     ap.add_argument("--ledger-gb", type=float, default=1)
     ap.add_argument("--line-mb", type=float, default=1000)
     ap.add_argument("--report-speed", action="store_true")
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--as-cap-gb", type=float, default=8.0,
+                    help="address-space cap of each measured child (GB)")
     args = ap.parse_args()
+    CHILD_AS_CAP_GB = args.as_cap_gb
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # (temp directories removed on the way out)
     out = [f"# Hostile inputs, round 2, at {_commit()}", "",
            f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
            f"load average {os.getloadavg()[0]:.1f} (shared with other sessions). Command: `python3 bench/hostile_round2/run.py "
@@ -188,7 +253,7 @@ def main() -> None:
         defects = run_cases(args.cases, say)
     with tempfile.TemporaryDirectory() as d:
         if args.memory:
-            memory(Path(d), args.cache_mb, args.ledger_gb, args.line_mb, say)
+            memory(Path(d), args.cache_mb, args.diff_mb, args.ledger_gb, args.line_mb, say)
     with tempfile.TemporaryDirectory() as d:
         if args.report_speed:
             report_speed(Path(d), say)
