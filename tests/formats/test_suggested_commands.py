@@ -48,3 +48,31 @@ def test_the_blocklist_is_named_as_flashinfer_names_it(run, sample):
     res = run("inspect", sample("ledgers/h200-fp8_gemm-cublas-0.7.2.post1.jsonl"))
     (cmd,) = _commands(res.output)
     assert cmd.endswith("--blocklist tactics_NVIDIA_H200.json")
+
+
+def _reproduce_block(report: str) -> list[str]:
+    block = report.split("## Reproduce", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+    return block.splitlines()
+
+
+def test_the_reports_commands_keep_every_path_as_written_and_name_each_tactic_once(run, sample, tmp_path):
+    # Before: the report's Reproduce block squeezed double spaces out of the whole line (a quoted
+    # path with two spaces became another path), left -o's name unquoted, and wrote one retry per
+    # failure row: the H200 ledger's tactic 0, failing four ways, four times, while tactic 3 fell
+    # past the cap of eight.
+    odd = tmp_path / "two  spaces" / "h200 ledger.jsonl"
+    odd.parent.mkdir()
+    shutil.copy(sample("ledgers/h200-fp8_gemm-cublas-0.7.2.post1.jsonl"), odd)
+    out = tmp_path / "my  report.md"
+    res = run("report", odd, "--no-redact", "-o", out)
+    assert res.exit_code == 0, res.output
+    lines = _reproduce_block(out.read_text(encoding="utf-8"))
+    report_cmd = shlex.split(next(ln for ln in lines if ln.startswith("tiletune report ")))
+    assert report_cmd[2] == str(odd) and report_cmd[report_cmd.index("-o") + 1] == out.name
+    (retry,) = [shlex.split(ln, comments=True) for ln in lines if ln.startswith("tiletune retry ")]
+    assert retry[2] == str(odd)
+    tactics = retry[retry.index("--tactic") + 1].split(",")
+    assert sorted(tactics, key=int) == ["0", "1", "2", "3", "99", "150"]
+    # as pasted (without a GPU: --no-run) it selects what failed
+    done = run(*retry[1:], "--no-run", "--ledger", tmp_path / "l.jsonl")
+    assert done.exit_code == 0 and "target(s) selected" in done.output, done.output

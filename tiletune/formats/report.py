@@ -290,15 +290,22 @@ def model_command(f: Failure, gpu: Optional[str]) -> Optional[str]:
     return " ".join(parts)
 
 
+def _command(*parts: str) -> str:
+    """Words already shell-quoted, joined by one space (empty ones dropped): a command is built, never
+    patched afterwards (a replace of double spaces would also change a quoted path holding two)."""
+    return " ".join(p for p in parts if p)
+
+
 def commands(result: InspectResult, ctx: ReportContext) -> list[str]:
-    """The commands that reproduce this report and re-test its failures."""
-    paths = " ".join(_q(p) for p in ctx.paths) if ctx.paths else ""
-    gpu = f" --gpu {_q(ctx.gpu)}" if ctx.gpu else ""
-    gpu += "".join(f" {_q(o)}" for o in ctx.options)
+    """The commands that reproduce this report and re-test its failures: each complete, shell-quoted,
+    on one line (a Markdown code block never wraps), each failed tactic named once."""
+    paths = " ".join(_q(p) for p in ctx.paths)
+    opts = " ".join(_q(o) for o in ctx.options)
+    gpu = f"--gpu {_q(ctx.gpu)}" if ctx.gpu else ""
     lines = [
         "python3 -m pip install -e .  # in a clone of tiletune",
-        f"tiletune inspect {paths}{gpu}".rstrip(),
-        f"tiletune report {paths}{gpu} -o {ctx.output_name}".replace("  ", " "),
+        _command("tiletune inspect", paths, gpu, opts),
+        _command("tiletune report", paths, gpu, opts, "-o", _q(ctx.output_name)),
     ]
     seen: set[str] = set()
     for f in sorted(result.failures, key=lambda f: -f.count)[:8]:
@@ -306,11 +313,22 @@ def commands(result: InspectResult, ctx: ReportContext) -> list[str]:
         if cmd and cmd not in seen:
             seen.add(cmd)
             lines.append(cmd)
-    retry = [f for f in result.failures if f.tactic is not None][:8]
-    for f in retry:
-        t = json.dumps(f.tactic, separators=(",", ":")) if not isinstance(f.tactic, int) else str(f.tactic)
-        opts = "".join(f" {_q(o)}" for o in ctx.options)
-        lines.append(f"tiletune retry {paths}{opts} --op {_q(f.op)} --tactic {_q(t)}  # run on an {f.arch or 'matching'} GPU".replace("  --", " --"))
+    # one retry per (arch, op): a tactic that failed in several ways is several failures, and is
+    # retried once; a compound (JSON) tactic is a word of its own
+    tactics: dict[tuple[str, str], list[str]] = {}
+    for f in result.failures:
+        if f.tactic is None:
+            continue
+        t = str(f.tactic) if isinstance(f.tactic, int) else json.dumps(f.tactic, separators=(",", ":"))
+        listed = tactics.setdefault((f.arch or "", f.op), [])
+        if t not in listed:
+            listed.append(t)
+    for (arch, op), ts in list(tactics.items())[:8]:
+        plain = [t for t in ts if t.lstrip("-").isdigit()]
+        words = ([",".join(plain)] if plain else []) + [t for t in ts if not t.lstrip("-").isdigit()]
+        for w in words:
+            lines.append(_command("tiletune retry", paths, opts, "--op", _q(op), "--tactic", _q(w),
+                                  f" # run on an {arch or 'matching'} GPU"))
     return lines
 
 
@@ -397,10 +415,9 @@ def _left_out(n: int, what: str, ctx: ReportContext) -> str:
 
 
 def _full_command(ctx: ReportContext) -> str:
-    paths = " ".join(_q(p) for p in ctx.paths)
-    opts = (f" --gpu {_q(ctx.gpu)}" if ctx.gpu else "") + "".join(f" {_q(o)}" for o in ctx.options)
     stem = Path(ctx.output_name).stem or "report"
-    return f"tiletune report {paths}{opts} --full -o {_q(stem + '-full.md')}".replace("  ", " ")
+    return _command("tiletune report", " ".join(_q(p) for p in ctx.paths), f"--gpu {_q(ctx.gpu)}" if ctx.gpu else "",
+                    " ".join(_q(o) for o in ctx.options), "--full", "-o", _q(stem + "-full.md"))
 
 
 def format_report(result: InspectResult, ctx: ReportContext, *, full: bool = False,
