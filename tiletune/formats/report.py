@@ -397,8 +397,9 @@ class Limits(Struct, frozen=True, gc=False):
 
 
 FULL = Limits(None, None, None, None)
-# Tried in order until the report fits TICKET_CHARS; each step shows less of every section.
-TICKET_STEPS = (Limits(40, 40, 12, 300), Limits(16, 20, 6, 200), Limits(6, 10, 3, 160), Limits(2, 5, 1, 120),
+# Tried in order until the report fits TICKET_CHARS; each step shows less of every section. The
+# first cuts no text: a note or an error is cut only when the ticket would not fit otherwise.
+TICKET_STEPS = (Limits(40, 40, 12, None), Limits(40, 40, 12, 300), Limits(16, 20, 6, 200), Limits(6, 10, 3, 160), Limits(2, 5, 1, 120),
                 Limits(0, 2, 0, 100))
 
 
@@ -436,11 +437,15 @@ def _format_report(result: InspectResult, ctx: ReportContext, full: bool) -> str
         return _render(result, ctx, FULL, parts)
     for limits in TICKET_STEPS:
         text = _render(result, ctx, limits, parts)
-        if len(text) <= TICKET_CHARS:
+        if len(text) <= TICKET_CHARS and (limits.text is not None or _longest_line(text) <= MAX_LINE):
             return text
     cut = text[: TICKET_CHARS - 400]
     cut = cut[: cut.rfind("\n") + 1]
     return cut + "\n" + _left_out(1, "part of this report", ctx) + "\n"
+
+
+def _longest_line(text: str) -> int:
+    return max(map(len, text.splitlines()), default=0)
 
 
 class _Parts:
