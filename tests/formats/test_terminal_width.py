@@ -63,3 +63,19 @@ def test_clip_words():
     assert clip_words("fits", 10) == "fits"
     assert clip_words("CtaShape128x128x256B_swapAB", 10) == "CtaShape128x128x256B_swapAB"  # one word: whole
     assert clip_words("x" * 100, 10) == "x" * 9 + "\u2026"  # past LONGEST_WORD: no word a reader reads
+
+
+def test_diff_fits_columns_and_cuts_no_word(sample):
+    # Before: diff printed its undetermined lines whole (11 of 19 lines over 80 columns on the
+    # issue's item-2 pair), whatever COLUMNS said.
+    from typer.testing import CliRunner
+
+    from tiletune.cli.typer_app import app
+
+    pair = [str(sample("logs/sm120_0.6.17_warmup_debug.log")), str(sample("demo/flashinfer/0.6.17/120f/flashinfer_jit.log"))]
+    wide = CliRunner().invoke(app, ["diff", *pair], env={"COLUMNS": "1000"}).stdout
+    for columns in (80, 60):
+        narrow = CliRunner().invoke(app, ["diff", *pair], env={"COLUMNS": str(columns)}).stdout
+        long = [ln for ln in narrow.splitlines() if len(ln) > columns and " " in ln.strip()]
+        assert not long, long
+        assert narrow.split() == wide.split()  # the same words, none cut: only the line breaks moved

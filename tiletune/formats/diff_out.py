@@ -8,6 +8,7 @@ only against the threshold the result carries.
 from __future__ import annotations
 
 import json
+import textwrap
 from typing import Annotated, Any, Literal, Optional
 
 import msgspec
@@ -135,7 +136,24 @@ def _env_note(e: Any) -> str:
 # --- table -------------------------------------------------------------------------------------
 
 
-def format_table(result: DiffResult) -> str:
+def _fit(lines: list[str], width: Optional[int]) -> list[str]:
+    """Each line wrapped at spaces to `width` (None: as they are), continued 4 columns further in;
+    no word is cut (a path longer than the width stays whole on its line)."""
+    if width is None:
+        return lines
+    out: list[str] = []
+    for line in lines:
+        if len(line) <= width:
+            out.append(line)
+            continue
+        indent = line[: len(line) - len(line.lstrip())]
+        out += textwrap.wrap(line.strip(), width, initial_indent=indent, subsequent_indent=indent + "    ",
+                             break_long_words=False, break_on_hyphens=False)
+    return out
+
+
+def format_table(result: DiffResult, width: Optional[int] = None) -> str:
+    """The terminal view, laid out for `width` columns (the CLI passes COLUMNS or the terminal's)."""
     out = [f"tiletune diff: {_headline(result)}", ""]
     out.append("OLD: " + ", ".join(result.old_sources))
     out.append("NEW: " + ", ".join(result.new_sources))
@@ -163,7 +181,7 @@ def format_table(result: DiffResult) -> str:
     for n in result.notes:
         out += ["", f"note: {n}"]
     out += ["", "Times are measured by the inputs (µs); tiles are decoded from each side's own FlashInfer release."]
-    return "\n".join(out) + "\n"
+    return "\n".join(_fit(out, width)) + "\n"
 
 
 # --- markdown ----------------------------------------------------------------------------------

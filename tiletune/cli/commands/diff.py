@@ -26,7 +26,10 @@ def diff_status(old: Path, new: Path, *, old_also: Sequence[Path], new_also: Seq
     refuse_outputs_over_inputs([("--output", output)], [], before)
     refuse_outputs_over_inputs([("--output", output)], [], after)
     result = diff(before, after)
-    emit(render("diff", result, fmt.value), output, json=fmt is OutputFormat.json)
+    from tiletune.cli.commands.inspect import terminal_width
+
+    view = {"width": terminal_width(output)} if fmt is OutputFormat.table else {}
+    emit(render("diff", result, fmt.value, **view), output, json=fmt is OutputFormat.json)
     report_problems(before)
     report_problems(after)
     if before.exit_code or after.exit_code:
