@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 import math
 import re
+import textwrap
 from typing import Callable, Optional
 
 from msgspec import Struct
@@ -146,6 +147,20 @@ def render_png(plot: RooflinePlot, *, dpi: int = 110, text: Callable[[str], str]
         return _draw(plt, plot, dpi, text)
 
 
+TITLE_CHARS = 80  # a title line at fontsize 10 that fits the 7.2-inch figure
+
+
+def plain_log_ticks(ax) -> None:  # noqa: ANN001 - a matplotlib Axes
+    """Tick labels of log axes as plain numbers (10, 100, 0.1). Their default labels are mathtext
+    ('$\\mathdefault{10^{2}}$'), which, with math parsing off so that no input text is read as
+    math, were drawn as that source text; minor ticks are unlabelled."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+        axis.set_minor_formatter(NullFormatter())
+
+
 def _draw(plt, plot: RooflinePlot, dpi: int, text: Callable[[str], str]) -> bytes:  # noqa: ANN001 - matplotlib.pyplot
     xs = [p[0] for p in plot.chosen + plot.failed]
     ridge = plot.peak_flops / plot.bandwidth
@@ -167,14 +182,21 @@ def _draw(plt, plot: RooflinePlot, dpi: int, text: Callable[[str], str]) -> byte
         if plot.failed:
             ax.scatter([p[0] for p in plot.failed], [p[1] / 1e12 for p in plot.failed], s=40, marker="x", color="#d62728", zorder=3,
                        label=f"failed tile ({model}, had it run)")
-        for x, y, label in (*plot.chosen, *plot.measured)[:MAX_LABELS]:  # each point says which tile it is
+        # each point says which tile it is; a measured point beside its own tile's modelled one is
+        # not labelled twice (the two labels were drawn over each other)
+        chosen_at = {(x, label) for x, _, label in plot.chosen}
+        labelled = [*plot.chosen, *(p for p in plot.measured if (p[0], p[2]) not in chosen_at)]
+        for x, y, label in labelled[:MAX_LABELS]:
             ax.annotate(text(label), (x, y / 1e12), textcoords="offset points", xytext=(4, 3), fontsize=6, color="#444444")
         ax.set_xscale("log")
         ax.set_yscale("log")
+        plain_log_ticks(ax)
         ax.set_xlabel("arithmetic intensity (FLOP/B, whole problem)")
         ax.set_ylabel("throughput (TFLOP/s)")
+        estimates = "model estimates calibrated on the inputs' times" if plot.calibrated else "model estimates"
+        head = text(f"{plot.arch} {plot.op} on {plot.gpu} - {estimates}" + (", and measured times" if plot.measured else ""))
         ax.set_title(
-            text(f"{plot.arch} {plot.op} on {plot.gpu} - {model} estimates" + (", and measured" if plot.measured else "")) + "\n"
+            "\n".join(textwrap.wrap(head, TITLE_CHARS, break_long_words=False) or [""]) + "\n"
             f"dense peak {plot.peak_flops / 1e12:,.0f} TFLOP/s, DRAM {plot.bandwidth / 1e12:.2f} TB/s",
             fontsize=10,
         )
