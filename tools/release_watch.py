@@ -36,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from tools.catalogs.cpp import ExtractError  # noqa: E402
 from tools.flashinfer_writers import __main__ as writers  # noqa: E402
 from tools.flashinfer_writers.check import check_source, check_written  # noqa: E402
 
@@ -71,8 +72,15 @@ def watch_flashinfer(version: str, cache: Path, torch: str, log: Callable[[str],
         log(f"release watch: FlashInfer {version}: derived before by this drive.py ({out / version}), reused")
     else:
         t0 = time.monotonic()
-        writers.main(["--out", str(out), "--work", str(cache / "work"), "--base", str(cache / "base"),
-                      "--torch", torch, version])
+        try:
+            writers.main(["--out", str(out), "--work", str(cache / "work"), "--base", str(cache / "base"),
+                          "--torch", torch, version])
+        except (SystemExit, ExtractError) as e:  # a step failed: its command and stderr tail are in the message
+            if isinstance(e, SystemExit) and e.code in (None, 0):
+                raise
+            said = e.code if isinstance(e, SystemExit) else e
+            return [f"FlashInfer {version} could not be driven (tools/flashinfer_writers; a release that changed what "
+                    f"drive.py calls needs drive.py updated, a network failure needs a rerun): {said}"]
         log(f"release watch: FlashInfer {version} derived by its own writers in {time.monotonic() - t0:.0f} s")
     findings = check_written(out / version)
     findings += check_source(writers.wheel_of(version, writers.DEFAULT_WHEELS))
@@ -141,8 +149,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(prog="python3 -m tools.release_watch", description=__doc__.splitlines()[0])
     ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE,
                     help="kept between runs: the CPU-torch base venv and what was derived ($TILETUNE_WATCH_CACHE)")
-    ap.add_argument("--torch", default=os.environ.get("TILETUNE_WATCH_TORCH", "torch"),
-                    help="pip requirement for torch in the base venv (default: torch, or $TILETUNE_WATCH_TORCH)")
+    ap.add_argument("--torch", default=os.environ.get("TILETUNE_WATCH_TORCH", writers.TORCH),
+                    help=f"pip requirement for torch in the base venv (default: {writers.TORCH}, or $TILETUNE_WATCH_TORCH)")
     args = ap.parse_args(argv)
 
     def log(s: str) -> None:

@@ -50,6 +50,11 @@ SCENARIOS = ("tune", "reload", "foreign", "sticky", "v2tune", "v2replay", "group
 # requirements a release declares that its autotuner never imports on CPU (GPU stacks, big
 # compilers, NCCL): not installed, so that a release's venv costs seconds, not gigabytes
 SKIPPED_REQUIREMENTS = re.compile(r"^(torch|nvidia-(?!ml-py$).*|cuda-.*|nccl.*|triton|cupti.*)$", re.I)
+# the torch the committed fixtures were written with; pip takes this image's local CPU build
+# (2.13.0+cpu sorts above PyPI's 2.13.0). Plain `torch` resolves to PyPI's newest CUDA build:
+# 5.5 GB with its nvidia-* wheels (measured), and another torch changes what the release records
+# (0.7.4 hashes torch into cutlass_dsl_version and the v2 store's directory name)
+TORCH = "torch==2.13.0"
 DEFAULT_WHEELS = Path(os.environ.get("TILETUNE_WHEEL_CACHE") or Path.home() / ".cache" / "tiletune" / "flashinfer-wheels")
 
 
@@ -239,7 +244,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--out", type=Path, required=True, help="where <version>/ directories are written")
     ap.add_argument("--work", type=Path, help="scratch for venvs and runs (default: a temporary directory)")
     ap.add_argument("--base", type=Path, help="the shared CPU-torch venv (default: WORK/base; reused when it imports torch)")
-    ap.add_argument("--torch", default="torch", help="pip requirement for torch in the base venv (default: torch)")
+    ap.add_argument("--torch", default=TORCH, help=f"pip requirement for torch in the base venv (default: {TORCH})")
     ap.add_argument("--wheel-dir", type=Path, default=DEFAULT_WHEELS, help="flashinfer wheels (pip download cache)")
     args = ap.parse_args(argv)
     versions = list(args.versions)
