@@ -228,6 +228,11 @@ def test_a_report_in_prose_quotes_the_sentences_that_carry_its_measurements():
     (lead, *_) = _verdicts(DS4_716)
     assert lead.text.startswith("a report in prose with no log line of a run; what it states: 'Summary: prefill 437 t/s @2k "
                                 "tapering to 359 @64k; generation 13.1 t/s @2k to 9.9 @64k.' (line 1)")
+    from tiletune.core.records import InputProblem
+
+    notes = [i.message for i in logs.parse_lines(enumerate(DS4_716, 1), "t.txt", ReadContext().environment())
+             if isinstance(i, InputProblem)]
+    assert notes and all("only the setup" not in n for n in notes)  # (a report is not "only the setup")
     assert "Values reproduced" not in lead.text  # (one measurement, no finding: not among the sentences that carry most)
     assert lead.evidence[0].how == "stated" and lead.evidence[0].line == 1
 
@@ -315,3 +320,27 @@ def test_a_stage_named_for_another_case_is_not_this_ones():
 def test_log_lines_outside_a_fence_are_not_a_reports_sentences():
     _, (inp,), _ = _read(FI_2554)
     assert inp.reported == ()
+
+
+# vllm-project/vllm#54225 (cache_samples/wild/vllm-54225-...): a failure stated in hard-wrapped prose, under its heading
+VLLM_54225 = [
+    "### 🐛 Describe the bug",
+    "",
+    "On sm_120 (RTX PRO 6000 Blackwell), the **FLASHINFER attention backend** crashes the",
+    "engine with a CUDA memory fault when serving an NVFP4 (ModelOpt `MIXED_PRECISION`)",
+    "Qwen3.6-35B-A3B with `--kv-cache-dtype fp8`. Switching only",
+    "`--attention-backend TRITON_ATTN` — changing nothing else — makes the crash go away.",
+    "",
+    "The crash is **erratic in timing but reliable in outcome**. Across three separate",
+    "FlashInfer runs it killed the engine after 63 requests, 74 requests, and — most",
+    "usefully — **on the very first request**, a 16-token prompt:"
+]
+
+
+def test_a_wrapped_failure_sentence_is_quoted_whole_with_its_stage_and_counts():
+    (lead, *_) = _verdicts(VLLM_54225)
+    assert lead.text.startswith("the ticket states a failure in words (no log line of it): 'On sm_120 (RTX PRO 6000 "
+                                "Blackwell), the FLASHINFER attention backend crashes the engine with a CUDA memory fault "
+                                "when serving")
+    assert "it reports: 'Across three separate FlashInfer runs it killed the engine after 63 requests, 74 requests" in lead.text
+    assert "while serving, as the ticket says ('when serving', line 4)" in lead.text

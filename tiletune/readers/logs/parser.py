@@ -278,6 +278,8 @@ class LogParser:
                                              ("FlashInfer", self.env.flashinfer_version)) if v]
             if has_events or self.run.tracebacks or self.ticket.says_fail or self.ticket.stated:
                 held = "no autotuner tuning lines; what the text shows is in the verdicts and the Events section"
+            elif (self.run.is_ticket or not self.run.log_lines) and self.ticket.reports():
+                held = "no log line of a run; the measurements its prose reports are in the verdicts"
             elif setup:  # a ticket that states its setup only: say what it does state
                 held = f"only the setup it states ({', '.join(setup)})"
             else:
@@ -385,6 +387,8 @@ class LogParser:
             ended = Fact(True, "decoded", f"line {run_end.stopped.line} shows a process ending" + (
                 f" during FlashInfer's autotune of {during[0]}, {during[1]}/{during[2]} profiles done" if during else ""),
                 line=run_end.stopped.line, words=run_end.stopped.words)
+        # what a person wrote: a ticket, or a text with no log line at all (its measurements, in its words)
+        prose = self.run.is_ticket or not self.run.log_lines
         return InputFacts(self.source, arch, gpu, version, servers, tuple(self._late_notes), ended,
                           run_end=run_end, ticket=self.run.is_ticket, arch_why=self._arch_why,
                           stated=tuple(self.ticket.stated),
@@ -395,7 +399,7 @@ class LogParser:
                           after_tune=self.ticket.after_tune if self.run.is_ticket else None,
                           went_on=tuple(self.ticket.went_on) if self.run.is_ticket else (),
                           torch_warning=self.torch_warning,
-                          reported=tuple(self.ticket.reports()) if self.run.is_ticket or not self.run.log_lines else (),
+                          reported=tuple(self.ticket.reports()) if prose else (),
                           driver=_clue_fact(self.clues.first("driver")), cuda=_clue_fact(self.clues.first("cuda")),
                           warned=self._warned(),
                           settings=tuple(f for f in map(_clue_fact, self.clues.all("setting")) if f is not None))

@@ -45,7 +45,7 @@ _ROW_FAIL = re.compile(r"\bFAIL\w*|\bfail\w*|Error\b|\berror\b|kError\w*|\bcrash
 _SHAPE = re.compile(r"(?<![\w.])(?P<m>\d{2,3})\s*[x×]\s*(?P<n>\d{2,3})(?:\s*[x×]\s*(?P<k>\d{2,4}))?(?![\w.])")
 _FAIL_SENTENCE = re.compile(r"\bfail\w*|\bError Internal\b|kErrorInternal|\bcrash\w*|\bexceed\w*|\bdo(?:es)? not fit\b|\bcannot\b", re.I)
 # where a ticket's prose places the failure (never a log line's code names: events.py reads those)
-_PROSE_SERVING = re.compile(r"\b(?:while serving|during serving|during (?:the )?(?:CUDA[- ]graph )?replay|"
+_PROSE_SERVING = re.compile(r"\b(?:while serving|during serving|when serving|during (?:the )?(?:CUDA[- ]graph )?replay|"
                             r"on (?:the|a) (?:very )?first (?:[\w-]+ )?request|after (?:\d+|a few|several|some|about \d+) "
                             r"(?:requests|minutes of serving)|(?:chat|completion) request|under load|during decode|"
                             r"in production traffic|while (?:handling|processing) requests|during (?:the )?first request|"
@@ -86,7 +86,7 @@ _MEASURE = re.compile(r"(?<![\w.])~?\d[\d,]*(?:\.\d+)?\s?(?:tok/s|t/s|tokens?/s|
 # words that make a sentence a finding (a result), not a description of the setup
 _RESULT_WORDS = re.compile(r"\b(?:result|summary|went from|faster|slower|throughput|speed-?up|regression|published|skipped|"
                            r"aborted|died|crash\w*|killed|measured|reused|gain|drop\w*|improv\w*|tapering|best|worst|"
-                           r"stuck|unanimous|differ\w*|validated|sustained)\b", re.I)
+                           r"stuck|unanimous|differ\w*|validated|sustained|errors?|stalls?|complete[ds]?)\b", re.I)
 # a sentence that describes the setup (the machine, driver, OS): its numbers are not findings
 _SETUP_WORDS = re.compile(r"^\W*(?:machine|setup|hardware|environment|engine|model|command|gpu|os|driver)s?\W*:|"
                           r"\bdriver \d|\bUbuntu\b|\bkernel \d|\bJetPack\b", re.I)
@@ -136,6 +136,12 @@ def tactics_of(cell: str) -> List[int]:
         a, b = int(m.group("a")), int(m.group("b"))
         return list(range(a, b + 1)) if 0 <= b - a <= 256 else []
     return [int(x) for x in re.split(r"\s*[,/]\s*", m.group("list").strip())]
+
+
+def _wordy(sentence: str) -> bool:
+    """A sentence of prose rather than a flattened table or a command: most of its tokens are plain words."""
+    toks = sentence.split()
+    return len(toks) >= 6 and sum(1 for t in toks if t.strip(".,;:!?()'\"`*").isalpha()) >= 0.6 * len(toks)
 
 
 class TicketReader:
@@ -322,11 +328,28 @@ class TicketReader:
             at.append((len(joined), lineno))
             joined += t.replace("**", "") + " "  # (emphasis is not words: ".** A" ends a sentence)
         pos = 0
+        sentences: List[Tuple[int, str]] = []  # (where in the paragraph, the sentence)
         for sent in _SENTENCE_END.split(joined.strip()):
             start = joined.find(sent, pos)
             pos = start + len(sent)
+            sentences.append((start, sent))
             line = next((ln for off, ln in reversed(at) if off <= max(start, 0)), para[0][0])
             self._report(line, sent)
+        if len(para) > 1:  # a failure stated on a wrapped line: the whole sentence, not the line's piece of it
+            lines = {ln for ln, _ in para}
+            for i, f in enumerate(self.says_fail):
+                if f.line not in lines or f.source != "the ticket's prose":
+                    continue
+                off = next((o for o, ln in at if ln == f.line), 0)
+                end = next((o for o, ln in at if o > off), len(joined))
+                piece = str(f.value).replace("**", "")
+                # the sentence that holds the piece and overlaps its line
+                at_o, whole = next(((o, t) for o, t in sentences if o < end and o + len(t) >= off and piece[:20] in t),
+                                   (0, ""))
+                if whole and len(whole) > len(piece) and _wordy(whole):
+                    said = whole if len(whole) <= 240 else whole[:236].rsplit(" ", 1)[0] + " ..."
+                    start = next((ln for o, ln in reversed(at) if o <= at_o), f.line)  # where the sentence starts
+                    self.says_fail[i] = Fact(said, f.how, f.source, line=start, words=said)
 
     def _report(self, lineno: int, text: str) -> None:
         """A prose sentence that reports measurements (numbers with units, changes, counts), scored by how many it
@@ -355,6 +378,7 @@ class TicketReader:
 
     def failure_lines(self) -> List[Fact]:
         """The lines that state a failure, those naming an error or a count first (at most 3)."""
+        self._flush_paragraph()  # (a failure stated on a wrapped line is quoted as its whole sentence)
         ranked = sorted(self.says_fail, key=lambda f: (not _STRONG_FAIL.search(str(f.value)), f.line or 0))
         return sorted(ranked[:3], key=lambda f: f.line or 0)
 
