@@ -508,13 +508,21 @@ write_atomic(Path(sys.argv[1]), chunks())
 """
 
 
+def _default_signals() -> None:
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 @case("11")
 def signal_mid_write(tmp: Path) -> list[Finding]:
     findings = []
     for sig in ("SIGTERM", "SIGHUP"):
         out = tmp / sig / "r.md"
         out.parent.mkdir()
-        p = subprocess.run([sys.executable, "-c", _KILL_MID_WRITE, str(out), sig], capture_output=True, env=ENV, timeout=60)
+        # (the signal's default action restored first: under `nohup` SIGHUP is ignored, and tiletune rightly
+        # leaves an ignored signal ignored, so the write would finish and the case would read it as a leak)
+        p = subprocess.run([sys.executable, "-c", _KILL_MID_WRITE, str(out), sig], capture_output=True, env=ENV, timeout=60,
+                           preexec_fn=_default_signals)
         left = [x.name for x in out.parent.iterdir()]
         findings.append(Finding("11", f"{sig}-mid-write", bool(left), f"exit {p.returncode}; left: {left}"))
     return findings
@@ -531,7 +539,7 @@ def signal_during_report(tmp: Path) -> list[Finding]:
         out = tmp / f"d{delay}" / "o.json"
         out.parent.mkdir()
         proc = subprocess.Popen([sys.executable, "-m", "tiletune", "inspect", str(big), "-f", "json", "-o", str(out)],
-                                env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=_default_signals)
         time.sleep(delay)
         proc.send_signal(signal.SIGTERM)
         proc.wait(60)
