@@ -446,12 +446,22 @@ def gigabyte_of_short_lines(tmp: Path) -> list[Finding]:
         for _ in range(512):
             f.write(block)
     t0 = time.perf_counter()
+    cpu0 = _children_cpu()
     try:
         p = tiletune("inspect", str(log), timeout=600)
     except subprocess.TimeoutExpired:
         return [Finding("9", "1GB-short-lines", True, "still reading after 600 s (stopped there)")]
-    wall = time.perf_counter() - t0
-    return [Finding("9", "1GB-short-lines", wall > 120 or crashed(p), f"{wall:.1f} s, exit {p.returncode}")]
+    wall, cpu = time.perf_counter() - t0, _children_cpu() - cpu0
+    # judged on CPU seconds: on a shared machine the wall time says more about the others' load
+    return [Finding("9", "1GB-short-lines", cpu > 120 or crashed(p) or p.returncode != 2,
+                    f"{cpu:.1f} s CPU ({wall:.1f} s wall), exit {p.returncode}")]
+
+
+def _children_cpu() -> float:
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 # --- class 10: the richer of two routes to one file -----------------------------------------------
