@@ -14,6 +14,16 @@ What the release wrote is copied, byte for byte, to OUT/<version>/:
     v2root/v2/<env>/...      the managed store (manifest.json, entries/); releases with autotune_v2
     PROVENANCE.json          release, wheel sha256, torch, the exact command, what was substituted
 
+With --timed, the timed scenarios instead (drive.py: runner calls also take wall time, so the log's
+timestamps show where a start-up's time went), each with its own log, into OUT/<version>/timed/:
+
+    slow.log                 a cold start: 4 fp4_gemm buckets, two tactics failing late, fp8_gemm
+    warm.log                 the same start with the cache slow.log saved: every profile a hit
+    hang.log                 a start whose tactic never returns, killed once its log was quiet for
+                             drive.HANG_KILL_S seconds (a watchdog's SIGKILL)
+    slow.json                the cache the cold start saved
+    PROVENANCE.json
+
 Two substitutions, both recorded in PROVENANCE.json: in sticky.stderr.txt the throwaway venv's
 site-packages path becomes `<site-packages>` (tracked files name no path of this machine), and
 the foreign cache the `foreign` scenario loads is cache_samples/real's 0.7.2.post1 H200 cache,
@@ -47,6 +57,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DRIVE = Path(__file__).with_name("drive.py")
 FOREIGN = ROOT / "cache_samples" / "real" / "flashinfer-0.7.2.post1-h200-fp8_gemm-cublas.json"
 SCENARIOS = ("tune", "reload", "foreign", "sticky", "v2tune", "v2replay", "group")
+TIMED = ("slow", "warm", "hang")
 # requirements a release declares that its autotuner never imports on CPU (GPU stacks, big
 # compilers, NCCL): not installed, so that a release's venv costs seconds, not gigabytes
 SKIPPED_REQUIREMENTS = re.compile(r"^(torch|nvidia-(?!ml-py$).*|cuda-.*|nccl.*|triton|cupti.*)$", re.I)
@@ -129,10 +140,12 @@ def release_venv(work: Path, base: Path, wheel: Path) -> tuple[Path, list[str]]:
     return venv, reqs
 
 
-def drive(venv: Path, rundir: Path, scenario: str) -> dict[str, Any]:
+def drive(venv: Path, rundir: Path, scenario: str, home: str = "home") -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FLASHINFER_", "CUDA_VISIBLE"))}
-    env.update(FLASHINFER_LOGGING_LEVEL="debug", FLASHINFER_WORKSPACE_BASE=str(rundir / "home"),
+    env.update(FLASHINFER_LOGGING_LEVEL="debug", FLASHINFER_WORKSPACE_BASE=str(rundir / home),
                PYTHONDONTWRITEBYTECODE="1", TQDM_DISABLE="1")
+    if scenario == "hang":
+        return _drive_until_quiet(venv, rundir, env, rundir / home)
     r = subprocess.run([venv / "bin" / "python", "drive.py", scenario], cwd=rundir, env=env, capture_output=True, text=True)
     if r.returncode != 0 and scenario != "sticky":  # only the sticky scenario ends in an exception
         raise SystemExit(f"drive.py {scenario} (in {rundir}): exit {r.returncode}\n{r.stderr[-3000:]}")
@@ -142,6 +155,32 @@ def drive(venv: Path, rundir: Path, scenario: str) -> dict[str, Any]:
 def drive_sha256() -> str:
     """The driver's hash, recorded in PROVENANCE.json: a derived directory with another was made by other code."""
     return hashlib.sha256(DRIVE.read_bytes()).hexdigest()
+
+
+def _drive_until_quiet(venv: Path, rundir: Path, env: dict, home: Path) -> dict[str, Any]:
+    """The hang scenario: SIGKILL once the release's log has not grown for drive.HANG_KILL_S seconds
+    (after it started), as a watchdog that watches the log would; 10 minutes at most."""
+    import signal
+    import time
+
+    quiet = float(re.search(r"^HANG_KILL_S = ([\d.]+)", DRIVE.read_text(), re.M).group(1))  # type: ignore[union-attr]
+    p = subprocess.Popen([venv / "bin" / "python", "drive.py", "hang"], cwd=rundir, env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    size, since, start = -1, time.monotonic(), time.monotonic()
+    while p.poll() is None and time.monotonic() - start < 600:
+        time.sleep(0.2)
+        logs = list(home.rglob("flashinfer_jit.log"))
+        now = logs[0].stat().st_size if logs else -1
+        if now != size:
+            size, since = now, time.monotonic()
+        elif size > 0 and time.monotonic() - since >= quiet:
+            p.send_signal(signal.SIGKILL)
+            break
+    _out, err = p.communicate(timeout=60)
+    if p.returncode != -signal.SIGKILL:
+        raise SystemExit(f"drive.py hang (in {rundir}): ended by itself (exit {p.returncode})\n{err[-3000:]}")
+    return {"scenario": "hang", "exit_status": p.returncode, "stderr": err,
+            "killed": f"SIGKILL after the log was quiet for {quiet:g} s"}
 
 
 def derive(version: str, out: Path, work: Path, base: Path, wheels: Path, command: str) -> dict[str, Any]:
@@ -228,6 +267,60 @@ def _shown(out: Path) -> str:
         return "OUT"
 
 
+def derive_timed(version: str, out: Path, work: Path, base: Path, wheels: Path, command: str) -> dict[str, Any]:
+    """The timed scenarios of one release, into out/<version>/timed/ (replaced whole)."""
+    wheel = wheel_of(version, wheels)
+    rel_work = work / f"{version}-timed"
+    if rel_work.exists():
+        shutil.rmtree(rel_work)
+    rel_work.mkdir(parents=True)
+    venv, reqs = release_venv(rel_work, base, wheel)
+    rundir = rel_work / "run"
+    rundir.mkdir()
+    shutil.copyfile(DRIVE, rundir / "drive.py")
+    runs = [drive(venv, rundir, s, home=f"home-{s}") for s in TIMED]
+    dest = out / version / "timed"
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    written = []
+    for s in TIMED:
+        logs = sorted((rundir / f"home-{s}").rglob("flashinfer_jit.log"))
+        if logs:
+            shutil.copyfile(logs[0], dest / f"{s}.log")
+            written.append(f"{s}.log")
+    if (rundir / "slow.json").exists():
+        shutil.copyfile(rundir / "slow.json", dest / "slow.json")
+        written.append("slow.json")
+    notes = {s: json.loads((rundir / f"notes-{s}.json").read_text())
+             for s in TIMED if (rundir / f"notes-{s}.json").exists()}
+    torch_version = run([venv / "bin" / "python", "-c", "import torch; print(torch.__version__)"]).stdout.strip()
+    provenance = {
+        "release": version,
+        "wheel": {"file": wheel.name, "sha256": hashlib.sha256(wheel.read_bytes()).hexdigest(),
+                  "pip": f"flashinfer-python=={version}"},
+        "installed": {"flashinfer": "pip install --no-deps <wheel>", "requirements": reqs,
+                      "torch": torch_version, "python": sys.version.split()[0]},
+        "written_by": "the release's own code and logger, driven by tools/flashinfer_writers/drive.py (timed "
+                      "scenarios: " + ", ".join(TIMED) + "); the timestamps are this machine's wall clock",
+        "substituted": {
+            "gpu": "torch.cuda timing primitives run on a synthetic clock advanced by each runner call "
+                   "(drive.py _install_clock); torch.cuda.get_device_name answers " + json.dumps("NVIDIA B200"),
+            "runners": "synthetic TunableRunner subclasses with synthetic per-tactic times and failure texts; every "
+                       "call also sleeps (drive.py WALL_CALL_S x (1 + M/4), WALL_FAIL_S for a failing tactic) so that "
+                       "the wall clock the log stamps advances as a GPU start-up's would",
+        },
+        "scenarios": {r["scenario"]: {"exit_status": r["exit_status"], **({"killed": r["killed"]} if "killed" in r else {}),
+                                      **notes.get(r["scenario"], {})} for r in runs},
+        "files": written,
+        "command": command,
+        "date": datetime.date.today().isoformat(),
+    }
+    (dest / "PROVENANCE.json").write_text(json.dumps(provenance, indent=1, sort_keys=True) + "\n")
+    _no_machine_paths(dest, [str(rel_work), str(ROOT), str(Path.home())])
+    return provenance
+
+
 def _no_machine_paths(dest: Path, paths: Sequence[str]) -> None:
     for p in dest.rglob("*"):
         if p.is_file():
@@ -241,6 +334,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(prog="python3 -m tools.flashinfer_writers", description=__doc__.splitlines()[0])
     ap.add_argument("versions", nargs="*", help="releases to derive (e.g. 0.7.4 0.6.7)")
     ap.add_argument("--newest", action="store_true", help="also the newest flashinfer-python on PyPI")
+    ap.add_argument("--timed", action="store_true", help="the timed scenarios (slow, warm, hang) into <version>/timed/ instead")
     ap.add_argument("--out", type=Path, required=True, help="where <version>/ directories are written")
     ap.add_argument("--work", type=Path, help="scratch for venvs and runs (default: a temporary directory)")
     ap.add_argument("--base", type=Path, help="the shared CPU-torch venv (default: WORK/base; reused when it imports torch)")
@@ -253,7 +347,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if not versions:
         ap.error("name releases or pass --newest")
     command = "python3 -m tools.flashinfer_writers " + " ".join(
-        ["--out", _shown(args.out)] + (["--newest"] if args.newest else []) + list(args.versions))
+        ["--out", _shown(args.out)] + (["--timed"] if args.timed else []) + (["--newest"] if args.newest else [])
+        + list(args.versions))
     tmp = None
     work = args.work
     if work is None:
@@ -263,7 +358,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     base = base_venv(args.base or work / "base", args.torch)
     try:
         for v in versions:
-            p = derive(v, args.out, work, base, args.wheel_dir, command)
+            p = (derive_timed if args.timed else derive)(v, args.out, work, base, args.wheel_dir, command)
             status = ", ".join(f"{s} {d['exit_status']}" for s, d in p["scenarios"].items())
             print(f"{v}: {', '.join(p['files']) or 'nothing written'} ({status})", flush=True)
     finally:
