@@ -31,6 +31,8 @@ from typing import Any, Mapping, Optional, Tuple
 
 from msgspec import Struct
 
+from tiletune.core.timeline import Timeline
+
 # kind -> fatal (a fatal event ended, or would end, the server)
 EVENT_KINDS: Mapping[str, bool] = {
     "runner_init_failed": True,
@@ -228,6 +230,9 @@ class InputFacts(Struct, frozen=True, gc=False):
     after_tune: Optional[Fact] = None  # a ticket says the failure came after autotuning ended
     chains: Tuple[Fact, ...] = ()  # call chains a ticket states in code spans ("a → b → c"), as "a -> b -> c"
     ticket: bool = False  # the text is a ticket (Markdown: fences, tables, quotes, prose): what it says is "stated"
+    # the lines' stamps (tiletune.core.timeline): where the start-up's time went; written out by the
+    # analysis (tiletune.analysis.warmup_cost), not in this object's JSON
+    timeline: Optional[Timeline] = None
 
     def to_jsonable(self) -> dict[str, Any]:
         f = lambda x: x.to_jsonable() if x is not None else None  # noqa: E731

@@ -78,6 +78,7 @@ from tiletune.readers.logs.grammar import (
 )
 from tiletune.readers.logs.run_end import RunTracker
 from tiletune.readers.logs.ticket import TicketReader
+from tiletune.readers.logs.timeline import TimelineRecorder
 
 KIND = "log"
 # autotuner lines that carry no tuning fact tiletune uses, known so that they are not counted as unread
@@ -135,6 +136,7 @@ class _Event:
     error: Optional[ErrorText] = None
     detail: Dict[str, Any] = field(default_factory=dict)
     op: Optional[str] = None  # known up front only for "while ranking <op>" lines
+    span_s: Optional[float] = None  # seconds since the autotuner line before it (its stamps), for warm-up cost
 
 
 @dataclass
@@ -188,6 +190,7 @@ class LogParser:
         self.events = EventLog(source)
         self.run = RunTracker(source)  # the text's shape: tracebacks, stops, autotuning windows
         self.ticket = TicketReader()  # what a ticket states in tables and prose
+        self.clock = TimelineRecorder(source)  # the lines' stamps: where the start-up's time went
         self._arch_why: Optional[Fact] = None  # which arch clue won over which, and why
         self._warn_lines: Dict[int, str] = {}  # WARNING lines (a warning that prints a traceback names what failed)
         self._arch_clue: Any = None  # the clue the arch was taken from (its line and words are the evidence)
@@ -231,6 +234,7 @@ class LogParser:
     def finish(self) -> Iterator[Item]:
         self._end_continuation()
         self._flush_block()
+        timeline = self.clock.finish()
         yield from self._out
         self._out = []
         self._fragment_clues()
@@ -245,6 +249,8 @@ class LogParser:
         events = self.events.events()
         yield from events
         facts = self._input_facts(events)
+        if timeline is not None and (timeline.windows or timeline.profiles or timeline.bars or timeline.jit):
+            facts = structs.replace(facts, timeline=timeline)
         if self.facts.lines:  # every text read says something about its run, if only that nothing failed
             yield facts
         if self._problem_count > MAX_PROBLEMS:
@@ -464,8 +470,10 @@ class LogParser:
         m = HEADER.search(text)
         if m:
             level, msg, prefix = m.group("level"), m.group("msg"), text[: m.start()]
+            self.clock.stamp(lineno, text, m.group("ts"), m.start(), TAG.match(msg) is not None)
         else:
             t = TAG.search(text)
+            self.clock.stamp(lineno, text, None, 0, t is not None)
             if t is None:
                 if "Have not found any valid GEMM config" in text:
                     self._no_valid_config(lineno, text)
@@ -487,6 +495,7 @@ class LogParser:
         if msg.startswith("Building JIT module "):
             name = msg[len("Building JIT module "):].split(";", 1)[0].strip()
             self.facts.add_unique(self.facts.modules_built, name)
+            self.clock.jit(name)
             return
         t = TAG.match(msg)
         if t is None:
@@ -498,6 +507,7 @@ class LogParser:
             self.facts.levels[level] = self.facts.levels.get(level, 0) + 1
         if prefix and "Tuning " in prefix:
             self.events.progress(lineno, prefix)
+            self.clock.bars(lineno, prefix)
             m = re.search(r"Tuning ([\w:.]+?):", prefix)
             if m:  # a tqdm bar and a log line on one line: the bar names the op being tuned
                 self._prefix_op = m.group(1)
@@ -523,19 +533,25 @@ class LogParser:
             self._skipped_summary(lineno, body)
         elif body.startswith("Tuning "):
             self.events.progress(lineno, body)
+            self.clock.bars(lineno, body)
             m = re.match(r"Tuning (\S+?):(?:\s|$)", body)
             if m and m.group(1) != self._op_hint:
                 # a new op's progress bar: the previous op's unnamed failures (v0.6.7 INFO logs) end here
                 self._flush_block()
                 self._op_hint = m.group(1)
+        elif body.startswith("generated profile:"):
+            self.clock.op_start()  # an op's profiles are generated before its first timing
         elif body.startswith("Autotuning process starts"):
             self._flush_block()
+            self.clock.window_start()
             self.facts.runs += 1
             self.events.add("tuning_progress", lineno, body, "autotuning started", {}, key=("starts",))
         elif body.startswith("Autotuning process ends"):
             self._flush_block()
+            self.clock.window_end()
             self.events.add("tuning_progress", lineno, body, "autotuning ended", {}, key=("ends",))
         elif body.startswith("Config cache hit for "):
+            self.clock.cache_hit()
             m = re.match(r"Config cache hit for (\S+) \(runner=([^,)]*)(?:, source=([^)]*))?\)", body)
             if m:
                 self.events.add("config_cache_hit", lineno, body,
@@ -865,6 +881,7 @@ class LogParser:
                          "runner": Fact(None, "decoded", "runner not named in the line")}, key=(op, n))
         self._block_op = op
         self._block_closing = True
+        self.clock.profile_end("skipped", op)
 
     def _chosen(self, lineno: int, rest: str) -> None:
         runner, rrepr, tail = split_runner(rest)
@@ -875,6 +892,7 @@ class LogParser:
         tactic = parse_tactic(tactic_text)
         self._learn(rrepr, runner, key.op)
         self._flush_block(op=key.op, shapes=key.shapes, extras=key.extras)
+        self.clock.profile_end("chosen", key.op, key.shapes)
         ident = ("chosen", key.op, key.runner, _hashable(tactic), key.shapes, _hashable(key.extras))
         self._count(ident, lineno, dict(op=key.op, runner=key.runner, tactic=tactic, status=Status.CHOSEN,
                                         shapes=key.shapes, extras=key.extras, raw_key=key_text.strip()[:4000]))
@@ -1003,6 +1021,7 @@ class LogParser:
 
     # ----- blocks, continuation, aggregation -------------------------------------------------------
     def _push(self, ev: _Event) -> None:
+        ev.span_s = self.clock.tactic_line(ev.status is Status.FAILED)
         self._pending.append(ev)
         if len(self._pending) >= MAX_PENDING:
             self._flush_block()
@@ -1037,6 +1056,7 @@ class LogParser:
         block_op = op or self._block_op
         for ev in self._pending:
             ev_op, note = self._op_for(ev, block_op)
+            self.clock.tactic(ev_op, ev.runner, ev.tactic, ev.status is Status.FAILED, ev.span_s, ev.line, ev.tensor_shapes)
             detail = dict(ev.detail)
             if note:
                 detail["op_note"] = note
