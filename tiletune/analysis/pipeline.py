@@ -34,6 +34,7 @@ from tiletune.analysis.release_verdicts import uncatalogued_release_verdicts
 from tiletune.analysis.results import InspectResult, Verdict
 from tiletune.analysis.runs_verdicts import runs_other_verdicts
 from tiletune.analysis.source_groups import group_names, source_groups
+from tiletune.analysis.warmup_cost import warmup_costs
 from tiletune.core.events import Event, InputFacts
 from tiletune.core.records import Entry, InputProblem
 from tiletune.decode import decode_all
@@ -178,6 +179,7 @@ def build(
         source_groups=groups,
         overview=at_a_glance,
         calibrations=fitted,
+        warmup=warmup_costs(inputs, analyzed, events, group_of),
     )
 
 

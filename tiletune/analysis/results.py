@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from msgspec import Struct
 
+from tiletune.analysis.warmup_cost import WarmupCost
 from tiletune.core.events import Event, Evidence, InputFacts
 from tiletune.core.records import CatalogRef, Entry, InputProblem, Problem, Tactic, TileConfig
 from tiletune.model.perf import ModelResult
@@ -253,6 +254,7 @@ class InspectResult(Struct, frozen=True, gc=False):
     read_flags: tuple[str, ...] = ()
     calibrations: tuple[Any, ...] = ()  # analysis.calibrated.Fit per measured (arch, GPU, dtype, op, release, group)
     overview: Overview = NO_OVERVIEW  # per-bucket winners, margins, won by noise, uncovered M (analysis/overview.py)
+    warmup: tuple[WarmupCost, ...] = ()  # per log: where its tuning time went, from its timestamps (analysis/warmup_cost.py)
 
     def group_labels(self) -> dict[str, str]:
         """Source group name -> short name, when the inputs form several groups (else empty)."""

@@ -483,6 +483,94 @@ class RuntimeMOut(Struct):
     measured_time_us: Annotated[Optional[float], Meta(description="microseconds, measured")]
 
 
+EstS = Annotated[Optional[float], Meta(description="seconds, estimated from the log's timestamps (wall time between "
+                                                   "printed lines, never a kernel's measured time); null: not in them")]
+
+
+class WarmupOpOut(Struct):
+    op: str
+    time_s: EstS  # the sum of its profiles' spans
+    profiles: int
+    timing_lines: int
+    failure_lines: int
+    tqdm_elapsed_s: EstS  # tqdm's elapsed over its finished passes (1 s steps)
+    tqdm_passes: int
+
+
+class WarmupProfileOut(Struct):
+    op: str
+    bucket: str
+    time_s: EstS
+    start_line: int
+    end_line: int
+
+
+class WarmupJitOut(Struct):
+    module: str
+    time_s: EstS
+    line: int
+    next_line: Optional[int]
+
+
+class WarmupQuietOut(Struct):
+    """A silence inside tuning; `time_s` null and `after_line` null: nothing followed in the text."""
+
+    time_s: EstS
+    before_line: int
+    before_words: str
+    after_line: Optional[int]
+    after_words: str
+    stall: bool
+    text: str
+
+
+class WarmupStopOut(Struct):
+    op: Optional[str]
+    profiles_done: int
+    tactics_timed: int
+    tactics_failed: int
+    last_tactic: Json
+    last_line: int
+    last_words: str
+    window_line: int
+    in_window_s: EstS
+    text: str
+
+
+class WarmupSavingOut(Struct):
+    time_s: EstS
+    basis: str
+    share: Annotated[Optional[float], Meta(description="fraction of `share_of`")]
+    share_of: str
+    items: list[str]
+
+
+class WarmupOut(Struct):
+    """Where one log's tuning time went (analysis/warmup_cost.py): every figure estimated from its timestamps."""
+
+    source: str
+    source_group: Optional[str]
+    how: Literal["estimated"]
+    label: str
+    stamps: str
+    headline: str
+    tuning_s: EstS
+    tuning_basis: Optional[str]
+    windows: int
+    open_window: bool
+    ops: list[WarmupOpOut]
+    profile_basis: str
+    slowest_profiles: list[WarmupProfileOut]
+    jit_builds: list[WarmupJitOut]
+    longest_silence: Optional[WarmupQuietOut]
+    stall: Optional[WarmupQuietOut]
+    stopped: Optional[WarmupStopOut]
+    blocklist_saving: Optional[WarmupSavingOut]
+    warm_cache_saving: Optional[WarmupSavingOut]
+    cache_hits: int
+    notes: list[str]
+
+
 class InspectDoc(Struct, omit_defaults=True):
     """What `tiletune inspect --format json` prints: one object (`at_runtime_m` only with --m)."""
 
@@ -503,6 +591,7 @@ class InspectDoc(Struct, omit_defaults=True):
     discovered: bool
     gpus: list[GpuOut]
     calibrations: list[CalibrationOut]
+    warmup: Annotated[list[WarmupOut], Meta(description="per log with stamped tuning lines: where its tuning time went")]
     notes: list[str]
     exit_status: int
     problem_notes: list[str]
@@ -865,6 +954,36 @@ def calibration_out(fit: Any, result: InspectResult, strict: Strict) -> Calibrat
         cal.heldout_max if cal is not None else None, cal.uncalibrated_median if cal is not None else None, chosen)
 
 
+def _quiet_out(q: Any, strict: Strict) -> Optional[WarmupQuietOut]:
+    if q is None:
+        return None
+    return WarmupQuietOut(strict.num(q.seconds), q.before_line, q.before_words, q.after_line, q.after_words, q.stall, q.text)
+
+
+def _saving_out(s: Any, strict: Strict) -> Optional[WarmupSavingOut]:
+    if s is None:
+        return None
+    return WarmupSavingOut(strict.num(s.seconds), s.basis, strict.num(s.share), s.share_of, list(s.items))
+
+
+def warmup_out(w: Any, strict: Strict) -> WarmupOut:
+    """One `analysis.warmup_cost.WarmupCost`, copied out."""
+    st = w.stopped
+    return WarmupOut(
+        w.source, w.group, "estimated", w.label, w.clock, w.headline,
+        strict.num(w.tuning.seconds) if w.tuning is not None else None, w.tuning.basis if w.tuning is not None else None,
+        w.windows, w.open_window,
+        [WarmupOpOut(o.op, strict.num(o.seconds), o.profiles, o.timed, o.failed, strict.num(o.bar_seconds), o.bar_passes)
+         for o in w.ops],
+        w.profile_basis,
+        [WarmupProfileOut(p.op, p.bucket, strict.num(p.seconds), p.start_line, p.end_line) for p in w.slowest],
+        [WarmupJitOut(j.module, strict.num(j.seconds), j.line, j.next_line) for j in w.jit],
+        _quiet_out(w.longest_silence, strict), _quiet_out(w.stall, strict),
+        WarmupStopOut(st.op, st.profiles_done, st.timed, st.failed, strict.value(st.last_tactic), st.last_line,
+                      st.last_words, st.window_line, strict.num(st.seconds_in_window), st.text) if st is not None else None,
+        _saving_out(w.blocklist, strict), _saving_out(w.warm_cache, strict), w.cache_hits, list(w.notes))
+
+
 def runtime_m_out(result: InspectResult, ms: Sequence[int], strict: Strict) -> list[RuntimeMOut]:
     from tiletune.analysis.overview import at_runtime_m
 
@@ -909,6 +1028,7 @@ def inspect_doc(result: InspectResult, *, entries: Union[bool, list[EntryOut]] =
         list(result.searched), result.discovered,
         [GpuOut(g.arch, g.gpu, g.how) for g in result.gpus],
         [calibration_out(f, result, strict) for f in result.calibrations],
+        [warmup_out(w, strict) for w in result.warmup],
         [], result.exit_code, notes.texts,
         runtime_m_out(result, runtime_m, strict) if runtime_m else None,
     )

@@ -236,6 +236,11 @@ def format_inspect(result: InspectResult, *, all_rows: bool = False, runtime_m: 
         out.append("")
         out.append(f"_{cell(view.NOT_TRIED_NOTE)}_")
         out.append("")
+    warmup = view.warmup_lines(result)
+    if warmup:
+        out += ["## Warm-up cost", "", f"_{cell(view.WARMUP_TITLE)}_", ""]
+        out += [("- " if level == 0 else "  - ") + cell(line) for level, line in warmup]
+        out.append("")
     events = view.event_lines(result)
     if events:
         out += ["## Events", ""]

@@ -506,6 +506,11 @@ def _render(result: InspectResult, ctx: ReportContext, lim: Limits, parts: Optio
     else:
         out.append("- nothing to judge: no tuning records, events or errors were found")
     out.append("")
+    warmup = view.warmup_lines(result, lim.items)
+    if warmup:
+        out += ["## Warm-up cost", "", f"_{md.cell(view.WARMUP_TITLE)}_", ""]
+        out += [("- " if level == 0 else "  - ") + c(line) for level, line in warmup]
+        out.append("")
     events = view.event_lines(result)
     if events:
         shown, more = _capped(events, lim.items)

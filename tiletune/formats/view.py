@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from tiletune.analysis.results import AnalyzedEntry, BucketLine, Failure, InspectResult, NotTried, Verdict, loses_data
 from tiletune.analysis.run_verdicts import plain
@@ -609,7 +609,72 @@ def event_lines(result: InspectResult) -> list[str]:
     return out
 
 
+WARMUP_TITLE = ("Warm-up cost (estimated from these timestamps: wall time between printed lines, never a kernel's "
+                "measured time)")
+
+
+def _op_cost_text(o: Any) -> str:
+    from tiletune.analysis.warmup_cost import seconds_text
+
+    text = o.op + ": "
+    if o.profiles:
+        text += f"{seconds_text(o.seconds)} over {o.profiles} profile{'s' if o.profiles != 1 else ''}"
+        if o.timed or o.failed:
+            text += f" ({o.timed} timing line{'s' if o.timed != 1 else ''}, {o.failed} failure line{'s' if o.failed != 1 else ''})"
+    if o.bar_seconds is not None:
+        bar = (f"{o.bar_passes} pass{'es' if o.bar_passes != 1 else ''}, "
+               + ("each under 1 s" if o.bar_seconds == 0 else f"{seconds_text(o.bar_seconds)} in all"))
+        text += ("; " if o.profiles else "") + f"tqdm: {bar}"
+    return text
+
+
+def warmup_lines(result: InspectResult, limit: Optional[int] = None) -> list[tuple[int, str]]:
+    """Per input with stamped tuning lines: its headline (level 0), then each figure with its basis (level 1)."""
+    from tiletune.analysis.warmup_cost import seconds_text
+
+    out: list[tuple[int, str]] = []
+    shown = result.warmup if limit is None else result.warmup[:limit]
+    for w in shown:
+        out.append((0, f"{w.source}: {w.headline}"))
+        out.append((1, f"stamps: {w.clock}"))
+        if w.ops:
+            out.append((1, "per op: " + "; ".join(_op_cost_text(o) for o in w.ops)))
+        if w.slowest:
+            out.append((1, "slowest profiles: " + "; ".join(
+                f"{p.op}{' ' + p.bucket if p.bucket else ''} {seconds_text(p.seconds)} (lines {p.start_line}-{p.end_line})"
+                for p in w.slowest)))
+        if w.profile_basis:
+            out.append((1, f"profiles: {w.profile_basis}"))
+        for j in w.jit:
+            out.append((1, f"JIT build {j.module}: " + (
+                f"{seconds_text(j.seconds)} (line {j.line} to the next line of that process, {j.next_line}; the build's "
+                "end is not logged)" if j.seconds is not None else f"line {j.line}, no later line of that process")))
+        if w.stall is not None:
+            out.append((1, w.stall.text))
+        if w.longest_silence is not None and (w.stall is None or w.stall.before_line != w.longest_silence.before_line):
+            out.append((1, w.longest_silence.text))
+        for name, saving in (("skipping the always-failing tactics", w.blocklist), ("a warm cache", w.warm_cache)):
+            if saving is None:
+                continue
+            if saving.seconds is None:
+                out.append((1, f"{name} would have saved: unknown: {saving.basis}"))
+                continue
+            if not saving.seconds:
+                out.append((1, f"{name}: {saving.basis}"))
+                continue
+            share = f" ({saving.share:.0%} of {saving.share_of})" if saving.share is not None else ""
+            items = (": " + "; ".join(saving.items)) if saving.items else ""
+            out.append((1, f"{name} would have saved about {seconds_text(saving.seconds)}{share}{items} ({saving.basis})"))
+        for n in w.notes:
+            out.append((1, n))
+    if limit is not None and len(result.warmup) > limit:
+        out.append((0, f"{len(result.warmup) - limit} more input(s) with warm-up figures: -v or -f json lists them all"))
+    return out
+
+
 __all__ = [
+    "WARMUP_TITLE",
+    "warmup_lines",
     "ENTRY_HEADERS",
     "clip_words",
     "event_lines",

@@ -134,7 +134,9 @@ class TimelineRecorder:
         self.spans: Dict[str, List[ProfileSpan]] = {"chosen": [], "skipped": []}
         self.left_out = {"chosen": 0, "skipped": 0}
         self._tactics: Dict[Tuple[Any, ...], List[Any]] = {}
-        self._silences: List[Tuple[float, int, Stamp, Stamp]] = []  # a min-heap of the longest
+        # min-heaps of the longest silences: inside a window (True), and between autotuner lines outside any
+        # (False: used only when the text shows no window, e.g. a log cut before `Autotuning process starts`)
+        self._silences: Dict[bool, List[Tuple[float, int, Stamp, Stamp]]] = {True: [], False: []}
         self.last_progress: Optional[Stamp] = None
         self._progress_stream = ""
         self.after_progress: Optional[Stamp] = None
@@ -174,9 +176,11 @@ class TimelineRecorder:
         words = text.strip()[:WORDS]
         self._cur = (lineno, at, stream, words)
         prev = self._last.get(stream)
-        # a silence counts inside an autotuning window (or, in a text that shows none, between autotuner lines)
-        if prev is not None and (stream in self._open or (autotuner and not self.windows_seen)) and at - prev[1] > 0:
-            self._silence(prev, (lineno, at, words))
+        # a silence counts inside an autotuning window (or, in a text that shows none, between autotuner lines;
+        # which of the two is decided at the end: a line before the first window is not "during tuning")
+        inside = stream in self._open
+        if prev is not None and (inside or autotuner) and at - prev[1] > 0:
+            self._silence(prev, (lineno, at, words), inside)
         self._last[stream] = (lineno, at, words)
         self._last_any = (lineno, at, words)
         if self.first is None:
@@ -198,13 +202,14 @@ class TimelineRecorder:
         c = self._cur
         return Stamp(c[0], c[1], c[3]) if c is not None else None
 
-    def _silence(self, a: Tuple[int, float, str], b: Tuple[int, float, str]) -> None:
+    def _silence(self, a: Tuple[int, float, str], b: Tuple[int, float, str], inside: bool) -> None:
         gap = b[1] - a[1]
         item = (gap, b[0], Stamp(*a), Stamp(*b))
-        if len(self._silences) < SILENCES_KEPT:
-            heapq.heappush(self._silences, item)
-        elif gap > self._silences[0][0]:
-            heapq.heapreplace(self._silences, item)
+        heap = self._silences[inside]
+        if len(heap) < SILENCES_KEPT:
+            heapq.heappush(heap, item)
+        elif gap > heap[0][0]:
+            heapq.heapreplace(heap, item)
 
     # ----- marks on the current line ---------------------------------------------------------------
     def window_start(self) -> None:
@@ -343,7 +348,7 @@ class TimelineRecorder:
         return Timeline(
             self.source, tuple(self.clocks), self.resolution or (1.0 if self.stamped else 0.0), self.stamped,
             self.first, last, tuple(windows), tuple(self.spans[kind]), self.left_out[kind], tactics,
-            tuple(Silence(a, b) for _gap, _line, a, b in sorted(self._silences, key=lambda s: (-s[0], s[1]))),
+            tuple(Silence(a, b) for _gap, _line, a, b in sorted(self._silences[self.windows_seen], key=lambda s: (-s[0], s[1]))),
             self.last_progress, self.after_progress, open_profile,
             tuple(BarTime(op, b.passes, b.complete, b.elapsed, b.longest, b.done, b.total, b.last, b.line)
                   for op, b in self._bars.items()),
