@@ -355,7 +355,7 @@ def _after_flashinfer(engine: str, directory: str, group: str, members: Sequence
 MAX_DIFFERENCES = 50  # per group in the result; the count says how many there were
 
 
-def _key(rec: TuningRecord) -> Tuple[Any, ...]:
+def key_of(rec: TuningRecord) -> Tuple[Any, ...]:
     """A key with the rank indices a 0.6.18rc2-0.7.1 fused-MoE key carries taken out (ranks tune the same problem)."""
     extras: Any = rec.extras
     named = by_name(extras)
@@ -364,11 +364,11 @@ def _key(rec: TuningRecord) -> Tuple[Any, ...]:
     return (rec.op, rec.runner, rec.shapes if rec.shapes is not None else rec.raw_key, extras)
 
 
-def _tile(entry: Entry) -> Optional[str]:
+def tile_text(entry: Entry) -> Optional[str]:
     return entry.decode.config.label() if isinstance(entry.decode, Decoded) else None
 
 
-def _problem_text(entry: Entry) -> str:
+def problem_text(entry: Entry) -> str:
     p = entry.problem
     if p is None:
         return str(entry.record.shapes if entry.record.shapes is not None else entry.record.raw_key)
@@ -386,7 +386,7 @@ def rank_differences(group: GroupVerdict, entries: Iterable[Entry], paths: Dict[
         rank = paths.get(e.record.source)
         if rank is None or e.record.status.value != "chosen":
             continue
-        per_key.setdefault(_key(e.record), {})[rank] = e
+        per_key.setdefault(key_of(e.record), {})[rank] = e
     diffs: List[Tuple[Tuple[Any, ...], KeyDifference]] = []
     same = 0
     for key in sorted(per_key, key=repr):
@@ -397,10 +397,10 @@ def rank_differences(group: GroupVerdict, entries: Iterable[Entry], paths: Dict[
             continue
         any_e = next(iter(by_rank.values()))
         choices = tuple(RankChoice(r, repr(by_rank[r].record.tactic) if r in by_rank else None,
-                                   _tile(by_rank[r]) if r in by_rank else None,
+                                   tile_text(by_rank[r]) if r in by_rank else None,
                                    by_rank[r].record.time_ms if r in by_rank else None) for r in group.ranks)
         order = (any_e.record.op, any_e.record.runner, any_e.problem.m if any_e.problem else 0, len(diffs))
-        diffs.append((order, KeyDifference(any_e.record.op, any_e.record.runner, _problem_text(any_e), choices)))
+        diffs.append((order, KeyDifference(any_e.record.op, any_e.record.runner, problem_text(any_e), choices)))
     diffs.sort(key=lambda x: x[0])
     return replace(group, differences=tuple(d for _, d in diffs[:MAX_DIFFERENCES]), differences_total=len(diffs), same_keys=same)
 
@@ -434,4 +434,4 @@ def check(sources: Sequence[Tuple[str, str]], raw: Dict[str, Any], entries: Sequ
 
 
 __all__ = ["CheckResult", "FieldCheck", "FileVerdict", "GroupVerdict", "KeyDifference", "RankChoice", "TargetEnv",
-           "check", "file_verdict"]
+           "check", "file_verdict", "key_of", "problem_text", "tile_text"]

@@ -154,6 +154,7 @@ def inspect_command(
     summary: Annotated[bool, typer.Option("--summary", "-q", help="Verdicts and counts only (table and Markdown).")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Everything: every tactic (--all) and every list in full.")] = False,
     moe_dtype: Annotated[Optional[str], typer.Option("--dtype", help="Activation or weight dtype of fused-MoE keys that do not record it (before FlashInfer 0.6.18rc2), e.g. nvfp4, fp8, bf16: settles tiles the catalogs leave ambiguous between variants (as retry's --dtype).")] = None,
+    fleet: Annotated[bool, typer.Option("--fleet", help="Many hosts: each PATH is a directory with one folder per host, or an index file listing host folders (one a line). One summary per (GPU, driver, CUDA, FlashInfer release): winners per op and bucket, keys where hosts chose different tiles and their measured times, outliers. Read one host at a time.")] = False,
 ) -> None:
     """Which tiles won, which failed and why, which were never tried: per arch and op.
 
@@ -168,7 +169,7 @@ def inspect_command(
         paths, format=format, arch=arch, flashinfer_version=flashinfer_version, gpu=gpu, output=output, fail_on=fail_on,
         all_rows=all_rows, only_op=only_op, only_arch=only_arch, only_rank=only_rank, only_status=only_status,
         runtime_m=runtime_m, uncalibrated=uncalibrated, baseline=baseline, summary=summary, verbose=verbose,
-        moe_dtype=moe_dtype),
+        moe_dtype=moe_dtype, fleet=fleet),
         [*(paths or ()), *((baseline,) if baseline else ())])
 
 

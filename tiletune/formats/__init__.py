@@ -27,6 +27,7 @@ FORMATTERS: dict[str, Formatter] = {
         Formatter("gpus", {"table": "model_view:gpu_table_text", "json": "model_view:gpu_table_json"}),
         Formatter("doctor", {"table": "doctor:render_text", "json": "doctor:to_json", "markdown": "doctor:render_markdown"}),
         Formatter("deploy", {"table": "deploy:render_text", "json": "deploy:to_json"}),
+        Formatter("fleet", {"table": "fleet:render_text", "json": "fleet:to_json", "markdown": "fleet:render_markdown"}),
         Formatter("check", {"table": "check:render_text", "json": "check:to_json", "markdown": "check:render_markdown"}),
     )
 }

@@ -16,6 +16,25 @@ if TYPE_CHECKING:  # (types only: the command imports these when it runs)
     from tiletune.readers.interface import ReadContext
 
 
+def fleet_status(paths: Optional[List[Path]], *, format: OutputFormat, output: Optional[Path], arch: Optional[str],
+                 flashinfer_version: Optional[str], moe_dtype: Optional[str], verbose: bool) -> int:
+    """`inspect --fleet`: one summary per (GPU, driver, CUDA, FlashInfer release) over many hosts' folders,
+    read one host at a time (analysis/fleet.py); exit 2 when an input or a host was unusable."""
+    from tiletune.analysis.fleet import fleet
+    from tiletune.cli.output import say
+    from tiletune.core.errors import UsageError
+    from tiletune.formats import render
+
+    if not paths:
+        raise UsageError("--fleet: name a directory with one folder per host, or an index file listing host folders")
+    refuse_outputs_over_inputs([("--output", output)], list(paths))
+    result = fleet(list(paths), inspect_context(arch, flashinfer_version, moe_dtype))
+    emit(render("fleet", result, format.value, verbose=verbose), output, json=format is OutputFormat.json)
+    for p in result.problems:
+        say(f"tiletune: {p.message}")
+    return 2 if any(p.loses_data for p in result.problems) else 0
+
+
 def inspected(paths: Optional[List[Path]], arch: Optional[str], flashinfer_version: Optional[str], gpu: Optional[str],
                select=None, moe_dtype: Optional[str] = None):  # select: Optional[EntryFilter]
     """The inspect result for these inputs (what inspect and report start from), kept until the
@@ -112,9 +131,20 @@ def inspect_status(paths: Optional[List[Path]], *, format: OutputFormat = Output
                     only_arch: Optional[List[str]] = None, only_rank: Optional[List[str]] = None,
                     only_status: Optional[List[str]] = None, runtime_m: Union[None, str, Sequence[str]] = None,
                     uncalibrated: bool = False, baseline: Optional[Path] = None, summary: bool = False,
-                    verbose: bool = False, moe_dtype: Optional[str] = None) -> int:
+                    verbose: bool = False, moe_dtype: Optional[str] = None, fleet: bool = False) -> int:
     """`tiletune inspect`'s body (cli.inspect_command holds its options' help): print the result,
     report the problems, return the exit status."""
+    if fleet:
+        others = [name for name, given in (("--fail-on", fail_on), ("--all", all_rows), ("--op", only_op),
+                                           ("--only-arch", only_arch), ("--rank", only_rank), ("--status", only_status),
+                                           ("--m", runtime_m), ("--uncalibrated", uncalibrated),
+                                           ("--baseline", baseline), ("--summary", summary)) if given]
+        if others:
+            from tiletune.core.errors import UsageError
+
+            raise UsageError(f"--fleet summarises hosts; {', '.join(others)} work on one server's inputs (inspect without --fleet)")
+        return fleet_status(paths, format=format, output=output, arch=arch, flashinfer_version=flashinfer_version,
+                            moe_dtype=moe_dtype, verbose=verbose)
     refuse_outputs_over_inputs([("--output", output)], [*(paths or []), *((baseline,) if baseline else ())])
     from tiletune.cli.output import load_baseline
 
