@@ -123,6 +123,64 @@ class CheckResult(Struct, frozen=True):
         return sum(f.verdict == "unknown" for f in self.files) + sum(g.verdict == "unknown" for g in self.groups)
 
 
+class StoreFacts(Struct, frozen=True):
+    """A FlashInfer managed (v2) store as found on disk: `<root>/v2/<env hash>/`."""
+
+    manifest: Any  # manifest.json, parsed (None: missing or unreadable)
+    directory_name: str
+    manifest_hash: Optional[str]  # what FlashInfer computes from that manifest (the directory it looks in)
+    entries: int
+    misplaced: Tuple[str, ...] = ()  # entry files whose name is not their key's hash: FlashInfer never reads them
+
+
+def store_verdict(path: str, facts: StoreFacts, target: TargetEnv) -> FileVerdict:
+    """Will the target's FlashInfer `autotune_v2` use this store? It looks only in `<root>/v2/<hash of the manifest
+    it computes there>`: `_collect_metadata()` + `cache_schema` + its MeasurementPolicy's non-default fields. So
+    every environment field must be equal (no wildcard, no soft mismatch), and the directory must be named
+    by its own manifest's hash."""
+    m = facts.manifest
+    if not isinstance(m, dict):
+        return FileVerdict(path, "flashinfer-v2", None, "unreadable", "no readable manifest.json: not a store FlashInfer "
+                           "wrote (it writes the manifest before any entry)", (), (), facts.entries)
+    if facts.manifest_hash != facts.directory_name:
+        return FileVerdict(path, "flashinfer-v2", None, "ignored",
+                           f"the directory is named {facts.directory_name} but its manifest hashes to {facts.manifest_hash}: "
+                           "FlashInfer looks in the directory its own manifest hashes to, never in this one (was the "
+                           "manifest edited, or the directory renamed?).", ("manifest",), (), facts.entries, "hard")
+    basis = dict(target.basis)
+    policy = {k: v for k, v in m.items() if k.startswith("measure_")}
+    names = [k for k in m if k != "cache_schema" and not k.startswith("measure_")]
+    names += [k for k, _v in target.values if k not in m]
+    checks = []
+    for name in names:
+        saved, current = m.get(name), target.value(name)
+        state = "unknown" if current is None else "same" if saved == current else "hard"
+        checks.append(FieldCheck(name, saved, current, state, basis.get(name, "not known"),
+                                 _why(name, saved, current) if state == "hard" else None))
+    differ = tuple(c.name for c in checks if c.state == "hard")
+    unknown = tuple(c.name for c in checks if c.state == "unknown")
+    tail = ""
+    if policy:
+        tail = (" It also holds measurement policy fields (" + ", ".join(f"{k}={v}" for k, v in sorted(policy.items()))
+                + "): only an autotune_v2 whose MeasurementPolicy sets them computes this manifest.")
+    if facts.misplaced:
+        tail += (f" {len(facts.misplaced)} of its {facts.entries} entry files are not named by their key's hash "
+                 f"(e.g. {facts.misplaced[0]}): FlashInfer never reads them.")
+    if differ:
+        shown = "; ".join(f"{c.name}: " + (c.why or f"store {_show(c.saved)} vs target {_show(c.target)}")
+                          for c in checks if c.name in differ)
+        return FileVerdict(path, "flashinfer-v2", None, "ignored",
+                           f"the target's FlashInfer looks in another directory (its manifest differs): {shown}.{tail}",
+                           differ, tuple(checks), facts.entries, "hard")
+    if unknown:
+        return FileVerdict(path, "flashinfer-v2", None, "unknown",
+                           f"every manifest field matches except {', '.join(unknown)}, whose target value is not known.{tail}",
+                           unknown, tuple(checks), facts.entries)
+    return FileVerdict(path, "flashinfer-v2", None, "used",
+                       f"the target computes this manifest ({len(checks)} fields equal), so autotune_v2 looks here.{tail}",
+                       (), tuple(checks), facts.entries)
+
+
 # --- FlashInfer's per-file rule ------------------------------------------------------------------
 
 def file_verdict(path: str, layout: str, raw: Any, rule: Optional[FlashInferRule], target: TargetEnv) -> FileVerdict:
@@ -406,7 +464,8 @@ def rank_differences(group: GroupVerdict, entries: Iterable[Entry], paths: Dict[
 
 
 def check(sources: Sequence[Tuple[str, str]], raw: Dict[str, Any], entries: Sequence[Entry], target: TargetEnv,
-          problems: Sequence[InputProblem] = (), ranks: Optional[int] = None) -> CheckResult:
+          problems: Sequence[InputProblem] = (), ranks: Optional[int] = None,
+          stores: Optional[Dict[str, StoreFacts]] = None) -> CheckResult:
     """Every v1 file's FlashInfer verdict and every rank group's engine verdict.
 
     `sources`: (path, reader kind) of each input read; `raw`: path -> the parsed file (or an
@@ -420,6 +479,7 @@ def check(sources: Sequence[Tuple[str, str]], raw: Dict[str, Any], entries: Sequ
             continue
         obj = raw[path]
         verdicts.append((file_verdict(path, kind, obj, rule, target), obj))
+    store_verdicts = [store_verdict(path, facts, target) for path, facts in (stores or {}).items()]
     groups: List[GroupVerdict] = []
     by_source: Dict[str, List[Entry]] = {}
     for e in entries:
@@ -430,8 +490,8 @@ def check(sources: Sequence[Tuple[str, str]], raw: Dict[str, Any], entries: Sequ
             paths = {m.verdict.path: m.label for m in members}
             g = rank_differences(g, (e for p in paths for e in by_source.get(p, ())), paths)
         groups.append(g)
-    return CheckResult(target, rule, tuple(v for v, _ in verdicts), tuple(groups), tuple(problems))
+    return CheckResult(target, rule, tuple(v for v, _ in verdicts) + tuple(store_verdicts), tuple(groups), tuple(problems))
 
 
-__all__ = ["CheckResult", "FieldCheck", "FileVerdict", "GroupVerdict", "KeyDifference", "RankChoice", "TargetEnv",
-           "check", "file_verdict", "key_of", "problem_text", "tile_text"]
+__all__ = ["CheckResult", "FieldCheck", "FileVerdict", "GroupVerdict", "KeyDifference", "RankChoice", "StoreFacts",
+           "TargetEnv", "check", "file_verdict", "key_of", "problem_text", "store_verdict", "tile_text"]

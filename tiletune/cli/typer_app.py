@@ -475,23 +475,26 @@ class DeployLayout(str, enum.Enum):
     vllm = "vllm"
     sglang = "sglang"
     trtllm = "trtllm"
+    flashinfer_v2 = "flashinfer-v2"
 
 
 @app.command("deploy")
 def deploy_command(
     table: Annotated[Path, typer.Argument(help="A FlashInfer v1 cache: a `retry --pin-cache` output or any tuned table.", show_default=False, readable=False)],
     *,
-    layout: Annotated[DeployLayout, typer.Option("--layout", help="vllm: autotune_configs_dp{d}_rank{r}.json; sglang: rank_tp{t}_pp{p}_dp{d}.json; trtllm: a TensorRT-LLM autotuner cache, used in place (prints TLLM_AUTOTUNER_CACHE_PATH).")],
+    layout: Annotated[DeployLayout, typer.Option("--layout", help="vllm: autotune_configs_dp{d}_rank{r}.json; sglang: rank_tp{t}_pp{p}_dp{d}.json; trtllm: a TensorRT-LLM autotuner cache, used in place (prints TLLM_AUTOTUNER_CACHE_PATH); flashinfer-v2: FlashInfer 0.7.x's managed store under -o ROOT (ROOT/v2/<env hash>/, as autotune_v2 writes it; prints FLASHINFER_AUTOTUNE_CACHE_DIR).")],
     ranks: Annotated[int, typer.Option("--ranks", help="vLLM: tensor x pipeline parallel size of an engine; SGLang: TP size.")] = 1,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Directory for the rank files (new files only; vllm and sglang).", readable=False)] = None,
     pp: Annotated[int, typer.Option("--pp", help="SGLang pipeline parallel size.")] = 1,
     dp: Annotated[int, typer.Option("--dp", help="Data parallel size (one set of rank files per dp rank).")] = 1,
     skip_op: Annotated[Optional[List[str]], typer.Option("--skip-op", help="An op the server should not tune (repeatable): printed as the engine's skip-ops setting.")] = None,
     env: Annotated[Optional[Path], typer.Option("--env", help="Check what was written against this target (`tiletune doctor -f json` on it).", readable=False)] = None,
+    measure: Annotated[Optional[List[str]], typer.Option("--measure", help="flashinfer-v2: a non-default MeasurementPolicy field of the server's autotune_v2, NAME=VALUE (execution_mode, cold_l2, timer, graph_timing; repeatable): it is part of the store's identity.")] = None,
     format: Annotated[DoctorFormat, typer.Option("--format", "-f", help="table or json (schema tiletune.deploy/1).")] = DoctorFormat.table,
 ) -> None:
     """Seed one tuned table into every rank of a vLLM or SGLang deployment (the same file under each rank's name,
-    so the engines' rank rules keep it) and print the settings to paste (cache directory, skip-ops)."""
+    so the engines' rank rules keep it), or write it as FlashInfer's managed v2 store, and print the settings to
+    paste (cache directory, skip-ops)."""
 
     def run() -> None:
         from tiletune.cli.commands.deploy import run_deploy
@@ -499,8 +502,11 @@ def deploy_command(
 
         refuse_outputs_over_inputs([("--output", output)], [table, *([env] if env else [])])
         if output is None and layout is not DeployLayout.trtllm:
-            raise typer.BadParameter(f"--layout {layout.value} writes rank files: give -o DIR")
-        seeded = run_deploy(table, output or Path("."), layout.value, ranks, pp, dp, list(skip_op or []), env)
+            raise typer.BadParameter(f"--layout {layout.value} writes files: give -o DIR")
+        if measure and layout is not DeployLayout.flashinfer_v2:
+            raise typer.BadParameter("--measure is part of a v2 store's identity: only with --layout flashinfer-v2")
+        seeded = run_deploy(table, output or Path("."), layout.value, ranks, pp, dp, list(skip_op or []), env,
+                            list(measure or []))
         emit(render("deploy", seeded, format.value), None)
 
     _guard(run, [table, *([env] if env else [])])

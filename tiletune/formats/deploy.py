@@ -10,6 +10,12 @@ from tiletune.tuner.deploy import Seeded
 def render_text(s: Seeded) -> str:
     if s.layout == "trtllm":
         return "\n".join(s.settings) + "\n"
+    if s.layout == "flashinfer-v2":
+        lines = [f"wrote FlashInfer's managed v2 store {s.directory}: a manifest and {s.entries} entries from {s.source}, "
+                 "as autotune_v2 publishes them"]
+        if s.check_headline:
+            lines.append(f"tiletune check on what was written: {s.check_headline}")
+        return "\n".join(lines + list(s.settings)) + "\n"
     lines = [f"wrote {len(s.files)} rank file(s) of {s.layout} into {s.directory}: the same {s.entries}-entry table "
              f"({s.source}) in each, so every rank's file has the same fingerprint and content"]
     if s.rank_bound_keys:

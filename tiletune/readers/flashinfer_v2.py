@@ -36,6 +36,21 @@ from tiletune.readers.json_common import Item, PathHints, load_json, quoted_shor
 from tiletune.readers.keyparse import KeyParseError, KeyParser
 
 KIND = "flashinfer-v2"
+
+
+def env_hash(manifest: Any) -> str:
+    """A store's directory name: sha256 of its canonical manifest JSON, 16 hex digits (ManagedAutotuneCache)."""
+    import hashlib
+    import json
+
+    return hashlib.sha256(json.dumps(manifest, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:16]
+
+
+def entry_name(key: str) -> str:
+    """An entry's file name: sha256 of its v1 key string, 24 hex digits (ManagedAutotuneCache._entry_path)."""
+    import hashlib
+
+    return hashlib.sha256(key.encode()).hexdigest()[:24] + ".json"
 _ENTRY_LIMIT = 1 << 20  # one entry is a few hundred bytes; anything over 1 MiB is not an entry
 
 

@@ -1,5 +1,6 @@
 """`tiletune deploy`: a tuned table (a pinned cache from `retry --pin-cache`, or any FlashInfer v1 cache)
-seeded into every rank of a vLLM or SGLang deployment, and the settings to paste.
+seeded into every rank of a vLLM or SGLang deployment, or written as FlashInfer 0.7.x's managed v2 store
+(`seed_v2`), and the settings to paste.
 
 Why per-rank copies of ONE table: vLLM 0.34.0 loads per-rank files only when every rank's file has the
 same `(_metadata, entry count)` fingerprint, and SGLang 0.5.23 deletes every rank's file unless all
@@ -35,6 +36,8 @@ from msgspec import Struct
 from tiletune.core.errors import TunerError, UsageError
 from tiletune.core.fileio import write_atomic
 from tiletune.core.moe_key_extras import by_name
+from tiletune.readers.flashinfer_v2 import entry_name as v2_entry_name
+from tiletune.readers.flashinfer_v2 import env_hash as v2_env_hash
 
 
 class Seeded(Struct, frozen=True):
@@ -161,5 +164,144 @@ def trtllm(cache: Path) -> Seeded:
                   (f"# TensorRT-LLM reads its own autotuner cache, {what}", f"TLLM_AUTOTUNER_CACHE_PATH={named}"))
 
 
-__all__ = ["Seeded", "rank_files", "seed", "trtllm"]
+# ----- FlashInfer's managed v2 store (0.7.x `autotune_v2`), written from a v1 table -----------------------------
+V2_POLICY_FIELDS = ("execution_mode", "cold_l2", "timer", "graph_timing")  # MeasurementPolicy.manifest_fields()
+
+
+
+
+class _Dtype:
+    """A torch dtype in a key (`torch.bfloat16`): its str is what the key prints."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"torch.{self.name}"
+
+
+def key_fields(key: str) -> Optional[Any]:
+    """The structural form FlashInfer stores beside a v2 entry's key (`_encode_key_fields`: tuples as
+    {"__tuple__": [...]}, torch dtypes as {"__dtype__": name}), parsed back from the key's text; None
+    when the text does not parse or does not print back as itself (FlashInfer then serves the entry
+    lazily by its key, as it does entries written before key_fields existed)."""
+    import ast
+    import io
+    import tokenize
+
+    try:
+        toks = list(tokenize.generate_tokens(io.StringIO(key).readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return None
+    dtypes: List[str] = []
+    out: List[str] = []
+    i = 0
+    while i < len(toks):
+        t = toks[i]
+        if (t.type == tokenize.NAME and t.string == "torch" and i + 2 < len(toks) and toks[i + 1].string == "."
+                and toks[i + 2].type == tokenize.NAME):
+            dtypes.append(toks[i + 2].string)
+            out.append(repr(f"\0dtype{len(dtypes) - 1}"))
+            i += 3
+            continue
+        if t.type in (tokenize.NEWLINE, tokenize.NL, tokenize.ENDMARKER):
+            i += 1
+            continue
+        out.append(t.string)
+        i += 1
+    try:
+        value = ast.literal_eval("".join(out))
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+    def back(v: Any) -> Any:  # the key's own values, dtypes as _Dtype (to print the key again)
+        if isinstance(v, str) and v.startswith("\0dtype"):
+            return _Dtype(dtypes[int(v[len("\0dtype"):])])
+        if isinstance(v, tuple):
+            return tuple(back(x) for x in v)
+        if isinstance(v, list):
+            return [back(x) for x in v]
+        return v
+
+    def enc(v: Any) -> Any:
+        if isinstance(v, _Dtype):
+            return {"__dtype__": v.name}
+        if isinstance(v, tuple):
+            return {"__tuple__": [enc(x) for x in v]}
+        if isinstance(v, list):
+            return [enc(x) for x in v]
+        if v is None or isinstance(v, (bool, int, float, str)):
+            return v
+        raise TypeError(type(v).__name__)
+
+    fields = back(value)
+    if not isinstance(fields, tuple) or str(fields) != key:
+        return None  # FlashInfer's preload() accepts an entry only when str(fields) == its key
+    try:
+        return enc(fields)
+    except TypeError:  # a set, bytes, complex...: outside FlashInfer's encodable contract
+        return None
+
+
+def seed_v2(source: Path, root: Path, measure: Sequence[str] = (), skip_ops: Sequence[str] = ()) -> Seeded:
+    """Write the table as FlashInfer 0.7.x's managed store under `root` (new files only): `root/v2/<env hash>/
+    manifest.json` and one `entries/<hash>.json` per key, byte for byte as `ManagedAutotuneCache.publish`
+    writes them (json.dump, indent 2, sorted keys). The manifest is the table's `_metadata` (what
+    `_collect_metadata()` gave where it was tuned) + `cache_schema: v2` + the non-default measurement
+    policy fields (`--measure execution_mode=eager` -> `measure_execution_mode`)."""
+    import json
+
+    _raw, data = _table(source)
+    got = data.get("_metadata")
+    if not isinstance(got, dict) or not got:
+        raise TunerError(f"{source}: no _metadata: a v2 store is found by the hash of its environment's metadata, "
+                         "which this table does not state")
+    manifest: Dict[str, Any] = {str(k): v for k, v in got.items()}
+    for item in measure:
+        name, sep, value = item.partition("=")
+        if not sep or name not in V2_POLICY_FIELDS or not value:
+            raise UsageError(f"--measure {item!r}: NAME=VALUE with NAME one of {', '.join(V2_POLICY_FIELDS)} "
+                             "(FlashInfer's MeasurementPolicy fields, as its manifest_fields() writes them)")
+        manifest[f"measure_{name}"] = value
+    manifest["cache_schema"] = "v2"
+    env_hash = v2_env_hash(manifest)
+    env_dir = root / "v2" / env_hash
+    entries_dir = env_dir / "entries"
+    if (env_dir / "manifest.json").exists() or (entries_dir.exists() and any(entries_dir.iterdir())):
+        raise TunerError(f"{env_dir}: already a store for this environment: deploy writes new files only "
+                         "(move it away or pick another root)")
+    entries_dir.mkdir(parents=True, exist_ok=True)
+    written, keyed = [], 0
+    for key, value in data.items():
+        if not key.startswith("('"):
+            continue
+        if not isinstance(value, list) or len(value) < 2 or not isinstance(value[0], str):
+            raise TunerError(f"{source}: entry {key[:80]!r}: not [runner, tactic, ...]; nothing written for it")
+        entry: Dict[str, Any] = {"key": key, "runner": value[0], "tactic": value[1]}
+        if len(value) > 2 and isinstance(value[2], list):
+            entry["profiling_policy"] = value[2]
+        fields = key_fields(key)
+        if fields is not None:
+            entry["key_fields"] = fields
+            keyed += 1
+        name = v2_entry_name(key)
+        write_atomic(entries_dir / name, json.dumps(entry, indent=2, sort_keys=True))
+        written.append(f"v2/{env_hash}/entries/{name}")
+    write_atomic(env_dir / "manifest.json", json.dumps(manifest, indent=2, sort_keys=True))
+    version, gpu = manifest.get("flashinfer_version"), manifest.get("gpu")
+    settings = [f"FLASHINFER_AUTOTUNE_CACHE_DIR={root.resolve()}",
+                "# FlashInfer 0.7.x: serve it with `with flashinfer.autotune_v2(mode=\"replay\"):` (mode=\"tune\" adds "
+                "misses); the store is used only where _collect_metadata() and the measurement policy give this "
+                f"manifest (directory {env_hash}: `tiletune check {env_dir}` says whether they do)",
+                f"# {keyed} of {len(written)} entries carry key_fields (preloaded at attach); the rest are read "
+                "on their first lookup"]
+    if skip_ops:
+        settings.append(f"# skip-ops: autotune_v2(skip_ops={{{', '.join(repr(o) for o in skip_ops)}}})")
+    return Seeded(str(source), "flashinfer-v2", str(env_dir), tuple(["v2/" + env_hash + "/manifest.json", *written]),
+                  len(written), _rank_bound(data), version, gpu, tuple(skip_ops), tuple(settings))
+
+
+__all__ = ["Seeded", "key_fields", "rank_files", "seed", "seed_v2", "trtllm", "v2_entry_name", "v2_env_hash"]
 

@@ -70,12 +70,16 @@ def run_check(paths: Sequence[Path], env_file: Optional[Path], release: Optional
         target = this_host(release)
     outcome = read_inputs([str(p) for p in paths], ReadContext())
     raw: Dict[str, Any] = {}
+    stores: Dict[str, Any] = {}
     problems = list(outcome.problems)
     for path, kind in outcome.sources:
         if kind == "flashinfer-v2":
-            problems.append(InputProblem(path, f"{path}: a FlashInfer managed (v2) store: not judged (check reads v1 files; "
-                                               "a v2 store's directory is the hash of its manifest, so another environment "
-                                               "simply uses another directory)", fatal=False, loses_data=False))
+            if Path(path).is_dir():
+                stores[path] = store_facts(Path(path))
+            else:
+                problems.append(InputProblem(path, f"{path}: one entry of a FlashInfer managed (v2) store: not judged "
+                                                   "(name the store's directory, which holds its manifest)",
+                                             fatal=False, loses_data=False))
         if kind in V1_KINDS and path not in raw:
             got = load_json(Path(path))
             if isinstance(got, InputProblem):
@@ -85,4 +89,27 @@ def run_check(paths: Sequence[Path], env_file: Optional[Path], release: Optional
     entries = decode_all(r for r in outcome.records if r.source in raw)
     if ranks is not None and ranks < 1:
         raise UsageError(f"--ranks {ranks}: must be 1 or more")
-    return check(outcome.sources, raw, entries, target, problems, ranks)
+    return check(outcome.sources, raw, entries, target, problems, ranks, stores)
+
+
+def store_facts(store: Path) -> Any:
+    """What `check` needs of a managed v2 store: its manifest, the hash FlashInfer computes from it, and the
+    entry files FlashInfer would never read (named other than by their key's hash)."""
+    from tiletune.analysis.check import StoreFacts
+    from tiletune.core.records import InputProblem
+    from tiletune.readers.flashinfer_v2 import entry_name, env_hash
+    from tiletune.readers.json_common import load_json
+
+    manifest = load_json(store / "manifest.json") if (store / "manifest.json").is_file() else None
+    if isinstance(manifest, InputProblem):
+        manifest = None
+    misplaced, n = [], 0
+    entries = store / "entries"
+    for f in sorted(entries.glob("*.json")) if entries.is_dir() else []:
+        n += 1
+        e = load_json(f)
+        key = e.get("key") if isinstance(e, dict) else None
+        if not isinstance(key, str) or entry_name(key) != f.name:
+            misplaced.append(f.name)
+    return StoreFacts(manifest, store.name, env_hash(manifest) if isinstance(manifest, dict) else None, n,
+                      tuple(misplaced[:20]))

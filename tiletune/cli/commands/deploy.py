@@ -12,16 +12,21 @@ from tiletune.tuner.deploy import Seeded
 
 
 def run_deploy(table: Path, out_dir: Path, layout: str, ranks: int, pp: int, dp: int, skip_ops: Sequence[str],
-               env_file: Optional[Path]) -> Seeded:
-    from tiletune.tuner.deploy import seed, trtllm
+               env_file: Optional[Path], measure: Sequence[str] = ()) -> Seeded:
+    from tiletune.tuner.deploy import seed, seed_v2, trtllm
 
     if layout == "trtllm":
         return trtllm(table)
-    seeded = seed(table, out_dir, layout, ranks, pp=pp, dp=dp, skip_ops=skip_ops)
+    if layout == "flashinfer-v2":
+        seeded = seed_v2(table, out_dir, measure, skip_ops)
+        check_dir = Path(seeded.directory)
+    else:
+        seeded = seed(table, out_dir, layout, ranks, pp=pp, dp=dp, skip_ops=skip_ops)
+        check_dir = out_dir
     if env_file is not None:
         from tiletune.cli.commands.check import run_check
         from tiletune.formats.check import headline
 
-        result = run_check([out_dir], env_file, None, ranks)
+        result = run_check([check_dir], env_file, None, ranks)
         seeded = structs.replace(seeded, check_headline=headline(result))
     return seeded
