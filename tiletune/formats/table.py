@@ -418,7 +418,7 @@ def format_inspect(result: InspectResult, *, all_rows: bool = False, runtime_m: 
             out += _wrap(view.not_tried_line(nt, limit=len(nt.tactics) if verbose else 8), width=width)
         out += _wrap(f"({view.NOT_TRIED_NOTE})", width=width)
         out.append("")
-    warmup = view.warmup_lines(result, None if verbose else 8)
+    warmup = view.warmup_lines(result, None if verbose else 8, brief=not verbose)
     if warmup:
         out += _wrap(view.WARMUP_TITLE, indent="", width=width)
         for level, line in warmup:

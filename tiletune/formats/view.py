@@ -628,14 +628,41 @@ def _op_cost_text(o: Any) -> str:
     return text
 
 
-def warmup_lines(result: InspectResult, limit: Optional[int] = None) -> list[tuple[int, str]]:
-    """Per input with stamped tuning lines: its headline (level 0), then each figure with its basis (level 1)."""
+def _brief_warmup(w: Any) -> list[tuple[int, str]]:
+    from tiletune.analysis.warmup_cost import seconds_text
+
+    out: list[tuple[int, str]] = []
+    if w.ops:
+        out.append((1, "per op: " + "; ".join(_op_cost_text(o) for o in w.ops)))
+    if w.slowest:
+        out.append((1, "slowest profiles: " + "; ".join(
+            f"{p.op}{' ' + p.bucket if p.bucket else ''} {seconds_text(p.seconds)}" for p in w.slowest)))
+    for j in w.jit:
+        if j.seconds is not None:
+            out.append((1, f"JIT build {j.module}: {seconds_text(j.seconds)} (line {j.line} to the next line)"))
+    if w.stall is not None and w.stopped is None:
+        out.append((1, w.stall.text))
+    if w.blocklist is not None and w.blocklist.items:
+        shown = w.blocklist.items[:4]
+        more = len(w.blocklist.items) - len(shown)
+        out.append((1, "always-failing tactics: " + "; ".join(shown) + (f"; {more} more" if more > 0 else "")))
+    out.append((1, "(-v: how each figure was taken)"))
+    return out
+
+
+def warmup_lines(result: InspectResult, limit: Optional[int] = None, brief: bool = False) -> list[tuple[int, str]]:
+    """Per input with stamped tuning lines: its headline (level 0), then each figure with its basis (level 1).
+    `brief` (the terminal table without -v): the headline, per op, the slowest profiles, JIT builds, a stall
+    and the always-failing tactics, without the bases."""
     from tiletune.analysis.warmup_cost import seconds_text
 
     out: list[tuple[int, str]] = []
     shown = result.warmup if limit is None else result.warmup[:limit]
     for w in shown:
         out.append((0, f"{w.source}: {w.headline}"))
+        if brief:
+            out += _brief_warmup(w)
+            continue
         out.append((1, f"stamps: {w.clock}"))
         if w.ops:
             out.append((1, "per op: " + "; ".join(_op_cost_text(o) for o in w.ops)))
