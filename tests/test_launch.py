@@ -42,7 +42,7 @@ def _click_params(args: list[str]) -> dict | None:
 _DEFAULTS = {"arch": None, "flashinfer_version": None, "gpu": None, "output": None, "fail_on": None, "all_rows": False,
              "only_op": (), "only_arch": (), "only_rank": (), "only_status": (), "runtime_m": (), "uncalibrated": False,
              "baseline": None, "summary": False, "verbose": False,
-             "moe_dtype": None}
+             "moe_dtype": None, "fleet": False}
 
 _WORDS = ["a.json", "b", "dir/c.log", "inspect", "json", "table", "markdown", "JSON", "xml", "--format", "-f",
           "--format=json", "--format=table", "--format=", "--format=Json", "-fjson", "-f=json", "--", "-", "",

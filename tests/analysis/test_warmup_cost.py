@@ -114,7 +114,9 @@ def test_where_a_killed_run_stopped(runs):
     assert (st.op, st.profiles_done, st.timed, st.last_tactic) == ("fp4_gemm", 2, 3, 2)  # hung in tactic 3 of M=4
     assert "(4, 256)" in st.text and st.last_words.split(" - ")[0] == last.split(" - ")[0]
     assert w.stall is not None and w.stall.seconds is None and w.stall.after_line is None  # nothing followed
-    assert w.headline.startswith("The run stopped in fp4_gemm's profile 3")
+    # the text alone cannot tell this kill from a cut excerpt: it says where tuning was, never why it ended
+    assert w.headline.startswith("No `Autotuning process ends` follows the window opened at line 2")
+    assert "tuning was last in fp4_gemm's profile 3" in w.headline and "stopped" not in w.headline
     # no window closed: a saving's share is of the finished profiles, and says so
     assert w.blocklist is not None and w.blocklist.share_of.startswith("the finished profiles'")
 
@@ -171,3 +173,18 @@ def test_spans_past_the_bound_are_counted_not_kept(monkeypatch):
     w = _one(inspect([TIMED / "slow.log"], ReadContext()))
     assert sum(o.profiles for o in w.ops) == 2
     assert any("3 more profile span(s)" in n for n in w.notes)
+
+
+def test_a_tickets_excerpt_that_ends_inside_autotuning_is_not_called_a_stop():
+    # a real vLLM PR description (cache_samples/wild, artifact.json: its URL) quoting a log up to `starts`
+    (path,) = (ROOT / "cache_samples" / "wild").glob("vllm-23439-*/pr.md")
+    w = _one(inspect([path], ReadContext()))
+    assert w.stopped is not None and "this text is a ticket's excerpt" in w.stopped.text
+    assert "stopped" not in w.headline and "hung" not in w.headline
+
+
+def test_an_info_log_ending_inside_tuning_names_the_op_its_progress_bar_shows():
+    # a real vLLM + FlashInfer log (cache_samples/wild/flashinfer-3530-*): the fp4 MoE bar finished, the bf16 one at 0/21
+    (path,) = [p for p in (ROOT / "cache_samples" / "wild").glob("flashinfer-3530-*/*") if p.name != "artifact.json"]
+    w = _one(inspect([path], ReadContext()))
+    assert w.stopped is not None and "in flashinfer::trtllm_bf16_moe, 0 of 21 profiles done" in w.stopped.text

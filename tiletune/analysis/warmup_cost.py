@@ -239,7 +239,14 @@ def _warm(t: Timeline, spans: Sequence[ProfileSpan], jit_in: float, ignored: Seq
     return Saving(round(secs, 6), basis, None, ())
 
 
-def _stop(t: Timeline) -> Optional[StopPoint]:
+def _last_bar(t: Timeline) -> Optional[Any]:
+    """The progress bar printed last (INFO logs: where tuning was, when no tactic line says it)."""
+    return max(t.bars, key=lambda b: b.line, default=None)
+
+
+def _stop(t: Timeline, ticket: bool = False) -> Optional[StopPoint]:
+    """Where tuning was when the text ends inside an autotuning window. The text alone cannot tell a hang, a
+    kill and a cut excerpt apart, so this says where tuning was last and what follows, never why."""
     open_windows = [w for w in t.windows if w.end is None]
     if not open_windows or t.last_progress is None:
         return None
@@ -250,18 +257,27 @@ def _stop(t: Timeline) -> Optional[StopPoint]:
         done = sum(1 for p in t.profiles if p.op == op_prof.op and p.end.line >= w.start.line)
     last = t.last_progress
     in_window = max(0.0, last.at_s - w.start.at_s)
-    where = (f"in {op_prof.op}'s profile {done + 1}" + (f", first input {op_prof.bucket}" if op_prof.bucket else "")
-             + f" (after {done} finished; {op_prof.timed} tactic(s) timed"
-             + (f", {op_prof.failed} failed" if op_prof.failed else "") + f" in it, the last tactic {op_prof.last_tactic})"
-             if op_prof is not None else "inside autotuning")
+    bar = _last_bar(t)
+    if op_prof is not None:
+        where = (f"in {op_prof.op}'s profile {done + 1}" + (f", first input {op_prof.bucket}" if op_prof.bucket else "")
+                 + f" (after {done} finished; {op_prof.timed} tactic(s) timed"
+                 + (f", {op_prof.failed} failed" if op_prof.failed else "") + f" in it, the last tactic {op_prof.last_tactic})")
+    elif bar is not None and bar.line >= w.start.line:
+        where = f"in {bar.op}, {bar.last_done} of {bar.last_total} profiles done by its progress bar (line {bar.line})"
+    else:
+        where = "inside the window (no line says which op)"
     after = t.after_progress
-    then = ("nothing follows it in this text, so how long the run hung is not in it" if after is None else
+    then = ("nothing follows it in this text" if after is None else
             f"the next line, {_s(max(0.0, after.at_s - last.at_s))} later, is line {after.line}")
-    text = (f"the run stopped {where}: the autotuning window opened at line {w.start.line} never closed; its last "
-            f"progress line is line {last.line}, {_s(in_window)} after the window opened, and {then} ({LABEL})")
-    return StopPoint(op_prof.op if op_prof else None, done, op_prof.timed if op_prof else 0,
-                     op_prof.failed if op_prof else 0, op_prof.last_tactic if op_prof else None, last.line,
-                     _clip(last.words), w.start.line, round(in_window, 6), text)
+    text = (f"no `Autotuning process ends` follows the window opened at line {w.start.line} in this text: tuning was "
+            f"last {where}; its last autotuner line is line {last.line}, {_s(in_window)} after the window opened, and "
+            f"{then} ({LABEL}; "
+            + ("this text is a ticket's excerpt" if ticket else "a hang, a kill and a cut excerpt look alike here")
+            + ")")
+    return StopPoint(op_prof.op if op_prof else (bar.op if bar is not None else None), done,
+                     op_prof.timed if op_prof else 0, op_prof.failed if op_prof else 0,
+                     op_prof.last_tactic if op_prof else None, last.line, _clip(last.words), w.start.line,
+                     round(in_window, 6), text)
 
 
 def _after_stop(t: Timeline) -> Quiet:
@@ -269,13 +285,13 @@ def _after_stop(t: Timeline) -> Quiet:
     assert last is not None
     after = t.after_progress
     if after is None:
-        return Quiet(None, last.line, _clip(last.words), None, "", True,
-                     f"stall: nothing followed the last progress line (line {last.line}) in this text, so how long the "
-                     "run hung is not in it (the text ends there)")
+        return Quiet(None, last.line, _clip(last.words), None, "", False,
+                     f"after the last autotuner line (line {last.line}): nothing follows in this text, so how long "
+                     "tuning stayed there is not in it")
     gap = max(0.0, after.at_s - last.at_s)
-    return Quiet(round(gap, 6), last.line, _clip(last.words), after.line, _clip(after.words), True,
-                 f"stall: no progress line after line {last.line}; the next line, {_s(gap)} later, is line {after.line} "
-                 f"({LABEL})")
+    return Quiet(round(gap, 6), last.line, _clip(last.words), after.line, _clip(after.words), gap >= STALL_S,
+                 f"{'stall' if gap >= STALL_S else 'after the last autotuner line'}: no autotuner line after line "
+                 f"{last.line}; the next line, {_s(gap)} later, is line {after.line} ({LABEL})")
 
 
 def warmup_cost(facts: InputFacts, entries: Sequence[Any] = (), events: Sequence[Event] = (),
@@ -315,7 +331,7 @@ def warmup_cost(facts: InputFacts, entries: Sequence[Any] = (), events: Sequence
                         j.start.line, j.next.line if j.next else None) for j in t.jit)
     jit_in = sum(c.seconds or 0.0 for c in jit if any(p.start.line <= c.line <= p.end.line for p in spans))
     silence = _quiet(t.silences[0], t.silences[0].seconds >= STALL_S, jit) if t.silences else None
-    stopped = _stop(t)
+    stopped = _stop(t, facts.ticket)
     stall = _after_stop(t) if stopped is not None else (silence if silence is not None and silence.stall else None)
     ignored = [e.summary for e in events if e.kind == "cache_ignored" and e.source == facts.source]
     # a share is of the tuning window; a run that never closed its window has only its finished profiles
@@ -334,7 +350,7 @@ def warmup_cost(facts: InputFacts, entries: Sequence[Any] = (), events: Sequence
     cost = WarmupCost(facts.source, group, LABEL, _clock(t), "", tuning, len(t.windows), any(w.end is None for w in t.windows),
                       tuple(ops), profile_basis, slowest, jit, silence, stall, stopped, blocklist, warm, t.cache_hits,
                       tuple(notes))
-    if not (cost.tuning or cost.ops or cost.jit or cost.stopped or cost.longest_silence or cost.cache_hits):
+    if not (cost.tuning or cost.ops or cost.jit or cost.stopped or cost.stall or cost.cache_hits):
         return None
     return _with_headline(cost, profile_total)
 
@@ -357,10 +373,12 @@ def _with_headline(c: WarmupCost, profile_total: float) -> WarmupCost:
         parts.append(f"autotuning took about {_s(c.tuning.seconds)} ({c.tuning.basis})")
     elif profile_total:
         parts.append(f"the profiles' spans add up to about {_s(profile_total)} ({LABEL})")
-    elif c.ops and any(o.bar_seconds is not None for o in c.ops):
-        bars = [o for o in c.ops if o.bar_seconds is not None]
-        parts.append("tqdm's bars: " + ", ".join(f"{o.op} {o.bar_passes} pass(es), {_s(o.bar_seconds or 0.0)} in all"
-                                                  for o in bars[:3]) + " (1 s steps; estimated from tqdm's elapsed times)")
+    elif c.ops and any(o.bar_passes for o in c.ops):
+        bars = [o for o in c.ops if o.bar_passes]
+        parts.append("tqdm's bars: " + ", ".join(
+            f"{o.op} {o.bar_passes} pass(es), " + ("none finished in this text" if o.bar_seconds is None else
+                                                  f"{_s(o.bar_seconds)} in all" if o.bar_seconds else "each under 1 s")
+            for o in bars[:3]) + " (1 s steps; estimated from tqdm's elapsed times)")
     if c.ops and c.ops[0].profiles and c.stopped is None:
         top = c.ops[0]
         parts.append(f"{top.op} took the most: {_s(top.seconds)} over {top.profiles} profile(s)")

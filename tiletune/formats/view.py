@@ -621,9 +621,10 @@ def _op_cost_text(o: Any) -> str:
         text += f"{seconds_text(o.seconds)} over {o.profiles} profile{'s' if o.profiles != 1 else ''}"
         if o.timed or o.failed:
             text += f" ({o.timed} timing line{'s' if o.timed != 1 else ''}, {o.failed} failure line{'s' if o.failed != 1 else ''})"
-    if o.bar_seconds is not None:
+    if o.bar_passes:
         bar = (f"{o.bar_passes} pass{'es' if o.bar_passes != 1 else ''}, "
-               + ("each under 1 s" if o.bar_seconds == 0 else f"{seconds_text(o.bar_seconds)} in all"))
+               + ("none finished in this text" if o.bar_seconds is None else
+                  "each under 1 s" if o.bar_seconds == 0 else f"{seconds_text(o.bar_seconds)} in all"))
         text += ("; " if o.profiles else "") + f"tqdm: {bar}"
     return text
 
