@@ -128,3 +128,18 @@ def test_every_view_and_the_cli(small, tmp_path):
     assert bad.exit_code == 2 and "--all" in bad.output
     missing = run.invoke(app, ["inspect", "--fleet", str(tmp_path / "nothing")])
     assert missing.exit_code == 2 and "no such file or directory" in missing.output
+
+
+def test_the_driver_comes_from_a_doctor_report_in_the_host_folder(tmp_path):
+    # the report is written by tiletune doctor's own writer, with the GPU and driver of the H200 that wrote
+    # tests/data/h200_warmups/a (its README: driver 580.159.04)
+    from tiletune.analysis.doctor import DoctorReport, Gpu
+    from tiletune.formats.doctor import to_json
+
+    host = tmp_path / "fleet" / "node1"
+    host.mkdir(parents=True)
+    (host / "autotune_config.json").write_bytes((H200 / "a" / "autotune_config.json").read_bytes())
+    (host / "doctor.json").write_text(to_json(DoctorReport((), (Gpu(0, "NVIDIA H200", "580.159.04", 143771, "9.0", "sm90"),))))
+    r = fleet([tmp_path / "fleet"])
+    (g,) = r.groups
+    assert g.driver == "580.159.04 (doctor report doctor.json)" and g.units == 1 and not r.problems

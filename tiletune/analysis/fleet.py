@@ -14,7 +14,9 @@ What a group says:
   a unit whose measured time is `SLOW_RATIO` or more times the fastest unit's on the same tile and key;
 - failures per op and tactic (logs and ledgers in the host folders), with the units that saw them.
 
-A unit is one host's file (a rank's file in per-rank layouts): `host/rank` or `host/file`. Times are
+The driver is what a `tiletune doctor -f json` report at the top of the host folder says (any `*.json` whose
+schema is tiletune.doctor/...; its first GPU's driver), since FlashInfer's caches do not state it; "not stated"
+without one. A unit is one host's file (a rank's file in per-rank layouts): `host/rank` or `host/file`. Times are
 what the caches state (FlashInfer 0.7.x writes `time_ms` per entry): measured by the autotuner, in
 microseconds here; a cache that states none leaves the range empty.
 """
@@ -215,11 +217,40 @@ class _Group:
         self.fails: Dict[Tuple[str, str, str], _Fail] = {}
 
 
-def _env_key(e: Entry) -> Tuple[str, str, str, str]:
+def _env_key(e: Entry, driver: Optional[str] = None) -> Tuple[str, str, str, str]:
     env = e.record.env
     known = lambda v: v if v and v.lower() not in ("unknown", "none", "null") else None  # noqa: E731
-    return (known(env.gpu) or "GPU not stated", known(env.driver) or "not stated", known(env.cuda_version) or "not stated",
-            known(env.flashinfer_version) or "release not stated")
+    return (known(env.gpu) or "GPU not stated", known(env.driver) or driver or "not stated",
+            known(env.cuda_version) or "not stated", known(env.flashinfer_version) or "release not stated")
+
+
+DOCTOR_LIMIT = 1 << 20  # bytes of a doctor report
+
+
+def doctor_driver(folder: Path) -> Optional[str]:
+    """The driver a `tiletune doctor -f json` report at the top of a host folder names (its first GPU's), else None."""
+    import json
+
+    try:
+        files = sorted(e.path for e in os.scandir(folder) if e.name.endswith(".json") and e.is_file())
+    except OSError:
+        return None
+    for f in files:
+        try:
+            if os.path.getsize(f) > DOCTOR_LIMIT:
+                continue
+            with open(f, "rb") as fh:
+                raw = fh.read(DOCTOR_LIMIT)
+            if b"tiletune.doctor/" not in raw[:4096]:
+                continue
+            doc = json.loads(raw)
+        except (OSError, ValueError):
+            continue
+        gpus = doc.get("gpus") if isinstance(doc, dict) else None
+        for g in gpus if isinstance(gpus, list) else ():
+            if isinstance(g, dict) and isinstance(g.get("driver"), str) and g["driver"]:
+                return f"{g['driver']} (doctor report {Path(f).name})"
+    return None
 
 
 def _unit(host: str, root: str, rank: Optional[str], source: str) -> str:
@@ -249,7 +280,8 @@ class FleetFolder:
         self.keys_left_out = 0
         self.problems: List[InputProblem] = []
 
-    def add_host(self, host: Host, entries: Iterable[Entry], sources: int, problems: Sequence[InputProblem] = ()) -> None:
+    def add_host(self, host: Host, entries: Iterable[Entry], sources: int, problems: Sequence[InputProblem] = (),
+                 driver: Optional[str] = None) -> None:
         self.hosts += 1
         self.files += sources
         self.problems += problems
@@ -259,7 +291,7 @@ class FleetFolder:
             r = e.record
             if r.status not in (Status.CHOSEN, Status.FAILED):
                 continue
-            gk = _env_key(e)
+            gk = _env_key(e, driver)
             g = self.groups.get(gk)
             if g is None:
                 g = self.groups[gk] = _Group()
@@ -371,7 +403,7 @@ def fleet(paths: Sequence[Union[str, Path]], ctx: Optional[ReadContext] = None) 
     for host in hosts:
         outcome = read_inputs([host.path], ctx)
         folder.add_host(host, decode_all(r for r in outcome.records if r.status in (Status.CHOSEN, Status.FAILED)),
-                        len(outcome.sources), outcome.problems)
+                        len(outcome.sources), outcome.problems, doctor_driver(Path(host.path)))
     return folder.result()
 
 
