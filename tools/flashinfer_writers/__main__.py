@@ -14,13 +14,14 @@ What the release wrote is copied, byte for byte, to OUT/<version>/:
     v2root/v2/<env>/...      the managed store (manifest.json, entries/); releases with autotune_v2
     PROVENANCE.json          release, wheel sha256, torch, the exact command, what was substituted
 
-With --timed, the timed scenarios instead (drive.py: runner calls also take wall time, so the log's
-timestamps show where a start-up's time went), each with its own log, into OUT/<version>/timed/:
+With --timed, the timed scenarios instead (drive_timed.py: drive.py's runners, each call also taking wall
+time, so the log's timestamps show where a start-up's time went), each with its own log, into
+OUT/<version>/timed/:
 
     slow.log                 a cold start: 4 fp4_gemm buckets, two tactics failing late, fp8_gemm
     warm.log                 the same start with the cache slow.log saved: every profile a hit
     hang.log                 a start whose tactic never returns, killed once its log was quiet for
-                             drive.HANG_KILL_S seconds (a watchdog's SIGKILL)
+                             drive_timed.HANG_KILL_S seconds (a watchdog's SIGKILL)
     slow.json                the cache the cold start saved
     PROVENANCE.json
 
@@ -55,6 +56,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 ROOT = Path(__file__).resolve().parents[2]
 DRIVE = Path(__file__).with_name("drive.py")
+DRIVE_TIMED = Path(__file__).with_name("drive_timed.py")  # the timed scenarios (imports drive.py beside it)
 FOREIGN = ROOT / "cache_samples" / "real" / "flashinfer-0.7.2.post1-h200-fp8_gemm-cublas.json"
 SCENARIOS = ("tune", "reload", "foreign", "sticky", "v2tune", "v2replay", "group")
 TIMED = ("slow", "warm", "hang")
@@ -140,15 +142,15 @@ def release_venv(work: Path, base: Path, wheel: Path) -> tuple[Path, list[str]]:
     return venv, reqs
 
 
-def drive(venv: Path, rundir: Path, scenario: str, home: str = "home") -> dict[str, Any]:
+def drive(venv: Path, rundir: Path, scenario: str, home: str = "home", script: str = "drive.py") -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FLASHINFER_", "CUDA_VISIBLE"))}
     env.update(FLASHINFER_LOGGING_LEVEL="debug", FLASHINFER_WORKSPACE_BASE=str(rundir / home),
                PYTHONDONTWRITEBYTECODE="1", TQDM_DISABLE="1")
     if scenario == "hang":
         return _drive_until_quiet(venv, rundir, env, rundir / home)
-    r = subprocess.run([venv / "bin" / "python", "drive.py", scenario], cwd=rundir, env=env, capture_output=True, text=True)
+    r = subprocess.run([venv / "bin" / "python", script, scenario], cwd=rundir, env=env, capture_output=True, text=True)
     if r.returncode != 0 and scenario != "sticky":  # only the sticky scenario ends in an exception
-        raise SystemExit(f"drive.py {scenario} (in {rundir}): exit {r.returncode}\n{r.stderr[-3000:]}")
+        raise SystemExit(f"{script} {scenario} (in {rundir}): exit {r.returncode}\n{r.stderr[-3000:]}")
     return {"scenario": scenario, "exit_status": r.returncode, "stderr": r.stderr}
 
 
@@ -158,13 +160,13 @@ def drive_sha256() -> str:
 
 
 def _drive_until_quiet(venv: Path, rundir: Path, env: dict, home: Path) -> dict[str, Any]:
-    """The hang scenario: SIGKILL once the release's log has not grown for drive.HANG_KILL_S seconds
+    """The hang scenario: SIGKILL once the release's log has not grown for drive_timed.HANG_KILL_S seconds
     (after it started), as a watchdog that watches the log would; 10 minutes at most."""
     import signal
     import time
 
-    quiet = float(re.search(r"^HANG_KILL_S = ([\d.]+)", DRIVE.read_text(), re.M).group(1))  # type: ignore[union-attr]
-    p = subprocess.Popen([venv / "bin" / "python", "drive.py", "hang"], cwd=rundir, env=env,
+    quiet = float(re.search(r"^HANG_KILL_S = ([\d.]+)", DRIVE_TIMED.read_text(), re.M).group(1))  # type: ignore[union-attr]
+    p = subprocess.Popen([venv / "bin" / "python", "drive_timed.py", "hang"], cwd=rundir, env=env,
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     size, since, start = -1, time.monotonic(), time.monotonic()
     while p.poll() is None and time.monotonic() - start < 600:
@@ -178,7 +180,7 @@ def _drive_until_quiet(venv: Path, rundir: Path, env: dict, home: Path) -> dict[
             break
     _out, err = p.communicate(timeout=60)
     if p.returncode != -signal.SIGKILL:
-        raise SystemExit(f"drive.py hang (in {rundir}): ended by itself (exit {p.returncode})\n{err[-3000:]}")
+        raise SystemExit(f"drive_timed.py hang (in {rundir}): ended by itself (exit {p.returncode})\n{err[-3000:]}")
     return {"scenario": "hang", "exit_status": p.returncode, "stderr": err,
             "killed": f"SIGKILL after the log was quiet for {quiet:g} s"}
 
@@ -278,7 +280,8 @@ def derive_timed(version: str, out: Path, work: Path, base: Path, wheels: Path, 
     rundir = rel_work / "run"
     rundir.mkdir()
     shutil.copyfile(DRIVE, rundir / "drive.py")
-    runs = [drive(venv, rundir, s, home=f"home-{s}") for s in TIMED]
+    shutil.copyfile(DRIVE_TIMED, rundir / "drive_timed.py")
+    runs = [drive(venv, rundir, s, home=f"home-{s}", script="drive_timed.py") for s in TIMED]
     dest = out / version / "timed"
     if dest.exists():
         shutil.rmtree(dest)
@@ -301,13 +304,16 @@ def derive_timed(version: str, out: Path, work: Path, base: Path, wheels: Path, 
                   "pip": f"flashinfer-python=={version}"},
         "installed": {"flashinfer": "pip install --no-deps <wheel>", "requirements": reqs,
                       "torch": torch_version, "python": sys.version.split()[0]},
-        "written_by": "the release's own code and logger, driven by tools/flashinfer_writers/drive.py (timed "
-                      "scenarios: " + ", ".join(TIMED) + "); the timestamps are this machine's wall clock",
+        "written_by": "the release's own code and logger, driven by tools/flashinfer_writers/drive_timed.py (timed "
+                      "scenarios: " + ", ".join(TIMED) + ", over drive.py's runners); the timestamps are this machine's "
+                      "wall clock",
+        "drive_sha256": drive_sha256(),
+        "drive_timed_sha256": hashlib.sha256(DRIVE_TIMED.read_bytes()).hexdigest(),
         "substituted": {
             "gpu": "torch.cuda timing primitives run on a synthetic clock advanced by each runner call "
                    "(drive.py _install_clock); torch.cuda.get_device_name answers " + json.dumps("NVIDIA B200"),
             "runners": "synthetic TunableRunner subclasses with synthetic per-tactic times and failure texts; every "
-                       "call also sleeps (drive.py WALL_CALL_S x (1 + M/4), WALL_FAIL_S for a failing tactic) so that "
+                       "call also sleeps (drive_timed.py WALL_CALL_S x (1 + M/4), WALL_FAIL_S for a failing tactic) so that "
                        "the wall clock the log stamps advances as a GPU start-up's would",
         },
         "scenarios": {r["scenario"]: {"exit_status": r["exit_status"], **({"killed": r["killed"]} if "killed" in r else {}),
@@ -318,6 +324,7 @@ def derive_timed(version: str, out: Path, work: Path, base: Path, wheels: Path, 
     }
     (dest / "PROVENANCE.json").write_text(json.dumps(provenance, indent=1, sort_keys=True) + "\n")
     _no_machine_paths(dest, [str(rel_work), str(ROOT), str(Path.home())])
+    shutil.rmtree(rel_work, ignore_errors=True)  # the release's venv is throwaway
     return provenance
 
 

@@ -23,16 +23,6 @@ Scenarios (each one process, so every log starts from a fresh AutoTuner):
              enter different operations: the group's startup gate raises `_TuningGroupError` on
              both (each rank's stderr; `group-rank` is what each runs).
 
-Timed scenarios (`--timed`: their own logs, whose timestamps must show where wall time went): every
-runner call also sleeps for a wall time this script assigns (WALL_*), so the logger's `asctime`
-stamps advance as a start-up's do; the synthetic clock still gives the logged kernel times.
-  slow       `autotune(True, cache="slow.json")`: fp4_gemm's 4 buckets (the M=8 one the slowest)
-             with tactics 5 and 7 failing after WALL_FAIL_S each, then fp8_gemm.
-  warm       the same calls again with slow.json loaded: every profile a cache hit (what a warm
-             start costs, to hold the cold start's estimate against).
-  hang       as slow without a cache, but tactic 3 of the M=4 bucket never returns: the caller
-             kills the process (SIGKILL) after HANG_KILL_S, as a watchdog or an operator would.
-
 What cannot run without a GPU is replaced, and only that: the CUDA timing primitives
 (`torch.cuda.Event`, streams, graphs, synchronize) run on a synthetic clock that each runner call
 advances by the time this script assigns to its tactic, so the release's own `_profile_single_kernel`
@@ -49,7 +39,6 @@ import inspect
 import json
 import os
 import sys
-import time
 
 GPU_NAME = "NVIDIA B200"  # what torch.cuda.get_device_name answers (sm100: the fp4 catalog decodes it)
 
@@ -119,17 +108,6 @@ def _install_clock(torch) -> None:
 
 _CALLS: dict = {}  # (runner id, M, tactic) -> calls so far: the first measurement's, then re-timings
 
-# --- wall time, for the timed scenarios only (0 elsewhere: those logs stay as they were) ---------------
-WALL = {"on": False, "hang": None}  # hang: the (M, tactic) whose call never returns
-WALL_CALL_S = 0.002  # one successful runner call at M=1; x(1 + M/4) at larger M (the M=8 bucket is slowest)
-WALL_FAIL_S = 0.25  # a failing tactic's call before it raises (an initialize that fails late)
-HANG_KILL_S = 6.0  # the caller's watchdog (tools/flashinfer_writers/__main__.py)
-
-
-def _wall(m: int, fails: bool) -> None:
-    if WALL["on"]:
-        time.sleep(WALL_FAIL_S if fails else WALL_CALL_S * (1 + m / 4))
-
 # --- synthetic ops -------------------------------------------------------------------------------
 # fp4_gemm as mm_fp4 calls choose_one (flashinfer/gemm/gemm_base.py): 10 inputs, M bucketed on input 0,
 # a_descale/out/workspace rows constrained; N=256, K=512 (256 packed bytes).
@@ -167,9 +145,6 @@ def _runner_classes(fa):
             m = inputs[0].shape[0]
             key = (id(self), m, tactic)
             n_calls = _CALLS[key] = _CALLS.get(key, 0) + 1
-            if WALL["hang"] == (m, tactic):
-                time.sleep(3600)  # never returns within the caller's watchdog
-            _wall(m, tactic in self.fail_always)
             if tactic in self.fail_always:
                 raise RuntimeError(FAIL_TEXT)
             if tactic in self.retime_fails and self.first_pass and n_calls > self.first_pass:
@@ -188,7 +163,6 @@ def _runner_classes(fa):
 
         def forward(self, inputs, tactic=-1, do_preparation=False, **kwargs):
             if not do_preparation:
-                _wall(4, False)
                 _NOW[0] += {0: 0.012, 1: 0.010, 2: 0.011}.get(tactic, 0.02)
 
     CutlassFp4GemmRunner.__module__ = "flashinfer.gemm.gemm_base"  # as FlashInfer's runners print
@@ -389,36 +363,6 @@ def scenario_group_rank(torch, fa, notes):
             dist.barrier()
         finally:
             dist.destroy_process_group()
-
-
-def _timed(torch, fa, notes, cache):
-    Fp4, Fp8 = _runner_classes(fa)
-    tuner = _tuner(fa)
-    WALL["on"] = True
-    notes.update(wall_call_s=WALL_CALL_S, wall_fail_s=WALL_FAIL_S, warmup=getattr(tuner, "warmup", None),
-                 repeat=getattr(tuner, "repeat", None))
-    kw = {"cache": cache} if cache and "cache" in inspect.signature(fa.autotune).parameters else {}
-    with fa.autotune(True, **kw):
-        config, inputs = _fp4_call(torch, fa, 8)
-        tuner.choose_one("fp4_gemm", [Fp4()], config, inputs)
-        config, inputs = _fp8_call(torch, fa)
-        tuner.choose_one("fp8_gemm", [Fp8()], config, inputs)
-
-
-def scenario_slow(torch, fa, notes):
-    _timed(torch, fa, notes, "slow.json")
-
-
-def scenario_warm(torch, fa, notes):
-    _timed(torch, fa, notes, "slow.json")
-
-
-def scenario_hang(torch, fa, notes):
-    WALL["hang"] = (4, 3)
-    notes.update(hang="M=4 bucket, tactic 3", kill_after_s=HANG_KILL_S)
-    with open("notes-hang.json", "w") as f:  # written now: the process is killed, never reaches main's finally
-        json.dump(notes, f, indent=1, sort_keys=True)
-    _timed(torch, fa, notes, None)
 
 
 SCENARIOS = {name[len("scenario_"):].replace("_", "-"): fn for name, fn in globals().items() if name.startswith("scenario_")}

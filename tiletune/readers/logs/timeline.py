@@ -144,6 +144,7 @@ class TimelineRecorder:
         self._bars: Dict[str, _Bar] = {}
         self._jit: List[List[Any]] = []  # [module, start Stamp, stream, next Stamp]
         self.cache_hits = 0
+        self._generating: set = set()  # streams inside a run of `generated profile` lines
 
     # ----- every line --------------------------------------------------------------------------
     def stamp(self, lineno: int, text: str, flashinfer_ts: Optional[str] = None, header_at: int = 0,
@@ -188,6 +189,8 @@ class TimelineRecorder:
         if self._jit and self._jit[-1][3] is None and self._jit[-1][2] == stream and self._jit[-1][1].line != lineno:
             self._jit[-1][3] = Stamp(lineno, at, words)
         if autotuner:
+            if "generated profile" not in text:
+                self._generating.discard(stream)
             self.resolution = max(self.resolution, step)
             p = self._auto_prev.get(stream)
             self.span_s = at - p if p is not None and at >= p else None
@@ -235,10 +238,15 @@ class TimelineRecorder:
             self.windows.append(Window(start, end))
 
     def op_start(self) -> None:
-        """An op's `generated profile` lines: its first profile starts here (not at the previous op's end)."""
+        """An op's `generated profile` lines: its first profile starts at the first of them (not at the previous
+        op's end, nor at the last of the run)."""
         here = self._here()
-        if here is not None:
-            self._bound[(self._cur[2], "chosen")] = here  # type: ignore[index]
+        if here is None:
+            return
+        stream = self._cur[2]  # type: ignore[index]
+        if stream not in self._generating:
+            self._generating.add(stream)
+            self._bound[(stream, "chosen")] = here
 
     def tactic_line(self, failed: bool) -> Optional[float]:
         """A tactic's timing or failure line: its span (seconds since the autotuner line before it)."""
