@@ -322,7 +322,10 @@ def _quiet_lead(source: str, evs: Sequence[Event], h: _Held, inp: Optional[Input
     for (op, runner), recs in h.profiled.items():
         tactics = list(dict.fromkeys(str(r.tactic) for r in recs))
         times = sorted({r.time_ms for r in recs if r.time_ms is not None})
-        t = (f", {_duration(times[0])}" + ("" if len(times) == 1 else f" to {_duration(times[-1])}") + " measured") if times else ""
+        # in us for people, and the log's own numbers beside them, so a reader can find the lines
+        raw = f"{times[0]:g}" + ("" if len(times) == 1 else f"-{times[-1]:g}") if times else ""
+        t = (f", {_duration(times[0])}" + ("" if len(times) == 1 else f" to {_duration(times[-1])}")
+             + f" measured ({raw} ms as logged)") if times else ""
         parts.append(f"{op or 'op not named'} {runner}: tactic{'s' if len(tactics) > 1 else ''} "
                      f"{_join_and(tactics[:6])}{' and more' if len(tactics) > 6 else ''} profiled{t}")
     if h.chosen:
