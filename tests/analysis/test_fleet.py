@@ -143,3 +143,13 @@ def test_the_driver_comes_from_a_doctor_report_in_the_host_folder(tmp_path):
     r = fleet([tmp_path / "fleet"])
     (g,) = r.groups
     assert g.driver == "580.159.04 (doctor report doctor.json)" and g.units == 1 and not r.problems
+
+
+def test_a_log_and_the_cache_its_run_saved_are_one_unit_of_winners(tmp_path):
+    # FlashInfer 0.7.4's own timed cold start: slow.log and the slow.json it saved, plus hang.log (no cache)
+    d = _hosts(tmp_path, {"a": ROOT / "tests" / "data" / "flashinfer_writers" / "0.7.4" / "timed"})
+    r = fleet([d])
+    b200 = next(g for g in r.groups if g.gpu == "NVIDIA B200")
+    units = {u for k in b200.keys for c in k.choices for u in c.named}
+    assert units == {"a/slow.json"}  # not slow.log too
+    assert {f.tactic.split(" =")[0] for f in b200.failures} == {"tactic 5", "tactic 7"}  # failures from the log

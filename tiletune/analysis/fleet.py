@@ -16,7 +16,9 @@ What a group says:
 
 The driver is what a `tiletune doctor -f json` report at the top of the host folder says (any `*.json` whose
 schema is tiletune.doctor/...; its first GPU's driver), since FlashInfer's caches do not state it; "not stated"
-without one. A unit is one host's file (a rank's file in per-rank layouts): `host/rank` or `host/file`. Times are
+without one. A unit is one host's file (a rank's file in per-rank layouts): `host/rank` or `host/file`. Winners come from a
+host's saved tables (caches, stores); a log's chosen lines count only on a host that has none, since a log
+and the cache its run saved hold the same winners. Failures come from every input. Times are
 what the caches state (FlashInfer 0.7.x writes `time_ms` per entry): measured by the autotuner, in
 microseconds here; a cache that states none leaves the range empty.
 """
@@ -39,6 +41,9 @@ OUTLIER_UNITS = 10  # ... in a key that at least this many units hold (below, th
 SLOW_RATIO = 1.25  # a unit this many times slower than the fastest on the same tile and key is an outlier
 MAX_KEYS = 50_000  # keys kept per fleet; past it, counted (bounded memory whatever the input)
 INDEX_LIMIT = 8 << 20  # bytes of an index file
+# where a host's winners come from: its saved tables; a log's chosen lines only when the host has none (a log and the
+# cache it saved hold the same winners: counting both would count one run twice)
+TABLE_KINDS = ("flashinfer-v1", "flashinfer-v2", "vllm", "sglang", "trtllm")
 
 
 class Host(Struct, frozen=True, gc=False):
@@ -287,10 +292,14 @@ class FleetFolder:
         self.problems += problems
         root = host.path.rstrip("/")
         units_seen: Dict[Tuple[Any, ...], set] = {}
+        entries = list(entries)
+        has_table = any(e.record.status is Status.CHOSEN and e.record.source_kind in TABLE_KINDS for e in entries)
         for e in entries:
             r = e.record
             if r.status not in (Status.CHOSEN, Status.FAILED):
                 continue
+            if r.status is Status.CHOSEN and has_table and r.source_kind not in TABLE_KINDS:
+                continue  # the host's saved table holds this run's winners
             gk = _env_key(e, driver)
             g = self.groups.get(gk)
             if g is None:
