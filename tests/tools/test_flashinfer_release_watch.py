@@ -160,3 +160,15 @@ def test_the_pin_watch_wants_fixtures_of_the_release_the_newest_server_pins():
     # vLLM 0.34.0 pins 0.7.3, which PyPI never had: nothing to derive, no finding
     assert doc["servers"]["vllm"]["0.34.0"]["pin_on_pypi"] is False
     assert pin_findings(doc, "vllm", list(doc["servers"]["vllm"]), None) == []
+
+
+def test_a_release_that_cannot_be_driven_is_one_finding_before_any_venv(tmp_path):
+    # flashinfer-python 0.0.1 has no wheel (PyPI has no such release): pip download really fails, and
+    # the watch says so in one finding naming the command, before building the base venv (torch)
+    from tools.release_watch import watch_flashinfer
+
+    said: list[str] = []
+    findings = watch_flashinfer("0.0.1", tmp_path / "cache", "torch==2.13.0", said.append)
+    assert len(findings) == 1 and findings[0].startswith("FlashInfer 0.0.1 could not be driven"), findings
+    assert "pip download flashinfer-python==0.0.1" in findings[0]
+    assert not (tmp_path / "cache" / "base").exists() and said == []

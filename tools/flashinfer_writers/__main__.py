@@ -362,8 +362,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         tmp = tempfile.TemporaryDirectory(prefix="fi-writers-")
         work = Path(tmp.name)
     work.mkdir(parents=True, exist_ok=True)
-    base = base_venv(args.base or work / "base", args.torch)
     try:
+        for v in versions:  # every wheel first: a release pip cannot get fails before the base venv's minutes
+            wheel_of(v, args.wheel_dir)
+        base = base_venv(args.base or work / "base", args.torch)
         for v in versions:
             p = (derive_timed if args.timed else derive)(v, args.out, work, base, args.wheel_dir, command)
             status = ", ".join(f"{s} {d['exit_status']}" for s, d in p["scenarios"].items())
