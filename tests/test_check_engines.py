@@ -9,6 +9,7 @@ target_env.json is doctor's report of the environment that loaded them.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import subprocess
@@ -101,7 +102,8 @@ def test_fail_on_miss_and_the_first_sentence():
     assert r.returncode == 0 and r.stdout.startswith("0 of 4 cache files will be ignored by FlashInfer 0.7.4")
     r = tiletune("check", str(DATA / "other_env"), "--env", str(ENV), "--fail-on", "miss")
     assert r.returncode == 1
-    first = r.stdout.splitlines()[0]
+    lines = r.stdout.splitlines()  # the first sentence, wrapped to the width (continuations indented)
+    first = " ".join([lines[0], *(ln.strip() for ln in itertools.takewhile(lambda s: s.startswith("    "), lines[1:]))])
     assert first.startswith("4 of 4 cache files will be ignored by FlashInfer 0.7.4") and "cudnn_frontend_version" in first
     assert "2 of 2 rank groups will be discarded" in first
     r = tiletune("check", str(DATA / "missing_rank"), "--env", str(ENV), "--ranks", "3", "-f", "markdown")

@@ -278,10 +278,12 @@ def catalog_cmd(
     def run() -> None:
         from tiletune.analysis.catalog_fit import model_failure
         from tiletune.catalogs.listing import catalog_view
+        from tiletune.cli.commands.inspect import terminal_width
         from tiletune.formats import render
 
+        view = {"width": terminal_width(output)} if fmt is CatalogFormat.table else {}
         emit(render("catalog", catalog_view(flashinfer_version, arch, op, judge=model_failure), fmt.value,
-                    all_rows=all_rows), output)
+                    all_rows=all_rows, **view), output)
 
     _guard(run)
 
@@ -409,13 +411,15 @@ def model_command(
     """What-if for one problem and tile on one GPU: shared-memory fit, intensity, roofline, waves, expected time."""
 
     def run() -> None:
+        from tiletune.cli.commands.inspect import terminal_width
         from tiletune.cli.commands.model import run_model
 
         refuse_outputs_over_inputs([("--output", output)], _gpu_files(gpu_file))
         text = run_model(dtype=dtype, m=m, n=n, k=k, tile=tile, gpu=gpu, arch=arch, cluster=cluster, swap_ab=swap_ab,
                          stream_k=stream_k, split_k=split_k, grouped=grouped, experts=experts, top_k=top_k,
                          stage_policy=stage_policy, exact=exact, gpu_file=str(gpu_file) if gpu_file else None,
-                         fmt=format.value, schedule=schedule, stages=stages, fast_accum=fast_accum, sm_clock=sm_clock, l2=l2)
+                         fmt=format.value, schedule=schedule, stages=stages, fast_accum=fast_accum, sm_clock=sm_clock, l2=l2,
+                         width=terminal_width(output) if format is OutputFormat.table else None)
         emit(text, output)
 
     _guard(run, [gpu_file] if gpu_file else ())
@@ -440,7 +444,10 @@ def gpus_command(
         from tiletune.cli.commands.model import run_gpus
 
         refuse_outputs_over_inputs([("--output", output)], _gpu_files(gpu_file))
-        emit(run_gpus(fmt=format.value, gpu_file=str(gpu_file) if gpu_file else None), output)
+        from tiletune.cli.commands.inspect import terminal_width
+
+        width = terminal_width(output) if format is GpusFormat.table else None
+        emit(run_gpus(fmt=format.value, gpu_file=str(gpu_file) if gpu_file else None, width=width), output)
 
     _guard(run, [gpu_file] if gpu_file else ())
 
@@ -464,9 +471,11 @@ def doctor_command(
 
     def run() -> None:
         from tiletune.cli.commands import doctor
+        from tiletune.cli.commands.inspect import terminal_width
         from tiletune.formats import render
 
-        emit(render("doctor", doctor.collect(python=python), format.value), output)
+        view = {"width": terminal_width(output)} if format is DoctorFormat.table else {}
+        emit(render("doctor", doctor.collect(python=python), format.value, **view), output)
 
     _guard(run)
 
@@ -537,7 +546,10 @@ def check_command(
 
         refuse_outputs_over_inputs([("--output", output)], [*paths, *([env] if env else [])])
         result = run_check(paths, env, flashinfer_version, ranks)
-        emit(render("check", result, format.value), output, json=format is OutputFormat.json)
+        from tiletune.cli.commands.inspect import terminal_width
+
+        view = {"width": terminal_width(output)} if format is OutputFormat.table else {}
+        emit(render("check", result, format.value, **view), output, json=format is OutputFormat.json)
         for p in result.problems:
             say(f"tiletune: {p.message}")
         if any(p.loses_data for p in result.problems):

@@ -39,9 +39,9 @@ def render(command: str, result: Any, fmt: str, **view: Any) -> Rendered:
     return FORMATTERS[command].render(result, fmt, **view)
 
 
-def render_text(command: str, result: Any, fmt: str) -> str:
+def render_text(command: str, result: Any, fmt: str, **view: Any) -> str:
     """`render`, as one string."""
-    return FORMATTERS[command].render_text(result, fmt)
+    return FORMATTERS[command].render_text(result, fmt, **view)
 
 
 __all__ = ["FORMATTERS", "Formatter", "Rendered", "render", "render_text"]

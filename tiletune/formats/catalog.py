@@ -11,9 +11,10 @@ SM90 weight-only lists, SM120 SVDQuant tile schedulers), so two tactics never pr
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from tiletune.formats import markdown as md
+from tiletune.formats.fit import fit_table, prose
 
 # (header, value of a config row) of the columns every tactic table shows
 _BASE: tuple[tuple[str, Callable[[dict[str, Any]], str]], ...] = (
@@ -102,23 +103,43 @@ RELEASES_TITLE = ("Tactic catalogs per FlashInfer release: arch:number of tactic
                   "variant, e.g. MoE dtype). sm121 uses sm120's lists.")
 
 
-def render_table(view: dict[str, Any], all_rows: bool = False) -> str:
-    """Plain-text rendering (the releases view: per op by default, every release with `all_rows`)."""
-    from tabulate import tabulate
-
+def render_table(view: dict[str, Any], all_rows: bool = False, width: Optional[int] = None) -> str:
+    """Plain-text rendering (the releases view: per op by default, every release with `all_rows`),
+    fitted to `width` columns when given (text wrapped at spaces, then columns left out, with a note)."""
+    see = "a wider COLUMNS or -f markdown"
     if "releases" in view and not all_rows:
-        return SUMMARY_TITLE + "\n" + tabulate(_summary_rows(view), headers=["op", "releases", "archs"],
-                                               tablefmt="simple") + "\n"
+        text, note = fit_table(["op", "releases", "archs"], _summary_rows(view), width,
+                               wrap=("archs", "releases"), drops=("archs", "releases"), see=see)
+        return _prose(SUMMARY_TITLE, width) + "\n" + text + "\n" + (_prose(note, width) + "\n" if note else "")
     if "releases" in view:
-        return RELEASES_TITLE + "\n" + tabulate(_release_rows(view), headers=["release", "op", "archs"],
-                                                tablefmt="simple") + "\n"
+        text, note = fit_table(["release", "op", "archs"], _release_rows(view), width, wrap=("archs",),
+                               drops=("archs",), see=see)
+        return _prose(RELEASES_TITLE, width) + "\n" + text + "\n" + (_prose(note, width) + "\n" if note else "")
     out = []
+    notes: dict[str, None] = {}
     for title, headers, rows in _tables(view):
-        out += [title, tabulate(rows, headers=headers, tablefmt="simple"), ""]
+        text, note = fit_table(headers, rows, width, wrap=_TACTIC_WRAP, drops=_TACTIC_DROPS, see=see)
+        out += [_prose(title, width), text, ""]
+        if note:
+            notes[note] = None
+    out += [_prose(n, width) for n in notes]
     return "\n".join(out).rstrip() + "\n"
 
 
-def render_markdown(view: dict[str, Any], all_rows: bool = False) -> str:
+# a tactic table's text columns (wrapped at spaces first) and the columns left out, least needed
+# first, when the terminal is narrower still (the tactic, its tile and its known failure stay; the
+# enum, which names the kernel, goes last)
+_TACTIC_WRAP = ("known failure", "mainloop schedule", "epilogue schedule", "epilogue fusion", "tile scheduler")
+_TACTIC_DROPS = ("2-SM MMA tile", "epilogue fusion", "tile scheduler", "epilogue schedule", "mainloop schedule",
+                 "fallback cluster", "dynamic cluster", "CUDA kernel flag", "stream_k", "stages", "kernel SM",
+                 "swap_ab", "cluster", "enum")
+
+
+def _prose(text: str, width: Optional[int]) -> str:
+    return text if width is None else prose(text, width)
+
+
+def render_markdown(view: dict[str, Any], all_rows: bool = False, width: Optional[int] = None) -> str:
     """GitHub-flavoured Markdown: one pipe table per catalog, long ones folded."""
     if "releases" in view and not all_rows:
         return SUMMARY_TITLE + "\n\n" + md.table(["op", "releases", "archs"], _summary_rows(view)) + "\n"
@@ -132,6 +153,6 @@ def render_markdown(view: dict[str, Any], all_rows: bool = False) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def render_json(view: dict[str, Any], all_rows: bool = False) -> str:
+def render_json(view: dict[str, Any], all_rows: bool = False, width: Optional[int] = None) -> str:
     """The whole view (JSON always holds every release)."""
     return json.dumps(view, indent=1)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
-from typing import List
+from typing import List, Optional
 
 from msgspec import to_builtins as asdict
 
 from tiletune.analysis.check import CheckResult, FileVerdict, GroupVerdict, KeyDifference
+from tiletune.formats.fit import prose
 
 SCHEMA = "tiletune.check/1"
 _ENGINE = {"vllm": "vLLM", "sglang": "SGLang"}
@@ -69,7 +70,14 @@ def _group_lines(g: GroupVerdict, bullet: str = "") -> List[str]:
     return lines
 
 
-def render_text(r: CheckResult) -> str:
+def render_text(r: CheckResult, width: Optional[int] = None) -> str:
+    """The verdicts as text; `width`: the terminal columns it fits (lines wrap at spaces with a
+    hanging indent, never inside a word or a path); None: one line per fact, however long."""
+    text = _text(r)
+    return text if width is None else prose(text, width)
+
+
+def _text(r: CheckResult) -> str:
     lines = [headline(r), *_target_lines(r), ""]
     for f in r.files:
         lines.append(f"{f.path}" + (f" [{f.rank}]" if f.rank else "") + f": {_verdict_cell(f).upper()}: {f.reason}")
@@ -86,7 +94,7 @@ def render_text(r: CheckResult) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_markdown(r: CheckResult) -> str:
+def render_markdown(r: CheckResult, width: Optional[int] = None) -> str:
     from tiletune.formats.markdown import table
 
     lines = ["## Will these caches be used on the target?", "", headline(r), ""]
@@ -101,7 +109,7 @@ def render_markdown(r: CheckResult) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def to_json(r: CheckResult) -> str:
+def to_json(r: CheckResult, width: Optional[int] = None) -> str:
     body = {
         "schema": SCHEMA,
         "summary": {"headline": headline(r), "files": len(r.files), "misses": r.misses, "unknown": r.unknowns,

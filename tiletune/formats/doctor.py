@@ -3,25 +3,40 @@
 from __future__ import annotations
 
 import json
+from typing import Optional
 
 import msgspec
 
 from tiletune.analysis.doctor import DoctorReport
+from tiletune.formats.fit import prose, wrap_prose
 
 SCHEMA = "tiletune.doctor/1"
 
 
-def to_json(report: DoctorReport) -> str:
+def to_json(report: DoctorReport, width: Optional[int] = None) -> str:
     return json.dumps({"schema": SCHEMA, **msgspec.to_builtins(report)}, indent=2)
 
 
-def render_text(report: DoctorReport) -> str:
-    width = max(len(c.item) for c in report.checks) + 2
+def render_text(report: DoctorReport, width: Optional[int] = None) -> str:
+    """The report as text; `width`: the terminal columns it fits (long values and notes wrap at
+    spaces under their column, never inside a word); None: one line per item, however long."""
+    item_width = max(len(c.item) for c in report.checks) + 2
+    # a wrapped value continues under the value column while that leaves room for a few words
+    hang = " " * (item_width + 11) if width is None or width - item_width - 11 >= 24 else "    "
     lines = []
     for c in report.checks:
         state = "found    " if c.found else "not found"
         text = " ".join(x for x in (c.value, f"({c.note})" if c.note else None) if x)
-        lines.append(f"{c.item:<{width}}{state}  {text}".rstrip())
+        line = f"{c.item:<{item_width}}{state}  {text}".rstrip()
+        # a word too long for the value column (a path) starts a line of its own further left
+        fits = width is None or max((len(w) for w in text.split()), default=0) <= width - len(hang)
+        lines += [line] if width is None else wrap_prose(line, width, hang=hang if fits else "    ")
+    return "\n".join(lines + [_rest(report, width)])
+
+
+def _rest(report: DoctorReport, width: Optional[int]) -> str:
+    """What follows the items: workspaces, FlashInfer's cache metadata, caches, variables."""
+    lines: list[str] = []
     for w in report.workspaces:
         lines.append(f"  workspace {w.path}: FlashInfer {w.flashinfer_version or '?'}, arch {w.arch or w.arch_dir}, "
                      f"{len(w.modules_built)} module(s) built"
@@ -49,10 +64,11 @@ def render_text(report: DoctorReport) -> str:
         lines += [f"  {name}={value}" for name, value in report.variables]
     else:
         lines.append("Environment variables: no FLASHINFER_*, TLLM_*, VLLM_*, SGLANG_*, TILETUNE_* or CUDA_* variable set")
-    return "\n".join(lines) + "\n"
+    text = "\n".join(lines) + "\n"
+    return text if width is None else prose(text, width)
 
 
-def render_markdown(report: DoctorReport) -> str:
+def render_markdown(report: DoctorReport, width: Optional[int] = None) -> str:
     """For a ticket (as `flashinfer collect-env` is): the checks as a table, then the variables."""
     from tiletune.formats.markdown import cell, table
 

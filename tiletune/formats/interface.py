@@ -41,9 +41,9 @@ class Formatter(Struct, frozen=True, gc=False):
         of a command that has them accepts them, and a format that shows everything ignores them."""
         return self.renderer(fmt)(result, **view) if view else self.renderer(fmt)(result)
 
-    def render_text(self, result: Any, fmt: str) -> str:
+    def render_text(self, result: Any, fmt: str, **view: Any) -> str:
         """`render`, joined into one string (for results that are never big)."""
-        out = self.render(result, fmt)
+        out = self.render(result, fmt, **view)
         if isinstance(out, str):
             return out
         return "".join(c.decode("utf-8", "surrogatepass") if isinstance(c, (bytes, bytearray)) else c for c in out)

@@ -164,18 +164,29 @@ def _alt_rows(res: ModelResult) -> List[List[str]]:
 _ALT_HEAD = ["option", "CTAs", "wave use", "real MMA work", "k-iters/CTA", "expected (model)", "note"]
 
 
-def to_table(res: ModelResult, exact: Optional[Dict[str, Any]] = None) -> str:
-    import tabulate
+def to_table(res: ModelResult, exact: Optional[Dict[str, Any]] = None, width: Optional[int] = None) -> str:
+    """The what-if as text; `width`: the terminal columns it fits (values and notes wrap at spaces,
+    the least needed lever columns are left out with a note); None: as wide as it is."""
+    from tiletune.formats.fit import fit_table, prose
 
-    out = [f"tiletune model: every value marked 'model' is computed, not measured ({res.dtype} GEMM)", ""]
-    out.append(tabulate.tabulate(_rows(res, exact), headers=["quantity", "value", "source"], tablefmt="simple",
-                                 disable_numparse=True))
+    def fitted(line: str) -> str:  # prose (not a table) wrapped at spaces
+        return line if width is None else prose(line, width)
+
+    out = [fitted(f"tiletune model: every value marked 'model' is computed, not measured ({res.dtype} GEMM)"), ""]
+    text, _ = fit_table(["quantity", "value", "source"], _rows(res, exact), width, wrap=("value", "quantity"),
+                        disable_numparse=True)
+    out.append(text)
+    left_out = ""
     if res.alternatives:
-        out += ["", "what the levers would change (model):",
-                tabulate.tabulate(_alt_rows(res), headers=_ALT_HEAD, tablefmt="simple", disable_numparse=True)]
+        text, left_out = fit_table(_ALT_HEAD, _alt_rows(res), width, wrap=("note", "option"),
+                                   drops=("k-iters/CTA", "real MMA work", "wave use"),
+                                   see="a wider COLUMNS, -f markdown or -f json", disable_numparse=True)
+        out += ["", "what the levers would change (model):", text]
     notes = list(res.smem.notes) + list(res.notes)
     if notes:
-        out += ["", "notes:"] + [f"  - {n}" for n in notes]
+        out += ["", "notes:"] + [fitted(f"  - {n}") for n in notes]
+    if left_out:
+        out += ["", fitted(left_out)]
     return "\n".join(out)
 
 
@@ -221,8 +232,14 @@ def gpus_json(gpus: Sequence[GpuSpec], defaults: Dict[str, str]) -> Dict[str, An
             "defaults": defaults, "gpus": [gpu_dict(g) for g in gpus]}
 
 
-def gpus_table(gpus: Sequence[GpuSpec], defaults: Dict[str, str]) -> str:
-    import tabulate
+# the `tiletune gpus` columns left out first when the terminal is too narrow (the key, arch and the
+# most used peaks stay longest)
+_GPU_DROPS = ("fp6 TF", "tf32 TF", "int8 TF", "mxfp8 TF", "fp16 TF", "smem/blk KiB", "L2 MiB", "boost MHz", "SMs",
+              "fp4 TF", "DRAM GB/s")
+
+
+def gpus_table(gpus: Sequence[GpuSpec], defaults: Dict[str, str], width: Optional[int] = None) -> str:
+    from tiletune.formats.fit import fit_table, prose
 
     rows = []
     for g in gpus:
@@ -238,7 +255,11 @@ def gpus_table(gpus: Sequence[GpuSpec], defaults: Dict[str, str]) -> str:
               "FP4), efficiency always uses the dense value. '-' = no such tensor-core path or not published; n/p = not "
               "published, n/f = not found. Sources per number: tiletune gpus --format json. Defaults per arch: "
               + ", ".join(f"{a} -> {k}" for a, k in defaults.items()))
-    return tabulate.tabulate(rows, headers=head, tablefmt="simple", disable_numparse=True) + "\n\n" + legend
+    text, note = fit_table(head, rows, width, drops=_GPU_DROPS, see="a wider COLUMNS or tiletune gpus -f json",
+                           disable_numparse=True)
+    if width is None:
+        return text + "\n\n" + legend
+    return text + "\n\n" + prose(legend, width) + ("\n" + prose(note, width) if note else "")
 
 
 # --- the formatter interface's entry points (tiletune.formats.FORMATTERS) ------------------------
@@ -251,23 +272,23 @@ class ModelAnswer(NamedTuple):
     exact: Optional[Dict[str, Any]] = None
 
 
-def answer_table(answer: ModelAnswer) -> str:
-    return to_table(answer.result, answer.exact)
+def answer_table(answer: ModelAnswer, width: Optional[int] = None) -> str:
+    return to_table(answer.result, answer.exact, width)
 
 
-def answer_markdown(answer: ModelAnswer) -> str:
+def answer_markdown(answer: ModelAnswer, width: Optional[int] = None) -> str:
     return to_markdown(answer.result, answer.exact)
 
 
-def answer_json(answer: ModelAnswer) -> str:
+def answer_json(answer: ModelAnswer, width: Optional[int] = None) -> str:
     from tiletune.formats.strict_json import dumps
 
     return dumps(to_dict(answer.result, answer.exact), indent=2)
 
 
-def gpu_table_text(table: GpuTable) -> str:
-    return gpus_table(table.gpus, dict(table.defaults))
+def gpu_table_text(table: GpuTable, width: Optional[int] = None) -> str:
+    return gpus_table(table.gpus, dict(table.defaults), width)
 
 
-def gpu_table_json(table: GpuTable) -> str:
+def gpu_table_json(table: GpuTable, width: Optional[int] = None) -> str:
     return json.dumps(gpus_json(table.gpus, dict(table.defaults)), indent=2)

@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any, List, NamedTuple, Optional
 
-from tabulate import tabulate
-
 from tiletune.core.ledger_format import Diagnosis
+from tiletune.formats.fit import fit_table, prose
 from tiletune.tuner import classify
 from tiletune.tuner.engine import Attempt, RetryTarget
 from tiletune.tuner.ledger import attempt_to_json
@@ -46,7 +45,7 @@ def _fmt_time(t: Optional[float]) -> str:
     return "" if t is None else f"{t * 1e6:.1f} us"
 
 
-def render_json(summary: RetrySummary) -> str:
+def render_json(summary: RetrySummary, width: Optional[int] = None) -> str:
     """Schema tiletune.retry/1: each attempt as the ledger writes it (tuner.ledger.attempt_to_json);
     with --no-run, `planned`: the targets it would try."""
     run, notes = summary.run, summary.notes
@@ -101,25 +100,38 @@ _ERROR_NOTE = ("Relative error = ||out - ref|| / ||ref|| against a float32 refer
                "bounds: " + ", ".join(f"{k} {v:.2g}" for k, v in classify.ERROR_BOUNDS.items()))
 
 
-def render_table(summary: RetrySummary) -> str:
+def render_table(summary: RetrySummary, width: Optional[int] = None) -> str:
     """The summary printed on stdout: one row per attempt made now (measurements are labelled measured);
-    with --no-run, one row per target it would try."""
+    with --no-run, one row per target it would try. `width`: the terminal columns to fit (text
+    wrapped at spaces, then the least needed columns left out, with a note); None: as wide as it is."""
     run, notes = summary.run, summary.notes
     out = []
+    left_out: List[str] = []
     if run is not None and run.attempts:
-        out.append(tabulate(_rows(run.attempts), headers=HEADERS))
-        out.append("\n" + _tally(run))
+        text, note = fit_table(HEADERS, _rows(run.attempts), width, wrap=("why", "rel. error (bound)", "time (measured, median)"),
+                               drops=("runner", "b x M x N x K"), see=_SEE)
+        out.append(text)
+        left_out += [note] if note else []
+        out.append("\n" + _prose(_tally(run), width))
     if summary.planned:
         out.append(f"Would try ({len(summary.planned)} target(s); --no-run: nothing attempted)")
-        out.append(tabulate(_planned_rows(summary.planned), headers=PLANNED_HEADERS, maxcolwidths=[None] * 6 + [40]))
+        text, note = fit_table(PLANNED_HEADERS, _planned_rows(summary.planned), width, wrap=("previous error", "tile"),
+                               drops=("runner", "from", "b x M x N x K"), see=_SEE, maxcolwidths=[None] * 6 + [40])
+        out.append(text)
+        left_out += [note] if note else []
         out.append("")
-    out += _skipped(run)
-    out.append(_ERROR_NOTE)
-    out.extend(notes)
+    out += [_prose(line, width) for line in [*_skipped(run), _ERROR_NOTE, *left_out, *notes]]
     return "\n".join(out)
 
 
-def render_markdown(summary: RetrySummary) -> str:
+_SEE = "a wider COLUMNS, -f markdown or -f json"
+
+
+def _prose(text: str, width: Optional[int]) -> str:
+    return text if width is None else prose(text, width)
+
+
+def render_markdown(summary: RetrySummary, width: Optional[int] = None) -> str:
     """The summary as GitHub Markdown (a ticket): a table of the attempts, then the notes as a list."""
     from tiletune.formats.markdown import cell
 

@@ -37,7 +37,7 @@ def run_model(*, dtype: str, m: int, n: int, k: int, tile: str, gpu: Optional[st
               cluster: str, swap_ab: bool, stream_k: bool, split_k: int, grouped: bool, experts: Optional[int],
               top_k: Optional[int], stage_policy: Optional[str], exact: bool, gpu_file: Optional[str], fmt: str,
               schedule: Optional[str] = None, stages: Optional[int] = None, fast_accum: Optional[bool] = None,
-              sm_clock: Optional[float] = None, l2: Optional[str] = None) -> str:
+              sm_clock: Optional[float] = None, l2: Optional[str] = None, width: Optional[int] = None) -> str:
     d = dtype.strip().lower()
     if d not in DTYPE_BITS:
         raise UsageError(f"--dtype {dtype!r}: choose one of {', '.join(DTYPE_BITS)}")
@@ -81,7 +81,7 @@ def run_model(*, dtype: str, m: int, n: int, k: int, tile: str, gpu: Optional[st
     if l2 is not None:
         res = structs.replace(res, l2=L2Fact(l2, "given", f"--l2 {l2}"))
     compiled = _exact(cfg, res.arch, d, grouped or bool(experts), stage_policy) if exact else None
-    return render_text("model", ModelAnswer(res, compiled), fmt)
+    return render_text("model", ModelAnswer(res, compiled), fmt, **({"width": width} if width and fmt == "table" else {}))
 
 
 def _exact(cfg: TileConfig, arch: str, dtype: str, grouped: bool, stage_policy: Optional[str]) -> Dict[str, Any]:
@@ -92,5 +92,6 @@ def _exact(cfg: TileConfig, arch: str, dtype: str, grouped: bool, stage_policy: 
     return query_smem(cfg, arch, dtype, grouped=grouped, stages=stages)
 
 
-def run_gpus(*, fmt: str, gpu_file: Optional[str]) -> str:
-    return render_text("gpus", gpu_table.table(gpu_file), fmt)
+def run_gpus(*, fmt: str, gpu_file: Optional[str], width: Optional[int] = None) -> str:
+    """The GPU table; `width`: the terminal columns the table view fits (None: as wide as it is)."""
+    return render_text("gpus", gpu_table.table(gpu_file), fmt, **({"width": width} if width else {}))

@@ -316,7 +316,11 @@ def retry(opts: RetryOptions, *, progress: Optional[TextIO] = sys.stderr, env: O
     # as for inspect; the attempts that could run have run and are in the ledger
     lost = any(loses_data(p) for p in problems)
     planned = list(targets) if opts.no_run else []  # --no-run: what it would try, listed
-    text = render_text("retry", RetrySummary(run, notes, planned), "json" if opts.as_json else opts.fmt)
+    fmt = "json" if opts.as_json else opts.fmt
+    from tiletune.cli.commands.inspect import terminal_width
+
+    view = {"width": terminal_width(opts.output)} if fmt == "table" else {}
+    text = render_text("retry", RetrySummary(run, notes, planned), fmt, **view)
     return RetryOutcome(run=run, problems=problems, notes=notes, text=text, exit_code=2 if lost else 0,
                         findings=findings_of(run, engine_name))
 
