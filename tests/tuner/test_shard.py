@@ -134,3 +134,19 @@ def test_ray_is_an_extra_one_line_without_it(tmp_path):
     with pytest.raises(TunerError, match=r"pip install 'tiletune\[ray\]'"):
         retry(RetryOptions(**SHAPES, ledger=tmp_path / "l.jsonl", ray="127.0.0.1:6379"), progress=None, env=dict(FAKE_ENV))
     assert not (tmp_path / "l.jsonl").exists()
+
+
+def test_flashinfer_engine_spreads_one_tactics_shapes_the_cutlass_engine_keeps_them_together():
+    """The H200 run (bench/h200_074/results/shards): `retry CACHE --all --shard auto` over FlashInfer
+    0.7.4's real cache gave 8 targets, all tactic 0 at 8 shapes, and they went 8/0 to two shards:
+    grouped as one build, though FlashInfer's JIT module is built once per node anyway."""
+    from tiletune.cli.commands.retry import collect_targets
+
+    cache = ROOT / "cache_samples" / "h200_074" / "fp8_gemm_cache_074.json"
+    targets = collect_targets(RetryOptions(paths=[cache], all_statuses=True), dict(FAKE_ENV)).targets
+    assert len(targets) == 8 and {t.tactic for t in targets} == {0}
+    assert sorted(len(p) for p in split(targets, 2, "flashinfer")) == [4, 4]
+    assert sorted(len(p) for p in split(targets, 2, "cutlass")) == [0, 8]  # one CUTLASS build serves them all
+    # the shares are a partition whatever the engine
+    for engine in ("flashinfer", "cutlass"):
+        assert sorted(t.key for p in split(targets, 3, engine) for t in p) == sorted(t.key for t in targets)

@@ -3,9 +3,12 @@
 Every shard reads the same inputs and computes the same split, so N processes on N nodes (a Slurm
 array, a Kubernetes Indexed Job, Ray tasks) attempt every target exactly once between them without
 talking to each other. The split:
-- targets are grouped by what one build serves (op, runner, tactic, arch, decoded tile): the
-  CUTLASS engine compiles one kernel per group, so a group never spans two shards and no kernel
-  is compiled twice across the job;
+- with the CUTLASS engine, targets are grouped by what one build serves (op, runner, tactic, arch,
+  decoded tile): it compiles one kernel per group, so a group never spans two shards and no kernel
+  is compiled twice across the job. With FlashInfer's engine every target is its own group: its JIT
+  module is built once per node whatever that node's share, so keeping one tactic's shapes together
+  saves no build and only loses the spread (on the H200, bench/h200_074: 8 targets of one tactic at
+  8 shapes went 8 and 0 to two shards when they were grouped);
 - groups are ordered by their identity (sorted text, never input order or hash seeds) and each goes
   to the shard with the fewest targets so far (ties: the lowest index): shard sizes differ by at most
   the largest group.
@@ -103,17 +106,19 @@ def _checked(index: int, count: int, source: str) -> Shard:
     return Shard(index, count, source)
 
 
-def _group_of(t: RetryTarget) -> str:
-    """What one build (CUTLASS kernel, FlashInfer JIT module) serves: never split across shards."""
+def _group_of(t: RetryTarget, engine: str) -> str:
+    """What one CUTLASS build serves (never split across shards); one target for any other engine."""
+    if engine != "cutlass":
+        return json.dumps(["target", t.key], default=str)
     config = None if t.config is None else repr(t.config)
     return json.dumps([t.op, t.runner, repr(t.tactic), t.arch, config, t.dtype], default=str)
 
 
-def split(targets: Sequence[RetryTarget], count: int) -> List[List[RetryTarget]]:
+def split(targets: Sequence[RetryTarget], count: int, engine: str = "cutlass") -> List[List[RetryTarget]]:
     """Every shard's targets (in input order within a shard); the same on every node."""
     groups: Dict[str, List[Tuple[int, RetryTarget]]] = {}
     for i, t in enumerate(targets):
-        groups.setdefault(_group_of(t), []).append((i, t))
+        groups.setdefault(_group_of(t, engine), []).append((i, t))
     sizes = [0] * count
     members: List[List[Tuple[int, RetryTarget]]] = [[] for _ in range(count)]
     for name in sorted(groups):
@@ -123,8 +128,8 @@ def split(targets: Sequence[RetryTarget], count: int) -> List[List[RetryTarget]]
     return [[t for _, t in sorted(m, key=lambda x: x[0])] for m in members]
 
 
-def select(targets: Sequence[RetryTarget], shard: Shard) -> List[RetryTarget]:
-    return split(targets, shard.count)[shard.index]
+def select(targets: Sequence[RetryTarget], shard: Shard, engine: str = "cutlass") -> List[RetryTarget]:
+    return split(targets, shard.count, engine)[shard.index]
 
 
 def ledger_for(ledger: Path, shard: Shard, default: Path) -> Path:

@@ -268,7 +268,7 @@ def retry(opts: RetryOptions, *, progress: Optional[TextIO] = sys.stderr, env: O
         from tiletune.tuner.shard import select
 
         total = len(targets)
-        targets = select(targets, shard)
+        targets = select(targets, shard, opts.engine)
         shard_note.append(f"shard {shard.index}/{shard.count} (from {shard.source}): {len(targets)} of {total} target(s); "
                           f"ledger {opts.ledger}")
     _refuse_outputs_over_inputs(opts, [Path(path) for path, _ in sources])
