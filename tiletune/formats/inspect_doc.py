@@ -109,36 +109,31 @@ class DecodeOut(Struct, omit_defaults=True):
     runs_if: Optional[RunsIfOut] = None
 
 
-class ProblemOut(Struct):
+class _ProblemFields(Struct):
+    """The GEMM a key stands for: `m` is the tuning bucket, sizes in elements."""
+
+    m: int
+    n: int
+    k: int
+    batch: int
+    m_range: Optional[tuple[int, ...]]
+    experts: Optional[int]
+    top_k: Optional[int]
+    dtype_a: Optional[str]
+    dtype_b: Optional[str]
+    dtype_out: Optional[str]
+
+
+class ProblemOut(_ProblemFields):
     """The GEMM a key stands for: `m` is the tuning bucket, sizes in elements; `note_ids` index
     the document's `problem_notes`."""
 
-    m: int
-    n: int
-    k: int
-    batch: int
-    m_range: Optional[tuple[int, ...]]
-    experts: Optional[int]
-    top_k: Optional[int]
-    dtype_a: Optional[str]
-    dtype_b: Optional[str]
-    dtype_out: Optional[str]
     note_ids: list[int]
 
 
-class ProblemNotesOut(Struct):
+class ProblemNotesOut(_ProblemFields):
     """A problem with its notes written out (where the document has no note table to point into)."""
 
-    m: int
-    n: int
-    k: int
-    batch: int
-    m_range: Optional[tuple[int, ...]]
-    experts: Optional[int]
-    top_k: Optional[int]
-    dtype_a: Optional[str]
-    dtype_b: Optional[str]
-    dtype_out: Optional[str]
     notes: list[str]
 
 

@@ -185,13 +185,18 @@ def _drive_until_quiet(venv: Path, rundir: Path, env: dict, home: Path) -> dict[
             "killed": f"SIGKILL after the log was quiet for {quiet:g} s"}
 
 
+def _fresh_dir(path: Path) -> None:
+    """`path` as an empty folder: what a derivation writes there replaces the last one whole."""
+    if path.exists():
+        shutil.rmtree(path)
+    path.mkdir(parents=True)
+
+
 def derive(version: str, out: Path, work: Path, base: Path, wheels: Path, command: str) -> dict[str, Any]:
     """Everything one release writes, into out/<version>/ (replaced whole)."""
     wheel = wheel_of(version, wheels)
     rel_work = work / version
-    if rel_work.exists():
-        shutil.rmtree(rel_work)
-    rel_work.mkdir(parents=True)
+    _fresh_dir(rel_work)
     venv, reqs = release_venv(rel_work, base, wheel)
     rundir = rel_work / "run"
     rundir.mkdir()
@@ -199,9 +204,7 @@ def derive(version: str, out: Path, work: Path, base: Path, wheels: Path, comman
     shutil.copyfile(DRIVE, rundir / "drive.py")
     runs = [drive(venv, rundir, s) for s in SCENARIOS]
     dest = out / version
-    if dest.exists():
-        shutil.rmtree(dest)
-    dest.mkdir(parents=True)
+    _fresh_dir(dest)
     written = []
     if (rundir / "cache.json").exists():
         shutil.copyfile(rundir / "cache.json", dest / "cache.json")
@@ -273,9 +276,7 @@ def derive_timed(version: str, out: Path, work: Path, base: Path, wheels: Path, 
     """The timed scenarios of one release, into out/<version>/timed/ (replaced whole)."""
     wheel = wheel_of(version, wheels)
     rel_work = work / f"{version}-timed"
-    if rel_work.exists():
-        shutil.rmtree(rel_work)
-    rel_work.mkdir(parents=True)
+    _fresh_dir(rel_work)
     venv, reqs = release_venv(rel_work, base, wheel)
     rundir = rel_work / "run"
     rundir.mkdir()
@@ -283,9 +284,7 @@ def derive_timed(version: str, out: Path, work: Path, base: Path, wheels: Path, 
     shutil.copyfile(DRIVE_TIMED, rundir / "drive_timed.py")
     runs = [drive(venv, rundir, s, home=f"home-{s}", script="drive_timed.py") for s in TIMED]
     dest = out / version / "timed"
-    if dest.exists():
-        shutil.rmtree(dest)
-    dest.mkdir(parents=True)
+    _fresh_dir(dest)
     written = []
     for s in TIMED:
         logs = sorted((rundir / f"home-{s}").rglob("flashinfer_jit.log"))
