@@ -66,16 +66,18 @@ def adopt_named_caches(records: list[TuningRecord], events: Sequence[Event], inp
                        problems: list[InputProblem]) -> tuple[list[TuningRecord], list[InputFacts]]:
     """Records and input facts of each log that names a cache read beside it, completed from that
     cache's environment (module docstring); a note per log says what was taken and why."""
+    naming = [e for e in events if e.kind in _NAMING_EVENTS and isinstance(e.fact("path"), str)]
+    if not naming:
+        return records, inputs  # most runs: no log names a cache, and the records are not walked
     caches = _cache_envs(records)
     if not caches:
         return records, inputs
     # log -> (cache source, event) for each cache it names
     named: dict[str, list[tuple[str, Event]]] = {}
-    for e in events:
-        if e.kind in _NAMING_EVENTS and isinstance(e.fact("path"), str):
-            source = _named_cache(e.source, e.fact("path"), caches)
-            if source is not None and source != e.source and caches[source] is not None:
-                named.setdefault(e.source, []).append((source, e))
+    for e in naming:
+        source = _named_cache(e.source, e.fact("path"), caches)
+        if source is not None and source != e.source and caches[source] is not None:
+            named.setdefault(e.source, []).append((source, e))
     if not named:
         return records, inputs
     facts_of = {f.source: f for f in inputs}
