@@ -162,7 +162,7 @@ def test_public_points_have_provenance_and_cover_four_gpus():
 def test_the_fit_tool_predicts_what_estimate_predicts():
     from tools.model_fit import blackwell_fit as bf
 
-    pts = [json.loads(line) for line in POINTS.read_text().splitlines()][::25]
+    pts = bf.load(POINTS, round3=True)[::25]  # round four's held-out points stay unmodelled until scored
     cs = bf.cases(pts, {f: mainloop.FITTED[f] for f in ("sm100", "sm120")})
     from tiletune.model.perf import estimate
 
@@ -305,3 +305,12 @@ def test_source_weighted_quantile_counts_each_source_once():
     assert bf.source_weighted_quantile(pairs, 0.25) == 1.0
     assert bf.source_weighted_quantile(pairs, 0.75) == 2.0  # 2 points weigh as much as 98
     assert bf.source_weighted_quantile([("a", 3.0), ("a", 1.0), ("b", 2.0)], 0.0) == 1.0
+
+
+def test_round_four_held_out_sources_stay_out_unless_scored():
+    from tools.model_fit import blackwell_fit as bf
+
+    everything = bf.load(POINTS, round3=True, round4=True)
+    assert {p["source_id"] for p in everything} >= set(bf.ROUND4_HELD)  # every held-out source is in the data set
+    assert not {p["source_id"] for p in bf.load(POINTS, round3=True)} & set(bf.ROUND4_HELD)
+    assert {p["gpu"] for p in everything if p["source_id"] in bf.ROUND4_HELD} == {"B200", "GB300"}

@@ -77,9 +77,17 @@ ROUND3_HELD = ("tlxbaseline-b200", "tlx220-b200", "tlx1003-b200", "tritonbench-b
                "tlx740-gb300", "fi2303-sm103")
 
 
-def load(path: Path = POINTS, round3: bool = False) -> List[dict]:
-    """The public points; round three's held-out sources only when `round3` (the single scoring run)."""
+# Round four's held-out sources (SPLIT.md, 'The fourth held-out split', committed before round four changed the
+# model): blind until the one scoring run; `load` leaves them out unless `round4`.
+ROUND4_HELD = ("vllm20071-bench-b200", "vllm19566-bench-b200", "vllm18778-bench-b200", "vllm20071-profiler-b200",
+               "cutlass2923-b200", "fi4370-bmm")
+
+
+def load(path: Path = POINTS, round3: bool = False, round4: bool = False) -> List[dict]:
+    """The public points; round three's held-out sources only when `round3`, round four's only when `round4`
+    (its single scoring run)."""
     pts = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    pts = [p for p in pts if round4 or p["source_id"] not in ROUND4_HELD]
     return pts if round3 else [p for p in pts if p["source_id"] not in ROUND3_HELD]
 
 
