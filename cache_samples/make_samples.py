@@ -271,6 +271,11 @@ def gen_v2(rng: random.Random) -> None:
     write_v2(root, meta("0.7.2.post1", "NVIDIA RTX PRO 6000 Blackwell Server Edition", dsl=True, measure_execution_mode="cuda_graph"), ents)
 
 
+# what NVIDIA/TensorRT-LLM@b35ac1b's own AutoTunerProfilingCache.save_cache wrote, per rank (tools/trtllm_writers)
+TRTLLM_WRITTEN = (Path(__file__).resolve().parents[1] / "tests" / "data" / "trtllm_writers" / "b35ac1b64368"
+                  / "TRTLLM_CACHE_DIR" / "autotuner")
+
+
 def gen_trtllm(rng: random.Random) -> None:
     d = ROOT / "trtllm"
     md = {"lib_version": "1.1.0rc5", "creation_timestamp": 1761000000.123, "device_name": "NVIDIA B200", "device_capability": [10, 0]}
@@ -285,13 +290,11 @@ def gen_trtllm(rng: random.Random) -> None:
                         rng.randrange(30), round(rng.uniform(0.005, 0.4), 6)))
         return out
 
-    # NVIDIA/TensorRT-LLM#7738 (_serialize_cache_to_json): one file per rank, <stem>.rank{N}.json,
-    # key third element hash(runner), tactic as a JSON value
+    # NVIDIA/TensorRT-LLM#7738 (_serialize_cache_to_json): one file per rank, <stem>.rank{N}.json. Not
+    # constructed: the bytes TensorRT-LLM's own writer wrote (tools/trtllm_writers, tests/data/trtllm_writers)
     for r in range(2):
-        data = {str((op, runner, 8_345_112_977 + 31 * r + len(runner), prof)): {"runner_id": 0, "tactic": t, "min_time": ms}
-                for op, runner, prof, t, ms in raw(6)}
-        with open(d / f"autotuner_cache.rank{r}.json", "w") as f:
-            json.dump({"metadata": md, "cache_data": data}, f, indent=2, default=str)
+        shutil.copyfile(TRTLLM_WRITTEN / f"cache.rank{r}.json", d / f"autotuner_cache.rank{r}.json")
+        raw(6)  # the draws the constructed per-rank files took, so that the constructed file below is unchanged
 
     # #10336 (save_cache(file_path, rank) / _serialize_cache_data): one file, a rank_{N} section per rank,
     # key third element str(runner.unique_id()), tactic stored as repr(tactic); a fallback entry with min_time inf

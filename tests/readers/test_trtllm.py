@@ -1,9 +1,12 @@
-"""TensorRT-LLM autotuner caches: per-rank files (#7738) and one merged file with rank_N sections (#10336+)."""
+"""TensorRT-LLM autotuner caches: per-rank files (#7738) as TensorRT-LLM's own code wrote them
+(tests/data/trtllm_writers), and one merged file with rank_N sections (#10336+, constructed: see
+cache_samples/README.md)."""
 
 from __future__ import annotations
 
 import json
 from collections import Counter
+from pathlib import Path
 
 from tiletune.readers import read_inputs
 from tiletune.readers.interface import ReadContext
@@ -11,17 +14,30 @@ from tiletune.readers.interface import ReadContext
 CTX = ReadContext()
 
 
-def test_per_rank_files(sample):
-    out = read_inputs([sample("trtllm/autotuner_cache.rank0.json"), sample("trtllm/autotuner_cache.rank1.json")], CTX)
+WRITTEN = Path(__file__).resolve().parents[1] / "data" / "trtllm_writers" / "b35ac1b64368" / "TRTLLM_CACHE_DIR" / "autotuner"
+
+
+def test_per_rank_files_as_trtllm_wrote_them():
+    """NVIDIA/TensorRT-LLM@b35ac1b's own save_cache, one file per rank (tools/trtllm_writers): every entry with
+    its rank, runner, tactic and min_time as the file holds them; the two ranks' winners are not copies."""
+    paths = [WRITTEN / "cache.rank0.json", WRITTEN / "cache.rank1.json"]
+    out = read_inputs(paths, CTX)
     assert out.problems == ()
-    assert Counter(r.rank for r in out.records) == {"rank0": 12, "rank1": 12}
-    r = out.records[0]
-    assert r.source_kind == "trtllm" and r.env.arch == "sm100" and r.env.arch_source == "metadata.device_capability"
-    assert r.env.flashinfer_version is None and ("lib_version", "1.1.0rc5") in r.env.metadata
-    raw = json.loads(sample("trtllm/autotuner_cache.rank0.json").read_text())["cache_data"][r.raw_key]
-    assert r.time_ms == raw["min_time"] and r.tactic == raw["tactic"] and dict(r.detail)["runner_id"] == 0
-    assert isinstance(r.shapes, tuple) and r.op.startswith("trtllm::")
-    assert "runner_hash" in dict(r.detail)
+    raw = {f"rank{r}": json.loads(p.read_text()) for r, p in enumerate(paths)}
+    assert Counter(r.rank for r in out.records) == {k: len(v["cache_data"]) for k, v in raw.items()} == {"rank0": 11, "rank1": 11}
+    for r in out.records:
+        entry = raw[r.rank]["cache_data"][r.raw_key]
+        assert (r.tactic, r.time_ms, dict(r.detail)["runner_id"]) == (entry["tactic"], entry["min_time"], entry["runner_id"])
+        assert r.source_kind == "trtllm" and r.env.arch == "sm100" and r.env.arch_source == "metadata.device_capability"
+        assert r.env.flashinfer_version is None and ("lib_version", "1.2.0rc2") in r.env.metadata
+        assert isinstance(r.shapes, tuple) and r.op.startswith("trtllm::") and "runner_hash" in dict(r.detail)
+    by = {(r.rank, r.op, r.runner, r.shapes): r.tactic for r in out.records}
+    fp8_m2 = ("trtllm::fp8_rowwise_gemm::gemm", "FP8RowwiseGemmRunner", ((2, 512), (1024, 512)))
+    assert (by[("rank0", *fp8_m2)], by[("rank1", *fp8_m2)]) == (1, 3)  # each rank's own winner
+    # the second runner of the op won: runner_id 1 names it, and the key names its class
+    fp4 = [r for r in out.records if r.op == "trtllm::fp4_gemm::gemm"]
+    assert {(r.runner, dict(r.detail)["runner_id"]) for r in fp4} == {("CutlassFP4GemmRunner", 1)}
+    assert {s[2][0] for s in (r.shapes for r in fp4)} == {-1}  # the constrained dimension, as the key stores it
 
 
 def test_merged_file_with_rank_sections(sample):

@@ -1,11 +1,15 @@
 """TensorRT-LLM's own texts: the assertion abort and the GEMM profiler's give-up line as a user posted
-them (tests/data/trtllm_tickets, NVIDIA/TensorRT-LLM#4253), the torch autotuner's `[Autotuner]
-Candidate:` lines rendered from the source's own f-string (NVIDIA/TensorRT-LLM#19162, no public post
-of one yet), and the TRTLLM_CACHE_DIR layout with its ranks kept apart."""
+them (tests/data/trtllm_tickets, NVIDIA/TensorRT-LLM#4253), the torch autotuner's own log lines and
+per-rank caches as its code wrote them (tests/data/trtllm_writers), with #19162's `[Autotuner]
+Candidate:` lines derived from the PR's source among them, and the TRTLLM_CACHE_DIR layout with its
+ranks kept apart."""
 
 from __future__ import annotations
 
+import ast
+import json
 import shutil
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -19,7 +23,6 @@ CTX = ReadContext()
 DATA = Path(__file__).resolve().parents[1] / "data"
 T4253 = DATA / "trtllm_tickets" / "trtllm-4253-orin-moe-gemm1-config-not-set" / "ticket.txt"
 V074 = DATA / "flashinfer_writers" / "0.7.4"
-SAMPLES = Path(__file__).resolve().parents[2] / "cache_samples"
 
 
 @pytest.fixture(autouse=True)
@@ -49,49 +52,95 @@ def test_no_valid_gemm_config_is_a_failure_per_shape():
     assert (e.fact("n"), e.fact("k"), e.fact("m"), e.count) == (768, 2048, (1, 2), 2)
 
 
-# NVIDIA/TensorRT-LLM#19162, tensorrt_llm/_torch/autotuner.py:1334 (the single-candidate shortcut's
-# line; the timed path logs the same fields with the measured time, `inf` for a failed tactic):
-#   f"[Autotuner] Candidate: custom_op={custom_op}, runner={runner}, tactic={tac}, "
-#   f"shapes={profile.get_opt_shapes()}, time={...:.3f}ms"
-def _candidate(custom_op, runner, tac, shapes, time):
-    return (f"[Autotuner] Candidate: custom_op={custom_op}, "
-            f"runner={runner}, tactic={tac}, "
-            f"shapes={shapes}, "
-            f"time={time:.3f}ms")
+# what NVIDIA/TensorRT-LLM@b35ac1b's own autotuner logged and saved, per rank, driven on CPU by tools/trtllm_writers
+# (its PROVENANCE.json names the sources and their sha256); autotuner+candidates.rank<r>.log adds #19162's Candidate
+# lines, derived from the PR's source and rendered with the run's own runners, shapes and times
+WRITERS = DATA / "trtllm_writers" / "b35ac1b64368"
+OWN_LOG = WRITERS / "autotuner.rank0.log"
+WITH_CANDIDATES = WRITERS / "autotuner+candidates.rank0.log"
+CACHE0 = WRITERS / "TRTLLM_CACHE_DIR" / "autotuner" / "cache.rank0.json"
+FP8, FP4, SWAP = "trtllm::fp8_rowwise_gemm::gemm", "trtllm::fp4_gemm::gemm", "trtllm::fp8_swap_ab_gemm::gemm"
 
 
-class FP8RowwiseGemmRunner:  # only its default repr is used, as the f-string prints a runner
-    pass
+def _cache_winners(path: Path) -> dict:
+    """(op, runner class, opt M) -> (tactic, min_time) as TensorRT-LLM's save_cache wrote them."""
+    out = {}
+    for key, v in json.loads(path.read_text())["cache_data"].items():
+        op, runner, _hash, shapes = ast.literal_eval(key)
+        out[(op, runner, shapes[0][0])] = (v["tactic"], v["min_time"])
+    return out
 
 
-FP8RowwiseGemmRunner.__module__ = "tensorrt_llm._torch.custom_ops.torch_custom_ops"
+def _by_status(records, status):
+    return {(r.op, r.runner, r.tactic, r.shapes): r for r in records if r.status is status}
 
 
-def test_candidate_lines_are_timings_failures_and_unmeasured_pairs(tmp_path):
-    r = FP8RowwiseGemmRunner()
-    op = "trtllm::fp8_rowwise_gemm::gemm"
-    lines = [_candidate(op, r, t, ((16, 4096), (4096, 4096)), ms)
-             for t, ms in ((0, 0.0123), (1, 0.0101), (2, float("inf")), (1, 0.0103))]
-    lines.append(_candidate("trtllm::single::op", r, 0, ((1, 8),), 0.0))  # the shortcut: recorded, not timed
-    path = tmp_path / "trtllm.log"
-    path.write_text("\n".join(f"[TRT-LLM] [D] {ln}" for ln in lines) + "\n")
+def test_trtllm_own_log_is_timings_failures_and_the_winners_it_saved(run):
+    """The torch autotuner's own lines: `Profiled runner=..: Xms.` a timing, `Failed when profiling runner=..` and
+    its `Exception captured:` a failure with its error, `Profiling runner=.. for cache_key=..` the winner, whose op
+    names the profile's candidates. The winners read from the log are the entries the same run saved."""
+    out = read_inputs([OWN_LOG], CTX)
+    assert not [p for p in out.problems if p.loses_data]  # was: "could not parse autotuner line", exit 2
+    chosen = _by_status(out.records, Status.CHOSEN)
+    assert {(op, runner, shapes[0][0]): (tactic, round(r.time_ms, 6)) for (op, runner, tactic, shapes), r in chosen.items()} \
+        == {k: (t, round(ms, 6)) for k, (t, ms) in _cache_winners(CACHE0).items()}
+    profiled = _by_status(out.records, Status.PROFILED)
+    assert len(profiled) == 4 * 5 + (2 + 4) * 5 + 1  # every candidate that ran, per op, runner, tactic and M
+    for (op, runner, tactic, shapes), r in chosen.items():  # the winner is the fastest of its profile
+        rivals = [p.time_ms for k, p in profiled.items() if k[0] == op and k[3][0] == shapes[0]]
+        assert r.time_ms == profiled[(op, runner, tactic, shapes)].time_ms == min(rivals)
+    failed = _by_status(out.records, Status.FAILED)
+    assert sorted({(op, runner, tactic) for op, runner, tactic, _s in failed}) == [
+        (FP4, "CutlassFP4GemmRunner", 2), (FP8, "FP8RowwiseGemmRunner", 2)]
+    assert len(failed) == 10 and all(f.time_ms is None for f in failed.values())
+    assert "Failed to initialize cutlass gemm" in str(failed[(FP8, "FP8RowwiseGemmRunner", 2, ((1, 512), (1024, 512)))].error)
+    r = run("inspect", str(OWN_LOG))
+    assert r.exit_code == 0, r.output
+    # "Set TLLM_LOG_LEVEL=DEBUG for more details" is the autotuner's advice, not a setting of this run
+    assert "TLLM_LOG_LEVEL" not in r.stdout
+
+
+def test_candidate_lines_close_their_candidates_without_counting_twice():
+    """#19162's Candidate line follows each candidate's own line: it names the op of that candidate (held until then),
+    keeps the Profiled line's six decimals, adds no second sample, and `inf` is the failure already read."""
+    own, both = read_inputs([OWN_LOG], CTX), read_inputs([WITH_CANDIDATES], CTX)
+    assert not [p for p in both.problems if p.loses_data]
+    p_own, p_both = _by_status(own.records, Status.PROFILED), _by_status(both.records, Status.PROFILED)
+    swap = {k for k in p_own if k[0] == SWAP}
+    assert len(swap) == 1 and set(p_both) == set(p_own) - swap
+    assert all((p_both[k].count, p_both[k].time_ms) == (p_own[k].count, p_own[k].time_ms) for k in p_both)
+    assert {k: f.count for k, f in _by_status(both.records, Status.FAILED).items()} \
+        == {k: f.count for k, f in _by_status(own.records, Status.FAILED).items()}
+    # the single (runner, tactic) pair: #14458's shortcut, time=0.000ms = recorded without profiling
+    swap_chosen = [r for r in both.records if r.op == SWAP and r.status is Status.CHOSEN]
+    assert sorted(("not_measured" in r.detail_dict(), "cache_key" in r.detail_dict()) for r in swap_chosen) == [
+        (False, True), (True, False)]  # the winner line with its key, and the shortcut's pair
+    assert all(r.time_ms is None for r in swap_chosen)  # 0.000 is no time, and no Profiled line is left to give one
+
+
+def test_candidate_lines_alone_are_timings_failures_and_unmeasured_pairs(tmp_path):
+    """Only the Candidate lines of that log (each kept byte for byte): three decimals, `inf`, `0.000`."""
+    lines = [ln for ln in WITH_CANDIDATES.read_text().splitlines(keepends=True) if "[Autotuner] Candidate: " in ln]
+    path = tmp_path / "candidates.log"
+    path.write_text("".join(lines))
     out = read_inputs([path], CTX)
     assert not [p for p in out.problems if p.loses_data]
-    by = {(x.op, x.tactic, x.status): x for x in out.records}
-    t1 = by[(op, 1, Status.PROFILED)]
-    assert t1.runner == "FP8RowwiseGemmRunner" and t1.count == 2 and t1.shapes == ((16, 4096), (4096, 4096))
-    assert sorted(t1.detail_dict()["time_samples_ms"]) == [0.010, 0.010]  # printed with three decimals
-    assert by[(op, 0, Status.PROFILED)].time_ms == 0.012
-    assert (op, 2, Status.FAILED) in by and by[(op, 2, Status.FAILED)].time_ms is None
-    shortcut = by[("trtllm::single::op", 0, Status.CHOSEN)]
-    assert shortcut.time_ms is None and "without profiling" in shortcut.detail_dict()["not_measured"]
+    profiled = _by_status(out.records, Status.PROFILED)
+    fp8_m16 = profiled[(FP8, "FP8RowwiseGemmRunner", 4, ((16, 512), (1024, 512)))]
+    assert fp8_m16.time_ms == round(fp8_m16.time_ms, 3) and fp8_m16.count == 1  # printed with three decimals
+    failed = _by_status(out.records, Status.FAILED)
+    assert len(failed) == 10 and {k[2] for k in failed} == {2}
+    assert sum(1 for ln in lines if "time=infms" in ln) == 10
+    (shortcut,) = [r for r in out.records if r.status is Status.CHOSEN]
+    assert shortcut.op == SWAP and shortcut.time_ms is None and "without profiling" in shortcut.detail_dict()["not_measured"]
 
 
 def test_trtllm_cache_dir_layout_is_discovered_ranks_apart(tmp_path):
+    """TRTLLM_CACHE_DIR: the autotuner's per-rank files where its writer put them (cache_path
+    <root>/autotuner/cache.json -> cache.rank<r>.json) and FlashInfer's per-rank JIT workspaces."""
     root = tmp_path / "trtllm-cache"
+    shutil.copytree(WRITERS / "TRTLLM_CACHE_DIR", root)
     for r in (0, 1):
-        (root / "autotuner" / f"rank-{r}").mkdir(parents=True)
-        shutil.copyfile(SAMPLES / "trtllm" / f"autotuner_cache.rank{r}.json", root / "autotuner" / f"rank-{r}" / "cache.json")
         ws = root / "flashinfer" / f"rank-{r}" / ".cache" / "flashinfer" / "0.7.4" / "100a"
         ws.mkdir(parents=True)
         shutil.copyfile(V074 / "flashinfer_jit.log", ws / "flashinfer_jit.log")
@@ -100,6 +149,6 @@ def test_trtllm_cache_dir_layout_is_discovered_ranks_apart(tmp_path):
     workspaces = [p for p in found.paths if p.name == "100a"]
     assert len(workspaces) == 2 and any("TRTLLM_CACHE_DIR FlashInfer JIT workspace (rank-1)" in s for s in found.searched)
     out = read_inputs(list(found.paths), CTX)
-    trt = {r.rank for r in out.records if r.source_kind == "trtllm"}
+    trt = Counter(r.rank for r in out.records if r.source_kind == "trtllm")
     fi = {r.rank for r in out.records if r.source_kind == "log"}
-    assert trt == {"rank0", "rank1"} and fi == {"rank0", "rank1"}
+    assert trt == {"rank0": 11, "rank1": 11} and fi == {"rank0", "rank1"}

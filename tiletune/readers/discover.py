@@ -9,7 +9,7 @@ Each place comes from the writer's own code (see the reader modules for the layo
 - SGLang: SGLANG_CACHE_DIR (default ~/.cache/sglang) / flashinfer/autotune.
 - TensorRT-LLM: TLLM_AUTOTUNER_CACHE_PATH (a file; older releases wrote <stem>.rank<N>.json beside it);
   the unified root TRTLLM_CACHE_DIR (NVIDIA/TensorRT-LLM#18897): <root>/autotuner (cache.json, or
-  rank-<r>/cache.json per rank) and FlashInfer's workspace base <root>/flashinfer (or
+  cache.rank<r>.json per rank as the #7738 writer names them) and FlashInfer's workspace base <root>/flashinfer (or
   <root>/flashinfer/rank-<r> per rank), whose JIT workspaces are read like FlashInfer's own.
 Nothing here reads a file; `searched` lists every place with what was found, so an empty
 result can say where it looked.

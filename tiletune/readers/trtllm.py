@@ -20,9 +20,10 @@ a literal stays a string. Not FlashInfer: no flashinfer_version; the arch comes 
 
 Where: TLLM_AUTOTUNER_CACHE_PATH names the file. The unified cache root TRTLLM_CACHE_DIR
 (NVIDIA/TensorRT-LLM#18897, `tensorrt_llm/_bootstrap.py` `_unified_cache_defaults`) puts it at
-`<root>/autotuner/cache.json` and FlashInfer's workspace base at `<root>/flashinfer`; with per-rank
-slots `<root>/autotuner/rank-<r>/cache.json` and `<root>/flashinfer/rank-<r>` (discover.py looks
-there). A `rank-<r>` directory gives the rank of a file's entries that no `rank_N` section names.
+`<root>/autotuner/cache.json` and FlashInfer's workspace base at `<root>/flashinfer`, with per-rank
+FlashInfer slots `<root>/flashinfer/rank-<r>` (discover.py looks there). The #7738 writer turns that
+path into `<root>/autotuner/cache.rank<r>.json` (its own bytes: tests/data/trtllm_writers); a
+`rank-<r>` directory, should a launcher give each rank one, also names the rank of a file's entries.
 """
 
 from __future__ import annotations

@@ -48,6 +48,10 @@ _HARDWARE = re.compile(r"\(`?(?:sm|SM)_?(?P<a>\d{2,3})[af]?`?\) (?:hardware|GPUs
                        r"\bon (?:an? |the |my |our )?`?(?:sm|SM)_?(?P<b>\d{2,3})[af]?`? (?:hardware|GPUs?|machine)")
 # a setting the text names: an environment variable of the serving stack set to a value
 _SETTING = re.compile(r"(?<![\w$])(?P<s>(?:VLLM|FLASHINFER|SGLANG|SGL|TRTLLM|TLLM|TRT_LLM)_[A-Z0-9_]+=[\w.,:/-]+)")
+# ...unless the text only advises it: TensorRT-LLM's autotuner says "Set TLLM_LOG_LEVEL=DEBUG for more details"
+# and "Please set TLLM_LOG_LEVEL=WARNING to find out when ..." (NVIDIA/TensorRT-LLM tensorrt_llm/_torch/autotuner.py)
+_ADVICE = re.compile(r"(?:[Ss]et|setting) $")
+_ADVICE_AFTER = re.compile(r"\s+(?:for more details|to (?:find out|get more))")
 _IN_LABEL = re.compile(r"\[[\w ]*$")  # inside an open "[... Runner]" label
 # a line that describes this machine's GPU or driver (nvidia-smi, torch, an environment list)
 _GPU_LINE = re.compile(r"^\s*(?:[-*>]\s*)?(?:\*\*)?(?:GPU(?: model| type| name)?s?|Device(?: name)?|Hardware|Graphics|"
@@ -236,6 +240,8 @@ class ClueSet:
                     self._add(self._placed(Clue("arch", arch, "decoded", "arch named", lineno, w.group(0)), w.start()))
         if "=" in text and "_" in text:
             for m in _SETTING.finditer(text):
+                if _ADVICE.search(text[max(0, m.start() - 8):m.start()]) and _ADVICE_AFTER.match(text, m.end()):
+                    continue  # advice to set it, not a setting this run had
                 self._add(Clue("setting", m.group("s").rstrip(".,:"), "decoded", "setting named", lineno, m.group("s")))
         if "river" in text:
             m = _DRIVER.search(text)

@@ -85,7 +85,10 @@ KIND = "log"
 _QUIET = ("use_global_timer", "generated profile:", "Loading configs for ", "Skipping ranking for ",
           "globaltimer kernel unavailable", "the cupti timer requires", "a CUPTI tracing session",
           "cupti timer requested", "CUPTI activity tracing failed", "Tuning ",
-          "No tensor inputs or zero-sized tensors")
+          "No tensor inputs or zero-sized tensors",
+          # TensorRT-LLM's torch autotuner: its profiles, the cache path before the save/load line that
+          # says it happened, and the failure summary (each failure is read from its own line)
+          "Generated profile: ", "Saving cache to ", "Loading cache from ", "New tuning error occurs:")
 MAX_PENDING = 4096  # per-block buffer cap; a block never closes only in a truncated/corrupt log
 MAX_CONTINUATION = 400  # backtrace lines examined after a failure line
 MAX_PROBLEMS = 20  # unparsable-line notes per file; then one summary note
@@ -209,6 +212,7 @@ class LogParser:
         self._l2_next: Optional[Tuple[str, int]] = None
         self._l2_profile: Optional[Tuple[str, int, str]] = None
         self._revalidated: Dict[str, Tuple[str, Any, str, int]] = {}  # op -> (runner, cached tactic, source, line)
+        self._trt = trtllm_text.TrtProfileBuffer()  # TensorRT-LLM's candidates until a line names their op
 
     # ----- public ---------------------------------------------------------------------------
     def feed(self, lineno: int, raw: str) -> Iterator[Item]:
@@ -234,6 +238,7 @@ class LogParser:
     def finish(self) -> Iterator[Item]:
         self._end_continuation()
         self._flush_block()
+        self._trt_close(None, None)  # a log cut mid-profile: its candidates, op unknown
         timeline = self.clock.finish()
         yield from self._out
         self._out = []
@@ -527,6 +532,15 @@ class LogParser:
             self._l2_line(lineno, body)
         elif body.startswith("Skipping tactic "):
             self._skipping(lineno, level, body[len("Skipping tactic "):], prefix)
+        elif body.startswith(("Profiled runner=", "Failed when profiling runner=", "Exception captured: ")):
+            self._trt_candidate_line(lineno, body)
+        elif body.startswith("Profiling runner=") and " for cache_key=" in body:
+            self._trt_winner(lineno, body)
+        elif body.startswith("No valid runner/tactic was found for custom_op="):
+            m = trtllm_text.NO_VALID_TACTIC.search(body)
+            self._trt_close(m["op"] if m else None, None)
+        elif body.startswith(("Successfully saved cache to ", "Successfully loaded cache from ")):
+            self._trt_cache_file(lineno, body)
         elif body.startswith("Failed when profiling "):
             self._failed_when(lineno, level, body[len("Failed when profiling "):], prefix)
         elif body.startswith("Skipped ") and "unsupported tactic" in body:
@@ -647,15 +661,78 @@ class LogParser:
     def _trt_candidate(self, lineno: int, body: str) -> None:
         """`[Autotuner] Candidate: custom_op=OP, runner=R, tactic=T, shapes=S, time=Xms`: one timing
         (PROFILED, samples aggregated per op, runner, tactic and shapes), a failure (`inf`), or the
-        single-candidate shortcut's pair recorded without profiling (`0.000`: CHOSEN, no time)."""
+        single-candidate shortcut's pair recorded without profiling (`0.000`: CHOSEN, no time). It follows
+        that candidate's own `Profiled`/`Failed when profiling` line, whose fact it closes with the op."""
         m = trtllm_text.CANDIDATE.search(body)
         if not m:
             raise ValueError("unexpected '[Autotuner] Candidate:' form")
-        op, runner = m["op"].strip(), trtllm_text.runner_name(m["runner"])
-        tactic = parse_tactic(m["tac"])
+        op, rrepr = m["op"].strip(), m["runner"].strip()
+        runner, tactic = trtllm_text.runner_name(rrepr), parse_tactic(m["tac"])
         shapes = trtllm_text.shapes_of(m["shapes"])
         how, ms = trtllm_text.candidate_time(m["time"])
+        held = self._trt.take(rrepr, tactic)
         src = "TensorRT-LLM autotuner Candidate line"
+        if how == "measured" and held is not None and held.ms is not None:
+            ms, src = held.ms, "TensorRT-LLM autotuner Profiled line (its Candidate line names the op)"
+        error = held.error if held is not None else None
+        if how == "unreadable":
+            raise ValueError(f"time {m['time']!r} is not a number")
+        self._trt_outcome(lineno, how, op, runner, tactic, shapes, ms, src, error)
+
+    def _trt_candidate_line(self, lineno: int, body: str) -> None:
+        """TensorRT-LLM's own per-candidate lines (trtllm_text): held until a line names the op."""
+        if body.startswith("Exception captured: "):
+            self._trt.error(body[len("Exception captured: "):].strip()[:2000])
+            return
+        m = (trtllm_text.PROFILED if body.startswith("Profiled") else trtllm_text.FAILED).search(body)
+        if not m:
+            raise ValueError("unexpected TensorRT-LLM autotuner form")
+        ms: Optional[float] = None
+        if body.startswith("Profiled"):
+            how, ms = trtllm_text.candidate_time(m["time"])
+            if how == "unreadable":
+                raise ValueError(f"time {m['time']!r} is not a number")
+        rrepr = m["runner"].strip()
+        held = trtllm_text.HeldCandidate(lineno, trtllm_text.runner_name(rrepr), rrepr, parse_tactic(m["tac"]),
+                                         trtllm_text.torch_sizes(m["shapes"]), ms)
+        if not self._trt.add(held):
+            self._trt_close(None, None)
+            self._trt.add(held)
+
+    def _trt_winner(self, lineno: int, body: str) -> None:
+        """`Profiling runner=R, tactic=T for cache_key=(op, Runner, hash, shapes).`: the profile's winner;
+        its key names the op of every candidate held for this profile."""
+        m = trtllm_text.WINNER.search(body)
+        if not m:
+            raise ValueError("unexpected 'Profiling runner=.. for cache_key=' form")
+        key = self._shapes_or_none(m["key"])
+        if not (key and len(key) == 4 and isinstance(key[0], str)):
+            raise ValueError("cache_key is not (op, runner, hash, shapes)")
+        self._trt_close(key[0], (lineno, trtllm_text.runner_name(m["runner"]), parse_tactic(m["tac"]), key))
+
+    def _trt_close(self, op: Optional[str], winner: Optional[Tuple[int, str, Any, Tuple[Any, ...]]]) -> None:
+        """Record the held candidates with their op (None: the log never named it) and the profile's winner."""
+        held = self._trt.drain()
+        src = "TensorRT-LLM autotuner Profiled line"
+        for c in held:
+            how = "measured" if c.ms is not None else "failed"
+            self._trt_outcome(c.line, how, op or "", c.runner, c.tactic, c.shapes, c.ms, src, c.error,
+                              op_known=op is not None)
+        if winner is not None and op is not None:
+            lineno, runner, tactic, key = winner
+            won = next((c for c in reversed(held) if c.runner == runner and c.tactic == tactic and c.ms is not None), None)
+            self._count(("trt-winner", op, runner, _hashable(tactic), _hashable(key[3])), lineno, dict(
+                op=op, runner=runner, tactic=tactic, status=Status.CHOSEN,
+                shapes=won.shapes if won is not None else (key[3] if isinstance(key[3], tuple) else None),
+                time_ms=won.ms if won is not None else None,
+                detail={"cache_key": str(key), "time_source": "TensorRT-LLM autotuner: the winner's Profiled line",
+                        "chosen_by": "TensorRT-LLM's autotuner (the fastest candidate of the profile)"}))
+
+    def _trt_outcome(self, lineno: int, how: str, op: str, runner: str, tactic: Any, shapes: Any,
+                     ms: Optional[float], src: str, error: Optional[str], op_known: bool = True) -> None:
+        detail: Dict[str, Any] = {"time_source": src}
+        if not op_known:
+            detail["op_unknown"] = "the log ends before the line that names this profile's op"
         if how == "measured":
             ident: tuple = ("trt-candidate", op, runner, _hashable(tactic), _hashable(shapes))
             agg = self._aggs.get(ident)
@@ -664,26 +741,33 @@ class LogParser:
                     self._agg_overflow += 1
                     return
                 agg = self._aggs[ident] = _Agg(dict(op=op, runner=runner, tactic=tactic, status=Status.PROFILED,
-                                                    shapes=shapes, detail={"timer": "TensorRT-LLM autotuner",
-                                                                           "time_source": src}),
+                                                    shapes=shapes, detail={"timer": "TensorRT-LLM autotuner", **detail}),
                                                count=0, lines=[], times=TimeSamples())
             agg.count += 1
             if len(agg.lines) < 64:
                 agg.lines.append(lineno)
-            assert agg.times is not None
+            assert agg.times is not None and ms is not None
             agg.times.add(ms)
         elif how == "failed":
-            self._count(("trt-failed", op, runner, _hashable(tactic), _hashable(shapes)), lineno, dict(
+            self._count(("trt-failed", op, runner, _hashable(tactic), _hashable(shapes), error), lineno, dict(
                 op=op, runner=runner, tactic=tactic, status=Status.FAILED, shapes=shapes,
-                error="timed as inf by TensorRT-LLM's autotuner: the tactic failed (its error is logged apart)",
-                detail={"phase": "profiling", "time_source": src}))
+                error=error or "timed as inf by TensorRT-LLM's autotuner: the tactic failed (its error is logged apart)",
+                detail={"phase": "profiling", **detail}))
         elif how == "not_measured":
             self._count(("trt-shortcut", op, runner, _hashable(tactic), _hashable(shapes)), lineno, dict(
                 op=op, runner=runner, tactic=tactic, status=Status.CHOSEN, shapes=shapes,
                 detail={"not_measured": "the only candidate: TensorRT-LLM recorded it without profiling (time=0.000ms)",
-                        "time_source": src}))
-        else:
-            raise ValueError(f"time {m['time']!r} is not a number")
+                        **detail}))
+
+    def _trt_cache_file(self, lineno: int, body: str) -> None:
+        """`[AutoTuner] Successfully saved cache to P using JSON format` (and `loaded ... from`)."""
+        saved = body.startswith("Successfully saved")
+        path = body.split(" to " if saved else " from ", 1)[1]
+        path = path[: -len(" using JSON format")] if path.endswith(" using JSON format") else path
+        self.facts.add_unique(self.facts.caches_saved if saved else self.facts.caches_loaded, path.strip())
+        kind = "configs_saved" if saved else "configs_loaded"
+        self.events.add(kind, lineno, body, f"TensorRT-LLM's autotuner {'saved its cache to' if saved else 'loaded its cache from'} "
+                        f"{path.strip()}", {"path": Fact(path.strip(), "decoded", "log line")}, key=(path.strip(),))
 
     def _no_valid_config(self, lineno: int, text: str) -> None:
         """`Have not found any valid GEMM config for shape (m, n, k)`: no tactic could run that shape

@@ -16,12 +16,22 @@ autotuner's per-candidate lines. The exact texts and where they come from:
   candidate): `time` is the measured time in ms with three decimals, `inf` for a tactic that
   failed, and `0.000` for the single-candidate shortcut that records its pair without profiling
   (the PR's documented marker: no measurement). The parser turns them into timings and failures.
+- The torch autotuner's own per-candidate lines, as TensorRT-LLM's code logged them
+  (tests/data/trtllm_writers, NVIDIA/TensorRT-LLM@b35ac1b tensorrt_llm/_torch/autotuner.py):
+  `Profiled runner=R, tactic=T, shapes=[torch.Size([..]), ..]: X.XXXXXXms.` (DEBUG, a timing),
+  `Failed when profiling runner=R, tactic=T, shapes=[..]. Set TLLM_LOG_LEVEL=DEBUG for more details.`
+  (WARNING, a failure) then `Exception captured: E` (DEBUG, its error), and, once the profile is done,
+  `Profiling runner=R, tactic=T for cache_key=(op, Runner, hash, shapes).` (DEBUG, the winner) or
+  `No valid runner/tactic was found for custom_op=OP, input_shapes=...` (WARNING). Only those closing
+  lines name the op, so the parser holds a profile's candidates until one arrives (TrtProfileBuffer).
+  A `Candidate:` line (#19162, logged after each candidate's own line) closes that candidate with its op.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from dataclasses import dataclass, field
+from typing import Any, List, Optional
 
 ASSERTION = re.compile(r"Assertion failed: (?P<msg>.*?)\s*\((?P<path>[^()\s]+\.(?:cu|cpp|cuh|h|hpp)):(?P<line>\d+)\)")
 # a backtrace frame of a TllmException: "2       0xfffec78d2744 tensorrt_llm::kernels::CutlassMoeFCRunner<...>::runMoe(...)"
@@ -31,6 +41,64 @@ NO_VALID_CONFIG = re.compile(r"Have not found any valid GEMM config for shape \(
 CANDIDATE = re.compile(r"Candidate: custom_op=(?P<op>.+?), runner=(?P<runner>.+?), tactic=(?P<tac>.+?), "
                        r"shapes=(?P<shapes>.+), time=(?P<time>[-+\w.]+)ms\s*$")
 NOT_MEASURED = "0.000"  # TRT-LLM#19162: the single-candidate shortcut, recorded without profiling
+PROFILED = re.compile(r"Profiled runner=(?P<runner>.+?), tactic=(?P<tac>.+?), shapes=(?P<shapes>\[.*\]): "
+                      r"(?P<time>[-+\w.]+)ms\.?\s*$")
+FAILED = re.compile(r"Failed when profiling runner=(?P<runner>.+?), tactic=(?P<tac>.+?), shapes=(?P<shapes>\[.*?\])\.(?:\s|$)")
+WINNER = re.compile(r"Profiling runner=(?P<runner>.+?), tactic=(?P<tac>.+?) for cache_key=(?P<key>\(.*\))\.?\s*$")
+NO_VALID_TACTIC = re.compile(r"No valid runner/tactic was found for custom_op=(?P<op>[^,\s]+), input_shapes=")
+_TORCH_SIZE = re.compile(r"torch\.Size\(\[(?P<dims>[-\d, ]*)\]\)")
+MAX_HELD = 4096  # candidates held for one profile; past it they are given up with no op (a log cut mid-profile)
+
+
+def torch_sizes(text: str) -> Optional[tuple]:
+    """`[torch.Size([1, 512]), torch.Size([1024, 512])]` -> ((1, 512), (1024, 512)); None for another form."""
+    sizes = [tuple(int(d) for d in m["dims"].replace(" ", "").split(",") if d) for m in _TORCH_SIZE.finditer(text)]
+    return tuple(sizes) if sizes and text.strip().startswith("[") else None
+
+
+@dataclass
+class HeldCandidate:
+    """One candidate of the profile being tuned, waiting for the line that names its op."""
+    line: int
+    runner: str       # class name
+    runner_repr: str  # as printed: pairs a Candidate line with the candidate it closes
+    tactic: Any
+    shapes: Optional[tuple]
+    ms: Optional[float]            # measured; None when it failed
+    error: Optional[str] = None    # `Exception captured: ...` after a failure
+
+
+@dataclass
+class TrtProfileBuffer:
+    """The candidates of the profile being tuned, until `Profiling runner=.. for cache_key=..` or `No valid
+    runner/tactic` names its op (or a Candidate line closes one candidate with it)."""
+    held: List[HeldCandidate] = field(default_factory=list)
+
+    def add(self, c: HeldCandidate) -> bool:
+        """False when full (the caller gives the held ones up first)."""
+        if len(self.held) >= MAX_HELD:
+            return False
+        self.held.append(c)
+        return True
+
+    def error(self, text: str) -> None:
+        for c in reversed(self.held):
+            if c.ms is None:
+                if c.error is None:
+                    c.error = text
+                return
+
+    def take(self, runner_repr: str, tactic: Any) -> Optional[HeldCandidate]:
+        """The last held candidate of this runner and tactic, removed (a Candidate line closes it)."""
+        for i in range(len(self.held) - 1, -1, -1):
+            c = self.held[i]
+            if c.runner_repr == runner_repr and c.tactic == tactic:
+                return self.held.pop(i)
+        return None
+
+    def drain(self) -> List[HeldCandidate]:
+        out, self.held = self.held, []
+        return out
 
 
 def frame_runner(text: str) -> Optional[tuple[str, str]]:
