@@ -23,6 +23,16 @@ model_engine passes to `autotune(cache_path=...)`; #18897 is not in any stored N
 that one path is taken from the PR, not run. This autotuner.py (#7738's writer) turns it into one
 file per rank, `<root>/autotuner/cache.rank<r>.json`.
 
+Stand-ins (STANDINS has each one's text and reason; PROVENANCE.json repeats them):
+    tensorrt_llm/__init__.py          only `from .version import __version__`: the real one loads the
+                                      C++ libraries and imports the whole package
+    tensorrt_llm/_torch/__init__.py   empty: the real one imports models and custom ops (C++ op library)
+    tensorrt_llm/bindings/...runtime  `delay_kernel` does nothing: a C++ binding that spins the GPU
+    tensorrt.py                       `Logger` (five severities) and `ILogger`: TensorRT's compiled
+                                      Python bindings, all that logger.py uses of them
+    the GPU (drive.py)                torch.cuda events/streams on a synthetic clock, device name/capability
+Not driven: `logger.warning_once` (an inference-time cache miss): the stored logger.py has none.
+
 Getting the sources: from a clone of github.com/NVIDIA/TensorRT-LLM,
     git show <commit>:<path> > SOURCES/<commit>/<path>
 for each row of SOURCES; a file whose sha256 differs is refused.

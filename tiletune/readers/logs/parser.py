@@ -693,8 +693,10 @@ class LogParser:
             if how == "unreadable":
                 raise ValueError(f"time {m['time']!r} is not a number")
         rrepr = m["runner"].strip()
+        rest = body[m.end():].strip()  # later releases put the error on the line: "... shapes=[..]. Error: E"
         held = trtllm_text.HeldCandidate(lineno, trtllm_text.runner_name(rrepr), rrepr, parse_tactic(m["tac"]),
-                                         trtllm_text.torch_sizes(m["shapes"]), ms)
+                                         trtllm_text.torch_sizes(m["shapes"]), ms,
+                                         rest[len("Error: "):][:2000] if rest.startswith("Error: ") else None)
         if not self._trt.add(held):
             self._trt_close(None, None)
             self._trt.add(held)

@@ -20,7 +20,8 @@ autotuner's per-candidate lines. The exact texts and where they come from:
   (tests/data/trtllm_writers, NVIDIA/TensorRT-LLM@b35ac1b tensorrt_llm/_torch/autotuner.py):
   `Profiled runner=R, tactic=T, shapes=[torch.Size([..]), ..]: X.XXXXXXms.` (DEBUG, a timing),
   `Failed when profiling runner=R, tactic=T, shapes=[..]. Set TLLM_LOG_LEVEL=DEBUG for more details.`
-  (WARNING, a failure) then `Exception captured: E` (DEBUG, its error), and, once the profile is done,
+  (WARNING, a failure; a 2026 copy, Maxritz/TensorRT-LLM-RDNA4@9c650ddc, ends it `. Error: E` instead:
+  read, not run) then `Exception captured: E` (DEBUG, its error), and, once the profile is done,
   `Profiling runner=R, tactic=T for cache_key=(op, Runner, hash, shapes).` (DEBUG, the winner) or
   `No valid runner/tactic was found for custom_op=OP, input_shapes=...` (WARNING). Only those closing
   lines name the op, so the parser holds a profile's candidates until one arrives (TrtProfileBuffer).
