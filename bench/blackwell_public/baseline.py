@@ -29,6 +29,8 @@ from tiletune.core.errors import ModelError  # noqa: E402
 from tiletune.model.gpus import find  # noqa: E402
 from tiletune.model.perf import estimate  # noqa: E402
 
+_ESTIMATE_ARGS = estimate.__code__.co_varnames  # an older tiletune (the "before" column) has no power_limit_w
+
 # the candidate rules from this tree's tools/ (a checkout of an older commit has none)
 _spec = importlib.util.spec_from_file_location("blackwell_fit", ROOT / "tools" / "model_fit" / "blackwell_fit.py")
 assert _spec is not None and _spec.loader is not None
@@ -41,15 +43,19 @@ def main() -> None:
 
     print(f"tiletune imported from {Path(tiletune.__file__).resolve().parents[1].name}/")
     groups: dict = defaultdict(list)
-    for p in bf.load(HERE / "points.jsonl", round3="--score-round3" in sys.argv):
+    for p in bf.load(HERE / "points.jsonl", round3=True, round4="--score-round4" in sys.argv):
+        if "--score-round4" in sys.argv and p["source_id"] not in bf.ROUND4_HELD:
+            continue
         gpu = find(bf.GPU_KEYS[p["gpu"]])
         fam = bf.family(gpu.arch)
-        cands = [bf.stated_config(p)] if p.get("tile") else bf.catalog(fam, p["dtype"])
+        cands = bf.candidates(fam, p)
         best = None
         for cfg in cands:
             try:
                 e = estimate(bf._problem(p), cfg, gpu, dtype=p["dtype"], l2=bf.l2_state(p),
-                             grouped=bool(p.get("grouped")), sm_clock_hz=bf.clock_hz(p))
+                             grouped=bool(p.get("grouped")), sm_clock_hz=bf.clock_hz(p),
+                             **({"power_limit_w": bf.power_w(p)} if bf.power_w(p) and "power_limit_w" in _ESTIMATE_ARGS
+                                else {}))
             except ModelError:
                 continue
             if e.smem.fits is False:

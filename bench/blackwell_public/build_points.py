@@ -19,7 +19,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 RATE = {"TFLOP/s": 1e12, "GFLOP/s": 1e9, "FLOP/s": 1.0}
 TIME = {"ms": 1e3, "us": 1.0}
-INT_COLS = ("m", "n", "k", "batch", "grouped", "sm_clock_mhz")
+INT_COLS = ("m", "n", "k", "batch", "grouped", "sm_clock_mhz", "power_limit_w")
 HEADER_KEYS = ("source_id", "url", "date", "gpu_basis", "clock", "power", "l2", "timing", "how_read")
 
 

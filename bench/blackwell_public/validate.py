@@ -1,15 +1,15 @@
 """Fit the SM100 / SM120 tile-model constants on public Blackwell timings and score them on GPUs and
-sources held out of the fit (issue 26, rounds one to three).
+sources held out of the fit (issue 26, rounds one to four).
 
-    python3 bench/blackwell_public/validate.py                  # development: round three's set left out
-    python3 bench/blackwell_public/validate.py --score-round3 > bench/blackwell_public/RESULTS.md
+    python3 bench/blackwell_public/validate.py                  # development: round four's set left out
+    python3 bench/blackwell_public/validate.py --score-round4 > bench/blackwell_public/RESULTS.md
 
-Round three (SPLIT.md, 'The third held-out split'): the sources of tools/model_fit/blackwell_fit.py's
-ROUND3_HELD are blind; they are loaded only with --score-round3, the single scoring run. Rounds one and
-two's held-out sets are no longer blind: round three uses them for two things only, each said where it
-is done: the SM100 clock fraction (mainloop.py mechanism 14: the rows with a logged clock, cutex-b300) and
-the band (5th / 95th percentile of measured / model over the fit's leave-one-source-out predictions and those
-held-out sets, every source weighted equally).
+Round four (SPLIT.md, 'The fourth held-out split'): the sources of tools/model_fit/blackwell_fit.py's
+ROUND4_HELD are blind; they are loaded only with --score-round4, the single scoring run. Rounds one to three's
+held-out sets are working material (GB300 aside: held out whole in round four); they are used for two things,
+each said where it is done: the SM100 clock fraction (mainloop.py mechanism 14: the rows with a logged clock)
+and the band (5th / 95th percentile of measured / model over the fit's leave-one-source-out predictions and
+those held-out sets, every source weighted equally).
 
 Pure Python, CPU only, about two minutes. Reads points.jsonl (build_points.py) and, for the B300 of
 round one, tests/data/real_sm103_4163 (flashinfer#4163, decoded by tiletune's own inspect pipeline).
@@ -50,6 +50,8 @@ FIT_SOURCES = {"sm100": ("xla-sm100-table", "tmoreau-b200", "learncuda-b200"),
 NEW_HELD = ("sa-mainloop-b200", "cutex-b300", "pytorch155991-5090", "aidxhxr-5090-fp8")
 # round one's held-out GPUs: still held out of every fit, no longer blind (round one looked at them)
 HELD_GPUS = ("RTX PRO 6000 Max-Q", "GB10", "B300")
+# round four holds GB300 out whole (SPLIT.md, 'The fourth held-out split'): no round-four fit, band or diagnosis sees it
+ROUND4_HELD_GPUS = ("GB300",)
 # measured copy bandwidth / table bandwidth on each family's fitting GPU (gn-kernels README, 'Realistic SOL')
 ETA_BW = {"sm100": round(5981.99 / 7700, 3), "sm120": round(1509.43 / 1792, 3)}
 # constants a family's prior sets besides the SM90 values (none at present)
@@ -73,7 +75,8 @@ def fit_family(cs: Sequence[bf.Case], fam: str) -> Tuple[TileConstants, List[Tup
     train = [c for c in cs if c.family == fam and c.point["source_id"] in FIT_SOURCES[fam]]
     tc = bf.fit(train, prior, FIT_NAMES[fam], keys=keys)
     if BAND_RULE == "loso":
-        pairs = bf.source_out_pairs(train, prior, FIT_NAMES[fam], keys=keys)
+        pairs = bf.source_out_pairs(train, prior, FIT_NAMES[fam], keys=keys,
+                                    keep=bf.fastest_measured(c.point for c in train))
     else:
         pairs = [(c.point["source_id"], math.exp(c.log_meas) / t) for c in train for t in [bf.predict(c, tc)] if t]
     srcs = sorted({c.point["source_id"] for c in train})
@@ -131,10 +134,11 @@ def model_rows(cs: Sequence[bf.Case], tcs: Dict[str, TileConstants]) -> List[dic
             out.append(row)
             continue
         best = min(c.pres, key=lambda pre: bf.fast_time(pre, tc))
-        cfg = bf.stated_config(p) or next(k for k in bf.catalog(c.family, p["dtype"]) if k.label() == best.label)
+        cfg = next(k for k in bf.candidates(c.family, p) if k.label() == best.label)
         try:
             e = estimate(bf._problem(p), cfg, find(bf.GPU_KEYS[p["gpu"]]), dtype=p["dtype"], constants=tc,
-                         l2=bf.l2_state(p), grouped=bool(p.get("grouped")), sm_clock_hz=bf.clock_hz(p))
+                         l2=bf.l2_state(p), grouped=bool(p.get("grouped")), sm_clock_hz=bf.clock_hz(p),
+                         power_limit_w=bf.power_w(p))
         except ModelError as err:  # pragma: no cover - a case that built before builds again
             row["error"] = str(err)
             out.append(row)
@@ -245,26 +249,27 @@ def _by_source(rows: Sequence[dict], suffix: str = "") -> Dict[str, List[dict]]:
     return out
 
 
-def round3_tables(rows3: Sequence[dict], plain3: Sequence[dict], goal: str) -> List[str]:
-    """Round three's held-out set (blind until this run), per GPU, per source, every point."""
+def round4_tables(rows4: Sequence[dict], goal: str) -> List[str]:
+    """Round four's held-out set (blind until this run): per GPU, per source, every point."""
     by_gpu: Dict[str, List[dict]] = {}
-    for r in rows3:
+    for r in rows4:
         by_gpu.setdefault(r["point"]["gpu"], []).append(r)
-    out = table(f"Round three's held-out set (blind until this run), per GPU ({goal})", by_gpu)
-    out += table("Round three's held-out set, per source", _by_source(rows3))
-    out += table("Round three's sources with a stated clock, run at the GPU table's clock instead (secondary; the "
-                 "split fed the stated clocks: tlxbaseline-b200's is an idle snapshot, tlx220-b200's a cap)",
-                 _by_source(plain3, " at the table clock"))
+    out = table(f"Round four's held-out set (blind until this run), per GPU ({goal})", by_gpu)
+    out += table("Round four's held-out set, per source", _by_source(rows4))
     head = ["| point | GPU | dtype | M x N x K (batch) | kernel (stated or chosen) | measured us | model us | band us | error |",
             "|---|---|---|---|---|---|---|---|---|"]
-    out += ["## Every point of round three's held-out set", ""] + head
-    out += [_point_line(r) for r in rows3 if "model" in r] + [""]
+    big = [(r["point"]["id"], r["too_big"]) for r in rows4 if "too_big" in r]
+    out += ["## Round four's held-out kernels declared too big", "",
+            ("none" if not big else "\n".join(f"- {pid}: {', '.join(t)}" for pid, t in big)), ""]
+    out += ["## Every point of round four's held-out set", ""] + head
+    out += [_point_line(r) for r in rows4 if "model" in r] + [""]
     return out
 
 
 def main() -> None:
-    score3 = "--score-round3" in sys.argv
-    pts = bf.load()
+    score4 = "--score-round4" in sys.argv
+    # working material: rounds one to three (round three's held-out sources included), GB300 held out whole
+    pts = [p for p in bf.load(round3=True) if p["gpu"] not in ROUND4_HELD_GPUS]
     priors = {f: replace(FITTED["sm90"], eta_bw=ETA_BW[f], transferred_from=None, widen=0.0, **PRIOR_EXTRA.get(f, {}))
               for f in ETA_BW}
     cs = bf.cases(pts, priors)
@@ -277,31 +282,33 @@ def main() -> None:
     # the band: the fit's leave-one-source-out ratios plus the no-longer-blind held-out points (measured / model
     # does not depend on the band, so the rows are scored once more with it)
     rows = model_rows(cs, tcs) + b300_rows(tcs["sm100"])
+    fastest = bf.fastest_measured(pts)
     for fam in ("sm100", "sm120"):
         held = [(r["point"]["source_id"], r["meas"] / r["model"]) for r in rows if "model" in r and not r["fit"]
-                and (r["case"].family if "case" in r else "sm100") == fam]
+                and (r["case"].family if "case" in r else "sm100") == fam
+                and ("case" not in r or r["point"]["id"] in fastest)]
         tcs[fam] = band_from_evidence(tcs[fam], loso[fam] + held, len(loso[fam]))
     rows = model_rows(cs, tcs) + b300_rows(tcs["sm100"])
     g = _split_rows(rows)
     goal = "the issue's goal: median error <= 10 %, >= 80 % inside a band of median width <= 2x"
-    out = ["# Public Blackwell timings against `tiletune model` (issue 26, round three)", "",
-           f"Inputs: bench/blackwell_public/points.jsonl ({len(bf.load(round3=score3))} points"
-           + ("" if score3 else ", round three's held-out sources left out") + ") and tests/data/real_sm103_4163 (B300). "
-           "Command: `python3 bench/blackwell_public/validate.py --score-round3 > bench/blackwell_public/RESULTS.md` "
+    out = ["# Public Blackwell timings against `tiletune model` (issue 26, round four)", "",
+           f"Inputs: bench/blackwell_public/points.jsonl ({len(pts)} working points"
+           + (f" and round four's {len(bf.load(round3=True, round4=True)) - len(bf.load(round3=True))} held-out ones"
+              if score4 else ", round four's held-out sources left out") + ") and tests/data/real_sm103_4163 (B300). "
+           "Command: `python3 bench/blackwell_public/validate.py --score-round4 > bench/blackwell_public/RESULTS.md` "
            "(CPU only). No Blackwell GPU and no device of any kind was available to this work: every number below is a "
-           "published one, none was measured here. The splits: bench/blackwell_public/SPLIT.md (round three's "
-           "committed before round three changed the model, in its own commit). What changed, why, and what is still missed: "
-           "README.md, 'Round three'.", "",
+           "published one, none was measured here. The splits: bench/blackwell_public/SPLIT.md (round four's "
+           "committed before round four changed the model, in its own commit). What changed, why, and what is still "
+           "missed: README.md, 'Round four'.", "",
            "Error = |model - measured| / measured; band = the model's own low/high (perf.estimate with the fitted "
-           "constants); width = high / low. Each point runs at the SM clock its source logs or its power limit "
-           "implies (`--sm-clock`), else at the GPU table's clock. Rounds one and two's held-out rows entered no fit "
-           "of the tile constants; round three used them for the SM100 clock fraction (cutex-b300's "
-           f"{n_clock['sm100']} rows with a logged clock) and the band (validate.py's docstring).", ""]
-    if score3:
-        pts3 = [p for p in bf.load(round3=True) if p["source_id"] in bf.ROUND3_HELD]
-        rows3 = model_rows(bf.cases(pts3, priors), tcs)
-        plain = [{k: v for k, v in p.items() if k != "sm_clock_mhz"} for p in pts3 if p.get("sm_clock_mhz")]
-        out += round3_tables(rows3, model_rows(bf.cases(plain, priors), tcs), goal)
+           "constants); width = high / low. Each point runs at the SM clock its source logs, else under the power "
+           "limit its source states (`--power-limit`), else at the GPU table's clock. Earlier rounds' held-out rows "
+           "entered no fit of the tile constants; they set the SM100 clock fraction (the rows with a logged clock, "
+           f"{n_clock['sm100']}) and the band (validate.py's docstring). GB300 (tlx740-gb300) is held out whole in "
+           "round four and is in none of the tables of working material.", ""]
+    if score4:
+        pts4 = [p for p in bf.load(round3=True, round4=True) if p["source_id"] in bf.ROUND4_HELD]
+        out += round4_tables(model_rows(bf.cases(pts4, priors), tcs), goal)
     out += table(f"Round two's held-out set (no longer blind), per GPU ({goal})", g["new_gpu"])
     out += table("Round two's held-out set, per source", g["new_src"])
     clocked = [r for r in g["new_src"].get("B300: cutex-b300", []) if r["point"].get("sm_clock_mhz")]
@@ -330,7 +337,7 @@ def main() -> None:
                    + f", ratio_band={tc.ratio_band}, fitted_dtypes={tc.fitted_dtypes}")
     head = ["| point | GPU | dtype | M x N x K (batch) | kernel (stated or chosen) | measured us | model us | band us | error |",
             "|---|---|---|---|---|---|---|---|---|"]
-    out += ["```", "", "## Every earlier held-out point but sa-mainloop-b200's (summarised above)", ""] + head
+    out += ["```", "", "## Every earlier held-out point but sa-mainloop-b200's (working material; summarised above)", ""] + head
     for r in rows:
         if r["fit"] or "model" not in r or r["point"]["source_id"] == "sa-mainloop-b200":
             continue

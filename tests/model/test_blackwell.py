@@ -2,12 +2,15 @@
 fitted and checked on (bench/blackwell_public; the tests read its copy in tests/data/blackwell_public)."""
 
 import json
+import math
+import statistics
 from collections import Counter
 from pathlib import Path
 
 import msgspec
 import pytest
 
+from tiletune.core.errors import ModelError
 from tiletune.core.records import Problem, TileConfig
 from tiletune.model import analyze, find, gpus, mainloop
 from tiletune.model.kernel import Kernel, resolve
@@ -171,9 +174,10 @@ def test_the_fit_tool_predicts_what_estimate_predicts():
         if not c.pres:
             continue
         pre = c.pres[0]
-        cfg = bf.stated_config(c.point) or next(k for k in bf.catalog(c.family, c.point["dtype"]) if k.label() == pre.label)
+        cfg = next(k for k in bf.candidates(c.family, c.point) if k.label() == pre.label)
         e = estimate(bf._problem(c.point), cfg, find(bf.GPU_KEYS[c.point["gpu"]]), dtype=c.point["dtype"],
-                     l2=bf.l2_state(c.point), grouped=bool(c.point.get("grouped")), sm_clock_hz=bf.clock_hz(c.point))
+                     l2=bf.l2_state(c.point), grouped=bool(c.point.get("grouped")), sm_clock_hz=bf.clock_hz(c.point),
+                     power_limit_w=bf.power_w(c.point))
         assert bf.fast_time(pre, mainloop.FITTED[c.family]) == pytest.approx(e.time_expected_s, rel=1e-9)
         checked += 1
     assert checked >= 15
@@ -314,3 +318,52 @@ def test_round_four_held_out_sources_stay_out_unless_scored():
     assert {p["source_id"] for p in everything} >= set(bf.ROUND4_HELD)  # every held-out source is in the data set
     assert not {p["source_id"] for p in bf.load(POINTS, round3=True)} & set(bf.ROUND4_HELD)
     assert {p["gpu"] for p in everything if p["source_id"] in bf.ROUND4_HELD} == {"B200", "GB300"}
+
+
+# --- round four: a stated board power cap sets the clock (gpus.capped_clock_hz) -------------------------------
+
+def test_a_power_cap_below_the_rating_lowers_the_clock_by_the_cube_law():
+    from tiletune.model.gpus import capped_clock_hz
+
+    b200 = find("B200")
+    assert b200.power_limit_w == 1000 and b200.idle_power_w == 196
+    clock, basis = capped_clock_hz(b200, 1.86e9, 750)
+    assert clock == pytest.approx(1.86e9 * ((750 - 196) / (1000 - 196)) ** (1 / 3))
+    assert "750 W" in basis and "196 W" in basis
+    assert capped_clock_hz(b200, 1.86e9, 1000) is None and capped_clock_hz(b200, 1.86e9, 1200) is None
+    assert capped_clock_hz(find("H200"), 1.98e9, 500) is None  # no idle power in the table: not modelled
+    with pytest.raises(ModelError):
+        capped_clock_hz(b200, 1.86e9, 150)
+
+
+def test_estimate_under_a_power_cap_is_slower_and_a_stated_clock_wins():
+    from tiletune.model.perf import estimate
+
+    pr, cfg, gpu = Problem(m=8192, n=8192, k=8192), TileConfig(tile=(128, 256, 64), cluster=(2, 1, 1)), find("B200")
+    free = estimate(pr, cfg, gpu, dtype="bf16")
+    capped = estimate(pr, cfg, gpu, dtype="bf16", power_limit_w=750)
+    assert capped.clock_hz < free.clock_hz and capped.time_expected_s > free.time_expected_s
+    assert capped.power_limit_w == 750 and free.power_limit_w == 1000
+    given = estimate(pr, cfg, gpu, dtype="bf16", power_limit_w=750, sm_clock_hz=1.5e9)
+    assert given.clock_hz == 1.5e9 and given.power_cap_w is None
+    h200 = estimate(pr, TileConfig(tile=(128, 256, 64)), find("H200"), dtype="bf16", power_limit_w=500)
+    assert h200.time_expected_s == estimate(pr, TileConfig(tile=(128, 256, 64)), find("H200"), dtype="bf16").time_expected_s
+    assert any("500 W not modelled" in n for n in h200.notes)
+
+
+def test_the_750_w_b200_timings_land_nearer_under_their_stated_cap():
+    from tools.model_fit import blackwell_fit as bf
+
+    pts = [p for p in bf.load(POINTS, round3=True) if p["source_id"] == "tlxbaseline-b200"]
+    assert pts and all(p.get("power_limit_w") == 750 and not p.get("sm_clock_mhz") for p in pts)
+    tc = {f: mainloop.FITTED[f] for f in ("sm100", "sm120")}
+
+    def median_error(points):
+        errs = []
+        for c in bf.cases(points, tc):
+            errs.append(abs(bf.predict(c, tc["sm100"]) / math.exp(c.log_meas) - 1))
+        return statistics.median(errs)
+
+    capped = median_error(pts)
+    uncapped = median_error([{k: v for k, v in p.items() if k != "power_limit_w"} for p in pts])
+    assert capped < 0.8 * uncapped

@@ -76,6 +76,8 @@ class GpuSpec(Struct, frozen=True, gc=False):
     # back-to-back GEMMs at the power limit. None where nobody measured or published it.
     max_clock_hz: Optional[float] = None
     power_limit_w: Optional[float] = None
+    # the board's power at idle in P0 (W): the floor a GEMM's dynamic power sits on (capped_clock_hz)
+    idle_power_w: Optional[float] = None
     sustained_clock_hz: Tuple[Tuple[str, float], ...] = ()
     clock_source: Optional[str] = None
     # L2 read bandwidth (bytes/s) where measured or published (sources["l2_read_bw_gbps"]); None:
@@ -155,12 +157,13 @@ def _spec_from_json(g: Dict[str, Any], origin: str) -> GpuSpec:
             raise ModelError(f"{where}: sms and mem_bw_gbps must be > 0")
         clock = g.get("boost_clock_mhz")
         mem = g.get("mem_gb")
-        max_clock, power = g.get("max_clock_mhz"), g.get("power_limit_w")
+        max_clock, power, idle = g.get("max_clock_mhz"), g.get("power_limit_w"), g.get("idle_power_w")
         sustained = g.get("sustained_clock_mhz") or {}
         if not isinstance(sustained, dict) or any(float(v) <= 0 for v in sustained.values()):
             raise ModelError(f"{where}: sustained_clock_mhz must map dtype -> MHz > 0")
         l2_bw = g.get("l2_read_bw_gbps")
-        for name, v in (("max_clock_mhz", max_clock), ("power_limit_w", power), ("l2_read_bw_gbps", l2_bw)):
+        for name, v in (("max_clock_mhz", max_clock), ("power_limit_w", power), ("l2_read_bw_gbps", l2_bw),
+                        ("idle_power_w", idle)):
             if v is not None and float(v) <= 0:
                 raise ModelError(f"{where}: {name} must be > 0")
         return GpuSpec(
@@ -174,6 +177,7 @@ def _spec_from_json(g: Dict[str, Any], origin: str) -> GpuSpec:
             notes=tuple(str(n) for n in g.get("notes", [])), origin=origin,
             max_clock_hz=None if max_clock is None else float(max_clock) * 1e6,
             power_limit_w=None if power is None else float(power),
+            idle_power_w=None if idle is None else float(idle),
             sustained_clock_hz=tuple(sorted((str(k), float(v) * 1e6) for k, v in sustained.items())),
             clock_source=g.get("clock_source"),
             l2_read_bw_bytes_per_s=None if l2_bw is None else float(l2_bw) * 1e9)
@@ -267,3 +271,30 @@ def find(name: str, gpu_file: Optional[str] = None) -> GpuSpec:
 def default_for_arch(arch: str, gpu_file: Optional[str] = None) -> GpuSpec:
     """The named default SKU for an arch (sm120 -> RTX PRO 6000 Blackwell Server Edition); callers must say it was assumed."""
     return table(gpu_file).default_for_arch(arch)
+
+
+# The clock a board sustains under a power cap (issue 26 round four). A GEMM's power above the idle floor is
+# switching power, C x V^2 x f, and over the DVFS range the supply voltage rises about in proportion to the
+# clock, so it grows as f^3 (the usual DVFS rule: dynamic power ~ C V^2 f with V ~ f). The model's constants
+# for a SKU are fitted or measured at its rated power (`power_limit_w`: the nvidia-smi power cap), so under a
+# cap P the clock the constants assume scales by ((P - idle) / (rated - idle))^(1/3), `idle_power_w` being the
+# board's P0 idle power (gpus.json cites both per SKU). Checked (bench/blackwell_public, round four) on the B200
+# timings of Meta's 750 W boards (tlxbaseline-b200, tlx220-b200) against the 1,000 W boards of the fit.
+DVFS_POWER_EXPONENT = 3.0
+
+
+def capped_clock_hz(gpu: GpuSpec, clock_hz: float, power_w: float) -> Optional[Tuple[float, str]]:
+    """(the SM clock a GEMM sustains under a board power cap of `power_w` watts, its basis), `clock_hz` being
+    the clock the model assumes at the SKU's rated power; None where the table lacks the SKU's rated or idle
+    power, or the cap is at or above the rating (the clock does not rise above what the constants assume)."""
+    if power_w <= 0:
+        raise ModelError(f"power limit {power_w:g} W: must be > 0")
+    rated, idle = gpu.power_limit_w, gpu.idle_power_w
+    if not rated or idle is None or power_w >= rated:
+        return None
+    if power_w <= idle:
+        raise ModelError(f"power limit {power_w:g} W: at or below {gpu.name}'s idle power ({idle:g} W)")
+    scale = ((power_w - idle) / (rated - idle)) ** (1.0 / DVFS_POWER_EXPONENT)
+    return clock_hz * scale, (f"{scale:.3f} x the clock at the rated {rated:,.0f} W under a {power_w:,.0f} W cap "
+                              f"(power above the {idle:,.0f} W idle floor ~ clock cubed: gpus.capped_clock_hz)")
+

@@ -28,7 +28,7 @@ from tiletune.core.vocabulary import BITS, INPUT_DTYPES
 from tiletune.model import l2 as l2_term
 from tiletune.model import mainloop
 from tiletune.model.calibration import Constants, combine, constants_for
-from tiletune.model.gpus import DTYPE_PEAK, GpuSpec, Peak
+from tiletune.model.gpus import DTYPE_PEAK, GpuSpec, Peak, capped_clock_hz
 from tiletune.model.kernel import Kernel, resolve
 from tiletune.model.mainloop import Cycles, TileConstants
 from tiletune.model.smem import SF_VEC, SmemFit, smem_fit
@@ -167,6 +167,9 @@ class ModelResult(Struct, frozen=True, gc=False):
     # the L2 state the times assume and why (l2.L2Fact), set by the caller that knows it
     # (inspect: tiletune/analysis/l2_state.py); None: not stated (estimate's `l2` argument still applies)
     l2: Optional[l2_term.L2Fact] = None
+    # a board power cap the caller stated (`power_limit_w=`), below the SKU's rated power: the clock above is the
+    # one it sustains under that cap (gpus.capped_clock_hz); None: the SKU's own limit
+    power_cap_w: Optional[float] = None
 
     @property
     def kind(self) -> str:
@@ -183,7 +186,8 @@ class ModelResult(Struct, frozen=True, gc=False):
 
     @property
     def power_limit_w(self) -> Optional[float]:
-        return self.gpu_spec.power_limit_w
+        """The board power limit the times assume: a stated cap, else the SKU's rated limit (None: unknown)."""
+        return self.power_cap_w or self.gpu_spec.power_limit_w
 
     @property
     def cluster(self) -> Tuple[int, int, int]:
@@ -285,11 +289,12 @@ class _Plan(NamedTuple):
     # SM100-family clusters launch whole: a 2-SM pair (and a cluster of pairs) covers cluster-M CTA
     # rows even where the problem ends inside it, so the output tiles along M round up to it (1: no rounding)
     m_round: int = 1
+    power_cap_w: Optional[float] = None  # the stated board power cap the clock is under (None: none stated)
 
 
 def _plan(config: TileConfig, gpu: GpuSpec, dtype: str, dtype_out: str, arch: Optional[str], grouped: bool,
           stage_policy: Optional[str], constants: Optional[Union[Constants, TileConstants]], schedule: Optional[str],
-          fast_accum: Optional[bool], sm_clock_hz: Optional[float]) -> _Plan:
+          fast_accum: Optional[bool], sm_clock_hz: Optional[float], power_limit_w: Optional[float] = None) -> _Plan:
     ctx = _context(gpu, dtype, arch)
     a = ctx.arch
     bm, bn, bk = config.tile
@@ -314,6 +319,12 @@ def _plan(config: TileConfig, gpu: GpuSpec, dtype: str, dtype_out: str, arch: Op
     # (a kernel resolved: `constants` is TileConstants or None here)
     tc = constants if isinstance(constants, TileConstants) else mainloop.constants_for(a)
     clock, clock_basis = _clock(gpu, sm_clock_hz)
+    cap = None
+    if power_limit_w is not None and sm_clock_hz is None:  # a stated clock is the better fact: it wins
+        capped = capped_clock_hz(gpu, clock, power_limit_w)
+        if capped is not None:
+            clock, clock_basis = capped
+            cap = power_limit_w
     # FLOP per clock per SM: the dense peak over SMs x the clock the datasheet quotes it at
     flop_per_clk = ctx.peak.dense / (gpu.sms * (gpu.boost_clock_hz or clock))
     # A kernel that stages K in slices (SM103 K=768) pipelines slices: model one slice, times the slices per tile.
@@ -330,11 +341,18 @@ def _plan(config: TileConfig, gpu: GpuSpec, dtype: str, dtype_out: str, arch: Op
         cyc = cyc._replace(mma=cyc.mma * slices, smem=cyc.smem * slices, kblock=cyc.kblock * slices)
     widen, why = widening(tc, gpu.max_clock_hz is not None or sm_clock_hz is not None, dtype)
     sustained = gpu.sustained_clock(dtype)
-    if not (sustained and sm_clock_hz is None and sustained < clock):
+    if not (sustained and sm_clock_hz is None and cap is None and sustained < clock):
         sustained = None
     notes = [f"kernel: {kernel.label()}; per k-block {cyc.kblock:,.0f} cycles ({cyc.bottleneck}; MMA alone "
              f"{cyc.mma:,.0f}, shared-memory traffic {cyc.smem:,.0f})"]
     notes.extend(kernel.basis)
+    if power_limit_w is not None and sm_clock_hz is None and cap is None:
+        if gpu.power_limit_w and gpu.idle_power_w is not None:
+            reason = f"at or above its rated {gpu.power_limit_w:,.0f} W"
+        else:
+            reason = "the table lacks its " + " and ".join(
+                w for w, v in (("rated power", gpu.power_limit_w), ("idle power", gpu.idle_power_w)) if v is None)
+        notes.append(f"power limit {power_limit_w:,.0f} W not modelled for {gpu.name}: {reason} (gpus.capped_clock_hz)")
     if sm_clock_hz is not None and tc.issue(True) != tc.issue(False):
         notes.append(f"SM clock given: the tensor core issues at {tc.issue(True):.2f}x its per-clock MMA time, not the "
                      f"{tc.issue(False):.2f}x fitted against the table clock, which folds in the clock the fit's timings "
@@ -362,7 +380,7 @@ def _plan(config: TileConfig, gpu: GpuSpec, dtype: str, dtype_out: str, arch: Op
     m_round = kernel.cluster[0] if _FAMILY.get(a, a) == "sm100" and kernel.cluster[0] > 1 else 1
     return _Plan(config, gpu, constants, ctx, fit, intensity_tile, kernel, slots, ctx.constants, tc,
                  tc.name, cyc, clock, clock_basis, sustained, widen, l2_term.site(gpu, clock), tuple(notes), *widths,
-                 m_round)
+                 m_round, cap)
 
 
 # The one memo of the model: a big cache models tens of thousands of problems with a few dozen
@@ -376,14 +394,15 @@ _PLANS_MAX = 4096
 
 def _planned(config: TileConfig, gpu: GpuSpec, dtype: str, dtype_out: str, arch: Optional[str], grouped: bool,
              stage_policy: Optional[str], constants: Optional[Union[Constants, TileConstants]],
-             schedule: Optional[str], fast_accum: Optional[bool], sm_clock_hz: Optional[float]) -> _Plan:
+             schedule: Optional[str], fast_accum: Optional[bool], sm_clock_hz: Optional[float],
+             power_limit_w: Optional[float] = None) -> _Plan:
     key = (id(config), id(gpu), dtype, dtype_out, arch, grouped, stage_policy, id(constants), schedule, fast_accum,
-           sm_clock_hz)
+           sm_clock_hz, power_limit_w)
     hit = _PLANS.get(key)
     if hit is not None and hit.config is config and hit.gpu is gpu and hit.constants_given is constants:
         return hit
     plan = _plan(config, gpu, dtype, dtype_out, arch, grouped, stage_policy, constants, schedule, fast_accum,
-                 sm_clock_hz)
+                 sm_clock_hz, power_limit_w)
     if len(_PLANS) >= _PLANS_MAX:
         _PLANS.clear()
     _PLANS[key] = plan
@@ -398,16 +417,19 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
              stage_policy: Optional[str] = None, split_k: int = 1, grouped: Optional[bool] = None,
              constants: Optional[Union[Constants, TileConstants]] = None, schedule: Optional[str] = None,
              fast_accum: Optional[bool] = None, sm_clock_hz: Optional[float] = None,
-             l2: L2Arg = None) -> ModelResult:
+             l2: L2Arg = None, power_limit_w: Optional[float] = None) -> ModelResult:
     """The model's answer for `problem` run with `config` on `gpu` in `dtype` (`analyze` without the
     alternatives; see `analyze`). `l2`: the L2 state to model in ("warm", "cold", None: unknown),
     or the `L2Fact` a caller knows: its state is modelled and the result carries it (`.l2`).
 
     `constants`: None or `TileConstants` -> the tile-aware model (mainloop.py); a `Constants`
-    (the cuBLAS sweep's eta_mma model) -> the generic model, tile-blind but for waves and padding."""
+    (the cuBLAS sweep's eta_mma model) -> the generic model, tile-blind but for waves and padding.
+
+    `sm_clock_hz`: the SM clock the GPU runs at (a stated or logged clock); `power_limit_w`: a board power cap
+    below the SKU's rated power, which sets the clock by gpus.capped_clock_hz (a stated clock wins)."""
     return estimate_cases(((problem, l2),), config, gpu, dtype=dtype, arch=arch, stage_policy=stage_policy,
                           split_k=split_k, grouped=grouped, constants=constants, schedule=schedule,
-                          fast_accum=fast_accum, sm_clock_hz=sm_clock_hz)[0]
+                          fast_accum=fast_accum, sm_clock_hz=sm_clock_hz, power_limit_w=power_limit_w)[0]
 
 
 
@@ -415,7 +437,7 @@ def estimate_cases(cases: Iterable[Tuple[Problem, L2Arg]], config: TileConfig, g
                    arch: Optional[str] = None, stage_policy: Optional[str] = None, split_k: int = 1,
                    grouped: Optional[bool] = None, constants: Optional[Union[Constants, TileConstants]] = None,
                    schedule: Optional[str] = None, fast_accum: Optional[bool] = None,
-                   sm_clock_hz: Optional[float] = None) -> List[ModelResult]:
+                   sm_clock_hz: Optional[float] = None, power_limit_w: Optional[float] = None) -> List[ModelResult]:
     """`estimate` of each (problem, l2) in `cases` with one config, GPU, dtype and set of options,
     in order: the one implementation of the formulas (`estimate` is this with one case).
 
@@ -462,7 +484,7 @@ def estimate_cases(cases: Iterable[Tuple[Problem, L2Arg]], config: TileConfig, g
         dtype_out = problem.dtype_out or "bf16"
         if is_grouped is not plan_grouped or dtype_out != plan_dtype_out:  # the plan, and what it fixes
             pl = _planned(config, gpu, dtype, dtype_out, arch, is_grouped, stage_policy, constants, schedule,
-                          fast_accum, sm_clock_hz)
+                          fast_accum, sm_clock_hz, power_limit_w)
             plan_grouped, plan_dtype_out = is_grouped, dtype_out
             ctx, slots, kernel = pl.ctx, pl.slots, pl.kernel
             tile = pl.tile
@@ -600,7 +622,7 @@ def estimate_cases(cases: Iterable[Tuple[Problem, L2Arg]], config: TileConfig, g
             dense, peak.sparse, bw, gpu.sms, ctas, slots, waves, wave_eff, tile_eff, k_eff, k_iters,
             t_floor, t_comp, t_mem, t_fixed, t_exp, t_low, t_high, flops / (dense * t_exp), t_floor / t_exp,
             ai / ridge if ai < ridge else 1.0, pl.fit, c, facts, problem, config, gpu, split_k, kernel, cyc, clock,
-            pl.clock_basis, t_sustained, widen, pl.calibration_name, (), l2_fact))
+            pl.clock_basis, t_sustained, widen, pl.calibration_name, (), l2_fact, pl.power_cap_w))
     return out
 
 
@@ -697,7 +719,8 @@ def analyze(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, a
             stage_policy: Optional[str] = None, split_k: int = 1, grouped: Optional[bool] = None,
             alternatives: bool = False, constants: Optional[Union[Constants, TileConstants]] = None,
             schedule: Optional[str] = None, fast_accum: Optional[bool] = None,
-            sm_clock_hz: Optional[float] = None, l2: Optional[str] = None) -> ModelResult:
+            sm_clock_hz: Optional[float] = None, l2: Optional[str] = None,
+            power_limit_w: Optional[float] = None) -> ModelResult:
     """Model `problem` run with `config` on `gpu` in `dtype` (see the module docstring).
 
     Swap-AB: the kernel's M runs over the problem's N. Grouped/MoE (`problem.experts` set, or
@@ -707,11 +730,12 @@ def analyze(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, a
     """
     e = estimate(problem, config, gpu, dtype=dtype, arch=arch, stage_policy=stage_policy, split_k=split_k,
                  grouped=grouped, constants=constants, schedule=schedule, fast_accum=fast_accum, sm_clock_hz=sm_clock_hz,
-                 l2=l2)
+                 l2=l2, power_limit_w=power_limit_w)
     if alternatives:
         e = structs.replace(e, alternatives=_alternatives(problem, config, gpu, dtype, e.arch, stage_policy, constants,
                                                   dict(schedule=schedule, fast_accum=fast_accum,
-                                                       sm_clock_hz=sm_clock_hz, l2=l2)))
+                                                       sm_clock_hz=sm_clock_hz, l2=l2,
+                                                       power_limit_w=power_limit_w)))
     return e
 
 

@@ -127,6 +127,19 @@ def catalog(fam: str, dtype: str) -> List[TileConfig]:
     return out
 
 
+def candidates(fam: str, p: dict) -> List[TileConfig]:
+    """The kernels a point is priced on: the one its source states, else the family's catalog; blockwise-scaled
+    FP8 points (column scaling = blockwise) take CUTLASS's blockwise mainloop on each (mainloop.py mechanism 12)."""
+    stated = stated_config(p)
+    cands = [stated] if stated is not None else catalog(fam, p["dtype"])
+    if p.get("scaling") != "blockwise":
+        return cands
+    if fam == "sm100":
+        return [replace(c, mainloop_schedule="KernelTmaWarpSpecializedBlockwise"
+                        + ("2SmSm100" if c.mainloop_schedule == "2sm" else "1SmSm100")) for c in cands]
+    return [replace(c, mainloop_schedule="KernelScheduleSm120Blockwise") for c in cands]
+
+
 def stated_config(p: dict) -> Optional[TileConfig]:
     """The kernel a point's source states, as a TileConfig (None: not stated)."""
     if not p.get("tile"):
@@ -152,6 +165,12 @@ def clock_hz(p: dict) -> Optional[float]:
     """The SM clock a point's source states or its stated power limit implies (column sm_clock_mhz;
     sources/*.tsv say how), fed to the model as --sm-clock would be; None: the GPU table's clock."""
     return float(p["sm_clock_mhz"]) * 1e6 if p.get("sm_clock_mhz") else None
+
+
+def power_w(p: dict) -> Optional[float]:
+    """The board power limit a point's source states (column power_limit_w), fed to the model as --power-limit
+    would be (tiletune.model.gpus.capped_clock_hz); None: the SKU's rated power."""
+    return float(p["power_limit_w"]) if p.get("power_limit_w") else None
 
 
 class Pre(NamedTuple):
@@ -193,7 +212,7 @@ def _pre(p: dict, cfg: TileConfig, gpu, prior: TileConstants) -> Optional[Pre]:
 
     try:
         e = estimate(_problem(p), cfg, gpu, dtype=p["dtype"], constants=prior, l2=l2_state(p),
-                     grouped=bool(p.get("grouped")), sm_clock_hz=clock_hz(p))
+                     grouped=bool(p.get("grouped")), sm_clock_hz=clock_hz(p), power_limit_w=power_w(p))
     except ModelError:
         return None
     assert e.kernel is not None and e.clock_hz is not None
@@ -225,7 +244,7 @@ def cases(points: Iterable[dict], priors: Dict[str, TileConstants]) -> List[Case
         gpu = find(GPU_KEYS[p["gpu"]])
         fam = family(gpu.arch)
         cfg = stated_config(p)
-        cands = [cfg] if cfg is not None else catalog(fam, p["dtype"])
+        cands = candidates(fam, p)
         pres: list[Any] = []
         big: list[Any] = []
         for c in cands:
@@ -308,9 +327,29 @@ def source_out_ratios(cs: Sequence[Case], prior: TileConstants, name: str,
     return [r for _, r in source_out_pairs(cs, prior, name, keys)]
 
 
+def fastest_measured(points: Iterable[dict]) -> set:
+    """Ids of the points the band's evidence keeps: every point whose source states its kernel (the model prices
+    that kernel), and of the others, per source and problem (GPU, dtype, scaling, M, N, K, batch, clock, power,
+    L2), the fastest kernel measured. Where no kernel is stated the model prices the fastest kernel of its catalog
+    (an autotuner's pick); a kernel its own source measured slower on the same problem (a tutorial kernel beside
+    cuBLAS, a configuration before its tuning) is not that kernel, so its time says nothing about the band."""
+    best: Dict[tuple, dict] = {}
+    keep = set()
+    for p in points:
+        if p.get("tile"):
+            keep.add(p["id"])
+            continue
+        key = (p["source_id"], p["gpu"], p["dtype"], p.get("scaling"), p["m"], p["n"], p["k"], p.get("batch", 1),
+               p.get("sm_clock_mhz"), p.get("power_limit_w"), p.get("l2"), p.get("dtype_out"))
+        if key not in best or p["time_us"] < best[key]["time_us"]:
+            best[key] = p
+    return keep | {p["id"] for p in best.values()}
+
+
 def source_out_pairs(cs: Sequence[Case], prior: TileConstants, name: str,
-                     keys: Sequence[str] = FIT_KEYS) -> List[Tuple[str, float]]:
-    """(source, measured / model) of every fitting point, predicted by constants fitted without its source."""
+                     keys: Sequence[str] = FIT_KEYS, keep: Optional[set] = None) -> List[Tuple[str, float]]:
+    """(source, measured / model) of every fitting point (those in `keep` where given), predicted by constants
+    fitted without its source."""
     ratios: List[Tuple[str, float]] = []
     for src in sorted({c.point["source_id"] for c in cs}):
         rest = [c for c in cs if c.point["source_id"] != src]
@@ -318,7 +357,7 @@ def source_out_pairs(cs: Sequence[Case], prior: TileConstants, name: str,
             continue
         tc = fit(rest, prior, f"{name} without {src}", rounds=2, keys=keys)
         for c in cs:
-            if c.point["source_id"] == src:
+            if c.point["source_id"] == src and (keep is None or c.point["id"] in keep):
                 t = predict(c, tc)
                 if t is not None:
                     ratios.append((src, math.exp(c.log_meas) / t))

@@ -37,7 +37,8 @@ def run_model(*, dtype: str, m: int, n: int, k: int, tile: str, gpu: Optional[st
               cluster: str, swap_ab: bool, stream_k: bool, split_k: int, grouped: bool, experts: Optional[int],
               top_k: Optional[int], stage_policy: Optional[str], exact: bool, gpu_file: Optional[str], fmt: str,
               schedule: Optional[str] = None, stages: Optional[int] = None, fast_accum: Optional[bool] = None,
-              sm_clock: Optional[float] = None, l2: Optional[str] = None, width: Optional[int] = None) -> str:
+              sm_clock: Optional[float] = None, l2: Optional[str] = None, width: Optional[int] = None,
+              power_limit: Optional[float] = None) -> str:
     d = dtype.strip().lower()
     if d not in DTYPE_BITS:
         raise UsageError(f"--dtype {dtype!r}: choose one of {', '.join(DTYPE_BITS)}")
@@ -58,6 +59,8 @@ def run_model(*, dtype: str, m: int, n: int, k: int, tile: str, gpu: Optional[st
         stage_policy = f"fixed:{stages}"
     if sm_clock is not None and not (0 < sm_clock < 10_000):
         raise ModelError(f"--sm-clock {sm_clock:g}: expected MHz between 0 and 10000")
+    if power_limit is not None and not (0 < power_limit < 100_000):
+        raise ModelError(f"--power-limit {power_limit:g}: expected watts between 0 and 100000")
     if l2 is not None and l2 not in ("warm", "cold"):
         raise UsageError(f"--l2 {l2!r}: choose warm or cold")
     if schedule is not None:
@@ -75,7 +78,7 @@ def run_model(*, dtype: str, m: int, n: int, k: int, tile: str, gpu: Optional[st
     problem = Problem(m=m, n=n, k=k, experts=experts, top_k=top_k, dtype_a=d, dtype_b=d)
     res = analyze(problem, cfg, spec, dtype=d, arch=arch, stage_policy=stage_policy, split_k=split_k,
                   grouped=grouped or bool(experts), alternatives=True, schedule=schedule, fast_accum=fast_accum,
-                  sm_clock_hz=None if sm_clock is None else sm_clock * 1e6, l2=l2)
+                  sm_clock_hz=None if sm_clock is None else sm_clock * 1e6, l2=l2, power_limit_w=power_limit)
     if note:
         res = structs.replace(res, note_facts=structs.replace(res.note_facts, lead=(note,)))
     if l2 is not None:
