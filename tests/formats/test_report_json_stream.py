@@ -9,6 +9,8 @@ import json
 import re
 from pathlib import Path
 
+import msgspec
+
 from tests.readers.big_caches import make_cache
 from tiletune.analysis.pipeline import inspect
 from tiletune.formats import report
@@ -69,7 +71,7 @@ def test_inspect_values_in_pieces_make_the_whole_document(tmp_path: Path) -> Non
     pieces = list(iter_inspect_values(result))
     assert [k for k, _ in pieces] == ["entries", "entries", "rest"]
     rest = pieces[-1][1]
-    rest["entries"] = [e for k, v in pieces[:-1] for e in v]
+    rest["entries"] = [e for k, v in pieces[:-1] for e in msgspec.json.decode(v)]
     assert rest == inspect_dict(result)
 
 

@@ -65,16 +65,17 @@ def iter_inspect(result: InspectResult, **view: Any) -> Iterator[Union[bytes, by
 
 
 def iter_inspect_values(result: InspectResult, chunk: int = _CHUNK_ENTRIES) -> Iterator[tuple[str, Any]]:
-    """`inspect_dict`'s document as plain JSON values in pieces, for a writer that embeds it (the
-    report): ("entries", [entry, ...]) per `chunk` entries, then ("rest", the document with
-    "entries": [] in its place). Only one chunk's plain values exist at a time: as plain values an
-    entry takes ~35 KB (a 50,000-entry result, ~1.7 GB)."""
+    """`inspect_dict`'s document in pieces, for a writer that embeds it (the report): ("entries",
+    the compact JSON text (bytes) of a list of `chunk` entries) per chunk, then ("rest", the
+    document with "entries": [] in its place, as plain JSON values). Only one chunk exists at a
+    time: as plain values an entry takes ~35 KB (a 50,000-entry result, ~1.7 GB), so the entries
+    stay encoded."""
     notes = NoteTable()
     strict = Strict()
     write = EntryWriter(notes, strict)
     entries = result.entries
     for lo in range(0, len(entries), chunk):
-        yield "entries", _json_values([write(ae) for ae in entries[lo:lo + chunk]])
+        yield "entries", _ENCODE([write(ae) for ae in entries[lo:lo + chunk]])
     yield "rest", _json_values(inspect_doc(result, entries=False, notes=notes, strict=strict))
 
 
