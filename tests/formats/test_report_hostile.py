@@ -179,6 +179,22 @@ def test_capped_report_says_what_was_left_out_and_how_to_get_it_all(run, tmp_pat
     assert "<details>" in section and "ambiguous" in section
 
 
+def test_a_report_of_a_hundred_inputs_named_one_by_one_keeps_its_lines_short(run, tmp_path):
+    # 125 inputs named one by one: the command that writes the full report no longer fits a line, so
+    # the left-out notes say what to add to the command under Reproduce instead of quoting it
+    inputs = []
+    for i in range(125):
+        cache = tmp_path / f"host-{i:03d}" / "autotune_cache.json"
+        cache.parent.mkdir()
+        cache.write_bytes((SAMPLES / "v1" / "sm120-rtxpro6000-0.6.14-fp4-moe.json").read_bytes())
+        inputs.append(str(cache))
+    res = run("report", *inputs, "--no-plot")
+    assert res.exit_code == 0 and len(res.stdout) < GITHUB_BODY_LIMIT
+    assert max(map(len, res.stdout.splitlines())) <= report.MAX_LINE
+    assert re.search(r"_\d+ more .* left out to fit a GitHub issue; the full report \(attach it as a file\): the "
+                     r"`tiletune report` command under Reproduce with `--full -o report-full\.md`_", res.stdout)
+
+
 def test_pictures_to_upload_are_listed_and_install_hints_stay_out_of_the_ticket(tmp_path, monkeypatch):
     from tiletune.formats import roofline
 

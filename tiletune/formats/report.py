@@ -410,9 +410,18 @@ def _capped(items: Sequence[Any], limit: Optional[int]) -> tuple[Sequence[Any], 
     return items[:limit], len(items) - limit
 
 
+# A left-out note quotes the whole command that writes the full report up to this length; past it
+# (a report over a hundred inputs) the note says what to add to the command under Reproduce.
+_FULL_COMMAND_CHARS = 400
+
+
 def _left_out(n: int, what: str, ctx: ReportContext) -> str:
-    return (f"_{n:,} more {what} left out to fit a GitHub issue; the full report (attach it as a file): "
-            f"{md.code(_full_command(ctx))}_")
+    full = _full_command(ctx)
+    if len(full) <= _FULL_COMMAND_CHARS:
+        return f"_{n:,} more {what} left out to fit a GitHub issue; the full report (attach it as a file): {md.code(full)}_"
+    stem = Path(ctx.output_name).stem or "report"
+    return (f"_{n:,} more {what} left out to fit a GitHub issue; the full report (attach it as a file): the "
+            f"`tiletune report` command under Reproduce with {md.code('--full -o ' + _q(stem + '-full.md'))}_")
 
 
 def _full_command(ctx: ReportContext) -> str:
