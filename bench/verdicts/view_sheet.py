@@ -33,7 +33,7 @@ def view_items(stdout: str) -> list[str]:
                 items.append(cur)
                 cur = None
             continue
-        if sec is None or not sec.startswith(("Verdicts", "Events", "Notes on the inputs", "Inputs that")):
+        if sec is None or not sec.startswith(("Verdicts", "Stated in the text", "Events", "Notes on the inputs", "Inputs that")):
             continue
         if ln.startswith("  ") and not ln.startswith("   "):
             if cur:

@@ -161,7 +161,7 @@ def test_a_ticket_places_the_crash_at_graph_capture_after_autotuning_ended():
     _, (inp,), _ = _read(FI_4012)
     assert inp.after_tune is not None and inp.after_tune.line == 13
     lead = _verdicts(FI_4012)[0]
-    assert lead.text.startswith("the run ended: CUDA error: operation not permitted; during warm-up (CUDA-graph capture); "
+    assert lead.text.startswith("the run ended: torch.AcceleratorError: CUDA error: operation not permitted; during warm-up (CUDA-graph capture); "
                                 "after autotuning ended (the ticket says so, line 13)")
     assert [e.line for e in lead.evidence][:2] == [8, 5] and "**CUDA-graph capture**" in lead.evidence[1].words
 

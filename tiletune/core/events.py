@@ -111,6 +111,27 @@ class Fact(Struct, frozen=True, gc=False):
         return d
 
 
+class Literal(Struct, frozen=True, gc=False):
+    """One literal fact a text states, as written (always `stated`): `kind` is one of error, op, frame,
+    file, tile, smem, gpu, arch, version; `value` the words as the text gives them (an error sentence
+    joined over the author's line wraps); `line` and `words` its evidence; `mark` says when the text
+    names it only in passing ("in a contrast", "in a quote", "in a title", "in a list of machines"):
+    then it is mentioned, never this machine's."""
+
+    kind: str
+    value: str
+    line: Optional[int] = None
+    words: str = ""
+    mark: str = ""
+
+    def to_jsonable(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"kind": self.kind, "value": self.value, "how": "stated", "line": self.line,
+                             "words": self.words}
+        if self.mark:
+            d["mark"] = self.mark
+        return d
+
+
 class Event(Struct, frozen=True, gc=False):
     """One event in one input (aggregated: `count` identical occurrences, first at `line`).
 
@@ -230,6 +251,7 @@ class InputFacts(Struct, frozen=True, gc=False):
     after_tune: Optional[Fact] = None  # a ticket says the failure came after autotuning ended
     chains: Tuple[Fact, ...] = ()  # call chains a ticket states in code spans ("a → b → c"), as "a -> b -> c"
     ticket: bool = False  # the text is a ticket (Markdown: fences, tables, quotes, prose): what it says is "stated"
+    literals: Tuple[Literal, ...] = ()  # the literal facts the text states, as written (readers/logs/literals.py)
     # the lines' stamps (tiletune.core.timeline): where the start-up's time went; written out by the
     # analysis (tiletune.analysis.warmup_cost), not in this object's JSON
     timeline: Optional[Timeline] = None
@@ -254,7 +276,8 @@ class InputFacts(Struct, frozen=True, gc=False):
                 "went_on": [x.to_jsonable() for x in self.went_on],
                 "reported": [x.to_jsonable() for x in self.reported],
                 "torch_warning": f(self.torch_warning),
-                "ticket": self.ticket}
+                "ticket": self.ticket,
+                "literals": [x.to_jsonable() for x in self.literals]}
 
 
-__all__ = ["EVENT_KINDS", "Event", "Evidence", "Fact", "HOW", "InputFacts", "RunEnd"]
+__all__ = ["EVENT_KINDS", "Event", "Evidence", "Fact", "HOW", "InputFacts", "Literal", "RunEnd"]

@@ -241,6 +241,11 @@ def format_inspect(result: InspectResult, *, all_rows: bool = False, runtime_m: 
         out += ["## Warm-up cost", "", f"_{cell(view.WARMUP_TITLE)}_", ""]
         out += [("- " if level == 0 else "  - ") + cell(line) for level, line in warmup]
         out.append("")
+    stated = view.stated_lines(result)
+    if stated:
+        out += ["## Stated in the text", "", f"_{cell(view.STATED_TITLE)}_", ""]
+        out += [f"- {cell(line)}" for line in stated]
+        out.append("")
     events = view.event_lines(result)
     if events:
         out += ["## Events", ""]

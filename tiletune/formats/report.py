@@ -520,6 +520,13 @@ def _render(result: InspectResult, ctx: ReportContext, lim: Limits, parts: Optio
         out += ["## Warm-up cost", "", f"_{md.cell(view.WARMUP_TITLE)}_", ""]
         out += [("- " if level == 0 else "  - ") + c(line) for level, line in warmup]
         out.append("")
+    stated = view.stated_lines(result)
+    if stated:
+        shown, more = _capped(stated, lim.items)
+        out += ["## Stated in the text", "", f"_{md.cell(view.STATED_TITLE)}_", ""] + [f"- {c(line)}" for line in shown]
+        if more:
+            out += ["", _left_out(more, "stated line(s)", ctx)]
+        out.append("")
     events = view.event_lines(result)
     if events:
         shown, more = _capped(events, lim.items)

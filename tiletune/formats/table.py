@@ -424,6 +424,12 @@ def format_inspect(result: InspectResult, *, all_rows: bool = False, runtime_m: 
         for level, line in warmup:
             out += _wrap(line, indent="  " if level == 0 else "      ", width=width)
         out.append("")
+    stated = view.stated_lines(result)
+    if stated:
+        out += _wrap(view.STATED_TITLE, indent="", width=width)
+        for line in stated:
+            out += _wrap(line, width=width)
+        out.append("")
     events = view.event_lines(result)
     if events:
         out.append("Events (per input and kind: how many, the first one's line)")

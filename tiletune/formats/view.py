@@ -586,6 +586,58 @@ def evidence_lines(v: Verdict, limit: int = EVIDENCE_SHOWN) -> list[str]:
     return out
 
 
+STATED_TITLE = "Stated in the text (its own words, as written; each with the first line that says it)"
+_STATED_LABEL = {"error": "error", "op": "ops, kernels and runners", "frame": "traceback frames, outermost first",
+                 "file": "files", "tile": "tiles", "smem": "shared memory", "gpu": "GPUs named", "arch": "arch tokens",
+                 "version": "versions"}
+_CUT = {"after_last_frame": "the paste is cut after the last frame: no exception line follows",
+        "before_traceback": "the paste starts inside the traceback: its first frames are not in the text"}
+
+
+_PASSING = ("in a contrast", "in a quote")
+
+
+def _at(lit: Any) -> str:
+    return f" (line {lit.line})" if lit.line is not None else ""
+
+
+def stated_lines(result: InspectResult) -> list[str]:
+    """The literal facts each text input states (`InputFacts.literals`), one line per kind in the reader's order
+    of importance (errors first, one line each); a GPU or arch named only in passing is said to be mentioned,
+    never this machine's; a cut traceback says where it is cut."""
+    out: list[str] = []
+    inputs = [i for i in result.inputs if i.literals]
+    several = len(inputs) > 1
+    for inp in inputs:
+        head = f"{inp.source}: " if several else ""
+        kinds: "OrderedDict[str, list]" = OrderedDict()
+        for lit in inp.literals:
+            kinds.setdefault(lit.kind, []).append(lit)
+        for kind, lits in kinds.items():
+            label = _STATED_LABEL.get(kind, kind)
+            if kind == "error":
+                out += [f"{head}{label}: '{plain(lit.value)}'{_at(lit)}" for lit in lits]
+                continue
+            if kind == "frame":
+                cut = inp.run_end.cut if inp.run_end is not None else None
+                chain = " -> ".join(plain(lit.value) for lit in lits)
+                out.append(f"{head}{label}" + (f" ({_CUT[cut]})" if cut in _CUT else "")
+                           + f": {chain} (lines {lits[0].line}-{lits[-1].line})")
+                continue
+            # a GPU or arch the text names in a contrast or a quote is mentioned, not this machine's; one in a title,
+            # a list of machines or a kernel's name is said where it stands, nothing more
+            here = [lit for lit in lits if lit.mark not in _PASSING]
+            passing = [lit for lit in lits if lit.mark in _PASSING]
+            text = "; ".join(f"{plain(lit.value)}" + (f" ({lit.mark}, line {lit.line})" if lit.mark and lit.line is not None
+                                                       else f" ({lit.mark})" if lit.mark else _at(lit)) for lit in here)
+            if passing:
+                text += ("; " if text else "") + "mentioned, not as this machine: " + "; ".join(
+                    f"{plain(lit.value)} ({lit.mark}{', line ' + str(lit.line) if lit.line is not None else ''})"
+                    for lit in passing)
+            out.append(f"{head}{label}: {text}")
+    return out
+
+
 _EVENT_ORDER = ("runner_init_failed", "cuda_error", "tma_descriptor_failed", "smem_exceeded", "exception", "oom_fallback",
                 "tactics_skipped", "tactic_failed", "tactic_profiled", "tuning_progress", "config_cache_hit",
                 "configs_loaded", "configs_saved", "autotune_cache_path", "cache_fragment", "version_banner")

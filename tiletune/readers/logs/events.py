@@ -54,7 +54,7 @@ _TMA = re.compile(r"Failed to initialize the TMA descriptor", re.I)
 _SMEM_EXCEEDED = re.compile(r"(?P<what>[\w ]*GEMM) requires (?P<need>\d[\d,]*) bytes (?:of )?shared memory,? but (?:the )?device (?:only )?supports (?P<limit>\d[\d,]*)", re.I)
 _SMEM_LACKS = re.compile(r"GPU lacks the shared memory resources to run (?P<what>\w+) kernel", re.I)
 _SMEM_TRITON = re.compile(r"OutOfResources: (?:out of resource: )?shared memory, Required: (?P<need>\d+), Hardware limit: (?P<limit>\d+)")
-_CUDA = re.compile(r"(?:torch\.(?:Accelerator|Cuda)Error: )?(?:CUDA [Ee]rror|Error \[CUDA\]): (?P<msg>[A-Za-z][^\n]*?)(?=\s*(?:CUDA kernel errors|Search for|Compile with|\(|$))|(?P<name>CUDA_ERROR_[A-Z_]+|cudaError[A-Z]\w+)")
+_CUDA = re.compile(r"(?P<type>torch\.(?:Accelerator|Cuda)Error: )?(?:CUDA [Ee]rror|Error \[CUDA\]): (?P<msg>[A-Za-z][^\n`]*?)(?=\s*(?:CUDA kernel errors|Search for|Compile with|\(|`|\.\s|$))|(?P<name>CUDA_ERROR_[A-Z_]+|cudaError[A-Z]\w+)")
 _CUDA_IGNORE = re.compile(r"CUDA kernel errors might be|For debugging consider passing|Compile with `TORCH_USE_CUDA_DSA`|See above for details", re.I)
 _CACHE_PATH = re.compile(r"(?:Running FlashInfer autotune with cache|Using FlashInfer autotune cache file|FlashInfer autotune cache(?: file)?)[:\s]+(?P<path>/\S+)")
 # FlashInfer 0.7.4's _TuningGroupError texts (flashinfer/autotuner/autotuner.py _tuning_group_agreement,
@@ -102,7 +102,54 @@ _ENGINE = re.compile(r"(?P<w>EngineCore failed to start|Engine core initializati
                      r"WorkerProc failed to start|EngineDeadError|Failed to initialize executor(?: on rank \d+)?|Worker failed(?: with error)?|"
                      r"Capture cuda graph failed)")
 # a builtin MemoryError (an allocation that escaped the autotuner's OOM handler), raised or quoted
+_WRAPPABLE = ("cuda_error", "exception", "runner_init_failed", "smem_exceeded", "tma_descriptor_failed", "memory_error")
 _MEMORY_ERROR = re.compile(r"(?<![\w.])MemoryError\b(?!\w)")
+# a line of prose the author wrapped mid-sentence: it ends on a word that needs the next line
+# ("crashes with `cudaErrorIllegalAddress` during the" / "AutoTuner sweep for ...")
+_NEEDS_MORE = re.compile(r"\b(?:the|a|an|of|to|in|on|for|with|during|from|at|by|and|or|while|when|after|before|into|"
+                         r"than|that|which|is|are|was|were|be|as|its|their|this|shared|allowed)$", re.I)
+_NOT_PROSE = re.compile(r"^\s*(?:File |Traceback|#|\||[-*+] |\d+[.)] |>|```|~~~|\[|\(\w+ pid=|(?:ERROR|WARNING|INFO|DEBUG)\b)")
+
+
+def wrapped_on(prev: str, nxt: str) -> bool:
+    """`nxt` continues the sentence `prev` was cut in by the author's line wrap: `prev` ends without a
+    sentence end, and `nxt` is not a new item (a frame, a list item, a log line) and either starts in
+    lowercase or follows a word that cannot end a sentence ("during the")."""
+    p, n = prev.rstrip(), nxt.strip()
+    if not p or not n or p.endswith((".", "!", "?", ")", "]", "}", '"', "'", ";")) or _NOT_PROSE.match(nxt):
+        return False
+    if not re.match(r"[`*]*[A-Za-z]+[`*]*(?:[\s,.;:]|$)", n):  # a prose line goes on with a word, not a path or a name
+        return False
+    return n[0].islower() or bool(_NEEDS_MORE.search(p.rstrip("`*")))
+
+
+_EVIDENCE_CHARS = 150  # words of evidence a view shows whole (formats.view clips at 160)
+
+
+def sentence_around(text: str, at: int) -> str:
+    """The sentence of a long line that holds position `at`, with ' ...' / '... ' where the line goes on."""
+    t = text.strip()
+    at = max(0, at - (len(text) - len(text.lstrip())))
+    starts = [m.end() for m in re.finditer(r"[.!?:]\s+(?=[A-Z`*(\[])", t[:at])]
+    lo = starts[-1] if starts else 0
+    hi = len(t)
+    for m in re.finditer(r"(?<=[.!?])(?:\s|$)|(?<=[.!?]`)(?:\s|$)", t[at:]):
+        hi = at + m.start()
+        break
+    if hi - lo > _EVIDENCE_CHARS:  # a long sentence: from the clause that holds the fact, so its end stays in view
+        clauses = [lo] + [lo + m.end() for m in re.finditer(r"[,:;]\s+", t[lo:at])]
+        lo = next((c for c in clauses if hi - c <= _EVIDENCE_CHARS), at)
+    return ("... " if lo else "") + t[lo:hi].strip() + (" ..." if hi < len(t) else "")
+
+
+def sentence_of(text: str) -> str:
+    """`text` up to its first sentence end ('. ' not inside a number or an elision), whole when it has none."""
+    for m in re.finditer(r"(?<=[.!?])(?:\s|$)", text):
+        head = text[:m.start()]
+        if head.endswith(("...", "e.g.", "i.e.", "vs.", "etc.")):
+            continue
+        return head
+    return text
 
 
 def _balanced(text: str) -> str:
@@ -158,8 +205,10 @@ class EventLog:
         self._stage_hint: Dict[str, int] = {}  # "warm-up" / "serving" -> last line that said so
         self._stage_text: Dict[str, str] = {}  # ... and its words
         self._frame: Optional[Tuple[str, int]] = None  # (innermost kernel-code frame, line) of the open traceback
+        self._soft: Optional[Tuple[Tuple[Any, ...], int]] = None  # (event, last line) whose words the author wrapped
         self.dropped = 0
         self._adds = 0  # add() calls: a line that made an event of a specific kind is no generic exception
+        self._last_ident: Optional[Tuple[Any, ...]] = None  # the event add() last counted
 
     # ----- recording ---------------------------------------------------------------------------
     def add(self, kind: str, line: Optional[int], text: str, summary: str, facts: Dict[str, Fact],
@@ -167,6 +216,7 @@ class EventLog:
             maybe_fatal: bool = False) -> Tuple[Any, ...]:
         ident = (kind,) + tuple(key)
         self._adds += 1
+        self._last_ident = ident
         ev = self._events.get(ident)
         if ev is None:
             if len(self._events) >= MAX_EVENTS:
@@ -259,6 +309,8 @@ class EventLog:
     # ----- recognising ------------------------------------------------------------------------
     def scan_line(self, lineno: int, text: str) -> None:
         """Events in a line that is not an autotuner message (or its failure's backtrace)."""
+        if self._soft is not None:
+            self._unwrap(lineno, text)
         if self._open is not None:
             self._attach(lineno, text)
         before = self._adds
@@ -330,6 +382,30 @@ class EventLog:
                 w = m.group("w")
                 self.add("engine_failed", lineno, text, f"the engine reported a process stopping: {w}",
                          {"said": Fact(w, "decoded", "engine line")}, key=(w,))
+        if self._adds != before and self._last_ident is not None and self._last_ident[0] in _WRAPPABLE:
+            ev = self._events.get(self._last_ident)
+            if ev is not None and ev["line"] == lineno and not _NOT_PROSE.match(text) and len(text.strip()) >= 40:
+                self._soft = (self._last_ident, lineno)
+
+    def _unwrap(self, lineno: int, text: str) -> None:
+        """The next line of an error the author wrapped mid-sentence: its words join the event's text (the
+        evidence a person reads), up to the sentence's end; an exception's message too."""
+        assert self._soft is not None
+        ident, last = self._soft
+        ev = self._events.get(ident)
+        self._soft = None
+        if ev is None or lineno != last + 1 or len(ev["text"]) >= 480 or not wrapped_on(ev["text"], text):
+            return
+        piece = sentence_of(text.strip())
+        ev["text"] = f"{ev['text']} {piece}"[:500]
+        if ev["kind"] == "exception" and "error" in ev["facts"] and not ev.get("wrapped"):
+            err = ev["facts"]["error"]
+            if str(err.value) and ev["text"].rstrip("`").endswith(piece.rstrip("`")):
+                msg = f"{err.value} {piece}".rstrip("`").strip()
+                ev["facts"]["error"] = Fact(msg[:600], "decoded", f"exception text (wrapped over lines {ev['line']}-{lineno})")
+                self._summarize_exception(ident)
+        if piece == text.strip() and len(ev["text"]) < 480:
+            self._soft = (ident, lineno)  # (the sentence goes on)
 
     def _fatal_seen(self) -> None:
         """Hook for a fatal line (kept for symmetry; start-up vs serving is decided in events())."""
@@ -706,7 +782,12 @@ class EventLog:
         if src:
             facts["file"] = Fact(f"{src.group('file')}:{src.group('line')}", "decoded", "error text")
             at = f" (caught at {src.group('file')} line {src.group('line')})"
-        self.add("cuda_error", lineno, text, f"CUDA error: {msg}{at}", facts, key=(klass,))
+        typ = (m.group("type") or "").strip()
+        if typ:
+            facts["exception_type"] = Fact(typ.rstrip(": "), "decoded", "error text")
+        # a long line of prose: its evidence is the sentence that says it, the author's words around it marked as cut
+        words = sentence_around(text, m.start()) if len(text.strip()) > 200 else text
+        self.add("cuda_error", lineno, words, f"{typ + ' ' if typ else ''}CUDA error: {msg}{at}", facts, key=(klass,))
 
     def tactic_cuda_error(self, lineno: int, text: str, op: Optional[str]) -> None:
         """A CUDA error inside an autotuner tactic failure: the autotuner caught it, but the error is

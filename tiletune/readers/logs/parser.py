@@ -76,6 +76,7 @@ from tiletune.readers.logs.grammar import (
     parse_tactic,
     split_runner,
 )
+from tiletune.readers.logs.literals import LiteralReader
 from tiletune.readers.logs.run_end import RunTracker
 from tiletune.readers.logs.ticket import TicketReader
 from tiletune.readers.logs.timeline import TimelineRecorder
@@ -193,6 +194,7 @@ class LogParser:
         self.events = EventLog(source)
         self.run = RunTracker(source)  # the text's shape: tracebacks, stops, autotuning windows
         self.ticket = TicketReader()  # what a ticket states in tables and prose
+        self.literals = LiteralReader()  # the literal facts the text states, as written
         self.clock = TimelineRecorder(source)  # the lines' stamps: where the start-up's time went
         self._arch_why: Optional[Fact] = None  # which arch clue won over which, and why
         self._warn_lines: Dict[int, str] = {}  # WARNING lines (a warning that prints a traceback names what failed)
@@ -228,6 +230,7 @@ class LogParser:
             if "WARNING" in seg and len(self._warn_lines) < 256:
                 self._warn_lines[lineno] = seg.strip()[:240]
             self.ticket.feed(lineno, seg)
+            self.literals.feed(lineno, seg)
             if "apability" in seg or self._torch_pending:
                 self._torch_capability(lineno, seg)
             self._line(lineno, seg)
@@ -413,7 +416,8 @@ class LogParser:
                           reported=tuple(self.ticket.reports()) if prose else (),
                           driver=_clue_fact(self.clues.first("driver")), cuda=_clue_fact(self.clues.first("cuda")),
                           warned=self._warned(),
-                          settings=tuple(f for f in map(_clue_fact, self.clues.all("setting")) if f is not None))
+                          settings=tuple(f for f in map(_clue_fact, self.clues.all("setting")) if f is not None),
+                          literals=self.literals.literals(self.clues))
 
     def _torch_capability(self, lineno: int, text: str) -> None:
         """PyTorch's UserWarning that this GPU is outside the capabilities its build supports ("Found GPU0 NVIDIA

@@ -1,0 +1,233 @@
+# ruff: noqa: E501  (the quoted lines are kept verbatim)
+"""The facts a text states reach the person's view whole (issue 23): errors joined over the author's line
+wraps and kept to their sentence's end, the ops, frames, files, tiles, shared-memory bytes, GPUs, arch tokens
+and versions it names, as written, in a "Stated in the text" block of every human view and in the JSON.
+
+Every text is quoted verbatim from an artifact of cache_samples/wild (a public ticket, named above it; the
+artifact's artifact.json holds its URL and date); none is typed to fit."""
+
+from __future__ import annotations
+
+import json
+
+from tiletune.analysis.pipeline import build
+from tiletune.core.events import Event, InputFacts
+from tiletune.core.records import TuningRecord
+from tiletune.decode import decode_all
+from tiletune.formats import markdown, report, table
+from tiletune.formats.json_out import format_inspect as json_inspect
+from tiletune.readers import logs
+from tiletune.readers.interface import ReadContext
+
+
+def _result(lines: list[str], source: str = "t.txt"):
+    items = list(logs.parse_lines(enumerate(lines, 1), source, ReadContext().environment()))
+    events = [i for i in items if isinstance(i, Event)]
+    inputs = [i for i in items if isinstance(i, InputFacts)]
+    records = [i for i in items if isinstance(i, TuningRecord)]
+    return build(decode_all(records), events=events, inputs=inputs)
+
+
+def _stated(lines: list[str]) -> str:
+    """The default view's "Stated in the text" block, its wrapped lines joined."""
+    text = table.format_inspect(_result(lines), width=400)
+    block = text.split("Stated in the text", 1)[1].split("\n\n", 1)[0]
+    return " ".join(block.split())
+
+
+def _lead(lines: list[str]) -> str:
+    return _result(lines).verdicts[0].text
+
+
+# QwenLM/FlashQLA#4 (cache_samples/wild/flashqla-4-gb10-sm121a-dynamic-smem-196608-prose): the author wrapped the error
+FLASHQLA_4 = [
+    "i get an error in the prepare_h kernel:",
+    "",
+    "tvm.error.InternalError: Failed to set the allowed dynamic shared",
+    "memory size to 196608 [192 KB]",
+    "",
+    "GB10 specs (sm_121a): maxSharedMemoryPerBlockOptin = 99 KB (101376 bytes)",
+]
+
+
+def test_an_error_wrapped_by_its_author_is_joined_in_the_lead_and_the_stated_block():
+    lead = _lead(FLASHQLA_4)
+    assert "Failed to set the allowed dynamic shared memory size to 196608 [192 KB]" in lead
+    stated = _stated(FLASHQLA_4)
+    assert "error: 'tvm.error.InternalError: Failed to set the allowed dynamic shared memory size to 196608 [192 KB]' (line 3)" in stated
+    assert "prepare_h kernel (line 1)" in stated
+    assert "101376 bytes (line 6)" in stated and "99 KB (line 6)" in stated and "196608" in stated
+    assert "arch tokens: sm_121a (line 6)" in stated
+
+
+# flashinfer-ai/flashinfer#4157 (cache_samples/wild/flashinfer-4157-b200-bf16-moe-autotune-illegal-address)
+FI_4157 = [
+    "**Symptom:** engine warmup crashes with `cudaErrorIllegalAddress` during the",
+    "AutoTuner sweep for `flashinfer::trtllm_bf16_moe`. Reproduced on vLLM 0.24,",
+    "0.26.0, and nightly (2026-07-25).",
+]
+
+
+def test_an_error_sentence_cut_at_a_wrap_keeps_its_evidence_to_the_sentence_end():
+    res = _result(FI_4157)
+    (ev,) = [e for e in res.events if e.kind == "cuda_error"]
+    assert ev.text == ("**Symptom:** engine warmup crashes with `cudaErrorIllegalAddress` during the AutoTuner sweep "
+                       "for `flashinfer::trtllm_bf16_moe`.")
+    view = table.format_inspect(res, width=400)
+    assert "during the AutoTuner sweep for `flashinfer::trtllm_bf16_moe`." in view
+    assert "ops, kernels and runners: flashinfer::trtllm_bf16_moe (line 2)" in _stated(FI_4157)
+
+
+# vllm-project/vllm#46861 (cache_samples/wild/vllm-46861-gb200-aarch64-trtllm-moe-accelerator-error): one long line
+VLLM_46861 = [
+    "On aarch64 / NVIDIA Grace (B200/GB200), launching `Qwen/Qwen3.6-35B-A3B` (bf16) with `--moe-backend flashinfer_trtllm` crashes during engine-core init: the flashinfer fused-MoE autotune step faults inside cudagraph capture while tuning `flashinfer::trtllm_bf16_moe`, raising `torch.AcceleratorError: CUDA error: an illegal memory access was encountered`. The same config and image boot and serve correctly on x86_64, so this is arch-specific. Workaround is `--moe-backend triton` (or unset to let vLLM auto-select).",
+]
+
+
+def test_a_quoted_cuda_error_ends_at_its_code_span_and_keeps_its_type():
+    lead = _lead(VLLM_46861)
+    assert "torch.AcceleratorError: CUDA error: an illegal memory access was encountered;" in lead
+    assert "x86_64" not in lead  # (the next sentences are not the error)
+    res = _result(VLLM_46861)
+    (ev,) = [e for e in res.events if e.kind == "cuda_error"]
+    assert ev.text.endswith("an illegal memory access was encountered`. ...") and len(ev.text) <= 160
+    assert "flashinfer::trtllm_bf16_moe" in _stated(VLLM_46861)
+
+
+# flashinfer-ai/flashinfer#3344 (cache_samples/wild/flashinfer-3344-thor-sm110a-sm100f-kernel-names-prose)
+FI_3344 = [
+    "On NVIDIA Jetson Thor (`compute capability (11, 0)`, CUDA 13.0), loading a hybrid Mamba/Gated-DeltaNet model such as `Qwen/Qwen3.5-27B-FP8` or any Qwen3-Next variant through vLLM crashes during the model's first forward pass. The visible failure is a `CUBLAS_STATUS_EXECUTION_FAILED` on a plain BF16 `torch.nn.functional.linear` call, but the underlying cause is a kernel-coverage gap in flashinfer: ",
+    "",
+    "When the dispatcher selects an sm100f cubin on Thor, the cubin's device-side architecture check fails, prints `\"This kernel only supports sm100f.\"` once per thread (hundreds of times in the log), no-ops the launch, and leaves the CUDA context in a faulted state. The next CUDA call — typically an unrelated cuBLAS matmul — surfaces the failure.",
+]
+
+
+def test_status_names_and_quoted_failures_of_prose_are_stated_as_written():
+    stated = _stated(FI_3344)
+    assert "error: 'CUBLAS_STATUS_EXECUTION_FAILED' (line 1)" in stated
+    assert "error: 'This kernel only supports sm100f.' (line 3)" in stated
+    assert "versions: CUDA 13.0 (line 1)" in stated
+
+
+# vllm-project/vllm#34470 (cache_samples/wild/vllm-34470-jetson-thor-sm110a-collect-env): collect_env's columns
+VLLM_34470 = [
+    "PyTorch version              : 2.10.0+cu130",
+    "Is debug build               : False",
+    "CUDA used to build PyTorch   : 13.0",
+    "CUDA runtime version         : 13.0.48",
+    "GPU models and configuration : GPU 0: NVIDIA Thor",
+    "Nvidia driver version        : 580.00",
+]
+
+
+def test_versions_are_echoed_as_written_and_a_build_line_is_not_a_pytorch_version():
+    stated = _stated(VLLM_34470)
+    assert "PyTorch 2.10.0+cu130 (line 1)" in stated
+    assert "13.0.48 (line 4)" in stated and "580.00" in stated
+    assert "PyTorch 13.0" not in stated
+    assert "GPUs named: NVIDIA Thor (line 5)" in stated
+
+
+# flashinfer-ai/flashinfer#3134 (cache_samples/wild/flashinfer-3134-sm110-thor-unsupported-tile-jit-path)
+FI_3134 = [
+    "```",
+    "RuntimeError: Unsupported tile shape config 256256128 for MoE gemm.",
+    "  at flashinfer/.../moe_gemm_template_dispatch_tma_ws.h:486",
+    "```",
+    "",
+    "Cache path is `~/.cache/flashinfer/0.6.8/110a/cached_ops/fused_moe_100/fused_moe_100.so`, so on SM110 the JIT falls back to the SM100 MoE cubin and this time the **tile-selection dispatcher** rejects `(256, 256, 128)`, one dispatch level up from the cluster-shape rejection you hit (`dispatchM",
+]
+
+
+def test_a_tile_written_as_a_tuple_is_shown_in_x_notation_with_its_words_and_the_file_line_kept():
+    stated = _stated(FI_3134)
+    assert "tiles: 256x256x128 (written '(256, 256, 128)') (line 6)" in stated
+    assert "moe_gemm_template_dispatch_tma_ws.h:486 (line 3)" in stated
+    assert "error: 'RuntimeError: Unsupported tile shape config 256256128 for MoE gemm.' (line 2)" in stated
+    assert "fused_moe_100" in stated
+
+
+# NVIDIA/cutlass#3144 (cache_samples/wild/cutlass-3144-gb10-moe-grouped-gemm-smem-102400)
+CUTLASS_3144 = [
+    "MoE grouped GEMM with FP4 (`__nv_fp4_e2m1`), tile `CtaShape128x256x64B`:",
+    "",
+    "```",
+    "MoE grouped GEMM requires 102400 bytes shared memory but device supports 101376",
+    "(cutlass_kernel_file_gemm_grouped_sm120_M128_BS_group2.generated.cu:39)",
+    "```",
+    "",
+    "102400 bytes (100 KiB) vs 101376 bytes (99 KiB) -- exactly 1 KiB over.",
+]
+
+
+def test_a_kernel_file_keeps_its_line_number_and_the_bytes_are_stated():
+    stated = _stated(CUTLASS_3144)
+    assert "cutlass_kernel_file_gemm_grouped_sm120_M128_BS_group2.generated.cu:39 (line 5)" in stated
+    assert "102400 bytes (line 4)" in stated and "101376" in stated
+    assert "sm120 (in a kernel name, line 5)" in stated
+
+
+# sgl-project/sglang#17494 (cache_samples/wild/sglang-17494-sm120-w4a8-moe-cut-traceback-no-error-line)
+SGLANG_17494 = [
+    "```",
+    "    hidden_states, residual = layer(",
+    "                              ^^^^^^",
+    '  File "/opt/app/.venv/lib/python3.12/site-packages/torch/nn/modules/module.py", line 1775, in _wrapped_call_impl',
+    "    return self._call_impl(*args, **kwargs)",
+    "           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+    '  File "/opt/app/.venv/lib/python3.12/site-packages/sglang/srt/models/deepseek_v2.py", line 2410, in forward',
+    "    hidden_states = self.mlp(",
+    "                    ^^^^^^^^^",
+    '  File "/opt/app/.venv/lib/python3.12/site-packages/sglang/srt/models/deepseek_v2.py", line 569, in forward',
+    "    return self.forward_normal(",
+    "           ^^^^^^^^^^^^^^^^^^^^",
+    '  File "/opt/app/.venv/lib/python3.12/site-packages/sglang/srt/models/deepseek_v2.py", line 667, in forward_normal',
+]
+
+
+def test_a_cut_traceback_names_its_frames_and_where_it_is_cut():
+    stated = _stated(SGLANG_17494)
+    assert ("traceback frames, outermost first (the paste is cut after the last frame: no exception line follows): "
+            "deepseek_v2.py:2410 in forward -> deepseek_v2.py:569 in forward -> deepseek_v2.py:667 in forward_normal") in stated
+    assert "module.py" not in stated  # (torch's module plumbing is not the application's frames)
+
+
+# www.stepcodex.com (cache_samples/wild/blog-stepcodex-sm120-kv-cache-nvfp4-first-request-crash): a page kept as one line
+STEPCODEX = [
+    "File \".../vllm/v1/attention/backends/flashinfer.py\", line 1170, in build prefill_wrapper.plan(...) File \".../flashinfer/prefill.py\", line 1859, in plan kv_data_type = canonicalize_torch_dtype(kv_data_type) File \".../flashinfer/utils.py\", line 254, in canonicalize_torch_dtype return getattr(torch, dtype) AttributeError: module 'torch' has no attribute 'nvfp4'",
+]
+
+
+def test_frames_glued_on_one_line_are_each_named_and_the_exception_after_them_is_kept():
+    stated = _stated(STEPCODEX)
+    assert "flashinfer.py:1170 in build -> prefill.py:1859 in plan -> utils.py:254 in canonicalize_torch_dtype" in stated
+    assert "error: 'AttributeError: module 'torch' has no attribute 'nvfp4'' (line 1)" in stated
+
+
+# vllm-project/vllm#58031 (cache_samples/wild/vllm-58031-gb300-sm103-fp4-moe-autotune-crawls-gb10-in-passing)
+VLLM_58031 = [
+    "Same symptom on a second GB300 (SM103) with a different model, plus timings that may help size the fix.",
+    "",
+    "- `--moe-backend marlin` (+ `VLLM_USE_DEEP_GEMM=0`): autotune **9 s** (\"Saved 0 configs\"), same model, same box, serves correctly. That matches what the public GB10 serves use.",
+]
+
+
+def test_a_gpu_named_in_a_contrast_is_mentioned_not_this_machine():
+    stated = _stated(VLLM_58031)
+    assert "GPUs named: GB300 (line 1)" in stated
+    assert "mentioned, not as this machine: GB10 (in a contrast, line 3)" in stated
+    assert "arch tokens: SM103 (line 1)" in stated
+
+
+def test_every_human_view_and_the_json_carry_the_stated_facts():
+    res = _result(FLASHQLA_4)
+    want = "Failed to set the allowed dynamic shared memory size to 196608 [192 KB]"
+    md = markdown.format_inspect(res).replace("\\[", "[").replace("\\]", "]")  # (Markdown escapes)
+    assert "## Stated in the text" in md and want in md.split("## Stated in the text", 1)[1]
+    rep = report.format_report(res, report.ReportContext()).replace("\\[", "[").replace("\\]", "]")  # (Markdown escapes)
+    assert "## Stated in the text" in rep and want in rep.split("## Stated in the text", 1)[1]
+    assert "196608 (line 4)" in rep.split("## Stated in the text", 1)[1]
+    doc = json.loads(json_inspect(res))
+    (inp,) = doc["inputs"]
+    errs = [x for x in inp["literals"] if x["kind"] == "error"]
+    assert errs[0]["value"].endswith(want) and errs[0]["line"] == 3 and errs[0]["how"] == "stated"

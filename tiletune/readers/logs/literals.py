@@ -1,0 +1,378 @@
+"""The literal facts a text states, as written: errors, ops and kernels, frames, files, tiles, bytes, versions.
+
+A person reading a ticket wants the facts it gives, in its own words: the error sentence whole (not
+cut where the author wrapped the line), the op or kernel it names, the file and line, the tile
+"256x256x128" as written, the shared-memory bytes, the CUDA / PyTorch / driver / engine versions.
+`LiteralReader.feed(lineno, text)` sees every line and keeps, per kind, the first few distinct values
+with the line and the words that hold them (`tiletune.core.events.Literal`, always `stated`: the
+text says it; nothing here is decoded or inferred). Bounded: a few values per kind, whatever the
+text's size.
+
+Rules that make it general rather than tuned to one ticket:
+- an error line (`Type: message`, `CUDA error: ...`, a CUTLASS `Error: ...`, a failure quoted in a
+  code span or in double quotes) is kept up to the end of its sentence: a line the author wrapped
+  mid-sentence is joined with the lines that continue it (lowercase or indented prose, no log
+  prefix, no frame), and never cut mid-word; the author's own elisions ("...", "<...>") stay;
+- a traceback's frames (`File "x.py", line N, in fn`) are kept as `x.py:N in fn`, the last
+  traceback's application frames only (the interpreter's and torch's module plumbing are left out);
+- GPUs and arch tokens come from the clue set (`clues.ClueSet`), which marks a clue named in a
+  contrast, a quote, a title or a list of other machines: such a clue is kept as *mentioned*, never
+  as this machine's.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Dict, List, Optional, Tuple
+
+from tiletune.core.events import Literal
+from tiletune.readers.logs.clues import MARKED, ClueSet
+from tiletune.readers.logs.events import wrapped_on
+
+PER_KIND = 6  # distinct values kept per kind
+MAX_ERROR = 320  # characters of one error sentence
+_JOIN_LINES = 3  # lines a wrapped error sentence may continue over
+
+# kinds in the order a person needs them (the view keeps this order)
+KINDS = ("error", "op", "frame", "file", "tile", "smem", "gpu", "arch", "version")
+
+_EXC_TYPE = r"(?:[a-z_][\w]*\.)*(?:[A-Z]\w*(?:Error|Exception)|Exception)"
+_EXC = re.compile(r"(?<![\w.])(?P<e>" + _EXC_TYPE + r": \S.*)$")
+_CUDA_ERR = re.compile(r"(?<![\w.])(?P<e>CUDA [Ee]rror: \S.*)$")
+_CUTLASS_ERR = re.compile(r"^[\s>*`-]*(?P<e>Error: \S.*)$")
+_WHAT = re.compile(r"what\(\):\s+(?P<e>\S.*)$")
+_ERROR_TAIL = re.compile(r"\s+(?:Search for `|CUDA kernel errors might|For debugging consider|Compile with `TORCH_USE)")
+_STATUS = re.compile(r"\b(?:CUBLAS_STATUS|CUDNN_STATUS|CUDA_ERROR|NCCL_ERROR|CUresult)_[A-Z_]+\b|\bcudaError[A-Z]\w+|"
+                     r"\b(?:Status::)?kError[A-Z]\w+|\bError Internal\b")
+# a failure quoted in a code span or in double quotes ("`This kernel only supports sm100f.`")
+_QUOTED = re.compile(r"`\"?(?P<a>[^`]{8,200}?)\"?`|\"(?P<b>[^\"]{8,200})\"")
+_FAIL_WORDS = re.compile(r"only supports|not supported|[Uu]nsupported|[Ff]ailed|[Ee]rror\b|illegal|[Aa]ssertion|cannot|exceed|"
+                         r"requires \d|out of memory|no kernel image|invalid", re.I)
+_LOG_PREFIX = re.compile(r"^\s*(?:\(\w[\w ]*pid=\d+\)\s*)?(?:\[[^\]]*\]\s*)*(?:(?:ERROR|WARNING|INFO|DEBUG|CRITICAL)\b[^\]]*\]?\s*)?")
+# a traceback frame as Python prints it
+_FRAME = re.compile(r'File "(?P<path>[^"]+)", line (?P<ln>\d+), in (?P<fn>[\w<>.]+)')
+_PLUMBING = re.compile(r"/torch/nn/modules/|/torch/_|/_?contextlib\.py|/threading\.py|/asyncio/|/runpy\.py|/multiprocessing/|"
+                       r"/concurrent/futures/|/functools\.py|/typing\.py|/torch/utils/_contextlib\.py|<frozen ")
+_TB_HEAD = re.compile(r"Traceback \(most recent call last\)")
+# a source file and line written in the text ("gemm_grouped_sm120_M128_BS_group2.generated.cu:39", "prefill.cuh: line 2349")
+# a log line's logger location: FlashInfer's "... - DEBUG - autotuner.py:2017 - ", vLLM's "INFO 03-13 12:01:42 [core.py:932] "
+_LOGGER_AT = re.compile(r"\s-\s(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\s-\s[\w.]+\.py:\d+\s-\s|"
+                        r"\b(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\b[^\[\n]{0,30}\[[\w./-]+\.py:\d+\]")
+_FILE_GATE = re.compile(r"\.(?:py|cuh?|cpp|cc|hpp|h|c)\b")
+_FILE_TOKEN = re.compile(r"(?<![\w.-])(?P<f>[\w-]+(?:\.[\w-]+)*\.(?:py|cuh|cu|cpp|cc|hpp|h|c))(?![\w-])(?::\s?(?:line )?(?P<ln>\d+)\b)?")
+# ops, kernels, runners and functions named in the text
+_IDENT = re.compile(r"(?<![\w-])(?:flashinfer::)?[A-Za-z_]\w*(?:::\w+)?")
+_LABEL = re.compile(r"\[[\w ]+ Runner\]")
+_OP_PREFIX = ("flashinfer::", "trtllm_", "cutlass_", "cute_", "tllm_", "tinygemm_", "b12x_", "xqa_", "fmha_", "tgv_", "cudnn_",
+              "cublas_", "deepgemm_", "marlin_")
+_OP_FAMILY = ("mm_", "bmm_", "fused_", "grouped_", "batch_", "single_")
+_OP_FAMILY_WORDS = ("fp4", "fp8", "bf16", "fp16", "mxfp8", "moe", "gemm", "mm", "attention", "decode", "prefill")
+_OP_SUFFIX = ("_moe", "_gemm", "_attention", "_attn", "_decode_with_kv_cache", "_prefill", "_fmha", "_kernel", "_runner")
+_OP_NAMES = frozenset(("choose_one", "kernel_warmup", "_flashinfer_autotune", "flashinfer_autotune", "do_preparation",
+                       "capture_model", "_dummy_run", "profile_run", "run_selected_tactic", "canonicalize_torch_dtype"))
+
+
+def _op_like(tok: str) -> bool:
+    """An op, kernel, runner or function name as FlashInfer / TensorRT-LLM / CUTLASS / the engines name them
+    (a test's name is not one)."""
+    if tok.startswith("test_"):
+        return False
+    if "_" not in tok and ":" not in tok:
+        return tok.endswith(("Runner", "Launcher", "Kernel")) and tok[:1].isupper() and len(tok) > 6
+    if tok in _OP_NAMES or tok.startswith(_OP_PREFIX):
+        return True
+    if "::" in tok:
+        return tok.split("::", 1)[0].endswith(("Runner", "Launcher", "Kernel"))
+    if tok.startswith(_OP_FAMILY):
+        return any(w in tok[tok.index("_"):] for w in _OP_FAMILY_WORDS)
+    return tok.endswith(_OP_SUFFIX) and tok[:1].isalpha()
+
+
+_NAMED_KERNEL = re.compile(r"\b(?:the |in the |in )`?(?P<k>[a-z]\w*_\w+)`? kernel\b")
+_LONG_KERNEL = re.compile(r"\b\w{24,}_sm\d{2,3}[af]?\b")
+# tile shapes in the notations tickets use: 256x256x128, 128×256, tile (128, 256, 64), [128, 128, 64]
+_TILE_X = re.compile(r"(?<![\w.×x*])(?P<t>\d{2,3}\s?[x×]\s?\d{1,3}(?:\s?[x×]\s?\d{1,3})?)(?![\w.×])")
+_TILE_TUPLE = re.compile(r"(?<![\w(\[])(?P<t>[(\[](?P<a>\d{2,3}),\s*(?P<b>\d{2,3})(?:,\s*(?P<c>\d{1,3}))?[)\]])(?![\w,])")
+_DIGIT = re.compile(r"\d")
+_DIGIT_X = re.compile(r"\d\s?[x×]\s?\d")
+_VERSION_GATE = re.compile(r"CUDA|[Tt]orch|[Dd]river|[Ff]lash[Ii]nfer|vLLM|vllm|SGLang|sglang|TensorRT|tensorrt|CUTLASS|cutlass|"
+                           r"[Tt]riton|[Tt]ransformers|NCCL|JetPack|nvcc|cuDNN")
+_DIMS_OK = {8, 16, 32, 64, 96, 128, 160, 192, 224, 256, 512}
+# shared-memory figures: "102400 bytes", "99 KB", "196608" in a line about shared memory
+_SMEM_LINE = re.compile(r"shared|smem|SMEM|SharedMemory|sharedMem", re.I)
+_BYTES = re.compile(r"(?<![\w.,])(?P<n>\d{1,3}(?:,\d{3})+|\d{3,7})\s?(?P<u>bytes?|B\b)|(?<![\w.])(?P<k>\d{2,3}(?:\.\d)?)\s?(?P<ku>KB|KiB|kB)\b")
+_BARE_BIG = re.compile(r"(?<![\w.,])(?P<n>\d{1,3}(?:,\d{3})+|\d{5,7})(?![\w.,]\d)")
+_VERSION = re.compile(
+    r"(?<![\w-])(?P<n>CUDA(?:\s+(?:runtime|toolkit|driver|compiler))?|PyTorch|torch|cuDNN|[Dd]river|NVIDIA driver|FlashInfer|"
+    r"flashinfer(?:-python|-cubin|-jit-cache)?|vLLM|vllm|SGLang|sglang|TensorRT-LLM|tensorrt[-_]llm|CUTLASS|cutlass|Triton|triton|"
+    r"[Tt]ransformers|NCCL|JetPack|nvcc)"
+    r"(?:\s+[Vv]ersion)?[\s:=*`(]{0,40}?v?(?P<v>\d{1,3}\.\d{1,3}(?:\.\d{1,4})?(?:(?:\.post|rc|\.dev|a|b)\d+)?(?:\+[\w.]+)?)(?![\w.])")
+_VERSION_NAME = {"torch": "PyTorch", "pytorch": "PyTorch", "cuda": "CUDA", "driver": "driver", "nvidia driver": "driver",
+                 "flashinfer": "FlashInfer", "flashinfer-python": "FlashInfer", "vllm": "vLLM", "sglang": "SGLang",
+                 "tensorrt-llm": "TensorRT-LLM", "tensorrt_llm": "TensorRT-LLM", "cutlass": "CUTLASS", "triton": "Triton",
+                 "transformers": "Transformers"}
+_SENTENCE_END = re.compile(r"(?<=[.!?])(?:\s|$)")
+_FENCE = ("```", "~~~")
+
+
+def _clip(text: str, limit: int = MAX_ERROR) -> str:
+    """`text` whole when short, else cut at a word boundary with a visible '...' (never mid-word)."""
+    text = re.sub(r"\s+", " ", text).strip()
+    if len(text) <= limit:
+        return text
+    return text[:limit].rsplit(" ", 1)[0].rstrip(",;:") + " ..."
+
+
+def _sentence(text: str) -> str:
+    """Up to the end of the first sentence (a '.' that is not inside a number, a path or an elision)."""
+    for m in _SENTENCE_END.finditer(text):
+        head = text[:m.start()]
+        if head.endswith(("...", "e.g.", "i.e.", "vs.", "etc.")) or re.search(r"\d\.$", head) and m.end() < len(text) \
+                and text[m.end():m.end() + 1].isdigit():
+            continue
+        return head
+    return text
+
+
+def _gpu_name(text: str) -> str:
+    """A GPU's name as the text writes it, without the prose after it ("NVIDIA B200 GPUs using vLLM" -> "NVIDIA B200")."""
+    words: List[str] = []
+    for w in text.split():
+        if not (w[:1].isupper() or w[:1].isdigit()) or w in ("GPU", "GPUs", "GPU:") or not re.match(r"[\w.-]+$", w):
+            break
+        words.append(w)
+    return " ".join(words) or text
+
+
+def _logged(text: str) -> bool:
+    """The line carries a log prefix (a level, a bracketed stamp or tag, a process): a new message, not a wrap."""
+    m = _LOG_PREFIX.match(text)
+    return m is not None and m.end() > len(text) - len(text.lstrip())
+
+
+def _ended(text: str) -> bool:
+    """The text ends a sentence (or a bracket, a quote, a code span): no wrapped continuation follows."""
+    t = text.rstrip()
+    return not t or t.endswith((".", "!", "?", ")", "]", "`", "'", '"', "}", ">")) and not t.endswith("...") or t.endswith(":")
+
+
+class LiteralReader:
+    """Collects the literal facts of one text (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._by: Dict[str, List[Literal]] = {k: [] for k in KINDS}
+        self._seen: set = set()
+        self._fenced = False
+        self._frames: List[Literal] = []  # the current traceback's application frames
+        self._open: Optional[Tuple[int, int]] = None  # (index in errors, last line joined) of a wrapped error
+        self._joined = 0
+
+    # ----- reading --------------------------------------------------------------------------------
+    def feed(self, lineno: int, text: str) -> None:
+        s = text.strip()
+        if s.startswith(_FENCE):
+            self._fenced = not self._fenced
+            self._open = None
+            return
+        if self._open is not None and self._continue(lineno, text):
+            return
+        self._open = None
+        if not s:
+            return
+        if "Traceback" in text and _TB_HEAD.search(text):
+            self._frames = []
+        if 'File "' in text:
+            frames = list(_FRAME.finditer(text))  # (a page kept as one line holds a whole traceback)
+            for fr in frames:
+                self._frame(lineno, fr)
+            if frames and not _EXC.search(text[frames[-1].end():]):
+                return
+            if frames:
+                text = text[frames[-1].end():]
+        # cheap gates first: a long debug log's lines mostly hold none of these, and each scan costs a regex
+        self._errors(lineno, text)
+        if "_" in text or "Runner" in text or "Kernel" in text or "kernel" in text:
+            self._ops(lineno, text)
+        if ".py" in text or ".c" in text or ".h" in text:
+            # (a logger's own location, "- DEBUG - autotuner.py:2017 -" or "INFO ... [core.py:932]", is no fact of the run)
+            self._files(lineno, _LOGGER_AT.sub(" ", text) if ".py:" in text else text)
+        if ("x" in text or "×" in text) and _DIGIT_X.search(text) or "tile" in text or "Tile" in text:
+            self._tiles(lineno, text)
+        if _DIGIT.search(text):
+            if "byte" in text or "KB" in text or "KiB" in text or "kB" in text or "hared" in text or "smem" in text \
+                    or "SMEM" in text or "SharedMem" in text:
+                self._smem(lineno, text)
+            if _VERSION_GATE.search(text):
+                self._versions(lineno, text)
+
+    def _add(self, kind: str, value: str, lineno: Optional[int], words: str, mark: str = "") -> bool:
+        key = (kind, value.lower() if kind not in ("error", "smem") else re.sub(r"\D", "", value) if kind == "smem" else value)
+        if key in self._seen or len(self._by[kind]) >= PER_KIND:
+            return False
+        self._seen.add(key)
+        self._by[kind].append(Literal(kind, value, lineno, _clip(words, 240), mark))
+        return True
+
+    def _errors(self, lineno: int, text: str) -> None:
+        if "rror" in text or "xception" in text or "what()" in text:
+            if self._error_line(lineno, text):
+                return
+        if ("`" in text or '"' in text) and _FAIL_WORDS.search(text):
+            for q in _QUOTED.finditer(text):
+                said = (q.group("a") or q.group("b") or "").strip()
+                if _FAIL_WORDS.search(said) and not _FRAME.search(said) and " " in said:
+                    self._add("error", _clip(said), lineno, text)
+        if "_STATUS" in text or "_ERROR_" in text or "cudaError" in text or "kError" in text or "Error Internal" in text \
+                or "CUresult" in text:
+            for st in _STATUS.finditer(text):
+                if not any(st.group(0) in e.value for e in self._by["error"]):
+                    self._add("error", st.group(0), lineno, text)
+
+    def _error_line(self, lineno: int, text: str) -> bool:
+        """An error line (an exception, a CUDA error, `what():`, CUTLASS's `Error:`): kept to its sentence's end."""
+        body = _LOG_PREFIX.sub("", text, count=1) if ("[" in text or "ERROR" in text) else text
+        for rx in (_EXC, _CUDA_ERR, _WHAT, _CUTLASS_ERR):
+            m = rx.search(body)
+            if m:
+                said = m.group("e").strip().rstrip("`").strip()
+                if rx is _EXC and not self._fenced and "`" in body[:m.start()] and body[:m.start()].count("`") % 2:
+                    said = said.split("`", 1)[0]  # an exception quoted in a code span of prose: the span is the message
+                said = _ERROR_TAIL.split(said, 1)[0].rstrip()  # (torch's hints after a CUDA error are not the error)
+                whole = _sentence(said) if not self._fenced or rx is not _CUTLASS_ERR else said
+                if self._add("error", _clip(whole), lineno, text):
+                    if not _ended(said) and whole == said:
+                        self._open = (len(self._by["error"]) - 1, lineno)
+                        self._joined = 0
+                return True
+        return False
+
+    def _continue(self, lineno: int, text: str) -> bool:
+        """A line that continues an error sentence the author wrapped: joined to it (True), else False."""
+        assert self._open is not None
+        i, last = self._open
+        s = text.strip()
+        if lineno != last + 1 or not s or self._joined >= _JOIN_LINES or _logged(text) or _EXC.match(s) or _FRAME.search(s) \
+                or not wrapped_on(self._by["error"][i].value, text):
+            return False
+        lit = self._by["error"][i]
+        piece = _sentence(s)
+        joined = f"{lit.value} {piece}"
+        self._by["error"][i] = Literal(lit.kind, _clip(joined), lit.line, _clip(f"{lit.words} {s}", 240), lit.mark)
+        self._joined += 1
+        if piece != s or _ended(piece):
+            self._open = None
+        else:
+            self._open = (i, lineno)
+        # the continuation may name an op or a tile of its own
+        self._ops(lineno, text)
+        self._tiles(lineno, text)
+        self._smem(lineno, joined)  # (the line before may say it is about shared memory)
+        return True
+
+    def _frame(self, lineno: int, fr: "re.Match[str]") -> None:
+        path = fr.group("path")
+        if _PLUMBING.search(path) or path.startswith(("/usr/lib/python", "<")):
+            return
+        name = path.rsplit("/", 1)[-1]
+        value = f"{name}:{fr.group('ln')} in {fr.group('fn')}"
+        lit = Literal("frame", value, lineno, fr.group(0), "")
+        if len(self._frames) < 64 and all(f.value != value for f in self._frames):  # (a traceback pasted twice)
+            self._frames.append(lit)
+
+    def _ops(self, lineno: int, text: str) -> None:
+        if len(self._by["op"]) >= PER_KIND:
+            return
+        if "kernel" in text:
+            for m in _NAMED_KERNEL.finditer(text):
+                self._add("op", f"{m.group('k')} kernel", lineno, text)
+        if "_sm" in text:
+            for m in _LONG_KERNEL.finditer(text):
+                self._add("op", m.group(0), lineno, text)
+        names = [m.group(0) for m in _IDENT.finditer(text) if _op_like(m.group(0))
+                 and text[m.end():m.end() + 1] != "/"]  # (a folder of a path is no name; a file's stem may be)
+        if "Runner]" in text:
+            names += _LABEL.findall(text)
+        for v in names:
+            if len(v) > 80 or v.endswith(("_kernel",)) and any(v in o.value for o in self._by["op"]):
+                continue
+            if any(v != o.value and v in o.value.split() for o in self._by["op"]):
+                continue
+            if re.fullmatch(r"\w+_(?:runner|kernel)", v) and v.islower() and "_" not in v[:-7]:
+                continue  # ("my_kernel"-like words of prose are no name)
+            self._add("op", v, lineno, text)
+
+    def _files(self, lineno: int, text: str) -> None:
+        if not _FILE_GATE.search(text):
+            return
+        for m in _FILE_TOKEN.finditer(text):
+            f, ln = m.group("f"), m.group("ln")
+            if ln:
+                self._add("file", f"{f}:{ln}", lineno, text)
+                continue
+            if "_" not in f and text[max(0, m.start() - 1):m.start()] != "/" and f"`{f}`" not in text:
+                continue  # ("llama.cpp" is a project's name; a file named alone carries an underscore, a path or a code span)
+            if not any(o.value.startswith(f + ":") for o in self._by["file"]) and f.count(".") <= 3:
+                self._add("file", f, lineno, text)
+
+    def _tiles(self, lineno: int, text: str) -> None:
+        for m in _TILE_X.finditer(text):
+            dims = [int(d) for d in re.split(r"\s?[x×]\s?", m.group("t"))]
+            if dims[0] in _DIMS_OK and dims[1] in _DIMS_OK and (len(dims) < 3 or dims[2] in _DIMS_OK | {1, 2, 4}):
+                self._add("tile", m.group("t"), lineno, text)
+        if ("tile" in text or "Tile" in text) and ("(" in text or "[" in text):  # a tuple in a sentence about tiles
+            for t in _TILE_TUPLE.finditer(text):
+                parts = [t.group("a"), t.group("b")] + ([t.group("c")] if t.group("c") else [])
+                if all(int(d) in _DIMS_OK for d in parts[:2]):
+                    self._add("tile", f"{'x'.join(parts)} (written '{t.group('t')}')", lineno, text)
+
+    def _smem(self, lineno: int, text: str) -> None:
+        about = bool(_SMEM_LINE.search(text))
+        for m in _BYTES.finditer(text):
+            if m.group("n") is not None:
+                self._add("smem", f"{m.group('n')} {m.group('u')}", lineno, text)
+            elif about:
+                self._add("smem", f"{m.group('k')} {m.group('ku')}", lineno, text)
+        if about:
+            for m in _BARE_BIG.finditer(text):
+                n = int(m.group("n").replace(",", ""))
+                if 16_384 <= n <= 1_048_576 and not any(m.group("n") in o.value for o in self._by["smem"]):
+                    self._add("smem", m.group("n"), lineno, text)
+
+    def _versions(self, lineno: int, text: str) -> None:
+        for m in _VERSION.finditer(text):
+            name = m.group("n")
+            label = _VERSION_NAME.get(name.lower(), name)
+            if label.lower().startswith("cuda") and "capability" in text[max(0, m.start() - 20):m.end() + 20].lower():
+                continue
+            if re.search(r"\b(?:build|built|compiled)\b", text[max(0, m.start() - 30):m.start()], re.I):
+                continue  # ("CUDA used to build PyTorch: 13.0" is CUDA's version, not PyTorch's)
+            self._add("version", f"{label} {m.group('v')}", lineno, text)
+
+    # ----- answers ----------------------------------------------------------------------------------
+    def literals(self, clues: Optional[ClueSet] = None) -> Tuple[Literal, ...]:
+        """Every kind's values in `KINDS` order; GPUs and arch tokens from `clues` (marked ones as mentioned)."""
+        if self._frames:
+            for f in self._frames[:2] + self._frames[-4:] if len(self._frames) > 6 else self._frames:
+                if (f.value, f.line) not in {(x.value, x.line) for x in self._by["frame"]}:
+                    self._by["frame"].append(f)
+        if clues is not None:
+            for c in clues.clues:
+                mark = next((m for m in MARKED if c.kind.endswith(m)), "")
+                if c.what == "gpu" or (c.what == "arch" and c.kind.startswith("gpu")):
+                    self._add("gpu", _gpu_name(str(c.text)), c.line, c.context or c.text, mark)
+                elif c.what == "arch" and c.kind.startswith(("arch named", "compute capability")):
+                    self._add("arch", str(c.text), c.line, c.context or c.text, mark)
+                elif c.what == "arch" and c.kind.startswith("kernel"):  # the arch token inside a kernel's name
+                    tok = re.search(r"sm_?\d{2,3}[af]?", str(c.text))
+                    if tok:
+                        self._add("arch", tok.group(0), c.line, c.context or c.text, mark or "in a kernel name")
+                elif c.what == "arch" and c.kind.startswith(("jit path", "cache path")):  # the path's arch folder
+                    self._add("arch", f"{str(c.text).rstrip('/').rsplit('/', 1)[-1]} (in {c.kind} {c.text})", c.line,
+                              c.context or c.text, mark)
+        out: List[Literal] = []
+        for k in KINDS:
+            out.extend(self._by[k])
+        return tuple(out)
+
+
+__all__ = ["KINDS", "LiteralReader"]
