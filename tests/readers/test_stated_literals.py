@@ -231,3 +231,25 @@ def test_every_human_view_and_the_json_carry_the_stated_facts():
     (inp,) = doc["inputs"]
     errs = [x for x in inp["literals"] if x["kind"] == "error"]
     assert errs[0]["value"].endswith(want) and errs[0]["line"] == 3 and errs[0]["how"] == "stated"
+
+
+# flashinfer-ai/flashinfer#3427 (cache_samples/wild/flashinfer-3427-b200-bf16-moe-ima-kernel-family-prose)
+FI_3427 = [
+    "Important caveat: this is only the pattern we observed, not proof that this kernel family is inherently broken. We are filing this to ask for help interpreting the coredump and narrowing down the root cause.",
+]
+
+
+def test_the_authors_caveat_about_a_cause_is_kept():
+    assert ("the author's caveat: 'Important caveat: this is only the pattern we observed, not proof that this kernel "
+            "family is inherently broken. ...' (line 1)") in _stated(FI_3427)
+
+
+# sgl-project/sglang#39807 (cache_samples/wild/sglang-39807-sm120-sm121-nvfp4-runner-selection-prose)
+SGLANG_39807 = [
+    "Serving an NVFP4 MoE checkpoint on an RTX PRO 6000 (SM120) fails before the first token.",
+]
+
+
+def test_a_gpu_named_without_its_vendor_in_prose_is_stated():
+    stated = _stated(SGLANG_39807)
+    assert "GPUs named: RTX PRO 6000 (line 1)" in stated and "arch tokens: SM120 (line 1)" in stated

@@ -62,6 +62,7 @@ _CONTRAST = re.compile(r"\b(?:unlike|compared (?:to|with)|vs\.?|versus|than(?: o
                        r"other than|whereas|works? (?:fine |well )?(?:on|with)|worked (?:fine |well )?on|fine on|"
                        r"passes on|e\.g\.|such as|like (?:on |the |a )?|except(?: on)?|not on|"
                        r"the public|also (?:on|affects))\W*(?:\w+\W+){0,3}$", re.I)
+CONTRAST = _CONTRAST  # (readers/logs/literals.py marks a GPU it finds in a contrast the same way)
 _BUILD_ARCH = re.compile(r"-arch[= ](?:sm|compute)_(?P<a>\d{2,3})[af]?\b")
 _DRIVER = re.compile(r"\bdriver(?: version)?\**\s*[:= ]\s*\**(?P<v>\d{3}\.\d{1,3}(?:\.\d{1,3})?)\b", re.I)
 _CUDA_VER = re.compile(r"\bCUDA(?: Version| version| toolkit| runtime)?\**\s*[:= ]?\s*\**(?P<v>1[0-3]\.\d)(?!\d|\.\d)")
@@ -418,4 +419,4 @@ def _same_family(what: str, a: Any, b: Any) -> bool:
     return fam.get(a, a) == fam.get(b, b)
 
 
-__all__ = ["Clue", "ClueSet", "pinned_flashinfer", "server_pins"]
+__all__ = ["CONTRAST", "Clue", "ClueSet", "pinned_flashinfer", "server_pins"]

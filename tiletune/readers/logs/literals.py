@@ -26,15 +26,15 @@ import re
 from typing import Dict, List, Optional, Tuple
 
 from tiletune.core.events import Literal
-from tiletune.readers.logs.clues import MARKED, ClueSet
-from tiletune.readers.logs.events import wrapped_on
+from tiletune.readers.logs.clues import CONTRAST, MARKED, ClueSet
+from tiletune.readers.logs.events import sentence_around, wrapped_on
 
 PER_KIND = 6  # distinct values kept per kind
 MAX_ERROR = 320  # characters of one error sentence
 _JOIN_LINES = 3  # lines a wrapped error sentence may continue over
 
 # kinds in the order a person needs them (the view keeps this order)
-KINDS = ("error", "op", "frame", "file", "tile", "smem", "gpu", "arch", "version")
+KINDS = ("error", "op", "caveat", "frame", "file", "tile", "smem", "gpu", "arch", "version")
 
 _EXC_TYPE = r"(?:[a-z_][\w]*\.)*(?:[A-Z]\w*(?:Error|Exception)|Exception)"
 _EXC = re.compile(r"(?<![\w.])(?P<e>" + _EXC_TYPE + r": \S.*)$")
@@ -94,6 +94,15 @@ _LONG_KERNEL = re.compile(r"\b\w{24,}_sm\d{2,3}[af]?\b")
 _TILE_X = re.compile(r"(?<![\w.×x*])(?P<t>\d{2,3}\s?[x×]\s?\d{1,3}(?:\s?[x×]\s?\d{1,3})?)(?![\w.×])")
 _TILE_TUPLE = re.compile(r"(?<![\w(\[])(?P<t>[(\[](?P<a>\d{2,3}),\s*(?P<b>\d{2,3})(?:,\s*(?P<c>\d{1,3}))?[)\]])(?![\w,])")
 _DIGIT = re.compile(r"\d")
+# GPU names as tickets write them (the clue set reads "NVIDIA ..." names and a short list; prose drops the vendor)
+_GPU = re.compile(r"(?<![\w-])(?:NVIDIA\s+)?(?:GeForce\s+)?(?:RTX\s+PRO\s+\d{4}(?:\s+Blackwell)?(?:\s+(?:Server|Workstation|Max-Q))*"
+                  r"(?:\s+Edition)?|RTX\s+50[6-9]0(?:\s+Ti)?|DGX\s+(?:Spark|Station)(?:\s+GB300)?|Jetson\s+(?:AGX\s+)?(?:Thor|Orin)|"
+                  r"GB10|GB[23]00|B[23]00|GH200|H[12]00|H20|H800|A[18]00|L40S?|L20)(?![\w-])")
+# the author's own caveat about a cause ("not proof", "correlates with", "we suspect"): kept, so a reader does not take
+# a correlation for a cause
+_CAVEAT = re.compile(r"\bcaveat\b|\bnot (?:a )?proof\b|\bcorrelat(?:es|ed|ion)\b|\bnot (?:yet )?confirmed\b|\bunverified\b|"
+                     r"\bhypothes[ie]s\b|\b(?:I|we) suspect\b|\bnot sure (?:whether|if|why)\b", re.I)
+_GPU_GATE2 = re.compile(r"RTX|DGX|Jetson|\b[GBHAL]\w?\d{2,3}\b")
 _DIGIT_X = re.compile(r"\d\s?[x×]\s?\d")
 _VERSION_GATE = re.compile(r"CUDA|[Tt]orch|[Dd]river|[Ff]lash[Ii]nfer|vLLM|vllm|SGLang|sglang|TensorRT|tensorrt|CUTLASS|cutlass|"
                            r"[Tt]riton|[Tt]ransformers|NCCL|JetPack|nvcc|cuDNN")
@@ -166,6 +175,7 @@ class LiteralReader:
         self._frames: List[Literal] = []  # the current traceback's application frames
         self._open: Optional[Tuple[int, int]] = None  # (index in errors, last line joined) of a wrapped error
         self._joined = 0
+        self._gpus: List[Literal] = []  # GPU names found by `_GPU` (bounded below)
 
     # ----- reading --------------------------------------------------------------------------------
     def feed(self, lineno: int, text: str) -> None:
@@ -198,6 +208,15 @@ class LiteralReader:
             self._files(lineno, _LOGGER_AT.sub(" ", text) if ".py:" in text else text)
         if ("x" in text or "×" in text) and _DIGIT_X.search(text) or "tile" in text or "Tile" in text:
             self._tiles(lineno, text)
+        if not self._fenced and len(self._by["caveat"]) < 2 and _CAVEAT.search(text) and not _logged(text):
+            c = _CAVEAT.search(text)
+            assert c is not None
+            self._add("caveat", sentence_around(text, c.start()) if len(text) > 160 else s, lineno, text)
+        if _GPU_GATE2.search(text):
+            for g in _GPU.finditer(text):
+                mark = "in a contrast" if CONTRAST.search(text[max(0, g.start() - 48):g.start()]) else ""
+                if len(self._gpus) < 64:
+                    self._gpus.append(Literal("gpu", " ".join(g.group(0).split()), lineno, _clip(text, 240), mark))
         if _DIGIT.search(text):
             if "byte" in text or "KB" in text or "KiB" in text or "kB" in text or "hared" in text or "smem" in text \
                     or "SMEM" in text or "SharedMem" in text:
@@ -369,6 +388,10 @@ class LiteralReader:
                 elif c.what == "arch" and c.kind.startswith(("jit path", "cache path")):  # the path's arch folder
                     self._add("arch", f"{str(c.text).rstrip('/').rsplit('/', 1)[-1]} (in {c.kind} {c.text})", c.line,
                               c.context or c.text, mark)
+        for g in self._gpus[:64]:  # names the clue set did not read ("RTX PRO 6000" in prose)
+            if not any(g.value.lower() in x.value.lower() for x in self._by["gpu"]):
+                self._add("gpu", g.value, g.line, g.words, g.mark)
+        self._by["gpu"].sort(key=lambda x: (x.line is None, x.line or 0))  # (in the text's order)
         out: List[Literal] = []
         for k in KINDS:
             out.extend(self._by[k])
