@@ -27,7 +27,7 @@ from typing import Dict, List, Optional, Tuple
 
 from tiletune.core.events import Literal
 from tiletune.readers.logs.clues import CONTRAST, MARKED, ClueSet
-from tiletune.readers.logs.events import sentence_around, wrapped_on
+from tiletune.readers.logs.events import sentence_around, sentence_of, wrapped_on
 
 PER_KIND = 6  # distinct values kept per kind
 MAX_ERROR = 320  # characters of one error sentence
@@ -75,8 +75,8 @@ _OP_NAMES = frozenset(("choose_one", "kernel_warmup", "_flashinfer_autotune", "f
 def _op_like(tok: str) -> bool:
     """An op, kernel, runner or function name as FlashInfer / TensorRT-LLM / CUTLASS / the engines name them
     (a test's name is not one)."""
-    if tok.startswith("test_"):
-        return False
+    if tok.startswith("test_") or tok.endswith(("_version", "_path", "_dir", "_file", "_size")):
+        return False  # (a test's name, a setting's or a metadata key's)
     if "_" not in tok and ":" not in tok:
         return tok.endswith(("Runner", "Launcher", "Kernel")) and tok[:1].isupper() and len(tok) > 6
     if tok in _OP_NAMES or tok.startswith(_OP_PREFIX):
@@ -120,7 +120,8 @@ _VERSION_NAME = {"torch": "PyTorch", "pytorch": "PyTorch", "cuda": "CUDA", "driv
                  "flashinfer": "FlashInfer", "flashinfer-python": "FlashInfer", "vllm": "vLLM", "sglang": "SGLang",
                  "tensorrt-llm": "TensorRT-LLM", "tensorrt_llm": "TensorRT-LLM", "cutlass": "CUTLASS", "triton": "Triton",
                  "transformers": "Transformers"}
-_SENTENCE_END = re.compile(r"(?<=[.!?])(?:\s|$)")
+_PROSE_AFTER = re.compile(r"(?<=[.!?])\s+(?=(?:The|This|That|These|It|Its|We|I|So|But|When|If|Workaround|See|Please|Note|In|On|"
+                          r"After|Before|Same|Also|Then|However|Setting|Using|With|Without|Root)\b)")
 _FENCE = ("```", "~~~")
 
 
@@ -133,11 +134,12 @@ def _clip(text: str, limit: int = MAX_ERROR) -> str:
 
 
 def _sentence(text: str) -> str:
-    """Up to the end of the first sentence (a '.' that is not inside a number, a path or an elision)."""
-    for m in _SENTENCE_END.finditer(text):
+    """An error message up to where the prose after it starts: a '.' followed by a new sentence of prose ("... sm120.
+    The same config ..."), never one inside the message ("... on sm120. Error: Error Internal"), a number or an
+    elision."""
+    for m in _PROSE_AFTER.finditer(text):
         head = text[:m.start()]
-        if head.endswith(("...", "e.g.", "i.e.", "vs.", "etc.")) or re.search(r"\d\.$", head) and m.end() < len(text) \
-                and text[m.end():m.end() + 1].isdigit():
+        if head.endswith(("...", "e.g.", "i.e.", "vs.", "etc.")):
             continue
         return head
     return text
@@ -274,7 +276,7 @@ class LiteralReader:
                 or not wrapped_on(self._by["error"][i].value, text):
             return False
         lit = self._by["error"][i]
-        piece = _sentence(s)
+        piece = sentence_of(s)
         joined = f"{lit.value} {piece}"
         self._by["error"][i] = Literal(lit.kind, _clip(joined), lit.line, _clip(f"{lit.words} {s}", 240), lit.mark)
         self._joined += 1

@@ -230,10 +230,14 @@ class LogParser:
             if "WARNING" in seg and len(self._warn_lines) < 256:
                 self._warn_lines[lineno] = seg.strip()[:240]
             self.ticket.feed(lineno, seg)
-            self.literals.feed(lineno, seg)
             if "apability" in seg or self._torch_pending:
                 self._torch_capability(lineno, seg)
+            read, cont = self.facts.autotuner_lines, self._cont
             self._line(lineno, seg)
+            if self.facts.autotuner_lines == read and (cont is None or self._cont is not cont):
+                # (an autotuner message or its failure's backtrace is decoded and shown as entries and failures: the
+                # literal facts are what the rest of the text states)
+                self.literals.feed(lineno, seg)
         if self._out:
             out, self._out = self._out, []
             yield from out
