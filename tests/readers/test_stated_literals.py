@@ -253,3 +253,23 @@ SGLANG_39807 = [
 def test_a_gpu_named_without_its_vendor_in_prose_is_stated():
     stated = _stated(SGLANG_39807)
     assert "GPUs named: RTX PRO 6000 (line 1)" in stated and "arch tokens: SM120 (line 1)" in stated
+
+
+# flashinfer-ai/flashinfer#3437 (cache_samples/wild/flashinfer-3437-rtx5090-sm120-no-tuned-config-counts-table)
+FI_3437 = [
+    "| FlashInfer | `No tuned config` + `tactic=-1` per run | Notes |",
+    "|---|---|---|",
+    "| **0.6.12** | **57 / 57 / 57** | reproducible across 3 runs |",
+    "| **0.6.8.post1** (control) | **0 / 0 / 0** | same vLLM + serve flags |",
+    "| **0.6.13rc1** | **0** | micro + serving startup confirm fix |",
+    "",
+    "This matches the root cause described here (`CublasFp8GemmRunner.get_cache_key_extras` including dynamic `M`).",
+]
+
+
+def test_a_markdown_table_is_said_as_text_row_by_row():
+    stated = _stated(FI_3437)
+    assert ("a table (line 1): 3 row(s) under 'FlashInfer | `No tuned config` + `tactic=-1` per run | Notes': "
+            "0.6.12 | 57 / 57 / 57 | reproducible across 3 runs; 0.6.8.post1 (control) | 0 / 0 / 0 | same vLLM + serve flags; "
+            "0.6.13rc1 | 0 | micro + serving startup confirm fix") in stated
+    assert "CublasFp8GemmRunner (line 7)" in stated

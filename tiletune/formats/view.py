@@ -587,7 +587,8 @@ def evidence_lines(v: Verdict, limit: int = EVIDENCE_SHOWN) -> list[str]:
 
 
 STATED_TITLE = "Stated in the text (its own words, as written; each with the first line that says it)"
-_STATED_LABEL = {"error": "error", "op": "ops, kernels and runners", "caveat": "the author's caveat", "frame": "traceback frames, outermost first",
+_STATED_LABEL = {"error": "error", "op": "ops, kernels and runners", "caveat": "the author's caveat", "table": "a table",
+                 "frame": "traceback frames, outermost first",
                  "file": "files", "tile": "tiles", "smem": "shared memory", "gpu": "GPUs named", "arch": "arch tokens",
                  "version": "versions"}
 _CUT = {"after_last_frame": "the paste is cut after the last frame: no exception line follows",
@@ -615,6 +616,9 @@ def stated_lines(result: InspectResult) -> list[str]:
             kinds.setdefault(lit.kind, []).append(lit)
         for kind, lits in kinds.items():
             label = _STATED_LABEL.get(kind, kind)
+            if kind == "table":
+                out += [f"{head}{label} (line {lit.line}): {plain(lit.value)}" for lit in lits]
+                continue
             if kind in ("error", "caveat"):
                 out += [f"{head}{label}: '{plain(lit.value)}'{_at(lit)}" for lit in lits]
                 continue

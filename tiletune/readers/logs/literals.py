@@ -30,11 +30,12 @@ from tiletune.readers.logs.clues import CONTRAST, MARKED, ClueSet
 from tiletune.readers.logs.events import sentence_around, sentence_of, wrapped_on
 
 PER_KIND = 6  # distinct values kept per kind
+TABLE_ROWS = 8  # rows of one Markdown table said as text (the rest counted)
 MAX_ERROR = 320  # characters of one error sentence
 _JOIN_LINES = 3  # lines a wrapped error sentence may continue over
 
 # kinds in the order a person needs them (the view keeps this order)
-KINDS = ("error", "op", "caveat", "frame", "file", "tile", "smem", "gpu", "arch", "version")
+KINDS = ("error", "op", "caveat", "table", "frame", "file", "tile", "smem", "gpu", "arch", "version")
 
 _EXC_TYPE = r"(?:[a-z_][\w]*\.)*(?:[A-Z]\w*(?:Error|Exception)|Exception)"
 _EXC = re.compile(r"(?<![\w.])(?P<e>" + _EXC_TYPE + r": \S.*)$")
@@ -94,6 +95,8 @@ _LONG_KERNEL = re.compile(r"\b\w{24,}_sm\d{2,3}[af]?\b")
 _TILE_X = re.compile(r"(?<![\w.×x*])(?P<t>\d{2,3}\s?[x×]\s?\d{1,3}(?:\s?[x×]\s?\d{1,3})?)(?![\w.×])")
 _TILE_TUPLE = re.compile(r"(?<![\w(\[])(?P<t>[(\[](?P<a>\d{2,3}),\s*(?P<b>\d{2,3})(?:,\s*(?P<c>\d{1,3}))?[)\]])(?![\w,])")
 _DIGIT = re.compile(r"\d")
+_ROW = re.compile(r"^\s*\|(?P<cells>.*)\|\s*$")
+_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
 # GPU names as tickets write them (the clue set reads "NVIDIA ..." names and a short list; prose drops the vendor)
 _GPU = re.compile(r"(?<![\w-])(?:NVIDIA\s+)?(?:GeForce\s+)?(?:RTX\s+PRO\s+\d{4}(?:\s+Blackwell)?(?:\s+(?:Server|Workstation|Max-Q))*"
                   r"(?:\s+Edition)?|RTX\s+50[6-9]0(?:\s+Ti)?|DGX\s+(?:Spark|Station)(?:\s+GB300)?|Jetson\s+(?:AGX\s+)?(?:Thor|Orin)|"
@@ -178,6 +181,8 @@ class LiteralReader:
         self._open: Optional[Tuple[int, int]] = None  # (index in errors, last line joined) of a wrapped error
         self._joined = 0
         self._gpus: List[Literal] = []  # GPU names found by `_GPU` (bounded below)
+        self._row_prev: Optional[Tuple[int, List[str]]] = None  # a table row that may be a header
+        self._tbl: Optional[Tuple[int, List[str], List[List[str]]]] = None  # (header line, header, rows) being read
 
     # ----- reading --------------------------------------------------------------------------------
     def feed(self, lineno: int, text: str) -> None:
@@ -189,6 +194,8 @@ class LiteralReader:
         if self._open is not None and self._continue(lineno, text):
             return
         self._open = None
+        if not ("|" in text and not self._fenced and self._table(lineno, text)):  # (a table's cells are read below too)
+            self._table_end()
         if not s:
             return
         if "Traceback" in text and _TB_HEAD.search(text):
@@ -225,6 +232,33 @@ class LiteralReader:
                 self._smem(lineno, text)
             if _VERSION_GATE.search(text):
                 self._versions(lineno, text)
+
+    def _table(self, lineno: int, text: str) -> bool:
+        """A Markdown table's lines: its header and rows, said as one line of text when it ends (True: consumed)."""
+        row = _ROW.match(text)
+        if row is None and not _RULE.match(text):
+            return False
+        if _RULE.match(text):
+            if self._row_prev is not None and self._tbl is None:
+                self._tbl = (self._row_prev[0], self._row_prev[1], [])
+            return True
+        cells = [re.sub(r"\*\*|__", "", c).strip() for c in row.group("cells").split("|")] if row else []
+        if self._tbl is not None:
+            if len(self._tbl[2]) < 256:
+                self._tbl[2].append(cells)
+        else:
+            self._row_prev = (lineno, cells)
+        return True
+
+    def _table_end(self) -> None:
+        tbl, self._tbl, self._row_prev = self._tbl, None, None
+        if tbl is None or not tbl[2]:
+            return
+        line, head, rows = tbl
+        shown = "; ".join(" | ".join(c for c in r if c) for r in rows[:TABLE_ROWS])
+        more = f"; {len(rows) - TABLE_ROWS} more row(s)" if len(rows) > TABLE_ROWS else ""
+        said = f"{len(rows)} row(s) under '{' | '.join(h for h in head if h)}': {shown}{more}"
+        self._add("table", _clip(said, 600), line, " | ".join(head))
 
     def _add(self, kind: str, value: str, lineno: Optional[int], words: str, mark: str = "") -> bool:
         key = (kind, value.lower() if kind not in ("error", "smem") else re.sub(r"\D", "", value) if kind == "smem" else value)
@@ -372,6 +406,7 @@ class LiteralReader:
     # ----- answers ----------------------------------------------------------------------------------
     def literals(self, clues: Optional[ClueSet] = None) -> Tuple[Literal, ...]:
         """Every kind's values in `KINDS` order; GPUs and arch tokens from `clues` (marked ones as mentioned)."""
+        self._table_end()
         if self._frames:
             for f in self._frames[:2] + self._frames[-4:] if len(self._frames) > 6 else self._frames:
                 if (f.value, f.line) not in {(x.value, x.line) for x in self._by["frame"]}:
