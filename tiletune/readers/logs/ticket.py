@@ -365,8 +365,13 @@ class TicketReader:
             if len(said) > 220:  # a long sentence: the words around its measurements, cut at words and marked
                 first = said.find(found[0])
                 lo = said.rfind(" ", 0, max(0, first - 60)) + 1 if first > 60 else 0
-                hi = said.find(" ", lo + 200)
-                said = ("... " if lo else "") + said[lo:hi if hi > 0 else len(said)] + (" ..." if hi > 0 else "")
+                # its head (what it is about: "Autotune does not wedge forever here but crawls:") stays when it is
+                # short and ends a clause before the window
+                head = re.match(r"[^:;]{12,90}[:;]\s", said)
+                keep = head.group(0).strip() if head and head.end() < lo else ""
+                hi = said.find(" ", lo + 200 - len(keep))
+                said = (f"{keep} ... " if keep else "... " if lo else "") + said[lo:hi if hi > 0 else len(said)] \
+                    + (" ..." if hi > 0 else "")
             self.reported.append((score, len(self.reported), Fact(said, "stated", "the ticket's prose", line=lineno,
                                                                   words=said)))
 
