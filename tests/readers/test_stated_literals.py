@@ -273,3 +273,91 @@ def test_a_markdown_table_is_said_as_text_row_by_row():
             "0.6.12 | 57 / 57 / 57 | reproducible across 3 runs; 0.6.8.post1 (control) | 0 / 0 / 0 | same vLLM + serve flags; "
             "0.6.13rc1 | 0 | micro + serving startup confirm fix") in stated
     assert "CublasFp8GemmRunner (line 7)" in stated
+
+
+# Dao-AILab-style TMA dump quoted in soulx-ai/FlashTalk#9 (cache_samples/wild/soulx-flashtalk-9-h20-fa3-tma-descriptor-999)
+SOULX_9 = [
+    "globalDim      (128,257,40,1,1)",
+    "globalStrides  (2,10240,256,0,0)",
+    "boxDim         (64,176,1,1,1)",
+    "elementStrides (1,1,1,1,1)",
+]
+
+
+def test_a_tma_dump_states_its_box_dims():
+    assert "TMA boxDim: boxDim (64,176,1,1,1) (line 3)" in _stated(SOULX_9)
+
+
+# vllm-project/vllm#48093 (cache_samples/wild/vllm-48093-gb200-gemma4-mtp-cuda-graph-capture-elided-traceback)
+VLLM_48093 = [
+    "(EngineCore pid=83108) ERROR 07-21 00:00:54 [core.py:1330] EngineCore failed to start.",
+    "",
+    "<...>",
+    "",
+    '(EngineCore pid=83108) ERROR 07-21 00:00:54 [core.py:1330]   File ".../vllm/v1/attention/backends/flashinfer.py", line 2214, in forward',
+    "(EngineCore pid=83108) ERROR 07-21 00:00:54 [core.py:1330]     trtllm_batch_decode_with_kv_cache(",
+]
+
+
+def test_the_authors_elision_is_kept_visible_and_a_loggers_location_is_no_file():
+    stated = _stated(VLLM_48093)
+    assert "the author's elisions (lines left out of the paste): '<...>' (line 3)" in stated
+    assert "trtllm_batch_decode_with_kv_cache (line 6)" in stated
+    assert "core.py:1330" not in stated  # (vLLM's logger location on every line)
+
+
+# NVIDIA/TensorRT-LLM#11368 (cache_samples/wild/trtllm-11368-gb10-sm121-fp4-cutlass-error-internal-table)
+TRTLLM_11368 = [
+    "**Problem**: `fp4_gemm_template.h` routes SM121 to the SM120 path (line ~378: `mSm == 120 || mSm == 121`), but both SM120 tile configs (128×128×256B and 256×128×128B) need >99 KiB SMEM. GB10 only has 99 KiB vs B200's ~228 KiB.",
+]
+
+
+def test_cutlass_tile_names_with_their_b_suffix_are_tiles():
+    stated = _stated(TRTLLM_11368)
+    assert "tiles: 128×128×256B (line 1); 256×128×128B (line 1)" in stated
+    assert "mentioned, not as this machine: B200 (in a contrast, line 1)" in stated
+
+
+# NVIDIA/TensorRT-LLM#14575 (cache_samples/wild/trtllm-14575-gb10-sm121a-mtp-resolved-prose)
+TRTLLM_14575 = [
+    "- `speculative_config: {decoding_type: MTP, num_nextn_predict_layers: 3}` — engine reaches `Application startup complete`, no `ptxas`/`.rs` error, generation correct.",
+]
+
+
+def test_a_server_ready_line_the_text_quotes_is_stated():
+    assert "server lines: Application startup complete (line 1)" in _stated(TRTLLM_14575)
+
+
+# sgl-project/sglang#39807 (cache_samples/wild/sglang-39807-sm120-sm121-nvfp4-runner-selection-prose): wrapped prose
+SGLANG_39807_RUNNER = [
+    "1. **NVFP4 MoE runner selection** — `create_moe_runner()` sent every device with",
+    "   compute capability >= 10.0 to `FLASHINFER_TRTLLM`, whose NVFP4 path is",
+    "   SM100-only, so SM120 reached the `NotImplementedError` at the end of the same",
+]
+
+
+def test_an_exception_type_and_a_backend_named_in_code_spans_are_stated():
+    stated = _stated(SGLANG_39807_RUNNER)
+    assert "error: 'NotImplementedError (named in a code span)' (line 3)" in stated
+    assert "FLASHINFER_TRTLLM (line 2)" in stated and "create_moe_runner (line 1)" in stated
+
+
+# LMCache/LMCache#2853 (cache_samples/wild/lmcache-2853-rtx-pro-5000-sm120-typical-errors-prose): an error quoted bare
+LMCACHE_2853 = ["", "cannot import name 'LMCacheEngineMetadata' from 'lmcache.config'"]
+
+
+def test_a_python_error_quoted_without_its_type_is_stated():
+    assert "error: 'cannot import name 'LMCacheEngineMetadata' from 'lmcache.config'' (line 2)" in _stated(LMCACHE_2853)
+
+
+# NVIDIA/TensorRT-LLM#10679 (cache_samples/wild/trtllm-10679-h100-fp8-moe-autotuner-choose-one-prose): a Markdown auto-link
+TRTLLM_10679 = ['File ".../tensorrt_llm/_torch/custom_ops/trtllm_gen_custom_[ops.py](http://ops.py)", line 748, in fp8_block_scale_moe_runner']
+
+
+def test_a_frame_whose_path_markdown_turned_into_a_link_is_named_as_written_before():
+    assert "trtllm_gen_custom_ops.py:748 in fp8_block_scale_moe_runner" in _stated(TRTLLM_10679)
+
+
+def test_an_exception_is_raised_in_the_innermost_frame_of_flashinfers_own_package():
+    (ev,) = [e for e in _result(STEPCODEX).events if e.kind == "exception"]
+    assert ev.fact("raised_in") == "utils.py:254 in canonicalize_torch_dtype"  # (not vLLM's backends/flashinfer.py)

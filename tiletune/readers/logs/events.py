@@ -73,6 +73,7 @@ _EXC_LINE = re.compile(r"(?P<type>\b" + _EXC_TYPE + r"): (?P<msg>\S.*)$"
 _EXC_SPAN = re.compile(r"`(?P<type>" + _EXC_TYPE + r"): (?P<msg>[^`]+)`")
 # where an exception was raised: a traceback frame of the kernels' code, or a ticket's "at `file.py:N`"
 _FRAME = re.compile(r'File "(?P<path>[^"]*(?:flashinfer|cutlass|tensorrt_llm)[^"]*)", line (?P<ln>\d+), in (?P<fn>[\w<>]+)')
+_KERNEL_PACKAGE = re.compile(r"(?:^|/)(?:flashinfer|cutlass|tensorrt_llm)/")
 _AT_SOURCE = re.compile(r"\bat `?(?P<path>[\w./-]+\.(?:py|cu|cuh|cpp|h|hpp)):(?P<ln>\d+)")
 _EXC_PREFIX = re.compile(r"[\s>*`#|-]*|.*[\])]:?\s+|.*\bERROR\b.*\s")
 # an exception that belongs to the kernels tiletune reads: raised from their code or naming what they run
@@ -118,7 +119,7 @@ def wrapped_on(prev: str, nxt: str) -> bool:
     p, n = prev.rstrip(), nxt.strip()
     if not p or not n or p.endswith((".", "!", "?", ")", "]", "}", '"', "'", ";")) or _NOT_PROSE.match(nxt):
         return False
-    if not re.match(r"[`*]*[A-Za-z]+[`*]*(?:[\s,.;:]|$)", n):  # a prose line goes on with a word, not a path or a name
+    if not re.match(r"[`*]*[A-Za-z]+[`*]*(?:[\s,.;]|$)", n):  # a prose line goes on with a word, not a path, a name or a label
         return False
     return n[0].islower() or bool(_NEEDS_MORE.search(p.rstrip("`*")))
 
@@ -315,7 +316,10 @@ class EventLog:
             self._attach(lineno, text)
         before = self._adds
         if 'File "' in text or "Traceback" in text:
-            fr = _FRAME.search(text)
+            # the innermost frame of the kernels' code on the line (a page kept as one line holds a whole traceback;
+            # vLLM's own ".../backends/flashinfer.py" is not FlashInfer's code)
+            frs = [f for f in _FRAME.finditer(text) if _KERNEL_PACKAGE.search(f.group("path"))] or list(_FRAME.finditer(text))
+            fr = frs[-1] if frs else None
             if fr:
                 self._frame = (f"{fr.group('path').rsplit('/', 1)[-1]}:{fr.group('ln')} in {fr.group('fn')}", lineno)
             elif "Traceback (most recent call last)" in text:

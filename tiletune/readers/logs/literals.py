@@ -31,11 +31,13 @@ from tiletune.readers.logs.events import sentence_around, sentence_of, wrapped_o
 
 PER_KIND = 6  # distinct values kept per kind
 TABLE_ROWS = 8  # rows of one Markdown table said as text (the rest counted)
+_LIMIT = {"smem": 8, "elision": 3, "milestone": 2, "box": 4, "caveat": 2, "table": 4}
 MAX_ERROR = 320  # characters of one error sentence
 _JOIN_LINES = 3  # lines a wrapped error sentence may continue over
 
 # kinds in the order a person needs them (the view keeps this order)
-KINDS = ("error", "op", "caveat", "table", "frame", "file", "tile", "smem", "gpu", "arch", "version")
+KINDS = ("error", "op", "caveat", "elision", "table", "frame", "file", "tile", "box", "smem", "milestone", "gpu", "arch",
+         "version")
 
 _EXC_TYPE = r"(?:[a-z_][\w]*\.)*(?:[A-Z]\w*(?:Error|Exception)|Exception)"
 _EXC = re.compile(r"(?<![\w.])(?P<e>" + _EXC_TYPE + r": \S.*)$")
@@ -86,15 +88,31 @@ def _op_like(tok: str) -> bool:
         return tok.split("::", 1)[0].endswith(("Runner", "Launcher", "Kernel"))
     if tok.startswith(_OP_FAMILY):
         return any(w in tok[tok.index("_"):] for w in _OP_FAMILY_WORDS)
+    if re.search(r"_sm\d{2,3}[af]?$", tok) and tok.count("_") >= 2:  # (an arch's own function: get_candidate_configs_sm120)
+        return True
     return tok.endswith(_OP_SUFFIX) and tok[:1].isalpha()
 
 
 _NAMED_KERNEL = re.compile(r"\b(?:the |in the |in )`?(?P<k>[a-z]\w*_\w+)`? kernel\b")
 _LONG_KERNEL = re.compile(r"\b\w{24,}_sm\d{2,3}[af]?\b")
 # tile shapes in the notations tickets use: 256x256x128, 128×256, tile (128, 256, 64), [128, 128, 64]
-_TILE_X = re.compile(r"(?<![\w.×x*])(?P<t>\d{2,3}\s?[x×]\s?\d{1,3}(?:\s?[x×]\s?\d{1,3})?)(?![\w.×])")
+_TILE_X = re.compile(r"(?:(?<![\w.×x*])|(?<=CtaShape))(?P<t>\d{2,3}\s?[x×]\s?\d{1,3}(?:\s?[x×]\s?\d{1,3})?B?)(?![\w.×])")
 _TILE_TUPLE = re.compile(r"(?<![\w(\[])(?P<t>[(\[](?P<a>\d{2,3}),\s*(?P<b>\d{2,3})(?:,\s*(?P<c>\d{1,3}))?[)\]])(?![\w,])")
 _DIGIT = re.compile(r"\d")
+# where the author cut lines out of a paste: "...", "<...>", "(... 413 lines omitted ...)", "[truncated]"
+_ELISION = re.compile(r"^\s*(?:\.{3,}|…|<\s*\.{3}\s*>|\[\s*\.{3}\s*\]|\(\s*\.{3}[^)]{0,60}\)|\[?(?:truncated|snip(?:ped)?|omitted)[^\]]{0,40}\]?)\s*$|"
+                      r"<\s*\.{3}\s*>|\(\.{3}\s*\d+\s+(?:more\s+)?lines?[^)]*\)|\.{3}\s*\(\d+\s+lines? (?:omitted|skipped)\)", re.I)
+_BOX = re.compile(r"\bboxDim\s*[:=]?\s*(?P<b>[(\[][\d,\s]+[)\]])")
+# a server's line that says it came up (the stage: start-up completed)
+_SERVED = re.compile(r"Application startup complete|Uvicorn running on|The server is fired up|Started server process|"
+                     r"Available routes are|Starting vLLM API server")
+# a Python error message quoted bare, without its type ("cannot import name 'X' from 'y'")
+_BARE_ERR = re.compile(r"^[\s>*`-]*(?P<e>(?:cannot import name|No module named|module '[^']+' has no attribute|"
+                       r"CUDA out of memory|no kernel image is available)\b.*)$")
+# an exception type or a backend named alone in a code span ("reached the `NotImplementedError`", "`FLASHINFER_TRTLLM`")
+_SPAN_TYPE = re.compile(r"`(?P<t>" + _EXC_TYPE + r")`")
+_SPAN_BACKEND = re.compile(r"`(?P<b>[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*(?:FLASHINFER|TRTLLM|CUTLASS|TRITON|MARLIN|CUTEDSL|DEEPGEMM)"
+                           r"[A-Z0-9_]*|(?:FLASHINFER|TRTLLM|CUTLASS|TRITON|MARLIN|CUTEDSL|DEEPGEMM)_[A-Z0-9_]+)`")
 _ROW = re.compile(r"^\s*\|(?P<cells>.*)\|\s*$")
 _RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
 # GPU names as tickets write them (the clue set reads "NVIDIA ..." names and a short list; prose drops the vendor)
@@ -217,6 +235,21 @@ class LiteralReader:
             self._files(lineno, _LOGGER_AT.sub(" ", text) if ".py:" in text else text)
         if ("x" in text or "×" in text) and _DIGIT_X.search(text) or "tile" in text or "Tile" in text:
             self._tiles(lineno, text)
+        if "..." in text or "…" in text or "omitted" in text or "truncated" in text or "snip" in text:
+            e = _ELISION.search(text)
+            if e:
+                self._add("elision", f"'{e.group(0).strip()}'", lineno, text)
+        if "boxDim" in text:
+            for b in _BOX.finditer(text):
+                self._add("box", "boxDim " + re.sub(r"\s+", "", b.group("b")), lineno, text)
+        if ("tartup" in text or "server" in text or "routes" in text) and _SERVED.search(text):
+            self._add("milestone", _SERVED.search(text).group(0), lineno, text)  # type: ignore[union-attr]
+        if "`" in text:
+            for t in _SPAN_TYPE.finditer(text):
+                if not any(t.group("t") in e.value for e in self._by["error"]):
+                    self._add("error", f"{t.group('t')} (named in a code span)", lineno, text)
+            for b in _SPAN_BACKEND.finditer(text):
+                self._add("op", b.group("b"), lineno, text)
         if not self._fenced and len(self._by["caveat"]) < 2 and _CAVEAT.search(text) and not _logged(text):
             c = _CAVEAT.search(text)
             assert c is not None
@@ -262,7 +295,7 @@ class LiteralReader:
 
     def _add(self, kind: str, value: str, lineno: Optional[int], words: str, mark: str = "") -> bool:
         key = (kind, value.lower() if kind not in ("error", "smem") else re.sub(r"\D", "", value) if kind == "smem" else value)
-        if key in self._seen or len(self._by[kind]) >= PER_KIND:
+        if key in self._seen or len(self._by[kind]) >= _LIMIT.get(kind, PER_KIND):
             return False
         self._seen.add(key)
         self._by[kind].append(Literal(kind, value, lineno, _clip(words, 240), mark))
@@ -272,6 +305,9 @@ class LiteralReader:
         if "rror" in text or "xception" in text or "what()" in text:
             if self._error_line(lineno, text):
                 return
+        if "cannot" in text or "No module" in text or "has no attribute" in text or "out of memory" in text \
+                or "no kernel image" in text:
+            self._bare_error(lineno, text)
         if ("`" in text or '"' in text) and _FAIL_WORDS.search(text):
             for q in _QUOTED.finditer(text):
                 said = (q.group("a") or q.group("b") or "").strip()
@@ -282,6 +318,11 @@ class LiteralReader:
             for st in _STATUS.finditer(text):
                 if not any(st.group(0) in e.value for e in self._by["error"]):
                     self._add("error", st.group(0), lineno, text)
+
+    def _bare_error(self, lineno: int, text: str) -> None:
+        m = _BARE_ERR.match(text)
+        if m:
+            self._add("error", _clip(m.group("e").strip().rstrip("`")), lineno, text)
 
     def _error_line(self, lineno: int, text: str) -> bool:
         """An error line (an exception, a CUDA error, `what():`, CUTLASS's `Error:`): kept to its sentence's end."""
@@ -295,7 +336,7 @@ class LiteralReader:
                 said = _ERROR_TAIL.split(said, 1)[0].rstrip()  # (torch's hints after a CUDA error are not the error)
                 whole = _sentence(said) if not self._fenced or rx is not _CUTLASS_ERR else said
                 if self._add("error", _clip(whole), lineno, text):
-                    if not _ended(said) and whole == said:
+                    if not _ended(said) and whole == said and not self._fenced:  # (a fence holds log lines, not wraps)
                         self._open = (len(self._by["error"]) - 1, lineno)
                         self._joined = 0
                 return True
@@ -322,10 +363,11 @@ class LiteralReader:
         self._ops(lineno, text)
         self._tiles(lineno, text)
         self._smem(lineno, joined)  # (the line before may say it is about shared memory)
+        self._files(lineno, text)
         return True
 
     def _frame(self, lineno: int, fr: "re.Match[str]") -> None:
-        path = fr.group("path")
+        path = re.sub(r"\[([^\]]+)\]\([^)]*\)", r"\1", fr.group("path"))  # (a Markdown auto-link in a pasted path)
         if _PLUMBING.search(path) or path.startswith(("/usr/lib/python", "<")):
             return
         name = path.rsplit("/", 1)[-1]
@@ -371,7 +413,7 @@ class LiteralReader:
 
     def _tiles(self, lineno: int, text: str) -> None:
         for m in _TILE_X.finditer(text):
-            dims = [int(d) for d in re.split(r"\s?[x×]\s?", m.group("t"))]
+            dims = [int(d) for d in re.split(r"\s?[x×]\s?", m.group("t").rstrip("B"))]
             if dims[0] in _DIMS_OK and dims[1] in _DIMS_OK and (len(dims) < 3 or dims[2] in _DIMS_OK | {1, 2, 4}):
                 self._add("tile", m.group("t"), lineno, text)
         if ("tile" in text or "Tile" in text) and ("(" in text or "[" in text):  # a tuple in a sentence about tiles
