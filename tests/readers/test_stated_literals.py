@@ -57,7 +57,7 @@ def test_an_error_wrapped_by_its_author_is_joined_in_the_lead_and_the_stated_blo
     assert "error: 'tvm.error.InternalError: Failed to set the allowed dynamic shared memory size to 196608 [192 KB]' (line 3)" in stated
     assert "prepare_h kernel (line 1)" in stated
     assert "101376 bytes (line 6)" in stated and "99 KB (line 6)" in stated and "196608" in stated
-    assert "arch tokens: sm_121a (line 6)" in stated
+    assert "arch tokens named: sm_121a (line 6)" in stated
 
 
 # flashinfer-ai/flashinfer#4157 (cache_samples/wild/flashinfer-4157-b200-bf16-moe-autotune-illegal-address)
@@ -216,7 +216,7 @@ def test_a_gpu_named_in_a_contrast_is_mentioned_not_this_machine():
     stated = _stated(VLLM_58031)
     assert "GPUs named: GB300 (line 1)" in stated
     assert "mentioned, not as this machine: GB10 (in a contrast, line 3)" in stated
-    assert "arch tokens: SM103 (line 1)" in stated
+    assert "arch tokens named: SM103 (line 1)" in stated
 
 
 def test_every_human_view_and_the_json_carry_the_stated_facts():
@@ -252,7 +252,7 @@ SGLANG_39807 = [
 
 def test_a_gpu_named_without_its_vendor_in_prose_is_stated():
     stated = _stated(SGLANG_39807)
-    assert "GPUs named: RTX PRO 6000 (line 1)" in stated and "arch tokens: SM120 (line 1)" in stated
+    assert "GPUs named: RTX PRO 6000 (line 1)" in stated and "arch tokens named: SM120 (line 1)" in stated
 
 
 # flashinfer-ai/flashinfer#3437 (cache_samples/wild/flashinfer-3437-rtx5090-sm120-no-tuned-config-counts-table)
@@ -316,6 +316,7 @@ def test_cutlass_tile_names_with_their_b_suffix_are_tiles():
     stated = _stated(TRTLLM_11368)
     assert "tiles: 128×128×256B (line 1); 256×128×128B (line 1)" in stated
     assert "mentioned, not as this machine: B200 (in a contrast, line 1)" in stated
+    assert "256 B" not in stated and "99 KiB (line 1)" in stated  # (the tile name's "256B" is no byte count)
 
 
 # NVIDIA/TensorRT-LLM#14575 (cache_samples/wild/trtllm-14575-gb10-sm121a-mtp-resolved-prose)
@@ -361,3 +362,12 @@ def test_a_frame_whose_path_markdown_turned_into_a_link_is_named_as_written_befo
 def test_an_exception_is_raised_in_the_innermost_frame_of_flashinfers_own_package():
     (ev,) = [e for e in _result(STEPCODEX).events if e.kind == "exception"]
     assert ev.fact("raised_in") == "utils.py:254 in canonicalize_torch_dtype"  # (not vLLM's backends/flashinfer.py)
+
+
+# sgl-project/sglang#29562 (cache_samples/wild/sglang-29562-sm120-nvfp4-autotune-cache-paths-exception)
+SGLANG_29562 = ["[2026-06-28 13:36:54 TP2] Running FlashInfer autotune with cache: /root/.cache/sglang/flashinfer/autotune/0.6.12/sm120/88ed2caa135f6803/rank_tp2_pp0_dp0.json"]
+
+
+def test_a_cache_paths_arch_folder_is_the_arch_token_not_its_last_component():
+    stated = _stated(SGLANG_29562)
+    assert "arch tokens named: sm120 (in cache path /autotune/0.6.12/sm120/" in stated and "rank_tp2_pp0_dp0 (in" not in stated

@@ -591,7 +591,7 @@ _STATED_LABEL = {"error": "error", "op": "ops, kernels and runners", "caveat": "
                  "elision": "the author's elisions (lines left out of the paste)", "box": "TMA boxDim",
                  "milestone": "server lines",
                  "frame": "traceback frames, outermost first",
-                 "file": "files", "tile": "tiles", "smem": "shared memory", "gpu": "GPUs named", "arch": "arch tokens",
+                 "file": "files", "tile": "tiles", "smem": "shared memory", "gpu": "GPUs named", "arch": "arch tokens named",
                  "version": "versions"}
 _CUT = {"after_last_frame": "the paste is cut after the last frame: no exception line follows",
         "before_traceback": "the paste starts inside the traceback: its first frames are not in the text"}

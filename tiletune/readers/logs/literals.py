@@ -426,6 +426,8 @@ class LiteralReader:
         about = bool(_SMEM_LINE.search(text))
         for m in _BYTES.finditer(text):
             if m.group("n") is not None:
+                if m.group("u") == "B" and (int(m.group("n").replace(",", "")) < 1024 or not about):
+                    continue  # ("397B" parameters, the "256B" of a CUTLASS tile name: not bytes)
                 self._add("smem", f"{m.group('n')} {m.group('u')}", lineno, text)
             elif about:
                 self._add("smem", f"{m.group('k')} {m.group('ku')}", lineno, text)
@@ -465,7 +467,8 @@ class LiteralReader:
                     if tok:
                         self._add("arch", tok.group(0), c.line, c.context or c.text, mark or "in a kernel name")
                 elif c.what == "arch" and c.kind.startswith(("jit path", "cache path")):  # the path's arch folder
-                    self._add("arch", f"{str(c.text).rstrip('/').rsplit('/', 1)[-1]} (in {c.kind} {c.text})", c.line,
+                    folder = re.search(r"/(sm_?\d{2,3}[afn]?|\d{2,3}[afn]?)(?=/|$)", str(c.text))
+                    self._add("arch", f"{folder.group(1) if folder else c.value} (in {c.kind} {c.text})", c.line,
                               c.context or c.text, mark)
         for g in self._gpus[:64]:  # names the clue set did not read ("RTX PRO 6000" in prose)
             if not any(g.value.lower() in x.value.lower() for x in self._by["gpu"]):
