@@ -100,3 +100,18 @@ def test_model_exact_agrees_with_the_model_for_one_sm120_tile():
     s = json.loads(r.stdout)["smem"]
     assert s["kind"] == "compiled" and s["compiled"]["source"] == "compiled"
     assert (s["stages"], s["bytes"]) == (s["model"]["stages"], s["model"]["bytes"]) == (3, 93_184)
+
+
+def test_model_power_limit_sets_the_clock_in_every_view_and_a_bad_one_is_one_line():
+    args = ["model", "--gpu", "B200", "--dtype", "bf16", "--m", "8192", "--n", "8192", "--k", "8192",
+            "--tile", "128x256x64", "--cluster", "2x1x1"]
+    free = json.loads(runner.invoke(app, args + ["--format", "json"]).stdout)
+    r = runner.invoke(app, args + ["--power-limit", "750", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    assert d["clock"]["power_limit_w"] == 750 and d["clock"]["sm_mhz"] < free["clock"]["sm_mhz"]
+    assert d["time_us"]["expected"] > free["time_us"]["expected"] and "750 W cap" in d["clock"]["basis"]
+    text = runner.invoke(app, args + ["--power-limit", "750"], env={"COLUMNS": "400"}).stdout
+    assert "750 W cap" in text and "power limit 750 W" in text
+    bad = runner.invoke(app, args + ["--power-limit", "100"])
+    assert bad.exit_code == 2 and "idle power" in bad.output and "Traceback" not in bad.output
