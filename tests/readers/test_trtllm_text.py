@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -75,7 +76,7 @@ def _by_status(records, status):
     return {(r.op, r.runner, r.tactic, r.shapes): r for r in records if r.status is status}
 
 
-def test_trtllm_own_log_is_timings_failures_and_the_winners_it_saved(run):
+def test_trtllm_own_log_is_timings_failures_and_the_winners_it_saved(run, tmp_path):
     """The torch autotuner's own lines: `Profiled runner=..: Xms.` a timing, `Failed when profiling runner=..` and
     its `Exception captured:` a failure with its error, `Profiling runner=.. for cache_key=..` the winner, whose op
     names the profile's candidates. The winners read from the log are the entries the same run saved."""
@@ -98,6 +99,16 @@ def test_trtllm_own_log_is_timings_failures_and_the_winners_it_saved(run):
     assert r.exit_code == 0, r.output
     # "Set TLLM_LOG_LEVEL=DEBUG for more details" is the autotuner's advice, not a setting of this run
     assert "TLLM_LOG_LEVEL" not in r.stdout
+    # tiletune retry drives FlashInfer's runners: it is not suggested for TensorRT-LLM's own
+    text = " ".join(r.stdout.split())
+    assert "tiletune retry" not in text.replace("`tiletune retry` drives", "")
+    assert f"next for ? {FP8}: TensorRT-LLM's own autotuner timed tactic(s) 2 as failed" in text
+    rep = run("report", str(OWN_LOG), "-o", str(tmp_path / "report.md"))
+    md = (tmp_path / "report.md").read_text()
+    assert rep.exit_code == 0 and "trtllm::fp8_rowwise_gemm::gemm" in md
+    assert not re.search(r"^tiletune retry ", md, re.M)  # its re-test commands leave TensorRT-LLM's runners out
+    doc = json.loads(run("inspect", str(OWN_LOG), "--format", "json").stdout)
+    assert {(f["op"], f["autotuner"]) for f in doc["failures"]} == {(FP8, "TensorRT-LLM"), (FP4, "TensorRT-LLM")}
 
 
 def test_candidate_lines_close_their_candidates_without_counting_twice():

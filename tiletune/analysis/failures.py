@@ -246,7 +246,14 @@ def aggregate_failures(
             not_cutlass=isinstance(first.entry.decode, Undecoded) and first.entry.decode.not_a_cutlass_tactic,
             group=group,
             diagnosis=diagnosis,
+            autotuner="TensorRT-LLM" if all(_timed_by_trtllm(a.record) for a in items) else None,
         )
+
+
+def _timed_by_trtllm(r: Any) -> bool:
+    """A record of TensorRT-LLM's own torch autotuner: its cache (readers/trtllm.py) or its log lines
+    (readers/logs/trtllm_text.py, whose records say `time_source` "TensorRT-LLM autotuner ...")."""
+    return r.source_kind == "trtllm" or str(r.detail_dict().get("time_source", "")).startswith("TensorRT-LLM autotuner")
 
 
 def _module_for(not_built: Mapping[tuple[Optional[str], str], str], arch: Optional[str], op: str) -> Optional[str]:

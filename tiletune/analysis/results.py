@@ -185,6 +185,9 @@ class Failure(Struct, frozen=True, gc=False):
     # the kind of failure (analysis.failures.diagnosis_class: error text's class, else the source's diagnosis);
     # one tactic's failures of different kinds are different Failures
     diagnosis: Optional[str] = None
+    # whose autotuner timed them: "TensorRT-LLM" when every one comes from TensorRT-LLM's own torch
+    # autotuner (its cache or its log lines), whose runners `tiletune retry` does not run; None otherwise
+    autotuner: Optional[str] = None
 
     @property
     def error(self) -> str:

@@ -525,7 +525,13 @@ def next_steps(failures: Sequence[Any], history_of: Any, flags: Sequence[str] = 
         # each tactic once (a tactic that failed in several ways is several failures)
         tactics = list(dict.fromkeys(str(f.tactic) for f in fs if isinstance(f.tactic, int) and not isinstance(f.tactic, bool)))
         head = f"next for {arch or '?'} {op}"
-        if tactics:
+        if tactics and all(getattr(f, "autotuner", None) == "TensorRT-LLM" and f.config is None for f in fs):
+            # no tile to build and no FlashInfer runner of that name (tuner/worker.RUNNERS): a retry could not start
+            steps.append(NextStep(f"{head}: TensorRT-LLM's own autotuner timed tactic(s) {', '.join(tactics)} as failed and "
+                                  "went on without them; `tiletune retry` drives FlashInfer's runners and decoded CUTLASS "
+                                  "tiles, not TensorRT-LLM's runners, so it cannot re-run these (their errors are in the "
+                                  "failure rows above)"))
+        elif tactics:
             inputs = " ".join(_quote(s) for s in sources)
             name = blocklist_name((gpu_named or {}).get(arch))
             where = "" if name.endswith(".json") else " (in this folder, named tactics_<this GPU>.json as FlashInfer names it)"

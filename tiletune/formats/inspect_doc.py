@@ -262,6 +262,7 @@ class FailureOut(Struct):
     model: Optional[ModelOut]
     group: Optional[str]
     diagnosis: Optional[str]
+    autotuner: Optional[str] = None  # "TensorRT-LLM": timed by TensorRT-LLM's own autotuner, which `tiletune retry` does not run
 
 
 class TacticConfig(Struct):
@@ -864,7 +865,7 @@ def failure_out(f: Failure, notes: NoteTable, strict: Strict) -> FailureOut:
         [ErrorCount(t, n) for t, n in f.errors], f.count,
         ReasonOut(r.kind, r.summary, r.basis, r.need_bytes, r.limit_bytes, r.model_disagrees),
         f.passed_later, [po for po in (problem_out(p, notes, strict) for p in f.problems) if po is not None],
-        model_out(f.analysis, strict, notes=True), f.group, f.diagnosis,
+        model_out(f.analysis, strict, notes=True), f.group, f.diagnosis, f.autotuner,
     )
 
 

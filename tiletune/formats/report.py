@@ -317,8 +317,8 @@ def commands(result: InspectResult, ctx: ReportContext) -> list[str]:
     # retried once; a compound (JSON) tactic is a word of its own
     tactics: dict[tuple[str, str], list[str]] = {}
     for f in result.failures:
-        if f.tactic is None:
-            continue
+        if f.tactic is None or (f.autotuner == "TensorRT-LLM" and f.config is None):
+            continue  # TensorRT-LLM's own runners: retry drives FlashInfer's (glance.next_steps says so)
         t = str(f.tactic) if isinstance(f.tactic, int) else json.dumps(f.tactic, separators=(",", ":"))
         listed = tactics.setdefault((f.arch or "", f.op), [])
         if t not in listed:
