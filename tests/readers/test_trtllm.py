@@ -24,7 +24,7 @@ def test_per_rank_files_as_trtllm_wrote_them():
     out = read_inputs(paths, CTX)
     assert out.problems == ()
     raw = {f"rank{r}": json.loads(p.read_text()) for r, p in enumerate(paths)}
-    assert Counter(r.rank for r in out.records) == {k: len(v["cache_data"]) for k, v in raw.items()} == {"rank0": 11, "rank1": 11}
+    assert Counter(r.rank for r in out.records) == {k: len(v["cache_data"]) for k, v in raw.items()} == {"rank0": 14, "rank1": 14}
     for r in out.records:
         entry = raw[r.rank]["cache_data"][r.raw_key]
         assert (r.tactic, r.time_ms, dict(r.detail)["runner_id"]) == (entry["tactic"], entry["min_time"], entry["runner_id"])

@@ -61,6 +61,7 @@ OWN_LOG = WRITERS / "autotuner.rank0.log"
 WITH_CANDIDATES = WRITERS / "autotuner+candidates.rank0.log"
 CACHE0 = WRITERS / "TRTLLM_CACHE_DIR" / "autotuner" / "cache.rank0.json"
 FP8, FP4, SWAP = "trtllm::fp8_rowwise_gemm::gemm", "trtllm::fp4_gemm::gemm", "trtllm::fp8_swap_ab_gemm::gemm"
+BLOCK = "trtllm::fp8_block_scaling_gemm::gemm"  # both tactics fail from M=8 on: "No valid runner/tactic" names the op
 
 
 def _cache_winners(path: Path) -> dict:
@@ -86,14 +87,21 @@ def test_trtllm_own_log_is_timings_failures_and_the_winners_it_saved(run, tmp_pa
     assert {(op, runner, shapes[0][0]): (tactic, round(r.time_ms, 6)) for (op, runner, tactic, shapes), r in chosen.items()} \
         == {k: (t, round(ms, 6)) for k, (t, ms) in _cache_winners(CACHE0).items()}
     profiled = _by_status(out.records, Status.PROFILED)
-    assert len(profiled) == 4 * 5 + (2 + 4) * 5 + 1  # every candidate that ran, per op, runner, tactic and M
+    assert len(profiled) == 4 * 5 + (2 + 4) * 5 + 1 + 2 * 3  # every candidate that ran, per op, runner, tactic and M
     for (op, runner, tactic, shapes), r in chosen.items():  # the winner is the fastest of its profile
         rivals = [p.time_ms for k, p in profiled.items() if k[0] == op and k[3][0] == shapes[0]]
         assert r.time_ms == profiled[(op, runner, tactic, shapes)].time_ms == min(rivals)
     failed = _by_status(out.records, Status.FAILED)
     assert sorted({(op, runner, tactic) for op, runner, tactic, _s in failed}) == [
-        (FP4, "CutlassFP4GemmRunner", 2), (FP8, "FP8RowwiseGemmRunner", 2)]
-    assert len(failed) == 10 and all(f.time_ms is None for f in failed.values())
+        (FP4, "CutlassFP4GemmRunner", 2), (BLOCK, "FP8BlockScalingGemmRunner", 0), (BLOCK, "FP8BlockScalingGemmRunner", 1),
+        (FP8, "FP8RowwiseGemmRunner", 2)]
+    assert len(failed) == 14 and all(f.time_ms is None for f in failed.values())
+    # every candidate of M=8 and M=16 failed: the op is named by the warning that closes the profile, no winner
+    assert sorted(s[0][0] for op, _r, _t, s in failed if op == BLOCK) == [8, 8, 16, 16]
+    assert sorted(s[0][0] for op, _r, _t, s in chosen if op == BLOCK) == [1, 2, 4]
+    assert "needs M < 8" in str(failed[(BLOCK, "FP8BlockScalingGemmRunner", 1, ((16, 512), (1024, 512)))].error)
+    (nv,) = [e for e in out.events if e.kind == "no_valid_tactic"]
+    assert (nv.fact("op"), nv.count, nv.is_fatal) == (BLOCK, 2, False) and "fallback tactic -1" in nv.summary
     assert "Failed to initialize cutlass gemm" in str(failed[(FP8, "FP8RowwiseGemmRunner", 2, ((1, 512), (1024, 512)))].error)
     r = run("inspect", str(OWN_LOG))
     assert r.exit_code == 0, r.output
@@ -108,7 +116,8 @@ def test_trtllm_own_log_is_timings_failures_and_the_winners_it_saved(run, tmp_pa
     assert rep.exit_code == 0 and "trtllm::fp8_rowwise_gemm::gemm" in md
     assert not re.search(r"^tiletune retry ", md, re.M)  # its re-test commands leave TensorRT-LLM's runners out
     doc = json.loads(run("inspect", str(OWN_LOG), "--format", "json").stdout)
-    assert {(f["op"], f["autotuner"]) for f in doc["failures"]} == {(FP8, "TensorRT-LLM"), (FP4, "TensorRT-LLM")}
+    assert {(f["op"], f["autotuner"]) for f in doc["failures"]} == {(FP8, "TensorRT-LLM"), (FP4, "TensorRT-LLM"),
+                                                                   (BLOCK, "TensorRT-LLM")}
 
 
 def test_candidate_lines_close_their_candidates_without_counting_twice():
@@ -140,8 +149,8 @@ def test_candidate_lines_alone_are_timings_failures_and_unmeasured_pairs(tmp_pat
     fp8_m16 = profiled[(FP8, "FP8RowwiseGemmRunner", 4, ((16, 512), (1024, 512)))]
     assert fp8_m16.time_ms == round(fp8_m16.time_ms, 3) and fp8_m16.count == 1  # printed with three decimals
     failed = _by_status(out.records, Status.FAILED)
-    assert len(failed) == 10 and {k[2] for k in failed} == {2}
-    assert sum(1 for ln in lines if "time=infms" in ln) == 10
+    assert len(failed) == 14 and {(k[0], k[2]) for k in failed} == {(FP8, 2), (FP4, 2), (BLOCK, 0), (BLOCK, 1)}
+    assert sum(1 for ln in lines if "time=infms" in ln) == 14
     (shortcut,) = [r for r in out.records if r.status is Status.CHOSEN]
     assert shortcut.op == SWAP and shortcut.time_ms is None and "without profiling" in shortcut.detail_dict()["not_measured"]
 
@@ -162,4 +171,4 @@ def test_trtllm_cache_dir_layout_is_discovered_ranks_apart(tmp_path):
     out = read_inputs(list(found.paths), CTX)
     trt = Counter(r.rank for r in out.records if r.source_kind == "trtllm")
     fi = {r.rank for r in out.records if r.source_kind == "log"}
-    assert trt == {"rank0": 11, "rank1": 11} and fi == {"rank0", "rank1"}
+    assert trt == {"rank0": 14, "rank1": 14} and fi == {"rank0", "rank1"}

@@ -314,7 +314,8 @@ def _quiet_lead(source: str, evs: Sequence[Event], h: _Held, inp: Optional[Input
         for e in (x for x in evs if x.kind == kind):
             path = str(e.fact("path") or "")
             short = path.rstrip("/").rsplit("/", 1)[-1] or path  # the words with the whole path are the evidence
-            parts.append(f"{verb} {e.fact('configs')} configs {'to' if verb == 'saved' else 'from'} {short}")
+            n = e.fact("configs")  # None: the line names no count (TensorRT-LLM's "Successfully saved cache to P")
+            parts.append(f"{verb} {'its cache' if n is None else f'{n} configs'} {'to' if verb == 'saved' else 'from'} {short}")
             evidence.append(event_evidence(e, ticket))
     hits = [e for e in evs if e.kind == "config_cache_hit"]
     if hits:

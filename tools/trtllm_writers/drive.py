@@ -6,13 +6,15 @@ never imports tiletune.
 
     python drive.py RANK CACHE_PATH WITH_CANDIDATES_LOG
 
-- The cache: `autotune(cache_path=CACHE_PATH, rank=RANK)` around `AutoTuner.choose_one` for three
-  synthetic ops (each with a dynamic M dimension bucketed 1..16, one tactic that always fails, one op
-  with two runners, one op with a single (runner, tactic) pair); on leaving the context the release's
+- The cache: `autotune(cache_path=CACHE_PATH, rank=RANK)` around `AutoTuner.choose_one` for four
+  synthetic ops (a dynamic M dimension bucketed 1..16, a tactic that always fails, an op with two
+  runners, an op with a single (runner, tactic) pair, an op whose every tactic fails from M=8 on, so
+  that those profiles have no valid pair and no entry); on leaving the context the release's
   own `AutoTunerProfilingCache.save_cache` writes `<stem>.rank<RANK>.json` beside CACHE_PATH.
 - The log: what the release's code logs through its logger (its `logging` handler writes to stderr,
   which the caller keeps): `Generated profile`, `Profiled runner=..: Xms.`, `Failed when profiling ..`,
-  `Exception captured`, `Profiling runner=.. for cache_key=..`, the tuning-error summary, and the
+  `Exception captured`, `Profiling runner=.. for cache_key=..`, `No valid runner/tactic was found`,
+  the tuning-error summary, and the
   cache save lines. TLLM_LOG_LEVEL=verbose, as a user asks for DEBUG.
 - WITH_CANDIDATES_LOG: the same lines with NVIDIA/TensorRT-LLM#19162's `[Autotuner] Candidate: ...`
   line among them, which this autotuner.py predates. Its text is DERIVED from the PR's source (the
@@ -149,7 +151,25 @@ def _runner_classes(at):
             _NOW[0] += _time_ms("swap", inputs[0].shape[0], 0, self.rank)
             return inputs[0]
 
-    classes = (FP8RowwiseGemmRunner, CublasLtFP4GemmRunner, CutlassFP4GemmRunner, fp8SwapABGemmRunner)
+    class FP8BlockScalingGemmRunner(TunableRunner):
+        """Tactics 0, 1; both fail from M=8 on: those profiles have no valid (runner, tactic) at all."""
+
+        def __init__(self, output_dtype, rank):
+            self.output_dtype = output_dtype
+            self.rank = rank
+
+        def get_valid_tactics(self, inputs, profile, **kwargs):
+            return [0, 1]
+
+        def forward(self, inputs, *, tactic=-1, do_preparation=False, **kwargs):
+            if tactic >= 0 and inputs[0].shape[0] >= 8:
+                raise RuntimeError(f"[TensorRT-LLM][ERROR] Assertion failed: FP8 block scaling GEMM tactic {tactic} "
+                                   "needs M < 8")
+            _NOW[0] += _time_ms("fp8", inputs[0].shape[0], max(tactic, 0), self.rank)
+            return inputs[0]
+
+    classes = (FP8RowwiseGemmRunner, CublasLtFP4GemmRunner, CutlassFP4GemmRunner, fp8SwapABGemmRunner,
+               FP8BlockScalingGemmRunner)
     for c in classes:  # module-level classes there: the default repr is <module.Class object at 0x..>
         c.__module__, c.__qualname__ = RUNNER_MODULE, c.__name__
     return classes
@@ -241,7 +261,7 @@ def main(argv: list[str]) -> int:
 
     _route_candidates(with_candidates)
     _Candidates(at, logger).install()
-    FP8, CublasFP4, CutlassFP4, SwapAB = _runner_classes(at)
+    FP8, CublasFP4, CutlassFP4, SwapAB, BlockFP8 = _runner_classes(at)
     spec = at.DynamicTensorSpec(input_idx=0, dim_idx=0, gen_tuning_buckets=(1, 2, 4, 8, 16),
                                 map_to_tuning_buckets=_last_positive_power_of_2)
     fp8_cfg = at.TuningConfig(dynamic_tensor_specs=(spec,))
@@ -261,6 +281,7 @@ def main(argv: list[str]) -> int:
         tuner.choose_one("trtllm::fp4_gemm::gemm", [CublasFP4(torch.bfloat16, rank), CutlassFP4(torch.bfloat16, rank)],
                          fp4_cfg, [act4, weight4, act_sf])
         tuner.choose_one("trtllm::fp8_swap_ab_gemm::gemm", [SwapAB(torch.bfloat16, rank)], at.TuningConfig(), [act, weight])
+        tuner.choose_one("trtllm::fp8_block_scaling_gemm::gemm", [BlockFP8(torch.bfloat16, rank)], fp8_cfg, [act, weight])
     return 0
 
 

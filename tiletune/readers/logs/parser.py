@@ -547,6 +547,12 @@ class LogParser:
         elif body.startswith("No valid runner/tactic was found for custom_op="):
             m = trtllm_text.NO_VALID_TACTIC.search(body)
             self._trt_close(m["op"] if m else None, None)
+            if m:
+                # AutoTunerProfilingCache.fallback_entry: a lookup that misses gets runner 0, tactic -1
+                self.events.add("no_valid_tactic", lineno, body,
+                                f"TensorRT-LLM's autotuner found no valid (runner, tactic) for {m['op']}: every candidate of "
+                                "the profile failed, no entry is saved, and calls there use runner 0's fallback tactic -1",
+                                {"op": Fact(m["op"], "decoded", "log line")}, key=(m["op"],))
         elif body.startswith(("Successfully saved cache to ", "Successfully loaded cache from ")):
             self._trt_cache_file(lineno, body)
         elif body.startswith("Failed when profiling "):
