@@ -89,14 +89,15 @@ def sh(cmd: str) -> str:
 
 def redact(out: Path) -> None:
     """The files name no path of the machine: the checkout becomes relative, OUT_DIR stays OUT_DIR, the
-    folder Ray was unpacked into SITE."""
+    folder Ray was unpacked into SITE, the interpreter PYTHON."""
     import ray
 
     site = str(Path(ray.__file__).resolve().parents[1])
     for f in sorted(out.iterdir()):
         if f.is_file():
             text = f.read_text(errors="replace")
-            new = text.replace(str(ROOT) + "/", "").replace(str(out), "OUT_DIR").replace(site, "SITE")
+            new = (text.replace(str(ROOT) + "/", "").replace(str(out), "OUT_DIR").replace(site, "SITE")
+                   .replace(sys.executable, "PYTHON"))
             if new != text:
                 f.write_text(new)
 
@@ -155,7 +156,7 @@ def main() -> int:
     (out / "env.txt").write_text(sh("nvidia-smi") + sh("nvcc --version") + sh(f"{sys.executable} -m pip list 2>/dev/null")
                                  + sh(f"{sys.executable} -c 'import ray, msgspec, sys; print(sys.version, ray.__file__, ray.__version__)'"))
     summary["substituted"] = ("paths: the checkout's prefix removed, the output directory written OUT_DIR, Ray's "
-                              "unpacked site folder SITE (redact())")
+                              "unpacked site folder SITE, the interpreter PYTHON (redact())")
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     ray_cli("stop", check=False)
     redact(out)
