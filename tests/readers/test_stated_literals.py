@@ -371,3 +371,48 @@ SGLANG_29562 = ["[2026-06-28 13:36:54 TP2] Running FlashInfer autotune with cach
 def test_a_cache_paths_arch_folder_is_the_arch_token_not_its_last_component():
     stated = _stated(SGLANG_29562)
     assert "arch tokens named: sm120 (in cache path /autotune/0.6.12/sm120/" in stated and "rank_tp2_pp0_dp0 (in" not in stated
+
+
+# sgl-project/sglang#4382 (cache_samples/wild/sglang-4382-tma-descriptor-999-cute-make-tma-copy-desc): a CuTe template dump
+SGLANG_4382_SHAPE = ["TShape = cute::tuple<cute::C<64>, cute::C<128>, cute::C<1> >"]
+
+
+def test_a_cute_tile_shape_of_a_template_dump_is_a_tile():
+    assert "tiles: 64x128x1 (written 'TShape = cute::...<64, 128, 1>') (line 1)" in _stated(SGLANG_4382_SHAPE)
+
+
+# vllm-project/vllm#30163 (cache_samples/wild/vllm-30163-gb10-fp4-gemm-run-error-internal): errors of earlier attempts
+VLLM_30163 = [
+    "- **Error:** `FlashInfer kernels unavailable for ModelOptNvFp4FusedMoE on current platform`",
+    "- **Error:** `ptxas fatal: Value 'sm_121a' is not defined for option 'gpu-name'`",
+]
+
+
+def test_every_error_a_ticket_quotes_in_a_code_span_is_stated():
+    stated = _stated(VLLM_30163)
+    assert "error: 'FlashInfer kernels unavailable for ModelOptNvFp4FusedMoE on current platform' (line 1)" in stated
+    assert "error: 'ptxas fatal: Value 'sm_121a' is not defined for option 'gpu-name'' (line 2)" in stated
+
+
+# the whole of vllm-project/vllm#46861's quoted text (cache_samples/wild/vllm-46861-gb200-aarch64-trtllm-moe-accelerator-error)
+VLLM_46861_WHOLE = [
+    "| Field | Value |",
+    "|-------|-------|",
+    "| Arch | **aarch64** / NVIDIA Grace |",
+    "| GPU | NVIDIA B200 / GB200 |",
+    "| vLLM image | `vllm/vllm-openai:latest` (arm64 build), vLLM v0.23.0 |",
+    "| Model | `Qwen/Qwen3.6-35B-A3B`, bf16 — hybrid Mamba2/GatedDeltaNet + attention MoE (A3B = \\~3B active) |",
+    "| Offending flag | `--moe-backend flashinfer_trtllm` |",
+    "| Reproduces on x86_64? | **No** — `flashinfer_trtllm` runs fine on(x86) |",
+    "",
+    "### 🐛 Describe the bug",
+    "",
+    "On aarch64 / NVIDIA Grace (B200/GB200), launching `Qwen/Qwen3.6-35B-A3B` (bf16) with `--moe-backend flashinfer_trtllm` crashes during engine-core init: the flashinfer fused-MoE autotune step faults inside cudagraph capture while tuning `flashinfer::trtllm_bf16_moe`, raising `torch.AcceleratorError: CUDA error: an illegal memory access was encountered`. The same config and image boot and serve correctly on x86_64, so this is arch-specific. Workaround is `--moe-backend triton` (or unset to let vLLM auto-select).",
+]
+
+
+def test_a_ticket_that_places_the_crash_in_engine_core_init_gives_the_lead_its_stage():
+    # (readers/logs/ticket.py's prose stage: "crashes during engine-core init", "faults inside cudagraph capture")
+    assert "an illegal memory access was encountered; at warm-up;" in _lead(VLLM_46861_WHOLE)
+    stated = _stated(VLLM_46861_WHOLE)
+    assert "Offending flag | `--moe-backend flashinfer_trtllm`" in stated  # (the ticket's table, said as text)

@@ -50,7 +50,7 @@ _STATUS = re.compile(r"\b(?:CUBLAS_STATUS|CUDNN_STATUS|CUDA_ERROR|NCCL_ERROR|CUr
 # a failure quoted in a code span or in double quotes ("`This kernel only supports sm100f.`")
 _QUOTED = re.compile(r"`\"?(?P<a>[^`]{8,200}?)\"?`|\"(?P<b>[^\"]{8,200})\"")
 _FAIL_WORDS = re.compile(r"only supports|not supported|[Uu]nsupported|[Ff]ailed|[Ee]rror\b|illegal|[Aa]ssertion|cannot|exceed|"
-                         r"requires \d|out of memory|no kernel image|invalid", re.I)
+                         r"requires \d|out of memory|no kernel image|invalid|unavailable|not defined|\bfatal\b", re.I)
 _LOG_PREFIX = re.compile(r"^\s*(?:\(\w[\w ]*pid=\d+\)\s*)?(?:\[[^\]]*\]\s*)*(?:(?:ERROR|WARNING|INFO|DEBUG|CRITICAL)\b[^\]]*\]?\s*)?")
 # a traceback frame as Python prints it
 _FRAME = re.compile(r'File "(?P<path>[^"]+)", line (?P<ln>\d+), in (?P<fn>[\w<>.]+)')
@@ -127,6 +127,9 @@ _GPU_GATE2 = re.compile(r"RTX|DGX|Jetson|\b[GBHAL]\w?\d{2,3}\b")
 _DIGIT_X = re.compile(r"\d\s?[x×]\s?\d")
 _VERSION_GATE = re.compile(r"CUDA|[Tt]orch|[Dd]river|[Ff]lash[Ii]nfer|vLLM|vllm|SGLang|sglang|TensorRT|tensorrt|CUTLASS|cutlass|"
                            r"[Tt]riton|[Tt]ransformers|NCCL|JetPack|nvcc|cuDNN")
+# a CuTe shape in a template dump: "TShape = cute::tuple<cute::C<64>, cute::C<128>, cute::C<1> >" (the tile, not the cluster)
+_CUTE_SHAPE = re.compile(r"\b(?P<n>TShape|CtaShape\w*|TileShape\w*)\s*=\s*cute::(?:tuple|Shape)<\s*(?P<d>cute::(?:C<\d+>|_\d+)"
+                         r"(?:\s*,\s*cute::(?:C<\d+>|_\d+)){1,2})\s*>")
 _DIMS_OK = {8, 16, 32, 64, 96, 128, 160, 192, 224, 256, 512}
 # shared-memory figures: "102400 bytes", "99 KB", "196608" in a line about shared memory
 _SMEM_LINE = re.compile(r"shared|smem|SMEM|SharedMemory|sharedMem", re.I)
@@ -233,7 +236,7 @@ class LiteralReader:
         if ".py" in text or ".c" in text or ".h" in text:
             # (a logger's own location, "- DEBUG - autotuner.py:2017 -" or "INFO ... [core.py:932]", is no fact of the run)
             self._files(lineno, _LOGGER_AT.sub(" ", text) if ".py:" in text else text)
-        if ("x" in text or "×" in text) and _DIGIT_X.search(text) or "tile" in text or "Tile" in text:
+        if ("x" in text or "×" in text) and _DIGIT_X.search(text) or "tile" in text or "Tile" in text or "Shape" in text:
             self._tiles(lineno, text)
         if "..." in text or "…" in text or "omitted" in text or "truncated" in text or "snip" in text:
             e = _ELISION.search(text)
@@ -416,6 +419,10 @@ class LiteralReader:
             dims = [int(d) for d in re.split(r"\s?[x×]\s?", m.group("t").rstrip("B"))]
             if dims[0] in _DIMS_OK and dims[1] in _DIMS_OK and (len(dims) < 3 or dims[2] in _DIMS_OK | {1, 2, 4}):
                 self._add("tile", m.group("t"), lineno, text)
+        if "Shape" in text and "cute::" in text:
+            for c in _CUTE_SHAPE.finditer(text):
+                cute = re.findall(r"\d+", c.group("d"))
+                self._add("tile", f"{'x'.join(cute)} (written '{c.group('n')} = cute::...<{', '.join(cute)}>')", lineno, text)
         if ("tile" in text or "Tile" in text) and ("(" in text or "[" in text):  # a tuple in a sentence about tiles
             for t in _TILE_TUPLE.finditer(text):
                 parts = [t.group("a"), t.group("b")] + ([t.group("c")] if t.group("c") else [])

@@ -50,8 +50,9 @@ _PROSE_SERVING = re.compile(r"\b(?:while serving|during serving|when serving|dur
                             r"(?:requests|minutes of serving)|(?:chat|completion) request|under load|during decode|"
                             r"in production traffic|while (?:handling|processing) requests|during (?:the )?first request|"
                             r"deployed successfully|(?:failed|fails|crash\w*) in chat)", re.I)
-_PROSE_WARMUP = re.compile(r"\b(?:during|while|at|in) (?:the )?(?:CUDA[- ]?graph capture|graph capture|(?:kernel )?warm-?up|"
-                           r"start-?up|engine start(?:-?up)?|model load(?:ing)?|autotun\w*|tuning pass)|"
+_PROSE_WARMUP = re.compile(r"\b(?:during|while|at|in|inside) (?:the )?(?:CUDA[- ]?graph capture|graph capture|(?:kernel )?warm-?up|"
+                           r"start-?up|engine start(?:-?up)?|model load(?:ing)?|autotun\w*|tuning pass|engine[- ]core init\w*)|"
+                           r"\b(?:engine |kernel )?warm-?up (?:crash\w*|fail\w*|abort\w*)|"
                            r"before any (?:real )?traffic|fails? to start|at boot|crash-?loop|capture_end\(|"
                            r"\bstart-?up (?:to )?fail\w*|start-?up failure", re.I)
 # a sentence or quoted line that states a failure in words (a ticket's prose, or an error quoted bare)
