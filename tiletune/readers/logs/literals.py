@@ -33,6 +33,7 @@ PER_KIND = 6  # distinct values kept per kind
 TABLE_ROWS = 8  # rows of one Markdown table said as text (the rest counted)
 _LIMIT = {"smem": 8, "elision": 3, "milestone": 2, "box": 4, "caveat": 2, "table": 4}
 MAX_ERROR = 320  # characters of one error sentence
+MAX_SCAN = 20_000  # characters of one line searched for names, files, tiles, bytes and versions
 _JOIN_LINES = 3  # lines a wrapped error sentence may continue over
 
 # kinds in the order a person needs them (the view keeps this order)
@@ -231,6 +232,7 @@ class LiteralReader:
                 text = text[frames[-1].end():]
         # cheap gates first: a long debug log's lines mostly hold none of these, and each scan costs a regex
         self._errors(lineno, text)
+        text = text[:MAX_SCAN]  # (a page kept as one line is read to here for names and numbers)
         if "_" in text or "Runner" in text or "Kernel" in text or "kernel" in text:
             self._ops(lineno, text)
         if ".py" in text or ".c" in text or ".h" in text:
@@ -278,7 +280,8 @@ class LiteralReader:
             if self._row_prev is not None and self._tbl is None:
                 self._tbl = (self._row_prev[0], self._row_prev[1], [])
             return True
-        cells = [re.sub(r"\*\*|__", "", c).strip() for c in row.group("cells").split("|")] if row else []
+        # (bounded: a hostile row of a million cells keeps 32 of them, each cut to 200 characters)
+        cells = [re.sub(r"\*\*|__", "", c).strip()[:200] for c in row.group("cells").split("|", 32)[:32]] if row else []
         if self._tbl is not None:
             if len(self._tbl[2]) < 256:
                 self._tbl[2].append(cells)
