@@ -326,7 +326,7 @@ TRTLLM_14575 = [
 
 
 def test_a_server_ready_line_the_text_quotes_is_stated():
-    assert "server lines: Application startup complete (line 1)" in _stated(TRTLLM_14575)
+    assert "start-up lines: Application startup complete (line 1)" in _stated(TRTLLM_14575)
 
 
 # sgl-project/sglang#39807 (cache_samples/wild/sglang-39807-sm120-sm121-nvfp4-runner-selection-prose): wrapped prose
@@ -416,3 +416,25 @@ def test_a_ticket_that_places_the_crash_in_engine_core_init_gives_the_lead_its_s
     assert "an illegal memory access was encountered; at warm-up;" in _lead(VLLM_46861_WHOLE)
     stated = _stated(VLLM_46861_WHOLE)
     assert "Offending flag | `--moe-backend flashinfer_trtllm`" in stated  # (the ticket's table, said as text)
+
+
+# guoqingbao/xinfer#486 (cache_samples/wild/xinfer-486-rtx-pro-5000-sm120-decode-hang-no-error)
+XINFER_486 = ["- Decode then **hangs indefinitely**: GPU pegged at 100% utilization, no token produced for >8 minutes, server stops responding (client `ReadTimeout` after 120 s and after 300 s on a second attempt with `enable_thinking=false`). No panic, no error log."]
+
+
+def test_the_texts_own_word_that_nothing_failed_is_stated():
+    assert "where it says no failure: 'No panic, no error log' (line 1)" in _stated(XINFER_486)
+
+
+# vllm-project/vllm#48093 (cache_samples/wild/vllm-48093-gb200-gemma4-mtp-cuda-graph-capture-elided-traceback)
+VLLM_48093_CAPTURE = [
+    "Capturing prefill CUDA graphs (PIECEWISE): 100%|...| 51/51 [00:00<00:00, 103.74it/s]",
+    "Capturing prefill CUDA graphs (FULL):   0%|          | 0/48 [00:00<?, ?it/s]",
+]
+
+
+def test_a_cuda_graph_capture_bar_keeps_its_last_state_and_a_library_named_is_stated():
+    stated = _stated(VLLM_48093_CAPTURE)
+    assert "Capturing prefill CUDA graphs (PIECEWISE): 51/51 (its last state here) (line 1)" in stated
+    assert "Capturing prefill CUDA graphs (FULL): 0/48 (its last state here) (line 2)" in stated
+    assert "ops, kernels and runners: FA3 (line 1)" in _stated(["Below are FA3-related error messages, which appear to be TMA-related issues."])

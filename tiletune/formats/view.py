@@ -589,7 +589,7 @@ def evidence_lines(v: Verdict, limit: int = EVIDENCE_SHOWN) -> list[str]:
 STATED_TITLE = "Stated in the text (its own words, as written; each with the first line that says it)"
 _STATED_LABEL = {"error": "error", "op": "ops, kernels and runners", "caveat": "the author's caveat", "table": "a table",
                  "elision": "the author's elisions (lines left out of the paste)", "box": "TMA boxDim",
-                 "milestone": "server lines",
+                 "milestone": "start-up lines", "none_failed": "where it says no failure",
                  "frame": "traceback frames, outermost first",
                  "file": "files", "tile": "tiles", "smem": "shared memory", "gpu": "GPUs named", "arch": "arch tokens named",
                  "version": "versions"}
@@ -621,7 +621,7 @@ def stated_lines(result: InspectResult) -> list[str]:
             if kind == "table":
                 out += [f"{head}{label} (line {lit.line}): {plain(lit.value)}" for lit in lits]
                 continue
-            if kind in ("error", "caveat"):
+            if kind in ("error", "caveat", "none_failed"):
                 out += [f"{head}{label}: '{plain(lit.value)}'{_at(lit)}" for lit in lits]
                 continue
             if kind == "frame":

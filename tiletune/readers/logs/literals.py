@@ -31,13 +31,13 @@ from tiletune.readers.logs.events import sentence_around, sentence_of, wrapped_o
 
 PER_KIND = 6  # distinct values kept per kind
 TABLE_ROWS = 8  # rows of one Markdown table said as text (the rest counted)
-_LIMIT = {"smem": 8, "elision": 3, "milestone": 2, "box": 4, "caveat": 2, "table": 4}
+_LIMIT = {"none_failed": 2, "smem": 8, "elision": 3, "milestone": 6, "box": 4, "caveat": 2, "table": 4}
 MAX_ERROR = 320  # characters of one error sentence
 MAX_SCAN = 20_000  # characters of one line searched for names, files, tiles, bytes and versions
 _JOIN_LINES = 3  # lines a wrapped error sentence may continue over
 
 # kinds in the order a person needs them (the view keeps this order)
-KINDS = ("error", "op", "caveat", "elision", "table", "frame", "file", "tile", "box", "smem", "milestone", "gpu", "arch",
+KINDS = ("error", "op", "none_failed", "caveat", "elision", "table", "frame", "file", "tile", "box", "smem", "milestone", "gpu", "arch",
          "version")
 
 _EXC_TYPE = r"(?:[a-z_][\w]*\.)*(?:[A-Z]\w*(?:Error|Exception)|Exception)"
@@ -72,6 +72,7 @@ _OP_PREFIX = ("flashinfer::", "trtllm_", "cutlass_", "cute_", "tllm_", "tinygemm
 _OP_FAMILY = ("mm_", "bmm_", "fused_", "grouped_", "batch_", "single_")
 _OP_FAMILY_WORDS = ("fp4", "fp8", "bf16", "fp16", "mxfp8", "moe", "gemm", "mm", "attention", "decode", "prefill")
 _OP_SUFFIX = ("_moe", "_gemm", "_attention", "_attn", "_decode_with_kv_cache", "_prefill", "_fmha", "_kernel", "_runner")
+_LIBRARIES = frozenset(("FA2", "FA3", "FA4", "FlashMLA", "FlashAttention", "DeepGEMM", "cuBLASLt", "cuDNN", "TRTLLM"))
 _OP_NAMES = frozenset(("choose_one", "kernel_warmup", "_flashinfer_autotune", "flashinfer_autotune", "do_preparation",
                        "capture_model", "_dummy_run", "profile_run", "run_selected_tactic", "canonicalize_torch_dtype"))
 
@@ -79,6 +80,8 @@ _OP_NAMES = frozenset(("choose_one", "kernel_warmup", "_flashinfer_autotune", "f
 def _op_like(tok: str) -> bool:
     """An op, kernel, runner or function name as FlashInfer / TensorRT-LLM / CUTLASS / the engines name them
     (a test's name is not one)."""
+    if tok in _LIBRARIES:  # (a kernel library the text names: "FA3-related error messages")
+        return True
     if tok.startswith("test_") or tok.endswith(("_version", "_path", "_dir", "_file", "_size")):
         return False  # (a test's name, a setting's or a metadata key's)
     if "_" not in tok and ":" not in tok:
@@ -114,6 +117,12 @@ _BARE_ERR = re.compile(r"^[\s>*`-]*(?P<e>(?:cannot import name|No module named|m
 _SPAN_TYPE = re.compile(r"`(?P<t>" + _EXC_TYPE + r")`")
 _SPAN_BACKEND = re.compile(r"`(?P<b>[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*(?:FLASHINFER|TRTLLM|CUTLASS|TRITON|MARLIN|CUTEDSL|DEEPGEMM)"
                            r"[A-Z0-9_]*|(?:FLASHINFER|TRTLLM|CUTLASS|TRITON|MARLIN|CUTEDSL|DEEPGEMM)_[A-Z0-9_]+)`")
+# the text's own word that nothing failed ("zero errors", "No panic, no error log", "No errors, no warnings")
+_NONE_FAILED = re.compile(r"\b(?:no|zero|0|without(?: any)?)\s+(?:error logs?|errors?|warnings?|failures?|crash(?:es)?|panics?|"
+                          r"exceptions?)\b(?:\s*(?:,|and|or)\s*(?:no\s+)?(?:error logs?|errors?|warnings?|failures?|panics?|"
+                          r"exceptions?|nothing in the logs?)\b)*", re.I)
+# a CUDA-graph capture bar (vLLM, SGLang): its last state in the text says how far start-up got
+_CAPTURE = re.compile(r"(?P<bar>Capturing [\w ,()-]*?(?:CUDA|cuda) graphs?(?: \([^)]*\))?):?\s+\d+%\|[^|]*\|\s*(?P<d>\d+)/(?P<t>\d+)")
 _ROW = re.compile(r"^\s*\|(?P<cells>.*)\|\s*$")
 _RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
 # GPU names as tickets write them (the clue set reads "NVIDIA ..." names and a short list; prose drops the vendor)
@@ -203,6 +212,7 @@ class LiteralReader:
         self._open: Optional[Tuple[int, int]] = None  # (index in errors, last line joined) of a wrapped error
         self._joined = 0
         self._gpus: List[Literal] = []  # GPU names found by `_GPU` (bounded below)
+        self._captures: Dict[str, Literal] = {}  # CUDA-graph capture bar -> its last state (at most 4 bars)
         self._row_prev: Optional[Tuple[int, List[str]]] = None  # a table row that may be a header
         self._tbl: Optional[Tuple[int, List[str], List[List[str]]]] = None  # (header line, header, rows) being read
 
@@ -233,8 +243,21 @@ class LiteralReader:
         # cheap gates first: a long debug log's lines mostly hold none of these, and each scan costs a regex
         self._errors(lineno, text)
         text = text[:MAX_SCAN]  # (a page kept as one line is read to here for names and numbers)
-        if "_" in text or "Runner" in text or "Kernel" in text or "kernel" in text:
+        if "_" in text or "Runner" in text or "Kernel" in text or "kernel" in text or "FA" in text or "Flash" in text \
+                or "GEMM" in text or "cuBLAS" in text:
             self._ops(lineno, text)
+        if len(self._by["none_failed"]) < 2 and ("no " in text or "No " in text or "zero" in text or "0 " in text
+                                                 or "without" in text):
+            for n in _NONE_FAILED.finditer(text):
+                self._add("none_failed", n.group(0), lineno, text)
+        if "Capturing" in text and "raph" in text:
+            caps = list(_CAPTURE.finditer(text))
+            if caps:  # (glued tqdm redraws: the last state on the line)
+                c = caps[-1]
+                bar = " ".join(c.group("bar").split())
+                if bar in self._captures or len(self._captures) < 4:
+                    self._captures[bar] = Literal("milestone", f"{bar}: {c.group('d')}/{c.group('t')} (its last state here)",
+                                                  lineno, _clip(text, 240))
         if ".py" in text or ".c" in text or ".h" in text:
             # (a logger's own location, "- DEBUG - autotuner.py:2017 -" or "INFO ... [core.py:932]", is no fact of the run)
             self._files(lineno, _LOGGER_AT.sub(" ", text) if ".py:" in text else text)
@@ -256,9 +279,9 @@ class LiteralReader:
             for b in _SPAN_BACKEND.finditer(text):
                 self._add("op", b.group("b"), lineno, text)
         if not self._fenced and len(self._by["caveat"]) < 2 and _CAVEAT.search(text) and not _logged(text):
-            c = _CAVEAT.search(text)
-            assert c is not None
-            self._add("caveat", sentence_around(text, c.start()) if len(text) > 160 else s, lineno, text)
+            cv = _CAVEAT.search(text)
+            assert cv is not None
+            self._add("caveat", sentence_around(text, cv.start()) if len(text) > 160 else s, lineno, text)
         if _GPU_GATE2.search(text):
             for g in _GPU.finditer(text):
                 mark = "in a contrast" if CONTRAST.search(text[max(0, g.start() - 48):g.start()]) else ""
@@ -484,6 +507,10 @@ class LiteralReader:
             if not any(g.value.lower() in x.value.lower() for x in self._by["gpu"]):
                 self._add("gpu", g.value, g.line, g.words, g.mark)
         self._by["gpu"].sort(key=lambda x: (x.line is None, x.line or 0))  # (in the text's order)
+        for cap in self._captures.values():
+            if all(cap.value != x.value for x in self._by["milestone"]):
+                self._by["milestone"].append(cap)
+        self._captures = {}
         out: List[Literal] = []
         for k in KINDS:
             out.extend(self._by[k])
