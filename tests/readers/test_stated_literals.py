@@ -438,3 +438,15 @@ def test_a_cuda_graph_capture_bar_keeps_its_last_state_and_a_library_named_is_st
     assert "Capturing prefill CUDA graphs (PIECEWISE): 51/51 (its last state here) (line 1)" in stated
     assert "Capturing prefill CUDA graphs (FULL): 0/48 (its last state here) (line 2)" in stated
     assert "ops, kernels and runners: FA3 (line 1)" in _stated(["Below are FA3-related error messages, which appear to be TMA-related issues."])
+
+
+# vllm-project/vllm#46083 (cache_samples/wild/vllm-46083-b200-dp2-ep-trtllm-bf16-moe-autotune-coredump)
+VLLM_46083 = ["**Workaround (not a root fix):** merged in #45002 on 2026-06-09 — adds `--no-enable-flashinfer-autotune` to `tests/evals/gsm8k/configs/Qwen3.5-35B-A3B-DEP2.yaml` so CI skips the crashing autotune path."]
+# vllm-project/vllm#32109 (cache_samples/wild/vllm-32109-sm120-glm47-fp8-no-compiled-cutlass-scaled-mm)
+VLLM_32109 = ["No compiled cutlass_scaled_mm for CUDA device capability: 120. Required capability: 90 or 100"]
+
+
+def test_a_flag_named_in_a_code_span_and_an_error_quoted_bare_are_stated():
+    assert "flags named: --no-enable-flashinfer-autotune (line 1)" in _stated(VLLM_46083)
+    assert ("error: 'No compiled cutlass_scaled_mm for CUDA device capability: 120. Required capability: 90 or 100' (line 1)"
+            in _stated(VLLM_32109))

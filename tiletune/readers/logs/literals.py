@@ -31,13 +31,13 @@ from tiletune.readers.logs.events import sentence_around, sentence_of, wrapped_o
 
 PER_KIND = 6  # distinct values kept per kind
 TABLE_ROWS = 8  # rows of one Markdown table said as text (the rest counted)
-_LIMIT = {"none_failed": 2, "smem": 8, "elision": 3, "milestone": 6, "box": 4, "caveat": 2, "table": 4}
+_LIMIT = {"flag": 6, "none_failed": 2, "smem": 8, "elision": 3, "milestone": 6, "box": 4, "caveat": 2, "table": 4}
 MAX_ERROR = 320  # characters of one error sentence
 MAX_SCAN = 20_000  # characters of one line searched for names, files, tiles, bytes and versions
 _JOIN_LINES = 3  # lines a wrapped error sentence may continue over
 
 # kinds in the order a person needs them (the view keeps this order)
-KINDS = ("error", "op", "none_failed", "caveat", "elision", "table", "frame", "file", "tile", "box", "smem", "milestone", "gpu", "arch",
+KINDS = ("error", "op", "flag", "none_failed", "caveat", "elision", "table", "frame", "file", "tile", "box", "smem", "milestone", "gpu", "arch",
          "version")
 
 _EXC_TYPE = r"(?:[a-z_][\w]*\.)*(?:[A-Z]\w*(?:Error|Exception)|Exception)"
@@ -112,7 +112,8 @@ _SERVED = re.compile(r"Application startup complete|Uvicorn running on|The serve
                      r"Available routes are|Starting vLLM API server")
 # a Python error message quoted bare, without its type ("cannot import name 'X' from 'y'")
 _BARE_ERR = re.compile(r"^[\s>*`-]*(?P<e>(?:cannot import name|No module named|module '[^']+' has no attribute|"
-                       r"CUDA out of memory|no kernel image is available)\b.*)$")
+                       r"CUDA out of memory|no kernel image is available|No compiled \w+ for|No valid \w+|"
+                       r"No available kernel)\b.*)$")
 # an exception type or a backend named alone in a code span ("reached the `NotImplementedError`", "`FLASHINFER_TRTLLM`")
 _SPAN_TYPE = re.compile(r"`(?P<t>" + _EXC_TYPE + r")`")
 _SPAN_BACKEND = re.compile(r"`(?P<b>[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*(?:FLASHINFER|TRTLLM|CUTLASS|TRITON|MARLIN|CUTEDSL|DEEPGEMM)"
@@ -123,6 +124,9 @@ _NONE_FAILED = re.compile(r"\b(?:no|zero|0|without(?: any)?)\s+(?:error logs?|er
                           r"exceptions?|nothing in the logs?)\b)*", re.I)
 # a CUDA-graph capture bar (vLLM, SGLang): its last state in the text says how far start-up got
 _CAPTURE = re.compile(r"(?P<bar>Capturing [\w ,()-]*?(?:CUDA|cuda) graphs?(?: \([^)]*\))?):?\s+\d+%\|[^|]*\|\s*(?P<d>\d+)/(?P<t>\d+)")
+# a command-line flag the text names in a code span or on a command line ("`--moe-backend flashinfer_trtllm`")
+_FLAG = re.compile(r"(?<![\w-])(?P<f>--[a-z][a-z0-9]*(?:-[a-z0-9]+)+(?:[= ](?!--)[\w./:-]+)?)")
+_COMMAND = re.compile(r"^\s*(?:\$\s*)?(?:vllm serve|python3? -m|sglang|trtllm-serve|docker run|tiletune|pytest)\b")
 _ROW = re.compile(r"^\s*\|(?P<cells>.*)\|\s*$")
 _RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
 # GPU names as tickets write them (the clue set reads "NVIDIA ..." names and a short list; prose drops the vendor)
@@ -246,6 +250,11 @@ class LiteralReader:
         if "_" in text or "Runner" in text or "Kernel" in text or "kernel" in text or "FA" in text or "Flash" in text \
                 or "GEMM" in text or "cuBLAS" in text:
             self._ops(lineno, text)
+        if "--" in text and len(self._by["flag"]) < 6:
+            spans = re.findall(r"`([^`]+)`", text) if "`" in text else []
+            for part in spans + ([text] if _COMMAND.match(text) else []):
+                for f in _FLAG.finditer(part):
+                    self._add("flag", f.group("f"), lineno, text)
         if len(self._by["none_failed"]) < 2 and ("no " in text or "No " in text or "zero" in text or "0 " in text
                                                  or "without" in text):
             for n in _NONE_FAILED.finditer(text):
@@ -335,7 +344,7 @@ class LiteralReader:
             if self._error_line(lineno, text):
                 return
         if "cannot" in text or "No module" in text or "has no attribute" in text or "out of memory" in text \
-                or "no kernel image" in text:
+                or "no kernel image" in text or "No compiled" in text or "No valid" in text or "No available" in text:
             self._bare_error(lineno, text)
         if ("`" in text or '"' in text) and _FAIL_WORDS.search(text):
             for q in _QUOTED.finditer(text):
