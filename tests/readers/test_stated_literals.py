@@ -317,6 +317,7 @@ def test_cutlass_tile_names_with_their_b_suffix_are_tiles():
     assert "tiles: 128×128×256B (line 1); 256×128×128B (line 1)" in stated
     assert "mentioned, not as this machine: B200 (in a contrast, line 1)" in stated
     assert "256 B" not in stated and "99 KiB (line 1)" in stated  # (the tile name's "256B" is no byte count)
+    assert "no failure" not in _stated(["[TensorRT-LLM][ERROR] Error Internal no error"])  # (a status text, not the author)
 
 
 # NVIDIA/TensorRT-LLM#14575 (cache_samples/wild/trtllm-14575-gb10-sm121a-mtp-resolved-prose)
@@ -450,3 +451,11 @@ def test_a_flag_named_in_a_code_span_and_an_error_quoted_bare_are_stated():
     assert "flags named: --no-enable-flashinfer-autotune (line 1)" in _stated(VLLM_46083)
     assert ("error: 'No compiled cutlass_scaled_mm for CUDA device capability: 120. Required capability: 90 or 100' (line 1)"
             in _stated(VLLM_32109))
+
+
+# vllm-project/vllm#50705 (cache_samples/wild/vllm-50705-sm120-cuda-lt-12.9-device-capability-startup-log)
+VLLM_50705 = ["(EngineCore pid=4140) Failed to get device capability: SM 12.x requires CUDA >= 12.9."]
+
+
+def test_a_logged_failed_to_message_is_an_error_stated():
+    assert "error: 'Failed to get device capability: SM 12.x requires CUDA >= 12.9.' (line 1)" in _stated(VLLM_50705)

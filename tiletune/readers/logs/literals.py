@@ -111,9 +111,9 @@ _BOX = re.compile(r"\bboxDim\s*[:=]?\s*(?P<b>[(\[][\d,\s]+[)\]])")
 _SERVED = re.compile(r"Application startup complete|Uvicorn running on|The server is fired up|Started server process|"
                      r"Available routes are|Starting vLLM API server")
 # a Python error message quoted bare, without its type ("cannot import name 'X' from 'y'")
-_BARE_ERR = re.compile(r"^[\s>*`-]*(?P<e>(?:cannot import name|No module named|module '[^']+' has no attribute|"
+_BARE_ERR = re.compile(r"^[\s>*`-]*(?P<e>(?:(?:cannot import name|No module named|module '[^']+' has no attribute|"
                        r"CUDA out of memory|no kernel image is available|No compiled \w+ for|No valid \w+|"
-                       r"No available kernel)\b.*)$")
+                       r"No available kernel)\b|Failed to (?!initialize the TMA)\w+ [^.:]{0,80}:).*)$")
 # an exception type or a backend named alone in a code span ("reached the `NotImplementedError`", "`FLASHINFER_TRTLLM`")
 _SPAN_TYPE = re.compile(r"`(?P<t>" + _EXC_TYPE + r")`")
 _SPAN_BACKEND = re.compile(r"`(?P<b>[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*(?:FLASHINFER|TRTLLM|CUTLASS|TRITON|MARLIN|CUTEDSL|DEEPGEMM)"
@@ -258,6 +258,8 @@ class LiteralReader:
         if len(self._by["none_failed"]) < 2 and ("no " in text or "No " in text or "zero" in text or "0 " in text
                                                  or "without" in text):
             for n in _NONE_FAILED.finditer(text):
+                if re.search(r"rror|Status|kError|failed", text[max(0, n.start() - 25):n.start()]):
+                    continue  # (CUTLASS's "Error Internal no error" is a status text, not the author saying nothing failed)
                 self._add("none_failed", n.group(0), lineno, text)
         if "Capturing" in text and "raph" in text:
             caps = list(_CAPTURE.finditer(text))
@@ -344,8 +346,9 @@ class LiteralReader:
             if self._error_line(lineno, text):
                 return
         if "cannot" in text or "No module" in text or "has no attribute" in text or "out of memory" in text \
-                or "no kernel image" in text or "No compiled" in text or "No valid" in text or "No available" in text:
-            self._bare_error(lineno, text)
+                or "no kernel image" in text or "No compiled" in text or "No valid" in text or "No available" in text \
+                or "Failed to" in text:
+            self._bare_error(lineno, _LOG_PREFIX.sub("", text, count=1) if ("[" in text or "pid=" in text) else text)
         if ("`" in text or '"' in text) and _FAIL_WORDS.search(text):
             for q in _QUOTED.finditer(text):
                 said = (q.group("a") or q.group("b") or "").strip()
