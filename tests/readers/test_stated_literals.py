@@ -459,3 +459,11 @@ VLLM_50705 = ["(EngineCore pid=4140) Failed to get device capability: SM 12.x re
 
 def test_a_logged_failed_to_message_is_an_error_stated():
     assert "error: 'Failed to get device capability: SM 12.x requires CUDA >= 12.9.' (line 1)" in _stated(VLLM_50705)
+
+
+# flashinfer-ai/flashinfer#2065 (cache_samples/wild/flashinfer-2065-gb10-moe-fp4-illegal-instruction)
+FI_2065 = ["I am attempting to run FP4 MoE on spark using vLLM and SGLang, with flashinfer_cutlass selected as the MoE operator. No errors occur during the capture phase, but the following error occurs randomly during replay:"]
+
+
+def test_a_no_failure_statement_keeps_its_scope():
+    assert "where it says no failure: 'No errors occur during the capture phase' (line 1)" in _stated(FI_2065)

@@ -260,7 +260,9 @@ class LiteralReader:
             for n in _NONE_FAILED.finditer(text):
                 if re.search(r"rror|Status|kError|failed", text[max(0, n.start() - 25):n.start()]):
                     continue  # (CUTLASS's "Error Internal no error" is a status text, not the author saying nothing failed)
-                self._add("none_failed", n.group(0), lineno, text)
+                # the clause it stands in ("No errors occur during the capture phase"), up to its end
+                rest = re.split(r"[.,;:!?]|\s(?:but|however|although|though|while)\s", text[n.end():n.end() + 100], maxsplit=1)[0]
+                self._add("none_failed", (n.group(0) + rest).strip(), lineno, text)
         if "Capturing" in text and "raph" in text:
             caps = list(_CAPTURE.finditer(text))
             if caps:  # (glued tqdm redraws: the last state on the line)
