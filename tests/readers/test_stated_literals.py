@@ -467,3 +467,25 @@ FI_2065 = ["I am attempting to run FP4 MoE on spark using vLLM and SGLang, with 
 
 def test_a_no_failure_statement_keeps_its_scope():
     assert "where it says no failure: 'No errors occur during the capture phase' (line 1)" in _stated(FI_2065)
+
+
+# sgl-project/sglang#25563 (cache_samples/wild/sglang-25563-b300-sm103-draft-graph-capture-sm100f-kernel): a fenced
+# message its author broke over indented lines, the kernel's name among them
+SGLANG_25563 = [
+    "```",
+    "Exception: Capture cuda graph failed: Error in function 'run' at",
+    "  /workspace/csrc/trtllm_batched_gemm_runner.cu:276:",
+    "  Error occurred when running GEMM! (numBatches: 256, GemmMNK: 128 1024 6144,",
+    "  Kernel: bmm_Bfloat16_Bfloat16Bfloat16_Fp32_t128x8x128u2_s6_et128x8_m128x8x16",
+    "          _c1x1x1_16dp256b_rM_BN_transOut_schPd2x1x2x3_bN_ldgsts_ldgstsSf",
+    "          _rgTma_clmp_swiGlu_dynB_sm100f)",
+    "```",
+]
+
+
+def test_a_fenced_message_broken_over_indented_lines_is_one_error_and_its_kernel_one_name():
+    stated = _stated(SGLANG_25563)
+    kernel = "bmm_Bfloat16_Bfloat16Bfloat16_Fp32_t128x8x128u2_s6_et128x8_m128x8x16_c1x1x1_16dp256b_rM_BN_transOut_schPd2x1x2x3_bN_ldgsts_ldgstsSf_rgTma_clmp_swiGlu_dynB_sm100f"
+    assert ("error: 'Exception: Capture cuda graph failed: Error in function 'run' at /workspace/csrc/trtllm_batched_gemm_runner.cu:276: "
+            "Error occurred when running GEMM! (numBatches: 256, GemmMNK: 128 1024 6144, Kernel: " + kernel + ")' (line 2)") in stated
+    assert f"{kernel} (line 2)" in stated and "; _rgTma" not in stated

@@ -32,9 +32,10 @@ from tiletune.readers.logs.events import sentence_around, sentence_of, wrapped_o
 PER_KIND = 6  # distinct values kept per kind
 TABLE_ROWS = 8  # rows of one Markdown table said as text (the rest counted)
 _LIMIT = {"flag": 6, "none_failed": 2, "smem": 8, "elision": 3, "milestone": 6, "box": 4, "caveat": 2, "table": 4}
-MAX_ERROR = 320  # characters of one error sentence
+MAX_ERROR = 400  # characters of one error sentence (a trtllm-gen kernel's name alone is 120)
 MAX_SCAN = 20_000  # characters of one line searched for names, files, tiles, bytes and versions
 _JOIN_LINES = 3  # lines a wrapped error sentence may continue over
+_JOIN_FENCED = 6  # ... and a message broken over indented lines of a pasted log
 
 # kinds in the order a person needs them (the view keeps this order)
 KINDS = ("error", "op", "flag", "none_failed", "caveat", "elision", "table", "frame", "file", "tile", "box", "smem", "milestone", "gpu", "arch",
@@ -379,7 +380,10 @@ class LiteralReader:
                 said = _ERROR_TAIL.split(said, 1)[0].rstrip()  # (torch's hints after a CUDA error are not the error)
                 whole = _sentence(said) if not self._fenced or rx is not _CUTLASS_ERR else said
                 if self._add("error", _clip(whole), lineno, text):
-                    if not _ended(said) and whole == said and not self._fenced:  # (a fence holds log lines, not wraps)
+                    # prose wrapped mid-sentence; in a fence (log lines), only a message its author broke where it
+                    # cannot end (after ':', ',', ' at' or an open bracket), continued on indented lines
+                    held = said.rstrip().endswith((":", ",", " at", "(")) or said.count("(") > said.count(")")
+                    if (not self._fenced and not _ended(said) and whole == said) or (self._fenced and held):
                         self._open = (len(self._by["error"]) - 1, lineno)
                         self._joined = 0
                 return True
@@ -390,15 +394,23 @@ class LiteralReader:
         assert self._open is not None
         i, last = self._open
         s = text.strip()
-        if lineno != last + 1 or not s or self._joined >= _JOIN_LINES or _logged(text) or _EXC.match(s) or _FRAME.search(s) \
-                or not wrapped_on(self._by["error"][i].value, text):
+        indented = len(text) - len(text.lstrip()) >= 2
+        if lineno != last + 1 or not s or self._joined >= (_JOIN_FENCED if self._fenced else _JOIN_LINES) or _logged(text) \
+                or _EXC.match(s) or _FRAME.search(s) or s.startswith(("^", "~", "Traceback")) \
+                or not (indented if self._fenced else wrapped_on(self._by["error"][i].value, text)):
             return False
         lit = self._by["error"][i]
-        piece = sentence_of(s)
-        joined = f"{lit.value} {piece}"
+        piece = s if self._fenced else sentence_of(s)
+        # an identifier the author broke over two lines ("..._m128x8x16" / "_c1x1x1_...") is one word again
+        glue = "" if piece.startswith("_") and lit.value[-1:].isalnum() else " "
+        joined = f"{lit.value}{glue}{piece}"
+        if self._fenced:
+            for k in _LONG_KERNEL.finditer(joined):
+                self._add("op", k.group(0), lit.line, f"{lit.words} {s}")
         self._by["error"][i] = Literal(lit.kind, _clip(joined), lit.line, _clip(f"{lit.words} {s}", 240), lit.mark)
         self._joined += 1
-        if piece != s or _ended(piece):
+        held = piece.rstrip().endswith((":", ",", " at", "(")) or joined.count("(") > joined.count(")")
+        if (self._fenced and not held) or (not self._fenced and (piece != s or _ended(piece))):
             self._open = None
         else:
             self._open = (i, lineno)
@@ -427,7 +439,8 @@ class LiteralReader:
                 self._add("op", f"{m.group('k')} kernel", lineno, text)
         if "_sm" in text:
             for m in _LONG_KERNEL.finditer(text):
-                self._add("op", m.group(0), lineno, text)
+                if not any(m.group(0) in o.value for o in self._by["op"]):  # (the tail of a name joined above)
+                    self._add("op", m.group(0), lineno, text)
         names = [m.group(0) for m in _IDENT.finditer(text) if _op_like(m.group(0))
                  and text[m.end():m.end() + 1] != "/"]  # (a folder of a path is no name; a file's stem may be)
         if "Runner]" in text:
@@ -435,8 +448,8 @@ class LiteralReader:
         for v in names:
             if len(v) > 80 or v.endswith(("_kernel",)) and any(v in o.value for o in self._by["op"]):
                 continue
-            if any(v != o.value and v in o.value.split() for o in self._by["op"]):
-                continue
+            if any(v != o.value and (v in o.value.split() or v.startswith("_") and v in o.value) for o in self._by["op"]):
+                continue  # (a word of a longer name, or the tail of a kernel's name its author broke over lines)
             if re.fullmatch(r"\w+_(?:runner|kernel)", v) and v.islower() and "_" not in v[:-7]:
                 continue  # ("my_kernel"-like words of prose are no name)
             self._add("op", v, lineno, text)
