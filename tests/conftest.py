@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
 import pytest
+
+# Text views wrap to the terminal's width (COLUMNS). Tests that care set it themselves; the rest
+# must see the same width in CI as in any shell that exports COLUMNS (three helpers' suites failed
+# on a wrapped caveat that passed alone), so the suite and every command it starts begin without it.
+os.environ.pop("COLUMNS", None)
+os.environ.pop("LINES", None)
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "cache_samples"
