@@ -489,3 +489,27 @@ def test_a_fenced_message_broken_over_indented_lines_is_one_error_and_its_kernel
     assert ("error: 'Exception: Capture cuda graph failed: Error in function 'run' at /workspace/csrc/trtllm_batched_gemm_runner.cu:276: "
             "Error occurred when running GEMM! (numBatches: 256, GemmMNK: 128 1024 6144, Kernel: " + kernel + ")' (line 2)") in stated
     assert f"{kernel} (line 2)" in stated and "; _rgTma" not in stated
+
+
+# flashinfer-ai/flashinfer#3344's first seven lines, as the ticket has them
+FI_3344_HEAD = [
+    "# flashinfer 0.6.x trtllm-gen GEMM runners only ship `_sm100f` kernel names — FP8 hybrid models (Qwen3-Next / Qwen3.5) crash on Jetson Thor (sm110a)",
+    "",
+    "## Summary",
+    "",
+    "On NVIDIA Jetson Thor (`compute capability (11, 0)`, CUDA 13.0), loading a hybrid Mamba/Gated-DeltaNet model such as `Qwen/Qwen3.5-27B-FP8` or any Qwen3-Next variant through vLLM crashes during the model's first forward pass. The visible failure is a `CUBLAS_STATUS_EXECUTION_FAILED` on a plain BF16 `torch.nn.functional.linear` call, but the underlying cause is a kernel-coverage gap in flashinfer: the trtllm-gen GEMM dispatcher only knows about `_sm100f` (datacenter Blackwell, B100/B200/GB200) kernel names, and `flashinfer-cubin` ships only `sm100f.cubin` binaries — there are no sm110 (Jetson Thor) cubins.",
+    "",
+    "When the dispatcher selects an sm100f cubin on Thor, the cubin's device-side architecture check fails, prints `\"This kernel only supports sm100f.\"` once per thread (hundreds of times in the log), no-ops the launch, and leaves the CUDA context in a faulted state. The next CUDA call — typically an unrelated cuBLAS matmul — surfaces the failure.",
+]
+
+
+def test_a_long_failure_sentence_of_a_ticket_is_cut_at_a_word_never_mid_word():
+    items = list(logs.parse_lines(enumerate(FI_3344_HEAD, 1), "t.md", ReadContext().environment()))
+    (inp,) = [i for i in items if isinstance(i, InputFacts)]
+    cut = [f for f in inp.says_fail if str(f.value).endswith(" ...")]
+    assert cut, "flashinfer-3344's long prose lines are longer than a quote"
+    for f in cut:
+        head = str(f.value)[:-4]
+        line = FI_3344_HEAD[(f.line or 1) - 1]
+        at = line.find(head)
+        assert at >= 0 and line[at + len(head)] == " "  # (the quote ends where a word ends)

@@ -114,6 +114,13 @@ class _Table:
     rows: List[Tuple[int, List[str]]] = field(default_factory=list)
 
 
+def _words(text: str, limit: int = 240) -> str:
+    """`text` whole when it fits, else cut at a word (never mid-word) and marked ' ...'."""
+    if len(text) <= limit:
+        return text
+    return text[:limit - 4].rsplit(" ", 1)[0].rstrip(",;:") + " ..."
+
+
 def _cells(text: str) -> Optional[List[str]]:
     m = _TABLE_ROW.match(text)
     if not m:
@@ -176,14 +183,14 @@ class TicketReader:
             if mc:
                 chain = " -> ".join(p.strip().rstrip("()") for p in re.split(r"→|->", mc.group("c")))
                 self.chains.append(Fact(chain, "stated", f"a call chain the ticket marks '{mc.group('note').strip()[:60]}' "
-                                                         f"(line {lineno})", line=lineno, words=text.strip()[:240]))
+                                                         f"(line {lineno})", line=lineno, words=_words(text.strip())))
             if _QUOTED_FAIL.search(text) and len(self.says_fail) < 32:  # an error quoted in a code block
-                self.says_fail.append(Fact(text.strip()[:240], "stated", "an error the ticket quotes in a code block",
-                                           line=lineno, words=text.strip()[:240]))
+                self.says_fail.append(Fact(_words(text.strip()), "stated", "an error the ticket quotes in a code block",
+                                           line=lineno, words=_words(text.strip())))
             return
         if text.lstrip().startswith("Error: ") and len(self.says_fail) < 32:  # a bare CUTLASS error quoted in prose
-            self.says_fail.append(Fact(text.strip()[:240], "stated", "an error the ticket quotes", line=lineno,
-                                       words=text.strip()[:240]))
+            self.says_fail.append(Fact(_words(text.strip()), "stated", "an error the ticket quotes", line=lineno,
+                                       words=_words(text.strip())))
             return
         cells = _cells(text) if "|" in text else None
         if cells is None:
@@ -214,7 +221,7 @@ class TicketReader:
                 row = "; ".join(f"{h}: {c}" if h and c and h != c else c for h, c in zip(head, cells) if c)
                 self.stated.append(Fact(f"a table row (line {lineno}): {row[:300]}", "stated",
                                         f"a Markdown table in the ticket (header line {self._rows_of[0]})",
-                                        line=lineno, words=text.strip()[:240]))
+                                        line=lineno, words=_words(text.strip())))
             return
         self._prev = (lineno, cells)
 
@@ -242,7 +249,7 @@ class TicketReader:
                         or _CONTRASTED.search(joined[max(0, m.start() - 60):m.start()]):
                     continue  # ("not during capture"; "instead of non-finite output during startup": another case)
                 if len(self.stage_said) < 16:
-                    self.stage_said.append((stage, lineno, m.group(0), said.strip()[:240]))
+                    self.stage_said.append((stage, lineno, m.group(0), _words(said.strip())))
                 break
 
     def stated_stage(self) -> Optional[Fact]:
@@ -260,16 +267,16 @@ class TicketReader:
             a = _AFTER_TUNE.search(text.replace("**", "").replace("`", "").replace("*", ""))
             if a:
                 self.after_tune = Fact(True, "stated", f"the ticket says '{a.group(0)}' (line {lineno})", line=lineno,
-                                       words=text.strip()[:240])
+                                       words=_words(text.strip()))
         c = _CALL_NAMED.search(text)
         if c and self.call_named is None:
             self.call_named = Fact(c.group("fn"), "stated", f"the ticket names the call (line {lineno})", line=lineno,
-                                   words=text.strip()[:240])
+                                   words=_words(text.strip()))
         if ("→" in text or "->" in text) and len(self.chains) < 8:
             for ch in _CHAIN.finditer(text):
                 chain = " -> ".join(part.strip() for part in re.split(r"→|->", ch.group("c")))
                 self.chains.append(Fact(chain, "stated", f"a call chain the ticket states (line {lineno})", line=lineno,
-                                        words=text.strip()[:240]))
+                                        words=_words(text.strip())))
         w = _WENT_ON.search(text) if len(self.went_on) < 4 and ("back" in text or "skip" in text) else None
         if w:
             said = _sentence(text, w.start()) if len(text) > 240 else text.strip()
@@ -278,24 +285,24 @@ class TicketReader:
                 lo = max(0, said.rfind(" ", 0, max(0, at - 100)) + 1) if at > 100 else 0
                 hi = said.find(" ", at + len(w.group(0)) + 60)
                 said = ("... " if lo else "") + said[lo:hi if hi > 0 else len(said)] + (" ..." if hi > 0 else "")
-            self.went_on.append(Fact(said[:240], "stated", "the ticket's prose", line=lineno, words=said[:240]))
+            self.went_on.append(Fact(_words(said), "stated", "the ticket's prose", line=lineno, words=_words(said)))
         f = _SAYS_FAIL.search(text)
         if f and len(self.says_fail) < 32 and len(text.strip()) > 12 \
                 and not _NOT_FAIL.search(text[max(0, f.start() - 60):f.end() + 60]):  # (near the words, in a long line)
             said = _sentence(text, f.start()) if len(text) > 240 else text.strip()
-            self.says_fail.append(Fact(said[:240], "stated", "the ticket's prose", line=lineno, words=said[:240]))
+            self.says_fail.append(Fact(_words(said), "stated", "the ticket's prose", line=lineno, words=_words(said)))
 
         m = _COUNT.search(text) if " of " in text else None
         if m and len(self.stated) < 64:
             n, total = int(m.group("n")), int(m.group("m"))
             if 0 < n <= total:
                 self.stated.append(Fact(f"{n} of {total} {m.group('what')} {m.group('verb')}", "stated",
-                                        "the ticket's prose", line=lineno, words=text.strip()[:240]))
+                                        "the ticket's prose", line=lineno, words=_words(text.strip())))
         elif len(self.stated) < 64:
             b = _COUNT_BARE.search(text)
             if b and int(b.group("n")) > 0:
                 self.stated.append(Fact(f"{(b.group('all') or '')}{b.group('n')} {b.group('what')} {b.group('verb')}",
-                                        "stated", "the ticket's prose", line=lineno, words=text.strip()[:240]))
+                                        "stated", "the ticket's prose", line=lineno, words=_words(text.strip())))
         if ("x" in text or "×" in text) and _FAIL_SENTENCE.search(text) and len(self.stated) < 64:
             shapes = []
             for s in _SHAPE.finditer(text):
@@ -306,7 +313,7 @@ class TicketReader:
                 shapes = list(dict.fromkeys(shapes))
                 self.stated.append(Fact(f"tile shape{'s' if len(shapes) > 1 else ''} {', '.join(shapes)} named "
                                         "in a sentence about a failure", "stated", "the ticket's prose",
-                                        line=lineno, words=text.strip()[:240]))
+                                        line=lineno, words=_words(text.strip())))
 
     def _paragraph(self, lineno: int, text: str) -> None:
         """Prose lines gathered into paragraphs (a blank line, a heading or a list item starts a new one)."""
@@ -404,7 +411,7 @@ class TicketReader:
                 if not failed and not ok:
                     continue
                 row = " | ".join(cells)
-                detail: dict[str, Any] = {"stated": "a row of a Markdown table in the ticket", "stated_row": row[:240]}
+                detail: dict[str, Any] = {"stated": "a row of a Markdown table in the ticket", "stated_row": _words(row)}
                 others = [c for i, c in enumerate(cells) if i not in (t.tactic_col, t.result_col) and c]
                 if others:
                     detail["stated_shape"] = " | ".join(others)[:200]
