@@ -513,3 +513,10 @@ def test_a_long_failure_sentence_of_a_ticket_is_cut_at_a_word_never_mid_word():
         line = FI_3344_HEAD[(f.line or 1) - 1]
         at = line.find(head)
         assert at >= 0 and line[at + len(head)] == " "  # (the quote ends where a word ends)
+
+
+def test_a_ticket_written_with_bold_labels_is_a_ticket_its_error_stated_and_placed():
+    # flashinfer-4157's "**Symptom:** engine warmup crashes with ..." is a person's words, not a log line
+    res = _result(FI_4157)
+    assert "at warm-up" in res.verdicts[0].text and "(the ticket states it at line 1" in res.verdicts[0].text
+    assert all(e.how == "stated" for e in res.verdicts[0].evidence)

@@ -95,7 +95,7 @@ _LOG_LIKE = re.compile(r"^\s*(?:\(\w+[^)]*\)\s*)?(?:\[?\d{4}-\d\d-\d\d|\[?\d\d[-
                        r"\[[\w. -]+\]|File \"|Traceback|\d+\s+0x[0-9a-f]+|[IWEF]\d{4} )")
 _PROSE = re.compile(r"^(?:[-*] )?(?=(?:[^\W\d_]+[,.;:!?'’)]*\s+){6,})[^|{}<>=]*[.!?:]\s*$")
 _MD_TABLE = re.compile(r"^\s*\|.*\|\s*$")
-_MD_OTHER = re.compile(r"^\s*(?:#{1,6} \S|> |[-*] (?:\*\*|`|\[)|\d+\. \*\*)")
+_MD_OTHER = re.compile(r"^\s*(?:#{1,6} \S|> |[-*] (?:\*\*|`|\[)|\d+\. \*\*|\*\*[A-Z][\w /()-]{0,40}:?\*\*:? )")
 _STICKY = re.compile(r"illegal memory access|illegal address|illegal instruction|misaligned address|"
                      r"unspecified launch failure|cudaErrorIllegal|CUDA_ERROR_ILLEGAL|CUDA_ERROR_LAUNCH_FAILED|"
                      r"CUDA_ERROR_MISALIGNED|WARP_ILLEGAL", re.I)
