@@ -43,6 +43,20 @@ _KIND_PREFIX = {
 }
 
 
+def is_info_skip(f: Failure) -> bool:
+    """An INFO 'Skipped N unsupported tactic(s)' count (no tactic named): the autotuner skipped tactics that
+    cannot run here and went on. Views show these as skips, never as failures, so that the header, the
+    tables and the verdicts say the same (the JSON keeps the record as it was read)."""
+    from tiletune.readers.logs.grammar import UNNAMED_FAILURES
+
+    return f.tactic is None and f.error == UNNAMED_FAILURES
+
+
+def is_skip_record(r: Any) -> bool:
+    """A record that holds such a count (see `is_info_skip`)."""
+    return r.status is Status.FAILED and r.tactic is None and r.detail_dict().get("skipped_per_profile") is not None
+
+
 def _fmt_bytes(n: int) -> str:
     return f"{n:,} B"
 

@@ -243,17 +243,20 @@ class _Held:
 
 
 def no_config_phrase(details: Sequence[dict], n: int) -> str:
-    """TensorRT-LLM's 'Have not found any valid GEMM config for shape (m, n, k)' warnings, the shapes grouped
-    by (n, k): '9 warnings that no valid GEMM config exists (n=6144, k=4096: m = 1, 2, ..., 256)'."""
+    """TensorRT-LLM's 'Have not found any valid GEMM config for shape (m, n, k)' warnings: its GEMM plugin profiler
+    logs one when no tactic passed profiling for that shape, a tuning failure per shape (issue 22). The shapes
+    grouped by (n, k): 'no tactic passed TensorRT-LLM's GEMM profiling for 9 shapes (n=6144, k=4096: m = 1, ...)'."""
     by_nk: "OrderedDict[tuple[Any, Any], list[Any]]" = OrderedDict()
     for d in details:
         ms = by_nk.setdefault((d.get("n"), d.get("k")), [])
         if d.get("m") not in ms:
             ms.append(d.get("m"))
+    k = sum(len(ms) for ms in by_nk.values())
     shapes = "; ".join(f"n={nn}, k={kk}: m = {_join_and([str(m) for m in sorted(ms, key=lambda x: (x is None, x or 0))][:12])}"
                        for (nn, kk), ms in list(by_nk.items())[:4])
-    return (f"TensorRT-LLM warned {_n_times(n)} that it found no valid GEMM config for a shape ({shapes}): it uses its "
-            "default config or fails at run time (warnings, not failures; which tactics it tried is not logged)")
+    return (f"no tactic passed TensorRT-LLM's GEMM profiling for {k} shape{'s' if k != 1 else ''} ({shapes}): "
+            f"{n} warning{'s' if n != 1 else ''} 'Have not found any valid GEMM config for shape'; in its words it "
+            "'will try to use default or fail at runtime' (which tactics it tried and why each failed is not logged)")
 
 
 def _tuned(progress: Sequence[Event]) -> str:
@@ -292,8 +295,11 @@ def _quiet_lead(source: str, evs: Sequence[Event], h: _Held, inp: Optional[Input
         evidence.append(Evidence(source, recs[0].line, str(recs[0].detail_dict().get("said") or ""), _how(ticket)))
         if oom and where is not None:
             evidence.append(Evidence(source, where.line, where.words, "stated", where.source))
-    if h.no_config:
-        parts.append(no_config_phrase([r.detail_dict() for r in h.no_config], sum(r.count for r in h.no_config)))
+    tuning_failed = ""
+    if h.no_config:  # a tuning failure per shape (issue 22): it leads, as the header's and Failures' count says
+        tuning_failed = no_config_phrase([r.detail_dict() for r in h.no_config], sum(r.count for r in h.no_config))
+        if all(e.kind == "no_valid_config" for e in evs):
+            tuning_failed += "; nothing else tiletune reads is in the text (warning lines only)"
         warned = next((e for e in evs if e.kind == "no_valid_config"), None)
         if warned is not None:
             evidence.append(event_evidence(warned, ticket))
@@ -346,14 +352,18 @@ def _quiet_lead(source: str, evs: Sequence[Event], h: _Held, inp: Optional[Input
     if reports:  # a report in prose: what it measured, in its words (it may tell of a failure: quoted, not judged)
         parts.append("; ".join(f"'{f.value}' (line {f.line})" for f in reports))
         evidence += [Evidence(source, f.line, f.words, "stated") for f in reports[:2]]
-    if not parts and inp is not None and (inp.arch or inp.gpu or inp.flashinfer_version):
+    if not parts and not tuning_failed and inp is not None and (inp.arch or inp.gpu or inp.flashinfer_version):
         parts.append("only its setup")
-    if not parts:
+    if not parts and not tuning_failed:
         parts.append("nothing tiletune reads (no autotuner, error or tuning line)")
     if progress and not has_tactics and not h.fallbacks:
         parts.append(f"which tactics won is not in this log ({DEBUG_HINT})")
     text = "no failure in the text; it shows: " + "; ".join(parts)
-    if reports:
+    if tuning_failed:  # nothing ended the run, but tuning failed for these shapes: never "no failure"
+        text = (f"{tuning_failed}; the text does not show the run ending"
+                + (f"; it also shows: {'; '.join(p for p in parts if p != 'only its setup')}"
+                   if any(p != "only its setup" for p in parts) else ""))
+    elif reports:
         text = ("a report in prose with no log line of a run; what it states: " + parts[-1]
                 + "".join(f"; {p}" for p in parts[:-1]))
     return Verdict(arch=arch, op="", text=f"{text} ({source})", source=source, evidence=tuple(evidence[:2]))

@@ -216,13 +216,18 @@ def format_inspect(result: InspectResult, *, all_rows: bool = False, runtime_m: 
             out.append("")
             out += [f"- {cell(n)}" for n in sec.footnotes]
         out.append("")
-    if result.failures:
+    failures, skips = view.split_skips(result.failures)
+    if skips:
+        out += [f"## {cell(view.SKIPPED_TITLE)}", ""]
+        out.append(table(view.SKIPPED_HEADERS, view.skipped_rows(skips, result, result.group_labels()), align_right=[1]))
+        out.append("")
+    if failures:
         from tiletune.analysis.overview import tile_history
         from tiletune.formats.glance import next_steps
 
         out.append("## Failures")
         out.append("")
-        out.append(table(view.FAILURE_HEADERS, view.failure_rows(result.failures, error_width=100_000, labels=result.group_labels()), align_right=[3]))
+        out.append(table(view.FAILURE_HEADERS, view.failure_rows(failures, error_width=100_000, labels=result.group_labels()), align_right=[3]))
         out.append("")
         for step in next_steps(result.failures, tile_history, result.read_flags, view.gpus_named(result)):
             out.append(f"- {cell(step.text)}")

@@ -346,7 +346,9 @@ def _title(result: InspectResult) -> str:
         return " ".join(x for x in (v.arch, v.op) if x) or "see the verdict"
 
     fatal = [v for v in result.verdicts if v.fatal]
-    failing = [v for v in result.verdicts if v.failed and not v.fatal]
+    fails, _skips = view.split_skips(result.failures)  # INFO skip counts are skips, not failing tactics
+    failing = [v for v in result.verdicts if v.failed and not v.fatal
+               and any(f.op == v.op and f.arch == v.arch for f in fails)]
     if fatal:
         what, subject = "run ended", fatal
     elif failing:
@@ -360,11 +362,14 @@ def _title(result: InspectResult) -> str:
 
 def _summary_line(result: InspectResult) -> str:
     chosen = sum(1 for ae in result.entries if ae.record.status is Status.CHOSEN)
-    failed = sum(f.count for f in result.failures)
-    n_fail = len(result.failures)
+    fails, skips = view.split_skips(result.failures)
+    failed = sum(f.count for f in fails)
+    n_fail = len(fails)
     s = f"{len(result.sources)} input(s) read, {chosen:,} chosen tactic(s)"
     if n_fail:
         s += f", {n_fail} failing tactic(s) ({failed:,} failed attempts)"
+    if skips:
+        s += f", {sum(f.count for f in skips):,} tactic skip(s) as unsupported (INFO counts, not failures)"
     dis = sum(1 for f in result.failures if f.reason.model_disagrees and f.reason.kind != "smem")
     if dis:
         s += f", {dis} not explained by shared memory"
@@ -589,9 +594,14 @@ def _render(result: InspectResult, ctx: ReportContext, lim: Limits, parts: Optio
         out += [f"- {c(line)}" for line in runtime_m_lines(result.overview, ctx.runtime_m)]
         out.append("")
 
+    fails, skips = view.split_skips(result.failures)
+    if skips:
+        out += ["## Skipped as unsupported", "", c(view.SKIPPED_TITLE), ""]
+        out.append(md.table(view.SKIPPED_HEADERS, view.skipped_rows(skips, result, result.group_labels()), align_right=[1]))
+        out.append("")
     out += ["## Failures", ""]
-    if result.failures:
-        ordered = sorted(result.failures, key=lambda f: (f.arch or "~", f.op, f.group or "", -f.count))
+    if fails:
+        ordered = sorted(fails, key=lambda f: (f.arch or "~", f.op, f.group or "", -f.count))
         shown, more = _capped(ordered, lim.items)
         labels = result.group_labels()
         out.append(md.table(("tile", "tactic", "count", "reason"),
@@ -599,7 +609,7 @@ def _render(result: InspectResult, ctx: ReportContext, lim: Limits, parts: Optio
         if more:
             out += ["", _left_out(more, "failure(s)", ctx)]
         out.append("")
-        by_count = sorted(result.failures, key=lambda f: -f.count)
+        by_count = sorted(fails, key=lambda f: -f.count)
         detailed, more = _capped(by_count, lim.details)
         if detailed:
             body = _failure_details(detailed, lim.text, labels)

@@ -117,13 +117,7 @@ def _simple_table(rows, headers, aligns) -> "str | None":
 
 
 def _summary(result: InspectResult) -> str:
-    by_status: dict = {}
-    for ae in result.entries:
-        st = ae.entry.record.status
-        by_status[st] = by_status.get(st, 0) + 1
-    counts: dict[str, int] = {}
-    for st, n in by_status.items():
-        counts[str(st)] = counts.get(str(st), 0) + n
+    counts = view.status_counts(result)
     parts = ", ".join(f"{n:,} {s}" for s, n in sorted(counts.items(), key=lambda x: -x[1]))
     n_in = len(result.sources)
     return f"tiletune inspect: {n_in} input{'s' if n_in != 1 else ''}, {len(result.entries):,} entries" + (
@@ -399,9 +393,14 @@ def format_inspect(result: InspectResult, *, all_rows: bool = False, runtime_m: 
             out.append("")
     else:
         out += _compact_sections(result, runtime_m, width, colour, uncalibrated)
-    if result.failures:
+    failures, skips = view.split_skips(result.failures)
+    if skips:
+        out += _wrap(view.SKIPPED_TITLE, indent="", width=width)
+        out.append(_tab(view.skipped_rows(skips, result, result.group_labels()), list(view.SKIPPED_HEADERS)))
+        out.append("")
+    if failures:
         out += _wrap("Failures (per op/runner/tactic and kind of failure, counted across inputs)", indent="", width=width)
-        rows = view.failure_rows(result.failures, labels=result.group_labels())
+        rows = view.failure_rows(failures, labels=result.group_labels())
         headers, caps, rows, dropped = _fit_failures(rows, width)
         out.append(_tab(rows, headers, caps))
         if dropped:

@@ -474,6 +474,57 @@ def _entry_row(
     return row
 
 
+def status_counts(result: InspectResult) -> dict[str, int]:
+    """The header's count of entries per status; an INFO 'Skipped N unsupported tactic(s)' count is an
+    'INFO skip count', not 'failed' (the verdicts and the Skipped section call those skips)."""
+    from tiletune.analysis.failures import is_skip_record
+
+    counts: dict[str, int] = {}
+    for ae in result.entries:
+        r = ae.entry.record
+        name = SKIP_COUNT if is_skip_record(r) else str(r.status)
+        counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+SKIP_COUNT = "INFO skip count(s)"
+SKIPPED_TITLE = ("Skipped as unsupported (INFO 'Skipped N unsupported tactic(s)' counts: the autotuner skipped tactics "
+                 "it cannot run here and went on; skips, not failures; which tactics is logged at DEBUG)")
+SKIPPED_HEADERS = ("op", "skipped", "per profile")
+
+
+def split_skips(failures: Sequence[Failure]) -> tuple[list[Failure], list[Failure]]:
+    """(failures, INFO skip counts): the views show the second apart, as skips."""
+    from tiletune.analysis.failures import is_info_skip
+
+    fails: list[Failure] = []
+    skips: list[Failure] = []
+    for f in failures:
+        (skips if is_info_skip(f) else fails).append(f)
+    return fails, skips
+
+
+def skipped_rows(skips: Sequence[Failure], result: InspectResult,
+                 labels: Optional[Mapping[str, str]] = None) -> list[list[str]]:
+    """One row per op of INFO skip counts: op, how many tactic skips in all, the per-profile distribution."""
+    from tiletune.analysis.failures import is_skip_record
+
+    per: dict[tuple[Optional[str], str], dict[int, int]] = {}
+    for ae in result.entries:
+        r = ae.entry.record
+        if is_skip_record(r):
+            d = per.setdefault((r.env.arch, r.op), {})
+            for n, k in dict(r.detail_dict().get("skipped_per_profile") or ()).items():
+                d[int(n)] = d.get(int(n), 0) + int(k)
+    rows = []
+    for f in sorted(skips, key=lambda f: (f.arch or "~", f.op, f.group or "")):
+        where = f" ({labels[f.group]})" if labels and f.group is not None and f.group in labels else ""
+        dist = per.get((f.arch, f.op), {})
+        said = ", ".join(f"{n} in {k} profile{'s' if k != 1 else ''}" for n, k in sorted(dist.items(), reverse=True))
+        rows.append([f"{f.arch or '?'} {f.op}{where}", str(f.count), said or "-"])
+    return rows
+
+
 def failure_rows(failures: Sequence[Failure], *, error_width: int = 40,
                  labels: Optional[Mapping[str, str]] = None) -> list[list[str]]:
     """One row per aggregated failure: op, tactic, tile, count, short error, reason. `labels`
