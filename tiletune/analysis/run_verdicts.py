@@ -116,7 +116,10 @@ def run_verdicts(events: Sequence[Event], analyzed: Sequence["AnalyzedEntry"],
         if end is not None:
             fatal_lines.append(_end_verdict(end, cause_ev, arch, source, ticket, inp.stated_stage if inp else None,
                                             before=_before(end, evs, inp), after_tune=inp.after_tune if inp else None))
-        errors = [e for e in evs if e.kind in ERROR_KINDS and e is not cause_ev]
+        examples = list(inp.examples) if inp is not None else []
+        ex_lines = {f.line for f in examples}
+        # errors a ticket quotes as examples ("A typical error is:") are not lines of a run: never its end
+        errors = [e for e in evs if e.kind in ERROR_KINDS and e is not cause_ev and e.line not in ex_lines]
         survived = [e for e in errors if e.fact("survived") is not None]
         raised = [e for e in errors if e.fact("survived") is None and e.is_fatal]
         printed = [e for e in errors if e.fact("survived") is None and not e.is_fatal]
@@ -133,15 +136,17 @@ def run_verdicts(events: Sequence[Event], analyzed: Sequence["AnalyzedEntry"],
             other_lines.append(Verdict(arch=arch, op=str(e.fact("op") or ""), source=source, text=(
                 f"also raised: {e.summary}" + _times(e) + f" ({_at(e)})"), evidence=(event_evidence(e, ticket),)))
         for group in _by_kind(printed):
-            other_lines.append(_printed_verdict(group, arch, source, ticket))
+            other_lines.append(_printed_verdict(group, arch, source, ticket, inp.stated_stage if inp else None))
         for w in (inp.warned if inp else ()):  # a warning that printed a traceback: the run went on
             other_lines.append(Verdict(arch=arch, op="", source=source, text=(
                 f"a warning logged a traceback and the run went on (a finding, not the end): '{_clip(plain(w.value), 200)}' "
                 f"(line {w.line}) ({source})"), evidence=(Evidence(source, w.line, w.words, _how(ticket)),)))
+        if examples:
+            (quiet_leads if end is None and not raised else other_lines).append(_examples_verdict(examples, arch, source))
         h = held.get(source, _Held())
         says = [f for f in (inp.says_fail if inp else ()) if not any(e.line == f.line and e.kind in ERROR_KINDS for e in evs)]
         quiet = end is None and not errors and not h.failed and not (inp and inp.stated) and not says \
-            and not (inp and inp.warned)
+            and not (inp and inp.warned) and not examples
         if says and end is None and not errors and not h.failed:
             # a ticket that states failures in words only (no log line): what it says, never "no failure"
             went = [f for f in (inp.went_on if inp else ()) if all(f.line != s.line for s in says[:3])][:1] or \
@@ -601,6 +606,18 @@ def _end_verdict(end: RunEnd, cause: Optional[Event], arch: Optional[str], sourc
         clauses.append("the text does not show the error that ended it")
     if what and end.wrapper is not None and end.cause is not None and end.wrapper.line != end.cause.line:
         clauses.append(f"the engine reported it: {wrapper_phrase(end.wrapper.words)} (line {end.wrapper.line})")
+    stop_said = end.wrapper is not None or (end.stopped is not None and (
+        _WRAPPER_PHRASE.search(end.stopped.words) or end.stopped.words.startswith("terminate called")))
+    if not what and not stop_said and not root and end.cut == "after_last_frame" and stage == "unknown" \
+            and end.in_autotuner is None and end.after_autotune is None and after_tune is None:
+        # frames alone: an exception was raised, but neither it nor where the run was is in the text; it may have
+        # been caught: never "the run ended" (issue 23: a sentence asserts only what its facts hold)
+        last = (end.last_frame.words if end.last_frame is not None else (end.frames[-1] if end.frames else ""))
+        chain = _frames_phrase(end)
+        return Verdict(arch=arch, op=end.op or "", source=source, evidence=tuple(evidence), text=(
+            "a traceback's frames with no exception line" + (f" ({chain})" if chain else "")
+            + (f", cut after its last frame ({last})" if last else "") + ": what failed, and whether it ended the run, "
+            f"is not in the text; stage not shown ({source})"))
     if what:
         text = f"the run ended: {what}; " + "; ".join(clauses)
     elif end.wrapper is not None or (end.stopped is not None and _WRAPPER_PHRASE.search(end.stopped.words)):
@@ -622,9 +639,13 @@ def _raised_verdict(raised: Sequence[Event], arch: Optional[str], source: str, t
     evidence = [event_evidence(first, ticket)]
     stage = first.fact("stage")
     sf = first.facts_dict().get("stage")
-    if stage is None and said_stage is not None:
-        stage, sf = said_stage.value, said_stage
-    where = {"warm-up": "at warm-up", "serving": "while serving"}.get(str(stage), "stage not shown")
+    said = _said_where(said_stage, source) if stage is None else None
+    if said is not None:  # where the ticket's prose places it, with its words and line
+        where, sf = said[0], None
+        if all(e.line != said[1].line for e in evidence):
+            evidence.append(said[1])
+    else:
+        where = {"warm-up": "at warm-up", "serving": "while serving"}.get(str(stage), "stage not shown")
     if sf is not None and sf.line is not None:
         evidence.append(Evidence(source, sf.line, sf.words, sf.how if sf.how == "stated" else "inferred", sf.source))
     what = re.sub(r"; (?:at warm-up|while serving)\)$", ")", re.sub(r" \((?:at warm-up|while serving)\)$", "", first.summary))
@@ -640,6 +661,16 @@ def _raised_verdict(raised: Sequence[Event], arch: Optional[str], source: str, t
         text += "; also " + "; ".join(e.summary for e in others[:2])
     return Verdict(arch=arch, op=str(first.fact("op") or ""), text=f"{text} ({source})", fatal=True, source=source,
                    evidence=tuple(evidence))
+
+
+def _examples_verdict(examples: Sequence[Any], arch: Optional[str], source: str) -> Verdict:
+    """Errors a ticket quotes as examples: what such runs print, each with the words that introduce it."""
+    said = "; ".join(f"'{_clip(f.value, 160)}' (line {f.line}, {re.sub(r'^an error the ticket quotes as an example ', '', f.source)})"
+                     for f in examples[:4])
+    return Verdict(arch=arch, op="", source=source, text=(
+        f"the ticket quotes {len(examples)} error{'s' if len(examples) != 1 else ''} as example{'s' if len(examples) != 1 else ''} "
+        f"(typical errors, not lines of one run; the text shows no run ending): {said} ({source})"),
+        evidence=tuple(Evidence(source, f.line, f.words, "stated", f.source) for f in examples[:2]))
 
 
 def _by_kind(evs: Sequence[Event]) -> list[list[Event]]:
@@ -676,7 +707,8 @@ def _survived_what(e: Event) -> str:
     return e.summary
 
 
-def _printed_verdict(group: Sequence[Event], arch: Optional[str], source: str, ticket: bool) -> Verdict:
+def _printed_verdict(group: Sequence[Event], arch: Optional[str], source: str, ticket: bool,
+                     said_stage: Optional[Any] = None) -> Verdict:
     """Error lines printed (not shown raised, not survived): findings of their own."""
     n = sum(e.count for e in group)
     first = group[0]
@@ -688,9 +720,27 @@ def _printed_verdict(group: Sequence[Event], arch: Optional[str], source: str, t
     sticky = next((e.fact("poisons_context") for e in group if e.fact("poisons_context")), None)
     if sticky:
         text += f"; {sticky}: it poisons the process's CUDA context (every later CUDA call in it fails)"
+    evidence = [event_evidence(first, ticket)]
+    where = _said_where(said_stage, source) if first.fact("stage") is None else None
+    if where is not None:  # where the ticket's prose places it ("fail ... every model load": warm-up)
+        text += f"; {where[0]}"
+        if all(e.line != where[1].line for e in evidence):
+            evidence.append(where[1])
     text += "; the text does not show it ending the run"
     return Verdict(arch=arch, op=str(first.fact("op") or ""), text=f"{text} ({_at(first)})", source=source,
-                   evidence=(event_evidence(first, ticket),))
+                   evidence=tuple(evidence))
+
+
+def _said_where(said: Optional[Any], source: str) -> Optional[tuple[str, Evidence]]:
+    """The stage a ticket's prose states, as a clause that says so and its evidence line ('at warm-up (CUDA-graph
+    capture), as the ticket says: 'inside cudagraph capture' (line 12)'), or None."""
+    if said is None or str(said.value) not in _STAGE_SAID:
+        return None
+    words = re.sub(r"^the ticket says '(.*)' \(line \d+\)$", r"\1", str(said.source))
+    capture = re.search(r"graph capture|capture_end", str(said.words or ""), re.I) and str(said.value) == "warm-up"
+    stage = "at warm-up (CUDA-graph capture at start-up)" if capture else _STAGE_SAID[str(said.value)]
+    clause = f"{stage}, as the ticket says: '{words}' (line {said.line})"
+    return clause, Evidence(source, said.line, str(said.words or words), "stated", str(said.source))
 
 
 _NOT_RAISED = " (printed, not shown raised: not shown to end the run)"

@@ -251,6 +251,7 @@ class InputFacts(Struct, frozen=True, gc=False):
     reported: Tuple[Fact, ...] = ()  # a ticket's prose sentences reporting measurements ("36 tok/s to 234 tok/s")
     after_tune: Optional[Fact] = None  # a ticket says the failure came after autotuning ended
     chains: Tuple[Fact, ...] = ()  # call chains a ticket states in code spans ("a → b → c"), as "a -> b -> c"
+    examples: Tuple[Fact, ...] = ()  # errors a ticket quotes as examples ("A typical error is:"), not lines of one run
     ticket: bool = False  # the text is a ticket (Markdown: fences, tables, quotes, prose): what it says is "stated"
     literals: Tuple[Literal, ...] = ()  # the literal facts the text states, as written (readers/logs/literals.py)
     # the lines' stamps (tiletune.core.timeline): where the start-up's time went; written out by the
@@ -273,6 +274,7 @@ class InputFacts(Struct, frozen=True, gc=False):
                 "warned": [x.to_jsonable() for x in self.warned],
                 "settings": [x.to_jsonable() for x in self.settings],
                 "chains": [x.to_jsonable() for x in self.chains],
+                "examples": [x.to_jsonable() for x in self.examples],
                 "after_tune": f(self.after_tune),
                 "went_on": [x.to_jsonable() for x in self.went_on],
                 "reported": [x.to_jsonable() for x in self.reported],

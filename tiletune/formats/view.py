@@ -707,13 +707,15 @@ def event_lines(result: InspectResult) -> list[str]:
         groups.setdefault((e.source, e.kind), []).append(e)
     order = {k: i for i, k in enumerate(_EVENT_ORDER)}
     several = len({src for src, _ in groups}) > 1
+    examples = {(i.source, f.line) for i in result.inputs for f in i.examples}  # errors quoted as examples
     out = []
     for (src, kind), evs in sorted(groups.items(), key=lambda kv: (kv[0][0], order.get(kv[0][1], 99), kv[0][1])):
         first = min(evs, key=lambda e: e.line or 0)
         n = sum(e.count for e in evs)
         where = f"{src}:{first.line}" if first.line else src
         words = plain(first.text) if first.text else first.summary
-        fatal = " fatal" if any(e.is_fatal for e in evs) else ""
+        quoted = all((e.source, e.line) in examples for e in evs)
+        fatal = " quoted as an example" if quoted else " fatal" if any(e.is_fatal for e in evs) else ""
         out.append(f"{kind}{fatal} x{n}" + (f" in {src}" if several else "") + f": first at {where}: {clip_words(words)}")
     return out
 

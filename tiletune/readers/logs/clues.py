@@ -38,9 +38,11 @@ _VLLM_CACHE = re.compile(r"flashinfer_autotune_cache/(?P<ver>" + _VER + r")/(?P<
 _MODULE = re.compile(r"(?:_|\b)sm(?P<arch>\d{2,3})[af]?_module\b|\b(?:fp4|fp8|mxfp8|bf16)_gemm_cutlass_sm(?P<arch2>\d{2,3})\b|fused_moe_(?P<arch3>\d{2,3})\b")
 # "Compute Capability: 12.0", "compute capability 12.1"; CUTLASS kernel names "cutlass3x_sm90_...",
 # cubin / kernel names ending "_sm100f"; nvcc "-arch=sm_121" (what a binary was built for: weakest)
-_CC = re.compile(r"compute(?: capability|_cap(?:ability)?)[:= ]+`?(?P<cc>\d{1,2}\.\d)", re.I)  # + nvidia-smi's compute_cap
+_CC = re.compile(r"compute(?: capability|_cap(?:ability)?)[:= ]+`?(?:(?P<cc>\d{1,2}\.\d)|\((?P<maj>\d{1,2}),\s*(?P<min>\d)\))", re.I)  # + nvidia-smi's compute_cap
 # an arch written as a word of ticket text ("GB300 (SM103 / Blackwell)", "`sm_103a`"), not a path
 # component or a longer name ("kSM_100", "/sm120/"); only lines naming one arch (a list is no clue)
+_GPU_MODEL = re.compile(r"\bGB10\b|DGX Spark|RTX PRO \d{4}|RTX 50\d0|\bG?B300\b|\bG?B[12]00\b|\bG?H[12]00\b|\bH20\b|"
+                        r"\bA100\b|Jetson Thor|\bL40S?\b")
 _ARCH_WORD = re.compile(r"(?<![\w/.-])(?:SM|sm)_?(?P<a>\d{2,3})[af]?(?![\w/])|(?<![\w.])(?P<cc>1[0-2]\.\d[af])(?![\w.])")
 _KERNEL_NAME = re.compile(r"\bcutlass3x_sm(?P<a>\d{2,3})_|_sm(?P<b>\d{2,3})[af]?(?:\.cubin|\b(?=\s|$|`|'|\)))"
                           r"|(?<=[A-Za-z0-9])_sm(?P<c>\d{2,3})[af]?_(?=[A-Za-z0-9])")
@@ -94,7 +96,16 @@ _ARCH_WHY = {"jit path": "a JIT workspace path names the arch", "cache path": "a
              "gpu named in prose": "a GPU named in prose", "error text": "an error naming the archs it runs on",
              "build flag": "a build flag (what a binary was built for)"}
 # a clue inside a contrast, a quote or a list of other machines: kept, marked, never chosen
-MARKED = ("in a contrast", "in a quote", "in a list of machines", "in a title")
+MARKED = ("in a contrast", "in a quote", "in a list of machines", "in a title", "in a code name")
+# an arch token that names what code was built for: "an sm100f cubin", "SM120's broken MoE GEMM tiles", "the SM120
+# mixed-MoE/NVFP4 path", "SM120 candidate configs" (the token, then up to three words, then what the code is)
+# ("sm_120 kernels" is not one: "the image does not include sm_120 kernels" is said of this machine's arch)
+_CODE_AFTER = re.compile(r"(?:[’']s)?\s+(?:[\w/.+-]+\s+){0,3}?(?:cubins?|paths?|tiles?|configs?|candidates?|"
+                         r"specializations?|instantiations?)\b", re.I)
+# "K=64 tile generation for SM120", "kernels for sm_100": code built for the arch named after it
+_CODE_BEFORE = re.compile(r"\b(?:tiles?|cubins?|configs?)(?:\s+[\w-]+){0,2}\s+for\s+(?:the\s+)?`?$", re.I)
+# "not SM_100", "not an SM90": a negated token in a list of contrasts
+_NEGATED_BEFORE = re.compile(r"\bnot\s+(?:an?\s+|the\s+)?$", re.I)
 _VERSION_STRENGTH = {"jit path": 6, "cache path": 6, "package version": 5, "server release pin": 1}
 
 
@@ -207,7 +218,7 @@ class ClueSet:
         if "apability" in text or "compute_cap" in text:
             m = _CC.search(text)
             if m:
-                arch = normalize_arch(m.group("cc"))
+                arch = normalize_arch(m.group("cc") or f"{m.group('maj')}.{m.group('min')}")  # ("(11, 0)": torch's tuple)
                 if arch:
                     self._add(Clue("arch", arch, "decoded", "compute capability", lineno, m.group(0)))
         if "_sm" in text:
@@ -222,6 +233,12 @@ class ClueSet:
                                                 (name.group(0) if name else m.group(0)).strip("_")), m.start()))
         if "sm" in low or "SM" in text or "." in text:
             found = [(normalize_arch(w.group("a") or w.group("cc")), w) for w in _ARCH_WORD.finditer(text)]
+            if len(found) > 1:  # "SM_121. Not SM_90a (...), not SM_100 (...)": the negated ones are a contrast
+                kept = [(a, w) for a, w in found if not _NEGATED_BEFORE.search(text[max(0, w.start() - 12):w.start()])]
+                for a, w in found:
+                    if a and (a, w) not in kept:
+                        self._add(Clue("arch", a, "decoded", "arch named in a contrast", lineno, w.group(0)))
+                found = kept
             words = {a for a, _ in found if a}
             hw = _HARDWARE.search(text)  # "a kernel for Blackwell-Ultra (sm_103) hardware": this machine, said outright
             hw_arch = normalize_arch(hw.group("a") or hw.group("b")) if hw else None
@@ -238,7 +255,7 @@ class ClueSet:
                     # "[MXFP8 SM120 gemm Runner]": the runner's name carries the family it was built for
                     self._add(Clue("arch", arch, "inferred", "module name", lineno, w.group(0)))
                 else:
-                    self._add(self._placed(Clue("arch", arch, "decoded", "arch named", lineno, w.group(0)), w.start()))
+                    self._add(self._placed(Clue("arch", arch, "decoded", "arch named", lineno, w.group(0)), w.start(), w.end()))
         if "=" in text and "_" in text:
             for m in _SETTING.finditer(text):
                 if _ADVICE.search(text[max(0, m.start() - 8):m.start()]) and _ADVICE_AFTER.match(text, m.end()):
@@ -304,13 +321,18 @@ class ClueSet:
     _title = False
     _listed = False
 
-    def _placed(self, clue: Clue, at: int) -> Clue:
-        """The clue, its kind marked when the line puts it in a quote, a contrast or a list of machines."""
+    def _placed(self, clue: Clue, at: int, end: Optional[int] = None) -> Clue:
+        """The clue, its kind marked when the line puts it in a quote, a contrast or a list of machines, or (a token
+        that ends at `end`) names what code was built for ("an sm100f cubin", "the SM120 MoE GEMM tiles")."""
         text = self._line_text
         if self._title:
             mark = "in a title"  # a ticket's title names what the ticket is about, not this machine
-        elif self._quote:
-            mark = "in a quote"
+        elif self._quote or (end is not None and text[at - 1:at] in "\"“'‘`" and at > 0
+                             and text[end:end + 1] in "\"”'’`" and text[end:end + 1]
+                             and not text[at - 1:at] == "`"):
+            mark = "in a quote"  # ('"sm100" means it was written for datacenter Blackwell': a word quoted)
+        elif end is not None and (_CODE_AFTER.match(text, end) or _CODE_BEFORE.search(text[max(0, at - 60):at])):
+            mark = "in a code name"  # what a kernel, tile or path was built for, not this machine's arch
         elif _CONTRAST.search(text[max(0, at - 48):at]):
             mark = "in a contrast"
         elif self._listed:
@@ -329,6 +351,12 @@ class ClueSet:
                           (r"\bG?B[12]00\b", "sm100"), (r"\bG?H[12]00\b|\bH20\b", "sm90"), (r"\bA100\b", "sm80")):
             if re.search(rx, text):
                 fams.add(_arch)
+        # "on RTX PRO 6000, RTX 5090, or DGX Spark": three machines of one family are a list too
+        # (names joined by "/" or a parenthesis are one machine's: "NVIDIA B200 / GB200", "GB10 (DGX Spark)")
+        hits = list(_GPU_MODEL.finditer(text))
+        if any(a.group(0) != b.group(0) and re.search(r",|\bor\b|\band\b|\bvs\b", text[a.end():b.start()])
+               for a, b in zip(hits, hits[1:])):
+            return True
         for w in _ARCH_WORD.finditer(text):
             a = normalize_arch(w.group("a") or w.group("cc") or "")
             if a:

@@ -528,7 +528,8 @@ class EventLog:
         self.add_fact(ident, "block_scaled", Fact(kf.block_scaled, "decoded", src + (" (_BS)" if kf.block_scaled else " (no _BS)")))
         ev = self.get(ident)
         if ev is not None and "arch" not in ev["summary"] and f" on {kf.arch}" not in ev["summary"]:
-            ev["summary"] += (f" on {kf.arch} (kernel {kf.name}: CTA M {kf.cta_m}"
+            # the file names the arch the kernel was built for, not this machine's (a GB10, sm121, runs sm120 kernels)
+            ev["summary"] += (f" (kernel {kf.name}, built for {kf.arch}: CTA M {kf.cta_m}"
                               + (", block-scaled" if kf.block_scaled else "") + ")")
 
     def _attach(self, lineno: int, text: str) -> None:

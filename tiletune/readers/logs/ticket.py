@@ -51,10 +51,15 @@ _PROSE_SERVING = re.compile(r"\b(?:while serving|during serving|when serving|dur
                             r"in production traffic|while (?:handling|processing) requests|during (?:the )?first request|"
                             r"deployed successfully|(?:failed|fails|crash\w*) in chat)", re.I)
 _PROSE_WARMUP = re.compile(r"\b(?:during|while|at|in|inside) (?:the )?(?:CUDA[- ]?graph capture|graph capture|(?:kernel )?warm-?up|"
-                           r"start-?up|engine start(?:-?up)?|model load(?:ing)?|autotun\w*|tuning pass|engine[- ]core init\w*)|"
+                           r"start-?up|engine(?:[- ]core)? (?:start(?:-?up)?|init\w*|warm-?up)|model load(?:ing)?|"
+                           r"autotun\w*|tuning pass)|"
                            r"\b(?:engine |kernel )?warm-?up (?:crash\w*|fail\w*|abort\w*)|"
                            r"before any (?:real )?traffic|fails? to start|at boot|crash-?loop|capture_end\(|"
-                           r"\bstart-?up (?:to )?fail\w*|start-?up failure", re.I)
+                           r"\bstart-?up (?:to )?fail\w*|start-?up failure|\bengine[- ]?(?:core )?warm-?up (?:crash|fail)\w*|"
+                           r"(?:fail|crash)\w* (?:\w+ ){0,2}(?:on )?every model load", re.I)
+# a sentence that introduces an error quoted as an example, not as this run's ("A typical error is:")
+_EXAMPLE_INTRO = re.compile(r"\b(?:(?:a |the )?typical (?:error|message|failure|output)s?(?: (?:is|are|looks like|reads))?|"
+                            r"(?:errors?|messages?|failures?) (?:such as|like)|for example|e\.g\.|for instance)\s*:\s*$", re.I)
 # a sentence or quoted line that states a failure in words (a ticket's prose, or an error quoted bare)
 _SAYS_FAIL = re.compile(r"Error Internal|kError\w+|\bfail(?:s|ed|ing)? (?:to|with|at|on|in)\b|\bfails\b|\bcrash(?:es|ed)?\b|"
                         r"illegal (?:memory|instruction)|garbage output|\bNaN\b|out of memory|\bOOM\b|corrupt\w*|"
@@ -164,6 +169,8 @@ class TicketReader:
         self.went_on: List[Fact] = []  # prose saying the run fell back or skipped and went on (not an abort)
         self.reported: List[Tuple[int, int, Fact]] = []  # (score, order, fact): prose sentences reporting measurements
         self._para: List[Tuple[int, str]] = []  # the prose paragraph being read (a sentence may be wrapped over lines)
+        self.examples: List[Fact] = []  # errors quoted as examples ("A typical error is:" and the next line)
+        self._intro: Optional[Tuple[int, str]] = None  # the last line that introduced an example, and its words
         self.says_fail: List[Fact] = []  # lines of prose that state a failure in words (quoted, not as log lines)
         self.stage_said: List[Tuple[str, int, str, str]] = []
         self._prev_prose = ""  # (stage, line, words, the line) the prose states
@@ -174,6 +181,7 @@ class TicketReader:
         self._rows_of: Optional[Tuple[int, List[str]]] = None  # (header line, header) of a table that is not a tactic table
 
     def feed(self, lineno: int, text: str) -> None:
+        self._example(lineno, text)
         if text.lstrip().startswith(("```", "~~~")):
             self._fenced = not self._fenced
             return
@@ -388,6 +396,23 @@ class TicketReader:
         self._flush_paragraph()
         best = sorted(self.reported, key=lambda t: (-t[0], t[1]))[:3]
         return [f for _, _, f in sorted(best, key=lambda t: t[1])]
+
+    def _example(self, lineno: int, text: str) -> None:
+        """An error quoted as an example: the first line of words within 3 lines after a sentence that introduces
+        one ("A typical error is:", "errors such as:"). It is what such runs print, not a line of one run."""
+        body = text.strip()
+        if not body or body.startswith(("```", "~~~")):
+            return
+        intro = self._intro
+        if intro is not None and lineno - intro[0] <= 3 and len(self.examples) < 8:
+            self.examples.append(Fact(body[:240], "stated", f"an error the ticket quotes as an example after "
+                                      f"'{intro[1]}' (line {intro[0]})", line=lineno, words=body[:240]))
+            self._intro = None
+            return
+        self._intro = None
+        m = _EXAMPLE_INTRO.search(body)
+        if m:
+            self._intro = (lineno, body[:200])  # (the whole line: it says what failed, "an import error occurs")
 
     def failure_lines(self) -> List[Fact]:
         """The lines that state a failure, those naming an error or a count first (at most 3)."""
