@@ -274,3 +274,129 @@ def test_a_forum_post_listing_gpus_of_one_family_states_no_machine():
     v = _views("nvforum-363493-spark-sm120-moe-tiles-quoted-error")
     assert "arch sm120" not in _flat(v["table"]) and "arch sm121" not in _flat(v["table"])
     assert all(i.arch is None for i in v["result"].inputs)
+
+# https://github.com/flashinfer-ai/flashinfer/issues/2939 (2026-04-01), lines 1-3
+FI_2939 = [
+    '## Bug Description',
+    '',
+    'Multiple models hang indefinitely on GB300 (SM103, CC 10.3) when TRTLLM attention is enabled with FlashInfer 0.6.7. The GPU shows 99% SM utilization and 0% memory bandwidth, indicating a kernel-level deadlock. This is a regression from [FlashInfer 0.6.6](https://github.com/flashinfer-ai/flashinfer/releases/tag/v0.6.6), where TRTLLM attention worked correctly on SM103.',
+]
+
+# https://github.com/vllm-project/vllm/issues/50705, lines 1-10
+VLLM_50705 = [
+    '```',
+    '(EngineCore pid=4140) INFO 08-03 17:45:53 [parallel_state.py:1615] world_size=1 rank=0 local_rank=0 distributed_init_method=tcp://172.17.0.4:51821 backend=nccl',
+    '(EngineCore pid=4140) INFO 08-03 17:45:53 [parallel_state.py:1946] rank 0 in world size 1 is assigned as DP rank 0, PP rank 0, PCP rank 0, TP rank 0, EP rank N/A, EPLB rank N/A',
+    '(EngineCore pid=4140) INFO 08-03 17:45:53 [gpu_worker.py:378] Using V2 Model Runner',
+    '(EngineCore pid=4140) INFO 08-03 17:45:54 [model_runner.py:284] Loading model from scratch...',
+    '(EngineCore pid=4140) Failed to get device capability: SM 12.x requires CUDA >= 12.9.',
+    '(EngineCore pid=4140) Failed to get device capability: SM 12.x requires CUDA >= 12.9.',
+    "(EngineCore pid=4140) INFO 08-03 17:45:55 [cuda.py:482] Using FLASHINFER attention backend out of potential backends: ['FLASHINFER', 'TRITON_ATTN'].",
+    '(EngineCore pid=4140) Warning: You are sending unauthenticated requests to the HF Hub. Please set a HF_TOKEN to enable higher rate limits and faster downloads.',
+    '(EngineCore pid=4140) INFO 08-03 17:45:57 [weight_utils.py:869] Filesystem type for checkpoints: OVERLAY. Checkpoint size: 15.26 GiB. Available RAM: 169.15 GiB.',
+]
+
+# https://tgmerritt.com/essays/my-dgx-spark-was-running-slower-moe-inference-than-it-should-have-because-of-a-two-line-bug-that-blocked-every-sm12x-gpu.html, lines 1-3
+TGMERRITT_HEAD = [
+    'My DGX Spark was running slower MoE inference than it should have — because of a two-line bug that blocked every SM12x GPU',
+    "My DGX Spark was silently running slower MoE inference than it should have been — because a gate check in vLLM's Python layer had been blocking every SM120 and SM121 GPU from the CUTLASS grouped GEMM path since the hardware shipped. No error, no warning. Just quiet fallback to Triton on every single MoE forward pass.",
+    'This post is about finding that, fixing it, writing the missing CUTLASS kernel specialization from scratch, validating it on real hardware, and filing the upstream PRs. Start to finish.',
+]
+
+# https://github.com/vllm-project/vllm/issues/32109, lines 3-36 (to the end of the paste)
+VLLM_32109 = [
+    '### 🐛 Describe the bug',
+    '',
+    'I’m trying to serve zai-org/GLM-4.7-FP8 on RTX PRO 6000 Blackwell (SM120 / compute capability 12.0) and vLLM fails during startup with a CUTLASS kernel selection error:',
+    '',
+    'No compiled cutlass_scaled_mm for CUDA device capability: 120. Required capability: 90 or 100',
+    '',
+    'What I tried',
+    '',
+    '- vLLM 0.13 wheel',
+    '- vLLM nightly wheel',
+    '- Local build from source, including:',
+    '- TORCH_CUDA_ARCH_LIST="12.0 12.1"',
+    '- VLLM_CUTLASS_SRC_DIR pointing at CUTLASS 4.3.5',
+    '- Also attempted disabling the CUTLASS scaled-mm path via LLM_DISABLED_KERNELS=CutlassScaledMMLinearKernel',
+    '',
+    'All variants still hit the same error.',
+    '',
+    'Repro command',
+    '```bash',
+    'vllm serve zai-org/GLM-4.7-FP8 \\',
+    '     --tensor-parallel-size 4 \\',
+    '     --speculative-config.method mtp \\',
+    '     --speculative-config.num_speculative_tokens 1 \\',
+    '     --tool-call-parser glm47 \\',
+    '     --reasoning-parser glm45 \\',
+    '     --enable-auto-tool-choice \\',
+    '     --served-model-name glm-4.7-fp8',
+    '',
+    '```',
+    '',
+    'Error / stack trace excerpt',
+    '```',
+    '(Worker_TP1 pid=187666) ERROR 01-10 22:23:50 [multiproc_executor.py:822]   File "/kmmdata/vllm/vllm/vllm/compilation/cuda_graph.py", line 222, in __call__',
+    '(Worker_TP1 pid=187666) ERROR 01-10 22:23:50 [multiproc_executor.py:822]     return self.runnable(*args, **kwargs)',
+]
+
+# https://github.com/NVIDIA/TensorRT-LLM/issues/11368 (2026-02-09), lines 1-3
+TRTLLM_11368 = [
+    '## Summary',
+    '',
+    '`nvfp4_gemm_cutlass` fails on GB10 (SM121) with `"Error Internal no error"`. The SM120 tile configs require more shared memory than GB10 provides. `nvfp4_gemm_cublaslt` works fine on the same hardware.',
+]
+
+# https://github.com/flashinfer-ai/flashinfer/pull/3614 (2026-06-12), lines 1-3
+FI_3614 = [
+    "Confirming the split from the GB10 side: it matches. Our #3568 only touches the **dense** MXFP8 GEMM path (`gemm_base.py` `get_valid_tactics` probe) — it never enters `cutlass_fused_moe`'s profiler, so the fused-MoE IMA is fully independent of it. The two failure signatures we reported on #3558 were on different ops (IMA = fused-MoE tuning pass; `kErrorInternal` skips = dense linear-layer autotune), which is exactly your Bug A / Bug B split.",
+    '',
+    'Diff read-through from our side: the `mScalingType=MXFPX` derivation in `GemmProfilerBackend::init` is the keystone — once that\'s set, the existing `getOffsetActivationSF` sizing stops returning zero, which removes the null TMA SF descriptor we captured ("gmem address 0"). The `prepareQuantParams` MXFP8 branch ordering before the generic FP8 branch and the `fp8.dequant_fc1/fc2` alias backfill both mirror what `runMoe()` does on the working non-autotune path, so the profiler and runtime states are now consistent.',
+]
+
+
+def test_a_hang_stated_in_words_leads():
+    (lead, *_) = _verdicts(FI_2939)
+    assert lead.text.startswith("the ticket states a failure in words (no log line of it): 'Multiple models hang "
+                                "indefinitely on GB300 (SM103, CC 10.3) when TRTLLM attention is enabled with FlashInfer 0.6.7.' (line 3)")
+
+
+def test_pasted_lines_that_state_a_failure_lead_once_with_their_count():
+    (lead, *_) = _verdicts(VLLM_50705)
+    assert lead.text.startswith("the ticket pastes log lines that state a failure, not read as an event of a run (the text "
+                                "does not show the run ending): 'Failed to get device capability: SM 12.x requires CUDA >= "
+                                "12.9.' (2 times: lines 6 and 7)")
+    assert "the run ended" not in lead.text and "nothing tiletune reads" not in lead.text
+
+
+def test_a_quiet_fallback_in_an_essay_is_what_it_reports():
+    (lead, *_) = _verdicts(TGMERRITT_HEAD)
+    assert lead.text.startswith("no failure line in the text; it says the run went on by a fallback or skip (not an "
+                                "abort): 'Just quiet fallback to Triton on every single MoE forward pass.' (line 2)")
+
+
+def test_the_error_a_ticket_quotes_after_saying_it_failed_is_what_ended_a_cut_paste():
+    _, (inp,), _ = _read(VLLM_32109)
+    (q,) = inp.quoted_errors
+    assert q.line == 5 and q.value.startswith("No compiled cutlass_scaled_mm for CUDA device capability: 120.")
+    (lead, *_) = _verdicts(VLLM_32109)
+    assert lead.text.startswith("the run ended: 'No compiled cutlass_scaled_mm for CUDA device capability: 120. Required "
+                                "capability: 90 or 100' (the error the ticket quotes, line 5, after '... ")
+    assert "its own exception line is not in the text" in lead.text and "the error itself is not in the text" not in lead.text
+    assert lead.evidence[0].line == 5
+
+
+def test_a_quoted_error_text_never_negates_the_failure_it_names():
+    # '`"Error Internal no error"`': the error's own words "no error" do not say that nothing failed
+    (lead, *_) = _verdicts(TRTLLM_11368)
+    assert lead.text.startswith("the ticket states a failure in words (no log line of it): '`nvfp4_gemm_cutlass` fails "
+                                "on GB10 (SM121) with `\"Error Internal no error\"`.")
+
+
+def test_paragraphs_with_no_log_line_are_a_persons_words():
+    # a review comment of two paragraphs, no Markdown block, no sentence-final line the prose test takes
+    _, (inp,), _ = _read(FI_3614)
+    assert inp.ticket and inp.says_fail
+    (lead, *_) = _verdicts(FI_3614)
+    assert "only its setup" not in lead.text and "kErrorInternal" in lead.text

@@ -115,7 +115,8 @@ def run_verdicts(events: Sequence[Event], analyzed: Sequence["AnalyzedEntry"],
         cause_ev = _cause_event(end, evs)
         if end is not None:
             fatal_lines.append(_end_verdict(end, cause_ev, arch, source, ticket, inp.stated_stage if inp else None,
-                                            before=_before(end, evs, inp), after_tune=inp.after_tune if inp else None))
+                                            before=_before(end, evs, inp), after_tune=inp.after_tune if inp else None,
+                                            quoted=inp.quoted_errors if inp else ()))
         examples = list(inp.examples) if inp is not None else []
         ex_lines = {f.line for f in examples}
         # errors a ticket quotes as examples ("A typical error is:") are not lines of a run: never its end
@@ -156,9 +157,17 @@ def run_verdicts(events: Sequence[Event], analyzed: Sequence["AnalyzedEntry"],
             quoted = [str(s.value) for s in [*says[:3], *went]]
             measured = [f for f in (inp.reported if inp else ())
                         if not any(str(f.value).strip(". ") in q or q.strip(". ") in str(f.value) for q in quoted)][:2]
+            same: "OrderedDict[str, list[Any]]" = OrderedDict()  # one line printed twice is one quote, counted
+            for f in says:
+                same.setdefault(plain(str(f.value)), []).append(f)
+            pasted = all(f.source == "an error the ticket quotes in a code block" for f in says)
+            head = ("the ticket pastes log lines that state a failure, not read as an event of a run (the text does "
+                    "not show the run ending): " if pasted else "the ticket states a failure in words (no log line of it): ")
             other_lines.append(Verdict(arch=arch, op="", source=source, text=(
-                "the ticket states a failure in words (no log line of it): " + "; ".join(
-                    f"'{_clip(f.value, 200)}' (line {f.line})" for f in says[:3])
+                head + "; ".join(
+                    f"'{_clip(v, 200)}' (line {fs[0].line})" if len(fs) == 1 else
+                    f"'{_clip(v, 200)}' ({len(fs)} times: lines {_join_and([str(f.line) for f in fs])})"
+                    for v, fs in list(same.items())[:3])
                 + "".join(f"; it says the run went on (a fallback or skip, not an abort): '{_clip(f.value, 200)}' "
                           f"(line {f.line})" for f in went)
                 + "".join(f"; it reports: '{_clip(f.value, 200)}' (line {f.line})" for f in measured)
@@ -357,6 +366,12 @@ def _quiet_lead(source: str, evs: Sequence[Event], h: _Held, inp: Optional[Input
     if reports:  # a report in prose: what it measured, in its words (it may tell of a failure: quoted, not judged)
         parts.append("; ".join(f"'{f.value}' (line {f.line})" for f in reports))
         evidence += [Evidence(source, f.line, f.words, "stated") for f in reports[:2]]
+    went = list(inp.went_on[:2]) if inp is not None and not parts and not tuning_failed else []
+    if went:  # a text with no failure line that says the run went on another way ("silently ... fell back to Triton")
+        text = ("no failure line in the text; it says the run went on by a fallback or skip (not an abort): " + "; ".join(
+            f"'{_clip(f.value, 200)}' (line {f.line})" for f in went))
+        return Verdict(arch=arch, op="", text=f"{text} ({source})", source=source, evidence=tuple(
+            Evidence(source, f.line, f.words, "stated") for f in went))
     if not parts and not tuning_failed and inp is not None and (inp.arch or inp.gpu or inp.flashinfer_version):
         parts.append("only its setup")
     if not parts and not tuning_failed:
@@ -444,6 +459,16 @@ def _clip(text: str, limit: int) -> str:
     return (cut[:sp] if sp > limit // 2 else cut) + " ..."
 
 
+def _tail(text: str, limit: int) -> str:
+    """The end of `text` (the words that lead into what follows), cut at a word, marked with '... '."""
+    t = " ".join(str(text).split())
+    if len(t) <= limit:
+        return t
+    cut = t[-limit:]
+    sp = cut.find(" ")
+    return "... " + (cut[sp + 1:] if 0 <= sp < limit // 2 else cut)
+
+
 def _n_times(n: int) -> str:
     return "once" if n == 1 else f"{n} times"
 
@@ -527,8 +552,10 @@ def _before(end: RunEnd, evs: Sequence[Event], inp: Optional[InputFacts]) -> lis
 
 def _end_verdict(end: RunEnd, cause: Optional[Event], arch: Optional[str], source: str, ticket: bool,
                  facts_of_stage: Optional[Any] = None, before: Sequence[tuple[str, Evidence]] = (),
-                 after_tune: Optional[Any] = None) -> Verdict:
-    """What ended the run, each clause backed by an evidence line or said to be unknown."""
+                 after_tune: Optional[Any] = None, quoted: Sequence[Any] = ()) -> Verdict:
+    """What ended the run, each clause backed by an evidence line or said to be unknown. `quoted`: the errors
+    a ticket quotes after saying it failed ("fails during startup with ... error:"), for a paste whose traceback
+    is cut before its own exception line."""
     evidence: list[Evidence] = []
     if cause is not None:
         what = cause.summary
@@ -596,10 +623,17 @@ def _end_verdict(end: RunEnd, cause: Optional[Event], arch: Optional[str], sourc
     root = end.stopped is not None and _ROOT_ABOVE.search(end.stopped.words) and not what
     if root:
         clauses.append("its root cause is not in the text")
+    said_error = quoted[-1] if end.cut == "after_last_frame" and not what and quoted else None
+    if said_error is not None:  # the ticket quotes the error in its words above the cut paste: say it, as stated
+        intro = re.match(r"the error the ticket quotes after '(?P<w>.*)' \(line \d+\)$", said_error.source)
+        what = (f"'{_clip(plain(str(said_error.value)), 200)}' (the error the ticket quotes, line {said_error.line}"
+                + (f", after '{_tail(intro.group('w'), 100)}'" if intro else "") + ")")
+        evidence.insert(0, Evidence(source, said_error.line, said_error.words, "stated", said_error.source))
     if end.cut == "after_last_frame":
         last = (f"its last frame ({end.last_frame.words})" if end.last_frame is not None
                 else (end.frames[-1] if end.frames else "its last frame"))
-        clauses.append(f"the traceback is cut after {last}: the error itself is not in the text")
+        clauses.append(f"the traceback is cut after {last}: " + (
+            "its own exception line is not in the text" if said_error is not None else "the error itself is not in the text"))
     elif end.cut == "before_traceback":
         clauses.append("the traceback's start is not in the text")
     elif not what and not root:

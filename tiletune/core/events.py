@@ -252,6 +252,7 @@ class InputFacts(Struct, frozen=True, gc=False):
     after_tune: Optional[Fact] = None  # a ticket says the failure came after autotuning ended
     chains: Tuple[Fact, ...] = ()  # call chains a ticket states in code spans ("a → b → c"), as "a -> b -> c"
     examples: Tuple[Fact, ...] = ()  # errors a ticket quotes as examples ("A typical error is:"), not lines of one run
+    quoted_errors: Tuple[Fact, ...] = ()  # the error a ticket quotes after saying it failed ("fails ... with ... error:")
     ticket: bool = False  # the text is a ticket (Markdown: fences, tables, quotes, prose): what it says is "stated"
     literals: Tuple[Literal, ...] = ()  # the literal facts the text states, as written (readers/logs/literals.py)
     # the lines' stamps (tiletune.core.timeline): where the start-up's time went; written out by the
@@ -275,6 +276,7 @@ class InputFacts(Struct, frozen=True, gc=False):
                 "settings": [x.to_jsonable() for x in self.settings],
                 "chains": [x.to_jsonable() for x in self.chains],
                 "examples": [x.to_jsonable() for x in self.examples],
+                "quoted_errors": [x.to_jsonable() for x in self.quoted_errors],
                 "after_tune": f(self.after_tune),
                 "went_on": [x.to_jsonable() for x in self.went_on],
                 "reported": [x.to_jsonable() for x in self.reported],

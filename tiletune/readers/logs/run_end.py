@@ -94,6 +94,7 @@ _ELIDED = re.compile(r"\(?\s*(?:\.\.\.\s*)?\(?\d[\d,]* (?:more )?lines? (?:omitt
 _LOG_LIKE = re.compile(r"^\s*(?:\(\w+[^)]*\)\s*)?(?:\[?\d{4}-\d\d-\d\d|\[?\d\d[-/]\d\d|(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\b|"
                        r"\[[\w. -]+\]|File \"|Traceback|\d+\s+0x[0-9a-f]+|[IWEF]\d{4} )")
 _PROSE = re.compile(r"^(?:[-*] )?(?=(?:[^\W\d_]+[,.;:!?'’)]*\s+){6,})[^|{}<>=]*[.!?:]\s*$")
+_WORD = re.compile(r"[^\W\d_]{2,}")
 _MD_TABLE = re.compile(r"^\s*\|.*\|\s*$")
 _MD_OTHER = re.compile(r"^\s*(?:#{1,6} \S|> |[-*] (?:\*\*|`|\[)|\d+\. \*\*|\*\*[A-Z][\w /()-]{0,40}:?\*\*:? )")
 _STICKY = re.compile(r"illegal memory access|illegal address|illegal instruction|misaligned address|"
@@ -185,6 +186,7 @@ class RunTracker:
         self.elisions: List[Tuple[int, str]] = []  # "... (413 lines omitted) ...": where the author cut the paste
         self.markdown = 0  # fence, table, heading, quote or bullet lines: the text is a ticket
         self.prose_lines = 0  # sentences outside code fences
+        self.wordy_lines = 0  # lines of eight words or more outside fences that are not log lines (a paragraph)
         self.log_lines = 0  # log lines outside code fences
         self.last_line = 0
         self._open: Optional[_Traceback] = None
@@ -207,6 +209,8 @@ class RunTracker:
                 self.log_lines += 1
             elif _PROSE.match(text.strip()):
                 self.prose_lines += 1
+            if not _LOG_LIKE.match(text) and len(_WORD.findall(text)) >= 8:
+                self.wordy_lines += 1
         if "Autotuning process" in text:
             if _WINDOW_START.search(text):
                 self.starts.append(lineno)
@@ -299,7 +303,8 @@ class RunTracker:
     @property
     def is_ticket(self) -> bool:
         """A ticket (Markdown, or prose rather than a log): what it says is stated by a person."""
-        return self.markdown > 0 or (self.prose_lines >= 2 and self.prose_lines >= self.log_lines)
+        return self.markdown > 0 or (self.prose_lines >= 2 and self.prose_lines >= self.log_lines) \
+            or (self.log_lines == 0 and self.wordy_lines >= 2)  # paragraphs and no log line: a person's words
 
     def how(self) -> str:
         """How a line of this text is known: 'stated' in a ticket, 'decoded' from a log."""

@@ -61,13 +61,16 @@ _PROSE_WARMUP = re.compile(r"\b(?:during|while|at|in|inside) (?:the )?(?:CUDA[- 
 _EXAMPLE_INTRO = re.compile(r"\b(?:(?:a |the )?typical (?:error|message|failure|output)s?(?: (?:is|are|looks like|reads))?|"
                             r"(?:errors?|messages?|failures?) (?:such as|like)|for example|e\.g\.|for instance)\s*:\s*$", re.I)
 # a sentence or quoted line that states a failure in words (a ticket's prose, or an error quoted bare)
-_SAYS_FAIL = re.compile(r"Error Internal|kError\w+|\bfail(?:s|ed|ing)? (?:to|with|at|on|in)\b|\bfails\b|\bcrash(?:es|ed)?\b|"
+_SAYS_FAIL = re.compile(r"Error Internal|kError\w+|\bhang(?:s|ing)? (?:indefinitely|forever|at|on|in|during|when|after)\b|"
+                        r"\bdeadlock\w*|\bstuck at\b|\bfreez(?:es|ing) (?:at|on|during)\b|"
+                        r"\bfail(?:s|ed|ing)? (?:to|with|at|on|in)\b|\bfails\b|\bcrash(?:es|ed)?\b|"
                         r"illegal (?:memory|instruction)|garbage output|\bNaN\b|out of memory|\bOOM\b|corrupt\w*|"
                         r"too much shared|causing an? `?\w*Error|"
                         r"Assertion failed|exceeds? (?:the )?(?:\d|shared|SMEM)", re.I)
 _STRONG_FAIL = re.compile(r"Error Internal|kError\w+|Error:|fail(?:s|ed)? to (?:initialize|run|launch|start)|Assertion failed|"
                           r"illegal (?:memory|instruction)|\d+ (?:of \d+ )?[\w -]{0,40}(?:tactics|kernels|tiles|configs)", re.I)
-_QUOTED_FAIL = re.compile(r"kError\w+|Error Internal|Assertion failed|Failed to initialize|not supported|Unsupported|"
+_QUOTED_FAIL = re.compile(r"kError\w+|Error Internal|Assertion failed|Failed to (?:initialize|get|load|find|launch|run)\b|"
+                          r"not supported|Unsupported|"
                           r"too much shared data|ptxas (?:error|fatal)")
 # the call a ticket names as where it failed ("during the calling to `trtllm_batch_decode_with_kv_cache`")
 _CALL_NAMED = re.compile(r"(?:during|in|when|while) (?:the )?(?:call(?:ing)? (?:to|of) |calling )`(?P<fn>[\w.]+)`", re.I)
@@ -82,7 +85,9 @@ _MARKED_CHAIN = re.compile(r"(?P<c>\w+\(\)(?:\s*(?:→|->)\s*\w+\(\)){1,})\s*(?:
 # kernel tactics", "The autotuner skips all the SM120 GEMM tiles")
 _WENT_ON = re.compile(r"(?:autotuner|tuner|tactics?|kernels?|tiles?|configs?)\W+(?:\w+\W+){0,3}?"
                       r"(?:falls? back|falling back|fell back|skips|skipped|skipping)\b|"
-                      r"\b(?:falls? back|falling back|fell back) to (?:\w+ ){0,3}(?:kernels?|tactics?|configs?)\b", re.I)
+                      r"\b(?:falls? back|falling back|fell back) to (?:\w+ ){0,3}(?:kernels?|tactics?|configs?)\b|"
+                      r"\b(?:silent|quiet)(?:ly)? (?:\w+ ){0,2}?(?:fall ?back|fell back|falling back)\b|"
+                      r"\b(?:silent|quiet)(?:ly)? (?:\w+ ){0,2}?(?:running|ran|runs) (?:\w+ ){0,4}?(?:on|through|via) \w+", re.I)
 # a measurement the prose reports: a number with its unit, a change "36 -> 234", a count "88 entries", "12/22"
 _MEASURE = re.compile(r"(?<![\w.])~?\d[\d,]*(?:\.\d+)?\s?(?:tok/s|t/s|tokens?/s|tps|ms|µs|us|s|sec|seconds?|min|minutes?|h|"
                       r"hours?|MHz|GHz|GB/s|TB/s|GiB|GB|MiB|MB|KiB|KB|bytes?|%|x|×)(?![\w/])|"
@@ -133,6 +138,12 @@ def _cells(text: str) -> Optional[List[str]]:
     return [c.strip().strip("*`").strip() for c in m.group("cells").split("|")]
 
 
+def _unquoted(text: str) -> str:
+    """`text` without its code spans and quotes: a quoted error's own words ("Error Internal no error") say
+    nothing about whether it failed."""
+    return re.sub(r"`[^`]*`|\"[^\"]*\"", " ", text)
+
+
 def _sentence(text: str, at: int) -> str:
     """The sentence of a long line that holds position `at` (a page kept as one line)."""
     start = max(text.rfind(". ", 0, at), text.rfind("** ", 0, at), text.rfind("## ", 0, at))
@@ -170,7 +181,9 @@ class TicketReader:
         self.reported: List[Tuple[int, int, Fact]] = []  # (score, order, fact): prose sentences reporting measurements
         self._para: List[Tuple[int, str]] = []  # the prose paragraph being read (a sentence may be wrapped over lines)
         self.examples: List[Fact] = []  # errors quoted as examples ("A typical error is:" and the next line)
-        self._intro: Optional[Tuple[int, str]] = None  # the last line that introduced an example, and its words
+        self.quoted_errors: List[Fact] = []  # the error quoted on the line after "fails ... with this error:"
+        # the last line that introduced an error (its number, its words, whether as an example)
+        self._intro: Optional[Tuple[int, str, bool]] = None
         self.says_fail: List[Fact] = []  # lines of prose that state a failure in words (quoted, not as log lines)
         self.stage_said: List[Tuple[str, int, str, str]] = []
         self._prev_prose = ""  # (stage, line, words, the line) the prose states
@@ -285,7 +298,8 @@ class TicketReader:
                 chain = " -> ".join(part.strip() for part in re.split(r"→|->", ch.group("c")))
                 self.chains.append(Fact(chain, "stated", f"a call chain the ticket states (line {lineno})", line=lineno,
                                         words=_words(text.strip())))
-        w = _WENT_ON.search(text) if len(self.went_on) < 4 and ("back" in text or "skip" in text) else None
+        w = _WENT_ON.search(text) if len(self.went_on) < 4 and ("back" in text or "skip" in text or "ilent" in text
+                                                                 or "uiet" in text) else None
         if w:
             said = _sentence(text, w.start()) if len(text) > 240 else text.strip()
             if len(said) > 200:  # a long sentence: the words around the fallback, marked as cut
@@ -296,7 +310,7 @@ class TicketReader:
             self.went_on.append(Fact(_words(said), "stated", "the ticket's prose", line=lineno, words=_words(said)))
         f = _SAYS_FAIL.search(text)
         if f and len(self.says_fail) < 32 and len(text.strip()) > 12 \
-                and not _NOT_FAIL.search(text[max(0, f.start() - 60):f.end() + 60]):  # (near the words, in a long line)
+                and not _NOT_FAIL.search(_unquoted(text[max(0, f.start() - 60):f.end() + 60])):  # (near the words)
             said = _sentence(text, f.start()) if len(text) > 240 else text.strip()
             self.says_fail.append(Fact(_words(said), "stated", "the ticket's prose", line=lineno, words=_words(said)))
 
@@ -404,15 +418,21 @@ class TicketReader:
         if not body or body.startswith(("```", "~~~")):
             return
         intro = self._intro
-        if intro is not None and lineno - intro[0] <= 3 and len(self.examples) < 8:
-            self.examples.append(Fact(body[:240], "stated", f"an error the ticket quotes as an example after "
-                                      f"'{intro[1]}' (line {intro[0]})", line=lineno, words=body[:240]))
+        if intro is not None and lineno - intro[0] <= 3 and len(self.examples) + len(self.quoted_errors) < 8:
+            if intro[2]:
+                self.examples.append(Fact(body[:240], "stated", f"an error the ticket quotes as an example after "
+                                          f"'{intro[1]}' (line {intro[0]})", line=lineno, words=body[:240]))
+            else:
+                self.quoted_errors.append(Fact(body[:240], "stated", f"the error the ticket quotes after "
+                                               f"'{intro[1]}' (line {intro[0]})", line=lineno, words=body[:240]))
             self._intro = None
             return
         self._intro = None
         m = _EXAMPLE_INTRO.search(body)
         if m:
-            self._intro = (lineno, body[:200])  # (the whole line: it says what failed, "an import error occurs")
+            self._intro = (lineno, body[:200], True)  # (the whole line: it says what failed, "an import error occurs")
+        elif body.endswith(":") and _SAYS_FAIL.search(body) and not _NOT_FAIL.search(body):
+            self._intro = (lineno, body[:200], False)  # "vLLM fails during startup with a ... error:": what follows is it
 
     def failure_lines(self) -> List[Fact]:
         """The lines that state a failure, those naming an error or a count first (at most 3)."""
