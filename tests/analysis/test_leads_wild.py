@@ -400,3 +400,10 @@ def test_paragraphs_with_no_log_line_are_a_persons_words():
     assert inp.ticket and inp.says_fail
     (lead, *_) = _verdicts(FI_3614)
     assert "only its setup" not in lead.text and "kErrorInternal" in lead.text
+
+
+def test_a_table_flattened_into_one_line_is_not_quoted_as_a_sentence():
+    # a Reddit post stored as one long line (working side): its 16-row verdict table is not a sentence of prose
+    v = _views("reddit-1rrfqlu-4x-rtx-pro-6000-16-configs-verdict-table")
+    lead = _lead(v["table"])
+    assert "| Marlin" not in lead and "states a failure in words" not in lead

@@ -307,12 +307,14 @@ class TicketReader:
                 lo = max(0, said.rfind(" ", 0, max(0, at - 100)) + 1) if at > 100 else 0
                 hi = said.find(" ", at + len(w.group(0)) + 60)
                 said = ("... " if lo else "") + said[lo:hi if hi > 0 else len(said)] + (" ..." if hi > 0 else "")
-            self.went_on.append(Fact(_words(said), "stated", "the ticket's prose", line=lineno, words=_words(said)))
+            if said.count("|") < 4:
+                self.went_on.append(Fact(_words(said), "stated", "the ticket's prose", line=lineno, words=_words(said)))
         f = _SAYS_FAIL.search(text)
         if f and len(self.says_fail) < 32 and len(text.strip()) > 12 \
                 and not _NOT_FAIL.search(_unquoted(text[max(0, f.start() - 60):f.end() + 60])):  # (near the words)
             said = _sentence(text, f.start()) if len(text) > 240 else text.strip()
-            self.says_fail.append(Fact(_words(said), "stated", "the ticket's prose", line=lineno, words=_words(said)))
+            if said.count("|") < 4:  # (a table flattened into one line is not a sentence: its rows are read as a table)
+                self.says_fail.append(Fact(_words(said), "stated", "the ticket's prose", line=lineno, words=_words(said)))
 
         m = _COUNT.search(text) if " of " in text else None
         if m and len(self.stated) < 64:
