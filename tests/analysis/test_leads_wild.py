@@ -407,3 +407,16 @@ def test_a_table_flattened_into_one_line_is_not_quoted_as_a_sentence():
     v = _views("reddit-1rrfqlu-4x-rtx-pro-6000-16-configs-verdict-table")
     lead = _lead(v["table"])
     assert "| Marlin" not in lead and "states a failure in words" not in lead
+
+
+def test_a_gpu_named_in_a_sentence_is_its_name_and_the_capture_stage_is_said():
+    # vLLM on 4x B200 (flashinfer#2219, working side): "on a node with 4x NVIDIA B200 GPUs using vLLM ..." and
+    # "The process crashes during the CUDA graph capture phase." (line 20)
+    v = _views("flashinfer-2219-b200-ima-cuda-graph-capture-tqdm")
+    (inp,) = v["result"].inputs
+    assert inp.gpu.value == "NVIDIA B200"
+    lead = _lead(v["table"])
+    assert lead.startswith("the run ended: CUDA error: cudaErrorIllegalAddress; at warm-up (CUDA-graph capture at "
+                           "start-up), as the ticket says: 'during the CUDA graph capture' (line 20)")
+    for name in ("markdown", "report"):  # the evidence line of the stage under the verdict in every view
+        assert "ticket.md:20 (stated): The process crashes during the CUDA graph capture phase." in _flat(v[name])

@@ -298,7 +298,7 @@ class ClueSet:
             name = m.group(0).strip(" .-")
             arch = arch_from_gpu_name(name)
             if arch:
-                name = re.split(r"\s{2,}|\s(?:with|on|and|GPU|\d+W|\d+MiB)\b", name)[0].strip()
+                name = re.split(r"\s{2,}|\s(?:with|on|and|using|for|in|running|from|to|GPUs?|\d+W|\d+MiB)\b", name)[0].strip()
                 kind = line_kind or ("gpu name" if self._first_person(text, m.start()) else "gpu named in prose")
                 clue = self._placed(Clue("arch", arch, "inferred", kind, lineno, name), m.start())
                 if clue.kind not in [k for k in (f"{kind} {x}" for x in MARKED)] and not any(clue.kind.endswith(x) for x in MARKED):
