@@ -420,3 +420,22 @@ def test_a_gpu_named_in_a_sentence_is_its_name_and_the_capture_stage_is_said():
                            "start-up), as the ticket says: 'during the CUDA graph capture' (line 20)")
     for name in ("markdown", "report"):  # the evidence line of the stage under the verdict in every view
         assert "ticket.md:20 (stated): The process crashes during the CUDA graph capture phase." in _flat(v[name])
+
+
+def test_an_error_quoted_inside_a_sentence_leads_a_post_with_no_log():
+    # a blog post (working side): 'the error literally says "FP4 Gemm not supported before Blackwell, nor GeForce Blackwell."'
+    v = _views("blog-frontpage-sm120-fp4-gemm-not-supported-geforce-quoted")
+    assert _lead(v["table"]).startswith("the text quotes an error in its words, no log line of a run (it does not show a "
+                                        "run ending): 'FP4 Gemm not supported before Blackwell, nor GeForce Blackwell.' (line 1)")
+    assert "nothing tiletune reads" not in _flat(v["table"])
+
+
+def test_an_error_after_the_autotuners_oom_fallback_is_placed_at_warm_up_with_its_basis():
+    # flashinfer#4920 (working side): '[Autotuner]: OOM detected, falling back to default tactic' (line 5), then a
+    # builtin MemoryError escapes from running the default tactic
+    v = _views("flashinfer-4920-b200-oom-fallback-then-memoryerror-escapes")
+    lead = _lead(v["table"])
+    assert lead.startswith("the run ended: a builtin MemoryError escaped (not caught by the autotuner's OOM handler): 48 "
+                           "MiB requested with 11.81 MiB free; during warm-up (FlashInfer's autotuning: inferred from its "
+                           "OOM fallback before it)")
+    assert "stage not shown" not in lead

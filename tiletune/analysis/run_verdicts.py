@@ -144,10 +144,14 @@ def run_verdicts(events: Sequence[Event], analyzed: Sequence["AnalyzedEntry"],
                 f"(line {w.line}) ({source})"), evidence=(Evidence(source, w.line, w.words, _how(ticket)),)))
         if examples:
             (quiet_leads if end is None and not raised else other_lines).append(_examples_verdict(examples, arch, source))
+        ev_lines_at = {ln for e in evs if e.kind in ERROR_KINDS for ln in (e.line, *e.lines) if ln is not None}
+        said_errors = [q for q in (inp.quoted_errors if inp is not None else ()) if q.line not in ev_lines_at]
+        if said_errors and end is None and not raised:  # an error the text quotes in its words, no log line of it
+            quiet_leads.append(_said_errors_verdict(said_errors, arch, source))
         h = held.get(source, _Held())
         says = [f for f in (inp.says_fail if inp else ()) if not any(e.line == f.line and e.kind in ERROR_KINDS for e in evs)]
         quiet = end is None and not errors and not h.failed and not (inp and inp.stated) and not says \
-            and not (inp and inp.warned) and not examples
+            and not (inp and inp.warned) and not examples and not said_errors
         if says and end is None and not errors and not h.failed:
             # a ticket that states failures in words only (no log line): what it says, never "no failure"
             went = [f for f in (inp.went_on if inp else ()) if all(f.line != s.line for s in says[:3])][:1] or \
@@ -575,10 +579,16 @@ def _end_verdict(end: RunEnd, cause: Optional[Event], arch: Optional[str], sourc
     said = _said_stage(source, facts_of_stage)
     if stage == "unknown" and said is not None:
         stage, stage_ev = said
+    oom = next((ev for clause, ev in before if clause.startswith("after an out-of-memory the autotuner caught")), None)
+    if stage == "unknown" and oom is not None:  # the autotuner's OOM fallback came first: it was tuning at warm-up
+        stage, stage_ev = "warm-up", Evidence(source, oom.line, oom.words, "inferred",
+                                              "FlashInfer's autotuner logged its OOM fallback before it (it tunes at warm-up)")
     if cause is not None:
         what = re.sub(r"; (?:at warm-up|while serving)\)$", ")", re.sub(r" \((?:at warm-up|while serving)\)$", "", what))
     said_how = f"{stage_ev.basis} {stage_ev.words}" if stage_ev is not None else ""
     detail = "CUDA-graph capture" if re.search(r"graph capture|capture_end|Capturing CUDA graph", said_how, re.I) else ""
+    if oom is not None and stage_ev is not None and stage_ev.line == oom.line:
+        detail = "FlashInfer's autotuning: inferred from its OOM fallback before it"
     clauses = [_stage_phrase(stage, end, detail)]
     for clause, ev in before:
         clauses.append(clause)
@@ -695,6 +705,15 @@ def _raised_verdict(raised: Sequence[Event], arch: Optional[str], source: str, t
         text += "; also " + "; ".join(e.summary for e in others[:2])
     return Verdict(arch=arch, op=str(first.fact("op") or ""), text=f"{text} ({source})", fatal=True, source=source,
                    evidence=tuple(evidence))
+
+
+def _said_errors_verdict(said: Sequence[Any], arch: Optional[str], source: str) -> Verdict:
+    """Errors a text quotes in its words ('the error literally says "..."'), no log line of a run."""
+    quoted = "; ".join(f"'{_clip(f.value, 200)}' (line {f.line})" for f in said[:3])
+    return Verdict(arch=arch, op="", source=source, text=(
+        f"the text quotes {'an error' if len(said) == 1 else f'{len(said)} errors'} in its words, no log line of a run "
+        f"(it does not show a run ending): {quoted} ({source})"),
+        evidence=tuple(Evidence(source, f.line, f.words, "stated", f.source) for f in said[:2]))
 
 
 def _examples_verdict(examples: Sequence[Any], arch: Optional[str], source: str) -> Verdict:

@@ -60,6 +60,9 @@ _PROSE_WARMUP = re.compile(r"\b(?:during|while|at|in|inside) (?:the )?(?:CUDA[- 
 # a sentence that introduces an error quoted as an example, not as this run's ("A typical error is:")
 _EXAMPLE_INTRO = re.compile(r"\b(?:(?:a |the )?typical (?:error|message|failure|output)s?(?: (?:is|are|looks like|reads))?|"
                             r"(?:errors?|messages?|failures?) (?:such as|like)|for example|e\.g\.|for instance)\s*:\s*$", re.I)
+# an error quoted inside a sentence: 'the error literally says "FP4 Gemm not supported ..."', 'fails with "..."'
+_ERROR_SAYS = re.compile(r"\b(?:error|exception|message|traceback)s?\b[^\"“]{0,30}?\b(?:says?|reads?|is|was|shows?)\W{0,3}"
+                         r"[\"“](?P<q>[^\"”]{8,200})[\"”]|\bfail(?:s|ed)? with [\"“](?P<q2>[^\"”]{8,200})[\"”]", re.I)
 # a sentence or quoted line that states a failure in words (a ticket's prose, or an error quoted bare)
 _SAYS_FAIL = re.compile(r"Error Internal|kError\w+|\bhang(?:s|ing)? (?:indefinitely|forever|at|on|in|during|when|after)\b|"
                         r"\bdeadlock\w*|\bstuck at\b|\bfreez(?:es|ing) (?:at|on|during)\b|"
@@ -283,6 +286,10 @@ class TicketReader:
 
     def _statements(self, lineno: int, text: str) -> None:
         self._stage(lineno, text)
+        q = _ERROR_SAYS.search(text) if ('"' in text or "“" in text) and len(self.quoted_errors) < 8 else None
+        if q:  # 'the error literally says "FP4 Gemm not supported ..."': an error quoted in the prose
+            self.quoted_errors.append(Fact((q.group("q") or q.group("q2")).strip(), "stated", f"an error the ticket quotes in its prose "
+                                           f"(line {lineno})", line=lineno, words=_sentence(text, q.start())[:240]))
         self._paragraph(lineno, text)
         if self.after_tune is None and "fter" in text:
             a = _AFTER_TUNE.search(text.replace("**", "").replace("`", "").replace("*", ""))
