@@ -1,10 +1,12 @@
-"""The working-set judging sheet for issue 23: for every artifact cache_samples/wild/SPLIT.json marks
-`working` (never a held-out one), its `expected.view` beside the default `tiletune inspect` view of its
-files, the view's items unwrapped one a line, to judge by hand (cache_samples/wild/README.md, "Fully right").
+"""The judging sheet for issue 23: for every artifact cache_samples/wild/SPLIT.json marks `working`, its
+`expected.view` beside the default `tiletune inspect` view of its files, the view's items unwrapped one a
+line, to judge by hand (cache_samples/wild/README.md, "Fully right").
 
-    python bench/verdicts/view_sheet.py [SLUG-PART ...] > sheet.txt
+    python bench/verdicts/view_sheet.py [--side working|held_out] [SLUG-PART ...] > sheet.txt
 
-Held-out artifacts are not opened: their slugs are read from SPLIT.json only to be skipped."""
+`--side held_out` takes round one's held-out artifacts (side `held_out`), released as working material
+after their judging (bench/wild_heldout/RESULTS.md). Any other held-out side (`held_out_2`, ...) is never
+opened: its slugs are read from SPLIT.json only to be skipped."""
 
 from __future__ import annotations
 
@@ -17,9 +19,14 @@ from pathlib import Path
 WILD = Path(__file__).resolve().parents[2] / "cache_samples" / "wild"
 
 
-def working() -> list[str]:
+RELEASED = ("working", "held_out")  # the sides a developer may run: the working set and round one's released held-out
+
+
+def working(side: str = "working") -> list[str]:
+    if side not in RELEASED:
+        raise SystemExit(f"side {side!r} is held out: never opened by this sheet")
     sides = json.loads((WILD / "SPLIT.json").read_text())["sides"]
-    return [slug for slug, side in sorted(sides.items()) if side == "working"]
+    return [slug for slug, s in sorted(sides.items()) if s == side]
 
 
 def view_items(stdout: str) -> list[str]:
@@ -47,7 +54,10 @@ def view_items(stdout: str) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    slugs = [s for s in working() if not argv or any(a in s for a in argv)]
+    side = "working"
+    if argv[:1] == ["--side"] and len(argv) > 1:
+        side, argv = argv[1], argv[2:]
+    slugs = [s for s in working(side) if not argv or any(a in s for a in argv)]
     for slug in slugs:
         d = WILD / slug
         files = [f.name for f in sorted(d.iterdir()) if f.name != "artifact.json"]

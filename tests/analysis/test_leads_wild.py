@@ -439,3 +439,22 @@ def test_an_error_after_the_autotuners_oom_fallback_is_placed_at_warm_up_with_it
                            "MiB requested with 11.81 MiB free; during warm-up (FlashInfer's autotuning: inferred from its "
                            "OOM fallback before it)")
     assert "stage not shown" not in lead
+
+
+@pytest.mark.parametrize("slug, starts", [
+    # a PR's past, fixed bug ('"deadlocked when profiled", which turned out to be the padding bug fixed in #18974',
+    # wrapped over two lines) is not a failure of this text
+    ("trtllm-19032-sm107-rubin-fine-grained-moe-tactics-prose", "a report in prose with no log line of a run"),
+    # a log whose every line carries two process prefixes is a log, not a person's words
+    ("flashinfer-2800-moe-autotune-cuda-error-skipping-tactic", "the run ended (WorkerProc hit an exception) during warm-up"),
+    # the sentence that says the tactics fail, then the error it introduces: the sentence leads, the error is in it
+    ("blog-banandre-rtx-pro-6000-80-tma-ws-tactics-fail", "the ticket states a failure in words (no log line of it): "
+     "'The culprit? Every single one of NVIDIA’s TMA Warp Specialized grouped GEMM tactics, 80 in total, fails"),
+    # a list item after a sentence ending in ':' is not an error message the sentence introduces
+    ("flashinfer-2997-sm121-19-tactics-fail-at-init-blocklist-prose", "the ticket states a failure in words"),
+])
+def test_rules_for_prose_keep_their_bounds(slug, starts):
+    v = _views(slug)
+    assert _lead(v["table"]).startswith(starts)
+    if slug.startswith("flashinfer-2800"):
+        assert "server.log:5 (decoded)" in _flat(v["table"])

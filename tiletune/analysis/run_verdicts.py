@@ -145,7 +145,9 @@ def run_verdicts(events: Sequence[Event], analyzed: Sequence["AnalyzedEntry"],
         if examples:
             (quiet_leads if end is None and not raised else other_lines).append(_examples_verdict(examples, arch, source))
         ev_lines_at = {ln for e in evs if e.kind in ERROR_KINDS for ln in (e.line, *e.lines) if ln is not None}
-        said_errors = [q for q in (inp.quoted_errors if inp is not None else ()) if q.line not in ev_lines_at]
+        said_lines = {f.line for f in (inp.says_fail if inp is not None else ())}  # quoted already where a line says it failed
+        said_errors = [q for q in (inp.quoted_errors if inp is not None else ())
+                       if q.line not in ev_lines_at and q.line not in said_lines and _intro_line(q) not in said_lines]
         if said_errors and end is None and not raised:  # an error the text quotes in its words, no log line of it
             quiet_leads.append(_said_errors_verdict(said_errors, arch, source))
         h = held.get(source, _Held())
@@ -595,7 +597,8 @@ def _end_verdict(end: RunEnd, cause: Optional[Event], arch: Optional[str], sourc
         evidence.append(ev)
     if not evidence and end.stopped is not None:
         evidence.append(end.stopped)  # no error shown: the line that shows the stop is what it rests on
-    if stage_ev is not None and stage_ev not in evidence:
+    if stage_ev is not None and stage_ev not in evidence and not (
+            oom is not None and stage_ev.line == oom.line and any(e.line == oom.line for e in evidence)):
         evidence.append(stage_ev)
     if end.after_autotune is not None:
         clauses.append(f"after autotuning ended (line {end.after_autotune.line})")
@@ -705,6 +708,12 @@ def _raised_verdict(raised: Sequence[Event], arch: Optional[str], source: str, t
         text += "; also " + "; ".join(e.summary for e in others[:2])
     return Verdict(arch=arch, op=str(first.fact("op") or ""), text=f"{text} ({source})", fatal=True, source=source,
                    evidence=tuple(evidence))
+
+
+def _intro_line(q: Any) -> Optional[int]:
+    """The line that introduced a quoted error ("... fails with the error:" (line 8)), or None."""
+    m = re.search(r"\(line (\d+)\)$", str(q.source))
+    return int(m.group(1)) if m else None
 
 
 def _said_errors_verdict(said: Sequence[Any], arch: Optional[str], source: str) -> Verdict:

@@ -95,6 +95,8 @@ _LOG_LIKE = re.compile(r"^\s*(?:\(\w+[^)]*\)\s*)?(?:\[?\d{4}-\d\d-\d\d|\[?\d\d[-
                        r"\[[\w. -]+\]|File \"|Traceback|\d+\s+0x[0-9a-f]+|[IWEF]\d{4} )")
 _PROSE = re.compile(r"^(?:[-*] )?(?=(?:[^\W\d_]+[,.;:!?'’)]*\s+){6,})[^|{}<>=]*[.!?:]\s*$")
 _WORD = re.compile(r"[^\W\d_]{2,}")
+# marks of a log line in any prefix ("(Worker pid=1) (Worker_DP0 pid=1) 2026-03-13 ... - WARNING - ..."): not a paragraph
+_LOGGISH = re.compile(r"\bpid=\d+|\b(?:INFO|WARNING|ERROR|DEBUG)\b|\[\w+\.py:\d+\]|^\s*File \"|\d\d:\d\d:\d\d")
 _MD_TABLE = re.compile(r"^\s*\|.*\|\s*$")
 _MD_OTHER = re.compile(r"^\s*(?:#{1,6} \S|> |[-*] (?:\*\*|`|\[)|\d+\. \*\*|\*\*[A-Z][\w /()-]{0,40}:?\*\*:? )")
 _STICKY = re.compile(r"illegal memory access|illegal address|illegal instruction|misaligned address|"
@@ -209,7 +211,7 @@ class RunTracker:
                 self.log_lines += 1
             elif _PROSE.match(text.strip()):
                 self.prose_lines += 1
-            if not _LOG_LIKE.match(text) and len(_WORD.findall(text)) >= 8:
+            if not _LOG_LIKE.match(text) and not _LOGGISH.search(text) and len(_WORD.findall(text)) >= 8:
                 self.wordy_lines += 1
         if "Autotuning process" in text:
             if _WINDOW_START.search(text):

@@ -63,6 +63,9 @@ _EXAMPLE_INTRO = re.compile(r"\b(?:(?:a |the )?typical (?:error|message|failure|
 # an error quoted inside a sentence: 'the error literally says "FP4 Gemm not supported ..."', 'fails with "..."'
 _ERROR_SAYS = re.compile(r"\b(?:error|exception|message|traceback)s?\b[^\"“]{0,30}?\b(?:says?|reads?|is|was|shows?)\W{0,3}"
                          r"[\"“](?P<q>[^\"”]{8,200})[\"”]|\bfail(?:s|ed)? with [\"“](?P<q2>[^\"”]{8,200})[\"”]", re.I)
+# a line that reads as an error message (what a ticket quotes after "fails with this error:")
+_ERROR_LIKE = re.compile(r"\b\w*(?:Error|Exception)\b|^No \w+|\b(?:failed|cannot|unable|not supported|unsupported|"
+                         r"not available|requires?)\b", re.I)
 # a sentence or quoted line that states a failure in words (a ticket's prose, or an error quoted bare)
 _SAYS_FAIL = re.compile(r"Error Internal|kError\w+|\bhang(?:s|ing)? (?:indefinitely|forever|at|on|in|during|when|after)\b|"
                         r"\bdeadlock\w*|\bstuck at\b|\bfreez(?:es|ing) (?:at|on|during)\b|"
@@ -108,7 +111,7 @@ _LOGGED = re.compile(r"\b(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\b|^\s*\[\d{4
                      r"\[(?:Auto[Tt]uner|TensorRT-LLM|TRT-LLM)\]|^\s*\[[A-Z][\w -]*\] ")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z*(`\[])")
 _CONTRASTED = re.compile(r"\b(?:instead of|unlike|rather than|compared (?:to|with)|as opposed to)\b[^.;]*$", re.I)
-_NOT_FAIL = re.compile(r"\b(?:no|zero|0) (?:errors?|failures?|crash(?:es)?)\b|without (?:any )?(?:errors?|failures?)|"
+_NOT_FAIL = re.compile(r"(?<!Internal )\b(?:no|zero|0) (?:errors?|failures?|crash(?:es)?)\b|without (?:any )?(?:errors?|failures?)|"
                        r"\b(?:fixed|resolved|works)\b", re.I)
 _NEGATED = re.compile(r"\b(?:not|never|no)\b[^.;,]{0,20}$|n't[^.;,]{0,20}$", re.I)
 _OP_WORDS = re.compile(r"\b(?P<op>(?:mxfp8|fp8|fp4|nvfp4|bf16|fp16)_gemm|mm_(?:fp4|mxfp8|fp8|bf16)|bmm_fp8|cutlass_fused_moe|"
@@ -139,12 +142,6 @@ def _cells(text: str) -> Optional[List[str]]:
     if not m:
         return None
     return [c.strip().strip("*`").strip() for c in m.group("cells").split("|")]
-
-
-def _unquoted(text: str) -> str:
-    """`text` without its code spans and quotes: a quoted error's own words ("Error Internal no error") say
-    nothing about whether it failed."""
-    return re.sub(r"`[^`]*`|\"[^\"]*\"", " ", text)
 
 
 def _sentence(text: str, at: int) -> str:
@@ -318,7 +315,7 @@ class TicketReader:
                 self.went_on.append(Fact(_words(said), "stated", "the ticket's prose", line=lineno, words=_words(said)))
         f = _SAYS_FAIL.search(text)
         if f and len(self.says_fail) < 32 and len(text.strip()) > 12 \
-                and not _NOT_FAIL.search(_unquoted(text[max(0, f.start() - 60):f.end() + 60])):  # (near the words)
+                and not _NOT_FAIL.search(text[max(0, f.start() - 60):f.end() + 60]):  # (near the words, in a long line)
             said = _sentence(text, f.start()) if len(text) > 240 else text.strip()
             if said.count("|") < 4:  # (a table flattened into one line is not a sentence: its rows are read as a table)
                 self.says_fail.append(Fact(_words(said), "stated", "the ticket's prose", line=lineno, words=_words(said)))
@@ -376,6 +373,7 @@ class TicketReader:
             self._report(line, sent)
         if len(para) > 1:  # a failure stated on a wrapped line: the whole sentence, not the line's piece of it
             lines = {ln for ln, _ in para}
+            dropped: List[int] = []
             for i, f in enumerate(self.says_fail):
                 if f.line not in lines or f.source != "the ticket's prose":
                     continue
@@ -386,9 +384,15 @@ class TicketReader:
                 at_o, whole = next(((o, t) for o, t in sentences if o < end and o + len(t) >= off and piece[:20] in t),
                                    (0, ""))
                 if whole and len(whole) > len(piece) and _wordy(whole):
+                    fm = _SAYS_FAIL.search(whole)
+                    if fm and _NOT_FAIL.search(whole[max(0, fm.start() - 60):fm.end() + 80]):
+                        dropped.append(i)  # read whole, the sentence says it was fixed or did not fail
+                        continue
                     said = whole if len(whole) <= 240 else whole[:236].rsplit(" ", 1)[0] + " ..."
                     start = next((ln for o, ln in reversed(at) if o <= at_o), f.line)  # where the sentence starts
                     self.says_fail[i] = Fact(said, f.how, f.source, line=start, words=said)
+            for i in reversed(dropped):
+                del self.says_fail[i]
 
     def _report(self, lineno: int, text: str) -> None:
         """A prose sentence that reports measurements (numbers with units, changes, counts), scored by how many it
@@ -431,7 +435,7 @@ class TicketReader:
             if intro[2]:
                 self.examples.append(Fact(body[:240], "stated", f"an error the ticket quotes as an example after "
                                           f"'{intro[1]}' (line {intro[0]})", line=lineno, words=body[:240]))
-            else:
+            elif _ERROR_LIKE.search(body) and not re.match(r"[-*+] |\d+[.)] ", body):  # an error, not a list or prose
                 self.quoted_errors.append(Fact(body[:240], "stated", f"the error the ticket quotes after "
                                                f"'{intro[1]}' (line {intro[0]})", line=lineno, words=body[:240]))
             self._intro = None
