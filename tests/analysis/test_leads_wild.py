@@ -229,6 +229,9 @@ def test_the_stage_a_ticket_states_is_said_with_its_words_and_line():
     # "crashes during engine-core init: ... faults inside cudagraph capture"
     (lead, *_) = _verdicts(VLLM_46861)
     assert "at warm-up (CUDA-graph capture at start-up), as the ticket says: 'during engine-core init' (line 3)" in lead.text
+    # the error quoted in a code span ends at the span: the sentences after it are not the error
+    assert lead.text.startswith("the run ended: torch.AcceleratorError: CUDA error: an illegal memory access was "
+                                "encountered; at warm-up")
     # "fail silently every model load:" above the quoted runner error: warm-up, though nothing ended the run
     (lead, *_) = _verdicts(FI_3568)
     assert lead.text.startswith("the ticket quotes: the mxfp8_gemm CUTLASS runner failed to initialize on sm120, Error "
