@@ -461,3 +461,17 @@ def test_rules_for_prose_keep_their_bounds(slug, starts):
     assert _lead(v["table"]).startswith(starts)
     if slug.startswith("flashinfer-2800"):
         assert "server.log:5 (decoded)" in _flat(v["table"])
+
+
+# https://www.stepcodex.com/en/issue/bug-kv-cache-dtype-nvfp4-crashes, lines 22-24 (a traceback flattened into one line)
+STEPCODEX = [
+    'Error Message',
+    '',
+    'File ".../vllm/v1/attention/backends/flashinfer.py", line 1170, in build prefill_wrapper.plan(...) File ".../flashinfer/prefill.py", line 1859, in plan kv_data_type = canonicalize_torch_dtype(kv_data_type) File ".../flashinfer/utils.py", line 254, in canonicalize_torch_dtype return getattr(torch, dtype) AttributeError: module \'torch\' has no attribute \'nvfp4\'',
+]
+
+
+def test_frames_glued_into_one_line_say_the_innermost_raised_it():
+    (lead, *_) = _verdicts(STEPCODEX)
+    assert lead.text.startswith("the run ended: AttributeError: module 'torch' has no attribute 'nvfp4' (raised in "
+                                "utils.py:254 in canonicalize_torch_dtype)")
