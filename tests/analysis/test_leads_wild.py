@@ -375,8 +375,11 @@ def test_pasted_lines_that_state_a_failure_lead_once_with_their_count():
 
 def test_a_quiet_fallback_in_an_essay_is_what_it_reports():
     (lead, *_) = _verdicts(TGMERRITT_HEAD)
-    assert lead.text.startswith("no failure line in the text; it says the run went on by a fallback or skip (not an "
-                                "abort): 'Just quiet fallback to Triton on every single MoE forward pass.' (line 2)")
+    assert lead.text.startswith("no failure line in the text; what the ticket says first: 'My DGX Spark was silently "
+                                "running slower MoE inference than it should have been — because a gate check in vLLM's "
+                                "Python layer had been blocking every SM120 and SM121 GPU")
+    assert "; it says the run went on by a fallback or skip (not an abort): 'Just quiet fallback to Triton on every " \
+           "single MoE forward pass.' (line 2)" in lead.text
 
 
 def test_the_error_a_ticket_quotes_after_saying_it_failed_is_what_ended_a_cut_paste():
@@ -475,3 +478,20 @@ def test_frames_glued_into_one_line_say_the_innermost_raised_it():
     (lead, *_) = _verdicts(STEPCODEX)
     assert lead.text.startswith("the run ended: AttributeError: module 'torch' has no attribute 'nvfp4' (raised in "
                                 "utils.py:254 in canonicalize_torch_dtype)")
+
+
+@pytest.mark.parametrize("slug, says", [
+    # a question about tactic quality under '## Summary' (flashinfer#2504, working side): its own first sentence
+    ("flashinfer-2504-sm100-b200-fp4-moe-suboptimal-tactic-kernel-names",
+     "what the ticket says first: 'When using autotune for the `trtllm_fp4_block_scale_moe` kernel, we notice that for "
+     "small batch sizes, autotune consistently picks suboptimal tactics"),
+    # a tuning-config PR (vllm#53392, working side): what it adds, then the fallback it says happens without it
+    ("vllm-53392-gb10-sm121-fused-moe-config-other-gpus-named",
+     "what the ticket says first: 'Add the first fused-MoE Triton tuning config for NVIDIA GB10 (DGX Spark) for the "
+     "`E=128, N=704, fp8_w8a8`"),
+])
+def test_a_ticket_with_nothing_else_to_lead_with_leads_with_its_own_first_sentence(slug, says):
+    v = _views(slug)
+    lead = _lead(v["table"])
+    assert lead.startswith("no failure line in the text; " + says)
+    assert "only its setup (" not in lead.split(";")[0]

@@ -367,6 +367,8 @@ def _quiet_lead(source: str, evs: Sequence[Event], h: _Held, inp: Optional[Input
         evidence.append(Evidence(source, inp.torch_warning.line, inp.torch_warning.words, _how(ticket)))
     banners = [e for e in evs if e.kind == "version_banner"]
     reports = list(inp.reported) if not parts and inp is not None else []
+    # a ticket with nothing else to lead with: its own first sentence, quoted (what the person wrote, not judged)
+    summary = inp.summary if inp is not None and not parts and not reports and not tuning_failed else None
     if not parts and banners:
         parts.append("only its setup and versions (" + ", ".join(dict.fromkeys(e.summary.split(':')[0] for e in banners[:3])) + ")")
     if reports:  # a report in prose: what it measured, in its words (it may tell of a failure: quoted, not judged)
@@ -374,10 +376,15 @@ def _quiet_lead(source: str, evs: Sequence[Event], h: _Held, inp: Optional[Input
         evidence += [Evidence(source, f.line, f.words, "stated") for f in reports[:2]]
     went = list(inp.went_on[:2]) if inp is not None and not parts and not tuning_failed else []
     if went:  # a text with no failure line that says the run went on another way ("silently ... fell back to Triton")
-        text = ("no failure line in the text; it says the run went on by a fallback or skip (not an abort): " + "; ".join(
-            f"'{_clip(f.value, 200)}' (line {f.line})" for f in went))
+        first = [summary] if summary is not None and all(str(f.value).strip(". ") not in str(summary.value)
+                                                         and str(summary.value).strip(". ") not in str(f.value)
+                                                         for f in went) else []
+        text = ("no failure line in the text; "
+                + "".join(f"what the ticket says first: '{_clip(f.value, 220)}' (line {f.line}); " for f in first)
+                + "it says the run went on by a fallback or skip (not an abort): " + "; ".join(
+                    f"'{_clip(f.value, 200)}' (line {f.line})" for f in went))
         return Verdict(arch=arch, op="", text=f"{text} ({source})", source=source, evidence=tuple(
-            Evidence(source, f.line, f.words, "stated") for f in went))
+            Evidence(source, f.line, f.words, "stated") for f in [*first, *went][:2]))
     if not parts and not tuning_failed and inp is not None and (inp.arch or inp.gpu or inp.flashinfer_version):
         parts.append("only its setup")
     if not parts and not tuning_failed:
@@ -385,6 +392,10 @@ def _quiet_lead(source: str, evs: Sequence[Event], h: _Held, inp: Optional[Input
     if progress and not has_tactics and not h.fallbacks:
         parts.append(f"which tactics won is not in this log ({DEBUG_HINT})")
     text = "no failure in the text; it shows: " + "; ".join(parts)
+    if summary is not None and not went:
+        text = (f"no failure line in the text; what the ticket says first: '{_clip(summary.value, 220)}' (line "
+                f"{summary.line}); it shows {'; '.join(parts)}")
+        evidence.insert(0, Evidence(source, summary.line, summary.words, "stated", summary.source))
     if tuning_failed:  # nothing ended the run, but tuning failed for these shapes: never "no failure"
         text = (f"{tuning_failed}; the text does not show the run ending"
                 + (f"; it also shows: {'; '.join(p for p in parts if p != 'only its setup')}"

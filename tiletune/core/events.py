@@ -253,6 +253,7 @@ class InputFacts(Struct, frozen=True, gc=False):
     chains: Tuple[Fact, ...] = ()  # call chains a ticket states in code spans ("a → b → c"), as "a -> b -> c"
     examples: Tuple[Fact, ...] = ()  # errors a ticket quotes as examples ("A typical error is:"), not lines of one run
     quoted_errors: Tuple[Fact, ...] = ()  # the error a ticket quotes after saying it failed ("fails ... with ... error:")
+    summary: Optional[Fact] = None  # a ticket's own first sentence (under "## Summary" when it has one), quoted
     ticket: bool = False  # the text is a ticket (Markdown: fences, tables, quotes, prose): what it says is "stated"
     literals: Tuple[Literal, ...] = ()  # the literal facts the text states, as written (readers/logs/literals.py)
     # the lines' stamps (tiletune.core.timeline): where the start-up's time went; written out by the
@@ -277,6 +278,7 @@ class InputFacts(Struct, frozen=True, gc=False):
                 "chains": [x.to_jsonable() for x in self.chains],
                 "examples": [x.to_jsonable() for x in self.examples],
                 "quoted_errors": [x.to_jsonable() for x in self.quoted_errors],
+                "summary": f(self.summary),
                 "after_tune": f(self.after_tune),
                 "went_on": [x.to_jsonable() for x in self.went_on],
                 "reported": [x.to_jsonable() for x in self.reported],

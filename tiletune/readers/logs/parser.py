@@ -416,6 +416,7 @@ class LogParser:
                           chains=tuple(self.ticket.chains) if self.run.is_ticket else (),
                           examples=tuple(self.ticket.examples) if prose else (),
                           quoted_errors=tuple(self.ticket.quoted_errors) if prose else (),
+                          summary=self.ticket.summary if self.run.is_ticket else None,
                           after_tune=self.ticket.after_tune if self.run.is_ticket else None,
                           went_on=tuple(self.ticket.went_on) if self.run.is_ticket else (),
                           torch_warning=self.torch_warning,

@@ -63,6 +63,8 @@ _EXAMPLE_INTRO = re.compile(r"\b(?:(?:a |the )?typical (?:error|message|failure|
 # an error quoted inside a sentence: 'the error literally says "FP4 Gemm not supported ..."', 'fails with "..."'
 _ERROR_SAYS = re.compile(r"\b(?:error|exception|message|traceback)s?\b[^\"“]{0,30}?\b(?:says?|reads?|is|was|shows?)\W{0,3}"
                          r"[\"“](?P<q>[^\"”]{8,200})[\"”]|\bfail(?:s|ed)? with [\"“](?P<q2>[^\"”]{8,200})[\"”]", re.I)
+# a heading that opens the ticket's own summary of itself
+_SUMMARY_HEAD = re.compile(r"#+\s*(?:\W+\s*)?(?:Summary|Description|Problem|Describe the bug|Bug Description|TL;DR|Overview)\b", re.I)
 # a line that reads as an error message (what a ticket quotes after "fails with this error:")
 _ERROR_LIKE = re.compile(r"\b\w*(?:Error|Exception)\b|^No \w+|\b(?:failed|cannot|unable|not supported|unsupported|"
                          r"not available|requires?)\b", re.I)
@@ -182,6 +184,9 @@ class TicketReader:
         self._para: List[Tuple[int, str]] = []  # the prose paragraph being read (a sentence may be wrapped over lines)
         self.examples: List[Fact] = []  # errors quoted as examples ("A typical error is:" and the next line)
         self.quoted_errors: List[Fact] = []  # the error quoted on the line after "fails ... with this error:"
+        self.summary: Optional[Fact] = None  # the ticket's own first sentence (see _summary)
+        self._under_summary = False
+        self._summary_fixed = False
         # the last line that introduced an error (its number, its words, whether as an example)
         self._intro: Optional[Tuple[int, str, bool]] = None
         self.says_fail: List[Fact] = []  # lines of prose that state a failure in words (quoted, not as log lines)
@@ -281,8 +286,24 @@ class TicketReader:
         stage, line, words, context = self.stage_said[0]
         return Fact(stage, "stated", f"the ticket says '{words}' (line {line})", line=line, words=context)
 
+    def _summary(self, lineno: int, text: str) -> None:
+        """The ticket's own first sentence of prose: under a 'Summary' / 'Description' / 'Problem' heading when it
+        has one, else the first one; quoted whole as what the ticket says (never judged)."""
+        body = text.strip()
+        if body.startswith("#"):
+            self._under_summary = bool(_SUMMARY_HEAD.match(body))
+            return
+        if self._summary_fixed or (self.summary is not None and not self._under_summary) or _LOGGED.search(body[:120]):
+            return
+        said = _sentence(body, 0).replace("**", "")
+        if len(said.split()) >= 8 and _wordy(said) and said.endswith((".", "!", "?", ":")):
+            self.summary = Fact(said[:240], "stated", f"the ticket's first sentence (line {lineno})", line=lineno,
+                                words=said[:240])
+            self._summary_fixed = self._under_summary  # (a summary heading's sentence is kept; else a later one may win)
+
     def _statements(self, lineno: int, text: str) -> None:
         self._stage(lineno, text)
+        self._summary(lineno, text)
         q = _ERROR_SAYS.search(text) if ('"' in text or "“" in text) and len(self.quoted_errors) < 8 else None
         if q:  # 'the error literally says "FP4 Gemm not supported ..."': an error quoted in the prose
             self.quoted_errors.append(Fact((q.group("q") or q.group("q2")).strip(), "stated", f"an error the ticket quotes in its prose "
