@@ -223,15 +223,16 @@ TRTLLM_12704 = [
 def test_the_stage_a_ticket_states_is_said_with_its_words_and_line():
     # "engine warmup crashes ... during the / AutoTuner sweep": warm-up, with the line that says so
     (lead, *_) = _verdicts(FI_4157)
-    assert lead.text.startswith("the run ended: CUDA error: cudaErrorIllegalAddress; at warm-up (start-up), as the "
-                                "ticket says: 'engine warmup crashes' (line 1)")
-    assert "stage not shown" not in lead.text and [e.line for e in lead.evidence] == [1]
+    assert lead.text.startswith("the run ended: CUDA error: cudaErrorIllegalAddress (the op named next to it: "
+                                "flashinfer::trtllm_bf16_moe, line 2); at warm-up (start-up), as the ticket says: "
+                                "'engine warmup crashes' (line 1)")
+    assert "stage not shown" not in lead.text and [e.line for e in lead.evidence] == [1, 2]
     # "crashes during engine-core init: ... faults inside cudagraph capture"
     (lead, *_) = _verdicts(VLLM_46861)
     assert "at warm-up (CUDA-graph capture at start-up), as the ticket says: 'during engine-core init' (line 3)" in lead.text
     # the error quoted in a code span ends at the span: the sentences after it are not the error
     assert lead.text.startswith("the run ended: torch.AcceleratorError: CUDA error: an illegal memory access was "
-                                "encountered; at warm-up")
+                                "encountered (the op named next to it: flashinfer::trtllm_bf16_moe, line 3); at warm-up")
     # "fail silently every model load:" above the quoted runner error: warm-up, though nothing ended the run
     (lead, *_) = _verdicts(FI_3568)
     assert lead.text.startswith("the ticket quotes: the mxfp8_gemm CUTLASS runner failed to initialize on sm120, Error "
@@ -496,3 +497,14 @@ def test_a_ticket_with_nothing_else_to_lead_with_leads_with_its_own_first_senten
     lead = _lead(v["table"])
     assert lead.startswith("no failure line in the text; " + says)
     assert "only its setup (" not in lead.split(";")[0]
+
+
+def test_the_op_named_next_to_a_stated_failure_is_in_the_lead_and_only_that_one():
+    # "engine warmup crashes with `cudaErrorIllegalAddress` during the / AutoTuner sweep for `flashinfer::trtllm_bf16_moe`"
+    (lead, *_) = _verdicts(FI_4157)
+    assert lead.text.startswith("the run ended: CUDA error: cudaErrorIllegalAddress (the op named next to it: "
+                                "flashinfer::trtllm_bf16_moe, line 2); at warm-up")
+    assert [e.line for e in lead.evidence] == [1, 2]
+    # the op in another sentence of the same paragraph line is not the failure's
+    (lead, *_) = _verdicts(FI_3614)
+    assert "op named next to it" not in lead.text

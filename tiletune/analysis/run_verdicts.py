@@ -126,7 +126,7 @@ def run_verdicts(events: Sequence[Event], analyzed: Sequence["AnalyzedEntry"],
         printed = [e for e in errors if e.fact("survived") is None and not e.is_fatal]
         if end is None and raised:
             fatal_lines.append(_raised_verdict(raised, arch, source, ticket, inp.stated_stage if inp else None,
-                                               inp.call_named if inp else None))
+                                               inp.call_named if inp else None, inp.literals if inp else ()))
             raised = []
         for group in _by_kind(survived):
             v = _survived_verdict(group, arch, source, ticket)
@@ -169,11 +169,14 @@ def run_verdicts(events: Sequence[Event], analyzed: Sequence["AnalyzedEntry"],
             pasted = all(f.source == "an error the ticket quotes in a code block" for f in says)
             head = ("the ticket pastes log lines that state a failure, not read as an event of a run (the text does "
                     "not show the run ending): " if pasted else "the ticket states a failure in words (no log line of it): ")
+            named = next((n for n in (_op_named_at(inp.literals if inp else (), f.line, str(f.value)) for f in says[:3])
+                          if n), None)
             other_lines.append(Verdict(arch=arch, op="", source=source, text=(
                 head + "; ".join(
                     f"'{_clip(v, 200)}' (line {fs[0].line})" if len(fs) == 1 else
                     f"'{_clip(v, 200)}' ({len(fs)} times: lines {_join_and([str(f.line) for f in fs])})"
                     for v, fs in list(same.items())[:3])
+                + (f"; the op named next to it: {named.value} (line {named.line})" if named is not None else "")
                 + "".join(f"; it says the run went on (a fallback or skip, not an abort): '{_clip(f.value, 200)}' "
                           f"(line {f.line})" for f in went)
                 + "".join(f"; it reports: '{_clip(f.value, 200)}' (line {f.line})" for f in measured)
@@ -690,8 +693,24 @@ def _end_verdict(end: RunEnd, cause: Optional[Event], arch: Optional[str], sourc
     return Verdict(arch=arch, op=op, text=f"{text} ({source})", fatal=True, source=source, evidence=tuple(evidence))
 
 
+_OP_LIKE = re.compile(r"::|(?:trtllm|fp4|fp8|mxfp8|nvfp4|bf16|moe|gemm|bmm|cutlass|fmha|attention)", re.I)
+
+
+def _op_named_at(literals: Sequence[Any], line: Optional[int], said: str = "") -> Optional[Any]:
+    """The op a text names next to a failure it states: in the words quoted from that line (`said`, when
+    given), or on one of the two lines after it, where the author's wraps or next sentence put it ("crashes with
+    `cudaErrorIllegalAddress` during the / AutoTuner sweep for `flashinfer::trtllm_bf16_moe`"); never one it
+    names only in passing."""
+    if line is None:
+        return None
+    return next((lit for lit in literals if lit.kind == "op" and not lit.mark and lit.line is not None
+                 and (line < lit.line <= line + 2 or (lit.line == line and (not said or lit.value in said)))
+                 and _OP_LIKE.search(lit.value)), None)
+
+
 def _raised_verdict(raised: Sequence[Event], arch: Optional[str], source: str, ticket: bool,
-                    said_stage: Optional[Any] = None, call: Optional[Any] = None) -> Verdict:
+                    said_stage: Optional[Any] = None, call: Optional[Any] = None,
+                    literals: Sequence[Any] = ()) -> Verdict:
     """Fatal errors with no line that shows the process stopping (a ticket quoting an error)."""
     first = raised[-1] if len(raised) > 1 and raised[-1].line and raised[0].line and raised[-1].line > raised[0].line else raised[0]
     evidence = [event_evidence(first, ticket)]
@@ -710,6 +729,11 @@ def _raised_verdict(raised: Sequence[Event], arch: Optional[str], source: str, t
     if call is not None:  # where the ticket says it happened
         what += f" in `{call.value}` (the ticket says so, line {call.line})"
         evidence.append(Evidence(source, call.line, call.words, "stated", call.source))
+    named = _op_named_at(literals, first.line) if call is None and not first.fact("op") else None
+    if named is not None:  # the op the sentence that states the error names
+        what += f" (the op named next to it: {named.value}, line {named.line})"
+        if all(e.line != named.line for e in evidence):
+            evidence.append(Evidence(source, named.line, named.words, "stated", "an op the text names"))
     poisoned = first.fact("poisons_context")
     verb = "the ticket states" if ticket else "the log shows"
     text = f"the run ended: {what}; {where}" + (f"; {poisoned}: it poisons the CUDA context" if poisoned else "")
