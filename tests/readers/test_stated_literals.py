@@ -86,7 +86,9 @@ VLLM_46861 = [
 
 def test_a_quoted_cuda_error_ends_at_its_code_span_and_keeps_its_type():
     lead = _lead(VLLM_46861)
-    assert "torch.AcceleratorError: CUDA error: an illegal memory access was encountered;" in lead
+    # (the error ends at its code span; the op the same sentence names follows it: run_verdicts' "next to it")
+    assert "torch.AcceleratorError: CUDA error: an illegal memory access was encountered (the op named next to it: " \
+           "flashinfer::trtllm_bf16_moe, line 1);" in lead
     assert "x86_64" not in lead  # (the next sentences are not the error)
     res = _result(VLLM_46861)
     (ev,) = [e for e in res.events if e.kind == "cuda_error"]
@@ -414,7 +416,9 @@ VLLM_46861_WHOLE = [
 
 def test_a_ticket_that_places_the_crash_in_engine_core_init_gives_the_lead_its_stage():
     # (readers/logs/ticket.py's prose stage: "crashes during engine-core init", "faults inside cudagraph capture")
-    assert "an illegal memory access was encountered; at warm-up;" in _lead(VLLM_46861_WHOLE)
+    # (the lead says the stage with the ticket's words and line: run_verdicts' "as the ticket says")
+    assert "; at warm-up (CUDA-graph capture at start-up), as the ticket says: 'during engine-core init'" \
+        in _lead(VLLM_46861_WHOLE)
     stated = _stated(VLLM_46861_WHOLE)
     assert "Offending flag | `--moe-backend flashinfer_trtllm`" in stated  # (the ticket's table, said as text)
 

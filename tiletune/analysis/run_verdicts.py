@@ -693,7 +693,8 @@ def _end_verdict(end: RunEnd, cause: Optional[Event], arch: Optional[str], sourc
     return Verdict(arch=arch, op=op, text=f"{text} ({source})", fatal=True, source=source, evidence=tuple(evidence))
 
 
-_OP_LIKE = re.compile(r"::|(?:trtllm|fp4|fp8|mxfp8|nvfp4|bf16|moe|gemm|bmm|cutlass|fmha|attention)", re.I)
+# an op's identifier ("flashinfer::trtllm_bf16_moe", "cutlass_gemm_caller"), not a library's bare name ("TRTLLM")
+_OP_LIKE = re.compile(r"::|(?=\w*_)\w*(?:trtllm|fp4|fp8|mxfp8|nvfp4|bf16|moe|gemm|bmm|cutlass|fmha|attention)", re.I)
 
 
 def _op_named_at(literals: Sequence[Any], line: Optional[int], said: str = "") -> Optional[Any]:
