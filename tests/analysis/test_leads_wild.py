@@ -57,7 +57,7 @@ def test_no_valid_gemm_config_is_a_tuning_failure_per_shape_everywhere():
     # shape (issue 22), so the header's "9 failed", the Failures table and the lead say the same.
     v = _views("trtllm-1739-no-valid-gemm-config-m1-to-256-warnings")
     lead = _lead(v["table"])
-    assert lead.startswith("no tactic passed TensorRT-LLM's GEMM profiling for 9 shapes (n=6144, k=4096: m = 1, 2, 4, "
+    assert lead.startswith("no tactic passed TensorRT-LLM's GEMM profiling for 9 shapes (n=6144, k=4096, m = 1, 2, 4, "
                            "8, 16, 32, 64, 128 and 256)")
     assert "9 warnings 'Have not found any valid GEMM config for shape'" in lead
     assert "'will try to use default or fail at runtime'" in lead and "the text does not show the run ending" in lead
@@ -66,6 +66,9 @@ def test_no_valid_gemm_config_is_a_tuning_failure_per_shape_everywhere():
         assert "not failures" not in _flat(v[name]) and "no failure in the text" not in _flat(v[name])
     assert v["table"].splitlines()[0] == "tiletune inspect: 1 input, 9 entries (9 failed)"
     assert "\nFailures (per op" in v["table"] and "9 failed attempts" in v["report"]
+    # the report bolds a verdict's words up to its first ': ': the whole claim, not a piece of its shape list
+    assert "- **no tactic passed TensorRT-LLM's GEMM profiling for 9 shapes (n=6144, k=4096, m = 1, 2, 4, 8, 16, 32, " \
+           "64, 128 and 256)**: 9 warnings" in v["report"]
 
 
 def test_info_skips_are_skips_in_the_header_the_tables_and_the_lead():

@@ -124,7 +124,7 @@ def test_no_valid_gemm_config_warnings_are_warnings_with_their_shapes():
     vs = _verdicts(TRTLLM_1739)
     lead = vs[0]
     # a tuning failure per shape (issue 22): no tactic passed profiling; never "no failure" nor "not failures"
-    assert lead.text.startswith("no tactic passed TensorRT-LLM's GEMM profiling for 3 shapes (n=6144, k=4096: m = 1, 2 "
+    assert lead.text.startswith("no tactic passed TensorRT-LLM's GEMM profiling for 3 shapes (n=6144, k=4096, m = 1, 2 "
                                 "and 4): 3 warnings 'Have not found any valid GEMM config for shape'")
     assert "not failures" not in lead.text and lead.evidence[0].words.startswith("[TensorRT-LLM][WARNING] Have not")
     assert not any("unsupported tactic skip" in v.text or "failed 3 times" in v.text for v in vs)

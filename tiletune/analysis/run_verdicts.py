@@ -268,14 +268,14 @@ class _Held:
 def no_config_phrase(details: Sequence[dict], n: int) -> str:
     """TensorRT-LLM's 'Have not found any valid GEMM config for shape (m, n, k)' warnings: its GEMM plugin profiler
     logs one when no tactic passed profiling for that shape, a tuning failure per shape (issue 22). The shapes
-    grouped by (n, k): 'no tactic passed TensorRT-LLM's GEMM profiling for 9 shapes (n=6144, k=4096: m = 1, ...)'."""
+    grouped by (n, k): 'no tactic passed TensorRT-LLM's GEMM profiling for 9 shapes (n=6144, k=4096, m = 1, ...)'."""
     by_nk: "OrderedDict[tuple[Any, Any], list[Any]]" = OrderedDict()
     for d in details:
         ms = by_nk.setdefault((d.get("n"), d.get("k")), [])
         if d.get("m") not in ms:
             ms.append(d.get("m"))
     k = sum(len(ms) for ms in by_nk.values())
-    shapes = "; ".join(f"n={nn}, k={kk}: m = {_join_and([str(m) for m in sorted(ms, key=lambda x: (x is None, x or 0))][:12])}"
+    shapes = "; ".join(f"n={nn}, k={kk}, m = {_join_and([str(m) for m in sorted(ms, key=lambda x: (x is None, x or 0))][:12])}"
                        for (nn, kk), ms in list(by_nk.items())[:4])
     return (f"no tactic passed TensorRT-LLM's GEMM profiling for {k} shape{'s' if k != 1 else ''} ({shapes}): "
             f"{n} warning{'s' if n != 1 else ''} 'Have not found any valid GEMM config for shape'; in its words it "
