@@ -42,3 +42,25 @@ def test_the_suggested_retry_names_each_tactic_once(run, sample):
     args = shlex.split(line)
     tactics = args[args.index("--tactic") + 1].split(",")
     assert len(tactics) == len(set(tactics)) and "0" in tactics
+
+
+# A ledger of CUTLASS grid targets (no tactic: tiles no autotuner numbered), written by `retry`'s
+# Ray integration on an H100 (bench/ray_gpu/results/device, 2026-12-05).
+GRID_LEDGER = "bench/ray_gpu/results/device/res/ledger.jsonl"
+
+
+def test_grid_targets_without_a_tactic_are_told_apart_by_the_kernel_they_built(run):
+    from pathlib import Path
+
+    ledger = Path(__file__).resolve().parents[2] / GRID_LEDGER
+    data = json.loads(run("inspect", ledger, "-f", "json").output)
+    rows = {tuple(f["config"]["tile"]) + (f["config"]["stages"],): f for f in data["failures"]}
+    # three kernels failed, each its own row with the tile the ledger recorded (not "not CUTLASS")
+    assert set(rows) == {(256, 256, 128, None), (128, 128, 64, None), (128, 256, 64, 8)}
+    assert all(f["tactic"] is None for f in rows.values())
+    # the compile error and the 8-stage kernel never passed; the 128x128x64 kernel did (on 4096^3)
+    assert not rows[(256, 256, 128, None)]["passed_later"] and not rows[(128, 256, 64, 8)]["passed_later"]
+    assert rows[(128, 128, 64, None)]["passed_later"]
+    table = run("inspect", ledger).output
+    failures = table[table.index("Failures"):]
+    assert "256x256x128" in failures and "n/a (not CUTLASS)" not in failures

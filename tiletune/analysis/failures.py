@@ -14,13 +14,15 @@ from collections import Counter, OrderedDict
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
+import msgspec
+
 from tiletune import catalogs
 from tiletune.analysis.model_port import ModelPort
 from tiletune.analysis.results import AnalyzedEntry, Failure, FailureReason
-from tiletune.core.records import Decoded, Entry, Problem, Status, Undecoded
+from tiletune.core.records import Decoded, Entry, Problem, Status, TileConfig, Undecoded
 from tiletune.model.perf import ModelResult
 
-_FailKey = tuple  # (arch, version, op, runner, tactic, source group, diagnosis class)
+_FailKey = tuple  # (arch, version, op, runner, tactic, source group, kernel, diagnosis class)
 
 
 # Texts that mean "there is no kernel for this tile", shared-memory numbers and the short form of
@@ -203,13 +205,14 @@ def aggregate_failures(
         r = a.entry.record  # (not the `record` property: this loop runs once per entry)
         status = r.status
         if status is failed or status is passed_:
-            key: _FailKey = (r.env.arch, r.env.flashinfer_version, r.op, r.runner, r.tactic, group_of.get(r.source))
+            key: _FailKey = (r.env.arch, r.env.flashinfer_version, r.op, r.runner, r.tactic, group_of.get(r.source),
+                             None if r.tactic is not None else _untacticked_kernel(r))
             if status is failed:
                 groups.setdefault(key + (diagnosis_class(r.error, r.detail_dict(), classes),), []).append(a)
             else:
                 passed.add(key)
     for key, items in groups.items():
-        arch, version, op, runner, tactic, group, diagnosis = key
+        arch, version, op, runner, tactic, group, _kernel, diagnosis = key
         errors: Counter[str] = Counter()
         sources: list[str] = []
         problems: list[Problem] = []
@@ -223,7 +226,7 @@ def aggregate_failures(
             if a.entry.problem is not None and a.entry.problem not in problems:
                 problems.append(a.entry.problem)
         first = items[0]
-        config = first.config
+        config = first.config or _recorded_config(first.record)
         analysis = next((a.analysis for a in items if a.analysis is not None), None)
         if analysis is None and config is not None and problems:
             analysis, _ = port.analyze(problems[0], config, arch, first.record.env.gpu, port.l2_of(first.entry))
@@ -255,13 +258,35 @@ def aggregate_failures(
             sources=tuple(sources),
             reason=reason,
             analysis=analysis,
-            passed_later=key[:6] in passed,
+            passed_later=key[:7] in passed,
             problems=tuple(problems),
-            not_cutlass=isinstance(first.entry.decode, Undecoded) and first.entry.decode.not_a_cutlass_tactic,
+            not_cutlass=isinstance(first.entry.decode, Undecoded) and first.entry.decode.not_a_cutlass_tactic and config is None,
             group=group,
             diagnosis=diagnosis,
             autotuner="TensorRT-LLM" if all(_timed_by_trtllm(a.record) for a in items) else None,
         )
+
+
+def _untacticked_kernel(r: Any) -> Any:
+    """Which kernel a record with no tactic tried: a retry ledger's attempt of a tile that no
+    autotuner numbered (a CUTLASS grid target) records the config it built and its own key. Two
+    such attempts of one op and runner are different kernels: one passing says nothing of the other."""
+    detail = r.detail_dict()
+    return detail.get("config") or detail.get("key")
+
+
+def _recorded_config(r: Any) -> Optional[TileConfig]:
+    """The config a retry ledger's attempt with no tactic records as built (no catalog decodes a
+    tactic it does not have); None for anything else or a config this version cannot read."""
+    if r.source_kind != "ledger" or r.tactic is not None:
+        return None
+    raw = r.detail_dict().get("config")
+    if not isinstance(raw, tuple):
+        return None
+    try:
+        return msgspec.convert(dict(raw), TileConfig)  # (a frozen dict: its (key, value) pairs)
+    except (msgspec.ValidationError, TypeError, ValueError):
+        return None
 
 
 def _timed_by_trtllm(r: Any) -> bool:
