@@ -45,8 +45,8 @@ def test_the_suggested_retry_names_each_tactic_once(run, sample):
 
 
 # A ledger of CUTLASS grid targets (no tactic: tiles no autotuner numbered), written by `retry`'s
-# Ray integration on an H100 (bench/ray_gpu/results/device, 2026-12-05).
-GRID_LEDGER = "bench/ray_gpu/results/device/res/ledger.jsonl"
+# Ray integration on an H100 (tests/data/ray_gpu_h100: provenance in its README).
+GRID_LEDGER = "tests/data/ray_gpu_h100/ledger.jsonl"
 
 
 def test_grid_targets_without_a_tactic_are_told_apart_by_the_kernel_they_built(run):
