@@ -226,7 +226,7 @@ def aggregate_failures(
             if a.entry.problem is not None and a.entry.problem not in problems:
                 problems.append(a.entry.problem)
         first = items[0]
-        config = first.config or _recorded_config(first.record)
+        config = first.config or recorded_config(first.record)
         analysis = next((a.analysis for a in items if a.analysis is not None), None)
         if analysis is None and config is not None and problems:
             analysis, _ = port.analyze(problems[0], config, arch, first.record.env.gpu, port.l2_of(first.entry))
@@ -275,7 +275,7 @@ def _untacticked_kernel(r: Any) -> Any:
     return detail.get("config") or detail.get("key")
 
 
-def _recorded_config(r: Any) -> Optional[TileConfig]:
+def recorded_config(r: Any) -> Optional[TileConfig]:
     """The config a retry ledger's attempt with no tactic records as built (no catalog decodes a
     tactic it does not have); None for anything else or a config this version cannot read."""
     if r.source_kind != "ledger" or r.tactic is not None:

@@ -134,11 +134,11 @@ def verdicts(
             if lbl not in stated_ok.setdefault(key, []):
                 stated_ok[key].append(lbl)
         elif r.status is Status.PASSED:
-            lbl = a.config.label() if a.config is not None else f"tactic {_tactic_text(r.tactic)}"
+            lbl = _attempt_label(a)
             if lbl not in passed.setdefault(key, []):
                 passed[key].append(lbl)
         elif r.status is Status.NOT_RUN:
-            lbl = a.config.label() if a.config is not None else f"tactic {_tactic_text(r.tactic)}"
+            lbl = _attempt_label(a)
             if lbl not in not_run.setdefault(key, []):
                 not_run[key].append(lbl)
             not_run_why.setdefault(key, Counter())[_not_run_reason(r.error)] += r.count
@@ -374,6 +374,15 @@ def _reason_head(reason: str, width: int = 100) -> str:
 
     head = reason.split(":", 1)[0].strip() if ":" in reason[:width] else reason.strip()
     return clip_words(head, width)
+
+
+def _attempt_label(a: AnalyzedEntry) -> str:
+    """A retried attempt as a tile: its decoded config, else the config a retry ledger recorded it
+    built (a target with no tactic), else its tactic."""
+    from tiletune.analysis.failures import recorded_config
+
+    config = a.config or recorded_config(a.record)
+    return config.label() if config is not None else f"tactic {_tactic_text(a.record.tactic)}"
 
 
 def _failure_label(f: "Failure") -> str:
