@@ -532,7 +532,13 @@ class LogParser:
         try:
             self._message(lineno, level, body, prefix)
         except (ValueError, SyntaxError, RecursionError) as e:
-            self._problem(lineno, f"could not parse autotuner line ({e}): {body[:120]}")
+            if _ELISION.search(body):
+                # the author cut the line ("Skipping tactic ... due to failure"): what is missing was
+                # never in the text, so nothing is lost by not reading it
+                self._problem(lineno, f"an autotuner line the text elides ('...'), not read as a record: {body[:120]}",
+                              loses_data=False)
+            else:
+                self._problem(lineno, f"could not parse autotuner line ({e}): {body[:120]}")
 
     def _message(self, lineno: int, level: Optional[str], body: str, prefix: str) -> None:
         if body.startswith("profiling chosen runner: "):
@@ -1293,13 +1299,18 @@ class LogParser:
             return None
         return v if isinstance(v, tuple) else None
 
-    def _problem(self, lineno: int, message: str) -> None:
+    def _problem(self, lineno: int, message: str, loses_data: bool = True) -> None:
         self._problem_count += 1
         if self._problem_count <= MAX_PROBLEMS:
-            # the only caller reports an autotuner line that did not parse: that line's record is lost
-            self._out.append(InputProblem(self.source, f"{self.source}:{lineno}: {message}", fatal=False, loses_data=True))
+            # an autotuner line that did not parse: that line's record is lost, unless the text
+            # itself left out what would have made it one (loses_data=False: a note)
+            self._out.append(InputProblem(self.source, f"{self.source}:{lineno}: {message}", fatal=False, loses_data=loses_data))
 
 
+
+
+# An author's elision inside a pasted line: "...", "…", "<...>", "[...]"
+_ELISION = re.compile(r"\.\.\.|…")
 
 
 def unread_messages(messages: Iterable[str]) -> list[str]:
