@@ -47,6 +47,7 @@ from typing import Any, Optional, Sequence
 from msgspec import to_builtins as asdict
 
 from tools.flashinfer_writers.__main__ import DEFAULT_WHEELS, ROOT, base_venv, release_venv, wheel_of
+from tools.machine_paths import refuse_machine_paths
 
 HERE = Path(__file__).resolve().parent
 WRITERS_DRIVE = ROOT / "tools" / "flashinfer_writers" / "drive.py"
@@ -205,9 +206,7 @@ def main(argv: Any = None) -> int:
                    "gloo groups on 127.0.0.1 for their CPU process groups",
     }
     prov_path.write_text(json.dumps(provenance, indent=1, sort_keys=True) + "\n")
-    for p in args.out.rglob("*"):
-        if p.is_file() and any(s in p.read_text(errors="replace") for s in (str(args.work), str(Path.home()), str(ROOT))):
-            raise SystemExit(f"{p}: names a path of this machine")
+    refuse_machine_paths(args.out, [str(args.work), str(Path.home()), str(ROOT)])
     print(f"{args.out}: sets {', '.join(chosen)}")
     return 0
 

@@ -54,6 +54,8 @@ from typing import Any, Optional, Sequence
 
 from packaging.requirements import InvalidRequirement, Requirement
 
+from tools.machine_paths import refuse_machine_paths
+
 ROOT = Path(__file__).resolve().parents[2]
 DRIVE = Path(__file__).with_name("drive.py")
 DRIVE_TIMED = Path(__file__).with_name("drive_timed.py")  # the timed scenarios (imports drive.py beside it)
@@ -257,7 +259,7 @@ def derive(version: str, out: Path, work: Path, base: Path, wheels: Path, comman
         "date": datetime.date.today().isoformat(),
     }
     (dest / "PROVENANCE.json").write_text(json.dumps(provenance, indent=1, sort_keys=True) + "\n")
-    _no_machine_paths(dest, [str(rel_work), str(ROOT), str(Path.home())])
+    refuse_machine_paths(dest, [str(rel_work), str(ROOT), str(Path.home())])
     shutil.rmtree(rel_work, ignore_errors=True)  # the release's venv is throwaway; the base venv is what is worth keeping
     return provenance
 
@@ -322,18 +324,9 @@ def derive_timed(version: str, out: Path, work: Path, base: Path, wheels: Path, 
         "date": datetime.date.today().isoformat(),
     }
     (dest / "PROVENANCE.json").write_text(json.dumps(provenance, indent=1, sort_keys=True) + "\n")
-    _no_machine_paths(dest, [str(rel_work), str(ROOT), str(Path.home())])
+    refuse_machine_paths(dest, [str(rel_work), str(ROOT), str(Path.home())])
     shutil.rmtree(rel_work, ignore_errors=True)  # the release's venv is throwaway
     return provenance
-
-
-def _no_machine_paths(dest: Path, paths: Sequence[str]) -> None:
-    for p in dest.rglob("*"):
-        if p.is_file():
-            text = p.read_text(errors="replace")
-            for bad in paths:
-                if bad and bad in text:
-                    raise SystemExit(f"{p}: names a path of this machine ({bad}); not kept")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

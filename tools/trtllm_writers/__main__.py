@@ -55,6 +55,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from tools.machine_paths import refuse_machine_paths
+
 ROOT = Path(__file__).resolve().parents[2]
 DRIVE = Path(__file__).with_name("drive.py")
 REPO = "NVIDIA/TensorRT-LLM"
@@ -219,17 +221,8 @@ def derive(python: Path, sources: Path, out: Path, command: str) -> dict[str, An
             "date": datetime.date.today().isoformat(),
         }
         (dest / "PROVENANCE.json").write_text(json.dumps(provenance, indent=1, sort_keys=True) + "\n")
-        _no_machine_paths(dest, [str(work), str(ROOT), str(Path.home())])
+        refuse_machine_paths(dest, [str(work), str(ROOT), str(Path.home())])
     return provenance
-
-
-def _no_machine_paths(dest: Path, paths: Sequence[str]) -> None:
-    for p in dest.rglob("*"):
-        if p.is_file():
-            text = p.read_text(errors="replace")
-            for bad in paths:
-                if bad and bad in text:
-                    raise SystemExit(f"{p}: names a path of this machine ({bad}); not kept")
 
 
 def _shown(out: Path) -> str:
