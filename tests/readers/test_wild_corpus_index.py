@@ -36,10 +36,10 @@ EXPECTED_KEYS = {"arch", "flashinfer_version", "fatal", "leads_with", "events", 
 VIEW_KEYS = {"first_sentence", "must_say", "must_not_say", "ended_by", "stage", "arch"}
 VIEW_STAGES = {"warm-up", "serving", "unknown"}
 ARCH_CLUE_KINDS = {"literal token", "gpu line of this machine", "inferred"}
-# round one's held-out side was judged and released (SPLIT.json "round_one"); the current held-out set is
-# round two's, whose artifacts come only from source groups the corpus did not hold before
-SPLIT_SIDES = {"working", "held_out_2"}
-HELD_OUT = "held_out_2"
+# round one's held-out side was judged and released (SPLIT.json "round_one"); the current held-out sets are
+# rounds two and three, whose artifacts come only from source groups the corpus did not hold before
+HELD_OUT_SIDES = ("held_out_2", "held_out_3")
+SPLIT_SIDES = {"working", *HELD_OUT_SIDES}
 EVENT_KEYS = {"kind", "count", "op", "runner", "detail"}
 ENTRY_KEYS = {"op", "runner", "tactic", "status"}
 ENTRY_STATUSES = {"chosen", "failed", "ok", "profiled", "skipped", "fallback"}
@@ -225,11 +225,13 @@ def test_split_covers_every_artifact_once_by_source_with_a_quarter_held_out():
             assert group["side"] == "working", name
         seen += group["slugs"]
     assert sorted(seen) == sorted(SLUGS), "a slug is in no group or in two"
-    held = sum(side == HELD_OUT for side in sides.values())
+    per_side = {h: sum(side == h for side in sides.values()) for h in HELD_OUT_SIDES}
+    held = sum(per_side.values())
     assert held >= 0.25 * len(sides), f"only {held} of {len(sides)} artifacts are held out"
-    assert split["counts"] == {"artifacts": len(sides), HELD_OUT: held, "working": len(sides) - held,
+    assert split["counts"] == {"artifacts": len(sides), **per_side, "working": len(sides) - held,
                                "groups": len(split["groups"])}
-    assert sorted(split["added_for_held_out_2"]) == sorted(s for s, side in sides.items() if side == HELD_OUT)
+    for h in HELD_OUT_SIDES:
+        assert sorted(split[f"added_for_{h}"]) == sorted(s for s, side in sides.items() if side == h), h
 
 
 def test_round_one_split_is_kept_and_released():
@@ -246,9 +248,9 @@ def test_round_one_split_is_kept_and_released():
     assert sorted(s for g in one["held_out_groups"] for s in split["groups"][g]["slugs"]) == sorted(one["held_out"])
 
 
-def test_held_out_2_shares_no_source_with_the_working_side():
-    # round two's held-out set is new sources only: no thread, downstream repository or web site of it
-    # also holds a working artifact
+def test_held_out_sets_share_no_source_with_the_working_side_or_each_other():
+    # each held-out round is new sources only: no thread, downstream repository or web site of it also holds
+    # a working artifact or an artifact of the other held-out round
     sides = _split()["sides"]
 
     def source(slug: str) -> str:
@@ -259,9 +261,10 @@ def test_held_out_2_shares_no_source_with_the_working_side():
                                    "NVIDIA/TensorRT-LLM", "NVIDIA/cutlass"}
         return f"{src['repo']}#{src['number']}" if upstream else src["repo"]
 
-    held = {source(s) for s in SLUGS if sides[s] == HELD_OUT}
-    working = {source(s) for s in SLUGS if sides[s] == "working"}
-    assert held and not held & working, sorted(held & working)
+    by_side = {side: {source(s) for s in SLUGS if sides[s] == side} for side in SPLIT_SIDES}
+    for h in HELD_OUT_SIDES:
+        others = set().union(*(srcs for side, srcs in by_side.items() if side != h))
+        assert by_side[h] and not by_side[h] & others, (h, sorted(by_side[h] & others))
 
 
 def test_one_source_thread_or_repository_is_one_group():
