@@ -320,6 +320,17 @@ def test_round_four_held_out_sources_stay_out_unless_scored():
     assert {p["gpu"] for p in everything if p["source_id"] in bf.ROUND4_HELD} == {"B200", "GB300"}
 
 
+def test_round_five_held_out_sources_stay_out_unless_scored():
+    from tools.model_fit import blackwell_fit as bf
+
+    everything = bf.load(POINTS, round3=True, round4=True, round5=True)
+    held = [p for p in everything if p["source_id"] in bf.ROUND5_HELD]
+    assert {p["source_id"] for p in held} == set(bf.ROUND5_HELD)  # every held-out source is in the data set
+    assert not {p["source_id"] for p in bf.load(POINTS, round3=True, round4=True)} & set(bf.ROUND5_HELD)
+    assert {p["gpu"] for p in held} == {"GB200", "B200"} and len(held) >= 80
+    assert all(p["timing"] for p in held)  # each source says how it timed, or that it does not say
+
+
 # --- round four: a stated board power cap sets the clock (gpus.capped_clock_hz) -------------------------------
 
 def test_a_power_cap_below_the_rating_lowers_the_clock_by_the_cube_law():
