@@ -43,8 +43,11 @@ def main() -> None:
 
     print(f"tiletune imported from {Path(tiletune.__file__).resolve().parents[1].name}/")
     groups: dict = defaultdict(list)
-    for p in bf.load(HERE / "points.jsonl", round3=True, round4="--score-round4" in sys.argv):
+    score5 = "--score-round5" in sys.argv
+    for p in bf.load(HERE / "points.jsonl", round3=True, round4=True, round5=score5):
         if "--score-round4" in sys.argv and p["source_id"] not in bf.ROUND4_HELD:
+            continue
+        if score5 and p["source_id"] not in bf.ROUND5_HELD:
             continue
         gpu = find(bf.GPU_KEYS[p["gpu"]])
         fam = bf.family(gpu.arch)
@@ -55,7 +58,8 @@ def main() -> None:
                 e = estimate(bf._problem(p), cfg, gpu, dtype=p["dtype"], l2=bf.l2_state(p),
                              grouped=bool(p.get("grouped")), sm_clock_hz=bf.clock_hz(p),
                              **({"power_limit_w": bf.power_w(p)} if bf.power_w(p) and "power_limit_w" in _ESTIMATE_ARGS
-                                else {}))
+                                else {}),
+                             **({"timer": bf.timer_of(p)} if "timer" in _ESTIMATE_ARGS else {}))
             except ModelError:
                 continue
             if e.smem.fits is False:

@@ -1,15 +1,16 @@
 """Fit the SM100 / SM120 tile-model constants on public Blackwell timings and score them on GPUs and
-sources held out of the fit (issue 26, rounds one to four).
+sources held out of the fit (issue 26, rounds one to five).
 
-    python3 bench/blackwell_public/validate.py                  # development: round four's set left out
-    python3 bench/blackwell_public/validate.py --score-round4 > bench/blackwell_public/RESULTS.md
+    python3 bench/blackwell_public/validate.py                  # development: round five's set left out
+    python3 bench/blackwell_public/validate.py --score-round5 > bench/blackwell_public/RESULTS.md
 
-Round four (SPLIT.md, 'The fourth held-out split'): the sources of tools/model_fit/blackwell_fit.py's
-ROUND4_HELD are blind; they are loaded only with --score-round4, the single scoring run. Rounds one to three's
-held-out sets are working material (GB300 aside: held out whole in round four); they are used for two things,
-each said where it is done: the SM100 clock fraction (mainloop.py mechanism 14: the rows with a logged clock)
-and the band (5th / 95th percentile of measured / model over the fit's leave-one-source-out predictions and
-those held-out sets, every source weighted equally).
+Round five (SPLIT.md, 'The fifth held-out split'): the sources of tools/model_fit/blackwell_fit.py's
+ROUND5_HELD are blind; they are loaded only with --score-round5, the single scoring run. Rounds one to four's
+held-out sets are working material (GB300 included); they are used for two things, each said where it is
+done: the SM100 clock fraction (mainloop.py mechanism 14: the rows with a logged clock) and the band (5th /
+95th percentile of measured / model over the fit's leave-one-source-out predictions and those held-out sets,
+every source weighted equally). Every point is priced with the fixed per-kernel term of the timer its source
+used (blackwell_fit.TIMER; tiletune/model/timers.py).
 
 Pure Python, CPU only, about two minutes. Reads points.jsonl (build_points.py) and, for the B300 of
 round one, tests/data/real_sm103_4163 (flashinfer#4163, decoded by tiletune's own inspect pipeline).
@@ -50,8 +51,8 @@ FIT_SOURCES = {"sm100": ("xla-sm100-table", "tmoreau-b200", "learncuda-b200"),
 NEW_HELD = ("sa-mainloop-b200", "cutex-b300", "pytorch155991-5090", "aidxhxr-5090-fp8")
 # round one's held-out GPUs: still held out of every fit, no longer blind (round one looked at them)
 HELD_GPUS = ("RTX PRO 6000 Max-Q", "GB10", "B300")
-# round four holds GB300 out whole (SPLIT.md, 'The fourth held-out split'): no round-four fit, band or diagnosis sees it
-ROUND4_HELD_GPUS = ("GB300",)
+# round four held GB300 out whole (SPLIT.md, 'The fourth held-out split'); from round five it is working material
+ROUND4_HELD_GPUS: Tuple[str, ...] = ()
 # measured copy bandwidth / table bandwidth on each family's fitting GPU (gn-kernels README, 'Realistic SOL')
 ETA_BW = {"sm100": round(5981.99 / 7700, 3), "sm120": round(1509.43 / 1792, 3)}
 # constants a family's prior sets besides the SM90 values (none at present)
@@ -138,7 +139,7 @@ def model_rows(cs: Sequence[bf.Case], tcs: Dict[str, TileConstants]) -> List[dic
         try:
             e = estimate(bf._problem(p), cfg, find(bf.GPU_KEYS[p["gpu"]]), dtype=p["dtype"], constants=tc,
                          l2=bf.l2_state(p), grouped=bool(p.get("grouped")), sm_clock_hz=bf.clock_hz(p),
-                         power_limit_w=bf.power_w(p))
+                         power_limit_w=bf.power_w(p), timer=bf.timer_of(p))
         except ModelError as err:  # pragma: no cover - a case that built before builds again
             row["error"] = str(err)
             out.append(row)
@@ -249,27 +250,29 @@ def _by_source(rows: Sequence[dict], suffix: str = "") -> Dict[str, List[dict]]:
     return out
 
 
-def round4_tables(rows4: Sequence[dict], goal: str) -> List[str]:
-    """Round four's held-out set (blind until this run): per GPU, per source, every point."""
+def round_tables(rows4: Sequence[dict], goal: str, label: str = "four") -> List[str]:
+    """Round `label`'s held-out set (blind until this run): per GPU, per source, every point."""
     by_gpu: Dict[str, List[dict]] = {}
     for r in rows4:
         by_gpu.setdefault(r["point"]["gpu"], []).append(r)
-    out = table(f"Round four's held-out set (blind until this run), per GPU ({goal})", by_gpu)
-    out += table("Round four's held-out set, per source", _by_source(rows4))
+    out = table(f"Round {label}'s held-out set (blind until this run), per GPU ({goal})", by_gpu)
+    out += table(f"Round {label}'s held-out set, per source (timer: blackwell_fit.TIMER)",
+                 {f"{k} [timer {bf.TIMER.get(k.split(': ')[1], ('unknown', ''))[0]}]": v
+                  for k, v in _by_source(rows4).items()})
     head = ["| point | GPU | dtype | M x N x K (batch) | kernel (stated or chosen) | measured us | model us | band us | error |",
             "|---|---|---|---|---|---|---|---|---|"]
     big = [(r["point"]["id"], r["too_big"]) for r in rows4 if "too_big" in r]
-    out += ["## Round four's held-out kernels declared too big", "",
+    out += [f"## Round {label}'s held-out kernels declared too big", "",
             ("none" if not big else "\n".join(f"- {pid}: {', '.join(t)}" for pid, t in big)), ""]
-    out += ["## Every point of round four's held-out set", ""] + head
+    out += [f"## Every point of round {label}'s held-out set", ""] + head
     out += [_point_line(r) for r in rows4 if "model" in r] + [""]
     return out
 
 
 def main() -> None:
-    score4 = "--score-round4" in sys.argv
-    # working material: rounds one to three (round three's held-out sources included), GB300 held out whole
-    pts = [p for p in bf.load(round3=True) if p["gpu"] not in ROUND4_HELD_GPUS]
+    score5 = "--score-round5" in sys.argv
+    # working material: rounds one to four (round four's held-out sources and GB300 included)
+    pts = [p for p in bf.load(round3=True, round4=True) if p["gpu"] not in ROUND4_HELD_GPUS]
     priors = {f: replace(FITTED["sm90"], eta_bw=ETA_BW[f], transferred_from=None, widen=0.0, **PRIOR_EXTRA.get(f, {}))
               for f in ETA_BW}
     cs = bf.cases(pts, priors)
@@ -291,24 +294,28 @@ def main() -> None:
     rows = model_rows(cs, tcs) + b300_rows(tcs["sm100"])
     g = _split_rows(rows)
     goal = "the issue's goal: median error <= 10 %, >= 80 % inside a band of median width <= 2x"
-    out = ["# Public Blackwell timings against `tiletune model` (issue 26, round four)", "",
+    n_all = len(bf.load(round3=True, round4=True, round5=True))
+    out = ["# Public Blackwell timings against `tiletune model` (issue 26, round five)", "",
            f"Inputs: bench/blackwell_public/points.jsonl ({len(pts)} working points"
-           + (f" and round four's {len(bf.load(round3=True, round4=True)) - len(bf.load(round3=True))} held-out ones"
-              if score4 else ", round four's held-out sources left out") + ") and tests/data/real_sm103_4163 (B300). "
-           "Command: `python3 bench/blackwell_public/validate.py --score-round4 > bench/blackwell_public/RESULTS.md` "
-           "(CPU only). No Blackwell GPU and no device of any kind was available to this work: every number below is a "
-           "published one, none was measured here. The splits: bench/blackwell_public/SPLIT.md (round four's "
-           "committed before round four changed the model, in its own commit). What changed, why, and what is still "
-           "missed: README.md, 'Round four'.", "",
+           + (f" and round five's {n_all - len(pts)} held-out ones" if score5 else ", round five's held-out sources left out")
+           + ") and tests/data/real_sm103_4163 (B300). "
+           "Command: `python3 bench/blackwell_public/validate.py --score-round5 > bench/blackwell_public/RESULTS.md` "
+           "(CPU only). No Blackwell GPU was available to this work: every Blackwell number below is a published one, "
+           "none was measured here (the fixed term's split was measured on an H200: bench/h200_timer_split). The "
+           "splits: bench/blackwell_public/SPLIT.md (round five's committed before round five changed the model, in its "
+           "own commit). What changed, why, and what is still missed: README.md, 'Round five'.", "",
            "Error = |model - measured| / measured; band = the model's own low/high (perf.estimate with the fitted "
            "constants); width = high / low. Each point runs at the SM clock its source logs, else under the power "
            "limit its source states (`--power-limit`), else at the GPU table's clock. Earlier rounds' held-out rows "
            "entered no fit of the tile constants; they set the SM100 clock fraction (the rows with a logged clock, "
-           f"{n_clock['sm100']}) and the band (validate.py's docstring). GB300 (tlx740-gb300) is held out whole in "
-           "round four and is in none of the tables of working material.", ""]
-    if score4:
-        pts4 = [p for p in bf.load(round3=True, round4=True) if p["source_id"] in bf.ROUND4_HELD]
-        out += round4_tables(model_rows(bf.cases(pts4, priors), tcs), goal)
+           f"{n_clock['sm100']}) and the band (validate.py's docstring). Each point's fixed per-kernel term is the one "
+           "of the timer its source used (blackwell_fit.TIMER: kernel, graph, events; unknown: expected as a CUDA "
+           "graph, the band reaching to kernel-only and events).", ""]
+    if score5:
+        pts5 = [p for p in bf.load(round3=True, round4=True, round5=True) if p["source_id"] in bf.ROUND5_HELD]
+        out += round_tables(model_rows(bf.cases(pts5, priors), tcs), goal, "five")
+    out += table("Round four's held-out set (no longer blind: working material), per source",
+                 _by_source([r for r in rows if r["point"]["source_id"] in bf.ROUND4_HELD]))
     out += table(f"Round two's held-out set (no longer blind), per GPU ({goal})", g["new_gpu"])
     out += table("Round two's held-out set, per source", g["new_src"])
     clocked = [r for r in g["new_src"].get("B300: cutex-b300", []) if r["point"].get("sm_clock_mhz")]

@@ -165,7 +165,7 @@ def test_public_points_have_provenance_and_cover_four_gpus():
 def test_the_fit_tool_predicts_what_estimate_predicts():
     from tools.model_fit import blackwell_fit as bf
 
-    pts = bf.load(POINTS, round3=True)[::25]  # round four's held-out points stay unmodelled until scored
+    pts = bf.load(POINTS, round3=True, round4=True)[::25]  # round five's held-out points stay unmodelled until scored
     cs = bf.cases(pts, {f: mainloop.FITTED[f] for f in ("sm100", "sm120")})
     from tiletune.model.perf import estimate
 
@@ -177,7 +177,7 @@ def test_the_fit_tool_predicts_what_estimate_predicts():
         cfg = next(k for k in bf.candidates(c.family, c.point) if k.label() == pre.label)
         e = estimate(bf._problem(c.point), cfg, find(bf.GPU_KEYS[c.point["gpu"]]), dtype=c.point["dtype"],
                      l2=bf.l2_state(c.point), grouped=bool(c.point.get("grouped")), sm_clock_hz=bf.clock_hz(c.point),
-                     power_limit_w=bf.power_w(c.point))
+                     power_limit_w=bf.power_w(c.point), timer=bf.timer_of(c.point))
         assert bf.fast_time(pre, mainloop.FITTED[c.family]) == pytest.approx(e.time_expected_s, rel=1e-9)
         checked += 1
     assert checked >= 15
@@ -378,3 +378,16 @@ def test_the_750_w_b200_timings_land_nearer_under_their_stated_cap():
     capped = median_error(pts)
     uncapped = median_error([{k: v for k, v in p.items() if k != "power_limit_w"} for p in pts])
     assert capped < 0.8 * uncapped
+
+
+def test_every_timer_the_fit_names_is_a_real_source_and_a_real_timer():
+    from tiletune.model.timers import TIMERS
+    from tools.model_fit import blackwell_fit as bf
+
+    ids = {p["source_id"] for p in bf.load(POINTS, round3=True, round4=True, round5=True)}
+    assert set(bf.TIMER) <= ids and all(t in TIMERS and basis for t, basis in bf.TIMER.values())
+    assert set(bf.L2_WARM_BY_HARNESS) <= ids
+    # each round-five held-out source gets the timer its TSV states (only triton9044 names one)
+    assert {s: bf.timer_of({"source_id": s}) for s in bf.ROUND5_HELD} == {
+        "fi2540-gb200": "unknown", "sglang13528-flashinfer-gb200": "unknown", "sglang13528-deepgemm-gb200": "unknown",
+        "vllm42235-sm100": "unknown", "triton9044-b200": "kernel"}

@@ -404,6 +404,7 @@ def model_command(
     sm_clock: Annotated[Optional[float], typer.Option("--sm-clock", help="SM clock in MHz the GPU runs at (e.g. a power-capped sustained clock); default: the SKU's max clock.")] = None,
     power_limit: Annotated[Optional[float], typer.Option("--power-limit", help="Board power cap in W below the SKU's rated power (nvidia-smi -pl): the SM clock follows it (ignored with --sm-clock).")] = None,
     l2: Annotated[Optional[str], typer.Option("--l2", help="L2 state of the timing to compare with: warm (an autotuner re-timing the same tensors) or cold (L2 flushed); default unknown: expected cold, band down to warm.")] = None,
+    timer: Annotated[Optional[str], typer.Option("--timer", help="How the timing to compare with was taken: kernel (a profiler's kernel duration: CUPTI, nsys, proton), graph (CUDA-graph replay), events (CUDA events around launches) or unknown (band spans all); sets the fixed per-kernel term. Default: the fit's own (events).")] = None,
     exact: Annotated[bool, typer.Option("--exact", help="Shared memory from a compiled CUTLASS kernel type (nvcc, no GPU) instead of the model.")] = False,
     gpu_file: Annotated[Optional[Path], typer.Option("--gpu-file", help="JSON file adding/overriding GPUs (env TILETUNE_GPU_FILE).", readable=False)] = None,
     format: Annotated[OutputFormat, typer.Option("--format", "-f", help="table, json or markdown.")] = OutputFormat.table,
@@ -420,7 +421,8 @@ def model_command(
                          stream_k=stream_k, split_k=split_k, grouped=grouped, experts=experts, top_k=top_k,
                          stage_policy=stage_policy, exact=exact, gpu_file=str(gpu_file) if gpu_file else None,
                          fmt=format.value, schedule=schedule, stages=stages, fast_accum=fast_accum, sm_clock=sm_clock, l2=l2,
-                         power_limit=power_limit, width=terminal_width(output) if format is OutputFormat.table else None)
+                         power_limit=power_limit, timer=timer,
+                         width=terminal_width(output) if format is OutputFormat.table else None)
         emit(text, output)
 
     _guard(run, [gpu_file] if gpu_file else ())

@@ -65,7 +65,8 @@ def to_dict(res: ModelResult, exact: Optional[Dict[str, Any]] = None) -> Dict[st
         "time_us": {"floor": _r(res.time_floor_s * 1e6), "compute": _r(res.time_compute_s * 1e6),
                     "memory": _r(res.time_memory_s * 1e6), "fixed": _r(res.time_fixed_s * 1e6),
                     "expected": _r(res.time_expected_s * 1e6), "low": _r(res.time_low_s * 1e6),
-                    "high": _r(res.time_high_s * 1e6)},
+                    "high": _r(res.time_high_s * 1e6),
+                    "timer": res.timer or "events (the fit's own: not stated)"},
         "efficiency": {"compute": _r(res.efficiency_compute, 4), "roofline": _r(res.efficiency_roofline, 4),
                        "compute_ceiling": _r(res.efficiency_compute_ceiling, 4), "against": "dense peak"},
         "peak_tflops": {"kind": res.peak_kind, "dense": _r(res.peak_dense / 1e12, 1),
@@ -146,7 +147,8 @@ def _rows(res: ModelResult, exact: Optional[Dict[str, Any]]) -> List[List[str]]:
         ["tile / K quantisation", f"{res.tile_efficiency:.1%} / {res.k_efficiency:.1%} of issued MMA work is real", "model"],
         ["time floor (roofline)", f"{res.time_floor_s * 1e6:,.2f} us", "model"],
         ["time compute / memory / fixed", f"{res.time_compute_s * 1e6:,.2f} / {res.time_memory_s * 1e6:,.2f} / "
-         f"{res.time_fixed_s * 1e6:,.2f} us", "model"],
+         f"{res.time_fixed_s * 1e6:,.2f} us (fixed term for a timing taken with "
+         f"{res.timer or 'events, the fit default'})", "model"],
         ["time expected", f"{res.time_expected_s * 1e6:,.2f} us (band {res.time_low_s * 1e6:,.2f} - {res.time_high_s * 1e6:,.2f} us)", "model"],
         ["efficiency vs dense compute", f"{res.efficiency_compute:.1%} (ceiling at this intensity {res.efficiency_compute_ceiling:.1%})", "model"],
         ["efficiency vs roofline", f"{res.efficiency_roofline:.1%}", "model"],

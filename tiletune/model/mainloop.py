@@ -362,13 +362,13 @@ FITTED: Dict[str, TileConstants] = {
     "sm100": TileConstants(
         "public-b200-2026-12 (issue 26)", issue_cooperative=1.4333, cluster_cost=0.0313, latency_cycles=1000.0,
         epi_bytes_per_clk=56.31, epi_cycles=578.8, streamk_fixup_cycles=2930.0, smem_bytes_per_clk=186.0,
-        eta_bw=0.777, t_fixed_s=4.96e-6, p=2.57, ratio_band=(0.704, 1.716), sustained_clock_fraction=0.695,
+        eta_bw=0.777, t_fixed_s=4.96e-6, p=2.57, ratio_band=(0.675, 1.875), sustained_clock_fraction=0.695,
         fitted_on="362 public B200 timings (XLA's sm_100 perf table, tmoreau89/triton B200 RESULTS.md, gau-nernst "
                   "learn-cuda 02e), bench/blackwell_public; sustained_clock_fraction (mechanism 14): cutex-b300's 11 "
-                  "B300 timings with a logged SM clock; band (round four): 5th / 95th percentile of measured / model "
+                  "B300 timings with a logged SM clock; band (round five): 5th / 95th percentile of measured / model "
                   "over the fit's leave-one-source-out predictions and the held-out SM100 timings of rounds one to "
-                  "three (GB300 aside), the fastest measured kernel per problem where none is stated, sources "
-                  "weighted equally",
+                  "four (GB300 included), each priced with its source's timer (timers.py), the fastest measured "
+                  "kernel per problem where none is stated, sources weighted equally",
         fitted_dtypes=("bf16", "fp16", "fp8", "mxfp4", "mxfp8", "nvfp4"), clock_in_band=True),
     # sm120: the RTX 5090 timings ran at a stated 400 W limit (learn-cuda, gn-kernels: the fit runs them at the
     # clock that limit implies, bench/blackwell_public/sources, column sm_clock_mhz) or at a stated 2,975 MHz
@@ -380,12 +380,12 @@ FITTED: Dict[str, TileConstants] = {
     "sm120": TileConstants(
         "public-rtx5090-2026-12r2 (issue 26)", issue_cooperative=1.05, cluster_cost=0.0314, latency_cycles=1000.0,
         epi_bytes_per_clk=56.17, epi_cycles=539.7, streamk_fixup_cycles=3150.0, smem_bytes_per_clk=44.91,
-        eta_bw=0.842, t_fixed_s=5.19e-6, p=4.59, ratio_band=(0.671, 1.465), sync_cycles=104.6,
+        eta_bw=0.842, t_fixed_s=5.19e-6, p=4.59, ratio_band=(0.683, 1.751), sync_cycles=104.6,
         fitted_on="90 public RTX 5090 timings (gau-nernst learn-cuda 02c and 08, gn-kernels README, "
-                  "aidxhxr/5090-blackwell-kernels hgemm), bench/blackwell_public; band (round four): 5th / 95th "
+                  "aidxhxr/5090-blackwell-kernels hgemm), bench/blackwell_public; band (round five): 5th / 95th "
                   "percentile of measured / model over the fit's leave-one-source-out predictions and the held-out "
-                  "SM120 timings of rounds one and two, the fastest measured kernel per problem where none is stated, "
-                  "sources weighted equally",
+                  "SM120 timings of rounds one and two, each priced with its source's timer (timers.py), the fastest "
+                  "measured kernel per problem where none is stated, sources weighted equally",
         fitted_dtypes=("bf16", "fp8", "int8", "mxfp8", "nvfp4"), clock_in_band=True),
 }
 

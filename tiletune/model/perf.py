@@ -26,12 +26,13 @@ from tiletune.core.errors import ModelError
 from tiletune.core.records import Problem, TileConfig
 from tiletune.core.vocabulary import BITS, INPUT_DTYPES
 from tiletune.model import l2 as l2_term
-from tiletune.model import mainloop
+from tiletune.model import mainloop, timers
 from tiletune.model.calibration import Constants, combine, constants_for
 from tiletune.model.gpus import DTYPE_PEAK, GpuSpec, Peak, capped_clock_hz
 from tiletune.model.kernel import Kernel, resolve
 from tiletune.model.mainloop import Cycles, TileConstants
 from tiletune.model.smem import SF_VEC, SmemFit, smem_fit
+from tiletune.model.timers import fixed_term
 from tiletune.model.transfer import L2_REASON, W_L2, widening
 
 DTYPE_BITS = {d: BITS[d] for d in INPUT_DTYPES}  # the input types the model takes, bits per element
@@ -170,6 +171,9 @@ class ModelResult(Struct, frozen=True, gc=False):
     # a board power cap the caller stated (`power_limit_w=`), below the SKU's rated power: the clock above is the
     # one it sustains under that cap (gpus.capped_clock_hz); None: the SKU's own limit
     power_cap_w: Optional[float] = None
+    # how the timing this result is compared with was taken (timers.TIMERS), as the caller stated it; None: not
+    # stated, and the fixed term is the fit's own (its sources timed with events)
+    timer: Optional[str] = None
 
     @property
     def kind(self) -> str:
@@ -417,7 +421,7 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
              stage_policy: Optional[str] = None, split_k: int = 1, grouped: Optional[bool] = None,
              constants: Optional[Union[Constants, TileConstants]] = None, schedule: Optional[str] = None,
              fast_accum: Optional[bool] = None, sm_clock_hz: Optional[float] = None,
-             l2: L2Arg = None, power_limit_w: Optional[float] = None) -> ModelResult:
+             l2: L2Arg = None, power_limit_w: Optional[float] = None, timer: Optional[str] = None) -> ModelResult:
     """The model's answer for `problem` run with `config` on `gpu` in `dtype` (`analyze` without the
     alternatives; see `analyze`). `l2`: the L2 state to model in ("warm", "cold", None: unknown),
     or the `L2Fact` a caller knows: its state is modelled and the result carries it (`.l2`).
@@ -426,10 +430,13 @@ def estimate(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, 
     (the cuBLAS sweep's eta_mma model) -> the generic model, tile-blind but for waves and padding.
 
     `sm_clock_hz`: the SM clock the GPU runs at (a stated or logged clock); `power_limit_w`: a board power cap
-    below the SKU's rated power, which sets the clock by gpus.capped_clock_hz (a stated clock wins)."""
+    below the SKU's rated power, which sets the clock by gpus.capped_clock_hz (a stated clock wins); `timer`: how
+    the timing to compare with was taken (timers.TIMERS: kernel, graph, events, unknown), which sets the fixed
+    per-kernel term (timers.fixed_term; None: the fit's own, as before)."""
     return estimate_cases(((problem, l2),), config, gpu, dtype=dtype, arch=arch, stage_policy=stage_policy,
                           split_k=split_k, grouped=grouped, constants=constants, schedule=schedule,
-                          fast_accum=fast_accum, sm_clock_hz=sm_clock_hz, power_limit_w=power_limit_w)[0]
+                          fast_accum=fast_accum, sm_clock_hz=sm_clock_hz, power_limit_w=power_limit_w,
+                          timer=timer)[0]
 
 
 
@@ -437,7 +444,8 @@ def estimate_cases(cases: Iterable[Tuple[Problem, L2Arg]], config: TileConfig, g
                    arch: Optional[str] = None, stage_policy: Optional[str] = None, split_k: int = 1,
                    grouped: Optional[bool] = None, constants: Optional[Union[Constants, TileConstants]] = None,
                    schedule: Optional[str] = None, fast_accum: Optional[bool] = None,
-                   sm_clock_hz: Optional[float] = None, power_limit_w: Optional[float] = None) -> List[ModelResult]:
+                   sm_clock_hz: Optional[float] = None, power_limit_w: Optional[float] = None,
+                   timer: Optional[str] = None) -> List[ModelResult]:
     """`estimate` of each (problem, l2) in `cases` with one config, GPU, dtype and set of options,
     in order: the one implementation of the formulas (`estimate` is this with one case).
 
@@ -447,6 +455,10 @@ def estimate_cases(cases: Iterable[Tuple[Problem, L2Arg]], config: TileConfig, g
     the whole call (a caller that wants the others models them one by one)."""
     if split_k < 1:
         raise ModelError(f"split-K {split_k}: must be >= 1")
+    try:
+        timer = timers.check_timer(timer)
+    except ValueError as exc:
+        raise ModelError(str(exc)) from None
     stream_k = config.stream_k
     if split_k > 1 and stream_k:
         raise ModelError("split-K and stream-K are alternatives; choose one")
@@ -584,7 +596,8 @@ def estimate_cases(cases: Iterable[Tuple[Problem, L2Arg]], config: TileConfig, g
             # rate. The case's L2 term (l2_term.term_at) read field by field: resident, the site's rate
             resident = l2_usable is not None and bytes_min <= l2_usable
             t_mem = (bytes_min + partial_bytes) / (bw * tc.eta_bw)
-            t_fixed = tc.t_fixed_s
+            ft = fixed_term(tc.t_fixed_s, clock, timer)  # the in-kernel part and what the timer adds (timers.py)
+            t_fixed = ft.expected
             t_cold = t_exp = t_fixed + soft_max(t_comp, t_mem, tc.p)
             t_warm = t_cold
             # the warm time (a cold timing never reads it); an L2 estimated below DRAM never slows it
@@ -602,6 +615,13 @@ def estimate_cases(cases: Iterable[Tuple[Problem, L2Arg]], config: TileConfig, g
             t_low, t_high = t_exp * lo / (1.0 + widen), t_exp * hi * (1.0 + widen)
             if l2_state is None and t_warm < t_exp:  # unknown L2 state: the band reaches down to the warm time
                 t_low = min(t_low, t_warm * lo / (1.0 + widen))
+            # unknown timer: the band reaches down to a kernel-only timing and up to one taken with events around
+            # host-queued launches (each as modelled: the ratio band's evidence already holds such timings' spread)
+            if ft.low < t_fixed:
+                base = t_warm if l2_state is None and t_warm < t_exp else t_exp
+                t_low = min(t_low, base - t_fixed + ft.low)
+            if ft.high > t_fixed:
+                t_high = max(t_high, t_exp - t_fixed + ft.high)
             if sustained_hz is not None:
                 t_sustained = t_fixed + soft_max(cycles / sustained_hz, t_mem, tc.p)
         t_floor = flops / dense
@@ -622,7 +642,7 @@ def estimate_cases(cases: Iterable[Tuple[Problem, L2Arg]], config: TileConfig, g
             dense, peak.sparse, bw, gpu.sms, ctas, slots, waves, wave_eff, tile_eff, k_eff, k_iters,
             t_floor, t_comp, t_mem, t_fixed, t_exp, t_low, t_high, flops / (dense * t_exp), t_floor / t_exp,
             ai / ridge if ai < ridge else 1.0, pl.fit, c, facts, problem, config, gpu, split_k, kernel, cyc, clock,
-            pl.clock_basis, t_sustained, widen, pl.calibration_name, (), l2_fact, pl.power_cap_w))
+            pl.clock_basis, t_sustained, widen, pl.calibration_name, (), l2_fact, pl.power_cap_w, timer))
     return out
 
 
@@ -661,6 +681,8 @@ def _notes(r: ModelResult) -> Tuple[str, ...]:
         ai, ridge = r.intensity_problem, r.ridge
         notes.append(f"memory bound: intensity {ai:.0f} FLOP/B < ridge {ridge:.0f} FLOP/B; judge it against the DRAM "
                      f"roofline, the best possible compute efficiency is {min(1.0, ai / ridge):.1%}")
+    if r.timer is not None and r.clock_hz and r.cycles is not None:
+        notes.append(timers.note(r.time_fixed_s, r.clock_hz, r.timer))
     notes += _peak_notes(r.peak)
     return tuple(notes)
 
@@ -720,7 +742,7 @@ def analyze(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, a
             alternatives: bool = False, constants: Optional[Union[Constants, TileConstants]] = None,
             schedule: Optional[str] = None, fast_accum: Optional[bool] = None,
             sm_clock_hz: Optional[float] = None, l2: Optional[str] = None,
-            power_limit_w: Optional[float] = None) -> ModelResult:
+            power_limit_w: Optional[float] = None, timer: Optional[str] = None) -> ModelResult:
     """Model `problem` run with `config` on `gpu` in `dtype` (see the module docstring).
 
     Swap-AB: the kernel's M runs over the problem's N. Grouped/MoE (`problem.experts` set, or
@@ -730,12 +752,12 @@ def analyze(problem: Problem, config: TileConfig, gpu: GpuSpec, *, dtype: str, a
     """
     e = estimate(problem, config, gpu, dtype=dtype, arch=arch, stage_policy=stage_policy, split_k=split_k,
                  grouped=grouped, constants=constants, schedule=schedule, fast_accum=fast_accum, sm_clock_hz=sm_clock_hz,
-                 l2=l2, power_limit_w=power_limit_w)
+                 l2=l2, power_limit_w=power_limit_w, timer=timer)
     if alternatives:
         e = structs.replace(e, alternatives=_alternatives(problem, config, gpu, dtype, e.arch, stage_policy, constants,
                                                   dict(schedule=schedule, fast_accum=fast_accum,
                                                        sm_clock_hz=sm_clock_hz, l2=l2,
-                                                       power_limit_w=power_limit_w)))
+                                                       power_limit_w=power_limit_w, timer=timer)))
     return e
 
 

@@ -20,6 +20,7 @@ from tiletune.model.kernel import normalize_schedule
 from tiletune.model.l2 import L2Fact
 from tiletune.model.perf import DTYPE_BITS, analyze
 from tiletune.model.smem import parse_stage_policy
+from tiletune.model.timers import TIMERS
 
 
 def parse_triple(text: str, what: str) -> Tuple[int, int, int]:
@@ -38,7 +39,7 @@ def run_model(*, dtype: str, m: int, n: int, k: int, tile: str, gpu: Optional[st
               top_k: Optional[int], stage_policy: Optional[str], exact: bool, gpu_file: Optional[str], fmt: str,
               schedule: Optional[str] = None, stages: Optional[int] = None, fast_accum: Optional[bool] = None,
               sm_clock: Optional[float] = None, l2: Optional[str] = None, width: Optional[int] = None,
-              power_limit: Optional[float] = None) -> str:
+              power_limit: Optional[float] = None, timer: Optional[str] = None) -> str:
     d = dtype.strip().lower()
     if d not in DTYPE_BITS:
         raise UsageError(f"--dtype {dtype!r}: choose one of {', '.join(DTYPE_BITS)}")
@@ -63,6 +64,8 @@ def run_model(*, dtype: str, m: int, n: int, k: int, tile: str, gpu: Optional[st
         raise ModelError(f"--power-limit {power_limit:g}: expected watts between 0 and 100000")
     if l2 is not None and l2 not in ("warm", "cold"):
         raise UsageError(f"--l2 {l2!r}: choose warm or cold")
+    if timer is not None and timer.strip().lower() not in TIMERS:
+        raise UsageError(f"--timer {timer!r}: choose one of {', '.join(TIMERS)}")
     if schedule is not None:
         normalize_schedule(schedule)  # a bad name is one clear line, before any modelling
     cfg = TileConfig(tile=parse_triple(tile, "tile"), cluster=parse_triple(cluster, "cluster"), swap_ab=swap_ab,
@@ -78,7 +81,8 @@ def run_model(*, dtype: str, m: int, n: int, k: int, tile: str, gpu: Optional[st
     problem = Problem(m=m, n=n, k=k, experts=experts, top_k=top_k, dtype_a=d, dtype_b=d)
     res = analyze(problem, cfg, spec, dtype=d, arch=arch, stage_policy=stage_policy, split_k=split_k,
                   grouped=grouped or bool(experts), alternatives=True, schedule=schedule, fast_accum=fast_accum,
-                  sm_clock_hz=None if sm_clock is None else sm_clock * 1e6, l2=l2, power_limit_w=power_limit)
+                  sm_clock_hz=None if sm_clock is None else sm_clock * 1e6, l2=l2, power_limit_w=power_limit,
+                  timer=timer)
     if note:
         res = structs.replace(res, note_facts=structs.replace(res.note_facts, lead=(note,)))
     if l2 is not None:
