@@ -68,18 +68,18 @@ def fi2540() -> None:
 def sglang13528() -> None:
     """SGLang PR #13528: block-scaled FP8 (1x128 activation, 128x128 weight) on GB200, us, two kernels."""
     text = raw("sglang13528_fp8_gb200.txt")
-    parsed = []
+    parsed = []  # each printed row: index, m, n, k, tp_size, DeepGEMM, Flashinfer
     for line in text.splitlines():
         f = line.split()
         if len(f) == 7 and f[0].isdigit():
-            parsed.append([float(x) for x in f[1:]])
+            parsed.append(dict(zip(("m", "n", "k", "tp_size", "DeepGEMM", "Flashinfer"), (float(x) for x in f[1:]))))
     for sid, fname, col, kernel in (
-            ("sglang13528-flashinfer-gb200", "sglang13528_flashinfer_gb200", 5,
+            ("sglang13528-flashinfer-gb200", "sglang13528_flashinfer_gb200", "Flashinfer",
              "flashinfer gemm_fp8_nt_groupwise, backend trtllm (kernel not stated)"),
-            ("sglang13528-deepgemm-gb200", "sglang13528_deepgemm_gb200", 4,
+            ("sglang13528-deepgemm-gb200", "sglang13528_deepgemm_gb200", "DeepGEMM",
              "DeepGEMM via sglang w8a8_block_fp8_matmul_deepgemm (UE8M0 scales; kernel not stated)")):
-        rows = [dict(gpu="GB200", dtype="fp8", dtype_out="bf16", m=int(r[0]), n=int(r[1]), k=int(r[2]), batch=1,
-                     value=f"{r[col - 1]:.6f}", unit="us", kernel=kernel, scaling="blockwise",
+        rows = [dict(gpu="GB200", dtype="fp8", dtype_out="bf16", m=int(r["m"]), n=int(r["n"]), k=int(r["k"]), batch=1,
+                     value=f"{r[col]:.6f}", unit="us", kernel=kernel, scaling="blockwise",
                      note="tp-size 4 shape list") for r in parsed]
         write(fname, {
             "source_id": sid,
@@ -92,8 +92,9 @@ def sglang13528() -> None:
             "l2": "not stated",
             "timing": "unknown: the script's bench helper (triton.testing-based, CUDA events; whether inside a CUDA graph "
                       "at the PR's commit not verified; not CUPTI), median of the quantiles, us",
-            "how_read": "extract_round5.py: rows 0-16 of the printed table (the store cut row 17); column "
-                        + ("Flashinfer" if col == 5 else "DeepGEMM"),
+            "how_read": "extract_round5.py: rows 0-16 of the printed table (the store cut row 17); column " + col
+                        + " (round five's first extraction read the column left of it: corrected after the scoring "
+                          "run, SPLIT.md)",
         }, rows)
 
 
