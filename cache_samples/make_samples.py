@@ -274,41 +274,20 @@ def gen_v2(rng: random.Random) -> None:
 # what NVIDIA/TensorRT-LLM@b35ac1b's own AutoTunerProfilingCache.save_cache wrote, per rank (tools/trtllm_writers)
 TRTLLM_WRITTEN = (Path(__file__).resolve().parents[1] / "tests" / "data" / "trtllm_writers" / "b35ac1b64368"
                   / "TRTLLM_CACHE_DIR" / "autotuner")
+# ... and what hyukn/TensorRT-LLM@5619fce's single-file writer wrote for two ranks (the same tool)
+TRTLLM_SECTIONS = (Path(__file__).resolve().parents[1] / "tests" / "data" / "trtllm_writers" / "5619fce9f304"
+                   / "TRTLLM_CACHE_DIR" / "autotuner")
 
 
 def gen_trtllm(rng: random.Random) -> None:
+    """Not constructed: the bytes TensorRT-LLM's own writers wrote (tools/trtllm_writers, tests/data/trtllm_writers)."""
     d = ROOT / "trtllm"
-    md = {"lib_version": "1.1.0rc5", "creation_timestamp": 1761000000.123, "device_name": "NVIDIA B200", "device_capability": [10, 0]}
-
-    def raw(n: int) -> list[tuple]:
-        """(op, runner, profile, tactic, min_time ms) for M = 1, 2, 4, ... 2**(n-1)."""
-        out = []
-        for m in [2 ** i for i in range(n)]:
-            out.append(("trtllm::fused_moe::gemm1", "MoERunner", ((m, 7168), (32, 4096, 3584), (0,), (32, 7168, 1024), (0,)),
-                        rng.randrange(120), round(rng.uniform(0.01, 0.9), 6)))
-            out.append(("trtllm::fp4_gemm::gemm", "FP4GemmRunner", ((m, 3584), (7168, 3584), (m, 448), (7168, 448), ()),
-                        rng.randrange(30), round(rng.uniform(0.005, 0.4), 6)))
-        return out
-
-    # NVIDIA/TensorRT-LLM#7738 (_serialize_cache_to_json): one file per rank, <stem>.rank{N}.json. Not
-    # constructed: the bytes TensorRT-LLM's own writer wrote (tools/trtllm_writers, tests/data/trtllm_writers)
+    # NVIDIA/TensorRT-LLM#7738 (_serialize_cache_to_json): one file per rank, <stem>.rank{N}.json (NVIDIA@b35ac1b)
     for r in range(2):
         shutil.copyfile(TRTLLM_WRITTEN / f"cache.rank{r}.json", d / f"autotuner_cache.rank{r}.json")
-        raw(6)  # the draws the constructed per-rank files took, so that the constructed file below is unchanged
-
-    # #10336 (save_cache(file_path, rank) / _serialize_cache_data): one file, a rank_{N} section per rank,
-    # key third element str(runner.unique_id()), tactic stored as repr(tactic); a fallback entry with min_time inf
-    def rank_section(n: int, rank: int) -> dict:
-        return {str((op, runner, str((runner, rank)), prof)): {"runner_id": 0, "tactic": repr(t), "min_time": ms}
-                for op, runner, prof, t, ms in raw(n)}
-
-    r0 = rank_section(3, 0)
-    r0[str(("flashinfer::trtllm_fp4_block_scale_moe", "MoERunner", "('MoERunner', 0)", ((8192, 7168),)))] = {
-        "runner_id": 0, "tactic": repr((8, 34)), "min_time": float("inf")}
-    merged = {"metadata": dict(md, lib_version="1.2.0rc6", device_name="NVIDIA GB200", device_capability=[10, 0]),
-              "rank_0": r0, "rank_1": rank_section(3, 1)}
-    with open(d / "autotuner_cache.json", "w") as f:
-        json.dump(merged, f, indent=2, default=str)
+    # #10336 on (save_cache(file_path, rank)): one file for all ranks, `metadata` + `shared` + `rank_<r>` sections,
+    # two ranks merging into the one file TensorRT-LLM's own _bootstrap.py names (hyukn/TensorRT-LLM@5619fce)
+    shutil.copyfile(TRTLLM_SECTIONS / "cache.json", d / "autotuner_cache.json")
 
 
 def gen_bad(rng: random.Random) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -45,6 +46,13 @@ def _trtllm(old: str, new: str) -> str:
     return text.replace(old, new, 1)
 
 
+def _first_min_time() -> str:
+    """The text of the first min_time value TensorRT-LLM's writer stored in the sample (e.g. 0.019400000000000972)."""
+    m = re.search(r'"min_time": ([0-9.eE+-]+)', TRTLLM.read_text())
+    assert m is not None
+    return m.group(0)
+
+
 HOSTILE_FILES = {
     # name: (content, what the one line says)
     "deep.json": ('{"_metadata": {}, "x": ' + "[" * 1200 + "]" * 1200 + "}", "nested too deeply"),
@@ -52,7 +60,7 @@ HOSTILE_FILES = {
     "digits-tactic.json": (_v1("9" * 5000), "integer of 5,000 digits"),
     "digits-dimension.json": (_v1("0", KEY.replace("2048", "9" * 5000, 1)), "a number of 5,000 characters"),
     "trtllm-digits.json": (_trtllm('"runner_id": 0', '"runner_id": ' + "1" * 5000), "integer of 5,000 digits"),
-    "trtllm-min-time.json": (_trtllm("0.881135", "1" + "0" * 400), "integer of 401 digits"),
+    "trtllm-min-time.json": (_trtllm(_first_min_time(), '"min_time": 1' + "0" * 400), "integer of 401 digits"),
     "blocklist-digits.json": (json.dumps({"invalid_tactics": {"fp4_gemm::CutlassFp4GemmRunner": [1, 2]}})
                               .replace("[1,", "[" + "1" * 5000 + ","), "integer of 5,000 digits"),
     "blocklist-deep.json": (json.dumps({"invalid_tactics": {"fp4_gemm::CutlassFp4GemmRunner": [1, 0]}})
@@ -77,7 +85,7 @@ def test_one_bad_value_is_one_line_and_the_good_input_beside_it_is_reported(run,
 
 def test_trtllm_min_time_beyond_float_range_is_not_timed():
     """1e999 is what Python's json makes inf; TRT-LLM writes Infinity for the never-timed fallback."""
-    text = _trtllm("0.881135", "1e999")
+    text = _trtllm(_first_min_time(), '"min_time": 1e999')
     p = Path(os.environ.get("TMPDIR", "/tmp")) / f"tiletune-test-{os.getpid()}-trt.json"
     try:
         p.write_text(text)

@@ -1,9 +1,11 @@
-"""TensorRT-LLM autotuner caches: per-rank files (#7738) as TensorRT-LLM's own code wrote them
-(tests/data/trtllm_writers), and one merged file with rank_N sections (#10336+, constructed: see
-cache_samples/README.md)."""
+"""TensorRT-LLM autotuner caches as TensorRT-LLM's own code wrote them (tools/trtllm_writers,
+tests/data/trtllm_writers): per-rank files (#7738, NVIDIA/TensorRT-LLM@b35ac1b) and the one file with
+`shared` and `rank_<r>` sections (#10336 on, hyukn/TensorRT-LLM@5619fce) that two ranks merged into
+the path TensorRT-LLM's own _bootstrap.py derives from TRTLLM_CACHE_DIR."""
 
 from __future__ import annotations
 
+import ast
 import json
 from collections import Counter
 from pathlib import Path
@@ -14,7 +16,9 @@ from tiletune.readers.interface import ReadContext
 CTX = ReadContext()
 
 
-WRITTEN = Path(__file__).resolve().parents[1] / "data" / "trtllm_writers" / "b35ac1b64368" / "TRTLLM_CACHE_DIR" / "autotuner"
+WRITERS = Path(__file__).resolve().parents[1] / "data" / "trtllm_writers"
+WRITTEN = WRITERS / "b35ac1b64368" / "TRTLLM_CACHE_DIR" / "autotuner"
+SECTIONS_ROOT = WRITERS / "5619fce9f304" / "TRTLLM_CACHE_DIR"  # what TRTLLM_CACHE_DIR held after the run
 
 
 def test_per_rank_files_as_trtllm_wrote_them():
@@ -40,16 +44,42 @@ def test_per_rank_files_as_trtllm_wrote_them():
     assert {s[2][0] for s in (r.shapes for r in fp4)} == {-1}  # the constrained dimension, as the key stores it
 
 
-def test_merged_file_with_rank_sections(sample):
-    """#10336 layout: metadata + rank_N sections, unique_id() strings in keys, repr() tactics."""
-    out = read_inputs([sample("trtllm/autotuner_cache.json")], CTX)
+def test_one_file_with_shared_and_rank_sections_as_trtllm_wrote_it(sample):
+    """hyukn/TensorRT-LLM@5619fce's own save_cache(path, rank), ranks 0 and 1 merging into the one
+    <TRTLLM_CACHE_DIR>/autotuner/cache.json: every entry of every section, with its rank (None for
+    `shared`, the BROADCAST op's section), runner, repr()-stored tactic parsed back and min_time."""
+    path = SECTIONS_ROOT / "autotuner" / "cache.json"
+    assert sample("trtllm/autotuner_cache.json").read_bytes() == path.read_bytes()  # the sample is these bytes
+    raw = json.loads(path.read_text())
+    assert sorted(raw) == ["metadata", "rank_0", "rank_1", "shared"]
+    out = read_inputs([path], CTX)
     assert out.problems == ()
-    assert Counter(r.rank for r in out.records) == {"rank0": 7, "rank1": 6}
-    assert all(isinstance(r.tactic, (int, tuple)) for r in out.records)  # repr() strings parsed back
-    fallback = next(r for r in out.records if r.op == "flashinfer::trtllm_fp4_block_scale_moe")
-    assert fallback.tactic == (8, 34) and fallback.time_ms is None and dict(fallback.detail)["min_time"] == "inf"
-    assert dict(fallback.detail)["runner_hash"] == "('MoERunner', 0)"
-    assert {r.env.gpu for r in out.records} == {"NVIDIA GB200"}
+    sections = {None: "shared", "rank0": "rank_0", "rank1": "rank_1"}
+    assert Counter(r.rank for r in out.records) == {k: len(raw[v]) for k, v in sections.items()} == {
+        None: 5, "rank0": 13, "rank1": 13}
+    for r in out.records:
+        entry = raw[sections[r.rank]][r.raw_key]
+        assert isinstance(entry["tactic"], str) and r.tactic == ast.literal_eval(entry["tactic"])
+        assert (r.time_ms, dict(r.detail)["runner_id"]) == (entry["min_time"], entry["runner_id"])
+        assert r.env.arch == "sm100" and r.env.gpu == "NVIDIA B200" and ("lib_version", "unknown") in r.env.metadata
+    shared = [r for r in out.records if r.rank is None]
+    assert {(r.op, dict(r.detail)["section"]) for r in shared} == {("trtllm::broadcast_gemm::gemm", "shared")}
+    # an op the writer excluded from the cache (exclude_from_cache, #14458) is in neither section, so not read
+    assert not any(r.op == "trtllm::fp8_swap_ab_gemm::gemm" for r in out.records)
+    by = {(r.rank, r.op, r.shapes): r.tactic for r in out.records}
+    fp8_m2 = ("trtllm::fp8_rowwise_gemm::gemm", ((2, 512), (1024, 512)))
+    assert (by[("rank0", *fp8_m2)], by[("rank1", *fp8_m2)]) == (1, 3)  # each rank's own winner, kept apart
+
+
+def test_the_cache_root_is_read_whole_lock_file_and_all(run):
+    """Pointing inspect at TRTLLM_CACHE_DIR (as the run left it: cache.json and the writer's empty
+    cache.json.lock sibling) reads the one cache and says nothing of the lock file."""
+    res = run("inspect", SECTIONS_ROOT, "--format", "json")
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert len(doc["entries"]) == 31 and doc["problems"] == [] and doc["notes"] == []
+    assert [s["path"].rsplit("/", 2)[-2:] for s in doc["sources"]] == [["autotuner", "cache.json"]]
+    assert "cache.json.lock" not in res.output
 
 
 def test_shared_section_and_string_tactics(tmp_path):

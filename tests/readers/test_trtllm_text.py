@@ -172,3 +172,51 @@ def test_trtllm_cache_dir_layout_is_discovered_ranks_apart(tmp_path):
     trt = Counter(r.rank for r in out.records if r.source_kind == "trtllm")
     fi = {r.rank for r in out.records if r.source_kind == "log"}
     assert trt == {"rank0": 14, "rank1": 14} and fi == {"rank0", "rank1"}
+
+
+# what hyukn/TensorRT-LLM@5619fce's single-file writer logged (HuiGao-NV/TensorRT-LLM@195839a's logger: `[RANK r]`
+# prefix, stdout), rank 0 then rank 1 into the one <TRTLLM_CACHE_DIR>/autotuner/cache.json (tools/trtllm_writers)
+SECTIONS = DATA / "trtllm_writers" / "5619fce9f304"
+SHARED_OP = "trtllm::broadcast_gemm::gemm"  # tuned with the BROADCAST strategy: saved to the `shared` section
+
+
+def _section_winners(section: dict) -> dict:
+    return {(op, runner, shapes[0][0]): (ast.literal_eval(v["tactic"]), v["min_time"])
+            for key, v in section.items() for op, runner, _uid, shapes in [ast.literal_eval(key)]}
+
+
+def test_single_file_writer_logs_are_read_whole_and_their_winners_are_what_the_file_holds():
+    """Each rank's log, `[RANK r]` lines: no line unread or unparsed; the winners read from it are that rank's
+    section (and, for rank 0, which tuned the BROADCAST op, the shared section), plus the op the writer tuned but
+    never saved (exclude_from_cache); rank 1 found rank 0's file and says what it loaded."""
+    cache = json.loads((SECTIONS / "TRTLLM_CACHE_DIR" / "autotuner" / "cache.json").read_text())
+    for rank, expected in ((0, {**_section_winners(cache["rank_0"]), **_section_winners(cache["shared"])}),
+                           (1, _section_winners(cache["rank_1"]))):
+        out = read_inputs([SECTIONS / f"autotuner.rank{rank}.log"], CTX)
+        assert out.problems == (), out.problems  # no line unread ("a newer FlashInfer?"), none unparsed
+        chosen = {(r.op, r.runner, r.shapes[0][0]): (r.tactic, r.time_ms)
+                  for r in out.records if r.status is Status.CHOSEN and r.op != SWAP}
+        assert {k: (t, round(ms, 6)) for k, (t, ms) in chosen.items()} == {
+            k: (t, round(ms, 6)) for k, (t, ms) in expected.items()}
+        assert {r.op for r in out.records if r.status is Status.CHOSEN} - {k[0] for k in expected} == {SWAP}
+    (loaded,) = [e for e in read_inputs([SECTIONS / "autotuner.rank1.log"], CTX).events if e.kind == "configs_loaded"]
+    assert (loaded.fact("path"), loaded.fact("entries")) == ("TRTLLM_CACHE_DIR/autotuner/cache.json", len(cache["shared"]))
+    assert loaded.summary.endswith(f"({len(cache['shared'])} entries: {len(cache['shared'])} shared)")
+
+
+def test_an_ops_failures_printed_once_are_counted_by_the_writers_own_summary(run):
+    """This writer prints an op's `Failed when profiling` once (warning_once): the verdict gives the writer's own count
+    of failed (runner, profile) pairs beside the one failure line read, with the summary line as evidence."""
+    log = SECTIONS / "autotuner.rank0.log"
+    out = read_inputs([log], CTX)
+    counted = {e.fact("op"): (e.fact("failed"), e.fact("failure_lines")) for e in out.events
+               if e.kind == "tuning_failures_counted"}
+    assert counted == {FP8: (5, 1), FP4: (5, 1), BLOCK: (2, 1)}
+    assert sum(1 for r in out.records if r.status is Status.FAILED and r.op == FP8) == 1  # the one line there is
+    text = " ".join(run("inspect", str(log)).stdout.split())
+    assert (f"{FP8}: 5 chosen non-CUTLASS tactic(s) (no tile to decode); tactic 2 failed once (Error Internal) and were "
+            "skipped: the autotuner went on; TensorRT-LLM counted 5 failed (runner, profile) pair(s) for this op, 1 with "
+            "a line in the log (it prints an op's failure once)") in text
+    assert "Total failed profiling tactics occurs: 5 for custom_op=trtllm::fp8_rowwise_gemm::gemm" in text  # evidence
+    # the b35ac1b writer prints every failure: no count to add, its verdicts are unchanged
+    assert "TensorRT-LLM counted" not in run("inspect", str(OWN_LOG)).stdout

@@ -156,10 +156,10 @@ def build(
     # then chosen tactics whose kernel is not the one measured (0.6.3..0.6.14 fused-MoE GEMM2 ids)
     runs_lines = runs_other_verdicts(analyzed, group_of, labels_of)
     verdicts = (tuple(run_lines) + tuple(release_lines) + tuple(runs_lines)
-                + tuple(verdicts_mod.with_rank_disagreements(
+                + tuple(verdicts_mod.with_failure_counts(verdicts_mod.with_rank_disagreements(
                     verdicts_mod.verdicts(analyzed, failures, never_tried, group_of, labels_of,
                                           frozenset(i.source for i in inputs if i.ticket)),
-                    at_a_glance.rank_disagreements))
+                    at_a_glance.rank_disagreements), events, group_of))
                 + tuple(structs.replace(v, group=group_of.get(v.source)) if v.source else v
                         for v in run_verdicts.setup_verdicts(inputs, analyzed, read)))  # each input's stated setup, last
     calibrated = evidence_notes(fitted, failures, never_tried, labels_of)  # only where the inputs measured times

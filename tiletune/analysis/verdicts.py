@@ -359,6 +359,32 @@ def with_rank_disagreements(verdicts: Iterable["Verdict"], found: Sequence["Rank
         yield structs.replace(v, text=f"{v.text}; {tail}", rank_disagreements=tuple(mine))
 
 
+def with_failure_counts(verdicts: Iterable["Verdict"], events: Sequence[Any],
+                        group_of: Mapping[str, Optional[str]]) -> Iterable["Verdict"]:
+    """Each op's verdict with TensorRT-LLM's own count of its failed (runner, profile) pairs, where the log's
+    `Total failed profiling tactics occurs: N for custom_op=OP` states more failures than it printed lines for:
+    later writers log an op's failure once (`warning_once`), so the failure lines alone undercount."""
+    counted: dict[tuple[str, Optional[str]], tuple[int, int, Any]] = {}
+    for e in events:
+        if e.kind != "tuning_failures_counted":
+            continue
+        op, n, seen = e.fact("op"), e.fact("failed"), e.fact("failure_lines")
+        if isinstance(op, str) and isinstance(n, int) and isinstance(seen, int) and n > seen:
+            key = (op, group_of.get(e.source))
+            prev = counted.get(key)
+            if prev is None or n > prev[0]:
+                counted[key] = (n, seen, Evidence(e.source, e.line, e.text) if e.line else None)
+    for v in verdicts:
+        got = counted.get((v.op, v.group))
+        if got is None:
+            yield v
+            continue
+        n, seen, ev = got
+        tail = (f"TensorRT-LLM counted {n} failed (runner, profile) pair(s) for this op, {seen} with a line in the log "
+                "(it prints an op's failure once)")
+        yield structs.replace(v, text=f"{v.text}; {tail}", evidence=v.evidence + ((ev,) if ev is not None else ()))
+
+
 def _not_run_reason(error: Optional[str], width: int = 80) -> str:
     """The first clause of why a retry engine could not start a tactic (its ledger message)."""
     text = " ".join((error or "").split()).removeprefix("engine_error: ")

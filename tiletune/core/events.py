@@ -64,6 +64,7 @@ EVENT_KINDS: Mapping[str, bool] = {
     "assertion_failed": True,  # a C++ assertion abort: what(): [TensorRT-LLM][ERROR] Assertion failed: ... (file:line)
     "no_valid_config": False,  # "Have not found any valid GEMM config for shape (m, n, k)": no tactic could run it
     "no_valid_tactic": False,  # the torch autotuner's "No valid runner/tactic was found for custom_op=": no entry saved
+    "tuning_failures_counted": False,  # "Total failed profiling tactics occurs: N for custom_op=": the op's failed pairs
 }
 
 HOW = ("decoded", "stated", "inferred", "measured", "modelled")

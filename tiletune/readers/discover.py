@@ -8,9 +8,10 @@ Each place comes from the writer's own code (see the reader modules for the layo
   $XDG_CACHE_HOME/vllm or ~/.cache/vllm) / flashinfer_autotune_cache.
 - SGLang: SGLANG_CACHE_DIR (default ~/.cache/sglang) / flashinfer/autotune.
 - TensorRT-LLM: TLLM_AUTOTUNER_CACHE_PATH (a file; older releases wrote <stem>.rank<N>.json beside it);
-  the unified root TRTLLM_CACHE_DIR (NVIDIA/TensorRT-LLM#18897): <root>/autotuner (cache.json, or
-  cache.rank<r>.json per rank as the #7738 writer names them) and FlashInfer's workspace base <root>/flashinfer (or
-  <root>/flashinfer/rank-<r> per rank), whose JIT workspaces are read like FlashInfer's own.
+  the unified root TRTLLM_CACHE_DIR (NVIDIA/TensorRT-LLM#18897, tensorrt_llm/_bootstrap.py:64-85 at
+  NVIDIA/TensorRT-LLM@00832e8): <root>/autotuner (cache.json, or cache.rank<r>.json per rank as the #7738
+  writer names them) and FlashInfer's workspace base <root>/flashinfer, whose JIT workspaces are read like
+  FlashInfer's own; <root>/flashinfer/rank-<r> is looked in too, though no TensorRT-LLM source read creates it.
 Nothing here reads a file; `searched` lists every place with what was found, so an empty
 result can say where it looked.
 """

@@ -7,23 +7,28 @@ Two generations, both `json.dump(..., indent=2, default=str)`:
        "cache_data": {"<str((op, runner_class, hash(runner), nearest_profile))>":
                         {"runner_id": <index into that call's runners>, "tactic": <json value>,
                          "min_time": <ms; Infinity for the never-timed fallback>}}}
-- #10336 (`save_cache(file_path, rank)` / `_serialize_cache_data`): all ranks in the one
-  TLLM_AUTOTUNER_CACHE_PATH file (flock; a sibling `.lock` from #14441 on):
-      {"metadata": {...}, "rank_0": {"<str((op, runner_class, str(runner.unique_id()), profile))>":
+- #10336 on (`save_cache(file_path, rank)` / `_serialize_cache_data`): all ranks in the one
+  TLLM_AUTOTUNER_CACHE_PATH file, each rank's writer merging its section in under a lock:
+      {"metadata": {...}, "shared": {<entries>}, "rank_0": {"<str((op, runner_class, str(runner.unique_id()), profile))>":
                                      {"runner_id", "tactic": repr(tactic) (a string), "min_time"}}, "rank_1": ...}
-  #14441/#15626 merge `rank_{N}` sections (and a shared section for non-INDEPENDENT ops) with
-  `setdefault(...).update(...)`; the shared section's name is not in the sources we could read, so
-  any other top-level object whose values are entries is read as shared (rank None, its name in
-  `detail["section"]`), and `rank_{N}` sections are also accepted nested in it.
+  As hyukn/TensorRT-LLM@5619fce's own writer wrote it (tests/data/trtllm_writers/5619fce9f304, two ranks):
+  `shared` (`AutoTunerProfilingCache.SHARED_CACHE_KEY`, #14441/#15626) holds the ops tuned with a
+  non-INDEPENDENT strategy (read with rank None and `detail["section"]`), always present, possibly
+  empty; ops tuned with `exclude_from_cache` (#14458) are in no section; a sibling `<file>.lock`
+  (empty) is left beside the file. Any other top-level object whose values are entries is read as
+  shared too, and `rank_{N}` sections are also accepted nested in one.
 A string tactic is parsed back like TRT-LLM's own `ast.literal_eval`, without eval; text that is not
 a literal stays a string. Not FlashInfer: no flashinfer_version; the arch comes from `device_capability`.
 
 Where: TLLM_AUTOTUNER_CACHE_PATH names the file. The unified cache root TRTLLM_CACHE_DIR
-(NVIDIA/TensorRT-LLM#18897, `tensorrt_llm/_bootstrap.py` `_unified_cache_defaults`) puts it at
-`<root>/autotuner/cache.json` and FlashInfer's workspace base at `<root>/flashinfer`, with per-rank
-FlashInfer slots `<root>/flashinfer/rank-<r>` (discover.py looks there). The #7738 writer turns that
-path into `<root>/autotuner/cache.rank<r>.json` (its own bytes: tests/data/trtllm_writers); a
-`rank-<r>` directory, should a launcher give each rank one, also names the rank of a file's entries.
+(NVIDIA/TensorRT-LLM#18897; tensorrt_llm/_bootstrap.py at NVIDIA/TensorRT-LLM@00832e8, lines 64-85,
+`_unified_cache_defaults` / `_setup_unified_cache`, run by tools/trtllm_writers) sets it to
+`<root>/autotuner/cache.json` (line 68) and FlashInfer's workspace base to `<root>/flashinfer`
+(line 72): one file for all ranks, their sections inside it. The #7738 writer turns that path into
+`<root>/autotuner/cache.rank<r>.json` (tests/data/trtllm_writers/b35ac1b64368). A per-rank directory
+`<root>/autotuner/rank-<r>/` or `<root>/flashinfer/rank-<r>` is in none of the TensorRT-LLM sources
+read (issue 22 names it; none of them creates it): should a launcher give each rank one, its
+`rank-<r>` name is still taken as the rank of a file's entries, and discover.py still looks there.
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ KIND = "trtllm"
 
 _RANK_SECTION = re.compile(r"^rank_(\d+)$")
 _RANK_FILE = re.compile(r"\.rank(\d+)\.json$")
-_RANK_DIR = re.compile(r"^rank-(\d+)$")  # TRTLLM_CACHE_DIR's per-rank slot: <root>/autotuner/rank-<r>/
+_RANK_DIR = re.compile(r"^rank-(\d+)$")  # a per-rank folder, should a launcher make one (see the docstring)
 
 
 def sniff(path: Path, head: bytes) -> bool:

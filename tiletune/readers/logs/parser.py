@@ -88,8 +88,10 @@ _QUIET = ("use_global_timer", "generated profile:", "Loading configs for ", "Ski
           "cupti timer requested", "CUPTI activity tracing failed", "Tuning ",
           "No tensor inputs or zero-sized tensors",
           # TensorRT-LLM's torch autotuner: its profiles, the cache path before the save/load line that
-          # says it happened, and the failure summary (each failure is read from its own line)
-          "Generated profile: ", "Saving cache to ", "Loading cache from ", "New tuning error occurs:")
+          # says it happened; whether ranks share tuning (distributed tuning is read from where it acts:
+          # the cache's shared section), why no tactic went to a subprocess pool, and a debug print of a type
+          "Generated profile: ", "Saving cache to ", "Loading cache from ",
+          "Whether using distributed tuning:", "Multiprocess tactic profiling ", "independent_op: ")
 MAX_PENDING = 4096  # per-block buffer cap; a block never closes only in a truncated/corrupt log
 MAX_CONTINUATION = 400  # backtrace lines examined after a failure line
 MAX_PROBLEMS = 20  # unparsable-line notes per file; then one summary note
@@ -215,6 +217,8 @@ class LogParser:
         self._l2_profile: Optional[Tuple[str, int, str]] = None
         self._revalidated: Dict[str, Tuple[str, Any, str, int]] = {}  # op -> (runner, cached tactic, source, line)
         self._trt = trtllm_text.TrtProfileBuffer()  # TensorRT-LLM's candidates until a line names their op
+        self._trt_loaded_parts: List[str] = []  # `Loaded N shared/rank-specific cache entries` before the load line
+        self._trt_failure_lines: Dict[str, int] = {}  # op -> failure lines read for it (TensorRT-LLM)
 
     # ----- public ---------------------------------------------------------------------------
     def feed(self, lineno: int, raw: str) -> Iterator[Item]:
@@ -564,6 +568,12 @@ class LogParser:
                                 {"op": Fact(m["op"], "decoded", "log line")}, key=(m["op"],))
         elif body.startswith(("Successfully saved cache to ", "Successfully loaded cache from ")):
             self._trt_cache_file(lineno, body)
+        elif (m := trtllm_text.LOADED_SECTION.match(body)) is not None:
+            # `Loaded N shared cache entries` / `Loaded N rank-specific cache entries for rank R`: the parts of
+            # the load that `Successfully loaded cache from` then states whole
+            self._trt_loaded_parts.append(f"{m['n']} {m['part']}" + (f" (rank {m['rank']})" if m["rank"] else ""))
+        elif body.startswith("New tuning error occurs:"):
+            self._trt_failures_counted(lineno, body)
         elif body.startswith("Failed when profiling "):
             self._failed_when(lineno, level, body[len("Failed when profiling "):], prefix)
         elif body.startswith("Skipped ") and "unsupported tactic" in body:
@@ -741,6 +751,8 @@ class LogParser:
         src = "TensorRT-LLM autotuner Profiled line"
         for c in held:
             how = "measured" if c.ms is not None else "failed"
+            if how == "failed" and op is not None:
+                self._trt_failure_lines[op] = self._trt_failure_lines.get(op, 0) + 1
             self._trt_outcome(c.line, how, op or "", c.runner, c.tactic, c.shapes, c.ms, src, c.error,
                               op_known=op is not None)
         if winner is not None and op is not None:
@@ -785,14 +797,39 @@ class LogParser:
                         **detail}))
 
     def _trt_cache_file(self, lineno: int, body: str) -> None:
-        """`[AutoTuner] Successfully saved cache to P using JSON format` (and `loaded ... from`)."""
+        """`[AutoTuner] Successfully saved cache to P using JSON format` (and `loaded ... from`, which later
+        writers end `(total N entries)`, after `Loaded N shared / rank-specific cache entries` lines)."""
         saved = body.startswith("Successfully saved")
-        path = body.split(" to " if saved else " from ", 1)[1]
-        path = path[: -len(" using JSON format")] if path.endswith(" using JSON format") else path
-        self.facts.add_unique(self.facts.caches_saved if saved else self.facts.caches_loaded, path.strip())
+        path, _, tail = body.split(" to " if saved else " from ", 1)[1].partition(" using JSON format")
+        path = path.strip()
+        self.facts.add_unique(self.facts.caches_saved if saved else self.facts.caches_loaded, path)
         kind = "configs_saved" if saved else "configs_loaded"
-        self.events.add(kind, lineno, body, f"TensorRT-LLM's autotuner {'saved its cache to' if saved else 'loaded its cache from'} "
-                        f"{path.strip()}", {"path": Fact(path.strip(), "decoded", "log line")}, key=(path.strip(),))
+        facts: Dict[str, Fact] = {"path": Fact(path, "decoded", "log line")}
+        summary = f"TensorRT-LLM's autotuner {'saved its cache to' if saved else 'loaded its cache from'} {path}"
+        total = re.search(r"\(total (\d+) entries\)", tail)
+        if not saved and total:
+            facts["entries"] = Fact(int(total.group(1)), "decoded", "log line")
+            parts = f": {', '.join(self._trt_loaded_parts)}" if self._trt_loaded_parts else ""
+            summary += f" ({total.group(1)} entries{parts})"
+        if not saved:
+            self._trt_loaded_parts = []
+        self.events.add(kind, lineno, body, summary, facts, key=(path,))
+
+    def _trt_failures_counted(self, lineno: int, body: str) -> None:
+        """`New tuning error occurs:Total failed profiling tactics occurs: N for custom_op=OP. ...`: the count of
+        the op's failed (runner, profile) pairs TensorRT-LLM kept. Writers that log a failure once per op
+        (`warning_once`, keyed on the op) print fewer failure lines than that: the event says how many were read."""
+        m = trtllm_text.FAILURES_COUNTED.search(body)
+        if not m:
+            return  # the summary's wording changed: the failures themselves are read from their own lines
+        op, n = m["op"], int(m["n"])
+        seen = self._trt_failure_lines.get(op, 0)
+        more = (f"; this log has {seen} failure line(s) for it: TensorRT-LLM prints an op's failure once "
+                "(warning_once), so the others are counted here only") if seen < n else ""
+        self.events.add("tuning_failures_counted", lineno, body,
+                        f"TensorRT-LLM's autotuner counted {n} failed (runner, profile) pair(s) for {op}{more}",
+                        {"op": Fact(op, "decoded", "log line"), "failed": Fact(n, "measured", "log line"),
+                         "failure_lines": Fact(seen, "decoded", "this log")}, key=(op,))
 
     def _no_valid_config(self, lineno: int, text: str) -> None:
         """`Have not found any valid GEMM config for shape (m, n, k)`: no tactic could run that shape

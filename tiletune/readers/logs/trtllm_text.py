@@ -26,6 +26,17 @@ autotuner's per-candidate lines. The exact texts and where they come from:
   `No valid runner/tactic was found for custom_op=OP, input_shapes=...` (WARNING). Only those closing
   lines name the op, so the parser holds a profile's candidates until one arrives (TrtProfileBuffer).
   A `Candidate:` line (#19162, logged after each candidate's own line) closes that candidate with its op.
+- The single-file writer's lines (hyukn/TensorRT-LLM@5619fce tensorrt_llm/_torch/autotuner.py, run by
+  tools/trtllm_writers with HuiGao-NV/TensorRT-LLM@195839a's logger.py: `[TRT-LLM] [RANK r] [V] ...`):
+  `Failed when profiling ... Error: E` is `warning_once`, keyed on the op, so an op's later failures
+  print nothing; `New tuning error occurs:Total failed profiling tactics occurs: N for custom_op=OP.`
+  gives the op's count of failed (runner, profile) pairs (a `tuning_failures_counted` event that says
+  how many failure lines the log holds beside it). `Loaded N shared cache entries` / `Loaded N
+  rank-specific cache entries for rank R` precede `Successfully loaded cache from P using JSON format
+  (total N entries)`, one `configs_loaded` event with the parts.
+- #19162's own source is not in any stored copy (no file holds `[Autotuner] Candidate:`); its lines
+  in tests/data/trtllm_writers/b35ac1b64368/autotuner+candidates.rank<r>.log are derived from the
+  PR's review hunk and labelled so in that folder's PROVENANCE.json.
 """
 
 from __future__ import annotations
@@ -47,6 +58,9 @@ PROFILED = re.compile(r"Profiled runner=(?P<runner>.+?), tactic=(?P<tac>.+?), sh
 FAILED = re.compile(r"Failed when profiling runner=(?P<runner>.+?), tactic=(?P<tac>.+?), shapes=(?P<shapes>\[.*?\])\.(?:\s|$)")
 WINNER = re.compile(r"Profiling runner=(?P<runner>.+?), tactic=(?P<tac>.+?) for cache_key=(?P<key>\(.*\))\.?\s*$")
 NO_VALID_TACTIC = re.compile(r"No valid runner/tactic was found for custom_op=(?P<op>[^,\s]+), input_shapes=")
+# the single-file writer (#10336 on; hyukn/TensorRT-LLM@5619fce as tests/data/trtllm_writers/5619fce9f304 ran it)
+LOADED_SECTION = re.compile(r"Loaded (?P<n>\d+) (?P<part>shared|rank-specific) cache entries(?: for rank (?P<rank>\d+))?\s*$")
+FAILURES_COUNTED = re.compile(r"Total failed profiling tactics occurs: (?P<n>\d+) for custom_op=(?P<op>[^\s,]+?)\.?(?:\s|$)")
 _TORCH_SIZE = re.compile(r"torch\.Size\(\[(?P<dims>[-\d, ]*)\]\)")
 MAX_HELD = 4096  # candidates held for one profile; past it they are given up with no op (a log cut mid-profile)
 
