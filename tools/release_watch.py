@@ -14,6 +14,15 @@ ships rather than by a user whose cache reads as empty:
   writer fixtures when PyPI has it (0.7.3, which vLLM 0.34.0 pins, never was), and the vLLM / SGLang
   loader fixtures (tests/data/engine_loaders, their own code) must come from that newest release.
 
+- TensorRT-LLM: NOT covered, and the watch says so in its output. `pip index versions tensorrt-llm`
+  lists releases (1.2.1 on 2026-12-05), but none installs from PyPI: no wheel for this platform
+  (`--only-binary=:all:` finds none) and the sdist is a 10 kB stub whose build backend, wheel-stub,
+  fetches the wheel from NVIDIA's own index. Its writers are re-run from stored sources by hand
+  (tools/trtllm_writers).
+- For the newest vLLM and SGLang, whether tiletune has a catalog of the FlashInfer release each pins:
+  a pin PyPI has but tiletune has not catalogued is a finding; a pin PyPI never had (vLLM 0.34.0's
+  0.7.3) is said so, with the nearest catalogued releases named as an inference.
+
 Exit status: 0 everything read; 1 a finding (each on its own line, with what to do); 75 PyPI cannot
 be reached: one line starting "WARNING: release watch NOT run", nothing was checked. Whether 75 fails
 a build is the caller's choice (.ci/run fails it: CI has PyPI).
@@ -135,6 +144,10 @@ def pin_findings(doc: dict[str, Any], server: str, listed: Sequence[str], newest
         if (now["pin"], now["spec"]) != (row["pin"], row["spec"]):
             findings.append(f"{server} {newest}: PyPI's METADATA now requires {now['spec']!r}, the pin table "
                             f"says {row['spec']!r}: run python3 -m tools.server_pins")
+    if row["pin"]:
+        said, finding = pin_catalog(server, newest, row["pin"], row.get("pin_on_pypi", True))
+        log(said)
+        findings += [finding] if finding else []
     if row["pin"] and row.get("pin_on_pypi", True) and not (FIXTURES / row["pin"] / "PROVENANCE.json").exists():
         findings.append(f"{server} {newest} pins FlashInfer {row['pin']}, which has no committed writer fixtures: run "
                         f"python3 -m tools.flashinfer_writers --out tests/data/flashinfer_writers {row['pin']}")
@@ -143,6 +156,42 @@ def pin_findings(doc: dict[str, Any], server: str, listed: Sequence[str], newest
         findings.append(f"tests/data/engine_loaders ran {loaders['wheel']}'s loader code, but {server} {newest} is the "
                         "newest on PyPI: run python3 -m tools.engine_loaders --out tests/data/engine_loaders")
     return findings
+
+
+def pin_catalog(server: str, release: str, pin: str, on_pypi: bool) -> tuple[str, Optional[str]]:
+    """Whether tiletune has a tactic catalog of the FlashInfer release `server` `release` pins: a log line, and a
+    finding when it has none though PyPI has the release (tools/catalogs can build it). A pin PyPI never had (vLLM
+    0.34.0's 0.7.3) cannot be catalogued: the line says so and names the nearest catalogued releases, as an
+    inference (what `inspect` says of such entries too: tiletune/analysis/release_verdicts.py)."""
+    from tiletune import catalogs
+
+    if catalogs.canonical_version(pin) is not None:
+        return f"release watch: {server} {release} pins FlashInfer {pin}: catalogued", None
+    near = catalogs.nearest_releases(pin, 1)
+    nearest = (f"; nearest catalogued releases: {' and '.join(near)} (an inference, not a decode: whether {pin}'s "
+               "tactic lists equal theirs is not known)") if near else ""
+    if not on_pypi:
+        return (f"release watch: {server} {release} pins FlashInfer {pin}, which PyPI never had and tiletune has no "
+                f"catalog of: its CUTLASS tactics are not decoded{nearest}"), None
+    return (f"release watch: {server} {release} pins FlashInfer {pin}: NOT catalogued{nearest}",
+            f"{server} {release} pins FlashInfer {pin}, which PyPI has and tiletune has no catalog of: run "
+            "python3 -m tools.catalogs (tools/catalogs/README.md)")
+
+
+def tensorrt_llm_line(timeout: float = 120.0) -> str:
+    """What the watch says of TensorRT-LLM, which it cannot cover: the newest release PyPI lists (pip's own index
+    client; not checked when PyPI does not answer) and why none is driven."""
+    why = ("no release's writer is derived from PyPI (on 2026-12-05 none installed from it: no wheel, and the sdist is "
+           "a 10 kB stub whose build backend, wheel-stub, fetches the wheel from NVIDIA's own index); tools/trtllm_writers "
+           "re-runs stored sources by hand (tests/data/trtllm_writers)")
+    try:
+        r = subprocess.run([sys.executable, "-m", "pip", "index", "versions", "tensorrt-llm"],
+                           capture_output=True, text=True, timeout=timeout)
+        first = r.stdout.splitlines()[0] if r.returncode == 0 and r.stdout.strip() else ""
+    except subprocess.TimeoutExpired:
+        first = ""
+    listed = f"PyPI lists {first.strip()}; " if first.startswith("tensorrt-llm (") else ""
+    return f"release watch: TensorRT-LLM NOT covered: {listed}{why}"
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -162,6 +211,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         log(f"release watch: FlashInfer {version} is the newest flashinfer-python on PyPI")
         findings = watch_pins(log)
         findings += watch_flashinfer(version, args.cache, args.torch, log)
+        log(tensorrt_llm_line())
     except Offline as e:
         print(f"WARNING: release watch NOT run: PyPI cannot be reached ({e}); the newest FlashInfer, vLLM and "
               "SGLang releases were not checked", flush=True)

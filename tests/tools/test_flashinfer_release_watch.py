@@ -155,11 +155,51 @@ def test_the_pin_watch_wants_fixtures_of_the_release_the_newest_server_pins():
     # SGLang 0.5.23 pins 0.7.2, which PyPI has and tests/data/flashinfer_writers holds; without it, a finding
     assert doc["servers"]["sglang"]["0.5.23"]["pin"] == "0.7.2" and (DATA / "0.7.2" / "PROVENANCE.json").exists()
     doc["servers"]["sglang"]["0.5.23"]["pin"] = "0.7.5"
-    (f,) = pin_findings(doc, "sglang", list(doc["servers"]["sglang"]), None)
+    (f,) = [x for x in pin_findings(doc, "sglang", list(doc["servers"]["sglang"]), None) if "fixtures" in x]
     assert "pins FlashInfer 0.7.5, which has no committed writer fixtures" in f
     # vLLM 0.34.0 pins 0.7.3, which PyPI never had: nothing to derive, no finding
     assert doc["servers"]["vllm"]["0.34.0"]["pin_on_pypi"] is False
     assert pin_findings(doc, "vllm", list(doc["servers"]["vllm"]), None) == []
+
+
+def test_the_pin_watch_says_whether_the_newest_servers_pins_are_catalogued():
+    """Issue 22 item 6: vLLM 0.34.0's pin 0.7.3 (never on PyPI, no catalog) is said so with the nearest catalogued
+    releases as an inference, not a finding; SGLang 0.5.23's 0.7.2 is catalogued; a pin PyPI has but tiletune has
+    not catalogued is a finding naming the tool that builds catalogs."""
+    from tools.release_watch import pin_catalog, pin_findings
+
+    doc = _pin_table()
+    said: list[str] = []
+    assert pin_findings(doc, "vllm", list(doc["servers"]["vllm"]), None, said.append) == []
+    assert ("release watch: vllm 0.34.0 pins FlashInfer 0.7.3, which PyPI never had and tiletune has no catalog of: its "
+            "CUTLASS tactics are not decoded; nearest catalogued releases: 0.7.2.post1 and 0.7.4 (an inference, not a "
+            "decode: whether 0.7.3's tactic lists equal theirs is not known)") in said
+    said.clear()
+    assert pin_findings(doc, "sglang", list(doc["servers"]["sglang"]), None, said.append) == []
+    assert "release watch: sglang 0.5.23 pins FlashInfer 0.7.2: catalogued" in said
+    line, finding = pin_catalog("sglang", "0.5.24", "0.7.5", True)
+    assert "NOT catalogued; nearest catalogued releases: 0.7.4" in line
+    assert finding == ("sglang 0.5.24 pins FlashInfer 0.7.5, which PyPI has and tiletune has no catalog of: run "
+                       "python3 -m tools.catalogs (tools/catalogs/README.md)")
+
+
+def test_the_watch_says_it_does_not_cover_tensorrt_llm_even_without_pypi():
+    from tools.release_watch import tensorrt_llm_line
+
+    env = {"HTTPS_PROXY": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9", "PIP_RETRIES": "0",
+           "PIP_TIMEOUT": "5", "NO_PROXY": "", "no_proxy": ""}
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        line = tensorrt_llm_line(timeout=60)
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    assert line.startswith("release watch: TensorRT-LLM NOT covered: no release's writer is derived from PyPI")
+    assert "tools/trtllm_writers" in line and "PyPI lists" not in line  # no index answer, no version claimed
 
 
 def test_a_release_that_cannot_be_driven_is_one_finding_before_any_venv(tmp_path):
