@@ -15,6 +15,16 @@ _SPLIT = json.loads((WILD / "SPLIT.json").read_text(encoding="utf-8")) if (WILD 
 HELD_OUT = frozenset(slug for slug, side in _SPLIT["sides"].items() if side != "working")
 
 
+# sides whose hand judgement is published (round two's, released after it was judged): tests may name their artifacts
+# one by one; a sweep still takes the working side only, and a side held out now is never read
+PUBLISHED_SIDES = frozenset({"working", "held_out_2"})
+
+
+def published(slug: str) -> bool:
+    """True for an artifact a test may run by name: its side's judgement is published."""
+    return _SPLIT["sides"].get(slug) in PUBLISHED_SIDES
+
+
 def working_wild() -> list[Path]:
     """The working artifacts' directories, sorted."""
     return sorted(p for p in WILD.iterdir() if p.is_dir() and p.name not in HELD_OUT) if WILD.is_dir() else []

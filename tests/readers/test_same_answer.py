@@ -24,7 +24,11 @@ def _flat(text: str) -> str:
 
 
 def _same(file_out: str, stdin_out: str, path: str) -> None:
-    assert _flat(file_out).replace(path, "<stdin>") == _flat(stdin_out).replace("'<stdin>'", "<stdin>")
+    # the characters compared with no whitespace at all: a token longer than the terminal (a kernel file's path) is
+    # broken by the wrap at a column that depends on the input's name; the words are the answer, not the layout
+    a = "".join(file_out.replace(path, "<stdin>").split())
+    b = "".join(stdin_out.replace("'<stdin>'", "<stdin>").split())
+    assert a == b
 
 
 @pytest.mark.parametrize("fmt", ["table", "json"])

@@ -32,6 +32,7 @@ from tiletune.core.archs import arch_family
 from tiletune.core.events import Event, Evidence, InputFacts, RunEnd
 from tiletune.core.records import Status
 from tiletune.core.vocabulary import DENSE_GEMM_OPERAND_DTYPE
+from tiletune.core.words import quote_bounded
 
 if TYPE_CHECKING:
     from tiletune.analysis.results import AnalyzedEntry, Failure
@@ -60,7 +61,7 @@ def event_evidence(ev: Event, ticket: bool = False) -> Evidence:
     """An event's first line as evidence."""
     from tiletune.readers.logs.run_end import clip_words  # (a pure helper of the reader's shape module)
 
-    return Evidence(ev.source, ev.line, clip_words(ev.text or ev.summary, 240), _how(ticket))
+    return Evidence(ev.source, ev.line, clip_words(ev.text or ev.summary, 400), _how(ticket))
 
 
 def plain(words: str) -> str:
@@ -167,14 +168,20 @@ def run_verdicts(events: Sequence[Event], analyzed: Sequence["AnalyzedEntry"],
             for f in says:
                 same.setdefault(plain(str(f.value)), []).append(f)
             pasted = all(f.source == "an error the ticket quotes in a code block" for f in says)
+            # a sentence that ends at the colon introducing an error ("... fails immediately with:"): the error it
+            # introduces follows it in the lead, so the quote never stops before what it announces
+            introduced = _introduced_errors(inp.quoted_errors if inp else (), list(same.values())[:3])
             head = ("the ticket pastes log lines that state a failure, not read as an event of a run (the text does "
-                    "not show the run ending): " if pasted else "the ticket states a failure in words (no log line of it): ")
+                    "not show the run ending): " if pasted else
+                    "the ticket states a failure in words and quotes the error: " if introduced else
+                    "the ticket states a failure in words (no log line of it): ")
             named = next((n for n in (_op_named_at(inp.literals if inp else (), f.line, str(f.value)) for f in says[:3])
                           if n), None)
             other_lines.append(Verdict(arch=arch, op="", source=source, text=(
                 head + "; ".join(
-                    f"'{_clip(v, 200)}' (line {fs[0].line})" if len(fs) == 1 else
-                    f"'{_clip(v, 200)}' ({len(fs)} times: lines {_join_and([str(f.line) for f in fs])})"
+                    (f"'{_clip(v, 260)}' (line {fs[0].line})" if len(fs) == 1 else
+                     f"'{_clip(v, 260)}' ({len(fs)} times: lines {_join_and([str(f.line) for f in fs])})")
+                    + "".join(f" '{_clip(plain(str(q.value)), 200)}' (line {q.line})" for q in introduced.get(fs[0].line, ()))
                     for v, fs in list(same.items())[:3])
                 + (f"; the op named next to it: {named.value} (line {named.line})" if named is not None else "")
                 + "".join(f"; it says the run went on (a fallback or skip, not an abort): '{_clip(f.value, 200)}' "
@@ -183,7 +190,10 @@ def run_verdicts(events: Sequence[Event], analyzed: Sequence["AnalyzedEntry"],
                 + (f"; {_STAGE_SAID.get(str(stage.value), str(stage.value))}, as the ticket says "
                    f"({re.sub(r'^the ticket says ', '', stage.source).replace(' (line', ', line')}"
                    if stage is not None else "") + f" ({source})"),
-                evidence=tuple(Evidence(source, f.line, f.words, "stated") for f in [*says[:2], *went])))
+                evidence=tuple([Evidence(source, f.line, f.words, "stated") for f in [*says[:2], *went]][:1]
+                               + [Evidence(source, q.line, q.words, "stated", q.source)
+                                  for qs in introduced.values() for q in qs][:1]
+                               + [Evidence(source, f.line, f.words, "stated") for f in [*says[:2], *went]][1:2])))
         if quiet:
             quiet_leads.append(_quiet_lead(source, evs, h, inp, arch, ticket, source in tactic_lines))
         else:
@@ -470,13 +480,9 @@ def _setup_verdict(inp: InputFacts, arch: Optional[str], source: str, ticket: bo
 
 
 def _clip(text: str, limit: int) -> str:
-    """`text` cut at a word before `limit` characters (never mid-word), marked with ' ...'."""
-    t = " ".join(str(text).split())
-    if len(t) <= limit:
-        return t
-    cut = t[: limit - 4]
-    sp = cut.rfind(" ")
-    return (cut[:sp] if sp > limit // 2 else cut) + " ..."
+    """A quote of `text` within about `limit` characters: whole when it nearly fits, else cut at a sentence's or a
+    clause's end (never mid-word), saying how many words were left out (`tiletune.core.words.quote_bounded`)."""
+    return quote_bounded(text, limit)
 
 
 def _tail(text: str, limit: int) -> str:
@@ -537,6 +543,9 @@ def _stage_phrase(stage: str, end: RunEnd, detail: str = "") -> str:
     return "stage not shown" + (f" ({frames})" if frames else "")
 
 
+# a signal handler's line ("Caught signal 8 (Floating point exception: ...)", "[host:pid] Signal: Aborted (6)")
+_SIGNAL = re.compile(r"Caught signal \d+|\bSignal: [A-Z]\w+(?: [a-z]+)* \(\d+\)|received signal SIG[A-Z]+")
+_SIGNAL_PREFIX = re.compile(r"^(?:\[[^\]]*\]\s*)+")  # the handler's "[host:pid:tid]" tags
 _ROOT_ABOVE = re.compile(r"See root cause above|See stack trace \(above\)|root cause", re.I)
 _STAGE_WORDS = {"warm-up": "warm-up", "serving": "serving"}
 
@@ -586,6 +595,11 @@ def _end_verdict(end: RunEnd, cause: Optional[Event], arch: Optional[str], sourc
         evidence.append(end.cause)
     else:
         what = ""
+    signal = _SIGNAL.search(end.stopped.words) if not what and end.stopped is not None else None
+    if signal is not None and end.stopped is not None:  # a signal ended it: the handler's line is the ending, named
+        what = f"the process died on a signal: '{_clip(_SIGNAL_PREFIX.sub('', plain(end.stopped.words)), 160)}' " \
+               f"(line {end.stopped.line})"
+        evidence.append(end.stopped)
     stage, stage_ev = end.stage, end.stage_evidence
     if stage == "unknown" and cause is not None and cause.fact("stage") in _STAGE_WORDS:
         sf = cause.facts_dict()["stage"]  # the lines around the error place it (the event's own inference)
@@ -631,6 +645,14 @@ def _end_verdict(end: RunEnd, cause: Optional[Event], arch: Optional[str], sourc
         clauses.append(f"{verb} {end.innermost.words}")
         if end.innermost not in evidence:
             evidence.append(end.innermost)
+    if signal is not None and end.innermost is not None:  # where the signal's backtrace says it struck
+        if end.innermost.basis.startswith("only system libraries"):
+            clauses.append(f"its backtrace shows only system libraries ({end.innermost.words}): the error that raised "
+                           "it is not in the text")
+        else:
+            clauses.append(f"in {end.innermost.words} (line {end.innermost.line}, its backtrace's first frame outside "
+                           "the system libraries)")
+        evidence.append(end.innermost)
     line_of = end.cause or end.stopped or end.wrapper
     # the innermost of nested prefixes: "(EngineCore pid=689) (RayWorkerWrapper pid=890) ERROR ..." is the Ray worker's
     proc = re.match(r"(?:\([A-Za-z][\w-]*? pid=\d+\) )*\((?P<p>[A-Za-z][\w-]*?) pid=\d+\)", line_of.words) \
@@ -744,6 +766,25 @@ def _raised_verdict(raised: Sequence[Event], arch: Optional[str], source: str, t
         text += "; also " + "; ".join(e.summary for e in others[:2])
     return Verdict(arch=arch, op=str(first.fact("op") or ""), text=f"{text} ({source})", fatal=True, source=source,
                    evidence=tuple(evidence))
+
+
+def _introduced_errors(quoted: Sequence[Any], said: Sequence[Sequence[Any]]) -> dict[int, list[Any]]:
+    """For each quoted sentence that ends at a colon (`said`: the lead's quotes, each a list of the lines saying it),
+    the error the text quotes right after it (`quoted`: InputFacts.quoted_errors, each naming the line that introduced
+    it), by the sentence's first line; a sentence wrapped over lines may introduce it from its last line."""
+    out: dict[int, list[Any]] = {}
+    quoted_lines = {f.line for fs in said for f in fs}  # an error the lead quotes already as a sentence of its own
+    for fs in said:
+        f = fs[0]
+        words = " ".join(str(f.value).split())
+        if not words.endswith(":") or f.line is None:
+            continue
+        lines = range(f.line, f.line + max(1, str(f.words or "").count("\n") + 1) + 3)  # its own lines and the wraps
+        q = next((q for q in quoted if _intro_line(q) in lines and q.line is not None and q.line > f.line
+                  and q.line not in quoted_lines and plain(str(q.value)) not in words), None)
+        if q is not None:
+            out[f.line] = [q]
+    return out
 
 
 def _intro_line(q: Any) -> Optional[int]:

@@ -18,6 +18,7 @@ from tiletune.analysis.results import AnalyzedEntry, Failure, NotTried, RankDisa
 from tiletune.core.archs import arch_family
 from tiletune.core.events import Evidence
 from tiletune.core.records import Decoded, Status, Undecoded
+from tiletune.core.words import quote_bounded
 
 _Key = tuple[Optional[str], str, Optional[str]]  # (arch, op, source group)
 
@@ -258,7 +259,7 @@ def _words(r: Any) -> str:
     if d.get("said") and r.tactic is None:  # an INFO count: the line as the log printed it
         return str(d["said"])
     if r.error and not d.get("stated_row"):
-        return " ".join(str(r.error).split())[:240]
+        return quote_bounded(str(r.error), 240)  # (code and paths in its middle folded, never cut mid-word)
     if d.get("stated_row"):
         return str(d["stated_row"])
     if d.get("said"):

@@ -9,6 +9,8 @@ input) and is cut, so no view grows without bound.
 
 from __future__ import annotations
 
+import re
+
 ELLIPSIS = "\u2026"
 LONGEST_WORD = 48
 
@@ -30,4 +32,55 @@ def clip_words(text: str, width: int) -> str:
     return text[:cut].rstrip(" ,;:") + " " + ELLIPSIS
 
 
-__all__ = ["ELLIPSIS", "LONGEST_WORD", "clip_words"]
+# where a quote may be cut, best first: a sentence's end, then a clause's ("; ", ", ", ": ", a dash, a parenthesis)
+_SENTENCE_ENDS = (". ", "! ", "? ", ".) ")
+_CLAUSE_ENDS = ("; ", ": ", " — ", " – ", " - ", ") ", ", ")
+
+
+_TEMPLATE_ARGS = re.compile(r"<[^<>]{12,}>")  # a template's argument list ("kernel<T, T_cache, ...>"), innermost first
+# a call's argument list in code ("f(&num_blocks, kernel<...>, 0)"): an address, a scope, a template, no prose
+_CALL_ARGS = re.compile(r"(?<=[\w>])\((?=[^()]*(?:&|::|<\.\.\.>))[^()]{12,}\)")
+
+
+_DIRS = re.compile(r"(?<![\w/.])(?:\.{0,2}/)?(?:[\w.+-]+/){2,}(?=[\w.+-])")  # a path's directories (its file name stays)
+
+
+def _code_args_folded(t: str, room: int) -> str:
+    """A long error line whose middle is code (template arguments, a call's arguments) with that middle folded to
+    '<...>' / '(...)', innermost first, then paths to their file names ('.../x.h:274'), until it fits `room`: what the error says comes after it ('...(...): no
+    kernel image is available for execution on the device') and must not be the part that is cut."""
+    for pattern, folded in ((_TEMPLATE_ARGS, "<...>"), (_CALL_ARGS, "(...)"), (_DIRS, ".../")):
+        while len(t) > room:
+            new = pattern.sub(folded, t, count=1)
+            if new == t:
+                break
+            t = new
+    return t
+
+
+def quote_bounded(text: str, limit: int, mark: str = " ...") -> str:
+    """A person's words quoted within about `limit` characters (runs of space folded): whole when they fit in a
+    quarter more than `limit` (a sentence a little long is not cut for a few words); else cut after the last
+    sentence that ends in the second half of the room, else after the last clause, else at a word (never
+    mid-word), and the cut says how many words it left out: "... [12 more words]"."""
+    t = " ".join(str(text).split())
+    if len(t) <= limit + limit // 4:
+        return t
+    t = _code_args_folded(t, limit + limit // 4)
+    if len(t) <= limit + limit // 4:
+        return t
+    room = t[: limit + 1]
+    cut = -1
+    for ends in (_SENTENCE_ENDS, _CLAUSE_ENDS):
+        cut = max((room.rfind(e) + len(e.rstrip()) for e in ends if room.rfind(e) >= limit // 2), default=-1)
+        if cut > 0:
+            break
+    if cut <= 0:
+        sp = room.rfind(" ")
+        cut = sp if sp > limit // 2 else limit
+    head = t[:cut].rstrip(" ,;:—–-")
+    left = len(t[cut:].split())
+    return f"{head}{mark} [{left} more word{'s' if left != 1 else ''}]" if left else head
+
+
+__all__ = ["ELLIPSIS", "LONGEST_WORD", "clip_words", "quote_bounded"]

@@ -17,6 +17,7 @@ from tiletune.analysis.results import AnalyzedEntry, BucketLine, Failure, Inspec
 from tiletune.analysis.run_verdicts import plain
 from tiletune.analysis.source_groups import group_names
 from tiletune.core.records import Decoded, Problem, Status, Undecoded
+from tiletune.core.words import quote_bounded
 from tiletune.model.perf import ModelResult
 
 SMEM_UNIT = 1024  # KiB on screen; bytes in the model (101,376 B shows as 99.0 KiB)
@@ -615,17 +616,13 @@ def legend(result: InspectResult, *, compact: bool = False) -> list[str]:
 # --- evidence and events -------------------------------------------------------------------------
 
 EVIDENCE_SHOWN = 2  # evidence lines under a verdict (the JSON holds all)
-WORDS_WIDTH = 160  # characters of an evidence line's words, cut at a word
+WORDS_WIDTH = 200  # characters of an evidence line's words: whole up to a quarter more, else cut at a sentence or clause
 
 
 def clip_words(text: str, limit: int = WORDS_WIDTH) -> str:
-    """`text` with runs of space folded, cut at a word boundary (never mid-word), marked ' ...'."""
-    t = " ".join(str(text).split())
-    if len(t) <= limit:
-        return t
-    cut = t[: max(limit - 4, 1)]
-    sp = cut.rfind(" ")
-    return (cut[:sp] if sp > limit // 2 else cut) + " ..."
+    """`text` with runs of space folded, quoted whole when it nearly fits, else cut at a sentence's or a clause's end
+    (never mid-word), saying how many words were left out (`tiletune.core.words.quote_bounded`)."""
+    return quote_bounded(text, limit)
 
 
 def evidence_lines(v: Verdict, limit: int = EVIDENCE_SHOWN) -> list[str]:

@@ -30,6 +30,7 @@ from msgspec import Struct
 
 from tiletune.core.archs import arch_from_gpu_name, normalize_arch
 from tiletune.core.error_text import archs_named, kernel_file
+from tiletune.core.words import quote_bounded
 
 _VER = r"\d+\.\d+\.\d+(?:\.post\d+|rc\d+|\.?dev\d+|a\d+|b\d+)*"
 _JIT_PATH = re.compile(r"\.cache/flashinfer/(?P<ver>" + _VER + r")/(?P<arch>\d{2,3}[afn]?)(?=[/_\s'\"]|$)")
@@ -164,7 +165,7 @@ class ClueSet:
 
     def _add(self, clue: Clue) -> None:
         if not clue.context and self._line_text:
-            clue = Clue(clue.what, clue.value, clue.how, clue.kind, clue.line, clue.text, self._line_text.strip()[:240])
+            clue = Clue(clue.what, clue.value, clue.how, clue.kind, clue.line, clue.text, quote_bounded(self._line_text.strip(), 240))
         key = (clue.what, clue.value, clue.kind)
         if key in self._seen:
             return

@@ -32,6 +32,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from tiletune.core import error_text
 from tiletune.core.events import Event, Fact
+from tiletune.core.words import quote_bounded
 from tiletune.readers.logs import trtllm_text
 
 MAX_LINES_KEPT = 64
@@ -254,7 +255,7 @@ class EventLog:
             sticky = sticky_reason(f"{ev['text']} {facts['error'].value if 'error' in facts else ''}", code)
             if sticky and "poisons_context" not in facts:
                 facts["poisons_context"] = Fact(sticky, "inferred", "a sticky CUDA error fails every later CUDA call "
-                                                "in the process", line=ev["line"], words=ev["text"][:240])
+                                                "in the process", line=ev["line"], words=quote_bounded(ev["text"], 240))
                 # a TMA encode that only returns the sticky code (715) is printed, not shown ending the run; an
                 # error that reports the fault in words ("due to an illegal memory access") propagated
                 if ev["kind"] != "tma_descriptor_failed" or "due to" in ev["text"]:
@@ -266,7 +267,7 @@ class EventLog:
             if lines and all(by):
                 s_line, s_text = by[-1]
                 facts["survived"] = Fact(True, run.how(), f"line {s_line}: the autotuner went on", line=s_line,
-                                         words=s_text[:240])
+                                         words=quote_bounded(s_text, 240))
                 # survived: not what ended the run (a sticky one still poisons the context: `poisons_context` says so)
                 ev["fatal"], ev["maybe_fatal"] = False, False
 
@@ -326,10 +327,10 @@ class EventLog:
                 self._frame = None
         if _WARMUP.search(text):
             self._stage_hint["warm-up"] = lineno
-            self._stage_text["warm-up"] = text.strip()[:240]
+            self._stage_text["warm-up"] = quote_bounded(text.strip(), 240)
         elif _SERVING.search(text):
             self._stage_hint["serving"] = lineno
-            self._stage_text["serving"] = text.strip()[:240]
+            self._stage_text["serving"] = quote_bounded(text.strip(), 240)
         if "boxDim" in text:
             bd = error_text.box_dim(text)
             if bd:
@@ -693,10 +694,10 @@ class EventLog:
         if "stage" not in ev["facts"]:
             if _WARMUP.search(text):
                 ev["facts"]["stage"] = Fact("warm-up", "inferred", f"line {lineno} names the warm-up / autotune path",
-                                            line=lineno, words=text.strip()[:240])
+                                            line=lineno, words=quote_bounded(text.strip(), 240))
             elif _SERVING.search(text):
                 ev["facts"]["stage"] = Fact("serving", "inferred", f"line {lineno} names the serving loop",
-                                            line=lineno, words=text.strip()[:240])
+                                            line=lineno, words=quote_bounded(text.strip(), 240))
         self._summarize_exception(ident)
 
     def _stage(self, lineno: int) -> Optional[Fact]:

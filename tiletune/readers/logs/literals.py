@@ -134,10 +134,12 @@ _RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
 _GPU = re.compile(r"(?<![\w-])(?:NVIDIA\s+)?(?:GeForce\s+)?(?:RTX\s+PRO\s+\d{4}(?:\s+Blackwell)?(?:\s+(?:Server|Workstation|Max-Q))*"
                   r"(?:\s+Edition)?|RTX\s+50[6-9]0(?:\s+Ti)?|DGX\s+(?:Spark|Station)(?:\s+GB300)?|Jetson\s+(?:AGX\s+)?(?:Thor|Orin)|"
                   r"GB10|GB[23]00|B[23]00|GH200|H[12]00|H20|H800|A[18]00|L40S?|L20)(?![\w-])")
-# the author's own caveat about a cause ("not proof", "correlates with", "we suspect"): kept, so a reader does not take
-# a correlation for a cause
+# the author's own caveat about a cause ("not proof", "correlates with", "we suspect") or its scope ("X is unaffected"):
+# kept, so a reader does not take a correlation for a cause, nor the failure for one of every machine or path
 _CAVEAT = re.compile(r"\bcaveat\b|\bnot (?:a )?proof\b|\bcorrelat(?:es|ed|ion)\b|\bnot (?:yet )?confirmed\b|\bunverified\b|"
-                     r"\bhypothes[ie]s\b|\b(?:I|we) suspect\b|\bnot sure (?:whether|if|why)\b", re.I)
+                     r"\bhypothes[ie]s\b|\b(?:I|we) suspect\b|\bnot sure (?:whether|if|why)\b|"
+                     # the failure's scope: what it does not touch ("B300 PCIe (80 SMs) is unaffected")
+                     r"\b(?:is|are|was|were|remains?|stays?)\s+(?:not affected|unaffected)\b|\bdoes(?: not|n't) affect\b", re.I)
 _GPU_GATE2 = re.compile(r"RTX|DGX|Jetson|\b[GBHAL]\w?\d{2,3}\b")
 _DIGIT_X = re.compile(r"\d\s?[x×]\s?\d")
 _VERSION_GATE = re.compile(r"CUDA|[Tt]orch|[Dd]river|[Ff]lash[Ii]nfer|vLLM|vllm|SGLang|sglang|TensorRT|tensorrt|CUTLASS|cutlass|"

@@ -57,6 +57,7 @@ from tiletune.core.events import Event, Fact, InputFacts
 from tiletune.core.records import Environment, InputProblem, Status, Tactic, TuningRecord
 from tiletune.core.timings import TimeSamples
 from tiletune.core.vocabulary import FUSED_MOE_FAMILY, MOE_RUNNER, RUNNER_OP
+from tiletune.core.words import quote_bounded
 from tiletune.readers.interface import ReadItem
 from tiletune.readers.logs import cache_messages, trtllm_text
 from tiletune.readers.logs.clues import ClueSet
@@ -232,7 +233,7 @@ class LogParser:
         for seg in raw.split("\r") if "\r" in raw else (raw,):
             self.run.feed(lineno, seg)
             if "WARNING" in seg and len(self._warn_lines) < 256:
-                self._warn_lines[lineno] = seg.strip()[:240]
+                self._warn_lines[lineno] = quote_bounded(seg.strip(), 240)
             self.ticket.feed(lineno, seg)
             if "apability" in seg or self._torch_pending:
                 self._torch_capability(lineno, seg)
@@ -617,7 +618,7 @@ class LogParser:
                 self._count(("fallback", m.group(1), "", -1, "skip_ops"), lineno, dict(
                     op=m.group(1), runner="", tactic=-1, status=Status.FALLBACK,
                     detail={"reason": "skip_ops: autotuning disabled for this op; runner 0 with tactic -1",
-                            "said": body[:240]}))
+                            "said": quote_bounded(body, 240)}))
         elif body.startswith("cached tactic ") and "failed revalidation" in body:
             self._revalidation(lineno, body)
         elif body.startswith("Candidate: custom_op="):
@@ -1012,7 +1013,7 @@ class LogParser:
                 self._aggs[key] = _Agg(dict(
                     op=op, runner="", tactic=None, status=Status.FAILED, error=UNNAMED_FAILURES,
                     detail={"summary": "Skipped N unsupported tactic(s)", "tactics_known": False,
-                            "runner_named": False, "skipped_per_profile": {}, "said": body[:240]}), count=n - seen, lines=[lineno])
+                            "runner_named": False, "skipped_per_profile": {}, "said": quote_bounded(body, 240)}), count=n - seen, lines=[lineno])
                 agg = self._aggs[key]
             else:
                 agg.count += n - seen
@@ -1059,7 +1060,7 @@ class LogParser:
         cause = self._revalidation_cause(op)
         self._count(ident, lineno, dict(op=op, runner="", tactic=-1, status=Status.FALLBACK, shapes=shapes,
                                         detail={"reason": "no cache entry for this shape at inference; runner 0 ran tactic -1",
-                                                "shapes_are": "runtime input shapes", "said": body[:240]}))
+                                                "shapes_are": "runtime input shapes", "said": quote_bounded(body, 240)}))
         if cause is not None:
             self._aggs[ident].record["detail"].update(cause)
         self._last_fallback_key = ident
@@ -1094,7 +1095,7 @@ class LogParser:
         agg = self._aggs.get(ident)
         if agg is None:
             self._count(ident, lineno, dict(op=op, runner=runner, tactic=tactic, status=Status.FALLBACK, shapes=shapes,
-                                            detail={"shapes_are": "runtime input shapes", "said": body[:240]}))
+                                            detail={"shapes_are": "runtime input shapes", "said": quote_bounded(body, 240)}))
             agg = self._aggs[ident]
         agg.record["runner"] = agg.record.get("runner") or runner
         cause = self._revalidation_cause(op)

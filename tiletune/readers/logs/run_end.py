@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import List, Optional, Sequence, Tuple
 
 from tiletune.core.events import Event, Evidence, RunEnd
+from tiletune.core.words import quote_bounded
 
 MAX_TRACEBACKS = 64
 MAX_MARKS = 4096
@@ -46,6 +47,7 @@ _STOP = re.compile(
     r"Failed to initialize executor|Capture cuda graph failed|EngineDeadError)"
     r"|(?P<what>what\(\):\s*\S)"
     r"|(?P<terminate>terminate called after throwing)"
+    r"|(?P<signal>Caught signal \d+|\bSignal: [A-Z]\w+(?: [a-z]+)* \(\d+\)|received signal SIG[A-Z]+)"
     r"|(?P<abort>\bAborted\b(?: \(core dumped\))?|core dumped)"
     r"|(?P<xid>NVRM: Xid|\bXid \(PCI:|\bXid \d+\b)"
     r"|(?P<exit>exited with (?:exit )?code [1-9]\d*|exit(?:ed)? (?:code|status)[ :=]+[1-9]\d*|returned non-zero exit status)"
@@ -88,6 +90,13 @@ _FENCE = re.compile(r"^\s*(?:```|~~~)")
 _WARNED = re.compile(r"\bWARNING\b|\bWARN\b|^\s*W\d{4} ")  # a traceback logged as a warning (the run went on)
 _SHUTDOWN = re.compile(r"Shutting down|Waiting for application shutdown|Finished server process|Stopping .* server", re.I)
 _CPP_FRAME = re.compile(r"^\s*(?:\(\w+[^)]*\)\s*)?\d+\s+0x[0-9a-fA-F]+\s+(?:void )?(?P<sym>[A-Za-z_][\w:~<>]*?)(?:<[^(]*>)?\(")
+# a frame of the backtrace a signal handler prints (glibc's backtrace_symbols, UCX, Open MPI):
+# "[host:pid] [ 4] /usr/lib/.../libstdc++.so.6(+0xa2b9e)[0x7f...]", " 4  /root/.../fused_moe_trtllm_sm100.so(_ZN3moe...+0x7f) [0x7d...]"
+_NATIVE_FRAME = re.compile(r"^\s*(?:\[[^\]]*\]\s*)?(?:\[\s*\d+\]|\d+)\s+(?P<lib>/?[\w./+-]*?(?P<name>[\w.+-]+\.so(?:\.[\d.]+)?))"
+                           r"\((?P<sym>[^)+]*)(?:\+0x[0-9a-fA-F]+)?\)")
+# libraries every native backtrace passes through (the signal handler, libc's abort, the C++ runtime, Python)
+_SYSTEM_LIB = re.compile(r"^(?:libc|libpthread|libgcc_s|libstdc\+\+|libucs|libucm|libopen-pal|libmpi|ld-linux[\w-]*|"
+                         r"libpython[\d.]*|libdl|libm)\.so", re.I)
 _ELIDED = re.compile(r"\(?\s*(?:\.\.\.\s*)?\(?\d[\d,]* (?:more )?lines? (?:omitted|elided|removed|skipped|truncated)\)?(?:\s*\.\.\.)?|"
                      r"\[\.\.\.\s*\d[\d,]* lines?[^\]]*\]", re.I)
 # a log line (a timestamp, a level, a bracketed tag, a traceback frame) and a line of prose (words and punctuation)
@@ -127,13 +136,9 @@ def sticky_reason(text: str, code: Optional[int] = None) -> Optional[str]:
 
 
 def clip_words(text: str, limit: int = 160) -> str:
-    """`text` with runs of space folded, cut at a word boundary before `limit` (marked with ' ...')."""
-    t = " ".join(text.split())
-    if len(t) <= limit:
-        return t
-    cut = t[: limit - 4]
-    sp = cut.rfind(" ")
-    return (cut[:sp] if sp > limit // 2 else cut) + " ..."
+    """`text` with runs of space folded, whole when it nearly fits `limit`, else cut at a sentence's or a clause's end
+    (code in its middle folded first; never mid-word), saying how many words were left out."""
+    return quote_bounded(text, limit)
 
 
 @dataclass
@@ -185,6 +190,7 @@ class RunTracker:
         self.cache_lines: List[Tuple[int, str]] = []  # "Running FlashInfer autotune with cache: ..." (autotuning begins)
         self.shutdown: Optional[Tuple[int, str]] = None  # the first "Shutting down" line
         self.cpp_frames: List[Tuple[int, str]] = []  # C++ backtrace frames (line, symbol)
+        self.native_frames: List[Tuple[int, str, str]] = []  # a signal's backtrace frames (line, library, symbol)
         self.elisions: List[Tuple[int, str]] = []  # "... (413 lines omitted) ...": where the author cut the paste
         self.markdown = 0  # fence, table, heading, quote or bullet lines: the text is a ticket
         self.prose_lines = 0  # sentences outside code fences
@@ -237,6 +243,9 @@ class RunTracker:
             cf = _CPP_FRAME.match(text)
             if cf:
                 self.cpp_frames.append((lineno, cf.group("sym")))
+            nf = _NATIVE_FRAME.match(text)
+            if nf:
+                self.native_frames.append((lineno, nf.group("name"), nf.group("sym")))
         if self.served is None and _SERVED.search(text):
             self.served = (lineno, text.strip())
         if "[Autotuner]" in text or "[AutoTuner]: Skipping" in text:
@@ -377,6 +386,9 @@ class RunTracker:
                         and not re.search(r"throw|Exception|check|assert|[Ee]rror|\.so\(\+0x", f[1])), None)
             if sym is not None:  # its name without the signature: "ns::PermuteGemm1::Runner::run"
                 innermost = self.ev(sym[0], re.sub(r"\(.*$", "", sym[1]).strip() or sym[1])
+        if innermost is None and cause is None and _STOP.search(stop_text) and \
+                _STOP.search(stop_text).lastgroup == "signal":  # type: ignore[union-attr]
+            innermost = self._signal_frame(stop_line)
         shut = self.shutdown if self.shutdown is not None and self.shutdown[0] > stop_line else None
         cut = None
         last_frame = None
@@ -398,6 +410,21 @@ class RunTracker:
             elided=self.ev(*elided) if elided else None, shutdown=self.ev(*shut) if shut else None,
             after_autotune=self.ev(after[0], after[1]) if after else None,
             wrapper=self.ev(wrapper[0], wrapper[1]) if wrapper else None)
+
+    def _signal_frame(self, stop_line: int) -> Optional[Evidence]:
+        """Where a signal struck, from the backtrace its handler printed (within 60 lines after the signal line): the
+        first frame outside the system libraries, as library and (demangled) function; when every frame is a system
+        library's, those libraries, so the sentence can say the code that raised it is not shown."""
+        frames = [f for f in self.native_frames if stop_line < f[0] <= stop_line + 60]
+        if not frames:
+            return None
+        own = next((f for f in frames if not _SYSTEM_LIB.match(f[1])), None)
+        if own is not None:
+            fn = demangled_name(own[2])
+            return self.ev(own[0], f"{own[1]}" + (f" ({fn})" if fn else ""),
+                           basis="the first frame of the signal's backtrace outside the system libraries")
+        libs = list(dict.fromkeys(f"{f[1]}" + (f" {f[2]}" if f[2] and not f[2].startswith("_Z") else "") for f in frames))
+        return self.ev(frames[-1][0], ", ".join(libs[-4:]), basis="only system libraries in the signal's backtrace")
 
     def _first_stop(self, events: Sequence[Event]) -> Tuple[Optional[Tuple[int, str]], Optional[_Traceback]]:
         """The first line that shows the process stopping, and the traceback it ends (if any)."""
@@ -554,6 +581,66 @@ class RunTracker:
                 return str(ev.fact("op")), self.ev(ev.line, ev.text, "inferred" if ev.facts_dict()["op"].how == "inferred" else None,
                                                     ev.facts_dict()["op"].source)
         return None, None
+
+
+def demangled_name(sym: str) -> str:
+    """The qualified name of an Itanium-mangled C++ symbol, template arguments left out
+    ('_ZN3moe3dev7routing15routingDeepSeek12KernelParamsIf...EE15setKernelParamsERKNS2_4DataE' ->
+    'moe::dev::routing::routingDeepSeek::KernelParams::setKernelParams'); a plain name as it is; '' when
+    it cannot be read."""
+    if not sym.startswith("_Z"):
+        return sym
+    s, i = sym, 2
+    parts: List[str] = []
+    nested = i < len(s) and s[i] == "N"
+    if nested:
+        i += 1
+        while i < len(s) and s[i] in "rVKRO":  # cv / ref qualifiers of a member function
+            i += 1
+    while i < len(s):
+        c = s[i]
+        if c.isdigit():
+            j = i
+            while j < len(s) and s[j].isdigit():
+                j += 1
+            n = int(s[i:j])
+            if n <= 0 or j + n > len(s):
+                return ""
+            parts.append(s[j:j + n])
+            i = j + n
+            if not nested:
+                break
+        elif c == "I":  # template arguments: skipped (names inside them are read by length, never as markup)
+            depth, i = 1, i + 1
+            while i < len(s) and depth:
+                if s[i].isdigit():
+                    j = i
+                    while j < len(s) and s[j].isdigit():
+                        j += 1
+                    i = j + int(s[i:j])
+                    continue
+                if s[i] == "L":  # a literal (Lb0E, Li4E): its value is digits, not a length
+                    e = s.find("E", i)
+                    if e < 0:
+                        return ""
+                    i = e + 1
+                    continue
+                depth += 1 if s[i] in "IN" else -1 if s[i] == "E" else 0
+                i += 1
+        elif c == "S":  # a substitution (S_, S0_, St): a name given before
+            j = s.find("_", i)
+            if s.startswith("St", i):
+                parts.append("std")
+                i += 2
+            elif j < 0:
+                return ""
+            else:
+                i = j + 1
+        elif c == "E" or not nested:
+            break
+        else:
+            return ""  # a construct this reader does not know: no guess
+    return "::".join(parts)
 
 
 def _dedupe(names: Tuple[str, ...]) -> Tuple[str, ...]:

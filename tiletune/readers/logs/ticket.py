@@ -24,6 +24,7 @@ from typing import Any, Iterator, List, Optional, Tuple
 from tiletune.core import error_text
 from tiletune.core.events import Fact
 from tiletune.core.records import Status, TuningRecord
+from tiletune.core.words import quote_bounded
 from tiletune.readers.logs.grammar import frozen_detail
 
 MAX_ROWS = 512
@@ -132,11 +133,10 @@ class _Table:
     rows: List[Tuple[int, List[str]]] = field(default_factory=list)
 
 
-def _words(text: str, limit: int = 240) -> str:
-    """`text` whole when it fits, else cut at a word (never mid-word) and marked ' ...'."""
-    if len(text) <= limit:
-        return text
-    return text[:limit - 4].rsplit(" ", 1)[0].rstrip(",;:") + " ..."
+def _words(text: str, limit: int = 280) -> str:
+    """`text` whole when it nearly fits, else cut at a sentence's or a clause's end (never mid-word), saying how many
+    words were left out (`tiletune.core.words.quote_bounded`)."""
+    return quote_bounded(text, limit)
 
 
 def _cells(text: str) -> Optional[List[str]]:
@@ -297,8 +297,8 @@ class TicketReader:
             return
         said = _sentence(body, 0).replace("**", "")
         if len(said.split()) >= 8 and _wordy(said) and said.endswith((".", "!", "?", ":")):
-            self.summary = Fact(said[:240], "stated", f"the ticket's first sentence (line {lineno})", line=lineno,
-                                words=said[:240])
+            self.summary = Fact(_words(said), "stated", f"the ticket's first sentence (line {lineno})", line=lineno,
+                                words=_words(said))
             self._summary_fixed = self._under_summary  # (a summary heading's sentence is kept; else a later one may win)
 
     def _statements(self, lineno: int, text: str) -> None:
@@ -307,7 +307,7 @@ class TicketReader:
         q = _ERROR_SAYS.search(text) if ('"' in text or "“" in text) and len(self.quoted_errors) < 8 else None
         if q:  # 'the error literally says "FP4 Gemm not supported ..."': an error quoted in the prose
             self.quoted_errors.append(Fact((q.group("q") or q.group("q2")).strip(), "stated", f"an error the ticket quotes in its prose "
-                                           f"(line {lineno})", line=lineno, words=_sentence(text, q.start())[:240]))
+                                           f"(line {lineno})", line=lineno, words=_words(_sentence(text, q.start()))))
         self._paragraph(lineno, text)
         if self.after_tune is None and "fter" in text:
             a = _AFTER_TUNE.search(text.replace("**", "").replace("`", "").replace("*", ""))
@@ -409,7 +409,7 @@ class TicketReader:
                     if fm and _NOT_FAIL.search(whole[max(0, fm.start() - 60):fm.end() + 80]):
                         dropped.append(i)  # read whole, the sentence says it was fixed or did not fail
                         continue
-                    said = whole if len(whole) <= 240 else whole[:236].rsplit(" ", 1)[0] + " ..."
+                    said = _words(whole)
                     start = next((ln for o, ln in reversed(at) if o <= at_o), f.line)  # where the sentence starts
                     self.says_fail[i] = Fact(said, f.how, f.source, line=start, words=said)
             for i in reversed(dropped):
@@ -454,11 +454,11 @@ class TicketReader:
         intro = self._intro
         if intro is not None and lineno - intro[0] <= 3 and len(self.examples) + len(self.quoted_errors) < 8:
             if intro[2]:
-                self.examples.append(Fact(body[:240], "stated", f"an error the ticket quotes as an example after "
-                                          f"'{intro[1]}' (line {intro[0]})", line=lineno, words=body[:240]))
+                self.examples.append(Fact(_words(body), "stated", f"an error the ticket quotes as an example after "
+                                          f"'{intro[1]}' (line {intro[0]})", line=lineno, words=_words(body)))
             elif _ERROR_LIKE.search(body) and not re.match(r"[-*+] |\d+[.)] ", body):  # an error, not a list or prose
-                self.quoted_errors.append(Fact(body[:240], "stated", f"the error the ticket quotes after "
-                                               f"'{intro[1]}' (line {intro[0]})", line=lineno, words=body[:240]))
+                self.quoted_errors.append(Fact(_words(body), "stated", f"the error the ticket quotes after "
+                                               f"'{intro[1]}' (line {intro[0]})", line=lineno, words=_words(body)))
             self._intro = None
             return
         self._intro = None
