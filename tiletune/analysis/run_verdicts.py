@@ -379,6 +379,16 @@ def _quiet_lead(source: str, evs: Sequence[Event], h: _Held, inp: Optional[Input
         parts.append(str(inp.torch_warning.value))
         evidence.append(Evidence(source, inp.torch_warning.line, inp.torch_warning.words, _how(ticket)))
     banners = [e for e in evs if e.kind == "version_banner"]
+    lits = inp.literals if inp is not None else ()
+    if not parts and not tuning_failed and inp is not None:
+        findings = [x for x in lits if x.kind == "finding"]
+        if findings:  # a report: what it found, in its words, before anything else it holds
+            return _findings_lead(findings, inp, source, arch)
+        stop = next((x for x in lits if x.kind == "stops_at"), None)
+        if stop is not None:  # a log with no error: what it is and where it stops
+            setup = ("only its setup and versions (" + ", ".join(dict.fromkeys(e.summary.split(':')[0] for e in banners[:3]))
+                     + ")") if banners else ""
+            return _log_tail_lead(stop, lits, inp.summary, setup, source, arch, ticket)
     reports = list(inp.reported) if not parts and inp is not None else []
     # a ticket with nothing else to lead with: its own first sentence, quoted (what the person wrote, not judged)
     summary = inp.summary if inp is not None and not parts and not reports and not tuning_failed else None
@@ -417,6 +427,66 @@ def _quiet_lead(source: str, evs: Sequence[Event], h: _Held, inp: Optional[Input
         text = ("a report in prose with no log line of a run; what it states: " + parts[-1]
                 + "".join(f"; {p}" for p in parts[:-1]))
     return Verdict(arch=arch, op="", text=f"{text} ({source})", source=source, evidence=tuple(evidence[:2]))
+
+
+_FINDING_WEIGHT = (("under ", 0), ("a conclusion marker", 1), ("the author's bold", 3), ("a count of outcomes", 3))
+
+
+def _findings_lead(findings: Sequence[Any], inp: InputFacts, source: str, arch: Optional[str]) -> Verdict:
+    """The lead of a text that states no failure but reports findings (readers/logs/findings.py): the author's summary
+    and conclusions first, then the measurements its prose reports, then what it puts in bold or counts (at most 3,
+    whole, in the text's order), after the text's own first sentence when that comes before them ("I ran a validation
+    ...") and before what it says went on by a fallback."""
+    def weight(f: Any) -> int:
+        return next((w for m, w in _FINDING_WEIGHT if str(getattr(f, "mark", "")).startswith(m)), 2)
+
+    def same(a: str, b: str) -> bool:
+        a, b = a.strip(". "), b.strip(". ")
+        return a in b or b in a or a[:80] == b[:80]
+
+    pool: list[Any] = []
+    for f in sorted([*findings, *inp.reported], key=weight):
+        if not any(same(str(f.value), str(g.value)) for g in pool):
+            pool.append(f)
+    shown = sorted(pool[:3], key=lambda f: f.line or 0)
+    summary = inp.summary
+    first = [summary] if summary is not None and summary.line is not None and summary.line <= (shown[0].line or 0) \
+        and not any(same(str(summary.value), str(f.value)) for f in shown) else []
+    went = [f for f in inp.went_on if not any(same(str(f.value), str(g.value)) for g in [*shown, *first])][:1]
+    text = ("no failure in the text; "
+            + "".join(f"what it says first: '{_clip(f.value, 220)}' (line {f.line}); " for f in first)
+            + "what it reports, in its words: " + "; ".join(f"'{_clip(f.value, 500)}' (line {f.line})" for f in shown)
+            + "".join(f"; it says the run went on by a fallback or skip (not an abort): '{_clip(f.value, 200)}' "
+                      f"(line {f.line})" for f in went))
+    return Verdict(arch=arch, op="", text=f"{text} ({source})", source=source, evidence=tuple(
+        [Evidence(source, f.line, f.words, "stated", f"a finding ({f.mark})" if getattr(f, "mark", "") else "")
+         for f in shown[:2]]))
+
+
+def _log_tail_lead(stop: Any, lits: Sequence[Any], summary: Optional[Any], setup: str, source: str,
+                   arch: Optional[str], ticket: bool) -> Verdict:
+    """The lead of a log with no error: what it is, where it stops, the warnings it logged and the versions it shows
+    (after the ticket's own first sentence, when it has one: "I ... encountered the following error."; an
+    environment report of 'key : value' lines shows only its setup and versions: its last line is said, not a stop)."""
+    last_warned = any(x.kind == "warning" and x.line == stop.line for x in lits)  # it stops on a warning
+    warnings = [x for x in lits if x.kind == "warning" and x.line != stop.line][:2]
+    versions = list(dict.fromkeys(str(x.value) for x in lits if x.kind == "version"))[:3]
+    first = [summary] if summary is not None and summary.line is not None else []
+    report = stop.mark.startswith("a 'key")
+    if report and not setup:
+        setup = f"only its setup and versions ({', '.join(versions) or 'none named'})"
+    text = ("no failure line in the text (no error and no autotuner line); "
+            + "".join(f"what the ticket says first: '{_clip(f.value, 220)}' (line {f.line}); " for f in first)
+            + (f"it shows {setup}; " if setup else "")
+            + f"it {'pastes' if first else 'is'} {stop.mark}"
+            + (f", its last line {stop.line}" if report else f" that stops at line {stop.line}")
+            + (", a warning: " if last_warned else ": ") + f"'{_clip(stop.value, 260)}'"
+            + ("; warnings it logged, and went on: " + "; ".join(f"'{_clip(w.value, 200)}' (line {w.line})" for w in warnings)
+               if warnings else "")
+            + (f"; versions it shows: {', '.join(versions)}" if versions and not setup else ""))
+    return Verdict(arch=arch, op="", text=f"{text} ({source})", source=source, evidence=tuple(
+        [Evidence(source, f.line, f.words, "stated", f.source) for f in first]
+        + [Evidence(source, x.line, x.words, _how(ticket)) for x in [stop, *warnings]])[:2])
 
 
 _ARCH_KIND = (("jit path", "a JIT workspace path"), ("cache path", "a cache path"), ("compute capability", "the compute capability"),

@@ -638,6 +638,9 @@ STATED_TITLE = "Stated in the text (its own words, as written; each with the fir
 _STATED_LABEL = {"error": "error", "op": "ops, kernels and runners", "caveat": "the author's caveat", "table": "a table",
                  "elision": "the author's elisions (lines left out of the paste)", "box": "TMA boxDim",
                  "milestone": "start-up lines", "flag": "flags named", "none_failed": "where it says no failure",
+                 "finding": "what it reports (its findings, in its words)", "stops_at": "where the paste stops",
+                 "warning": "warnings it logged (the run went on)", "named_line": "log lines naming FlashInfer",
+                 "before_stop": "the line before it",
                  "frame": "traceback frames, outermost first",
                  "file": "files", "tile": "tiles", "smem": "shared memory", "gpu": "GPUs named", "arch": "arch tokens named",
                  "version": "versions"}
@@ -669,8 +672,11 @@ def stated_lines(result: InspectResult) -> list[str]:
             if kind == "table":
                 out += [f"{head}{label} (line {lit.line}): {plain(lit.value)}" for lit in lits]
                 continue
-            if kind in ("error", "caveat", "none_failed"):
+            if kind in ("error", "caveat", "none_failed", "finding", "warning", "named_line", "before_stop"):
                 out += [f"{head}{label}: '{plain(lit.value)}'{_at(lit)}" for lit in lits]
+                continue
+            if kind == "stops_at":
+                out += [f"{head}{label}: {lit.mark}, at '{plain(lit.value)}'{_at(lit)}" for lit in lits]
                 continue
             if kind == "frame":
                 cut = inp.run_end.cut if inp.run_end is not None else None

@@ -62,6 +62,7 @@ from tiletune.readers.interface import ReadItem
 from tiletune.readers.logs import cache_messages, trtllm_text
 from tiletune.readers.logs.clues import ClueSet
 from tiletune.readers.logs.events import EventLog, repeats
+from tiletune.readers.logs.findings import FindingReader
 from tiletune.readers.logs.fragments import CacheFragment
 from tiletune.readers.logs.grammar import (
     ANSI,
@@ -198,6 +199,7 @@ class LogParser:
         self.run = RunTracker(source)  # the text's shape: tracebacks, stops, autotuning windows
         self.ticket = TicketReader()  # what a ticket states in tables and prose
         self.literals = LiteralReader()  # the literal facts the text states, as written
+        self.findings = FindingReader()  # what a report says it found; where a pasted log stops
         self.clock = TimelineRecorder(source)  # the lines' stamps: where the start-up's time went
         self._arch_why: Optional[Fact] = None  # which arch clue won over which, and why
         self._warn_lines: Dict[int, str] = {}  # WARNING lines (a warning that prints a traceback names what failed)
@@ -235,6 +237,7 @@ class LogParser:
             if "WARNING" in seg and len(self._warn_lines) < 256:
                 self._warn_lines[lineno] = quote_bounded(seg.strip(), 240)
             self.ticket.feed(lineno, seg)
+            self.findings.feed(lineno, seg)
             if "apability" in seg or self._torch_pending:
                 self._torch_capability(lineno, seg)
             read, cont = self.facts.autotuner_lines, self._cont
@@ -429,7 +432,8 @@ class LogParser:
                           driver=_clue_fact(self.clues.first("driver")), cuda=_clue_fact(self.clues.first("cuda")),
                           warned=self._warned(),
                           settings=tuple(f for f in map(_clue_fact, self.clues.all("setting")) if f is not None),
-                          literals=self.literals.literals(self.clues))
+                          literals=self.literals.literals(self.clues) + self.findings.literals(
+                              quiet_log=run_end is None and not self.facts.autotuner_lines))
 
     def _torch_capability(self, lineno: int, text: str) -> None:
         """PyTorch's UserWarning that this GPU is outside the capabilities its build supports ("Found GPU0 NVIDIA
