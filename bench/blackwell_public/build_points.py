@@ -4,7 +4,7 @@
 
 Each sources/*.tsv holds one public source: `# key: value` header lines (source_id, url, date,
 gpu_basis, clock, power, l2, timing, how_read) and then a tab-separated table whose rows are the
-numbers as the source prints them (`value` in `unit`: TFLOP/s, GFLOP/s, FLOP/s, ms or us). This
+numbers as the source prints them (`value` in `unit`: PFLOP/s, TFLOP/s, GFLOP/s, FLOP/s, ms or us). This
 script only converts units (time = 2*batch*M*N*K / rate for a throughput) and attaches the source's
 header to every point; it decides nothing. Pure Python, no tiletune import.
 """
@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-RATE = {"TFLOP/s": 1e12, "GFLOP/s": 1e9, "FLOP/s": 1.0}
+RATE = {"PFLOP/s": 1e15, "TFLOP/s": 1e12, "GFLOP/s": 1e9, "FLOP/s": 1.0}
 TIME = {"ms": 1e3, "us": 1.0}
 INT_COLS = ("m", "n", "k", "batch", "grouped", "sm_clock_mhz", "power_limit_w")
 HEADER_KEYS = ("source_id", "url", "date", "gpu_basis", "clock", "power", "l2", "timing", "how_read")

@@ -157,7 +157,7 @@ def test_public_points_have_provenance_and_cover_four_gpus():
     for p in pts:
         for key in ("id", "url", "date", "gpu", "gpu_basis", "dtype", "m", "n", "k", "value", "unit", "l2", "timing"):
             assert p.get(key) not in (None, ""), (p.get("id"), key)
-        assert p["time_us"] > 0 and p["unit"] in ("TFLOP/s", "GFLOP/s", "FLOP/s", "ms", "us")
+        assert p["time_us"] > 0 and p["unit"] in ("PFLOP/s", "TFLOP/s", "GFLOP/s", "FLOP/s", "ms", "us")
         assert "/work/" not in json.dumps(p)
     assert any(p.get("grouped") for p in pts)
 
@@ -331,6 +331,18 @@ def test_round_five_held_out_sources_stay_out_unless_scored():
     assert all(p["timing"] for p in held)  # each source says how it timed, or that it does not say
 
 
+def test_round_six_held_out_sources_stay_out_unless_scored():
+    from tools.model_fit import blackwell_fit as bf
+
+    everything = bf.load(POINTS, round3=True, round4=True, round5=True, round6=True)
+    held = [p for p in everything if p["source_id"] in bf.ROUND6_HELD]
+    assert {p["source_id"] for p in held} == set(bf.ROUND6_HELD)  # every held-out source is in the data set
+    assert not {p["source_id"] for p in bf.load(POINTS, round3=True, round4=True, round5=True)} & set(bf.ROUND6_HELD)
+    assert {p["gpu"] for p in held} == {"RTX 5090", "GB300"} and len(held) >= 55
+    assert all(p["timing"] for p in held)  # each source says how it timed, or that it does not say
+    assert any(p.get("grouped") for p in held)  # per-group MoE shapes are in the set
+
+
 # --- round four: a stated board power cap sets the clock (gpus.capped_clock_hz) -------------------------------
 
 def test_a_power_cap_below_the_rating_lowers_the_clock_by_the_cube_law():
@@ -384,7 +396,7 @@ def test_every_timer_the_fit_names_is_a_real_source_and_a_real_timer():
     from tiletune.model.timers import TIMERS
     from tools.model_fit import blackwell_fit as bf
 
-    ids = {p["source_id"] for p in bf.load(POINTS, round3=True, round4=True, round5=True)}
+    ids = {p["source_id"] for p in bf.load(POINTS, round3=True, round4=True, round5=True, round6=True)}
     assert set(bf.TIMER) <= ids and all(t in TIMERS and basis for t, basis in bf.TIMER.values())
     assert set(bf.L2_WARM_BY_HARNESS) <= ids
     # each round-five held-out source gets the timer its TSV states (only triton9044 names one)

@@ -94,10 +94,18 @@ ROUND5_HELD = ("fi2540-gb200", "sglang13528-flashinfer-gb200", "sglang13528-deep
                "triton9044-b200")
 
 
-def load(path: Path = POINTS, round3: bool = False, round4: bool = False, round5: bool = False) -> List[dict]:
+# Round six's held-out sources (SPLIT.md, 'The sixth held-out split', committed and landed before round six changed
+# the model): blind until the one scoring run; `load` leaves them out unless `round6`.
+ROUND6_HELD = ("vllm38338-5090", "imp1842-grouped-5090", "imp1753-5090", "imp733-ncu-5090", "imp733-bench-5090",
+               "triton10903-gb300")
+
+
+def load(path: Path = POINTS, round3: bool = False, round4: bool = False, round5: bool = False,
+         round6: bool = False) -> List[dict]:
     """The public points; round three's held-out sources only when `round3`, round four's only when `round4`,
-    round five's only when `round5` (its single scoring run)."""
+    round five's only when `round5`, round six's only when `round6` (its single scoring run)."""
     pts = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    pts = [p for p in pts if round6 or p["source_id"] not in ROUND6_HELD]
     pts = [p for p in pts if round5 or p["source_id"] not in ROUND5_HELD]
     pts = [p for p in pts if round4 or p["source_id"] not in ROUND4_HELD]
     return pts if round3 else [p for p in pts if p["source_id"] not in ROUND3_HELD]
@@ -110,6 +118,7 @@ TIMER: Dict[str, Tuple[str, str]] = {
     "cutlass2923-b200": ("kernel", "CUPTI (flashinfer#2146's script)"),
     "triton9044-b200": ("kernel", "proton (CUPTI) kernel durations"),
     "fi2503-grouped": ("kernel", "bench_kineto (torch.profiler kernel durations)"),
+    "imp733-ncu-5090": ("kernel", "Nsight Compute kernel duration ('Time (ncu)')"),
     "pytorch155991-5090": ("kernel", "torch._inductor do_bench_using_profiling (profiler kernel durations)"),
     "vllm18778-bench-b200": ("graph", "vLLM benchmarks/kernels/bench_fp8_gemm.py: triton do_bench_cudagraph"),
     "vllm19566-bench-b200": ("graph", "vLLM benchmarks/kernels/bench_fp8_gemm.py: triton do_bench_cudagraph"),
