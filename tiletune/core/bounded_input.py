@@ -22,15 +22,15 @@ import os
 import re
 import stat
 from pathlib import Path
-from typing import Any, BinaryIO, Optional, Union
+from typing import Any, BinaryIO, Iterator, Optional, Union
 
 import msgspec
 
 from tiletune.core.errors import ReaderError
 
 __all__ = [
-    "MAX_DEPTH", "MAX_INT_DIGITS", "check_depth", "decode_text", "load_file", "loads", "open_input", "read_input",
-    "sniffable", "text_encoding",
+    "MAX_DEPTH", "MAX_INT_DIGITS", "ObjectPieces", "check_depth", "decode_text", "load_file", "load_object_pieces",
+    "loads", "open_input", "read_input", "sniffable", "text_encoding",
 ]
 
 # Real inputs nest under 10 levels (a v1 cache 4, `_records` 8); keys and tactics far less.
@@ -317,3 +317,174 @@ def check_depth(value: Any, source: str, limit: int = MAX_DEPTH) -> None:
         elif not isinstance(v, (list, tuple)):
             continue
         stack.extend((x, d + 1) for x in v if isinstance(x, (list, tuple, dict)))
+
+
+# --- a JSON object read in pieces --------------------------------------------------------------------
+#
+# A cache's parsed tree costs about 2.3 times the file (docs/bounded_memory.md): a 200 MB cache read
+# whole held 470 MB of lists and strings before a record was made. `load_object_pieces` reads the
+# top-level object's members in pieces of about PIECE_BYTES, each parsed by the same msgspec decoder
+# as `loads`, so values, bounds and messages are the same; only one piece's tree is held at a time.
+
+PIECE_BYTES = 2 << 20
+# A file of at most this many bytes keeps its parsed pieces from the check (the bench's 50,000-entry
+# cache is 15 MB): parsed once, as fast as whole; a bigger one is parsed a second time, piece by piece.
+HOLD_BYTES = 16 << 20
+# A piece ends at a comma between a value that ends with a bracket and the next key. The cut is proven
+# by parsing `{` + members + `}`: JSON is tokenised left to right, so a comma inside a string or a
+# nested value leaves that string or value open and the piece does not parse; a few earlier commas
+# are tried, then a piece twice as long (a long member), then the file goes the whole-file way (which words the error, or parses what msgspec refuses).
+_CUT = re.compile(rb'[\]}][ \t\r\n]*(,)[ \t\r\n]*"')
+_CUT_TRIES = 4
+_GROWTHS = 4
+_LEADING_SPACE = b" \t\r\n"
+
+
+class ObjectPieces:
+    """A JSON object read in pieces: checked whole first, then given piece by piece.
+
+    `kept` holds the members named by `keep` (what a reader needs before the others: a cache's
+    `_metadata`, written first, and `_generation`, written last). `pieces()` yields each piece as a
+    dict, in the file's order: the pieces parsed by the check when the file is at most HOLD_BYTES
+    (parsed once, as a whole file was), else the file read and parsed again from the pieces' offsets,
+    one piece held at a time; a file that changed meanwhile is an error rather than another file's entries."""
+
+    def __init__(self, path: Union[str, Path], spans: list[tuple[int, int, bool]], kept: dict[str, Any],
+                 stamp: tuple[int, int], held: Optional[list[dict[str, Any]]]) -> None:
+        self.path, self.kept, self._spans, self._stamp, self._held = path, kept, spans, stamp, held
+
+    def pieces(self) -> Iterator[dict[str, Any]]:
+        if self._held is not None:
+            yield from self._held
+            return
+        with open_input(self.path) as f:
+            if _stamp(f) != self._stamp:
+                raise ReaderError(f"{self.path}: changed while being read; read it again")
+            for start, end, last in self._spans:
+                f.seek(start)
+                value = _piece(f.read(end - start), last)
+                if value is _NOT_STRICT:
+                    raise ReaderError(f"{self.path}: changed while being read; read it again")
+                yield value
+
+    def items(self) -> Iterator[tuple[str, Any]]:
+        for piece in self.pieces():
+            yield from piece.items()
+
+
+def _stamp(f: BinaryIO) -> tuple[int, int]:
+    st = os.fstat(f.fileno())
+    return st.st_size, st.st_mtime_ns
+
+
+def _piece(members: bytes, last: bool) -> Any:
+    """`{` + members (+ `}` unless they end the object) parsed strictly, or `_NOT_STRICT`."""
+    raw = b"{" + members + (b"" if last else b"}")
+    value = _strict_parse(raw)
+    if value is not _NOT_STRICT and (not isinstance(value, dict) or _depth_over(raw, MAX_DEPTH)):
+        return _NOT_STRICT  # (the whole-file way words a depth error)
+    return value
+
+
+def load_object_pieces(path: Union[str, Path], *, limit: int, keep: frozenset[str], what: str = "JSON file",
+                       override: Optional[str] = None, why: str = "", piece_bytes: int = PIECE_BYTES) -> Any:
+    """A JSON file as `ObjectPieces` when it is a strict UTF-8 JSON object whose members parse piece
+    by piece; anything else as `load_file` gives it (the parsed value, or its ReaderError).
+
+    Every piece is parsed before this returns, so a file cut anywhere, or bad anywhere, is refused
+    before a reader has seen any of it, with the whole-file error. Keys must not repeat across pieces
+    (a dict keeps a repeated key's first place and last value; pieces cannot): a file whose keys are
+    not in ascending order across pieces (FlashInfer sorts them) is read whole."""
+    with open_input(path, limit=limit, what=what, override=override, why=why) as f:
+        stamp = _stamp(f)
+        try:
+            checked = _check_pieces(f, limit, keep, piece_bytes, hold=stamp[0] <= HOLD_BYTES)
+        except OSError as e:
+            raise ReaderError(f"{path}: read failed ({e.strerror or e})") from None
+    if checked is None:
+        return load_file(path, limit=limit, what=what, override=override, why=why)
+    spans, kept, held = checked
+    return ObjectPieces(path, spans, kept, stamp, held)
+
+
+def _check_pieces(f: BinaryIO, limit: int, keep: frozenset[str], piece_bytes: int, hold: bool) -> Any:
+    """(spans, kept members, the parsed pieces if `hold` else None) when every piece parses; None otherwise."""
+    buf = f.read(piece_bytes)
+    if text_encoding(buf[:64]) != ("utf-8", 0):
+        return None
+    pos = len(buf) - len(buf.lstrip(_LEADING_SPACE))
+    if buf[pos:pos + 1] != b"{":
+        return None
+    pos += 1
+    offset = 0  # the file offset of buf[0]
+    eof = False
+    spans: list[tuple[int, int, bool]] = []
+    kept: dict[str, Any] = {}
+    underscored: set[str] = set()
+    last_key: Optional[str] = None
+    held: Optional[list[dict[str, Any]]] = [] if hold else None
+    want = piece_bytes  # (doubled while a member is longer than the piece, up to _GROWTHS times)
+    while True:
+        while not eof and len(buf) - pos < want:
+            more = f.read(piece_bytes)
+            if not more:
+                eof = True
+                break
+            offset += pos
+            buf = buf[pos:] + more
+            pos = 0
+            if offset + len(buf) > limit:
+                return None  # it grew past the limit: the whole-file way says so
+        if eof:
+            cut, value = len(buf), _piece(buf[pos:], True)
+        else:
+            cut, value = _cut(buf, pos)
+            if value is _NOT_STRICT and want < piece_bytes << _GROWTHS:
+                want *= 2
+                continue
+            want = piece_bytes
+        if value is _NOT_STRICT:
+            return None
+        spans.append((offset + pos, offset + cut, eof))
+        keys = [k for k in value if not k.startswith("_")]
+        for k in value:
+            if k.startswith("_"):
+                if k in underscored:
+                    return None  # a repeated section across pieces: read whole, as a dict keeps it
+                underscored.add(k)
+                if k in keep:
+                    kept[k] = value[k]
+        if keys:
+            if last_key is not None and not last_key < keys[0]:
+                return None
+            if len(spans) > 1 or not eof:  # (one piece: a dict's own rules, as whole)
+                if any(b <= a for a, b in zip(keys, keys[1:])):
+                    return None
+            last_key = keys[-1]
+        if held is not None:
+            held.append(value)
+        if eof:
+            return spans, kept, held
+        pos = cut + 1  # past the comma
+
+
+def _cut(buf: bytes, pos: int) -> tuple[int, Any]:
+    """(the comma's index, the members before it parsed) for the last comma of `buf[pos:]` that ends
+    a member; (0, _NOT_STRICT) when no candidate of the last few parses."""
+    hi = len(buf)
+    for _ in range(_CUT_TRIES):
+        lo = max(pos, hi - (1 << 16))
+        found = None
+        while found is None:
+            for m in _CUT.finditer(buf, lo, hi):
+                found = m
+            if found is None:
+                if lo == pos:
+                    return 0, _NOT_STRICT
+                lo = max(pos, lo - (1 << 20))
+        comma = found.start(1)
+        value = _piece(buf[pos:comma], False)
+        if value is not _NOT_STRICT:
+            return comma, value
+        hi = comma
+    return 0, _NOT_STRICT

@@ -24,14 +24,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Iterable, Iterator, Optional
 
 from tiletune.core import bounded_input
 from tiletune.core.errors import ReaderError
 from tiletune.core.records import Environment, InputProblem, Status, TuningRecord, freeze
 from tiletune.readers.flashinfer_format import RECORDED_BY, Unread, place, read_selection, unknown_metadata_keys
 from tiletune.readers.interface import ReadContext
-from tiletune.readers.json_common import UNKNOWN_VALUES, Item, PathHints, json_type_name, load_json, quoted_short
+from tiletune.readers.json_common import UNKNOWN_VALUES, Item, PathHints, json_type_name, load_json_object, quoted_short
 from tiletune.readers.keyparse import KeyParseError, KeyParser, parse_general
 
 KIND = "flashinfer-v1"
@@ -64,7 +64,7 @@ def read_with_hints(path: Path, ctx: ReadContext, hints: Optional[PathHints]) ->
 
     (The file is read when this is called, and `read_object`'s iterator returned as it is: a
     generator around it would pass each of a cache's records through one more frame.)"""
-    obj = load_json(path)
+    obj = load_json_object(path, _RESERVED)
     if isinstance(obj, InputProblem):
         return iter((obj,))
     return read_object(path, obj, ctx, hints)
@@ -122,15 +122,21 @@ _NO_POLICY = object()  # a 2-element value: no profiling policy stored
 
 
 def read_object(path: Path, obj: Any, ctx: ReadContext, hints: Optional[PathHints]) -> Iterator[Item]:
-    """Turn a parsed v1 cache object into records and problems."""
+    """Turn a parsed v1 cache object (a dict, or `ObjectPieces`: its members in pieces) into records
+    and problems."""
     src = str(path)
-    if not isinstance(obj, dict):
+    members: Iterable[tuple[str, Any]]
+    if isinstance(obj, bounded_input.ObjectPieces):
+        reserved, members = obj.kept, obj.items()
+    elif isinstance(obj, dict):
+        reserved, members = {k: obj[k] for k in _RESERVED if k in obj}, obj.items()
+    else:
         yield InputProblem(src, f"{path}: top level is a JSON {json_type_name(obj)}, expected an object of cache entries",
                            loses_data=True)
         return
     problems: list[InputProblem] = []
-    meta = obj.get(_METADATA)
-    env = _metadata_env(path, meta, ctx, hints, problems, obj.get(_GENERATION))
+    meta = reserved.get(_METADATA)
+    env = _metadata_env(path, meta, ctx, hints, problems, reserved.get(_GENERATION))
     yield from problems
     unread = Unread()  # what a newer writer put here that tiletune does not know (one note at the end)
     unread.add(f"_metadata.{k}" for k in unknown_metadata_keys(meta))
@@ -149,7 +155,7 @@ def read_object(path: Path, obj: Any, ctx: ReadContext, hints: Optional[PathHint
     last_detail: tuple[tuple[str, Any], ...] = ()
     n_entries = 0
     chosen, record = Status.CHOSEN, TuningRecord  # (one record per entry: see its why)
-    for key, value in obj.items():
+    for key, value in members:
         if key in _RESERVED:
             continue
         if key.startswith("_"):  # a section of a newer writer (every cache key is a tuple's text)
@@ -183,10 +189,10 @@ def read_object(path: Path, obj: Any, ctx: ReadContext, hints: Optional[PathHint
     note = unread.note(src, str(path))
     if note is not None:
         yield note
-    if _RECORDS in obj:
-        yield from _namespaced_records(path, obj[_RECORDS], env, rank)
+    if _RECORDS in reserved:
+        yield from _namespaced_records(path, reserved[_RECORDS], env, rank)
     elif n_entries == 0:
-        yield InputProblem(src, f"{path}: no cache entries (only {', '.join(sorted(k for k in obj if k in _RESERVED)) or 'an empty object'})",
+        yield InputProblem(src, f"{path}: no cache entries (only {', '.join(sorted(reserved)) or 'an empty object'})",
                            fatal=False, loses_data=False)  # an empty cache is read whole
 
 

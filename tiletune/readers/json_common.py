@@ -51,6 +51,18 @@ def load_json(path: Path) -> Union[Any, InputProblem]:
         return InputProblem(str(path), str(e), loses_data=True)
 
 
+def load_json_object(path: Path, keep: frozenset[str]) -> Union[bounded_input.ObjectPieces, Any, InputProblem]:
+    """`load_json` for a file that is a big object read member by member (a v1 cache): its members in
+    pieces, one piece's tree held at a time, `keep`'s members at hand first (see
+    bounded_input.load_object_pieces); anything that is not a strict JSON object as `load_json` gives it."""
+    try:
+        return bounded_input.load_object_pieces(
+            path, limit=max_json_bytes(), keep=keep, what="JSON file", override="TILETUNE_MAX_JSON_MB",
+            why=" for caches (parsing it would need about 10x that in memory)")
+    except ReaderError as e:
+        return InputProblem(str(path), str(e), loses_data=True)
+
+
 def json_type_name(v: Any) -> str:
     return {list: "array", dict: "object", str: "string", bool: "boolean", type(None): "null"}.get(
         type(v), "number" if isinstance(v, (int, float)) else type(v).__name__
