@@ -222,3 +222,24 @@ def test_fail_on_gates_on_the_new_warm_up_not_on_changes(run):
     assert run("diff", h200, skipped, "--fail-on", "failed").exit_code == 1
     assert run("diff", h200, skipped, "--fail-on", "fatal").exit_code == 0
     assert run("diff", h200, skipped, "--fail-on", "never").exit_code == 2
+
+
+# --- one side held at a time (docs/bounded_memory.md) ------------------------------------------------
+
+
+@pytest.mark.parametrize("old,new", [
+    (RANKS, RANKS), (RANKS, RANKS / "rank_tp0_pp0_dp0.json"), (RANKS / "rank_tp0_pp0_dp0.json", RANKS),
+    (REAL, REAL), (REAL, REAL / "a"), (REAL / "a", REAL), (REAL / "ranks", REAL / "a"),
+])
+def test_the_old_sides_summary_compares_as_its_whole_result(run, old, new):
+    # the CLI keeps only OLD's DiffSide while NEW is read: every way NEW may ask for OLD's winners
+    # (per rank or not, per source group or not) must be there, and give what the whole result gives
+    from tiletune.analysis.diff import diff
+    from tiletune.analysis.pipeline import inspect
+    from tiletune.formats import render
+    from tiletune.readers.interface import ReadContext
+
+    whole = diff(inspect([old], ReadContext()), inspect([new], ReadContext()))
+    expected = json.loads(b"".join(c if isinstance(c, bytes) else c.encode() for c in render("diff", whole, "json")))
+    code, out = _diff(run, old, new)
+    assert out == expected and code == (1 if whole.differs else 0)

@@ -243,27 +243,61 @@ def _ranks(result: Any) -> frozenset[Optional[str]]:
 # --- the comparison ----------------------------------------------------------------------------
 
 
+@dataclass
+class DiffSide:
+    """What `diff` needs of one side, taken from its InspectResult so that the result itself can go
+    before the other side is read (two results held at once cost twice the memory of one: 539 MB for a
+    30 MB cache against itself). The winners and failures are kept for each way the other side may ask
+    for them: per rank or not (only when this side holds ranks), per source group or not (only when it
+    holds several)."""
+
+    ranks: frozenset[Optional[str]]
+    groups: list[str]  # the source groups' labels, sorted
+    winners: dict[tuple[bool, bool], dict[tuple[Any, ...], _Winners]]  # (with_rank, by_group) -> winners
+    failures: dict[bool, _FailureSide]  # by_group -> failures
+    times: dict[tuple[Any, ...], float]
+    lines: dict[tuple[Any, ...], tuple[float, Optional[bool], Optional[float]]]  # margin, won by noise, spread
+    environment: dict[str, tuple[str, ...]]
+    sources: tuple[str, ...]
+
+
+def side_of(result: Any) -> DiffSide:
+    """One side of a diff, from its inspect result (see DiffSide)."""
+    ranks = _ranks(result)
+    groups = sorted({g.label for g in getattr(result, "source_groups", ())})
+    per_rank = (False,) if ranks == frozenset({None}) else (True, False)
+    per_group = (True, False) if len(groups) > 1 else (False,)
+    return DiffSide(
+        ranks, groups,
+        {(r, g): _winners(result, r, g) for r in per_rank for g in per_group},
+        {g: _failure_side(result, g) for g in per_group},
+        _profiled_times(result), _bucket_lines(result), environment_values(result),
+        tuple(p for p, _ in result.sources))
+
+
 def diff(old: Any, new: Any) -> DiffResult:
-    """Compare two inspect results (OLD, NEW); see the module docstring for the matching rules."""
+    """Compare two inspect results, or their `DiffSide`s (OLD, NEW); see the module docstring for the
+    matching rules."""
+    before_side = old if isinstance(old, DiffSide) else side_of(old)
+    after_side = new if isinstance(new, DiffSide) else side_of(new)
     notes: list[str] = []
-    old_ranks, new_ranks = _ranks(old), _ranks(new)
+    old_ranks, new_ranks = before_side.ranks, after_side.ranks
     with_rank = old_ranks == new_ranks and old_ranks != frozenset({None})
     if not with_rank and (old_ranks - {None} or new_ranks - {None}):
         notes.append("the two sides hold different ranks, so winners are compared per bucket across ranks "
                      f"(OLD ranks: {_names(old_ranks)}; NEW ranks: {_names(new_ranks)})")
     # source groups (servers): matched by their place when both sides hold the same set of several
     # (old/hostA vs new/hostA); else every group of a side is one warm-up, and the note says so
-    old_groups = sorted({g.label for g in getattr(old, "source_groups", ())})
-    new_groups = sorted({g.label for g in getattr(new, "source_groups", ())})
+    old_groups, new_groups = before_side.groups, after_side.groups
     by_group = len(old_groups) > 1 and old_groups == new_groups
     if not by_group and (len(old_groups) > 1 or len(new_groups) > 1):
         notes.append(f"OLD holds {len(old_groups)} source group(s) ({', '.join(old_groups) or 'none'}) and NEW "
                      f"{len(new_groups)} ({', '.join(new_groups) or 'none'}), not the same places: each side's groups are "
                      "compared as one warm-up (give one server per side, or the same folders under OLD and NEW, to compare "
                      "server by server)")
-    ow, nw = _winners(old, with_rank, by_group), _winners(new, with_rank, by_group)
-    old_times, new_times = _profiled_times(old), _profiled_times(new)
-    old_lines, new_lines = _bucket_lines(old), _bucket_lines(new)
+    ow, nw = before_side.winners[(with_rank, by_group)], after_side.winners[(with_rank, by_group)]
+    old_times, new_times = before_side.times, after_side.times
+    old_lines, new_lines = before_side.lines, after_side.lines
     changes: list[Change] = []
     undetermined: list[Undetermined] = []
     unchanged = 0
@@ -301,16 +335,16 @@ def diff(old: Any, new: Any) -> DiffResult:
         changes.append(Change("winner_changed", arch, op, runner, b.problem or a.problem, before, after,
                               time_change=change, noise=noise, noise_basis=basis,
                               beyond_noise=None if change is None or noise is None else abs(change) > noise, group=group))
-    failure_changes, failures_undetermined = _failure_changes(_failure_side(old, by_group), _failure_side(new, by_group))
+    failure_changes, failures_undetermined = _failure_changes(before_side.failures[by_group], after_side.failures[by_group])
     changes.extend(failure_changes)
     undetermined.extend(failures_undetermined)
     return DiffResult(
         changes=tuple(changes),
         undetermined=tuple(undetermined),
-        environment=tuple(environment_changes(old, new)),
+        environment=tuple(_environment_changes(before_side.environment, after_side.environment)),
         unchanged=unchanged,
-        old_sources=tuple(p for p, _ in old.sources),
-        new_sources=tuple(p for p, _ in new.sources),
+        old_sources=before_side.sources,
+        new_sources=after_side.sources,
         notes=tuple(notes),
     )
 
@@ -360,12 +394,17 @@ def _with_time(side: Side, times: Mapping[tuple[Any, ...], float], key: tuple[An
     return side if t is None else structs.replace(side, time_ms=t)
 
 
-def _bucket_lines(result: Any) -> dict[tuple[Any, ...], Any]:
-    """(arch, op, runner, problem key) -> the overview's line for that bucket (margin, won by noise)."""
-    out = {}
+def _bucket_lines(result: Any) -> dict[tuple[Any, ...], tuple[float, Optional[bool], Optional[float]]]:
+    """(arch, op, runner, problem key) -> the margin, won-by-noise and spread of the overview's line
+    for that bucket, where it has a margin (a line without one adds nothing to a side)."""
+    out: dict[tuple[Any, ...], tuple[float, Optional[bool], Optional[float]]] = {}
     for g in result.overview.groups:
         for line in g.lines:
-            out[(g.arch, g.op, g.runner, problem_key(line.problem))] = line
+            key = (g.arch, g.op, g.runner, problem_key(line.problem))
+            if line.margin is None:
+                out.pop(key, None)  # (the last line of a bucket decides, as it did when whole lines were kept)
+            else:
+                out[key] = (line.margin, line.won_by_noise, line.chosen_spread)
     return out
 
 
@@ -373,10 +412,11 @@ def _bucket_of(key: tuple[Any, ...], p: Optional[Problem]) -> tuple[Any, ...]:
     return (key[0], key[1], key[2], problem_key(p))
 
 
-def _with_quality(side: Side, line: Any) -> Side:
-    if line is None or line.margin is None:
+def _with_quality(side: Side, line: Optional[tuple[float, Optional[bool], Optional[float]]]) -> Side:
+    if line is None:
         return side
-    return structs.replace(side, margin=line.margin, won_by_noise=line.won_by_noise, spread=line.chosen_spread)
+    margin, won_by_noise, spread = line
+    return structs.replace(side, margin=margin, won_by_noise=won_by_noise, spread=spread)
 
 
 def _incomparable(before: Side, after: Side) -> bool:
@@ -474,7 +514,10 @@ def environment_values(result: Any) -> dict[str, tuple[str, ...]]:
 
 
 def environment_changes(old: Any, new: Any) -> Iterable[EnvironmentChange]:
-    a, b = environment_values(old), environment_values(new)
+    return _environment_changes(environment_values(old), environment_values(new))
+
+
+def _environment_changes(a: Mapping[str, tuple[str, ...]], b: Mapping[str, tuple[str, ...]]) -> Iterable[EnvironmentChange]:
     for f in (*_ENV_FIELDS, *_METADATA_FIELDS):
         if a.get(f, ()) != b.get(f, ()):
             yield EnvironmentChange(f, a.get(f, ()), b.get(f, ()))

@@ -14,18 +14,24 @@ def diff_status(old: Path, new: Path, *, old_also: Sequence[Path], new_also: Seq
                 arch: Optional[str], old_version: Optional[str], new_version: Optional[str], output: Optional[Path],
                 fail_on: Optional[FailOn], baseline: Optional[Path] = None) -> int:
     """`tiletune diff`'s body (typer_app.diff_command holds its options' help)."""
-    from tiletune.analysis.diff import diff
+    from tiletune.analysis.diff import diff, side_of
+    from tiletune.analysis.results import InspectResult
     from tiletune.cli.output import load_baseline
     from tiletune.formats import render
 
     named = [old, new, *old_also, *new_also]
     refuse_outputs_over_inputs([("--output", output)], [*named, *((baseline,) if baseline else ())])
     accepted = load_baseline(baseline)
-    before = inspected([old, *old_also], arch, old_version, None)
+    # OLD is read, checked and reduced to what the comparison needs before NEW is read: one side's
+    # whole result in memory at a time (docs/bounded_memory.md)
+    whole = inspected([old, *old_also], arch, old_version, None, keep=False)
+    refuse_outputs_over_inputs([("--output", output)], [], whole)
+    old_side = side_of(whole)
+    before = InspectResult((), (), (), (), whole.problems, whole.sources)  # (its problems and exit status)
+    del whole
     after = inspected([new, *new_also], arch, new_version, None)
-    refuse_outputs_over_inputs([("--output", output)], [], before)
     refuse_outputs_over_inputs([("--output", output)], [], after)
-    result = diff(before, after)
+    result = diff(old_side, after)
     from tiletune.cli.commands.inspect import terminal_width
 
     view = {"width": terminal_width(output)} if fmt is OutputFormat.table else {}

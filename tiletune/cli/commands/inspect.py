@@ -36,13 +36,14 @@ def fleet_status(paths: Optional[List[Path]], *, format: OutputFormat, output: O
 
 
 def inspected(paths: Optional[List[Path]], arch: Optional[str], flashinfer_version: Optional[str], gpu: Optional[str],
-               select=None, moe_dtype: Optional[str] = None):  # select: Optional[EntryFilter]
+               select=None, moe_dtype: Optional[str] = None, keep: bool = True):  # select: Optional[EntryFilter]
     """The inspect result for these inputs (what inspect and report start from), kept until the
-    process exits (see `main`)."""
+    process exits (see `main`) unless `keep` is False (a result the command drops before it is done)."""
     from tiletune.analysis.pipeline import inspect
 
     result = inspect(list(paths or []), inspect_context(arch, flashinfer_version, moe_dtype), gpu=gpu, select=select)
-    keep_until_exit(result)
+    if keep:
+        keep_until_exit(result)
     return result
 
 
