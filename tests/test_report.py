@@ -109,6 +109,27 @@ def test_a_winner_seen_in_cache_and_log_is_one_row(sample):
     assert [(r[0], r[3], r[4]) for r in fp4_rows] == [("9-16", "8", "128x64x128 swapAB"), ("17-32", "8", "128x64x128 swapAB")]
 
 
+def test_a_ticket_keeps_the_rows_it_can_show_and_counts_the_rest(sample, tmp_path):
+    # a ticket shows 40 rows a section at most: the rows past them are counted, not kept (a 200 MB
+    # cache's rows were 350 MB); the kept ones, the count and the footnotes are the whole list's
+    import shutil
+
+    from tests.readers.big_caches import make_cache
+    from tiletune.formats.report import chosen_sections
+
+    make_cache(3000, tmp_path / "big.json")
+    shutil.copytree(sample("demo"), tmp_path / "demo")  # (a cache and its log: winners seen twice)
+    result = inspect([tmp_path / "big.json", tmp_path / "demo"], ReadContext())
+    whole = chosen_sections(result)
+    kept = chosen_sections(result, keep_rows=40)
+    assert any(len(rows) > 40 for _, _, rows, *_ in whole)
+    for (title, gpu, rows, notes, headers, count), (title2, gpu2, rows2, notes2, headers2, count2) in zip(whole, kept):
+        assert (title, gpu, notes, headers, count) == (title2, gpu2, notes2, headers2, count2)
+        assert rows2 == rows[:40] and count == len(rows)
+        # the set that finds a row seen already holds one shape's rows: none is left twice
+        assert len({tuple(r) for r in rows}) == len(rows)
+
+
 def test_title_leads_with_what_ended_the_run(tmp_path):
     """A fatal event leads the verdicts, so it leads the title too (not the first failing op)."""
     log = tmp_path / "server.log"

@@ -155,18 +155,22 @@ def _band(a: Optional[ModelResult]) -> str:
     return s
 
 
-def chosen_sections(result: InspectResult, uncalibrated: bool = False
-                    ) -> list[tuple[str, str, list[list[str]], list[str], tuple[str, ...]]]:
-    """(title, gpu line, rows, footnotes, headers) per section, chosen entries only. A section with no
-    decodable tile has no rows; its notes are then a summary line followed by each distinct reason.
+def chosen_sections(result: InspectResult, uncalibrated: bool = False, keep_rows: Optional[int] = None
+                    ) -> list[tuple[str, str, list[list[str]], list[str], tuple[str, ...], int]]:
+    """(title, gpu line, rows, footnotes, headers, row count) per section, chosen entries only. A
+    section with no decodable tile has no rows; its notes are then a summary line followed by each
+    distinct reason. `keep_rows`: only the first so many rows are kept (a ticket shows 40 at most; a
+    200 MB cache's rows were 350 MB), the count and the footnotes are of them all.
     Model cells are the calibrated model's where the inputs' measured times calibrate it (the
     headers then say "cal"), unless `uncalibrated`; "meas us" is the winner's time measured by the
     inputs in that bucket (its own record's, else its profiling time there).
 
     Linear in the entries: they are put in their section in one pass (keyed as view.entry_sections
     keys them) and a row seen already is found in a set (a rescan of every entry per section and a
-    list search per row made an 18,000-entry report take 28 s)."""
-    out: list[tuple[str, str, list[list[str]], list[str], tuple[str, ...]]] = []
+    list search per row made an 18,000-entry report take 28 s). The set holds one GEMM shape's rows at
+    a time: rows are made in row_key order, whose first keys are the shape (p is None, N, K), and two
+    rows alike show the same N and K, so they are of one shape."""
+    out: list[tuple[str, str, list[list[str]], list[str], tuple[str, ...], int]] = []
     group_of = group_names(result.source_groups)
     measured = _measured_winner_times(result)
     by_section: dict[tuple, list] = {}
@@ -179,7 +183,9 @@ def chosen_sections(result: InspectResult, uncalibrated: bool = False
         key = (sec.arch or "~", sec.op, sec.runner, sec.flashinfer_version or "", sec.group or "")
         items = [ae for ae in by_section.get(key, ()) if ae.arch == sec.arch]
         rows: list[list[str]] = []
+        count = 0
         seen: set[tuple[str, ...]] = set()
+        shape: Any = None
         notes: dict[str, int] = {}
 
         def ref(t: str) -> str:
@@ -188,6 +194,9 @@ def chosen_sections(result: InspectResult, uncalibrated: bool = False
         calibrated = not uncalibrated and any(ae.calibrated is not None for ae in items)
         for ae in sorted(items, key=view.row_key):
             p, r = ae.entry.problem, ae.record
+            if (p is None or (p.n, p.k)) != shape:
+                shape = p is None or (p.n, p.k)
+                seen.clear()
             a = ae.analysis if ae.calibrated is None or uncalibrated else ae.calibrated
             t_meas = r.time_ms if r.time_ms is not None else measured.get(
                 (group_of.get(r.source), ae.arch, r.op, r.runner, p, _ident(ae)))
@@ -220,15 +229,17 @@ def chosen_sections(result: InspectResult, uncalibrated: bool = False
             # the same winner read from two inputs of one run (the cache and its warm-up log) is one row
             if tuple(row) not in seen:
                 seen.add(tuple(row))
-                rows.append(row)
+                count += 1
+                if keep_rows is None or len(rows) < keep_rows:
+                    rows.append(row)
         if not any(ae.config is not None for ae in items):
             # cuBLAS / cuDNN / trtllm-gen winners: no tile to show or model, one line says so
             whys = sorted({getattr(ae.entry.decode, "reason", "not decoded") for ae in items})
             out.append((sec.title, sec.gpu_line, [], [f"{len(items)} chosen tactic(s), none a decodable CUTLASS tile", *whys],
-                        CHOSEN_HEADERS))
+                        CHOSEN_HEADERS, 0))
             continue
         out.append((sec.title, sec.gpu_line, rows, [f"{view.note_marker(n)} {t}" for t, n in notes.items()],
-                    CALIBRATED_HEADERS if calibrated else CHOSEN_HEADERS))
+                    CALIBRATED_HEADERS if calibrated else CHOSEN_HEADERS, count))
     return out
 
 
@@ -446,7 +457,9 @@ def format_report(result: InspectResult, ctx: ReportContext, *, full: bool = Fal
 
 
 def _format_report(result: InspectResult, ctx: ReportContext, full: bool) -> str:
-    parts = _Parts(result, ctx.uncalibrated)  # what every try below shares, made once: the tries differ in caps only
+    # what every try below shares, made once: the tries differ in caps only (so rows past the
+    # largest cap of a ticket are counted, not kept)
+    parts = _Parts(result, ctx.uncalibrated, None if full else max(lim.rows or 0 for lim in TICKET_STEPS))
     if full:
         return _render(result, ctx, FULL, parts)
     for limits in TICKET_STEPS:
@@ -466,18 +479,19 @@ class _Parts:
     """The parts of a report that take a pass over every entry, made once per report (up to five
     renders try smaller caps until the report fits a ticket)."""
 
-    def __init__(self, result: InspectResult, uncalibrated: bool = False) -> None:
+    def __init__(self, result: InspectResult, uncalibrated: bool = False, keep_rows: Optional[int] = None) -> None:
         self.result = result
         self.uncalibrated = uncalibrated
+        self.keep_rows = keep_rows
         self._sections: Optional[list] = None
         self._env: Optional[list[tuple[str, str]]] = None
         self._summary: Optional[str] = None
         self._tile_map: Optional[tuple[list[str], list[list[str]]]] = None
 
     @property
-    def sections(self) -> list[tuple[str, str, list[list[str]], list[str], tuple[str, ...]]]:
+    def sections(self) -> list[tuple[str, str, list[list[str]], list[str], tuple[str, ...], int]]:
         if self._sections is None:
-            self._sections = chosen_sections(self.result, self.uncalibrated)
+            self._sections = chosen_sections(self.result, self.uncalibrated, self.keep_rows)
         return self._sections
 
     @property
@@ -553,11 +567,11 @@ def _render(result: InspectResult, ctx: ReportContext, lim: Limits, parts: Optio
     sections = parts.sections
     if not sections:
         out += ["_No chosen tactics in the inputs._", ""]
-    if any(h is CALIBRATED_HEADERS for *_, h in sections):
+    if any(h is CALIBRATED_HEADERS for *_, h, _count in sections):
         out += ["Columns marked \"cal\" show the model calibrated on the inputs' own measured times (the Notes give the "
                 "fitted constants and the held-out error); `--uncalibrated` shows the table model. meas us: the "
                 "winner's time measured by the inputs.", ""]
-    for title, gpu_line, rows, notes, headers in sections:
+    for title, gpu_line, rows, notes, headers, n_rows in sections:
         out += [f"### {c(title)}", ""]
         if not rows:
             # cuBLAS / cuDNN / trtllm-gen winners, or tactics several catalogs decode differently: the
@@ -574,6 +588,7 @@ def _render(result: InspectResult, ctx: ReportContext, lim: Limits, parts: Optio
             continue
         out += [f"_{c(gpu_line)}_", ""]
         shown, more = _capped(rows, lim.rows)
+        more += n_rows - len(rows)  # (rows past the kept ones: counted, not kept)
         if not shown:
             out += [_left_out(more, "row(s) of this section", ctx), ""]
             continue
@@ -583,7 +598,7 @@ def _render(result: InspectResult, ctx: ReportContext, lim: Limits, parts: Optio
             body += "\n\n" + "\n".join(f"- {c(n)}" for n in notes)
         if more:
             body += "\n\n" + _left_out(more, "row(s) of this section", ctx)
-        out.append(md.maybe_fold(f"{len(rows)} buckets (click to expand)", body, len(shown)))
+        out.append(md.maybe_fold(f"{n_rows} buckets (click to expand)", body, len(shown)))
         out.append("")
 
     if ctx.runtime_m:
