@@ -162,6 +162,7 @@ def memory(tmp: Path, cache_mb: float, diff_mb: float, ledger_gb: float, line_mb
         ("cache on stdin", ["inspect", "-", "-f", "json"], cache),
         ("cache", ["report", str(cache), "--no-plot", "-f", "json"], None),
         ("cache", ["report", str(cache), "--no-plot"], None),
+        ("cache", ["check", str(cache)], None),
     ]
     if diff_mb > 0:  # the diff: a smaller cache against an identical copy of itself
         small = tmp / "diff.json"
