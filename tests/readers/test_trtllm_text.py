@@ -1,8 +1,9 @@
 """TensorRT-LLM's own texts: the assertion abort and the GEMM profiler's give-up line as a user posted
 them (tests/data/trtllm_tickets, NVIDIA/TensorRT-LLM#4253), the torch autotuner's own log lines and
-per-rank caches as its code wrote them (tests/data/trtllm_writers), with #19162's `[Autotuner]
-Candidate:` lines derived from the PR's source among them, and the TRTLLM_CACHE_DIR layout with its
-ranks kept apart."""
+caches as its code wrote them (tests/data/trtllm_writers: NVIDIA@b35ac1b's per-rank files, hyukn@5619fce's
+one file with `shared` and `rank_<r>` sections), with #19162's `[Autotuner] Candidate:` lines derived from
+the PR's source among them (no stored source holds that code), and the TRTLLM_CACHE_DIR layout as
+TensorRT-LLM's own bootstrap sets it, ranks kept apart."""
 
 from __future__ import annotations
 
@@ -155,9 +156,32 @@ def test_candidate_lines_alone_are_timings_failures_and_unmeasured_pairs(tmp_pat
     assert shortcut.op == SWAP and shortcut.time_ms is None and "without profiling" in shortcut.detail_dict()["not_measured"]
 
 
+def test_trtllm_cache_dir_as_its_bootstrap_lays_it_out_is_discovered_ranks_apart(tmp_path):
+    """TRTLLM_CACHE_DIR as TensorRT-LLM's own _bootstrap.py sets it (NVIDIA/TensorRT-LLM@00832e8:64-85, run by
+    tools/trtllm_writers): the one <root>/autotuner/cache.json both ranks' writers merged their sections into
+    (tests/data/trtllm_writers/5619fce9f304, copied whole with its .lock), and FlashInfer's workspace base
+    <root>/flashinfer, under which FlashInfer keeps its JIT workspaces (.cache/flashinfer/<version>/<arch>)."""
+    root = tmp_path / "trtllm-cache"
+    shutil.copytree(SECTIONS / "TRTLLM_CACHE_DIR", root)
+    prov = json.loads((SECTIONS / "PROVENANCE.json").read_text())
+    base = prov["ranks"][0]["bootstrap"]["FLASHINFER_WORKSPACE_BASE"]  # "TRTLLM_CACHE_DIR/flashinfer"
+    ws = root / base.split("/", 1)[1] / ".cache" / "flashinfer" / "0.7.4" / "100a"
+    ws.mkdir(parents=True)
+    shutil.copyfile(V074 / "flashinfer_jit.log", ws / "flashinfer_jit.log")
+    found = discover({"TRTLLM_CACHE_DIR": str(root)}, home=tmp_path / "home")
+    assert root / "autotuner" in found.paths and ws in found.paths
+    out = read_inputs(list(found.paths), CTX)
+    assert not [p for p in out.problems if p.loses_data]
+    trt = Counter(r.rank for r in out.records if r.source_kind == "trtllm")
+    assert trt == {None: 5, "rank0": 13, "rank1": 13}  # shared, then each rank's own section
+    assert any(r.source_kind == "log" for r in out.records)
+
+
 def test_trtllm_cache_dir_layout_is_discovered_ranks_apart(tmp_path):
-    """TRTLLM_CACHE_DIR: the autotuner's per-rank files where its writer put them (cache_path
-    <root>/autotuner/cache.json -> cache.rank<r>.json) and FlashInfer's per-rank JIT workspaces."""
+    """TRTLLM_CACHE_DIR with the b35ac1b writer's per-rank files (cache_path <root>/autotuner/cache.json ->
+    cache.rank<r>.json) and per-rank FlashInfer workspaces <root>/flashinfer/rank-<r>: issue 22 names that
+    layout, no TensorRT-LLM source read creates it (the bootstrap gives one base), so these folders are made
+    here to show that, should a launcher make them, each rank's workspace is still read apart."""
     root = tmp_path / "trtllm-cache"
     shutil.copytree(WRITERS / "TRTLLM_CACHE_DIR", root)
     for r in (0, 1):
@@ -220,3 +244,27 @@ def test_an_ops_failures_printed_once_are_counted_by_the_writers_own_summary(run
     assert "Total failed profiling tactics occurs: 5 for custom_op=trtllm::fp8_rowwise_gemm::gemm" in text  # evidence
     # the b35ac1b writer prints every failure: no count to add, its verdicts are unchanged
     assert "TensorRT-LLM counted" not in run("inspect", str(OWN_LOG)).stdout
+
+
+def test_ranks_lines_interleaved_in_one_server_log_are_kept_apart(tmp_path, run):
+    """One server's stdout holds every rank's lines, interleaved (here: the two rank logs the writer wrote, line by
+    line in turn). The logger's `[RANK r]` keeps each rank's held candidates, winners and failures apart: the
+    records are exactly those of the two per-rank logs, each with its rank; the failure counts are summed by rank."""
+    own = {r: read_inputs([SECTIONS / f"autotuner.rank{r}.log"], CTX) for r in (0, 1)}
+    lines = [(SECTIONS / f"autotuner.rank{r}.log").read_text().splitlines(keepends=True) for r in (0, 1)]
+    mixed = [ln for pair in zip(*lines) for ln in pair] + lines[0][len(lines[1]):] + lines[1][len(lines[0]):]
+    log = tmp_path / "server.log"
+    log.write_text("".join(mixed))
+    out = read_inputs([log], CTX)
+    assert out.problems == ()
+
+    def facts(records, rank=None):
+        return Counter((rank or r.rank, r.op, r.runner, r.tactic, r.shapes, r.status, r.time_ms, r.count)
+                       for r in records)
+
+    assert {r.rank for r in own[0].records} == {"rank0"}  # a per-rank log's lines say their rank too
+    assert facts(out.records) == facts(own[0].records) + facts(own[1].records)
+    text = " ".join(run("inspect", str(log)).stdout.split())
+    assert (f"{FP8}: 10 chosen non-CUTLASS tactic(s) (no tile to decode); tactic 2 failed 2 times (Error Internal) and "
+            "were skipped: the autotuner went on; TensorRT-LLM counted 10 failed (runner, profile) pair(s) for this op "
+            "over 2 ranks, 2 with a line in the log") in text

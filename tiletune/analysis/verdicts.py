@@ -364,25 +364,33 @@ def with_failure_counts(verdicts: Iterable["Verdict"], events: Sequence[Any],
                         group_of: Mapping[str, Optional[str]]) -> Iterable["Verdict"]:
     """Each op's verdict with TensorRT-LLM's own count of its failed (runner, profile) pairs, where the log's
     `Total failed profiling tactics occurs: N for custom_op=OP` states more failures than it printed lines for:
-    later writers log an op's failure once (`warning_once`), so the failure lines alone undercount."""
-    counted: dict[tuple[str, Optional[str]], tuple[int, int, Any]] = {}
+    later writers log an op's failure once per rank (`warning_once`), so the failure lines alone undercount.
+    Ranks (the logger's `[RANK r]`) are summed, each rank's count taken once."""
+    per_rank: dict[tuple[str, Optional[str]], dict[Any, tuple[int, int]]] = {}
+    evidence: dict[tuple[str, Optional[str]], Evidence] = {}
     for e in events:
         if e.kind != "tuning_failures_counted":
             continue
         op, n, seen = e.fact("op"), e.fact("failed"), e.fact("failure_lines")
-        if isinstance(op, str) and isinstance(n, int) and isinstance(seen, int) and n > seen:
-            key = (op, group_of.get(e.source))
-            prev = counted.get(key)
-            if prev is None or n > prev[0]:
-                counted[key] = (n, seen, Evidence(e.source, e.line, e.text) if e.line else None)
+        if not (isinstance(op, str) and isinstance(n, int) and isinstance(seen, int)):
+            continue
+        key = (op, group_of.get(e.source))
+        ranks = per_rank.setdefault(key, {})
+        rank = (e.source, e.fact("rank"))
+        ranks[rank] = max(ranks.get(rank, (0, 0)), (n, seen))
+        if e.line and key not in evidence:
+            evidence[key] = Evidence(e.source, e.line, e.text)
     for v in verdicts:
-        got = counted.get((v.op, v.group))
-        if got is None:
+        ranks = per_rank.get((v.op, v.group), {})
+        n, seen = sum(c for c, _ in ranks.values()), sum(s for _, s in ranks.values())
+        if n <= seen:
             yield v
             continue
-        n, seen, ev = got
-        tail = (f"TensorRT-LLM counted {n} failed (runner, profile) pair(s) for this op, {seen} with a line in the log "
-                "(it prints an op's failure once)")
+        named = [r for _src, r in ranks if r is not None]
+        over = f" over {len(named)} ranks" if len(named) > 1 else ""
+        tail = (f"TensorRT-LLM counted {n} failed (runner, profile) pair(s) for this op{over}, {seen} with a line in "
+                "the log (it prints an op's failure once)")
+        ev = evidence.get((v.op, v.group))
         yield structs.replace(v, text=f"{v.text}; {tail}", evidence=v.evidence + ((ev,) if ev is not None else ()))
 
 

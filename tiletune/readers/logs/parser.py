@@ -219,9 +219,12 @@ class LogParser:
         self._l2_next: Optional[Tuple[str, int]] = None
         self._l2_profile: Optional[Tuple[str, int, str]] = None
         self._revalidated: Dict[str, Tuple[str, Any, str, int]] = {}  # op -> (runner, cached tactic, source, line)
-        self._trt = trtllm_text.TrtProfileBuffer()  # TensorRT-LLM's candidates until a line names their op
+        # TensorRT-LLM's candidates until a line names their op, one buffer per `[RANK r]` of the logger's prefix
+        # (ranks' lines interleave in one server log); None: lines with no rank
+        self._trt_bufs: Dict[Optional[str], trtllm_text.TrtProfileBuffer] = {}
+        self._trt_rank: Optional[str] = None  # the rank of the line being read
         self._trt_loaded_parts: List[str] = []  # `Loaded N shared/rank-specific cache entries` before the load line
-        self._trt_failure_lines: Dict[str, int] = {}  # op -> failure lines read for it (TensorRT-LLM)
+        self._trt_failure_lines: Dict[Tuple[Optional[str], str], int] = {}  # (rank, op) -> failure lines read (TRT-LLM)
 
     # ----- public ---------------------------------------------------------------------------
     def feed(self, lineno: int, raw: str) -> Iterator[Item]:
@@ -253,7 +256,9 @@ class LogParser:
     def finish(self) -> Iterator[Item]:
         self._end_continuation()
         self._flush_block()
-        self._trt_close(None, None)  # a log cut mid-profile: its candidates, op unknown
+        for rank in list(self._trt_bufs):  # a log cut mid-profile: its candidates, op unknown
+            self._trt_rank = rank
+            self._trt_close(None, None)
         timeline = self.clock.finish()
         yield from self._out
         self._out = []
@@ -550,6 +555,8 @@ class LogParser:
                 self._problem(lineno, f"could not parse autotuner line ({e}): {body[:120]}")
 
     def _message(self, lineno: int, level: Optional[str], body: str, prefix: str) -> None:
+        m = trtllm_text.RANK_PREFIX.search(prefix)
+        self._trt_rank = f"rank{m['rank']}" if m else None
         if body.startswith("profiling chosen runner: "):
             self._chosen(lineno, body[len("profiling chosen runner: "):])
         elif body.startswith("profiling ") or body.startswith("cupti-profiling "):
@@ -717,6 +724,10 @@ class LogParser:
             raise ValueError(f"time {m['time']!r} is not a number")
         self._trt_outcome(lineno, how, op, runner, tactic, shapes, ms, src, error)
 
+    @property
+    def _trt(self) -> trtllm_text.TrtProfileBuffer:
+        return self._trt_bufs.setdefault(self._trt_rank, trtllm_text.TrtProfileBuffer())
+
     def _trt_candidate_line(self, lineno: int, body: str) -> None:
         """TensorRT-LLM's own per-candidate lines (trtllm_text): held until a line names the op."""
         if body.startswith("Exception captured: "):
@@ -757,18 +768,19 @@ class LogParser:
         for c in held:
             how = "measured" if c.ms is not None else "failed"
             if how == "failed" and op is not None:
-                self._trt_failure_lines[op] = self._trt_failure_lines.get(op, 0) + 1
+                self._trt_failure_lines[(self._trt_rank, op)] = self._trt_failure_lines.get((self._trt_rank, op), 0) + 1
             self._trt_outcome(c.line, how, op or "", c.runner, c.tactic, c.shapes, c.ms, src, c.error,
                               op_known=op is not None)
         if winner is not None and op is not None:
             lineno, runner, tactic, key = winner
             won = next((c for c in reversed(held) if c.runner == runner and c.tactic == tactic and c.ms is not None), None)
-            self._count(("trt-winner", op, runner, _hashable(tactic), _hashable(key[3])), lineno, dict(
+            self._count(("trt-winner", op, runner, _hashable(tactic), _hashable(key[3]), self._trt_rank), lineno, dict(
                 op=op, runner=runner, tactic=tactic, status=Status.CHOSEN,
                 shapes=won.shapes if won is not None else (key[3] if isinstance(key[3], tuple) else None),
                 time_ms=won.ms if won is not None else None,
                 detail={"cache_key": str(key), "time_source": "TensorRT-LLM autotuner: the winner's Profiled line",
-                        "chosen_by": "TensorRT-LLM's autotuner (the fastest candidate of the profile)"}))
+                        "chosen_by": "TensorRT-LLM's autotuner (the fastest candidate of the profile)"},
+                **self._trt_rank_field()))
 
     def _trt_outcome(self, lineno: int, how: str, op: str, runner: str, tactic: Any, shapes: Any,
                      ms: Optional[float], src: str, error: Optional[str], op_known: bool = True) -> None:
@@ -776,14 +788,15 @@ class LogParser:
         if not op_known:
             detail["op_unknown"] = "the log ends before the line that names this profile's op"
         if how == "measured":
-            ident: tuple = ("trt-candidate", op, runner, _hashable(tactic), _hashable(shapes))
+            ident: tuple = ("trt-candidate", op, runner, _hashable(tactic), _hashable(shapes), self._trt_rank)
             agg = self._aggs.get(ident)
             if agg is None:
                 if len(self._aggs) >= MAX_AGGREGATES:
                     self._agg_overflow += 1
                     return
                 agg = self._aggs[ident] = _Agg(dict(op=op, runner=runner, tactic=tactic, status=Status.PROFILED,
-                                                    shapes=shapes, detail={"timer": "TensorRT-LLM autotuner", **detail}),
+                                                    shapes=shapes, detail={"timer": "TensorRT-LLM autotuner", **detail},
+                                                    **self._trt_rank_field()),
                                                count=0, lines=[], times=TimeSamples())
             agg.count += 1
             if len(agg.lines) < 64:
@@ -791,15 +804,19 @@ class LogParser:
             assert agg.times is not None and ms is not None
             agg.times.add(ms)
         elif how == "failed":
-            self._count(("trt-failed", op, runner, _hashable(tactic), _hashable(shapes), error), lineno, dict(
+            self._count(("trt-failed", op, runner, _hashable(tactic), _hashable(shapes), error, self._trt_rank), lineno, dict(
                 op=op, runner=runner, tactic=tactic, status=Status.FAILED, shapes=shapes,
                 error=error or "timed as inf by TensorRT-LLM's autotuner: the tactic failed (its error is logged apart)",
-                detail={"phase": "profiling", **detail}))
+                detail={"phase": "profiling", **detail}, **self._trt_rank_field()))
         elif how == "not_measured":
-            self._count(("trt-shortcut", op, runner, _hashable(tactic), _hashable(shapes)), lineno, dict(
+            self._count(("trt-shortcut", op, runner, _hashable(tactic), _hashable(shapes), self._trt_rank), lineno, dict(
                 op=op, runner=runner, tactic=tactic, status=Status.CHOSEN, shapes=shapes,
                 detail={"not_measured": "the only candidate: TensorRT-LLM recorded it without profiling (time=0.000ms)",
-                        **detail}))
+                        **detail}, **self._trt_rank_field()))
+
+    def _trt_rank_field(self) -> Dict[str, Any]:
+        """The record's rank: the `[RANK r]` of TensorRT-LLM's logger prefix (its `set_rank`), when the line has one."""
+        return {"rank": self._trt_rank} if self._trt_rank is not None else {}
 
     def _trt_cache_file(self, lineno: int, body: str) -> None:
         """`[AutoTuner] Successfully saved cache to P using JSON format` (and `loaded ... from`, which later
@@ -828,13 +845,17 @@ class LogParser:
         if not m:
             return  # the summary's wording changed: the failures themselves are read from their own lines
         op, n = m["op"], int(m["n"])
-        seen = self._trt_failure_lines.get(op, 0)
+        seen = self._trt_failure_lines.get((self._trt_rank, op), 0)
         more = (f"; this log has {seen} failure line(s) for it: TensorRT-LLM prints an op's failure once "
                 "(warning_once), so the others are counted here only") if seen < n else ""
+        on = f" on {self._trt_rank}" if self._trt_rank else ""
+        facts = {"op": Fact(op, "decoded", "log line"), "failed": Fact(n, "measured", "log line"),
+                 "failure_lines": Fact(seen, "decoded", "this log")}
+        if self._trt_rank:
+            facts["rank"] = Fact(self._trt_rank, "decoded", "the logger's [RANK r] prefix")
         self.events.add("tuning_failures_counted", lineno, body,
-                        f"TensorRT-LLM's autotuner counted {n} failed (runner, profile) pair(s) for {op}{more}",
-                        {"op": Fact(op, "decoded", "log line"), "failed": Fact(n, "measured", "log line"),
-                         "failure_lines": Fact(seen, "decoded", "this log")}, key=(op,))
+                        f"TensorRT-LLM's autotuner{on} counted {n} failed (runner, profile) pair(s) for {op}{more}",
+                        facts, key=(self._trt_rank, op))
 
     def _no_valid_config(self, lineno: int, text: str) -> None:
         """`Have not found any valid GEMM config for shape (m, n, k)`: no tactic could run that shape
@@ -1331,8 +1352,9 @@ class LogParser:
     def _record(self, op: str, runner: str, tactic: Tactic, status: Status, line: int, *,
                 detail: Optional[Dict[str, Any]] = None, **kw: Any) -> TuningRecord:
         clean = {k: v for k, v in (detail or {}).items() if v is not None}
+        rank = kw.pop("rank", None) or self.rank  # a line's own rank (TensorRT-LLM's `[RANK r]`), else the file's
         return TuningRecord(source=self.source, source_kind=KIND, op=op, runner=runner, tactic=tactic,
-                            status=status, env=self.env, line=line, detail=frozen_detail(clean), rank=self.rank, **kw)
+                            status=status, env=self.env, line=line, detail=frozen_detail(clean), rank=rank, **kw)
 
     def _shapes_or_none(self, text: str) -> Optional[Tuple[Any, ...]]:
         try:

@@ -33,7 +33,9 @@ autotuner's per-candidate lines. The exact texts and where they come from:
   gives the op's count of failed (runner, profile) pairs (a `tuning_failures_counted` event that says
   how many failure lines the log holds beside it). `Loaded N shared cache entries` / `Loaded N
   rank-specific cache entries for rank R` precede `Successfully loaded cache from P using JSON format
-  (total N entries)`, one `configs_loaded` event with the parts.
+  (total N entries)`, one `configs_loaded` event with the parts. The logger's `[RANK r]` (its
+  `set_rank`) is each line's rank: every rank's lines are held, closed and recorded apart, so one
+  server log holding all ranks' lines interleaved reads as the per-rank logs do.
 - #19162's own source is not in any stored copy (no file holds `[Autotuner] Candidate:`); its lines
   in tests/data/trtllm_writers/b35ac1b64368/autotuner+candidates.rank<r>.log are derived from the
   PR's review hunk and labelled so in that folder's PROVENANCE.json.
@@ -59,6 +61,7 @@ FAILED = re.compile(r"Failed when profiling runner=(?P<runner>.+?), tactic=(?P<t
 WINNER = re.compile(r"Profiling runner=(?P<runner>.+?), tactic=(?P<tac>.+?) for cache_key=(?P<key>\(.*\))\.?\s*$")
 NO_VALID_TACTIC = re.compile(r"No valid runner/tactic was found for custom_op=(?P<op>[^,\s]+), input_shapes=")
 # the single-file writer (#10336 on; hyukn/TensorRT-LLM@5619fce as tests/data/trtllm_writers/5619fce9f304 ran it)
+RANK_PREFIX = re.compile(r"\[TRT-LLM\]\s*\[RANK (?P<rank>\d+)\]")  # the logger's set_rank (HuiGao-NV@195839a logger.py)
 LOADED_SECTION = re.compile(r"Loaded (?P<n>\d+) (?P<part>shared|rank-specific) cache entries(?: for rank (?P<rank>\d+))?\s*$")
 FAILURES_COUNTED = re.compile(r"Total failed profiling tactics occurs: (?P<n>\d+) for custom_op=(?P<op>[^\s,]+?)\.?(?:\s|$)")
 _TORCH_SIZE = re.compile(r"torch\.Size\(\[(?P<dims>[-\d, ]*)\]\)")
