@@ -1,7 +1,7 @@
 """Score points.jsonl with whatever `tiletune` is importable, its own constants, no fitting: the
 "before" column of README.md.
 
-    python3 bench/blackwell_public/baseline.py [TILETUNE_CHECKOUT]
+    python3 bench/blackwell_public/baseline.py [TILETUNE_CHECKOUT] [--own-rules] [--score-round4|5|6] [--signed] [--points]
 
 With a checkout (e.g. a worktree of the commit before issue 26), that checkout's `tiletune` is
 imported instead of this one's. Each point: the kernel its source states, or the fastest catalog
@@ -31,8 +31,10 @@ from tiletune.model.perf import estimate  # noqa: E402
 
 _ESTIMATE_ARGS = estimate.__code__.co_varnames  # an older tiletune (the "before" column) has no power_limit_w
 
-# the candidate rules from this tree's tools/ (a checkout of an older commit has none)
-_spec = importlib.util.spec_from_file_location("blackwell_fit", ROOT / "tools" / "model_fit" / "blackwell_fit.py")
+# the candidate rules from this tree's tools/ (a checkout of an older commit has none); with --own-rules, the
+# checkout's own (round six: its catalog is part of what is scored, so "before" prices the split commit's candidates)
+_RULES = Path(_args[0]) if _args and "--own-rules" in sys.argv else ROOT
+_spec = importlib.util.spec_from_file_location("blackwell_fit", _RULES / "tools" / "model_fit" / "blackwell_fit.py")
 assert _spec is not None and _spec.loader is not None
 bf = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(bf)
@@ -44,10 +46,14 @@ def main() -> None:
     print(f"tiletune imported from {Path(tiletune.__file__).resolve().parents[1].name}/")
     groups: dict = defaultdict(list)
     score5 = "--score-round5" in sys.argv
-    for p in bf.load(HERE / "points.jsonl", round3=True, round4=True, round5=score5):
+    score6 = "--score-round6" in sys.argv
+    for p in bf.load(HERE / "points.jsonl", round3=True, round4=True, round5=score5 or score6,
+                     **({"round6": True} if score6 else {})):
         if "--score-round4" in sys.argv and p["source_id"] not in bf.ROUND4_HELD:
             continue
         if score5 and p["source_id"] not in bf.ROUND5_HELD:
+            continue
+        if score6 and p["source_id"] not in bf.ROUND6_HELD:
             continue
         gpu = find(bf.GPU_KEYS[p["gpu"]])
         fam = bf.family(gpu.arch)
@@ -71,10 +77,30 @@ def main() -> None:
     for key, rows in sorted(groups.items()):
         ok = [(p, e) for p, e in rows if e is not None]
         errs = [abs(e.time_expected_s - p["time_us"] * 1e-6) / (p["time_us"] * 1e-6) for p, e in ok]
+        signed = [(e.time_expected_s - p["time_us"] * 1e-6) / (p["time_us"] * 1e-6) for p, e in ok]
         inside = sum(e.time_low_s <= p["time_us"] * 1e-6 <= e.time_high_s for p, e in ok)
         width = statistics.median(e.time_high_s / e.time_low_s for _, e in ok) if ok else float("nan")
         print(f"{key:42s} n={len(ok):3d} median={statistics.median(errs):6.1%} inside={inside / max(1, len(ok)):5.0%} "
-              f"width={width:.2f}x too_big={len(rows) - len(ok)}")
+              f"width={width:.2f}x too_big={len(rows) - len(ok)}"
+              + (f" signed={statistics.median(signed):+6.1%}" if "--signed" in sys.argv else ""))
+    if "--points" in sys.argv:  # every point: what was priced and how far off (round six's RESULTS_round6.md)
+        print("\n| point | GPU | dtype | M x N x K (batch) | kernel priced | measured us | model us | band us | error |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        for key, rows in sorted(groups.items()):
+            if ":" in key:
+                continue
+            for p, e in rows:
+                shape = f"{p['m']} x {p['n']} x {p['k']}" + (f" ({p['batch']}{' groups' if p.get('grouped') else ''})"
+                                                               if p.get("batch", 1) > 1 else "")
+                if e is None:
+                    print(f"| {p['id']} | {p['gpu']} | {p['dtype']} | {shape} | every candidate too big | "
+                          f"{p['time_us']:.2f} | - | - | - |")
+                    continue
+                t = p["time_us"]
+                kern = "x".join(str(v) for v in e.tile) + (" stated" if p.get("tile") else "")
+                print(f"| {p['id']} | {p['gpu']} | {p['dtype']} | {shape} | {kern} | {t:.2f} | "
+                      f"{e.time_expected_s * 1e6:.2f} | {e.time_low_s * 1e6:.2f}-{e.time_high_s * 1e6:.2f} | "
+                      f"{(e.time_expected_s * 1e6 - t) / t:+.1%} |")
 
 
 if __name__ == "__main__":

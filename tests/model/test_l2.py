@@ -33,6 +33,20 @@ def test_bandwidth_is_measured_on_the_h200_and_an_estimate_elsewhere():
     assert bw == pytest.approx(6.5e12 / (132 * 1.98e9) * 188 * 2.43e9)
 
 
+def test_sm100_family_l2_rate_is_the_fitted_per_sm_rate_and_above_its_dram():
+    # round six (issue 26): the H200's per-SM rate put a B200's L2 below its own DRAM, so a warm timing could never
+    # run faster than a cold one; the SM100 family takes the rate fitted on public warm-L2 B200 timings instead
+    b200, gb300 = find("B200"), find("GB300")
+    bw, measured, basis = l2_term.bandwidth(b200, 1.86e9)
+    per_sm = l2_term.L2_FITTED_BYTES_PER_CLK_PER_SM["sm100"]
+    assert bw == pytest.approx(per_sm * 148 * 1.86e9) and bw > 2 * b200.mem_bw_bytes_per_s
+    assert not measured and "fitted" in basis and "not measured" in basis
+    assert l2_term.bandwidth(gb300, 1.9e9)[0] == pytest.approx(l2_term.L2_FITTED_BYTES_PER_CLK_PER_SM["sm103"] * 148 * 1.9e9)
+    # SM90 keeps its measured value, SM120 the H200-derived estimate
+    assert l2_term.bandwidth(H200, 1.98e9)[0] == pytest.approx(6.5e12)
+    assert "estimate: the H200's measured" in l2_term.bandwidth(RTX, 2.43e9)[2]
+
+
 def test_warm_timing_of_resident_weights_runs_at_the_l2_rate():
     cold = analyze(FP4_DECODE, TILE, RTX, dtype="nvfp4", l2="cold")
     warm = analyze(FP4_DECODE, TILE, RTX, dtype="nvfp4", l2="warm")

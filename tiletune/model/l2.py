@@ -17,9 +17,10 @@ Rules (each number's basis is in the note the model prints):
   share used: 32/60) and has fallen to the DRAM rate by 48 MiB (two L2 partitions;
   bench/h200_l2_residency). Between the two nothing was measured: a step at 32/60 is the
   assumption. Assumed the same elsewhere (B200 and GB202 split their L2 in two as well).
-- bandwidth: the table's `l2_read_bw_gbps` where measured; else an estimate: the H200's measured
-  L2 read rate per SM per clock times this GPU's SMs and clock (an assumption: the per-SM L2
-  path of another architecture was not measured here; the band widens for it, transfer.py).
+- bandwidth: the table's `l2_read_bw_gbps` where measured; else an estimate: a per-SM-per-clock rate
+  times this GPU's SMs and clock: fitted on public warm-L2 timings for the SM100 family
+  (`L2_FITTED_BYTES_PER_CLK_PER_SM`), the H200's measured rate elsewhere (an assumption: the per-SM
+  L2 path of another architecture was not measured here; the band widens for it, transfer.py).
 - the kernel reaches the same share of the L2 rate as of the DRAM rate (the fitted `eta_bw`).
 """
 
@@ -35,6 +36,13 @@ from tiletune.model.gpus import GpuSpec
 USABLE_SHARE = 32 / 60  # H200: the largest re-read working set measured at the L2 rate, of 60 MiB
 # H200 measured: 6.5 TB/s over 132 SMs at the 1980 MHz max clock (bench/h200_l2_residency)
 L2_BYTES_PER_CLK_PER_SM = 6.5e12 / (132 * 1.98e9)
+# SM100-family GPUs (B200, GB200, B300, GB300): no L2 read rate has been measured on one, and the H200's per-SM
+# rate (24.9 B/clk) puts a B200's L2 (6.8 TB/s) below its own DRAM (7.7 TB/s), where public B200 timings taken
+# with a warm L2 by their harness (vLLM's bench_fp8_gemm.py: CUDA-graph replays of the same tensors) move 34-52 MB
+# of weights at 7-10 TB/s after the launch. Fitted on those timings (issue 26 round six,
+# bench/blackwell_public/fit_l2_sm100.py: the value that minimises the mean of the three sources' median errors);
+# a fit, not a measurement: the band keeps its L2 widening (transfer.py).
+L2_FITTED_BYTES_PER_CLK_PER_SM = {"sm100": 62.0, "sm103": 62.0}
 L2_STATES = ("warm", "cold")
 
 
@@ -79,6 +87,12 @@ def bandwidth(gpu: GpuSpec, clock_hz: Optional[float]) -> tuple:
     clk = clock_hz or gpu.boost_clock_hz
     if not clk:
         return None, False, "L2 read bandwidth unknown (no clock in the table)"
+    fitted = L2_FITTED_BYTES_PER_CLK_PER_SM.get(gpu.arch)
+    if fitted is not None:
+        bw = fitted * gpu.sms * clk
+        return bw, False, (f"L2 read ~{bw / 1e12:.1f} TB/s (fitted: {fitted:.0f} B/clk/SM on public warm-L2 B200 "
+                           f"timings x {gpu.sms} SMs x {clk / 1e6:.0f} MHz; not measured on this GPU; "
+                           f"bench/blackwell_public/fit_l2_sm100.py)")
     bw = L2_BYTES_PER_CLK_PER_SM * gpu.sms * clk
     return bw, False, (f"L2 read ~{bw / 1e12:.1f} TB/s (estimate: the H200's measured {L2_BYTES_PER_CLK_PER_SM:.0f} "
                        f"B/clk/SM x {gpu.sms} SMs x {clk / 1e6:.0f} MHz; not measured on this GPU)")

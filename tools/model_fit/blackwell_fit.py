@@ -158,7 +158,11 @@ def catalog(fam: str, dtype: str) -> List[TileConfig]:
     out: List[TileConfig] = []
     bk = _bk(dtype)
     if fam == "sm100":
-        for bm, bn in ((128, 64), (128, 128), (128, 256), (64, 64), (64, 128), (64, 256)):
+        # small-N tiles (round six): decode-size GEMMs run swap-AB kernels whose N tile holds the few tokens
+        # (tcgen05.mma, cta_group::1: N = 16..256 in steps of 16 at M = 128, 8..256 in steps of 8 at M = 64; PTX ISA,
+        # 'tcgen05 Matrix Shape'); a 64-wide N tile over 1-32 tokens stages and reads 2-64x the operand bytes
+        for bm, bn in ((128, 64), (128, 128), (128, 256), (64, 64), (64, 128), (64, 256), (128, 16), (128, 32), (64, 16),
+                       (64, 32)):
             for sw in (False, True):
                 out.append(TileConfig(tile=(bm, bn, bk), swap_ab=sw, mainloop_schedule="1sm"))
         for bn in (128, 256):
