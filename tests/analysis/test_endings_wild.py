@@ -148,3 +148,49 @@ def test_the_scope_of_a_failure_is_kept_as_the_authors_caveat():
            "unaffected." in re.sub(r"\s+", " ", _table("flashinfer-5155-"))
     assert "the author's caveat: 'The modular sibling (`trtllm_fp4_block_scale_routed_moe`) is unaffected" in \
         re.sub(r"\s+", " ", _table("vllm-41329-"))
+
+
+# --- the stage the text states, with its evidence line ---------------------------------------------
+
+
+def test_an_engines_own_warm_up_line_places_the_abort_at_warm_up():
+    # FastCosyVoice#12: '🔥 Warming up model ...' (line 1), 'Synthesizing: Short model warmup.' (line 3), then the
+    # TensorRT-LLM abort (lines 5-6); no line shows it serving.
+    lead, evidence = _lead_and_evidence(_table("fastcosyvoice-12-"))
+    assert lead.startswith("the run ended: what(): [TensorRT-LLM][ERROR] CUDA runtime error in "
+                           "cudaOccupancyMaxActiveBlocksPerMultiprocessor(...): no kernel image is available for "
+                           "execution on the device")
+    assert "; during warm-up; " in lead and "stage not shown" not in lead
+    assert evidence[1].endswith("log.txt:3 (decoded): 2026-01-18 23:02:11,243 INFO Synthesizing: Short model warmup.")
+
+
+def test_prefill_requests_in_the_prose_place_the_crash_while_serving():
+    # ollama/ollama#17596 line 3: 'Large prefill requests ... deterministically crash the runner with a CUDA illegal
+    # memory access'.
+    lead, evidence = _lead_and_evidence(_table("ollama-17596-"))
+    assert lead.startswith("the run ended: CUDA error: an illegal memory access was encountered; while serving, as the "
+                           "ticket says: 'prefill requests' (line 3)")
+    assert "ticket.md:3 (stated): Large prefill requests against `qwen3-coder-next:q4_K_M`" in evidence[1]
+
+
+def test_a_report_left_inside_an_unclosed_fence_is_read_as_prose():
+    # vllm-project/vllm#39761: the template's '```text' (line 6) is never closed; the author's report follows it, and
+    # line 22 says the engine crashes during the decode phase (around output token 45) inside
+    # GPUModelRunner.get_output().
+    lead, evidence = _lead_and_evidence(_table("vllm-39761-"))
+    assert lead.startswith("the run ended: torch.AcceleratorError: CUDA error: an illegal instruction was encountered; "
+                           "while serving, as the ticket says: 'during the decode phase' (line 22)")
+    assert any("ticket.md:22 (stated): The prefill phase successfully processes tokens" in e
+               and "(around output token 45) inside GPUModelRunner.get_output()." in e for e in evidence)
+
+
+def test_a_paste_left_in_an_unclosed_fence_is_not_read_as_prose():
+    # vllm-project/vllm#28007 opens a fence (line 1) around the signal dump and never closes it: its lines are a
+    # backtrace, not sentences, so nothing in it becomes the author's words
+    from tiletune.readers.logs.ticket import TicketReader
+
+    t = TicketReader()
+    for i, line in enumerate(_artifact("vllm-28007-").read_text(encoding="utf-8").splitlines(), 1):
+        t.feed(i, line)
+    t.finish()
+    assert not t.says_fail and not t.stage_said

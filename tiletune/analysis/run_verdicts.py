@@ -220,8 +220,12 @@ def run_verdicts(events: Sequence[Event], analyzed: Sequence["AnalyzedEntry"],
                 "the ticket states: " + "; ".join(st[:4]) + (f" and {len(st) - 4} more" if len(st) > 4 else "")
                 + f" ({source})"), evidence=tuple(Evidence(source, f.line, f.words, "stated") for f in inp.stated[:2])))
         if inp is not None and inp.reported:  # the measurements its prose reports, where no verdict quoted them
-            said = " ".join(v.text for v in (*fatal_lines, *quiet_leads, *other_lines) if v.source == source)
-            rest = [f for f in inp.reported if _clip(f.value, 200)[:80] not in said]
+            mine = [v for v in (*fatal_lines, *quiet_leads, *other_lines) if v.source == source]
+            said = " ".join(v.text for v in mine)
+            # (a sentence an evidence line shows whole is not repeated: a view quotes evidence within a quarter over 240)
+            shown = " ".join(" ".join(e.words.split()) for v in mine for e in v.evidence[:2] if len(e.words) <= 300)
+            rest = [f for f in inp.reported if _clip(f.value, 200)[:80] not in said
+                    and " ".join(str(f.value).split()).strip(". ")[-80:] not in shown]
             if rest:
                 other_lines.append(Verdict(arch=arch, op="", source=source, text=(
                     "the text also reports (its words, not checked): " + "; ".join(
@@ -661,7 +665,7 @@ def _end_verdict(end: RunEnd, cause: Optional[Event], arch: Optional[str], sourc
         if end.cause is not None:
             evidence.append(end.cause)
     elif end.cause is not None:
-        what = plain(end.cause.words)
+        what = _clip(plain(end.cause.words), 240)  # (an error line's code middle folded before anything is cut)
         evidence.append(end.cause)
     else:
         what = ""

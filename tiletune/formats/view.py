@@ -616,7 +616,7 @@ def legend(result: InspectResult, *, compact: bool = False) -> list[str]:
 # --- evidence and events -------------------------------------------------------------------------
 
 EVIDENCE_SHOWN = 2  # evidence lines under a verdict (the JSON holds all)
-WORDS_WIDTH = 200  # characters of an evidence line's words: whole up to a quarter more, else cut at a sentence or clause
+WORDS_WIDTH = 240  # characters of an evidence line's words: whole up to a quarter more, else cut at a sentence or clause
 
 
 def clip_words(text: str, limit: int = WORDS_WIDTH) -> str:

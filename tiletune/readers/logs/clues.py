@@ -165,7 +165,7 @@ class ClueSet:
 
     def _add(self, clue: Clue) -> None:
         if not clue.context and self._line_text:
-            clue = Clue(clue.what, clue.value, clue.how, clue.kind, clue.line, clue.text, quote_bounded(self._line_text.strip(), 240))
+            clue = Clue(clue.what, clue.value, clue.how, clue.kind, clue.line, clue.text, quote_bounded(self._line_text.strip(), 400))
         key = (clue.what, clue.value, clue.kind)
         if key in self._seen:
             return

@@ -89,7 +89,8 @@ _KERNEL_ARCH = re.compile(r"_sm(?P<a>\d{2,3}[af]?)$")
 # words that place a line at warm-up (autotune sweep, dummy runs, graph capture) or while serving
 # (code names and log lines only: prose such as "not a graph capture case" must not place it)
 _WARMUP = re.compile(r"kernel[_ ]warmup|compile_or_warm_up_model|_dummy_run|\bdummy_run|profile_run|flashinfer_autotune|"
-                     r"Autotuning process|\bTuning [\w:.]+:|capture_model|_capture_cudagraphs|capture_end\(")
+                     r"Autotuning process|\bTuning [\w:.]+:|capture_model|_capture_cudagraphs|capture_end\(|"
+                     r"\bWarming up\b|\bmodel warm-?up\b")  # (an engine's own line announcing its warm-up)
 _SERVING = re.compile(r"event_loop|run_batch|forward_batch_generation|Prefill batch|Decode batch|\bPOST /|concurrency=")
 _STAGE_WINDOW = 40
 
@@ -255,7 +256,7 @@ class EventLog:
             sticky = sticky_reason(f"{ev['text']} {facts['error'].value if 'error' in facts else ''}", code)
             if sticky and "poisons_context" not in facts:
                 facts["poisons_context"] = Fact(sticky, "inferred", "a sticky CUDA error fails every later CUDA call "
-                                                "in the process", line=ev["line"], words=quote_bounded(ev["text"], 240))
+                                                "in the process", line=ev["line"], words=quote_bounded(ev["text"], 400))
                 # a TMA encode that only returns the sticky code (715) is printed, not shown ending the run; an
                 # error that reports the fault in words ("due to an illegal memory access") propagated
                 if ev["kind"] != "tma_descriptor_failed" or "due to" in ev["text"]:
@@ -267,7 +268,7 @@ class EventLog:
             if lines and all(by):
                 s_line, s_text = by[-1]
                 facts["survived"] = Fact(True, run.how(), f"line {s_line}: the autotuner went on", line=s_line,
-                                         words=quote_bounded(s_text, 240))
+                                         words=quote_bounded(s_text, 400))
                 # survived: not what ended the run (a sticky one still poisons the context: `poisons_context` says so)
                 ev["fatal"], ev["maybe_fatal"] = False, False
 
@@ -327,10 +328,10 @@ class EventLog:
                 self._frame = None
         if _WARMUP.search(text):
             self._stage_hint["warm-up"] = lineno
-            self._stage_text["warm-up"] = quote_bounded(text.strip(), 240)
+            self._stage_text["warm-up"] = quote_bounded(text.strip(), 400)
         elif _SERVING.search(text):
             self._stage_hint["serving"] = lineno
-            self._stage_text["serving"] = quote_bounded(text.strip(), 240)
+            self._stage_text["serving"] = quote_bounded(text.strip(), 400)
         if "boxDim" in text:
             bd = error_text.box_dim(text)
             if bd:
@@ -694,10 +695,10 @@ class EventLog:
         if "stage" not in ev["facts"]:
             if _WARMUP.search(text):
                 ev["facts"]["stage"] = Fact("warm-up", "inferred", f"line {lineno} names the warm-up / autotune path",
-                                            line=lineno, words=quote_bounded(text.strip(), 240))
+                                            line=lineno, words=quote_bounded(text.strip(), 400))
             elif _SERVING.search(text):
                 ev["facts"]["stage"] = Fact("serving", "inferred", f"line {lineno} names the serving loop",
-                                            line=lineno, words=quote_bounded(text.strip(), 240))
+                                            line=lineno, words=quote_bounded(text.strip(), 400))
         self._summarize_exception(ident)
 
     def _stage(self, lineno: int) -> Optional[Fact]:

@@ -268,6 +268,7 @@ class LogParser:
         for agg in aggs:
             yield self._agg_record(agg)
         yield from self._fragment.records(self)
+        self.ticket.finish()
         yield from self.ticket.records(self.source, self.env)
         self._summary_events(aggs)
         self.events.mark_survived(self.run)

@@ -88,6 +88,8 @@ _PLUMBING = re.compile(r"^(?:_call_impl|_wrapped_call_impl|__call__|forward|inne
                        r"decorate_context|run|_bootstrap|_bootstrap_inner|_target|wrapper|\w*_impl)$")
 _FENCE = re.compile(r"^\s*(?:```|~~~)")
 _WARNED = re.compile(r"\bWARNING\b|\bWARN\b|^\s*W\d{4} ")  # a traceback logged as a warning (the run went on)
+# an engine's own line announcing its warm-up ("🔥 Warming up model ...", "Warming up DeepSeek V4 sparse MLA attention")
+_WARMUP_LINE = re.compile(r"\bWarming up\b|\b(?:model|kernel|engine) warm-?up\b", re.I)
 _SHUTDOWN = re.compile(r"Shutting down|Waiting for application shutdown|Finished server process|Stopping .* server", re.I)
 _CPP_FRAME = re.compile(r"^\s*(?:\(\w+[^)]*\)\s*)?\d+\s+0x[0-9a-fA-F]+\s+(?:void )?(?P<sym>[A-Za-z_][\w:~<>]*?)(?:<[^(]*>)?\(")
 # a frame of the backtrace a signal handler prints (glibc's backtrace_symbols, UCX, Open MPI):
@@ -187,6 +189,7 @@ class RunTracker:
         self.wrappers: List[_Mark] = []
         self.bars: List[Tuple[int, str, int, int, str]] = []  # (line, op, done, total, text): the last state per line
         self.served: Optional[Tuple[int, str]] = None
+        self.warmups: List[Tuple[int, str]] = []  # lines announcing a warm-up (log lines, not prose)
         self.cache_lines: List[Tuple[int, str]] = []  # "Running FlashInfer autotune with cache: ..." (autotuning begins)
         self.shutdown: Optional[Tuple[int, str]] = None  # the first "Shutting down" line
         self.cpp_frames: List[Tuple[int, str]] = []  # C++ backtrace frames (line, symbol)
@@ -248,6 +251,9 @@ class RunTracker:
                 self.native_frames.append((lineno, nf.group("name"), nf.group("sym")))
         if self.served is None and _SERVED.search(text):
             self.served = (lineno, text.strip())
+        if "arm" in text and not self._in_fence and _WARMUP_LINE.search(text) and not _PROSE.match(text.strip()):
+            self.warmups.append((lineno, text.strip()))
+            del self.warmups[:-4]  # (the last few: the one before a stop is what counts)
         if "[Autotuner]" in text or "[AutoTuner]: Skipping" in text:
             return  # the autotuner's own messages (and their errors) are not the process's stop
         if _AUTOTUNE_CACHE.search(text) and len(self.cache_lines) < MAX_MARKS:
@@ -543,6 +549,9 @@ class RunTracker:
                 return "warm-up", self.ev(f.line, f"in {f.fn} (model loading)"), None
         if self.served is not None and self.served[0] < stop_line:
             return "serving", self.ev(*self.served), None
+        warm = next((w for w in reversed(self.warmups) if w[0] < stop_line), None)
+        if warm is not None and stop_line - warm[0] <= 200:  # the engine said it was warming up, and never served
+            return "warm-up", self.ev(warm[0], warm[1]), None
         near = [c for c in self.cache_lines if 0 <= stop_line - c[0] <= 40]
         if near:  # SGLang / vLLM announce the autotune cache as FlashInfer's autotuning begins
             return "autotune", self.ev(*near[-1]), None

@@ -50,7 +50,10 @@ _PROSE_SERVING = re.compile(r"\b(?:while serving|during serving|when serving|dur
                             r"on (?:the|a) (?:very )?first (?:[\w-]+ )?request|after (?:\d+|a few|several|some|about \d+) "
                             r"(?:requests|minutes of serving)|(?:chat|completion) request|under load|during decode|"
                             r"in production traffic|while (?:handling|processing) requests|during (?:the )?first request|"
-                            r"deployed successfully|(?:failed|fails|crash\w*) in chat)", re.I)
+                            r"deployed successfully|(?:failed|fails|crash\w*) in chat|"
+                            # a request's phase: the decode phase, an output token, prefill requests (a served request)
+                            r"during (?:the )?decode (?:phase|step)|(?:around|at|after) (?:the )?output token \d+|"
+                            r"\bprefill requests?\b)", re.I)
 _PROSE_WARMUP = re.compile(r"\b(?:during|while|at|in|inside) (?:the )?(?:CUDA[- ]?graph capture|graph capture|(?:kernel )?warm-?up|"
                            r"start-?up|engine(?:[- ]core)? (?:start(?:-?up)?|init\w*|warm-?up)|model load(?:ing)?|"
                            r"autotun\w*|tuning pass)|"
@@ -133,7 +136,7 @@ class _Table:
     rows: List[Tuple[int, List[str]]] = field(default_factory=list)
 
 
-def _words(text: str, limit: int = 280) -> str:
+def _words(text: str, limit: int = 400) -> str:
     """`text` whole when it nearly fits, else cut at a sentence's or a clause's end (never mid-word), saying how many
     words were left out (`tiletune.core.words.quote_bounded`)."""
     return quote_bounded(text, limit)
@@ -196,14 +199,20 @@ class TicketReader:
         self._open: Optional[_Table] = None
         self._op: Optional[Tuple[str, int, str]] = None  # the last op the text named
         self._fenced = False
+        self._fenced_prose: List[Tuple[int, str]] = []  # sentences of prose inside the open fence
+        self._finished = False
         self._rows_of: Optional[Tuple[int, List[str]]] = None  # (header line, header) of a table that is not a tactic table
 
     def feed(self, lineno: int, text: str) -> None:
         self._example(lineno, text)
         if text.lstrip().startswith(("```", "~~~")):
             self._fenced = not self._fenced
+            self._fenced_prose = []  # (a fence that closes held a paste: its lines stay unread as prose)
             return
         if self._fenced:  # a pasted log: its lines are log lines, not the ticket's words (they may name the op)
+            if len(self._fenced_prose) < 256 and not _LOGGED.search(text[:120]) and _wordy(text) \
+                    and text.rstrip().endswith((".", "!", "?", ":")):
+                self._fenced_prose.append((lineno, text))  # read as prose if the fence is never closed (see finish)
             self._note_op(lineno, text)
             mc = _MARKED_CHAIN.search(text) if ("←" in text or "<-" in text) and len(self.chains) < 8 else None
             if mc:
@@ -277,6 +286,18 @@ class TicketReader:
                 if len(self.stage_said) < 16:
                     self.stage_said.append((stage, lineno, m.group(0), _words(said.strip())))
                 break
+
+    def finish(self) -> None:
+        """At the end of the text: a fence opened and never closed (a template's "```text" left open, then the
+        author's report) held the author's sentences, not a paste; they are read as prose, once."""
+        if self._finished:
+            return
+        self._finished = True
+        if self._fenced:
+            self._fenced = False
+            for lineno, text in self._fenced_prose:
+                self._statements(lineno, text)
+            self._flush_paragraph()
 
     def stated_stage(self) -> Optional[Fact]:
         """The stage the prose states, when it states only one (else None: the text does not say)."""
