@@ -18,7 +18,7 @@ from tiletune.analysis.results import AnalyzedEntry, Failure, NotTried, RankDisa
 from tiletune.core.archs import arch_family
 from tiletune.core.events import Evidence
 from tiletune.core.records import Decoded, Status, Undecoded
-from tiletune.core.words import quote_bounded
+from tiletune.core.words import quote_bounded, without_advice
 
 _Key = tuple[Optional[str], str, Optional[str]]  # (arch, op, source group)
 
@@ -259,7 +259,9 @@ def _words(r: Any) -> str:
     if d.get("said") and r.tactic is None:  # an INFO count: the line as the log printed it
         return str(d["said"])
     if r.error and not d.get("stated_row"):
-        return quote_bounded(str(r.error), 240)  # (code and paths in its middle folded, never cut mid-word)
+        # the error's words, without the advice a library prints after them ("Please set TLLM_LOG_LEVEL=WARNING to
+        # find out ...", "For debugging consider passing CUDA_LAUNCH_BLOCKING=1"): advice is not this run's setting
+        return quote_bounded(without_advice(str(r.error)), 240)  # (code and paths in its middle folded, never cut mid-word)
     if d.get("stated_row"):
         return str(d["stated_row"])
     if d.get("said"):

@@ -83,4 +83,19 @@ def quote_bounded(text: str, limit: int, mark: str = " ...") -> str:
     return f"{head}{mark} [{left} more word{'s' if left != 1 else ''}]" if left else head
 
 
-__all__ = ["ELLIPSIS", "LONGEST_WORD", "clip_words", "quote_bounded"]
+# the advice a library prints after an error's words ("Please set TLLM_LOG_LEVEL=WARNING to find out ...", "For
+# debugging consider passing CUDA_LAUNCH_BLOCKING=1", "Search for `cudaErrorIllegalAddress' in ..."): never a fact of the run
+_ADVICE = re.compile(r"(?:\.\s+|\s+)(?=(?:Please )?[Ss]et [A-Z][A-Z0-9_]+=|Search for `|For debugging consider|Compile with `|"
+                     r"CUDA kernel errors might)")
+
+
+def without_advice(text: str) -> str:
+    """A logged error's words up to the advice its library prints after them (the advice left out); the words whole
+    when there is none, or when the text is nothing but advice."""
+    t = " ".join(str(text).split())
+    parts = _ADVICE.split(t, maxsplit=1)
+    head = parts[0].rstrip(" ,;:") if len(parts) > 1 else t
+    return head if head else t
+
+
+__all__ = ["ELLIPSIS", "LONGEST_WORD", "clip_words", "quote_bounded", "without_advice"]

@@ -17,7 +17,7 @@ from tiletune.analysis.results import AnalyzedEntry, BucketLine, Failure, Inspec
 from tiletune.analysis.run_verdicts import plain
 from tiletune.analysis.source_groups import group_names
 from tiletune.core.records import Decoded, Problem, Status, Undecoded
-from tiletune.core.words import quote_bounded
+from tiletune.core.words import quote_bounded, without_advice
 from tiletune.model.perf import ModelResult
 
 SMEM_UNIT = 1024  # KiB on screen; bytes in the model (101,376 B shows as 99.0 KiB)
@@ -716,7 +716,7 @@ def event_lines(result: InspectResult) -> list[str]:
         first = min(evs, key=lambda e: e.line or 0)
         n = sum(e.count for e in evs)
         where = f"{src}:{first.line}" if first.line else src
-        words = plain(first.text) if first.text else first.summary
+        words = without_advice(plain(first.text)) if first.text else first.summary
         quoted = all((e.source, e.line) in examples for e in evs)
         fatal = " quoted as an example" if quoted else " fatal" if any(e.is_fatal for e in evs) else ""
         out.append(f"{kind}{fatal} x{n}" + (f" in {src}" if several else "") + f": first at {where}: {clip_words(words)}")
