@@ -187,6 +187,116 @@ VLLM_57423 = [
     "GPU models and configuration :",
 ]
 
+# https://github.com/lightseekorg/tokenspeed/pull/820 (cache_samples/wild/tokenspeed-820-b200-flashinfer-autotune-window-measured/pr.md, lines 1-27; retrieved 2026-07-27)
+TOKENSPEED_820 = [
+    "## Summary",
+    "",
+    "Opens a single autotune window during engine startup — one dummy prefill at",
+    "`chunked_prefill_size` tokens, before CUDA-graph capture — and makes it the",
+    "**only** place kernel tuning can happen. Serving is a pure cache-lookup /",
+    "heuristic-fallback path by construction.",
+    "",
+    "### Changes",
+    "",
+    "- **`ops/tuning.py`**: `autotune()` context manager + `set/get_autotune_max_num_tokens()`;",
+    "  `ModelExecutor._autotune()` runs the dummy prefill under it. Flashinfer skips",
+    "  cache hits, so shapes seeded from a pre-swept table cost nothing.",
+    "- **`nvfp4_gemm_swiglu_nvfp4_quant`** (CuteDSL) joins the autotune framework:",
+    "  12 `(mma_tiler, cluster)` tuple tactics with a `TunableRunner`, replacing the",
+    "  fixed heuristic.",
+    "- **Cleanup**: drop `autotune_frozen`/`freeze_autotuning` (a switch to suppress",
+    "  serving-time tuning admits serving-time tuning is possible — it no longer is),",
+    "  the MXFP4 SiTU lazy in-situ tuning pass (carried the TP rank-divergence",
+    "  deadlock hazard the window removes), and the tuning-cache-active flag.",
+    "  Pre-swept table loads become fire-and-forget cache seeding. The sweeper and",
+    "  all MoE ops now key buckets from `get_autotune_max_num_tokens()`.",
+    "",
+    "### Measured (B200)",
+    "",
+    "- MiniMax-M3: MXFP8 GEMM **1.22×** overall / **1.68×** decode; NVFP4 MoE **1.11×**",
+    "  (tuned vs. default tactic, nsys kernel-level, cold L2).",
+    "",
+]
+
+# https://it.cwl.best/PrimitiveContext/blackwell (cache_samples/wild/blog-primitivecontext-blackwell-lab-sm120-sm121-status/page.md, lines 1-75; retrieved: see its artifact.json)
+PRIMITIVECONTEXT = [
+    "Blackwell LLM Deployment Lab",
+    "49 benchmarked | 14 working | 29 pending | 17 failed — across 3 GPU architectures",
+    "Canonical Docs and Public Attribution",
+    "README.md is the canonical root document and the only root doc intended for publication.",
+    "Local mirrors CLAUDE.md, AGENTS.md, and AGENT.md are symlinks to README.md and are git-ignored.",
+    "Recreate local mirrors with ./scripts/sync_local_docs.sh.",
+    "Public attribution identity for this repo is dev@primitivecontext.com.",
+    "Local git hooks (in .githooks/) enforce attribution and block public AI co-author tags.",
+    "Work is executed by a large agent swarm (up to ~20 concurrent) in a full-freedom dev sandbox.",
+    "Research tools are valuable but sometimes stale or contradictory; agent triage can diverge.",
+    "Timeline estimates will be laughed at. Work is performed right now, with agents scaled appropriately.",
+    "Target",
+    "Chip",
+    "Products",
+    "Memory",
+    "SM100",
+    "B200",
+    "Datacenter Blackwell",
+    "TMEM + HBM",
+    "SM120",
+    "GB202",
+    "RTX 5090, RTX Pro 6000",
+    "96 GB GDDR7",
+    "SM121",
+    "GB10",
+    "DGX Spark",
+    "128 GB unified LPDDR5x",
+    "GPU",
+    "Arch",
+    "Count",
+    "RTX Pro 6000 (96 GB GDDR7)",
+    "SM120",
+    "46 deployments",
+    "DGX Spark (128 GB LPDDR5x)",
+    "SM121",
+    "41 deployments",
+    "RTX 4090 (24 GB GDDR6X)",
+    "SM89",
+    "22 deployments",
+    "Hardware: SM100 vs SM120/SM121",
+    "Capability",
+    "SM100",
+    "SM120/SM121",
+    "Impact",
+    "Tensor Memory",
+    "256 KB TMEM/SM",
+    "None",
+    "Operands must live in registers",
+    "TMA Multicast",
+    "Yes",
+    "Disabled",
+    "Cluster shape locked to 1×1×1",
+    "Instruction Set",
+    "tcgen05.mma",
+    "mma.sync.aligned.block_scale",
+    "Different memory models, layouts incompatible",
+    "Operand Location",
+    "SMEM/TMEM",
+    "Registers",
+    "Register pressure is the bottleneck",
+    "Bottom line : SM100 kernels will not run on SM120/SM121. Code compiled for sm_100a traps on consumer Blackwell.",
+    "Platforms: vLLM vs TensorRT-LLM vs Custom CUTLASS",
+    "Platform",
+    "SM120 NVFP4 Status",
+    "Limitation",
+    "vLLM",
+    "Partial",
+    "SM120 FP4 kernel detection fails (#31085), falls back to Marlin (40-50% perf loss)",
+    "TensorRT-LLM",
+    "Partial",
+    "NVFP4 KV cache support requested but not shipped (#10241)",
+    "SGLang",
+    "Blocked",
+    "All attention backends fail for MoE on SM120 (triton SMEM overflow)",
+    "Custom CUTLASS",
+]
+
 # https://github.com/NVIDIA/TensorRT-LLM/issues/8179 (cache_samples/wild/trtllm-8179-rtx-pro-6000-gpt-oss-trtllm-serve-last-lines/ticket.md, lines 1-31; retrieved 2025-10-07)
 TRTLLM_8179 = [
     "### System Info",
@@ -269,7 +379,7 @@ def test_a_bold_summary_label_opens_the_authors_summary_paragraph():
 
 def test_a_vllm_start_up_log_with_no_error_says_where_it_stops_and_the_warning_it_went_on_after():
     v = _lead(FLASHINFER_2252)
-    assert v.text.startswith("no failure line in the text (no error and no autotuner line); it is a vLLM log of 11 lines "
+    assert v.text.startswith("no failure line in the text (no error line, no autotuner line); it is a vLLM log of 11 lines "
                              "that stops at line 12: 'Loading safetensors checkpoint shards: 15% Completed | 2/13 "
                              "[00:50<04:37, 25.24s/it]'; warnings it logged, and went on: 'UserWarning: Failed to JIT torch "
                              "c dlpack extension, EnvTensorAllocator will not be enabled.' (line 6)")
@@ -281,7 +391,7 @@ def test_a_vllm_start_up_log_with_no_error_says_where_it_stops_and_the_warning_i
 
 def test_the_line_before_the_stop_is_shown_when_it_says_something_else():
     v = _lead(VLLM_26381)
-    assert v.text.startswith("no failure line in the text (no error and no autotuner line); it is a vLLM log of 11 lines "
+    assert v.text.startswith("no failure line in the text (no error line, no autotuner line); it is a vLLM log of 11 lines "
                              "that stops at line 12: 'Loading model from scratch...'")
     assert v.evidence[0].line == 12 and v.evidence[0].words.endswith("Loading model from scratch...")
     view = _view(VLLM_26381)
@@ -291,7 +401,7 @@ def test_the_line_before_the_stop_is_shown_when_it_says_something_else():
 
 def test_an_environment_report_shows_only_its_setup_and_versions_and_its_last_line():
     v = _lead(VLLM_57423)
-    assert v.text.startswith("no failure line in the text (no error and no autotuner line); it shows only its setup and "
+    assert v.text.startswith("no failure line in the text (no error line, no autotuner line); it shows only its setup and "
                              "versions (PyTorch 2.13.0+cu130, CUDA runtime 13.0.88); it is a 'key : value' report of 29 "
                              "lines, its last line 38: 'GPU models and configuration :'")
     assert v.evidence[0].line == 38
@@ -303,3 +413,58 @@ def test_a_tensorrt_llm_log_that_stops_on_a_warning_says_so_once():
            "max_tokens are set (to 0.8999999761581421" in v.text
     assert v.text.count("free_gpu_memory_fraction") == 1
     assert v.evidence[0].line == 30 and "[TRT-LLM] [W]" in v.evidence[0].words
+
+
+# ----- a report that also states failures; a failure named as a risk ---------------------------------------------
+
+
+def test_a_prs_description_and_its_measured_section_lead_and_a_hazard_it_removes_is_no_failure():
+    v = _lead(TOKENSPEED_820)
+    assert v.text.startswith("no failure in the text; what it says first: 'Opens a single autotune window during engine "
+                             "startup — one dummy prefill at `chunked_prefill_size` tokens, before CUDA-graph capture — and "
+                             "makes it the only place kernel tuning can happen.' (line 3); what it reports, in its words: "
+                             "'MiniMax-M3: MXFP8 GEMM 1.22× overall / 1.68× decode; NVFP4 MoE 1.11× (tuned vs. default "
+                             "tactic, nsys kernel-level, cold L2).' (line 25)")
+    assert "failure in words" not in v.text and "Cleanup" not in v.text  # ("the deadlock hazard the window removes")
+    assert v.evidence[0].line == 25 and v.evidence[0].how == "stated"
+
+
+def test_a_status_page_says_its_counts_and_bottom_line_after_the_failures_it_states():
+    v = _lead(PRIMITIVECONTEXT)
+    assert v.text.startswith("the ticket states a failure in words (no log line of it): 'SM120 FP4 kernel detection fails "
+                             "(#31085), falls back to Marlin (40-50% perf loss)' (line 68)")
+    assert "; its own summary, in its words: '49 benchmarked | 14 working | 29 pending | 17 failed — across 3 GPU " \
+           "architectures' (line 2); 'Bottom line : SM100 kernels will not run on SM120/SM121.' (line 61)" in v.text
+    assert "Datacenter Blackwell TMEM" not in v.text  # (a table flattened to one cell a line is not a sentence)
+    assert (v.evidence[0].line, v.evidence[1].line) == (68, 2)
+
+
+def test_a_page_naming_several_machines_archs_takes_none_of_them_as_this_machines():
+    items = list(logs.parse_lines(enumerate(PRIMITIVECONTEXT, 1), "t.md", ReadContext().environment()))
+    notes = [i.message for i in items if hasattr(i, "message")]
+    assert any("the text names the archs of several machines (sm89, sm100, sm120, sm121), not one machine's: no arch is "
+               "taken for this text" in n for n in notes)
+    assert not any("arch clues disagree" in n for n in notes)
+    (inp,) = [i for i in items if isinstance(i, InputFacts)]
+    assert inp.arch is None
+
+
+# ----- arch from a GPU named as written and from a build's arch list ---------------------------------------------
+
+
+def test_a_gpu_written_rtx_6000_pro_is_sm120_and_the_command_and_commit_are_stated():
+    r = _result(TRTLLM_8179)
+    setup = next(v for v in r.verdicts if v.text.startswith("setup stated"))
+    assert setup.text.startswith("setup stated: arch sm120 ('RTX 6000 PRO', a GPU the text names, line 3)")
+    assert setup.evidence[0].line == 3 and setup.evidence[0].words == "Testing gpt-oss-120b on RTX 6000 PRO"
+    view = _view(TRTLLM_8179)
+    assert "commands it runs: 'docker run -it --rm" in view
+    assert "'trtllm-serve /mnt/gpt-oss-120b --host 0.0.0.0 --port 4997' (line 19)" in view
+    assert "commit 2b8722b67 (line 7)" in view
+
+
+def test_a_builds_single_arch_list_is_a_build_flag_clue():
+    block = TRTLLM_8179[8:12]  # the build lines alone: ``` / cd TensorRT-LLM/docker / make release_build CUDA_ARCHS="120-real" / ```
+    setup = next(v for v in _result(block).verdicts if v.text.startswith("setup stated"))
+    assert setup.text.startswith("setup stated: arch sm120 ('CUDA_ARCHS=\"120-real\"', a build flag, line 3)")
+    assert setup.evidence[0].line == 3

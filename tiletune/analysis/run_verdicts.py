@@ -161,6 +161,7 @@ def run_verdicts(events: Sequence[Event], analyzed: Sequence["AnalyzedEntry"],
                 [f for f in (inp.went_on if inp else ())][:1]
             # the measurements it reports in its prose (the sentences not quoted already)
             stage = inp.stated_stage if inp is not None else None  # where the prose places it, when it says one
+            went = [f for f in went if all(plain(str(f.value)) != plain(str(s.value)) for s in says[:3])]  # (said once)
             quoted = [str(s.value) for s in [*says[:3], *went]]
             measured = [f for f in (inp.reported if inp else ())
                         if not any(str(f.value).strip(". ") in q or q.strip(". ") in str(f.value) for q in quoted)][:2]
@@ -177,6 +178,12 @@ def run_verdicts(events: Sequence[Event], analyzed: Sequence["AnalyzedEntry"],
                     "the ticket states a failure in words (no log line of it): ")
             named = next((n for n in (_op_named_at(inp.literals if inp else (), f.line, str(f.value)) for f in says[:3])
                           if n), None)
+            # a report (a status page, a benchmark) that also states failures: the author's own summary, conclusion or
+            # count of outcomes follows the failures it states, in place of its measurement sentences (findings.py)
+            key = [x for x in (inp.literals if inp else ()) if x.kind == "finding" and x.mark.startswith(_KEY_FINDING)
+                   and not any(q.strip(". ")[:60] in x.value or x.value.strip(". ") in q for q in quoted)][:2]
+            if key:
+                measured = []  # (its own summary says what it reports: the measurement sentences are said below it)
             other_lines.append(Verdict(arch=arch, op="", source=source, text=(
                 head + "; ".join(
                     (f"'{_clip(v, 260)}' (line {fs[0].line})" if len(fs) == 1 else
@@ -187,10 +194,13 @@ def run_verdicts(events: Sequence[Event], analyzed: Sequence["AnalyzedEntry"],
                 + "".join(f"; it says the run went on (a fallback or skip, not an abort): '{_clip(f.value, 200)}' "
                           f"(line {f.line})" for f in went)
                 + "".join(f"; it reports: '{_clip(f.value, 200)}' (line {f.line})" for f in measured)
+                + ("; its own summary, in its words: " + "; ".join(f"'{_clip(x.value, 300)}' (line {x.line})" for x in key)
+                   if key else "")
                 + (f"; {_STAGE_SAID.get(str(stage.value), str(stage.value))}, as the ticket says "
                    f"({re.sub(r'^the ticket says ', '', stage.source).replace(' (line', ', line')}"
                    if stage is not None else "") + f" ({source})"),
                 evidence=tuple([Evidence(source, f.line, f.words, "stated") for f in [*says[:2], *went]][:1]
+                               + [Evidence(source, x.line, x.words, "stated", f"a finding ({x.mark})") for x in key[:1]]
                                + [Evidence(source, q.line, q.words, "stated", q.source)
                                   for qs in introduced.values() for q in qs][:1]
                                + [Evidence(source, f.line, f.words, "stated") for f in [*says[:2], *went]][1:2])))
@@ -433,6 +443,7 @@ def _quiet_lead(source: str, evs: Sequence[Event], h: _Held, inp: Optional[Input
     return Verdict(arch=arch, op="", text=f"{text} ({source})", source=source, evidence=tuple(evidence[:2]))
 
 
+_KEY_FINDING = ("under ", "a conclusion marker", "a count of outcomes")  # the author's own summary of a report
 _FINDING_WEIGHT = (("under ", 0), ("a conclusion marker", 1), ("the author's bold", 3), ("a count of outcomes", 3))
 
 
@@ -453,7 +464,8 @@ def _findings_lead(findings: Sequence[Any], inp: InputFacts, source: str, arch: 
         if not any(same(str(f.value), str(g.value)) for g in pool):
             pool.append(f)
     shown = sorted(pool[:3], key=lambda f: f.line or 0)
-    summary = inp.summary
+    # what the text says it is: the first sentence under its "## Summary" heading, else its own first sentence
+    summary = next((x for x in inp.literals if x.kind == "about"), None) or inp.summary
     first = [summary] if summary is not None and summary.line is not None and summary.line <= (shown[0].line or 0) \
         and not any(same(str(summary.value), str(f.value)) for f in shown) else []
     went = [f for f in inp.went_on if not any(same(str(f.value), str(g.value)) for g in [*shown, *first])][:1]
@@ -479,7 +491,7 @@ def _log_tail_lead(stop: Any, lits: Sequence[Any], summary: Optional[Any], setup
     report = stop.mark.startswith("a 'key")
     if report and not setup:
         setup = f"only its setup and versions ({', '.join(versions) or 'none named'})"
-    text = ("no failure line in the text (no error and no autotuner line); "
+    text = ("no failure line in the text (no error line, no autotuner line); "
             + "".join(f"what the ticket says first: '{_clip(f.value, 220)}' (line {f.line}); " for f in first)
             + (f"it shows {setup}; " if setup else "")
             + f"it {'pastes' if first else 'is'} {stop.mark}"

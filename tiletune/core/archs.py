@@ -17,7 +17,7 @@ KNOWN_ARCHS = ("sm80", "sm86", "sm87", "sm89", "sm90", "sm100", "sm103", "sm107"
 # case-insensitively against the whole device name as torch / nvidia-smi print it.
 _GPU_ARCH_PATTERNS: tuple[tuple[str, str], ...] = (
     (r"\bGB10\b|DGX Spark", "sm121"),
-    (r"RTX PRO \d+ Blackwell|RTX 50\d0|RTX PRO \d+\b.*Blackwell", "sm120"),
+    (r"RTX PRO \d+ Blackwell|RTX 50\d0|RTX PRO \d+\b.*Blackwell|RTX \d{4} PRO\b", "sm120"),  # ("RTX 6000 PRO", as written)
     (r"\bB300\b|\bGB300\b", "sm103"),
     (r"\bB200\b|\bGB200\b|\bB100\b", "sm100"),
     (r"\bH200\b|\bH100\b|\bH800\b|\bH20\b|\bGH200\b", "sm90"),

@@ -640,7 +640,7 @@ _STATED_LABEL = {"error": "error", "op": "ops, kernels and runners", "caveat": "
                  "milestone": "start-up lines", "flag": "flags named", "none_failed": "where it says no failure",
                  "finding": "what it reports (its findings, in its words)", "stops_at": "where the paste stops",
                  "warning": "warnings it logged (the run went on)", "named_line": "log lines naming FlashInfer",
-                 "before_stop": "the line before it",
+                 "before_stop": "the line before it", "command": "commands it runs", "about": "what it says it is",
                  "frame": "traceback frames, outermost first",
                  "file": "files", "tile": "tiles", "smem": "shared memory", "gpu": "GPUs named", "arch": "arch tokens named",
                  "version": "versions"}
@@ -672,7 +672,7 @@ def stated_lines(result: InspectResult) -> list[str]:
             if kind == "table":
                 out += [f"{head}{label} (line {lit.line}): {plain(lit.value)}" for lit in lits]
                 continue
-            if kind in ("error", "caveat", "none_failed", "finding", "warning", "named_line", "before_stop"):
+            if kind in ("error", "caveat", "none_failed", "finding", "warning", "named_line", "before_stop", "command", "about"):
                 out += [f"{head}{label}: '{plain(lit.value)}'{_at(lit)}" for lit in lits]
                 continue
             if kind == "stops_at":

@@ -42,7 +42,7 @@ _MODULE = re.compile(r"(?:_|\b)sm(?P<arch>\d{2,3})[af]?_module\b|\b(?:fp4|fp8|mx
 _CC = re.compile(r"compute(?: capability|_cap(?:ability)?)[:= ]+`?(?:(?P<cc>\d{1,2}\.\d)|\((?P<maj>\d{1,2}),\s*(?P<min>\d)\))", re.I)  # + nvidia-smi's compute_cap
 # an arch written as a word of ticket text ("GB300 (SM103 / Blackwell)", "`sm_103a`"), not a path
 # component or a longer name ("kSM_100", "/sm120/"); only lines naming one arch (a list is no clue)
-_GPU_MODEL = re.compile(r"\bGB10\b|DGX Spark|RTX PRO \d{4}|RTX 50\d0|\bG?B300\b|\bG?B[12]00\b|\bG?H[12]00\b|\bH20\b|"
+_GPU_MODEL = re.compile(r"\bGB10\b|DGX Spark|RTX PRO \d{4}|RTX \d{4} PRO\b|RTX 50\d0|\bG?B300\b|\bG?B[12]00\b|\bG?H[12]00\b|\bH20\b|"
                         r"\bA100\b|Jetson Thor|\bL40S?\b")
 _ARCH_WORD = re.compile(r"(?<![\w/.-])(?:SM|sm)_?(?P<a>\d{2,3})[af]?(?![\w/])|(?<![\w.])(?P<cc>1[0-2]\.\d[af])(?![\w.])")
 _KERNEL_NAME = re.compile(r"\bcutlass3x_sm(?P<a>\d{2,3})_|_sm(?P<b>\d{2,3})[af]?(?:\.cubin|\b(?=\s|$|`|'|\)))"
@@ -67,6 +67,9 @@ _CONTRAST = re.compile(r"\b(?:unlike|compared (?:to|with)|vs\.?|versus|than(?: o
                        r"the public|also (?:on|affects))\W*(?:\w+\W+){0,3}$", re.I)
 CONTRAST = _CONTRAST  # (readers/logs/literals.py marks a GPU it finds in a contrast the same way)
 _BUILD_ARCH = re.compile(r"-arch[= ](?:sm|compute)_(?P<a>\d{2,3})[af]?\b")
+# the arch list a build is given: CUDA_ARCHS="120-real" (TensorRT-LLM), TORCH_CUDA_ARCH_LIST=12.1a (PyTorch extensions),
+# CUDA_ARCH=sm_110, CMAKE_CUDA_ARCHITECTURES=120a; a clue only when it names one arch family
+_BUILD_LIST = re.compile(r"\b(?:CUDA_ARCHS?|TORCH_CUDA_ARCH_LIST|CMAKE_CUDA_ARCHITECTURES)\s*=\s*[\"']?(?P<v>[\w.;+ -]{2,40}?)(?=[\"'`\s]|$)[\"']?")
 _DRIVER = re.compile(r"\bdriver(?: version)?\**\s*[:= ]\s*\**(?P<v>\d{3}\.\d{1,3}(?:\.\d{1,3})?)\b", re.I)
 _CUDA_VER = re.compile(r"\bCUDA(?: Version| version| toolkit| runtime)?\**\s*[:= ]?\s*\**(?P<v>1[0-3]\.\d)(?!\d|\.\d)")
 _GPU_GATE = re.compile(r"NVIDIA|GeForce|RTX|\bGB10\b|\bGB[23]00\b|\bB[123]00\b|\bG?H[12]00\b|\bH[28]00\b|\bA[18]00\b|\bH20\b|\bL(?:20|40S?)\b|DGX Spark")
@@ -270,6 +273,14 @@ class ClueSet:
             m = _CUDA_VER.search(text)
             if m and "capability" not in text[max(0, m.start() - 30):m.start()]:
                 self._add(Clue("cuda", m.group("v"), "decoded", "CUDA version", lineno, m.group(0).strip()))
+        if "ARCH" in text:
+            m = _BUILD_LIST.search(text)
+            if m:
+                built = {normalize_arch(re.sub(r"[-+](?:real|virtual|PTX)$", "", v, flags=re.I))
+                         for v in re.split(r"[;\s]+", m.group("v").strip()) if v}
+                one = next(iter(built)) if len(built) == 1 else None
+                if one is not None:  # (a list of several is what a wheel supports: no clue)
+                    self._add(Clue("arch", one, "inferred", "build flag", lineno, m.group(0)))
         if "-arch" in text:
             m = _BUILD_ARCH.search(text)
             if m:
@@ -306,7 +317,7 @@ class ClueSet:
                     self._add(Clue("gpu", name, "decoded", "gpu name", lineno, name))
                 self._add(clue)
                 return
-        for short in ("GB10", "DGX Spark", "RTX 5090", "GB300", "B300", "GB200", "B200", "GH200", "H200", "H100",
+        for short in ("GB10", "DGX Spark", "RTX 5090", "RTX 6000 PRO", "GB300", "B300", "GB200", "B200", "GH200", "H200", "H100",
                       "H800", "H20", "A100", "A800", "L40S", "L40", "L20"):
             i = text.find(short)
             if i >= 0 and re.search(r"(?<![\w#-])" + re.escape(short) + r"(?![\w-])", text):
@@ -392,6 +403,12 @@ class ClueSet:
 
     def best_arch(self) -> Tuple[Optional[Clue], List[Clue]]:
         return self._best("arch", _ARCH_STRENGTH)
+
+    def archs_named(self) -> List[str]:
+        """The distinct archs the text names as literal tokens or GPU names (marked ones too: a table or a list of
+        machines names each of them), sorted by number."""
+        archs = {str(c.value) for c in self.clues if c.what == "arch" and c.kind.startswith(("arch named", "gpu"))}
+        return sorted(archs, key=lambda a: int(re.sub(r"\D", "", a) or 0))
 
     def overruled(self, best: Clue) -> List[str]:
         """Why `best` won over each arch clue that disagrees with it: one phrase per losing clue."""

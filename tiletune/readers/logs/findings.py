@@ -45,6 +45,9 @@ _BOLD_LINE = re.compile(r"^\s*\*\*(?P<h>[^*]{2,80})\*\*\s*:?\s*$")
 # label in prose is the author's own summary of results)
 _RESULT_HEADING = re.compile(r"^\W*(?:TL;?DR|tl;dr|Results?|Conclusions?|Bottom line|Findings?|Key (?:findings|takeaways|results)|"
                              r"Takeaways?|Verdict|Outcome|Measured|Measurements?)\b", re.I)
+# a heading over the text's description of itself (a PR's or an issue's template): its first sentence says what the text is
+_ABOUT_HEADING = re.compile(r"^\W*(?:Summary|Description|Purpose|Overview|Motivation|Describe the bug|Bug description|"
+                            r"Problem|What does this PR do)\b", re.I)
 _SUMMARY_WORDS = re.compile(r"^\W*(?:TL;?DR|tl;dr|Summary|Results?|Conclusions?|Bottom line|Findings?|Key (?:findings|takeaways|results)|"
                             r"Takeaways?|Verdict|Outcome|Measured|Measurements?)\b", re.I)
 # a sentence that opens with a conclusion marker (a closed class of discourse markers)
@@ -60,6 +63,10 @@ _OUTCOME_COUNT = re.compile(r"(?<![\w.])\d[\d,]*\s+(?:passed|failed|skipped|erro
 _SENTENCE_END = re.compile(r"(?<=[.!?])(?:\*\*|__)?`?\s+(?=[A-Z`(\[*\"'])")
 # a line of code or of a traceback pasted outside a fence: no prose
 _CODEISH = re.compile(r'File "[^"]+", line \d+|^\s*[~^]{4,}\s*$|^\s{4,}\S|^\s*(?:Traceback \(|#\d+ 0x|\w+(?:\.\w+)*\($)')
+# a command the text runs (a serving stack's launcher, after a prompt and environment assignments), and a commit named
+_COMMAND = re.compile(r"^[\s`>$]*(?:[^`]{0,60}?[$❯➜✗]\s+)?(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?P<c>(?:vllm serve|python3? -m [\w.]+|trtllm-serve|"
+                      r"trtllm-bench|trtllm-build|torchrun|mpirun|docker run|sglang\.launch_server)\b[^`]*)")
+_COMMIT = re.compile(r"\b[Cc]ommit(?: id| hash| sha)?\W{0,6}(?P<h>[0-9a-f]{7,40})\b")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _FENCE = ("```", "~~~")
 
@@ -68,7 +75,8 @@ _LEVEL = re.compile(r"^\s*(?:\(\w[\w ]*pid=\d+\)\s*)?(?:\[[^\]]{1,40}\]\s*)*(?:(
                     r"|(?P<glog>[IWEF])\d{4} \d\d:\d\d:\d\d)")
 _TAG_LEVEL = re.compile(r"\[(?:TRT-LLM|TensorRT-LLM)\]\s*\[(?P<l>[IWEV])\]|\[TensorRT-LLM\]\[(?P<l2>INFO|WARNING|ERROR|VERBOSE)\]")
 _PROGRESS = re.compile(r"\d+%\s*(?:Completed\s*)?\|.*\|\s*\d+/\d+|\b\d+/\d+ \[\d\d:\d\d")
-_KEY_VALUE = re.compile(r"^\s*[A-Za-z][\w ./()-]{1,40}?\s+:\s*\S?")
+# a report's aligned 'Key    : value' line (collect_env), not prose's "Bottom line : ..."
+_KEY_VALUE = re.compile(r"^\s*[A-Za-z][\w ./()-]{1,40}?(?:\s{2,}:|\s:\s*$)")
 _USER_WARNING = re.compile(r"\b\w*Warning: (?P<w>\S.*)$")
 _VLLM = re.compile(r"^\s*\((?:EngineCore|APIServer|VllmWorker|Worker|EngineCore_DP\d+)\w* pid=\d+\)|"
                    r"\b(?:INFO|WARNING|ERROR|DEBUG) \d\d-\d\d \d\d:\d\d:\d\d \[[\w.]+\.py:\d+\]")
@@ -122,6 +130,10 @@ class FindingReader:
         self._prev_line: Optional[Tuple[int, str]] = None
         self.warnings: List[Literal] = []
         self.named: List[Literal] = []
+        self.commands: List[Literal] = []
+        self.about: Optional[Literal] = None  # what the text says it is (under its "## Summary" / "Description")
+        self._about_next = False
+        self.commits: List[Literal] = []
         self._vllm = 0
         self._trt = 0
         self._sglang = 0
@@ -142,6 +154,14 @@ class FindingReader:
                 self._flush()
             return
         self._text_lines += 1
+        if len(self.commands) < 2 and ("serve" in s or "-m " in s or "run" in s or "trtllm" in s or "launch" in s):
+            c = _COMMAND.match(s)
+            if c is not None and len(c.group("c").split()) >= 2:
+                self.commands.append(Literal("command", _clip(c.group("c"), 200), lineno, _clip(s, 240)))
+        if "ommit" in s and not self.commits:
+            h = _COMMIT.search(s)
+            if h is not None:
+                self.commits.append(Literal("version", f"commit {h.group('h')}", lineno, _clip(s, 240)))
         if message(s):
             self._prev_line, self._last_line = self._last_line, (lineno, s)
         if "Warning: " in s and len(self.warnings) < 3:  # a Python warning (bare, or after a process prefix)
@@ -198,6 +218,7 @@ class FindingReader:
             self._flush()
             h = head.group("h") if head is not None else s
             self._under = (lineno, h) if _RESULT_HEADING.match(_unmark(h).strip("`* ")) else None
+            self._about_next = self.about is None and _ABOUT_HEADING.match(_unmark(h).strip("`* ")) is not None
             return
         if _LIST_ITEM.match(s) and self._para:  # a list item starts a paragraph of its own
             self._flush()
@@ -227,6 +248,11 @@ class FindingReader:
             start = joined.find(sent, pos)
             pos = start + len(sent)
             sentences.append((start, sent))
+        if self._about_next:  # the first paragraph under "## Summary": its first sentence says what the text is
+            self._about_next = False
+            first = _unmark(_LIST_ITEM.sub("", sentences[0][1] if sentences else joined, count=1))
+            if len(first.split()) >= 6:
+                self.about = Literal("about", _clip(first, 300), para[0][0], _clip(first, 240), "its description")
         label = _LABEL.match(joined)
         if self._under is None and label is not None and _SUMMARY_WORDS.match(label.group("l")):
             self._under = (para[0][0], label.group("l"))  # "**Summary:** prefill ...": a heading inline, its paragraph after it
@@ -245,6 +271,11 @@ class FindingReader:
         for start, sent in sentences:
             if _MARKER.match(_unmark(sent)):
                 self._add(1, line_of(start), _clip(_unmark(sent)), "a conclusion marker")
+        for off, lineno in at:  # (a marker opening a line whose sentence began on a line before: a flattened page)
+            t = joined[off:]
+            if _MARKER.match(_unmark(t)) and not any(st == off for st, _ in sentences):
+                end = _SENTENCE_END.search(t)
+                self._add(1, lineno, _clip(_unmark(t[:end.start()] if end else t)), "a conclusion marker")
         for b in _BOLD.finditer(joined):
             words = b.group("b").strip()
             after = joined[b.end():b.end() + 3].strip()
@@ -258,8 +289,10 @@ class FindingReader:
                 said = " ".join(sent for _, sent in held)
                 self._add(2, line_of(held[0][0]), _clip(_unmark(_LIST_ITEM.sub("", said, count=1))), "the author's bold")
         for lineno, t in para:
-            if len(_OUTCOME_COUNT.findall(t)) >= 2:
-                self._add(3, lineno, _clip(_unmark(_LIST_ITEM.sub("", t, count=1))), "a count of outcomes")
+            if len(_OUTCOME_COUNT.findall(t)) >= 2:  # (a PR's checked test-plan item reports its own tests: said as such)
+                checked = re.match(r"\s*(?:[-*+]\s+)?\[[xX ]\]", t) is not None
+                self._add(3, lineno, _clip(_unmark(_LIST_ITEM.sub("", t, count=1))),
+                          "a checked item's count" if checked else "a count of outcomes")
 
     def _add(self, weight: int, lineno: int, said: str, why: str) -> None:
         if len(self._found) >= 16 or any(said in f.value or f.value in said for _, _, f in self._found):
@@ -276,10 +309,16 @@ class FindingReader:
             self._end_block()
         out = [f for _, _, f in sorted(sorted(self._found, key=lambda t: (t[0], t[1]))[:MAX_FINDINGS],
                                        key=lambda t: t[2].line or 0)]
+        out += self.commands + self.commits + ([self.about] if self.about is not None else [])
         if not quiet_log:
             return tuple(out)
         out.extend(self.stops_at())
         return tuple(out + self.warnings + self.named)
+
+    def found(self) -> bool:
+        """The text states findings (see the module docstring)."""
+        self._flush()
+        return bool(self._found)
 
     def writer(self) -> str:
         """The program whose log grammar most of the text's log lines follow ('' when none does)."""

@@ -310,8 +310,12 @@ class LogParser:
                                              ("FlashInfer", self.env.flashinfer_version)) if v]
             if has_events or self.run.tracebacks or self.ticket.says_fail or self.ticket.stated:
                 held = "no autotuner tuning lines; what the text shows is in the verdicts and the Events section"
+            elif self.findings.found():
+                held = "no failure line; what it reports (its findings, in its words) is in the verdicts"
             elif (self.run.is_ticket or not self.run.log_lines) and self.ticket.reports():
                 held = "no log line of a run; the measurements its prose reports are in the verdicts"
+            elif self.findings.stops_at():
+                held = "no error and no autotuner line; what the log is and where it stops are in the verdicts"
             elif setup:  # a ticket that states its setup only: say what it does state
                 held = f"only the setup it states ({', '.join(setup)})"
             else:
@@ -344,8 +348,14 @@ class LogParser:
                                           "inferred", "arch clues weighed by kind", line=best.line,
                                           words=best.context or best.text)
             elif best is not None:
-                self._out_note(f"arch clues disagree ({', '.join(sorted({c.value for c in [best] + conflicts}))}: "
-                               f"{'; '.join(c.where() for c in [best] + conflicts)}); pass --arch")
+                named = self.clues.archs_named()
+                if len(named) >= 3:  # a comparison or a status page across machines: not one machine's clues disagreeing
+                    self._out_note(f"the text names the archs of several machines ({', '.join(named)}), not one machine's: "
+                                   f"no arch is taken for this text ({'; '.join(c.where() for c in [best] + conflicts)}); "
+                                   "pass --arch for the one you mean")
+                else:
+                    self._out_note(f"arch clues disagree ({', '.join(sorted({c.value for c in [best] + conflicts}))}: "
+                                   f"{'; '.join(c.where() for c in [best] + conflicts)}); pass --arch")
         if env.gpu is None:
             gpu = self.clues.best_gpu()
             if gpu is not None:

@@ -75,7 +75,7 @@ _ERROR_LIKE = re.compile(r"\b\w*(?:Error|Exception)\b|^No \w+|\b(?:failed|cannot
 # a sentence or quoted line that states a failure in words (a ticket's prose, or an error quoted bare)
 _SAYS_FAIL = re.compile(r"Error Internal|kError\w+|\bhang(?:s|ing)? (?:indefinitely|forever|at|on|in|during|when|after)\b|"
                         r"\bdeadlock\w*|\bstuck at\b|\bfreez(?:es|ing) (?:at|on|during)\b|"
-                        r"\bfail(?:s|ed|ing)? (?:to|with|at|on|in)\b|\bfails\b|\bcrash(?:es|ed)?\b|"
+                        r"\bfail(?:s|ed|ing)? (?:to|with|at|on|in|for)\b|\bfails\b|\bcrash(?:es|ed)?\b|"
                         r"illegal (?:memory|instruction)|garbage output|\bNaN\b|out of memory|\bOOM\b|corrupt\w*|"
                         r"too much shared|causing an? `?\w*Error|"
                         r"Assertion failed|exceeds? (?:the )?(?:\d|shared|SMEM)", re.I)
@@ -119,6 +119,10 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z*(`\[])")
 _CONTRASTED = re.compile(r"\b(?:instead of|unlike|rather than|compared (?:to|with)|as opposed to)\b[^.;]*$", re.I)
 _NOT_FAIL = re.compile(r"(?<!Internal )\b(?:no|zero|0) (?:errors?|failures?|crash(?:es)?)\b|without (?:any )?(?:errors?|failures?)|"
                        r"\b(?:fixed|resolved|works)\b", re.I)
+# a failure named as a risk, not as something that happened: "the deadlock hazard the window removes", "to avoid a
+# crash", "prevents the OOM"
+_POTENTIAL = re.compile(r"\b(?:hazards?|risks?|risk of|avoid\w*|prevent\w*|eliminat\w+|remov(?:es|ed|ing)|guard\w* against)\b",
+                        re.I)
 _NEGATED = re.compile(r"\b(?:not|never|no)\b[^.;,]{0,20}$|n't[^.;,]{0,20}$", re.I)
 _OP_WORDS = re.compile(r"\b(?P<op>(?:mxfp8|fp8|fp4|nvfp4|bf16|fp16)_gemm|mm_(?:fp4|mxfp8|fp8|bf16)|bmm_fp8|cutlass_fused_moe|"
                        r"trtllm_fp4_block_scale_moe|trtllm_fp8_block_scale_moe|fused_moe)\b")
@@ -357,7 +361,8 @@ class TicketReader:
                 self.went_on.append(Fact(_words(said), "stated", "the ticket's prose", line=lineno, words=_words(said)))
         f = _SAYS_FAIL.search(text)
         if f and len(self.says_fail) < 32 and len(text.strip()) > 12 \
-                and not _NOT_FAIL.search(text[max(0, f.start() - 60):f.end() + 60]):  # (near the words, in a long line)
+                and not _NOT_FAIL.search(text[max(0, f.start() - 60):f.end() + 60]) \
+                and not _POTENTIAL.search(text[max(0, f.start() - 24):f.end() + 24]):  # (near the words, in a long line)
             said = _sentence(text, f.start()) if len(text) > 240 else text.strip()
             if said.count("|") < 4:  # (a table flattened into one line is not a sentence: its rows are read as a table)
                 self.says_fail.append(Fact(_words(said), "stated", "the ticket's prose", line=lineno, words=_words(said)))
@@ -401,6 +406,8 @@ class TicketReader:
         para, self._para = self._para, []
         if not para or len(self.reported) >= 64 or not any(ch.isdigit() for _, t in para for ch in t):
             return
+        if len(para) >= 5 and sum(len(t.split()) for _, t in para) <= 4 * len(para):
+            return  # (a table flattened to one cell a line, a page's table copied as text: no sentences of prose)
         joined, at = "", []  # the paragraph as one text, and where each of its lines starts in it
         for lineno, t in para:
             at.append((len(joined), lineno))
@@ -427,7 +434,8 @@ class TicketReader:
                                    (0, ""))
                 if whole and len(whole) > len(piece) and _wordy(whole):
                     fm = _SAYS_FAIL.search(whole)
-                    if fm and _NOT_FAIL.search(whole[max(0, fm.start() - 60):fm.end() + 80]):
+                    if fm and (_NOT_FAIL.search(whole[max(0, fm.start() - 60):fm.end() + 80])
+                               or _POTENTIAL.search(whole[max(0, fm.start() - 24):fm.end() + 24])):
                         dropped.append(i)  # read whole, the sentence says it was fixed or did not fail
                         continue
                     said = _words(whole)
