@@ -194,3 +194,18 @@ def test_a_paste_left_in_an_unclosed_fence_is_not_read_as_prose():
         t.feed(i, line)
     t.finish()
     assert not t.says_fail and not t.stage_said
+
+
+# --- literal facts: tests named and their results -------------------------------------------------
+
+
+def test_a_test_runs_result_and_the_tests_named_are_stated_facts():
+    # fla-org/flash-linear-attention#1109 line 12 '**76 passed, 7 skipped**'; flashinfer-ai/flashinfer#4446 line 13
+    # '2 passed, 8647 deselected'; flashinfer#2697 names a test class, flashinfer#3989 a test function.
+    for slug, want in (("fla-1109-", "tests named and their results: result '76 passed, 7 skipped' (line 12)"),
+                       ("flashinfer-4446-", "tests named and their results: result '2 passed, 8647 deselected' (line 13)"),
+                       ("flashinfer-2697-", "tests named and their results: TestFlashinferTrtllmGenMoeBackendMXFP8 (line 3)"),
+                       ("flashinfer-3989-", "tests named and their results: test_sparse_mla_sm120_decode_dsv4 (line 21)")):
+        assert want in _table(slug), slug
+    # a test file is a file, not a test: fla-1109's tests/ops/test_kda.py stays on the files line only
+    assert "test_kda (line" not in _table("fla-1109-")

@@ -38,7 +38,7 @@ _JOIN_LINES = 3  # lines a wrapped error sentence may continue over
 _JOIN_FENCED = 6  # ... and a message broken over indented lines of a pasted log
 
 # kinds in the order a person needs them (the view keeps this order)
-KINDS = ("error", "op", "flag", "none_failed", "caveat", "elision", "table", "frame", "file", "tile", "box", "smem", "milestone", "gpu", "arch",
+KINDS = ("error", "op", "flag", "none_failed", "caveat", "test", "elision", "table", "frame", "file", "tile", "box", "smem", "milestone", "gpu", "arch",
          "version")
 
 _EXC_TYPE = r"(?:[a-z_][\w]*\.)*(?:[A-Z]\w*(?:Error|Exception)|Exception)"
@@ -140,6 +140,13 @@ _CAVEAT = re.compile(r"\bcaveat\b|\bnot (?:a )?proof\b|\bcorrelat(?:es|ed|ion)\b
                      r"\bhypothes[ie]s\b|\b(?:I|we) suspect\b|\bnot sure (?:whether|if|why)\b|"
                      # the failure's scope: what it does not touch ("B300 PCIe (80 SMs) is unaffected")
                      r"\b(?:is|are|was|were|remains?|stays?)\s+(?:not affected|unaffected)\b|\bdoes(?: not|n't) affect\b", re.I)
+# a test run's result as pytest prints it ("76 passed, 7 skipped", "2 passed, 8647 deselected", "1 failed, 3 passed")
+_TEST_RESULT = re.compile(r"\b\d+ (?:passed|failed)(?:(?:,? \d+ (?:passed|failed|skipped|deselected|xfailed|xpassed|errors?|"
+                          r"warnings?))+\b| in \d+(?:\.\d+)?s\b)")  # (two counts or a duration: a lone "17 failed" is no test run)
+# a test named as pytest names it: a node id ("tests/x.py::TestY::test_z[param]"), a test class, a test function;
+# never a file name ("tests/ops/test_kda.py": the files line says those)
+_TEST_NAME = re.compile(r"(?<![\w/.-])(?:[\w/.-]+\.py::)?(?:Test[A-Z]\w*(?:::test_\w+)?|test_\w+)(?:\[[^\]\s]{1,60}\])?"
+                        r"(?![\w.]|\.py)")
 _GPU_GATE2 = re.compile(r"RTX|DGX|Jetson|\b[GBHAL]\w?\d{2,3}\b")
 _DIGIT_X = re.compile(r"\d\s?[x×]\s?\d")
 _VERSION_GATE = re.compile(r"CUDA|[Tt]orch|[Dd]river|[Ff]lash[Ii]nfer|vLLM|vllm|SGLang|sglang|TensorRT|tensorrt|CUTLASS|cutlass|"
@@ -294,6 +301,12 @@ class LiteralReader:
                     self._add("error", f"{t.group('t')} (named in a code span)", lineno, text)
             for b in _SPAN_BACKEND.finditer(text):
                 self._add("op", b.group("b"), lineno, text)
+        if ("passed" in text or "failed" in text) and len(self._by["test"]) < PER_KIND:
+            for t in _TEST_RESULT.finditer(text):
+                self._add("test", f"result '{t.group(0)}'", lineno, text)
+        if ("test_" in text or "Test" in text) and len(self._by["test"]) < PER_KIND:
+            for t in _TEST_NAME.finditer(text):
+                self._add("test", t.group(0), lineno, text)
         if not self._fenced and len(self._by["caveat"]) < 2 and _CAVEAT.search(text) and not _logged(text):
             cv = _CAVEAT.search(text)
             assert cv is not None
