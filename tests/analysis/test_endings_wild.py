@@ -209,3 +209,22 @@ def test_a_test_runs_result_and_the_tests_named_are_stated_facts():
         assert want in _table(slug), slug
     # a test file is a file, not a test: fla-1109's tests/ops/test_kda.py stays on the files line only
     assert "test_kda (line" not in _table("fla-1109-")
+
+
+def test_the_frames_shown_are_those_of_the_traceback_that_raised():
+    # vllm-project/vllm#16515: the raising traceback (fp8_utils.py:42 -> _custom_ops.py:727, 'RuntimeError: Currently,
+    # block scaled fp8 gemm is not implemented for Blackwell') then a teardown traceback cut before any exception line;
+    # eugr/spark-vllm-docker#157: a Ray worker's raising traceback, then the API server's cut one.
+    t = re.sub(r"\s+", " ", _table("vllm-16515-"))
+    assert "traceback frames, outermost first: fp8_utils.py:42 in cutlass_scaled_mm -> _custom_ops.py:727 in " \
+           "cutlass_scaled_mm (lines 2-5)" in t
+    t = re.sub(r"\s+", " ", _table("spark-vllm-docker-157-"))
+    assert "traceback frames, outermost first: _custom_ops.py:2438 in moe_wna16_marlin_gemm" in t
+
+
+def test_a_stated_error_keeps_its_words_after_a_template_dump():
+    # fastcosyvoice#12 line 6: the error's words follow a 300-character template argument list
+    t = re.sub(r"\s+", " ", _table("fastcosyvoice-12-"))
+    assert "error: '[TensorRT-LLM][ERROR] CUDA runtime error in cudaOccupancyMaxActiveBlocksPerMultiprocessor(" \
+           "&num_blocks_per_sm, mmha::masked_multihead_attention_kernel<...>, THDS_PER_BLOCK, 0): no kernel image is " \
+           "available for execution on the device" in t

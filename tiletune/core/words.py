@@ -42,7 +42,7 @@ _TEMPLATE_ARGS = re.compile(r"<[^<>]{12,}>")  # a template's argument list ("ker
 _CALL_ARGS = re.compile(r"(?<=[\w>])\((?=[^()]*(?:&|::|<\.\.\.>))[^()]{12,}\)")
 
 
-_DIRS = re.compile(r"(?<![\w/.])(?:\.{0,2}/)?(?:[\w.+-]+/){2,}(?=[\w.+-])")  # a path's directories (its file name stays)
+_DIRS = re.compile(r"(?<![\w/.~])(?:\.{1,2}|~)?/(?:[\w.+-]+/){2,}(?=[\w.+-])")  # a path's directories (its file name stays)
 
 
 def _code_args_folded(t: str, room: int) -> str:

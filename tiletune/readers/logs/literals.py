@@ -26,6 +26,7 @@ import re
 from typing import Dict, List, Optional, Tuple
 
 from tiletune.core.events import Literal
+from tiletune.core.words import quote_bounded
 from tiletune.readers.logs.clues import CONTRAST, MARKED, ClueSet
 from tiletune.readers.logs.events import sentence_around, sentence_of, wrapped_on
 
@@ -174,11 +175,9 @@ _FENCE = ("```", "~~~")
 
 
 def _clip(text: str, limit: int = MAX_ERROR) -> str:
-    """`text` whole when short, else cut at a word boundary with a visible '...' (never mid-word)."""
-    text = re.sub(r"\s+", " ", text).strip()
-    if len(text) <= limit:
-        return text
-    return text[:limit].rsplit(" ", 1)[0].rstrip(",;:") + " ..."
+    """`text` whole up to `limit` characters, else with its code middle folded (template and call arguments, a path's
+    directories) and cut at a sentence's or clause's end, never mid-word, saying what it left out."""
+    return quote_bounded(text, limit * 4 // 5)  # (whole up to a quarter over: `limit` itself)
 
 
 def _sentence(text: str) -> str:
@@ -223,6 +222,8 @@ class LiteralReader:
         self._seen: set = set()
         self._fenced = False
         self._frames: List[Literal] = []  # the current traceback's application frames
+        self._frames_raised = False  # the current traceback ended in its exception line
+        self._raised_frames: List[Literal] = []  # the last earlier traceback that did
         self._open: Optional[Tuple[int, int]] = None  # (index in errors, last line joined) of a wrapped error
         self._joined = 0
         self._gpus: List[Literal] = []  # GPU names found by `_GPU` (bounded below)
@@ -245,7 +246,9 @@ class LiteralReader:
         if not s:
             return
         if "Traceback" in text and _TB_HEAD.search(text):
-            self._frames = []
+            if self._frames and self._frames_raised:  # (a traceback that ended in its exception: kept, see literals())
+                self._raised_frames = self._frames
+            self._frames, self._frames_raised = [], False
         if 'File "' in text:
             frames = list(_FRAME.finditer(text))  # (a page kept as one line holds a whole traceback)
             for fr in frames:
@@ -256,6 +259,8 @@ class LiteralReader:
                 text = text[frames[-1].end():]
         # cheap gates first: a long debug log's lines mostly hold none of these, and each scan costs a regex
         self._errors(lineno, text)
+        if self._frames and not self._frames_raised and _EXC.search(text):
+            self._frames_raised = True  # the open traceback ended in its exception line
         text = text[:MAX_SCAN]  # (a page kept as one line is read to here for names and numbers)
         if "_" in text or "Runner" in text or "Kernel" in text or "kernel" in text or "FA" in text or "Flash" in text \
                 or "GEMM" in text or "cuBLAS" in text:
@@ -526,8 +531,11 @@ class LiteralReader:
     def literals(self, clues: Optional[ClueSet] = None) -> Tuple[Literal, ...]:
         """Every kind's values in `KINDS` order; GPUs and arch tokens from `clues` (marked ones as mentioned)."""
         self._table_end()
-        if self._frames:
-            for f in self._frames[:2] + self._frames[-4:] if len(self._frames) > 6 else self._frames:
+        # the frames of the traceback that raised: the last one, unless it was cut before any exception line (a teardown
+        # traceback pasted after the error: vllm#16515) and an earlier one ended in its exception
+        frames = self._raised_frames if self._raised_frames and not self._frames_raised else self._frames
+        if frames:
+            for f in frames[:2] + frames[-4:] if len(frames) > 6 else frames:
                 if (f.value, f.line) not in {(x.value, x.line) for x in self._by["frame"]}:
                     self._by["frame"].append(f)
         if clues is not None:
