@@ -30,152 +30,23 @@ tiletune/model/mainloop.py's FITTED, then the tables.
 
 from __future__ import annotations
 
-import math
 import statistics
 import sys
 from pathlib import Path
-from typing import Dict, List, Sequence, Tuple
-
-from msgspec.structs import replace
+from typing import Dict, List, Sequence
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from tiletune.model.mainloop import FITTED, TileConstants  # noqa: E402
 from tools.model_fit import blackwell_fit as bf  # noqa: E402
 
-# The split (bench/blackwell_public/SPLIT.md, committed before round two changed the model).
-FIT_SOURCES = {"sm100": ("xla-sm100-table", "tmoreau-b200", "learncuda-b200"),
-               "sm120": ("learncuda-5090", "gnkernels-5090", "learncuda-rowscaled-5090", "aidxhxr-5090")}
-# round two's held-out sources, blind when SPLIT.md was written
-NEW_HELD = ("sa-mainloop-b200", "cutex-b300", "pytorch155991-5090", "aidxhxr-5090-fp8")
-# round one's held-out GPUs: still held out of every fit, no longer blind (round one looked at them)
-HELD_GPUS = ("RTX PRO 6000 Max-Q", "GB10", "B300")
-# round four held GB300 out whole (SPLIT.md, 'The fourth held-out split'); from round five it is working material
-ROUND4_HELD_GPUS: Tuple[str, ...] = ()
-# measured copy bandwidth / table bandwidth on each family's fitting GPU (gn-kernels README, 'Realistic SOL')
-ETA_BW = {"sm100": round(5981.99 / 7700, 3), "sm120": round(1509.43 / 1792, 3)}
-# constants a family's prior sets besides the SM90 values (none at present)
-PRIOR_EXTRA: Dict[str, Dict[str, float]] = {}
-FIT_NAMES = {"sm100": "public-b200-2026-12 (issue 26)", "sm120": "public-rtx5090-2026-12 (issue 26)"}
+# the fit itself (split, priors, band) lives in tools/ so a test can check FITTED against it
+from tools.model_fit.blackwell_refit import HELD_GPUS, NEW_HELD, model_rows, refit  # noqa: E402
+from tools.model_fit.blackwell_refit import priors as fit_priors  # noqa: E402
 
 
 def _pct(x: float) -> str:
     return "n/a" if x != x else f"{x:.1%}"
-
-
-BAND_RULE = "loso"  # "loso": leave-one-source-out ratios; "insample": the fit's own residuals (the SM90 rule)
-
-
-def fit_family(cs: Sequence[bf.Case], fam: str) -> Tuple[TileConstants, List[Tuple[str, float]]]:
-    """The family's constants fitted on FIT_SOURCES, and (source, measured / model) of each fitting point
-    predicted without its source (the band's first half; `band_from_evidence` adds the held-out half)."""
-    prior = replace(FITTED["sm90"], name=FIT_NAMES[fam], eta_bw=ETA_BW[fam], transferred_from=None, widen=0.0,
-                    **PRIOR_EXTRA.get(fam, {}))
-    keys = [k for k in bf.FIT_KEYS if k != "eta_bw"]
-    train = [c for c in cs if c.family == fam and c.point["source_id"] in FIT_SOURCES[fam]]
-    tc = bf.fit(train, prior, FIT_NAMES[fam], keys=keys)
-    if BAND_RULE == "loso":
-        pairs = bf.source_out_pairs(train, prior, FIT_NAMES[fam], keys=keys,
-                                    keep=bf.fastest_measured(c.point for c in train))
-    else:
-        pairs = [(c.point["source_id"], math.exp(c.log_meas) / t) for c in train for t in [bf.predict(c, tc)] if t]
-    srcs = sorted({c.point["source_id"] for c in train})
-    tc = bf.with_band(tc, [r for _, r in pairs], f"{len(train)} public {'B200' if fam == 'sm100' else 'RTX 5090'} "
-                                                 f"timings ({', '.join(srcs)}), bench/blackwell_public")
-    dtypes = tuple(sorted({c.point["dtype"] for c in train}))
-    return replace(tc, fitted_dtypes=dtypes, clock_in_band=True), pairs
-
-
-def fit_clock_fraction(cs: Sequence[bf.Case], tc: TileConstants, fam: str) -> Tuple[TileConstants, int]:
-    """mainloop.py mechanism 14: the sustained-clock fraction folded into `issue_cooperative`, fitted on the
-    family's no-longer-blind held-out points whose source logged the SM clock (SM100: cutex-b300's). A family
-    whose fit saw stated clocks (SM120) keeps 1.0. Returns the constants and how many points decided it."""
-    train_clocked = [c for c in cs if c.family == fam and c.point["source_id"] in FIT_SOURCES[fam]
-                     and c.point.get("sm_clock_mhz")]
-    logged = [c for c in cs if c.family == fam and c.point.get("sm_clock_mhz") and c.pres
-              and c.point["source_id"] not in FIT_SOURCES[fam]]
-    if train_clocked or not logged:
-        return tc, 0
-    # the largest fraction of those with the least error (below 1 / issue_cooperative the issue factor is the
-    # tensor core's own rate, 1.0, and every smaller fraction predicts the same)
-    losses = []
-    for i in range(400, 1001, 5):
-        cand = replace(tc, sustained_clock_fraction=i / 1000)
-        losses.append((statistics.fmean(abs(math.log(t) - c.log_meas) for c in logged
-                                        for t in [bf.predict(c, cand)] if t), i / 1000))
-    least = min(x for x, _ in losses)
-    frac = max(f for x, f in losses if x <= least + 1e-9)
-    return replace(tc, sustained_clock_fraction=frac), len(logged)
-
-
-def band_from_evidence(tc: TileConstants, pairs: Sequence[Tuple[str, float]], n_loso: int) -> TileConstants:
-    """The band: 5th / 95th percentile of measured / model over the leave-one-source-out predictions of the
-    fit and the no-longer-blind held-out points, every source weighted equally (bf.source_weighted_quantile)."""
-    lo = round(min(bf.source_weighted_quantile(pairs, 0.05), 0.97), 3)
-    hi = round(max(bf.source_weighted_quantile(pairs, 0.95), 1.03), 3)
-    srcs = sorted({s for s, _ in pairs})
-    return replace(tc, ratio_band=(lo, hi), fitted_on=tc.fitted_on + f"; band: 5th / 95th percentile of measured / model "
-                   f"over {n_loso} leave-one-source-out predictions and {len(pairs) - n_loso} held-out timings no longer "
-                   f"blind, {len(srcs)} sources weighted equally")
-
-
-def model_rows(cs: Sequence[bf.Case], tcs: Dict[str, TileConstants]) -> List[dict]:
-    """Each point scored by perf.estimate with the fitted constants on the kernel the fit chose."""
-    from tiletune.core.errors import ModelError
-    from tiletune.model.gpus import find
-    from tiletune.model.perf import estimate
-
-    out = []
-    for c in cs:
-        p, tc = c.point, tcs[c.family]
-        row = {"point": p, "case": c, "fit": p["source_id"] in FIT_SOURCES[c.family]}
-        if not c.pres:
-            row["too_big"] = c.too_big
-            out.append(row)
-            continue
-        best = min(c.pres, key=lambda pre: bf.fast_time(pre, tc))
-        cfg = next(k for k in bf.candidates(c.family, p) if k.label() == best.label)
-        try:
-            e = estimate(bf._problem(p), cfg, find(bf.GPU_KEYS[p["gpu"]]), dtype=p["dtype"], constants=tc,
-                         l2=bf.l2_state(p), grouped=bool(p.get("grouped")), sm_clock_hz=bf.clock_hz(p),
-                         power_limit_w=bf.power_w(p), timer=bf.timer_of(p))
-        except ModelError as err:  # pragma: no cover - a case that built before builds again
-            row["error"] = str(err)
-            out.append(row)
-            continue
-        assert abs(e.time_expected_s / bf.fast_time(best, tc) - 1) < 1e-6, (p["id"], e.time_expected_s)
-        meas = p["time_us"] * 1e-6
-        row.update(model=e.time_expected_s, lo=e.time_low_s, hi=e.time_high_s, meas=meas, kernel=best.label,
-                   err=abs(e.time_expected_s - meas) / meas, inside=e.time_low_s <= meas <= e.time_high_s,
-                   width=e.time_high_s / e.time_low_s)
-        out.append(row)
-    return out
-
-
-def b300_rows(tc: TileConstants) -> List[dict]:
-    """flashinfer#4163's six cold-L2 tactics (M 512, N 6144, K 6144 nvfp4 on an SM103 GPU), B300 modelled."""
-    from tiletune.analysis.pipeline import inspect
-    from tiletune.model import find
-    from tiletune.model.perf import estimate
-    from tiletune.readers import ReadContext
-
-    log = ROOT / "tests" / "data" / "real_sm103_4163" / "autotuner_debug.log"
-    r = inspect([log], ReadContext(arch="sm103", flashinfer_version="0.6.16"))
-    gpu = find("B300")
-    out = []
-    for ae in r.entries:
-        if ae.record.time_ms is None or ae.config is None:
-            continue
-        pr = ae.entry.problem
-        e = estimate(pr, ae.config, gpu, dtype=pr.dtype_a or pr.dtype_b, arch="sm103", l2="cold", constants=tc)
-        meas = ae.record.time_ms * 1e-3
-        out.append({"point": {"id": f"flashinfer#4163 tactic {ae.record.tactic}", "gpu": "B300", "source_id": "fi4163-b300",
-                              "dtype": "nvfp4"}, "fit": False, "model": e.time_expected_s, "lo": e.time_low_s,
-                    "hi": e.time_high_s, "meas": meas, "kernel": ae.config.label(),
-                    "err": abs(e.time_expected_s - meas) / meas, "inside": e.time_low_s <= meas <= e.time_high_s,
-                    "width": e.time_high_s / e.time_low_s})
-    return out
 
 
 def summary(rows: Sequence[dict]) -> Dict[str, object]:
@@ -272,26 +143,9 @@ def round_tables(rows4: Sequence[dict], goal: str, label: str = "four") -> List[
 def main() -> None:
     score5 = "--score-round5" in sys.argv
     # working material: rounds one to four (round four's held-out sources and GB300 included)
-    pts = [p for p in bf.load(round3=True, round4=True) if p["gpu"] not in ROUND4_HELD_GPUS]
-    priors = {f: replace(FITTED["sm90"], eta_bw=ETA_BW[f], transferred_from=None, widen=0.0, **PRIOR_EXTRA.get(f, {}))
-              for f in ETA_BW}
-    cs = bf.cases(pts, priors)
-    tcs: Dict[str, TileConstants] = {}
-    loso: Dict[str, List[Tuple[str, float]]] = {}
-    n_clock: Dict[str, int] = {}
-    for fam in ("sm100", "sm120"):
-        tcs[fam], loso[fam] = fit_family(cs, fam)
-        tcs[fam], n_clock[fam] = fit_clock_fraction(cs, tcs[fam], fam)
-    # the band: the fit's leave-one-source-out ratios plus the no-longer-blind held-out points (measured / model
-    # does not depend on the band, so the rows are scored once more with it)
-    rows = model_rows(cs, tcs) + b300_rows(tcs["sm100"])
-    fastest = bf.fastest_measured(pts)
-    for fam in ("sm100", "sm120"):
-        held = [(r["point"]["source_id"], r["meas"] / r["model"]) for r in rows if "model" in r and not r["fit"]
-                and (r["case"].family if "case" in r else "sm100") == fam
-                and ("case" not in r or r["point"]["id"] in fastest)]
-        tcs[fam] = band_from_evidence(tcs[fam], loso[fam] + held, len(loso[fam]))
-    rows = model_rows(cs, tcs) + b300_rows(tcs["sm100"])
+    fit = refit()
+    tcs, rows, cs, pts, n_clock = fit.constants, fit.rows, fit.cases, fit.points, fit.n_clock
+    priors = fit_priors()
     g = _split_rows(rows)
     goal = "the issue's goal: median error <= 10 %, >= 80 % inside a band of median width <= 2x"
     n_all = len(bf.load(round3=True, round4=True, round5=True))

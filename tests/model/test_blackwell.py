@@ -56,6 +56,24 @@ def test_rtx_5090_plain_fp8_is_half_the_block_scaled_rate():
     assert pro.peak_for_dtype("mxfp8").dense == pro.peak_for_dtype("fp8").dense
 
 
+def test_rtx_5090_fp4_is_the_full_rate_every_published_nvfp4_gemm_stays_under():
+    # whitepaper Table 3: 'Peak FP4 Tensor TFLOPS with FP32 Accumulate' 1676 dense; CUTLASS: kind::mxf4nvf4 is 4x the
+    # GeForce Ada FP32-accumulate FP8 rate (4096 FLOP/clk/SM); the block-scaled FP4 mma has no FP16 accumulator to halve
+    g = find("RTX 5090")
+    peak = g.peak_for_dtype("nvfp4").dense
+    assert peak == pytest.approx(170 * 2407e6 * 4096, rel=1e-3)
+    rates = []
+    for line in POINTS.read_text().splitlines():
+        p = json.loads(line)
+        if p["gpu"] != "RTX 5090" or p["dtype"] != "nvfp4":
+            continue
+        clock = p["sm_clock_mhz"] * 1e6 if p.get("sm_clock_mhz") else g.max_clock_hz
+        rate = 2 * p["m"] * p["n"] * p["k"] * p.get("batch", 1) / (p["time_us"] * 1e-6)
+        rates.append(rate / (peak * clock / g.boost_clock_hz))  # share of the peak at the clock it may have run at
+    assert len(rates) >= 20
+    assert max(rates) < 1.0  # no published NVFP4 GEMM beats the table's peak
+    assert max(rates) > 0.5  # and a halved (FP16-FP32-accumulate-style) FP4 rate would be beaten: 1,284 TFLOP/s at 8192^3
+
 def test_gb300_and_b300_have_every_peak_and_a_clock_consistent_with_them():
     for name, fp8 in (("GB300", 5000e12), ("B300", 4500e12)):
         g = find(name)

@@ -110,7 +110,10 @@ def test_time_grows_with_m_over_a_sweep():
 
 @pytest.mark.parametrize("gpu,m,n,k,tile,measured_us", [
     ("GB200", 16, 7168, 4608, (128, 128, 256), (9.7, 10.6)),      # FlashInfer PR #2540, autotuned backends
-    ("GB200", 1024, 7168, 4608, (128, 256, 256), (16.3, 18.3)),   # same PR
+    # same PR; since the refit after round six (bench/blackwell_public/README.md) the band's low edge is 0.745 x the
+    # expected 22.8 us = 16.9 us, above the faster of the two timings: a known miss, kept so that it shows
+    pytest.param("GB200", 1024, 7168, 4608, (128, 256, 256), (16.3, 18.3), marks=pytest.mark.xfail(
+        strict=True, reason="SM100 band (0.745, 2.039) after the refit: 16.3 us is below its 16.9 us low edge")),
     ("RTX 5090", 1024, 7168, 4608, (128, 128, 256), (67.5,)),     # FlashInfer PR #3026, CUTLASS autotuned
     ("GB10", 1024, 9216, 7168, (128, 128, 256), (424.0,)),        # same PR, DGX Spark
 ])

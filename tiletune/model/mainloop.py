@@ -349,7 +349,8 @@ FITTED: Dict[str, TileConstants] = {
         ratio_band=(0.903, 1.376),
         fitted_on="1,934 CUTLASS SM90 measurements on the H200: bench/cutlass_sm90_grid/results/run2/raw.jsonl and "
                   "bench/h200_tile_campaign/results/run1 + run2 (warm and cold L2)"),
-    # Fitted on public timings by `python3 bench/blackwell_public/validate.py` (tools/model_fit/blackwell_fit.py):
+    # Fitted on public timings by `python3 bench/blackwell_public/validate.py` (the fit: tools/model_fit/
+    # blackwell_refit.py; tests/model/test_blackwell_refit.py fails when these differ from what it gives):
     # the SM90 values are the prior each constant is pulled towards, so what the public data cannot see
     # (latency_cycles here) keeps the H200's value. eta_bw is not fitted: it is the copy efficiency measured
     # on the fitting GPU (gn-kernels README memcpy: B200 5,982 of 7,700 GB/s; RTX 5090 1,509 of 1,792).
@@ -360,15 +361,16 @@ FITTED: Dict[str, TileConstants] = {
     # Checked on GPUs no constant saw (RTX PRO 6000 Max-Q, GB10, B300) and on held-out sources:
     # bench/blackwell_public/RESULTS.md.
     "sm100": TileConstants(
-        "public-b200-2026-12 (issue 26)", issue_cooperative=1.4333, cluster_cost=0.0313, latency_cycles=1000.0,
-        epi_bytes_per_clk=56.31, epi_cycles=578.8, streamk_fixup_cycles=2930.0, smem_bytes_per_clk=186.0,
-        eta_bw=0.777, t_fixed_s=4.96e-6, p=2.57, ratio_band=(0.675, 1.875), sustained_clock_fraction=0.695,
+        "public-b200-2026-12 (issue 26)", issue_cooperative=1.4333, cluster_cost=0.03074, latency_cycles=1000.0,
+        epi_bytes_per_clk=60.65, epi_cycles=525.0, streamk_fixup_cycles=2828.0, smem_bytes_per_clk=186.0,
+        eta_bw=0.777, t_fixed_s=5.21e-6, p=3.50, ratio_band=(0.745, 2.039), sustained_clock_fraction=0.695,
         fitted_on="362 public B200 timings (XLA's sm_100 perf table, tmoreau89/triton B200 RESULTS.md, gau-nernst "
                   "learn-cuda 02e), bench/blackwell_public; sustained_clock_fraction (mechanism 14): cutex-b300's 11 "
                   "B300 timings with a logged SM clock; band (round five): 5th / 95th percentile of measured / model "
                   "over the fit's leave-one-source-out predictions and the held-out SM100 timings of rounds one to "
                   "four (GB300 included), each priced with its source's timer (timers.py), the fastest measured "
-                  "kernel per problem where none is stated, sources weighted equally",
+                  "kernel per problem where none is stated, sources weighted equally; refitted after round six "
+                  "(small-N tiles in the catalog, the SM100 L2 read rate)",
         fitted_dtypes=("bf16", "fp16", "fp8", "mxfp4", "mxfp8", "nvfp4"), clock_in_band=True),
     # sm120: the RTX 5090 timings ran at a stated 400 W limit (learn-cuda, gn-kernels: the fit runs them at the
     # clock that limit implies, bench/blackwell_public/sources, column sm_clock_mhz) or at a stated 2,975 MHz
@@ -379,8 +381,8 @@ FITTED: Dict[str, TileConstants] = {
     # cause (L2 delivery, ldmatrix conflicts) these timings cannot name (bench/blackwell_public/README.md).
     "sm120": TileConstants(
         "public-rtx5090-2026-12r2 (issue 26)", issue_cooperative=1.05, cluster_cost=0.0314, latency_cycles=1000.0,
-        epi_bytes_per_clk=56.17, epi_cycles=539.7, streamk_fixup_cycles=3150.0, smem_bytes_per_clk=44.91,
-        eta_bw=0.842, t_fixed_s=5.19e-6, p=4.59, ratio_band=(0.683, 1.751), sync_cycles=104.6,
+        epi_bytes_per_clk=56.17, epi_cycles=539.7, streamk_fixup_cycles=3150.0, smem_bytes_per_clk=44.80,
+        eta_bw=0.842, t_fixed_s=5.19e-6, p=4.59, ratio_band=(0.683, 1.751), sync_cycles=110.1,
         fitted_on="90 public RTX 5090 timings (gau-nernst learn-cuda 02c and 08, gn-kernels README, "
                   "aidxhxr/5090-blackwell-kernels hgemm), bench/blackwell_public; band (round five): 5th / 95th "
                   "percentile of measured / model over the fit's leave-one-source-out predictions and the held-out "
