@@ -92,3 +92,19 @@ def test_bad_user_file_is_one_line_error_naming_the_file(tmp_path, content, msg)
     with pytest.raises(ModelError, match=msg) as e:
         gpus.find("H200", str(f))
     assert str(f) in str(e.value) and "\n" not in str(e.value)
+
+
+def test_the_max_clock_is_called_measured_only_where_it_was():
+    """The SM clock a result runs at says how the table knows it: the H200's and B300's were read by
+    nvidia-smi (measured); the RTX 5090's is inferred from a published TF32 speed-up (clock_source)."""
+    from tiletune.model import perf
+
+    table = gpus.table()
+    basis = {g.key: perf.max_clock_basis(g) for g in table.gpus if g.max_clock_hz}
+    assert basis["h200-sxm"] == "measured"
+    assert basis["b300"] == "measured"
+    assert basis["rtx-5090"] == "inferred"
+    rtx = next(g for g in table.gpus if g.key == "rtx-5090")
+    clock, what = perf._clock(rtx, None)
+    assert clock == rtx.max_clock_hz
+    assert "inferred" in what and "measured" not in what

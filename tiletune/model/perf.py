@@ -695,10 +695,23 @@ def _clock(gpu: GpuSpec, sm_clock_hz: Optional[float]) -> Tuple[float, str]:
             raise ModelError(f"SM clock {sm_clock_hz / 1e6:g} MHz: must be > 0")
         return sm_clock_hz, "given (--sm-clock)"
     if gpu.max_clock_hz:
-        return gpu.max_clock_hz, "max SM clock (short timed runs; measured)"
+        return gpu.max_clock_hz, f"max SM clock (short timed runs; {max_clock_basis(gpu)})"
     if gpu.boost_clock_hz:
         return gpu.boost_clock_hz, "datasheet boost clock (sustained clock not measured)"
     return 1.8e9, "assumed 1800 MHz (the table has no clock for this SKU)"
+
+
+def max_clock_basis(gpu: GpuSpec) -> str:
+    """How the table knows `gpu.max_clock_hz`, from the first word of its source: "measured" (nvidia-smi
+    on a card), "inferred" (derived from a published ratio, e.g. the RTX 5090's from a TF32 speed-up), else
+    "stated" (a figure whose source does not say it was measured). The clock a result runs at must not be
+    called measured where nobody measured it."""
+    src = (gpu.clock_source or dict(gpu.sources).get("max_clock_mhz") or "").lstrip().lower()
+    if src.startswith("measured"):
+        return "measured"
+    if "inferred" in src.split(":", 1)[0] or src.startswith("implied"):
+        return "inferred"
+    return "stated"
 
 
 _FAMILY = {"sm121": "sm120", "sm103": "sm100"}
