@@ -413,6 +413,8 @@ def test_a_tensorrt_llm_log_that_stops_on_a_warning_says_so_once():
            "max_tokens are set (to 0.8999999761581421" in v.text
     assert v.text.count("free_gpu_memory_fraction") == 1
     assert v.evidence[0].line == 30 and "[TRT-LLM] [W]" in v.evidence[0].words
+    # (said in the lead, its evidence line and where the paste stops; not again as a warning it went on after)
+    assert _view(TRTLLM_8179).count("Both free_gpu_memory_fraction and max_tokens are set") == 3
 
 
 # ----- a report that also states failures; a failure named as a risk ---------------------------------------------
@@ -468,3 +470,21 @@ def test_a_builds_single_arch_list_is_a_build_flag_clue():
     setup = next(v for v in _result(block).verdicts if v.text.startswith("setup stated"))
     assert setup.text.startswith("setup stated: arch sm120 ('CUDA_ARCHS=\"120-real\"', a build flag, line 3)")
     assert setup.evidence[0].line == 3
+
+
+# Anemll/dspark-vllm-gx10 (cache_samples/wild/dspark-gx10-gb10-vllm-moe-autotune-glued-tqdm-saved-60/head.log, line 2;
+# https://github.com/Anemll/dspark-vllm-gx10, 2026-07-18): the message of a vLLM warning, as a sentence of prose
+DSPARK_AVOID = ("CUDA graph memory profiling is disabled (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0). Without it, CUDA graph "
+                "memory is not accounted for during KV cache allocation, which may require lowering "
+                "--gpu-memory-utilization to avoid OOM. Consider re-enabling it (the default as of v0.21.0) and increasing "
+                "--gpu-memory-utilization from 0.7800")
+
+
+def test_a_failure_named_as_a_risk_is_not_a_failure_the_text_states():
+    from tiletune.readers.logs.ticket import TicketReader
+
+    for lines in ([DSPARK_AVOID], TOKENSPEED_820):
+        t = TicketReader()
+        for i, line in enumerate(lines, 1):
+            t.feed(i, line)
+        assert t.failure_lines() == []  # ("to avoid OOM", "the deadlock hazard the window removes")

@@ -666,7 +666,10 @@ def stated_lines(result: InspectResult) -> list[str]:
     for inp in inputs:
         head = f"{inp.source}: " if several else ""
         kinds: "OrderedDict[str, list]" = OrderedDict()
+        stop_lines = {lit.line for lit in inp.literals if lit.kind == "stops_at"}
         for lit in inp.literals:
+            if lit.kind == "warning" and lit.line in stop_lines:
+                continue  # (a log that stops on a warning says it once, where it stops)
             kinds.setdefault(lit.kind, []).append(lit)
         for kind, lits in kinds.items():
             label = _STATED_LABEL.get(kind, kind)

@@ -119,11 +119,18 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z*(`\[])")
 _CONTRASTED = re.compile(r"\b(?:instead of|unlike|rather than|compared (?:to|with)|as opposed to)\b[^.;]*$", re.I)
 _NOT_FAIL = re.compile(r"(?<!Internal )\b(?:no|zero|0) (?:errors?|failures?|crash(?:es)?)\b|without (?:any )?(?:errors?|failures?)|"
                        r"\b(?:fixed|resolved|works)\b", re.I)
-# a failure named as a risk, not as something that happened: "the deadlock hazard the window removes", "to avoid a
-# crash", "prevents the OOM"
-_POTENTIAL = re.compile(r"\b(?:hazards?|risks?|risk of|avoid\w*|prevent\w*|eliminat\w+|remov(?:es|ed|ing)|guard\w* against)\b",
-                        re.I)
 _NEGATED = re.compile(r"\b(?:not|never|no)\b[^.;,]{0,20}$|n't[^.;,]{0,20}$", re.I)
+# a failure named as a risk, not as something that happened: "to avoid OOM", "prevents the crash" (before it); "the
+# deadlock hazard the window removes" (after it). ("after removing X it still crashes" states one: no removal before.)
+_POTENTIAL_BEFORE = re.compile(r"\b(?:avoid\w*|prevent\w*|risk of|guard\w* against)\W+(?:\w+\W+){0,2}$", re.I)
+_POTENTIAL_AFTER = re.compile(r"^\W*(?:hazards?|risks?)\b|^[^.;,]{0,24}\bremoves\b", re.I)
+
+
+def _potential(text: str, start: int, end: int) -> bool:
+    """The failure words at text[start:end] name a risk (avoided, prevented, removed), not a failure that happened."""
+    return bool(_POTENTIAL_BEFORE.search(text[max(0, start - 40):start]) or _POTENTIAL_AFTER.search(text[end:end + 40]))
+
+
 _OP_WORDS = re.compile(r"\b(?P<op>(?:mxfp8|fp8|fp4|nvfp4|bf16|fp16)_gemm|mm_(?:fp4|mxfp8|fp8|bf16)|bmm_fp8|cutlass_fused_moe|"
                        r"trtllm_fp4_block_scale_moe|trtllm_fp8_block_scale_moe|fused_moe)\b")
 _OP_ALIASES = {"mm_fp4": "fp4_gemm", "mm_mxfp8": "mxfp8_gemm", "mm_fp8": "fp8_gemm", "mm_bf16": "bf16_gemm",
@@ -362,7 +369,7 @@ class TicketReader:
         f = _SAYS_FAIL.search(text)
         if f and len(self.says_fail) < 32 and len(text.strip()) > 12 \
                 and not _NOT_FAIL.search(text[max(0, f.start() - 60):f.end() + 60]) \
-                and not _POTENTIAL.search(text[max(0, f.start() - 24):f.end() + 24]):  # (near the words, in a long line)
+                and not _potential(text, f.start(), f.end()):  # (near the words, in a long line)
             said = _sentence(text, f.start()) if len(text) > 240 else text.strip()
             if said.count("|") < 4:  # (a table flattened into one line is not a sentence: its rows are read as a table)
                 self.says_fail.append(Fact(_words(said), "stated", "the ticket's prose", line=lineno, words=_words(said)))
@@ -435,7 +442,7 @@ class TicketReader:
                 if whole and len(whole) > len(piece) and _wordy(whole):
                     fm = _SAYS_FAIL.search(whole)
                     if fm and (_NOT_FAIL.search(whole[max(0, fm.start() - 60):fm.end() + 80])
-                               or _POTENTIAL.search(whole[max(0, fm.start() - 24):fm.end() + 24])):
+                               or _potential(whole, fm.start(), fm.end())):
                         dropped.append(i)  # read whole, the sentence says it was fixed or did not fail
                         continue
                     said = _words(whole)
