@@ -228,3 +228,13 @@ def test_a_stated_error_keeps_its_words_after_a_template_dump():
     assert "error: '[TensorRT-LLM][ERROR] CUDA runtime error in cudaOccupancyMaxActiveBlocksPerMultiprocessor(" \
            "&num_blocks_per_sm, mmha::masked_multihead_attention_kernel<...>, THDS_PER_BLOCK, 0): no kernel image is " \
            "available for execution on the device" in t
+
+
+def test_the_engines_configuration_line_says_what_ran():
+    # unslothai/unsloth#3902: vLLM 0.13's 'Initializing a V1 LLM engine (v0.13.0) with config: model=..., quantization=
+    # torchao, ...'; vllm-project/vllm#24383: the same line of v0.10.1 (its model).
+    t = re.sub(r"\s+", " ", _table("unsloth-3902-"))
+    assert "the engine's configuration line: model=/hy-tmp/cache/Qwen2.5-7B-Instruct-fp8-row, dtype=torch.bfloat16, " \
+           "tensor_parallel_size=1, quantization=torchao (line 1)" in t
+    t = re.sub(r"\s+", " ", _table("vllm-24383-"))
+    assert "the engine's configuration line: model=/mnt/nvme0/llm_models/Qwen/Qwen2.5-VL-32B-Instruct (line 6)" in t

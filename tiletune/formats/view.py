@@ -636,7 +636,7 @@ def evidence_lines(v: Verdict, limit: int = EVIDENCE_SHOWN) -> list[str]:
 
 STATED_TITLE = "Stated in the text (its own words, as written; each with the first line that says it)"
 _STATED_LABEL = {"error": "error", "op": "ops, kernels and runners", "caveat": "the author's caveat", "table": "a table",
-                 "test": "tests named and their results",
+                 "test": "tests named and their results", "config": "the engine's configuration line",
                  "elision": "the author's elisions (lines left out of the paste)", "box": "TMA boxDim",
                  "milestone": "start-up lines", "flag": "flags named", "none_failed": "where it says no failure",
                  "finding": "what it reports (its findings, in its words)", "stops_at": "where the paste stops",

@@ -39,8 +39,8 @@ _JOIN_LINES = 3  # lines a wrapped error sentence may continue over
 _JOIN_FENCED = 6  # ... and a message broken over indented lines of a pasted log
 
 # kinds in the order a person needs them (the view keeps this order)
-KINDS = ("error", "op", "flag", "none_failed", "caveat", "test", "elision", "table", "frame", "file", "tile", "box", "smem", "milestone", "gpu", "arch",
-         "version")
+KINDS = ("error", "op", "flag", "config", "none_failed", "caveat", "test", "elision", "table", "frame", "file", "tile",
+         "box", "smem", "milestone", "gpu", "arch", "version")
 
 _EXC_TYPE = r"(?:[a-z_][\w]*\.)*(?:[A-Z]\w*(?:Error|Exception)|Exception)"
 _EXC = re.compile(r"(?<![\w.])(?P<e>" + _EXC_TYPE + r": \S.*)$")
@@ -141,6 +141,12 @@ _CAVEAT = re.compile(r"\bcaveat\b|\bnot (?:a )?proof\b|\bcorrelat(?:es|ed|ion)\b
                      r"\bhypothes[ie]s\b|\b(?:I|we) suspect\b|\bnot sure (?:whether|if|why)\b|"
                      # the failure's scope: what it does not touch ("B300 PCIe (80 SMs) is unaffected")
                      r"\b(?:is|are|was|were|remains?|stays?)\s+(?:not affected|unaffected)\b|\bdoes(?: not|n't) affect\b", re.I)
+# an engine's own configuration line: vLLM's "Initializing a V1 LLM engine (v0.13.0) with config: model='...', ...",
+# its "non-default args: {'model_tag': ...}", SGLang's "server_args=ServerArgs(model_path='...', ...)": key=value or
+# 'key': value pairs, of which the keys that say what ran and how it was quantized are kept
+_CONFIG_LINE = re.compile(r"with config: |non-default args: \{|ServerArgs\(")
+_CONFIG_PAIR = re.compile(r"(?:(?<=[\s,({])|^)'?(?P<k>model|model_tag|model_path|quantization|dtype|kv_cache_dtype|"
+                          r"tensor_parallel_size|moe_backend|attention_backend)'?\s*[=:]\s*(?P<v>'[^']*'|\"[^\"]*\"|[\w.+/-]+)")
 # a test run's result as pytest prints it ("76 passed, 7 skipped", "2 passed, 8647 deselected", "1 failed, 3 passed")
 _TEST_RESULT = re.compile(r"\b\d+ (?:passed|failed)(?:(?:,? \d+ (?:passed|failed|skipped|deselected|xfailed|xpassed|errors?|"
                           r"warnings?))+\b| in \d+(?:\.\d+)?s\b)")  # (two counts or a duration: a lone "17 failed" is no test run)
@@ -306,6 +312,11 @@ class LiteralReader:
                     self._add("error", f"{t.group('t')} (named in a code span)", lineno, text)
             for b in _SPAN_BACKEND.finditer(text):
                 self._add("op", b.group("b"), lineno, text)
+        if ("config" in text or "args" in text) and not self._by["config"] and _CONFIG_LINE.search(text):
+            pairs = [f"{m.group('k')}={m.group('v').strip(chr(39) + chr(34))}" for m in _CONFIG_PAIR.finditer(text[:MAX_SCAN])
+                     if m.group("v").strip("'\"") not in ("None", "auto", "")]
+            if pairs:  # one line per text: the engine's own statement of what it ran
+                self._add("config", ", ".join(dict.fromkeys(pairs)), lineno, text)
         if ("passed" in text or "failed" in text) and len(self._by["test"]) < PER_KIND:
             for t in _TEST_RESULT.finditer(text):
                 self._add("test", f"result '{t.group(0)}'", lineno, text)
