@@ -1,0 +1,142 @@
+"""Why the model prices SM120 block-scaled FP4 31-57 % too fast (issue 26, after round six): three candidate
+mechanisms tried leave-one-source-out on the RTX 5090 block-scaled sources, nothing shipped.
+
+    python3 bench/blackwell_public/sm120_fp4_diagnose.py > bench/blackwell_public/SM120_FP4_DIAGNOSE.md
+
+Working material only (every round is scored and published). No model constant changes: each mechanism is applied
+here, in this script, to the points of `points.jsonl` whose GPU is the RTX 5090 and whose dtype is block-scaled
+(nvfp4, mxfp8), priced as baseline.py prices them (the stated kernel, else the fastest catalog kernel; the source's
+clock or power-implied clock; its timer). Mechanisms:
+
+  A  a sustained SM clock `c` for these kinds in place of the table's 2,862 MHz (400 W points: the same
+     600 W / 400 W ratio the sources' sm_clock_mhz column applies, from `c` instead of 2,862);
+  B  a block-scaled issue factor `f` multiplying the SM120 cooperative issue factor (1.05) at the shipped clocks;
+  C  no stream-K candidate where the source states no kernel (data-parallel persistent scheduling only).
+
+For A and B: `tuned-on` = the value minimising the mean of every source's median |error|, scored on all of them;
+`cross-validated` = the value chosen on the other sources, scored on the one left out. Also: the model's ceiling
+at 8192^3 per dtype against gn-kernels' 'Realistic SOL' (the max TFLOP/s over a sweep of large shapes on one
+RTX 5090 at 600 W; https://github.com/gau-nernst/gn-kernels README at 02ef305, table 'Realistic SOL').
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import statistics
+import sys
+from pathlib import Path
+
+from msgspec.structs import replace
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tiletune.core.errors import ModelError  # noqa: E402
+from tiletune.model.gpus import find  # noqa: E402
+from tiletune.model.mainloop import FITTED  # noqa: E402
+from tiletune.model.perf import estimate  # noqa: E402
+
+_spec = importlib.util.spec_from_file_location("blackwell_fit", ROOT / "tools" / "model_fit" / "blackwell_fit.py")
+assert _spec is not None and _spec.loader is not None
+bf = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(bf)
+
+TABLE_HZ = 2862e6  # gpus.json max_clock of the RTX 5090 (inferred there, not measured)
+# gn-kernels README 'Realistic SOL', row '5090 @ 600W' (TFLOP/s, measured max over large shapes)
+SOL_600W = {"bf16": 245.80, "int8": 726.34, "fp8": 480.37, "mxfp8": 659.95, "nvfp4": 1306.48}
+BLOCK_SCALED = ("nvfp4", "mxfp8")
+
+
+def price(p: dict, clock_scale: float = 1.0, issue: float = 1.0, no_streamk: bool = False):
+    gpu = find(bf.GPU_KEYS[p["gpu"]])
+    stated = bf.clock_hz(p)
+    clk = (stated or TABLE_HZ) * clock_scale
+    tc = replace(FITTED["sm120"], issue_cooperative=FITTED["sm120"].issue_cooperative * issue)
+    best = None
+    for cfg in bf.candidates(bf.family(gpu.arch), p):
+        if no_streamk and cfg.stream_k and not p.get("tile"):
+            continue
+        try:
+            e = estimate(bf._problem(p), cfg, gpu, dtype=p["dtype"], l2=bf.l2_state(p), grouped=bool(p.get("grouped")),
+                         sm_clock_hz=clk, timer=bf.timer_of(p), constants=tc)
+        except ModelError:
+            continue
+        if e.smem.fits is False:
+            continue
+        if best is None or e.time_expected_s < best.time_expected_s:
+            best = e
+    return best
+
+
+def score(rows: list, **kw) -> tuple:
+    errs = []
+    for p in rows:
+        e = price(p, **kw)
+        t = p["time_us"] * 1e-6
+        errs.append(((e.time_expected_s - t) / t, e.time_low_s <= t <= e.time_high_s))
+    return (statistics.median(abs(x) for x, _ in errs), statistics.median(x for x, _ in errs),
+            sum(i for _, i in errs) / len(errs))
+
+
+def fmt(s: tuple) -> str:
+    return f"{s[0]:6.1%} | {s[1]:+6.1%} | {s[2]:4.0%}"
+
+
+def loso(title: str, srcs: dict, grid: list, kw) -> None:
+    table = {(v, s): score(rows, **kw(v)) for v in grid for s, rows in srcs.items()}
+    allv = min(grid, key=lambda v: statistics.mean(table[(v, s)][0] for s in srcs))
+    print(f"\n### {title}\n\n| source | n | value chosen | median error | signed | inside | label |\n|---|---|---|---|---|---|---|")
+    for s, rows in srcs.items():
+        v = min(grid, key=lambda v: statistics.mean(table[(v, o)][0] for o in srcs if o != s))
+        print(f"| {s} | {len(rows)} | {v:g} | {fmt(table[(v, s)])} | cross-validated |")
+    for s, rows in srcs.items():
+        print(f"| {s} | {len(rows)} | {allv:g} | {fmt(table[(allv, s)])} | tuned-on |")
+
+
+def main() -> None:
+    pts = [p for p in bf.load(HERE / "points.jsonl", True, True, True, True)
+           if p["gpu"] == "RTX 5090" and p["dtype"] in BLOCK_SCALED]
+    srcs: dict = {}
+    for p in pts:
+        srcs.setdefault(p["source_id"], []).append(p)
+    print("# SM120 block-scaled FP4: three candidate mechanisms, leave-one-source-out (issue 26)\n")
+    print("Generated by `python3 bench/blackwell_public/sm120_fp4_diagnose.py` (working material; nothing shipped).")
+    print("Error = (model - measured) / measured; negative: the model is too fast. Inside: the model's own band.\n")
+    print("## As shipped\n\n| source | n | median error | signed | inside |\n|---|---|---|---|---|")
+    for s, rows in srcs.items():
+        print(f"| {s} | {len(rows)} | {fmt(score(rows))} |")
+    print("\n## C: no stream-K candidate where the kernel is not stated (no parameter)\n")
+    print("| source | n | median error | signed | inside |\n|---|---|---|---|---|")
+    for s, rows in srcs.items():
+        print(f"| {s} | {len(rows)} | {fmt(score(rows, no_streamk=True))} |")
+    loso("A: sustained SM clock (MHz at 600 W; value = MHz)", srcs, [float(m) for m in range(1600, 2901, 50)],
+         lambda v: {"clock_scale": v * 1e6 / TABLE_HZ})
+    loso("B: block-scaled issue factor at the shipped clocks (value = factor on 1.05)", srcs,
+         [round(1.0 + 0.05 * i, 2) for i in range(0, 25)], lambda v: {"issue": v})
+    print("\n## The model's ceiling at 8192^3 against gn-kernels' Realistic SOL (RTX 5090 @ 600 W)\n")
+    print("| dtype | model, fastest catalog kernel at 2,862 MHz (TFLOP/s) | same, data-parallel only | SOL measured | "
+          "model / SOL (DP) |\n|---|---|---|---|---|")
+    gpu = find("RTX 5090")
+    n = 8192
+    for d, sol in SOL_600W.items():
+        p = {"gpu": "RTX 5090", "dtype": d, "m": n, "n": n, "k": n, "batch": 1, "source_id": "sol", "time_us": 1.0}
+        best: dict = {False: None, True: None}
+        for no_sk in (False, True):
+            for cfg in bf.catalog(bf.family(gpu.arch), d):
+                if no_sk and cfg.stream_k:
+                    continue
+                try:
+                    e = estimate(bf._problem(p), cfg, gpu, dtype=d)
+                except ModelError:
+                    continue
+                if e.smem.fits is False:
+                    continue
+                if best[no_sk] is None or e.time_expected_s < best[no_sk]:
+                    best[no_sk] = e.time_expected_s
+        tf = {k: 2 * n ** 3 / v / 1e12 for k, v in best.items() if v}
+        print(f"| {d} | {tf[False]:,.0f} | {tf[True]:,.0f} | {sol:,.0f} | {tf[True] / sol:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
