@@ -1,7 +1,7 @@
 """Run the person's default view on one side of cache_samples/wild and keep every output verbatim.
 
 For each artifact of the chosen side of ``cache_samples/wild/SPLIT.json`` (held_out_2 by default: round
-two's held-out set; round one's held_out side was judged and released to working), run
+two's held-out set; held_out_3 is round three's; round one's held_out side was judged and released to working), run
 ``tiletune inspect <artifact file>`` with no flags, ``COLUMNS=120``, from the checkout's root, and
 save stdout as ``<out>/<label>/<slug>.txt`` (stderr, when there is any, as ``<slug>.stderr.txt``),
 plus ``<out>/<label>/runs.json`` with each exit status, the exact command, the checkout's commit and
@@ -12,7 +12,7 @@ file in it is an artifact file (each held-out directory holds exactly one). A di
 files runs one ``inspect`` per file, named ``<slug>--<file>.txt``.
 
     python bench/wild_heldout/run_views.py --checkout DIR --tiletune VENV/bin/tiletune \
-        --label main-<sha> [--side held_out_2|working] [--out bench/wild_heldout]
+        --label main-<sha> [--side held_out_2|held_out_3|working] [--out bench/wild_heldout]
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def main() -> None:
     ap.add_argument("--checkout", type=Path, required=True, help="tiletune checkout whose corpus is read")
     ap.add_argument("--tiletune", required=True, help="that checkout's venv console script")
     ap.add_argument("--label", required=True)
-    ap.add_argument("--side", default="held_out_2", choices=["held_out_2", "working"])
+    ap.add_argument("--side", default="held_out_2", choices=["held_out_2", "held_out_3", "working"])
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent)
     args = ap.parse_args()
 
