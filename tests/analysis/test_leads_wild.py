@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
+from log_text import read_lines, verdicts_of
 
 from tiletune.analysis.pipeline import inspect
 from tiletune.readers.interface import ReadContext
@@ -102,22 +103,8 @@ def test_a_clean_start_up_with_skips_reads_no_failure_anywhere(slug):
 # bench/wild_heldout/RESULTS.md) are quoted here verbatim, never run from cache_samples/wild ---------------------
 
 
-def _read(lines: list[str], source: str = "t.txt"):
-    from tiletune.core.events import Event, InputFacts
-    from tiletune.core.records import TuningRecord
-    from tiletune.readers import logs
-
-    items = list(logs.parse_lines(enumerate(lines, 1), source, ReadContext().environment()))
-    return ([i for i in items if isinstance(i, Event)], [i for i in items if isinstance(i, InputFacts)],
-            [i for i in items if isinstance(i, TuningRecord)])
 
 
-def _verdicts(lines: list[str]):
-    from tiletune.analysis.pipeline import build
-    from tiletune.decode import decode_all
-
-    events, inputs, records = _read(lines)
-    return build(decode_all(records), events=events, inputs=inputs).verdicts
 
 
 # https://github.com/flashinfer-ai/flashinfer/issues/4157 (2026-07-26), lines 7-8
@@ -225,33 +212,33 @@ TRTLLM_12704 = [
 
 def test_the_stage_a_ticket_states_is_said_with_its_words_and_line():
     # "engine warmup crashes ... during the / AutoTuner sweep": warm-up, with the line that says so
-    (lead, *_) = _verdicts(FI_4157)
+    (lead, *_) = verdicts_of(FI_4157)
     assert lead.text.startswith("the run ended: CUDA error: cudaErrorIllegalAddress (the op named next to it: "
                                 "flashinfer::trtllm_bf16_moe, line 2); at warm-up (start-up), as the ticket says: "
                                 "'engine warmup crashes' (line 1)")
     assert "stage not shown" not in lead.text and [e.line for e in lead.evidence] == [1, 2]
     # "crashes during engine-core init: ... faults inside cudagraph capture"
-    (lead, *_) = _verdicts(VLLM_46861)
+    (lead, *_) = verdicts_of(VLLM_46861)
     assert "at warm-up (CUDA-graph capture at start-up), as the ticket says: 'during engine-core init' (line 3)" in lead.text
     # the error quoted in a code span ends at the span: the sentences after it are not the error
     assert lead.text.startswith("the run ended: torch.AcceleratorError: CUDA error: an illegal memory access was "
                                 "encountered (the op named next to it: flashinfer::trtllm_bf16_moe, line 3); at warm-up")
     # "fail silently every model load:" above the quoted runner error: warm-up, though nothing ended the run
-    (lead, *_) = _verdicts(FI_3568)
+    (lead, *_) = verdicts_of(FI_3568)
     assert lead.text.startswith("the ticket quotes: the mxfp8_gemm CUTLASS runner failed to initialize on sm120, Error "
                                 "Internal; at warm-up (start-up), as the ticket says: 'fail silently every model load' (line 3)")
     assert "the text does not show it ending the run" in lead.text and [e.line for e in lead.evidence] == [6, 3]
 
 
 def test_frames_with_no_exception_line_never_say_the_run_ended():
-    (lead, *_) = _verdicts(SGLANG_17494)
+    (lead, *_) = verdicts_of(SGLANG_17494)
     assert lead.text.startswith("a traceback's frames with no exception line, cut after its last frame (in forward_normal): "
                                 "what failed, and whether it ended the run, is not in the text; stage not shown")
     assert "the run ended" not in lead.text and not lead.fatal
 
 
 def test_errors_quoted_as_typical_examples_are_not_the_end_of_a_run():
-    vs = _verdicts(LMCACHE_2853)
+    vs = verdicts_of(LMCACHE_2853)
     lead = vs[0]
     assert lead.text.startswith("the ticket quotes 2 errors as examples (typical errors, not lines of one run; the text "
                                 "shows no run ending): 'cannot import name 'LMCacheEngineMetadata' from 'lmcache.config'' "
@@ -263,15 +250,15 @@ def test_errors_quoted_as_typical_examples_are_not_the_end_of_a_run():
 
 def test_arch_clues_in_a_contrast_a_quote_or_a_code_name_are_not_this_machine():
     # "Compute capability SM_121. Not SM_90a (...), not SM_100 (...), not SM_120 (...)" and '"sm100" means ...'
-    _, (inp,), _ = _read(TGMERRITT)
+    _, (inp,), _ = read_lines(TGMERRITT)
     assert inp.arch.value == "sm121" and not inp.conflicts
     # "compute capability (11, 0)" (torch's tuple) outranks "an sm100f cubin" (what the cubin was built for)
-    _, (inp,), _ = _read(FI_3344)
+    _, (inp,), _ = read_lines(FI_3344)
     assert inp.arch.value == "sm110" and "compute capability (11, 0)" in inp.arch.source
     # a PR about SM120 and SM121 names code paths and a list of machines, never this machine
-    _, (inp,), _ = _read(TRTLLM_12704)
+    _, (inp,), _ = read_lines(TRTLLM_12704)
     assert inp.arch is None
-    vs = _verdicts(TRTLLM_12704)
+    vs = verdicts_of(TRTLLM_12704)
     assert not any("arch sm120" in v.text or "arch sm121" in v.text for v in vs)
 
 
@@ -364,13 +351,13 @@ FI_3614 = [
 
 
 def test_a_hang_stated_in_words_leads():
-    (lead, *_) = _verdicts(FI_2939)
+    (lead, *_) = verdicts_of(FI_2939)
     assert lead.text.startswith("the ticket states a failure in words (no log line of it): 'Multiple models hang "
                                 "indefinitely on GB300 (SM103, CC 10.3) when TRTLLM attention is enabled with FlashInfer 0.6.7.' (line 3)")
 
 
 def test_pasted_lines_that_state_a_failure_lead_once_with_their_count():
-    (lead, *_) = _verdicts(VLLM_50705)
+    (lead, *_) = verdicts_of(VLLM_50705)
     assert lead.text.startswith("the ticket pastes log lines that state a failure, not read as an event of a run (the text "
                                 "does not show the run ending): 'Failed to get device capability: SM 12.x requires CUDA >= "
                                 "12.9.' (2 times: lines 6 and 7)")
@@ -378,7 +365,7 @@ def test_pasted_lines_that_state_a_failure_lead_once_with_their_count():
 
 
 def test_a_quiet_fallback_in_an_essay_is_what_it_reports():
-    (lead, *_) = _verdicts(TGMERRITT_HEAD)
+    (lead, *_) = verdicts_of(TGMERRITT_HEAD)
     assert lead.text.startswith("no failure line in the text; what the ticket says first: 'My DGX Spark was silently "
                                 "running slower MoE inference than it should have been — because a gate check in vLLM's "
                                 "Python layer had been blocking every SM120 and SM121 GPU")
@@ -387,10 +374,10 @@ def test_a_quiet_fallback_in_an_essay_is_what_it_reports():
 
 
 def test_the_error_a_ticket_quotes_after_saying_it_failed_is_what_ended_a_cut_paste():
-    _, (inp,), _ = _read(VLLM_32109)
+    _, (inp,), _ = read_lines(VLLM_32109)
     (q,) = inp.quoted_errors
     assert q.line == 5 and q.value.startswith("No compiled cutlass_scaled_mm for CUDA device capability: 120.")
-    (lead, *_) = _verdicts(VLLM_32109)
+    (lead, *_) = verdicts_of(VLLM_32109)
     assert lead.text.startswith("the run ended: 'No compiled cutlass_scaled_mm for CUDA device capability: 120. Required "
                                 "capability: 90 or 100' (the error the ticket quotes, line 5, after '... ")
     assert "its own exception line is not in the text" in lead.text and "the error itself is not in the text" not in lead.text
@@ -399,16 +386,16 @@ def test_the_error_a_ticket_quotes_after_saying_it_failed_is_what_ended_a_cut_pa
 
 def test_a_quoted_error_text_never_negates_the_failure_it_names():
     # '`"Error Internal no error"`': the error's own words "no error" do not say that nothing failed
-    (lead, *_) = _verdicts(TRTLLM_11368)
+    (lead, *_) = verdicts_of(TRTLLM_11368)
     assert lead.text.startswith("the ticket states a failure in words (no log line of it): '`nvfp4_gemm_cutlass` fails "
                                 "on GB10 (SM121) with `\"Error Internal no error\"`.")
 
 
 def test_paragraphs_with_no_log_line_are_a_persons_words():
     # a review comment of two paragraphs, no Markdown block, no sentence-final line the prose test takes
-    _, (inp,), _ = _read(FI_3614)
+    _, (inp,), _ = read_lines(FI_3614)
     assert inp.ticket and inp.says_fail
-    (lead, *_) = _verdicts(FI_3614)
+    (lead, *_) = verdicts_of(FI_3614)
     assert "only its setup" not in lead.text and "kErrorInternal" in lead.text
 
 
@@ -480,7 +467,7 @@ STEPCODEX = [
 
 
 def test_frames_glued_into_one_line_say_the_innermost_raised_it():
-    (lead, *_) = _verdicts(STEPCODEX)
+    (lead, *_) = verdicts_of(STEPCODEX)
     assert lead.text.startswith("the run ended: AttributeError: module 'torch' has no attribute 'nvfp4' (raised in "
                                 "utils.py:254 in canonicalize_torch_dtype)")
 
@@ -504,10 +491,10 @@ def test_a_ticket_with_nothing_else_to_lead_with_leads_with_its_own_first_senten
 
 def test_the_op_named_next_to_a_stated_failure_is_in_the_lead_and_only_that_one():
     # "engine warmup crashes with `cudaErrorIllegalAddress` during the / AutoTuner sweep for `flashinfer::trtllm_bf16_moe`"
-    (lead, *_) = _verdicts(FI_4157)
+    (lead, *_) = verdicts_of(FI_4157)
     assert lead.text.startswith("the run ended: CUDA error: cudaErrorIllegalAddress (the op named next to it: "
                                 "flashinfer::trtllm_bf16_moe, line 2); at warm-up")
     assert [e.line for e in lead.evidence] == [1, 2]
     # the op in another sentence of the same paragraph line is not the failure's
-    (lead, *_) = _verdicts(FI_3614)
+    (lead, *_) = verdicts_of(FI_3614)
     assert "op named next to it" not in lead.text

@@ -6,27 +6,7 @@ from evidence lines or are said to be unknown. Every text is quoted verbatim fro
 
 from __future__ import annotations
 
-from tiletune.analysis.pipeline import build
-from tiletune.core.events import Event, InputFacts
-from tiletune.core.records import TuningRecord
-from tiletune.readers import logs
-from tiletune.readers.interface import ReadContext
-
-
-def _read(lines: list[str], source: str = "t.txt"):
-    items = list(logs.parse_lines(enumerate(lines, 1), source, ReadContext().environment()))
-    events = [i for i in items if isinstance(i, Event)]
-    inputs = [i for i in items if isinstance(i, InputFacts)]
-    records = [i for i in items if isinstance(i, TuningRecord)]
-    return events, inputs, records
-
-
-def _verdicts(lines: list[str]):
-    from tiletune.decode import decode_all
-
-    events, inputs, records = _read(lines)
-    return build(decode_all(records), events=events, inputs=inputs).verdicts
-
+from log_text import read_lines, verdicts_of
 
 # vllm-project/vllm#24377 (2025-09-06): the runner's RuntimeError ends EngineCore_0's first
 # traceback; "Process EngineCore_0:" and a second traceback follow (cut where the ticket cut it)
@@ -76,11 +56,11 @@ SGLANG_40558 = [
 
 
 def test_the_runner_error_that_ended_engine_core_leads_and_no_stage_is_made_up():
-    _, (inp,), _ = _read(VLLM_24377)
+    _, (inp,), _ = read_lines(VLLM_24377)
     end = inp.run_end
     assert end.stopped.line == 5 and end.cause.line == 5 and end.cause_kind == "runner_init_failed"
     assert end.stage == "unknown" and end.cut is None
-    lead = _verdicts(VLLM_24377)[0]
+    lead = verdicts_of(VLLM_24377)[0]
     assert lead.fatal and lead.text.startswith(
         "the run ended: the fp4_gemm CUTLASS runner failed to initialize, Error Internal; stage not shown")
     assert "start-up" not in lead.text and "serving" not in lead.text
@@ -90,12 +70,12 @@ def test_the_runner_error_that_ended_engine_core_leads_and_no_stage_is_made_up()
 
 
 def test_a_traceback_cut_after_its_last_frame_names_the_op_and_says_where_the_cut_is():
-    _, (inp,), _ = _read(FI_2023)
+    _, (inp,), _ = read_lines(FI_2023)
     end = inp.run_end
     assert end.cause is None and end.cut == "after_last_frame"
     assert end.stage == "autotune" and end.op == "trtllm_fp4_block_scale_moe"
     assert "choose_one" in end.in_autotuner.words
-    lead = _verdicts(FI_2023)[0]
+    lead = verdicts_of(FI_2023)[0]
     assert lead.text.startswith("the run ended inside FlashInfer's autotuner while tuning trtllm_fp4_block_scale_moe "
                                 "(trtllm_fp4_block_scale_routed_moe -> trtllm_fp4_block_scale_moe_op -> choose_one)")
     assert ("the traceback is cut after its last frame (trtllm_fp4_block_scale_moe_op: _, tactic = tuner.choose_one(): "
@@ -104,14 +84,14 @@ def test_a_traceback_cut_after_its_last_frame_names_the_op_and_says_where_the_cu
 
 
 def test_an_error_the_autotuner_skipped_is_a_finding_and_what_followed_ends_the_run():
-    events, (inp,), _ = _read(FI_2800)
+    events, (inp,), _ = read_lines(FI_2800)
     (cuda,) = [e for e in events if e.kind == "cuda_error"]
     assert not cuda.is_fatal and cuda.fact("survived") is True
     end = inp.run_end
     assert end.stopped.line == 5 and end.cause is None and end.cut == "after_last_frame"
     assert end.after_autotune.line == 3
     assert (end.stage, end.stage_evidence.line) == ("warm-up", 9)
-    vs = _verdicts(FI_2800)
+    vs = verdicts_of(FI_2800)
     lead = vs[0]
     assert lead.text.startswith("the run ended (WorkerProc hit an exception) during warm-up (compile_or_warm_up_model); "
                                 "after autotuning ended (line 3)")
@@ -121,10 +101,10 @@ def test_an_error_the_autotuner_skipped_is_a_finding_and_what_followed_ends_the_
 
 
 def test_a_stop_glued_to_an_unfinished_tuning_bar_is_during_that_ops_autotune():
-    _, (inp,), _ = _read(SGLANG_40558)
+    _, (inp,), _ = read_lines(SGLANG_40558)
     end = inp.run_end
     assert end.stage == "autotune" and end.op == "trtllm_batch_decode_mla" and end.cut == "after_last_frame"
-    lead = _verdicts(SGLANG_40558)[0]
+    lead = verdicts_of(SGLANG_40558)[0]
     assert lead.text.startswith("the run ended (Scheduler hit an exception) during FlashInfer's autotune while tuning "
                                 "trtllm_batch_decode_mla")
 
@@ -173,23 +153,23 @@ SGLANG_25563 = [
 
 
 def test_a_wrapper_line_then_the_workers_traceback_the_exception_ends_the_run():
-    _, (inp,), _ = _read(DSPARK_WORKER)
+    _, (inp,), _ = read_lines(DSPARK_WORKER)
     end = inp.run_end
     assert (end.stopped.line, end.cause.line, end.cause_kind) == (1, 8, "exception")
-    lead = _verdicts(DSPARK_WORKER)[0]
+    lead = verdicts_of(DSPARK_WORKER)[0]
     assert lead.text.startswith("the run ended: ValueError: Unsupported mxfp4_backend for Mxfp4MoEMethod")
     assert "raised in convert_weight_to_mxfp4_moe_kernel_format" in lead.text
     assert "the engine reported it: WorkerProc failed to start (line 1)" in lead.text
 
 
 def test_a_memory_error_after_the_oom_fallback_ends_the_run_with_the_stated_chain():
-    events, (inp,), _ = _read(FI_4920)
+    events, (inp,), _ = read_lines(FI_4920)
     mem = [e for e in events if e.kind == "memory_error"]
     assert [e.line for e in mem] == [4, 11] and all(e.is_fatal and e.fact("survived") is None for e in mem)
     assert inp.ticket and inp.run_end.cause.line == 11 and inp.run_end.cause.how == "stated"
     (chain,) = inp.chains
     assert chain.value == "run_selected_tactic -> Fp8BlockScaleLauncher::run -> prepare_moe -> TVMFFIEnvTensorAlloc"
-    vs = _verdicts(FI_4920)
+    vs = verdicts_of(FI_4920)
     lead = vs[0]
     assert lead.text.startswith("the run ended: a builtin MemoryError escaped")
     assert "48 MiB requested with 11.81 MiB free" in lead.text
@@ -200,5 +180,5 @@ def test_a_memory_error_after_the_oom_fallback_ends_the_run_with_the_stated_chai
 
 
 def test_the_hardware_a_ticket_names_outranks_the_family_kernel_name():
-    _, (inp,), _ = _read(SGLANG_25563)
+    _, (inp,), _ = read_lines(SGLANG_25563)
     assert inp.arch.value == "sm103" and inp.arch.line == 9 and "(sm_103) hardware" in inp.arch.source

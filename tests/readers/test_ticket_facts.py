@@ -4,25 +4,11 @@ a working artifact of cache_samples/wild (a public ticket, named above it); none
 
 from __future__ import annotations
 
-from tiletune.analysis.pipeline import build
-from tiletune.core.events import Event, InputFacts
-from tiletune.core.records import TuningRecord
+from log_text import read_lines, verdicts_of
+
 from tiletune.readers import logs
 from tiletune.readers.interface import ReadContext
 from tiletune.readers.logs.events import repeats
-
-
-def _read(lines: list[str], source: str = "t.txt"):
-    items = list(logs.parse_lines(enumerate(lines, 1), source, ReadContext().environment()))
-    return ([i for i in items if isinstance(i, Event)], [i for i in items if isinstance(i, InputFacts)],
-            [i for i in items if isinstance(i, TuningRecord)])
-
-
-def _verdicts(lines: list[str]):
-    from tiletune.decode import decode_all
-
-    events, inputs, records = _read(lines)
-    return build(decode_all(records), events=events, inputs=inputs).verdicts
 
 # NVIDIA/TensorRT-LLM#1739 (cache_samples/wild/trtllm-1739-...): the GEMM plugin profiler's warnings
 TRTLLM_1739 = [
@@ -121,7 +107,7 @@ REDDIT_1ROQKW4 = [
 
 
 def test_no_valid_gemm_config_warnings_are_warnings_with_their_shapes():
-    vs = _verdicts(TRTLLM_1739)
+    vs = verdicts_of(TRTLLM_1739)
     lead = vs[0]
     # a tuning failure per shape (issue 22): no tactic passed profiling; never "no failure" nor "not failures"
     assert lead.text.startswith("no tactic passed TensorRT-LLM's GEMM profiling for 3 shapes (n=6144, k=4096, m = 1, 2 "
@@ -134,59 +120,59 @@ def test_a_repeat_count_counts_and_a_marked_chain_says_where():
     assert repeats("[Autotuner]: OOM detected, falling back to default tactic  (×64)") == 64
     assert repeats("(RayWorkerWrapper pid=1) INFO x [repeated 7x across cluster]") == 7
     assert repeats("Tuning 21/21") == 1
-    events, (inp,), _ = _read(VLLM_40887)
+    events, (inp,), _ = read_lines(VLLM_40887)
     (oom,) = [e for e in events if e.kind == "oom_fallback"]
     assert oom.count == 64
     (chain,) = inp.chains
     assert chain.value == "compile_or_warm_up_model -> kernel_warmup -> flashinfer_autotune" and chain.line == 5
-    lead = _verdicts(VLLM_40887)[0]
+    lead = verdicts_of(VLLM_40887)[0]
     assert "ran out of memory 64 times" in lead.text and "(a fallback, not a failure)" in lead.text
     assert "in compile_or_warm_up_model -> kernel_warmup -> flashinfer_autotune (the ticket marks it, line 5)" in lead.text
 
 
 def test_a_sticky_error_below_a_cut_is_reported_in_the_call_the_paste_starts_with():
-    _, (inp,), _ = _read(KVCACHED_321)
+    _, (inp,), _ = read_lines(KVCACHED_321)
     assert inp.run_end.innermost.line == 2 and "torch.ops._C_custom_ar.all_reduce(" in inp.run_end.innermost.words
-    lead = _verdicts(KVCACHED_321)[0]
+    lead = verdicts_of(KVCACHED_321)[0]
     assert "reported in the call torch.ops._C_custom_ar.all_reduce(" in lead.text  # reported, not raised: sticky
     assert "in process Worker_TP7" in lead.text
 
 
 def test_a_cpp_backtrace_names_the_frame_that_raised():
-    lead = _verdicts(TRTLLM_5389)[0]
+    lead = verdicts_of(TRTLLM_5389)[0]
     assert "after autotuning ended (line 1)" in lead.text
     assert "raised in tensorrt_llm::kernels::trtllmGenFp8BlockScaleMoe::PermuteGemm1::Runner::run" in lead.text
 
 
 def test_a_ticket_places_the_crash_at_graph_capture_after_autotuning_ended():
-    _, (inp,), _ = _read(FI_4012)
+    _, (inp,), _ = read_lines(FI_4012)
     assert inp.after_tune is not None and inp.after_tune.line == 13
-    lead = _verdicts(FI_4012)[0]
+    lead = verdicts_of(FI_4012)[0]
     assert lead.text.startswith("the run ended: torch.AcceleratorError: CUDA error: operation not permitted; during warm-up (CUDA-graph capture); "
                                 "after autotuning ended (the ticket says so, line 13)")
     assert [e.line for e in lead.evidence][:2] == [8, 5] and "**CUDA-graph capture**" in lead.evidence[1].words
 
 
 def test_a_cuda_check_names_its_file_and_line():
-    (ev,), _, _ = _read(SGLANG_5491)
+    (ev,), _, _ = read_lines(SGLANG_5491)
     assert ev.fact("file") == "prefill.cuh:2349" and "(caught at prefill.cuh line 2349)" in ev.summary
 
 
 def test_gh200_and_cuda_version_in_prose():
-    _, (inp,), _ = _read(VLLM_13961)
+    _, (inp,), _ = read_lines(VLLM_13961)
     assert inp.arch.value == "sm90" and inp.cuda.value == "12.4"
 
 
 def test_a_setting_the_ticket_names_is_kept_with_its_line():
-    _, (inp,), _ = _read(FI_2219)
+    _, (inp,), _ = read_lines(FI_2219)
     assert [(s.value, s.line) for s in inp.settings] == [("VLLM_USE_FLASHINFER_MOE_FP16=1", 1)]
 
 
 def test_a_stated_fallback_is_quoted_around_its_words():
-    _, (inp,), _ = _read(REDDIT_1ROQKW4)
+    _, (inp,), _ = read_lines(REDDIT_1ROQKW4)
     (went,) = inp.went_on
     assert "FlashInfer autotuner falling back to slow kernel tactics" in went.value and went.value.startswith("... ")
-    v = next(v for v in _verdicts(REDDIT_1ROQKW4) if v.text.startswith("the ticket states a failure in words"))
+    v = next(v for v in verdicts_of(REDDIT_1ROQKW4) if v.text.startswith("the ticket states a failure in words"))
     assert "it says the run went on (a fallback or skip, not an abort)" in v.text
 
 
@@ -226,7 +212,7 @@ VLLM_54794 = [
 
 
 def test_a_report_in_prose_quotes_the_sentences_that_carry_its_measurements():
-    (lead, *_) = _verdicts(DS4_716)
+    (lead, *_) = verdicts_of(DS4_716)
     # (the paragraph the author labels "Summary:" is the finding, whole: readers/logs/findings.py)
     assert lead.text.startswith("no failure in the text; what it reports, in its words: 'Summary: prefill 437 t/s @2k "
                                 "tapering to 359 @64k; generation 13.1 t/s @2k to 9.9 @64k. Relative to gb10.csv")
@@ -240,7 +226,7 @@ def test_a_report_in_prose_quotes_the_sentences_that_carry_its_measurements():
 
 
 def test_a_wrapped_sentence_is_read_whole_and_cut_at_words():
-    _, (inp,), _ = _read(VLLM_48732)
+    _, (inp,), _ = read_lines(VLLM_48732)
     said = [str(f.value) for f in inp.reported]
     assert any("sweep aborted ~2.5 h in when one candidate config crashed Triton's compiler" in s for s in said)
     assert any("192 failing candidates skipped across the six original keys" in s for s in said)
@@ -248,7 +234,7 @@ def test_a_wrapped_sentence_is_read_whole_and_cut_at_words():
 
 
 def test_a_slow_bar_says_its_last_state_and_pace():
-    (lead, *_) = _verdicts(VLLM_54794)
+    (lead, *_) = verdicts_of(VLLM_54794)
     assert "tuned flashinfer::trtllm_fp4_block_scale_moe (12/22 profiles, 06:58 in at 43.03 s per profile)" in lead.text
 
 
@@ -264,7 +250,7 @@ VLLM_31740 = [
 
 
 def test_pytorchs_capability_warning_is_a_warning_that_names_the_gpu_and_the_range():
-    (lead, *_) = _verdicts(VLLM_31740)
+    (lead, *_) = verdicts_of(VLLM_31740)
     assert lead.text.startswith("no failure in the text; it shows: PyTorch warned that GPU0 NVIDIA GB10 (cuda capability "
                                 "12.1) is outside the range its build supports, (8.0) - (12.0): a warning, not a failure")
     assert lead.evidence[0].line == 2
@@ -303,7 +289,7 @@ FI_2554 = [
 
 
 def test_a_family_kernel_name_gives_the_family_not_one_arch():
-    _, (inp,), _ = _read(SGLANG_16624)
+    _, (inp,), _ = read_lines(SGLANG_16624)
     assert inp.arch is not None and inp.arch.value == "sm100"  # (the family's base arch, for the catalogs)
     from tiletune.analysis.run_verdicts import _setup_verdict
 
@@ -313,14 +299,14 @@ def test_a_family_kernel_name_gives_the_family_not_one_arch():
 
 
 def test_a_stage_named_for_another_case_is_not_this_ones():
-    _, (inp,), _ = _read(SGLANG_34629)
+    _, (inp,), _ = read_lines(SGLANG_34629)
     assert inp.stated_stage is None  # "instead of non-finite output during startup autotune": not where it failed
-    (lead, *_) = _verdicts(SGLANG_34629)
+    (lead, *_) = verdicts_of(SGLANG_34629)
     assert "at warm-up" not in lead.text and "as the ticket says" not in lead.text
 
 
 def test_log_lines_outside_a_fence_are_not_a_reports_sentences():
-    _, (inp,), _ = _read(FI_2554)
+    _, (inp,), _ = read_lines(FI_2554)
     assert inp.reported == ()
 
 
@@ -340,7 +326,7 @@ VLLM_54225 = [
 
 
 def test_a_wrapped_failure_sentence_is_quoted_whole_with_its_stage_and_counts():
-    (lead, *_) = _verdicts(VLLM_54225)
+    (lead, *_) = verdicts_of(VLLM_54225)
     assert lead.text.startswith("the ticket states a failure in words (no log line of it): 'On sm_120 (RTX PRO 6000 "
                                 "Blackwell), the FLASHINFER attention backend crashes the engine with a CUDA memory fault "
                                 "when serving")
